@@ -1,0 +1,67 @@
+/* One interface for every solver: solve(workload, hardware, options, rng) -> assignment.
+ *
+ * Every solver is deterministic for a given seed, respects its budget, and never returns an
+ * invalid assignment (callers still run the validator: it is independent of every solver).
+ * Solvers are looked up by name in a registry (solvers/solver.c). */
+#ifndef MB_SOLVER_H
+#define MB_SOLVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "assignment.h"
+#include "error.h"
+#include "hardware.h"
+#include "rng.h"
+#include "workload.h"
+
+typedef struct mb_solver_options {
+  uint64_t seed;
+  double budget_seconds;     /* wall-clock budget for search/local search (<= 0: default) */
+  const char *agent_path;    /* mallocMuZero checkpoint (HDF5), NULL for solvers without one */
+  int simulations;           /* mallocMuZero: simulations per step (0: default) */
+  double finetune_seconds;   /* mallocMuZero: per-workload fine-tuning budget (0: none) */
+  const char *order;         /* mallocGame buffer order: "heuristic" (default), "start", "size" */
+} mb_solver_options;
+
+/* What a solver reports besides the assignment (all optional to fill). */
+typedef struct mb_solver_stats {
+  int64_t iterations;  /* solver-specific effort counter (moves tried, simulations, ...) */
+  bool budget_hit;     /* stopped by the budget rather than by convergence */
+  char note[256];      /* one line for humans, e.g. "local search: 12 swaps, 3 repacks" */
+  /* Training curve / evaluation episodes (mallocMuZero); owned by the stats, may be NULL. */
+  int32_t curve_len;
+  double *curve_step;  /* training steps */
+  double *curve_return;/* mean episode return at that step */
+} mb_solver_stats;
+
+void mb_solver_stats_free(mb_solver_stats *st);
+
+typedef bool (*mb_solve_fn)(const mb_workload *w, const mb_hardware *hw,
+                            const mb_solver_options *opt, mb_rng *rng, mb_assignment *out,
+                            mb_solver_stats *stats, mb_error *err);
+
+typedef struct mb_solver {
+  const char *name;
+  const char *summary;
+  mb_solve_fn solve;
+} mb_solver;
+
+/* NULL when no solver has that name. */
+const mb_solver *mb_solver_find(const char *name);
+/* The registry, in the order tables list solvers. */
+const mb_solver *mb_solver_list(int *count);
+void mb_solver_options_default(mb_solver_options *opt);
+
+/* ---- the solvers (one file each) ---- */
+bool mb_solve_heuristic(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
+                        mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, mb_error *err);
+bool mb_solve_greedy(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
+                     mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, mb_error *err);
+
+/* The heuristic's buffer priority order (memory-boundedness, then larger size, then longer live
+ * range, then id), pinned and over-capacity buffers excluded. Writes indices to order[] and
+ * returns how many. The mallocGame visits buffers in this order by default. */
+int32_t mb_heuristic_order(const mb_workload *w, const mb_hardware *hw, int32_t *order);
+
+#endif

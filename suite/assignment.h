@@ -1,0 +1,41 @@
+/* An assignment: per buffer, an offset in fast memory or slow memory.
+ *
+ * CSV form (read by `mallocbench check`, written by `mallocbench solve --out`):
+ *   buffer,offset
+ *   x,0
+ *   y,slow
+ * One row per buffer of the workload (by name, any order); buffers not listed are slow. */
+#ifndef MB_ASSIGNMENT_H
+#define MB_ASSIGNMENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "workload.h"
+
+#define MB_SLOW (-1) /* offset value of a buffer in slow memory */
+
+typedef struct mb_assignment {
+  int32_t n_buffers;
+  int64_t *offset; /* per buffer: byte offset in fast memory, or MB_SLOW */
+} mb_assignment;
+
+/* All slow. NULL on allocation failure. */
+mb_assignment *mb_assignment_new(int32_t n_buffers);
+void mb_assignment_free(mb_assignment *a);
+mb_assignment *mb_assignment_clone(const mb_assignment *a);
+void mb_assignment_copy(mb_assignment *dst, const mb_assignment *src);
+/* Per-buffer flags for the cost model: in_fast[b] = offset[b] != MB_SLOW. */
+void mb_assignment_fast_flags(const mb_assignment *a, bool *in_fast);
+int32_t mb_assignment_n_fast(const mb_assignment *a);
+
+bool mb_assignment_write_csv(const mb_assignment *a, const mb_workload *w, FILE *out);
+bool mb_assignment_save_csv(const mb_assignment *a, const mb_workload *w, const char *path,
+                            mb_error *err);
+/* Reads a CSV for workload w; errors name path:line and the field (unknown buffer, bad offset,
+ * duplicate row). */
+mb_assignment *mb_assignment_load_csv(const char *path, const mb_workload *w, mb_error *err);
+
+#endif

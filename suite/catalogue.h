@@ -1,0 +1,51 @@
+/* The catalogue: datasets/catalogue.txt, the list of benchmark workloads.
+ *
+ * One entry per line (format documented in datasets/README.md): name, kind of source, source
+ * path, generator arguments, hardware profile, fast-memory capacity, split, tags.
+ * Workloads are materialised on demand: HLO files and CSVs are imported from the data
+ * directory, model specs and AlphaTensor traces are generated and cached under
+ * results/cache/ (keyed by spec content and generator version). */
+#ifndef MB_CATALOGUE_H
+#define MB_CATALOGUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "hardware.h"
+#include "workload.h"
+
+typedef struct mb_catalogue_entry {
+  char name[128];
+  char kind[16];     /* "hlo", "model", "alphatensor", "csv", "native" */
+  char source[512];  /* hlo/csv/factorization: relative to the data dir ("builtin:..." for
+                        built-in factorizations); model/native: relative to the source tree */
+  char args[256];    /* generator arguments, e.g. "n=8192 dtype=bf16"; "-" when none */
+  char hardware[64]; /* hardware profile name */
+  int64_t capacity;  /* fast-memory bytes for this workload (0: the profile's) */
+  char split[8];     /* "train" or "test" */
+  char tags[256];    /* comma-separated: family, inference/training, real/generated, ... */
+  int32_t line;      /* line in the catalogue file */
+} mb_catalogue_entry;
+
+typedef struct mb_catalogue {
+  char *path;
+  int32_t n_entries;
+  mb_catalogue_entry *entries;
+} mb_catalogue;
+
+mb_catalogue *mb_catalogue_load(const char *path, mb_error *err);
+void mb_catalogue_free(mb_catalogue *c);
+/* datasets/catalogue.txt under the source tree. */
+const char *mb_catalogue_default_path(void);
+
+/* Materialises an entry's workload. When its external data is missing, returns NULL with
+ * *missing = true and err holding one line naming what is missing and how to get it. */
+mb_workload *mb_catalogue_load_workload(const mb_catalogue_entry *e, const char *data_dir,
+                                        const char *cache_dir, bool *missing, mb_error *err);
+/* The entry's hardware: the named profile with the entry's capacity applied. */
+bool mb_catalogue_hardware(const mb_catalogue_entry *e, mb_hardware *out, mb_error *err);
+/* SHA-256 (hex) of the catalogue file's bytes, for provenance. */
+bool mb_catalogue_hash(const mb_catalogue *c, char out[65], mb_error *err);
+
+#endif

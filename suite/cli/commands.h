@@ -1,0 +1,43 @@
+/* The mallocbench subcommands. Each lives in suite/cli/cmd_NAME.c and returns the process
+ * exit status: 0 success, 1 a failure of the work itself (invalid assignment, mismatch),
+ * 2 bad usage or bad input. Each prints its own --help. */
+#ifndef MB_COMMANDS_H
+#define MB_COMMANDS_H
+
+typedef int (*mb_command_fn)(int argc, char **argv);
+
+typedef struct mb_command {
+  const char *name;
+  const char *summary;
+  mb_command_fn run;
+} mb_command;
+
+int mb_cmd_show(int argc, char **argv);
+int mb_cmd_check(int argc, char **argv);
+int mb_cmd_import(int argc, char **argv);
+int mb_cmd_generate(int argc, char **argv);
+int mb_cmd_list(int argc, char **argv);
+int mb_cmd_add(int argc, char **argv);
+int mb_cmd_solve(int argc, char **argv);
+int mb_cmd_pack(int argc, char **argv);
+int mb_cmd_run(int argc, char **argv);
+int mb_cmd_verify(int argc, char **argv);
+int mb_cmd_export(int argc, char **argv);
+int mb_cmd_summary(int argc, char **argv);
+int mb_cmd_plot(int argc, char **argv);
+int mb_cmd_report(int argc, char **argv);
+int mb_cmd_play(int argc, char **argv);
+int mb_cmd_train(int argc, char **argv);
+int mb_cmd_bench(int argc, char **argv);
+
+/* Benchmarks behind `mallocbench bench TARGET`, each in the module it measures. */
+int mb_bench_core(int argc, char **argv);    /* suite/cli/bench_core.c */
+int mb_bench_solvers(int argc, char **argv); /* suite/cli/bench_solvers.c */
+int mb_bench_nn(int argc, char **argv);      /* suite/cli/bench_nn.c */
+int mb_bench_game(int argc, char **argv);    /* suite/cli/bench_game.c */
+int mb_bench_muzero(int argc, char **argv);  /* suite/cli/bench_muzero.c */
+
+/* True when argv[1..] contains -h or --help. */
+int mb_wants_help(int argc, char **argv);
+
+#endif

@@ -1,0 +1,64 @@
+/* mallocbench: one program, git-style subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "version.h"
+
+static const mb_command COMMANDS[] = {
+    {"show", "print a workload's statistics", mb_cmd_show},
+    {"check", "validate an assignment and print its simulated time", mb_cmd_check},
+    {"import", "import an HLO text dump or a buffer CSV into the native format", mb_cmd_import},
+    {"generate", "generate an AlphaTensor trace or a model-zoo workload", mb_cmd_generate},
+    {"list", "list the catalogue with each workload's statistics", mb_cmd_list},
+    {"add", "validate and add a workload to the catalogue", mb_cmd_add},
+    {"solve", "solve one workload with one solver", mb_cmd_solve},
+    {"pack", "fit every buffer of a CSV within a capacity (allocation problem)", mb_cmd_pack},
+    {"run", "run the benchmark: workloads x solvers x seeds x hardware", mb_cmd_run},
+    {"verify", "re-validate and recompute every result in a results file", mb_cmd_verify},
+    {"export", "export a results file to CSV", mb_cmd_export},
+    {"summary", "print the summary table of a results file", mb_cmd_summary},
+    {"plot", "draw the comparison figures from a results file (gnuplot)", mb_cmd_plot},
+    {"report", "write the Markdown report and LaTeX tables from a results file", mb_cmd_report},
+    {"play", "play mallocGame episodes with a simple policy", mb_cmd_play},
+    {"train", "train a mallocMuZero agent", mb_cmd_train},
+    {"bench", "performance benchmarks (core, solvers, nn, game, muzero)", mb_cmd_bench},
+};
+static const int N_COMMANDS = (int)(sizeof COMMANDS / sizeof COMMANDS[0]);
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: mallocbench [--version] [--help] COMMAND [ARGS]\n\n"
+          "A benchmark suite for the memory mapping problem of ML compilers.\n"
+          "All times are simulated by mallocbench's roofline cost model unless marked wall.\n\n"
+          "Commands:\n");
+  for (int i = 0; i < N_COMMANDS; i++) fprintf(out, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+  fprintf(out,
+          "\nRun 'mallocbench COMMAND --help' for a command's options.\n"
+          "External data is found through --data DIR or MALLOCBENCH_DATA (default ../shared/data).\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    mb_print_version(stdout);
+    return 0;
+  }
+  for (int i = 0; i < N_COMMANDS; i++)
+    if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "mallocbench: '%s' is not a command; see 'mallocbench --help'\n", argv[1]);
+  return 2;
+}
+
+int mb_wants_help(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return 1;
+  return 0;
+}

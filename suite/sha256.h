@@ -1,0 +1,22 @@
+/* SHA-256 (FIPS 180-4), for content hashes in results provenance and cache keys. */
+#ifndef MB_SHA256_H
+#define MB_SHA256_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct mb_sha256 {
+  uint32_t state[8];
+  uint64_t length;
+  uint8_t block[64];
+  size_t fill;
+} mb_sha256;
+
+void mb_sha256_init(mb_sha256 *h);
+void mb_sha256_update(mb_sha256 *h, const void *data, size_t n);
+void mb_sha256_final(mb_sha256 *h, uint8_t digest[32]);
+/* One-shot: lowercase hex digest into out (65 bytes incl. NUL). */
+void mb_sha256_hex(const void *data, size_t n, char out[65]);
+void mb_sha256_digest_hex(const uint8_t digest[32], char out[65]);
+
+#endif

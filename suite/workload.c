@@ -1,0 +1,435 @@
+#include "workload.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- growable arrays ---- */
+
+static bool grow(void **data, int32_t *cap, int32_t need, size_t elem) {
+  if (need <= *cap) return true;
+  int64_t ncap = *cap ? (int64_t)*cap * 2 : 64;
+  while (ncap < need) ncap *= 2;
+  if (ncap > INT32_MAX) ncap = INT32_MAX;
+  if (ncap < need) return false;
+  void *p = realloc(*data, (size_t)ncap * elem);
+  if (!p) return false;
+  *data = p;
+  *cap = (int32_t)ncap;
+  return true;
+}
+
+static char *dup_str(const char *s) {
+  if (!s) s = "";
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+struct mb_workload_builder {
+  char *name;
+  char *source;
+  mb_op *ops;
+  int32_t n_ops, cap_ops;
+  mb_buffer *buffers;
+  int32_t n_buffers, cap_buffers;
+  mb_use *uses;
+  int32_t n_uses, cap_uses;
+  int32_t schedule_length;
+  mb_time_ps slow_time_ps;
+  bool failed; /* an allocation failed: finish() reports it */
+};
+
+mb_workload_builder *mb_builder_new(const char *name, const char *source) {
+  mb_workload_builder *b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->name = dup_str(name);
+  b->source = dup_str(source);
+  if (!b->name || !b->source) {
+    mb_builder_free(b);
+    return NULL;
+  }
+  return b;
+}
+
+void mb_builder_free(mb_workload_builder *b) {
+  if (!b) return;
+  for (int32_t i = 0; i < b->n_ops; i++) {
+    free(b->ops[i].name);
+    free(b->ops[i].kind);
+  }
+  for (int32_t i = 0; i < b->n_buffers; i++) free(b->buffers[i].name);
+  free(b->ops);
+  free(b->buffers);
+  free(b->uses);
+  free(b->name);
+  free(b->source);
+  free(b);
+}
+
+int32_t mb_builder_add_op(mb_workload_builder *b, const char *name, const char *kind, double flops) {
+  if (!grow((void **)&b->ops, &b->cap_ops, b->n_ops + 1, sizeof *b->ops)) {
+    b->failed = true;
+    return -1;
+  }
+  mb_op *op = &b->ops[b->n_ops];
+  op->name = dup_str(name);
+  op->kind = dup_str(kind);
+  op->flops = flops;
+  if (!op->name || !op->kind) {
+    free(op->name);
+    free(op->kind);
+    b->failed = true;
+    return -1;
+  }
+  return b->n_ops++;
+}
+
+int32_t mb_builder_add_buffer(mb_workload_builder *b, const char *name, int64_t size,
+                              int32_t start, int32_t end, bool pinned) {
+  if (!grow((void **)&b->buffers, &b->cap_buffers, b->n_buffers + 1, sizeof *b->buffers)) {
+    b->failed = true;
+    return -1;
+  }
+  mb_buffer *buf = &b->buffers[b->n_buffers];
+  memset(buf, 0, sizeof *buf);
+  buf->name = dup_str(name);
+  if (!buf->name) {
+    b->failed = true;
+    return -1;
+  }
+  buf->size = size;
+  buf->start = start;
+  buf->end = end;
+  buf->pinned = pinned;
+  return b->n_buffers++;
+}
+
+bool mb_builder_add_use(mb_workload_builder *b, int32_t buffer, int32_t op, int64_t bytes_read,
+                        int64_t bytes_written) {
+  if (!grow((void **)&b->uses, &b->cap_uses, b->n_uses + 1, sizeof *b->uses)) {
+    b->failed = true;
+    return false;
+  }
+  b->uses[b->n_uses++] = (mb_use){.op = op, .buffer = buffer, .bytes_read = bytes_read,
+                                  .bytes_written = bytes_written};
+  return true;
+}
+
+void mb_builder_set_benefit(mb_workload_builder *b, int32_t buffer, mb_time_ps benefit_ps) {
+  if (buffer < 0 || buffer >= b->n_buffers) return;
+  b->buffers[buffer].has_benefit = true;
+  b->buffers[buffer].benefit_ps = benefit_ps;
+}
+
+void mb_builder_set_pinned(mb_workload_builder *b, int32_t buffer, bool pinned) {
+  if (buffer < 0 || buffer >= b->n_buffers) return;
+  b->buffers[buffer].pinned = pinned;
+}
+
+void mb_builder_set_schedule(mb_workload_builder *b, int32_t schedule_length,
+                             mb_time_ps slow_time_ps) {
+  b->schedule_length = schedule_length;
+  b->slow_time_ps = slow_time_ps;
+}
+
+int32_t mb_builder_n_ops(const mb_workload_builder *b) { return b->n_ops; }
+int32_t mb_builder_n_buffers(const mb_workload_builder *b) { return b->n_buffers; }
+
+/* ---- finish: sort, merge and validate ---- */
+
+static int cmp_use(const void *a, const void *b) {
+  const mb_use *x = a, *y = b;
+  if (x->buffer != y->buffer) return x->buffer < y->buffer ? -1 : 1;
+  if (x->op != y->op) return x->op < y->op ? -1 : 1;
+  return 0;
+}
+
+typedef struct {
+  const char *name;
+  int32_t index;
+} name_ref;
+
+static int cmp_name_ref(const void *a, const void *b) {
+  const name_ref *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  if (c) return c;
+  return x->index < y->index ? -1 : (x->index > y->index);
+}
+
+/* Finds a duplicate name in O(n log n); returns the later index of a duplicate pair or -1. */
+static int32_t find_duplicate(const char *const *names, size_t stride, int32_t n,
+                              int32_t *first) {
+  if (n < 2) return -1;
+  name_ref *refs = malloc((size_t)n * sizeof *refs);
+  if (!refs) return -1;
+  for (int32_t i = 0; i < n; i++) {
+    refs[i].name = *(const char *const *)((const char *)names + (size_t)i * stride);
+    refs[i].index = i;
+  }
+  qsort(refs, (size_t)n, sizeof *refs, cmp_name_ref);
+  int32_t dup = -1;
+  for (int32_t i = 1; i < n; i++) {
+    if (!strcmp(refs[i - 1].name, refs[i].name)) {
+      dup = refs[i].index;
+      *first = refs[i - 1].index;
+      break;
+    }
+  }
+  free(refs);
+  return dup;
+}
+
+static void free_workload_parts(mb_workload *w) {
+  if (!w) return;
+  for (int32_t i = 0; i < w->n_ops; i++) {
+    free(w->ops[i].name);
+    free(w->ops[i].kind);
+  }
+  for (int32_t i = 0; i < w->n_buffers; i++) free(w->buffers[i].name);
+  free(w->ops);
+  free(w->buffers);
+  free(w->uses);
+  free(w->op_use_start);
+  free(w->op_uses);
+  free(w->name);
+  free(w->source);
+}
+
+void mb_workload_free(mb_workload *w) {
+  if (!w) return;
+  free_workload_parts(w);
+  free(w);
+}
+
+static bool build_op_index(mb_workload *w) {
+  w->op_use_start = calloc((size_t)w->n_ops + 1, sizeof *w->op_use_start);
+  w->op_uses = malloc((size_t)(w->n_uses ? w->n_uses : 1) * sizeof *w->op_uses);
+  if (!w->op_use_start || !w->op_uses) return false;
+  for (int32_t u = 0; u < w->n_uses; u++) w->op_use_start[w->uses[u].op + 1]++;
+  for (int32_t o = 0; o < w->n_ops; o++) w->op_use_start[o + 1] += w->op_use_start[o];
+  int32_t *fill = malloc((size_t)(w->n_ops ? w->n_ops : 1) * sizeof *fill);
+  if (!fill) return false;
+  memcpy(fill, w->op_use_start, (size_t)w->n_ops * sizeof *fill);
+  /* uses are sorted by buffer, so each op's list is sorted by buffer too */
+  for (int32_t u = 0; u < w->n_uses; u++) w->op_uses[fill[w->uses[u].op]++] = u;
+  free(fill);
+  return true;
+}
+
+static bool overflow_add(int64_t a, int64_t b) { return b > 0 && a > INT64_MAX - b; }
+
+mb_workload *mb_builder_finish(mb_workload_builder *b, mb_error *err) {
+  mb_workload *w = NULL;
+  if (b->failed) {
+    mb_fail(err, "workload '%s': out of memory while building", b->name);
+    goto fail;
+  }
+  if (b->n_buffers == 0) {
+    mb_fail(err, "workload '%s': empty workload (no buffers)", b->name);
+    goto fail;
+  }
+  int32_t first = -1, dup;
+  if (b->n_ops >= 2 && (dup = find_duplicate((const char *const *)&b->ops[0].name, sizeof *b->ops, b->n_ops,
+                            &first)) >= 0) {
+    mb_fail(err, "workload '%s': op '%s': duplicate name (ops %d and %d)", b->name,
+            b->ops[dup].name, first, dup);
+    goto fail;
+  }
+  if (b->n_buffers >= 2 && (dup = find_duplicate((const char *const *)&b->buffers[0].name, sizeof *b->buffers,
+                            b->n_buffers, &first)) >= 0) {
+    mb_fail(err, "workload '%s': buffer '%s': duplicate name (buffers %d and %d)", b->name,
+            b->buffers[dup].name, first, dup);
+    goto fail;
+  }
+  int32_t length = b->n_ops > 0 ? b->n_ops : b->schedule_length;
+  if (length <= 0) {
+    mb_fail(err, "workload '%s': no ops and no schedule length", b->name);
+    goto fail;
+  }
+  for (int32_t i = 0; i < b->n_ops; i++) {
+    if (!(b->ops[i].flops >= 0) || b->ops[i].flops > 1e30) {
+      mb_fail(err, "workload '%s': op '%s': flops %g must be finite and >= 0", b->name,
+              b->ops[i].name, b->ops[i].flops);
+      goto fail;
+    }
+  }
+  for (int32_t u = 0; u < b->n_uses; u++) {
+    mb_use *use = &b->uses[u];
+    if (use->buffer < 0 || use->buffer >= b->n_buffers) {
+      mb_fail(err, "workload '%s': use %d: buffer index %d out of range", b->name, u,
+              use->buffer);
+      goto fail;
+    }
+    if (use->op < 0 || use->op >= b->n_ops) {
+      mb_fail(err, "workload '%s': buffer '%s': use of op %d outside the schedule [0, %d)",
+              b->name, b->buffers[use->buffer].name, use->op, b->n_ops);
+      goto fail;
+    }
+    if (use->bytes_read < 0 || use->bytes_written < 0) {
+      mb_fail(err, "workload '%s': buffer '%s': use by op %d: negative byte count", b->name,
+              b->buffers[use->buffer].name, use->op);
+      goto fail;
+    }
+  }
+  qsort(b->uses, (size_t)b->n_uses, sizeof *b->uses, cmp_use);
+  /* merge uses of the same (buffer, op) pair */
+  int32_t n_merged = 0;
+  for (int32_t u = 0; u < b->n_uses; u++) {
+    if (n_merged > 0 && b->uses[n_merged - 1].buffer == b->uses[u].buffer &&
+        b->uses[n_merged - 1].op == b->uses[u].op) {
+      mb_use *m = &b->uses[n_merged - 1];
+      if (overflow_add(m->bytes_read, b->uses[u].bytes_read) ||
+          overflow_add(m->bytes_written, b->uses[u].bytes_written)) {
+        mb_fail(err, "workload '%s': buffer '%s': byte count overflows", b->name,
+                b->buffers[m->buffer].name);
+        goto fail;
+      }
+      m->bytes_read += b->uses[u].bytes_read;
+      m->bytes_written += b->uses[u].bytes_written;
+    } else {
+      b->uses[n_merged++] = b->uses[u];
+    }
+  }
+  b->n_uses = n_merged;
+  for (int32_t i = 0, u = 0; i < b->n_buffers; i++) {
+    mb_buffer *buf = &b->buffers[i];
+    buf->first_use = u;
+    while (u < b->n_uses && b->uses[u].buffer == i) u++;
+    buf->n_uses = u - buf->first_use;
+    if (buf->size <= 0) {
+      mb_fail(err, "workload '%s': buffer '%s': size %lld must be > 0", b->name, buf->name,
+              (long long)buf->size);
+      goto fail;
+    }
+    if (buf->start < 0 && buf->end < 0 && buf->n_uses > 0) {
+      buf->start = b->uses[buf->first_use].op;
+      buf->end = b->uses[buf->first_use + buf->n_uses - 1].op;
+    }
+    if (buf->start < 0 || buf->start >= length) {
+      mb_fail(err, "workload '%s': buffer '%s': start %d outside the schedule [0, %d)", b->name,
+              buf->name, buf->start, length);
+      goto fail;
+    }
+    if (buf->end < 0 || buf->end >= length) {
+      mb_fail(err, "workload '%s': buffer '%s': end %d outside the schedule [0, %d)", b->name,
+              buf->name, buf->end, length);
+      goto fail;
+    }
+    if (buf->end < buf->start) {
+      mb_fail(err, "workload '%s': buffer '%s': end %d < start %d", b->name, buf->name,
+              buf->end, buf->start);
+      goto fail;
+    }
+    for (int32_t k = buf->first_use; k < buf->first_use + buf->n_uses; k++) {
+      if (b->uses[k].op < buf->start || b->uses[k].op > buf->end) {
+        mb_fail(err, "workload '%s': buffer '%s': use by op %d outside its live range [%d, %d]",
+                b->name, buf->name, b->uses[k].op, buf->start, buf->end);
+        goto fail;
+      }
+    }
+    if (b->n_ops == 0 && !buf->has_benefit) {
+      mb_fail(err, "workload '%s': buffer '%s': workloads without ops need a benefit", b->name,
+              buf->name);
+      goto fail;
+    }
+    if (buf->has_benefit && buf->benefit_ps < 0) {
+      mb_fail(err, "workload '%s': buffer '%s': benefit %lld must be >= 0", b->name, buf->name,
+              (long long)buf->benefit_ps);
+      goto fail;
+    }
+  }
+  if (b->n_ops == 0 && b->slow_time_ps <= 0) {
+    mb_fail(err, "workload '%s': workloads without ops need slow_time_ps > 0", b->name);
+    goto fail;
+  }
+
+  w = calloc(1, sizeof *w);
+  if (!w) {
+    mb_fail(err, "workload '%s': out of memory", b->name);
+    goto fail;
+  }
+  w->name = b->name;
+  w->source = b->source;
+  w->ops = b->ops;
+  w->n_ops = b->n_ops;
+  w->buffers = b->buffers;
+  w->n_buffers = b->n_buffers;
+  w->uses = b->uses;
+  w->n_uses = b->n_uses;
+  w->schedule_length = length;
+  w->slow_time_ps = b->n_ops > 0 ? 0 : b->slow_time_ps;
+  b->name = b->source = NULL;
+  b->ops = NULL;
+  b->buffers = NULL;
+  b->uses = NULL;
+  b->n_ops = b->n_buffers = b->n_uses = 0;
+  mb_builder_free(b);
+  if (!build_op_index(w)) {
+    mb_fail(err, "workload '%s': out of memory", w->name);
+    mb_workload_free(w);
+    return NULL;
+  }
+  return w;
+fail:
+  mb_builder_free(b);
+  return NULL;
+}
+
+/* ---- queries ---- */
+
+void mb_workload_stats_compute(const mb_workload *w, mb_workload_stats *out) {
+  memset(out, 0, sizeof *out);
+  out->n_ops = w->n_ops;
+  out->n_buffers = w->n_buffers;
+  int64_t *delta = calloc((size_t)w->schedule_length + 1, sizeof *delta);
+  for (int32_t i = 0; i < w->n_buffers; i++) {
+    const mb_buffer *b = &w->buffers[i];
+    out->n_pinned += b->pinned;
+    out->total_bytes += b->size;
+    if (b->size > out->largest_buffer) out->largest_buffer = b->size;
+    if (delta) {
+      delta[b->start] += b->size;
+      delta[b->end + 1] -= b->size;
+    }
+  }
+  int64_t live = 0;
+  for (int32_t t = 0; delta && t < w->schedule_length; t++) {
+    live += delta[t];
+    if (live > out->peak_live_bytes) {
+      out->peak_live_bytes = live;
+      out->peak_time = t;
+    }
+  }
+  free(delta);
+  for (int32_t o = 0; o < w->n_ops; o++) out->total_flops += w->ops[o].flops;
+}
+
+int32_t mb_workload_find_buffer(const mb_workload *w, const char *name) {
+  for (int32_t i = 0; i < w->n_buffers; i++)
+    if (!strcmp(w->buffers[i].name, name)) return i;
+  return -1;
+}
+
+int32_t mb_workload_find_op(const mb_workload *w, const char *name) {
+  for (int32_t i = 0; i < w->n_ops; i++)
+    if (!strcmp(w->ops[i].name, name)) return i;
+  return -1;
+}
+
+mb_workload *mb_workload_clone(const mb_workload *w) {
+  mb_workload_builder *b = mb_builder_new(w->name, w->source);
+  if (!b) return NULL;
+  for (int32_t o = 0; o < w->n_ops; o++)
+    mb_builder_add_op(b, w->ops[o].name, w->ops[o].kind, w->ops[o].flops);
+  for (int32_t i = 0; i < w->n_buffers; i++) {
+    const mb_buffer *buf = &w->buffers[i];
+    mb_builder_add_buffer(b, buf->name, buf->size, buf->start, buf->end, buf->pinned);
+    if (buf->has_benefit) mb_builder_set_benefit(b, i, buf->benefit_ps);
+  }
+  for (int32_t u = 0; u < w->n_uses; u++)
+    mb_builder_add_use(b, w->uses[u].buffer, w->uses[u].op, w->uses[u].bytes_read,
+                       w->uses[u].bytes_written);
+  mb_builder_set_schedule(b, w->schedule_length, w->slow_time_ps);
+  return mb_builder_finish(b, NULL);
+}
