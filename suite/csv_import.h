@@ -1,0 +1,18 @@
+/* MiniMalloc buffer CSV importer: columns id,lower,upper,size (live on [lower, upper)), and
+ * an optional benefit column (default benefit = size, in picoseconds). The workload has no ops:
+ * schedule length = max upper, T_slow documented in datasets/README.md. */
+#ifndef MB_CSV_IMPORT_H
+#define MB_CSV_IMPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "workload.h"
+
+mb_workload *mb_csv_import_text(const char *text, size_t len, const char *path, mb_error *err);
+mb_workload *mb_csv_import_file(const char *path, mb_error *err);
+/* Capacity from a file name like "A.1048576.csv": the number before ".csv"; 0 when absent. */
+int64_t mb_csv_capacity_from_name(const char *path);
+
+#endif
