@@ -40,6 +40,7 @@ typedef struct mb_cost_state {
   bool *in_fast;        /* per buffer */
   int64_t *fast_bytes;  /* per op: bytes of its uses that are in fast memory */
   mb_time_ps *op_time;  /* per op */
+  int64_t *op_bytes;    /* per op: all bytes it moves (constant, cached) */
   mb_time_ps total;     /* current program time */
   mb_time_ps slow_total;
 } mb_cost_state;

@@ -1,0 +1,235 @@
+/* Cost model: hand-computed roofline examples and incremental == full re-evaluation. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+#include "rng.h"
+#include "support.h"
+
+/* 1 GB/s slow, 4 GB/s fast, 1 GFLOP/s, 10 ns overhead: numbers easy to do by hand. */
+static mb_hardware simple_hw(void) {
+  mb_hardware hw;
+  memset(&hw, 0, sizeof hw);
+  strcpy(hw.name, "simple");
+  hw.capacity = 1 << 20;
+  hw.alignment = 1;
+  hw.slow_bandwidth = 1e9;
+  hw.fast_bandwidth = 4e9;
+  hw.peak_flops = 1e9;
+  hw.op_overhead_s = 10e-9;
+  return hw;
+}
+
+/* op0 "compute": 1e6 FLOPs reading buffer a (1000 B): compute 1 ms >> memory 1 us.
+ * op1 "memory": 10 FLOPs reading a (1000 B) and writing b (4000 B): memory-bound. */
+static mb_workload *two_op_workload(void) {
+  mb_workload_builder *b = mb_builder_new("two_ops", "test");
+  mb_builder_add_op(b, "compute", "dot", 1e6);
+  mb_builder_add_op(b, "memory", "add", 10);
+  int32_t a = mb_builder_add_buffer(b, "a", 1000, 0, 1, false);
+  int32_t c = mb_builder_add_buffer(b, "b", 4000, 1, 1, false);
+  mb_builder_add_use(b, a, 0, 1000, 0);
+  mb_builder_add_use(b, a, 1, 1000, 0);
+  mb_builder_add_use(b, c, 1, 0, 4000);
+  mb_error err;
+  mb_workload *w = mb_builder_finish(b, &err);
+  assert_non_null(w);
+  return w;
+}
+
+static void test_hand_computed_times(void **state) {
+  (void)state;
+  mb_hardware hw = simple_hw();
+  mb_workload *w = two_op_workload();
+  /* op0: max(1e6/1e9 s = 1 ms, 1000/1e9 = 1 us) + 10 ns = 1,000,010,000 ps */
+  assert_int_equal(mb_op_time(w, &hw, 0, 0), 1000010000LL);
+  /* op1: max(10 ns, 5000 B / 1 GB/s = 5 us) + 10 ns = 5,010,000 ps */
+  assert_int_equal(mb_op_time(w, &hw, 1, 0), 5010000LL);
+  assert_int_equal(mb_slow_time(w, &hw), 1000010000LL + 5010000LL);
+
+  mb_time_ps benefit[2];
+  mb_standalone_benefits(w, &hw, benefit);
+  /* a: op0 is compute-bound and gains nothing; op1 gains 1000*(1/1e9 - 1/4e9) s = 750 ns. */
+  assert_int_equal(benefit[0], 750000LL);
+  /* b: 4000 * (1/1e9 - 1/4e9) = 3 us */
+  assert_int_equal(benefit[1], 3000000LL);
+
+  bool fast[2] = {true, true};
+  /* op1 with everything fast: 5000 / 4e9 = 1.25 us + 10 ns */
+  assert_int_equal(mb_program_time(w, &hw, fast), 1000010000LL + 1260000LL);
+  mb_workload_free(w);
+}
+
+static void test_compute_bound_op_gains_nothing(void **state) {
+  (void)state;
+  mb_hardware hw = simple_hw();
+  mb_workload_builder *b = mb_builder_new("cb", "test");
+  mb_builder_add_op(b, "matmul", "dot", 1e9); /* 1 s of compute */
+  int32_t x = mb_builder_add_buffer(b, "x", 1 << 20, 0, 0, false);
+  mb_builder_add_use(b, x, 0, 1 << 20, 0);
+  mb_workload *w = mb_builder_finish(b, NULL);
+  assert_non_null(w);
+  mb_time_ps benefit;
+  mb_standalone_benefits(w, &hw, &benefit);
+  assert_int_equal(benefit, 0);
+  mb_workload_free(w);
+}
+
+static void test_memory_bound_gain_is_exact(void **state) {
+  (void)state;
+  mb_hardware hw = simple_hw();
+  hw.op_overhead_s = 0;
+  const int64_t bytes = 123456;
+  mb_workload_builder *b = mb_builder_new("mb", "test");
+  mb_builder_add_op(b, "copy", "copy", 0);
+  int32_t x = mb_builder_add_buffer(b, "x", bytes, 0, 0, false);
+  mb_builder_add_use(b, x, 0, bytes, 0);
+  mb_workload *w = mb_builder_finish(b, NULL);
+  mb_time_ps benefit;
+  mb_standalone_benefits(w, &hw, &benefit);
+  double expect = (double)bytes * (1.0 / hw.slow_bandwidth - 1.0 / hw.fast_bandwidth) * 1e12;
+  assert_true(llabs(benefit - llround(expect)) <= 1);
+  mb_workload_free(w);
+}
+
+static void test_opless_workload(void **state) {
+  (void)state;
+  mb_hardware hw = simple_hw();
+  mb_workload_builder *b = mb_builder_new("csv", "test");
+  mb_builder_set_schedule(b, 10, 1000);
+  mb_builder_add_buffer(b, "a", 8, 0, 4, false);
+  mb_builder_add_buffer(b, "b", 8, 2, 9, false);
+  mb_builder_set_benefit(b, 0, 100);
+  mb_builder_set_benefit(b, 1, 250);
+  mb_error err;
+  mb_workload *w = mb_builder_finish(b, &err);
+  assert_non_null(w);
+  assert_int_equal(mb_slow_time(w, &hw), 1000);
+  bool fast[2] = {true, false};
+  assert_int_equal(mb_program_time(w, &hw, fast), 900);
+  mb_cost_state s;
+  assert_true(mb_cost_state_init(&s, w, &hw));
+  assert_int_equal(mb_cost_delta(&s, 1, true), -250);
+  assert_int_equal(mb_cost_move(&s, 1, true), -250);
+  assert_int_equal(s.total, 750);
+  mb_cost_state_free(&s);
+  mb_workload_free(w);
+}
+
+/* A random workload with mixed compute- and memory-bound ops. */
+static mb_workload *random_workload(mb_rng *rng, int n_ops, int n_buffers) {
+  mb_workload_builder *b = mb_builder_new("random", "test");
+  for (int o = 0; o < n_ops; o++) {
+    char name[32];
+    snprintf(name, sizeof name, "op%d", o);
+    double flops = mb_rng_uniform(rng) < 0.3 ? 1e3 * (double)mb_rng_range(rng, 1, 1000000) : 0;
+    mb_builder_add_op(b, name, "op", flops);
+  }
+  for (int i = 0; i < n_buffers; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "b%d", i);
+    int32_t start = (int32_t)mb_rng_range(rng, 0, n_ops - 1);
+    int32_t end = (int32_t)mb_rng_range(rng, start, n_ops - 1);
+    int64_t size = mb_rng_range(rng, 1, 1 << 20);
+    int32_t id = mb_builder_add_buffer(b, name, size, start, end, false);
+    mb_builder_add_use(b, id, start, 0, size);
+    int extra = (int)mb_rng_range(rng, 0, 3);
+    for (int k = 0; k < extra; k++)
+      mb_builder_add_use(b, id, (int32_t)mb_rng_range(rng, start, end), size, 0);
+  }
+  mb_error err;
+  mb_workload *w = mb_builder_finish(b, &err);
+  assert_non_null(w);
+  return w;
+}
+
+static void test_incremental_equals_full(void **state) {
+  (void)state;
+  mb_hardware hw = simple_hw();
+  mb_rng rng;
+  mb_rng_seed(&rng, 42);
+  for (int trial = 0; trial < 50; trial++) {
+    mb_workload *w = random_workload(&rng, 1 + (int)mb_rng_below(&rng, 40),
+                                     1 + (int)mb_rng_below(&rng, 60));
+    mb_cost_state s;
+    assert_true(mb_cost_state_init(&s, w, &hw));
+    assert_int_equal(s.total, mb_slow_time(w, &hw));
+    bool *fast = calloc((size_t)w->n_buffers, sizeof *fast);
+    for (int move = 0; move < 200; move++) {
+      int32_t b = (int32_t)mb_rng_below(&rng, (uint64_t)w->n_buffers);
+      bool to = !s.in_fast[b];
+      mb_time_ps predicted = mb_cost_delta(&s, b, to);
+      mb_time_ps before = s.total;
+      mb_time_ps applied = mb_cost_move(&s, b, to);
+      fast[b] = to;
+      assert_int_equal(predicted, applied);
+      assert_int_equal(s.total, before + applied);
+      /* exact, not approximately: integer picoseconds per op */
+      assert_int_equal(s.total, mb_program_time(w, &hw, fast));
+    }
+    free(fast);
+    mb_cost_state_free(&s);
+    mb_workload_free(w);
+  }
+}
+
+static void test_state_copy(void **state) {
+  (void)state;
+  mb_hardware hw = simple_hw();
+  mb_rng rng;
+  mb_rng_seed(&rng, 7);
+  mb_workload *w = random_workload(&rng, 20, 30);
+  mb_cost_state a, b;
+  assert_true(mb_cost_state_init(&a, w, &hw));
+  assert_true(mb_cost_state_init(&b, w, &hw));
+  for (int32_t i = 0; i < w->n_buffers; i += 2) mb_cost_move(&a, i, true);
+  mb_cost_state_copy(&b, &a);
+  assert_int_equal(a.total, b.total);
+  assert_memory_equal(a.in_fast, b.in_fast, (size_t)w->n_buffers);
+  assert_int_equal(mb_cost_move(&a, 1, true), mb_cost_move(&b, 1, true));
+  mb_cost_state_free(&a);
+  mb_cost_state_free(&b);
+  mb_workload_free(w);
+}
+
+/* The saving of a set is at most the sum of standalone savings (sub-additivity: the saving
+ * on one op, min(x, max(0, m - c)), is concave in the bytes x moved). The LP bound relies on it. */
+static void test_savings_subadditive(void **state) {
+  (void)state;
+  mb_hardware hw = simple_hw();
+  mb_rng rng;
+  mb_rng_seed(&rng, 99);
+  for (int trial = 0; trial < 30; trial++) {
+    mb_workload *w = random_workload(&rng, 15, 25);
+    mb_time_ps *benefit = malloc((size_t)w->n_buffers * sizeof *benefit);
+    mb_standalone_benefits(w, &hw, benefit);
+    bool *fast = calloc((size_t)w->n_buffers, sizeof *fast);
+    mb_time_ps sum = 0;
+    for (int32_t i = 0; i < w->n_buffers; i++)
+      if (mb_rng_uniform(&rng) < 0.5) {
+        fast[i] = true;
+        sum += benefit[i];
+      }
+    mb_time_ps saving = mb_slow_time(w, &hw) - mb_program_time(w, &hw, fast);
+    /* rounding to ps per op may add at most one ps per op */
+    assert_true(saving <= sum + w->n_ops);
+    free(fast);
+    free(benefit);
+    mb_workload_free(w);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_hand_computed_times),
+      cmocka_unit_test(test_compute_bound_op_gains_nothing),
+      cmocka_unit_test(test_memory_bound_gain_is_exact),
+      cmocka_unit_test(test_opless_workload),
+      cmocka_unit_test(test_incremental_equals_full),
+      cmocka_unit_test(test_state_copy),
+      cmocka_unit_test(test_savings_subadditive),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,96 @@
+/* Hardware profiles: the shipped profiles parse, and every malformed line is rejected with
+ * file:line and the key at fault. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hardware.h"
+#include "support.h"
+
+static const char *GOOD =
+    "# a profile\n"
+    "name = test-hw\n"
+    "capacity = 2 MiB  # comment\n"
+    "alignment = 64 B\n"
+    "slow_bandwidth = 25.6 GB/s\n"
+    "fast_bandwidth = 1 TB/s\n"
+    "peak_flops = 4 TFLOP/s\n"
+    "op_overhead = 2 us\n";
+
+static void test_parse_good(void **state) {
+  (void)state;
+  mb_hardware hw;
+  mb_error err;
+  assert_true(mb_hardware_parse(GOOD, "good.txt", &hw, &err));
+  assert_string_equal(hw.name, "test-hw");
+  assert_int_equal(hw.capacity, 2 * 1048576);
+  assert_int_equal(hw.alignment, 64);
+  assert_true(hw.slow_bandwidth == 25.6e9);
+  assert_true(hw.fast_bandwidth == 1e12);
+  assert_true(hw.peak_flops == 4e12);
+  assert_true(hw.op_overhead_s > 1.999e-6 && hw.op_overhead_s < 2.001e-6);
+}
+
+/* Replaces line `line` (1-based) of GOOD with `text` and expects `message`. */
+static void expect_error(int line, const char *text, const char *message) {
+  char buf[2048] = "";
+  const char *p = GOOD;
+  for (int l = 1; *p; l++) {
+    const char *eol = strchr(p, '\n');
+    size_t n = (size_t)(eol - p) + 1;
+    if (l == line) {
+      strcat(buf, text);
+      strcat(buf, "\n");
+    } else {
+      strncat(buf, p, n);
+    }
+    p += n;
+  }
+  mb_hardware hw;
+  mb_error err;
+  assert_false(mb_hardware_parse(buf, "hw.txt", &hw, &err));
+  assert_string_equal(err.message, message);
+}
+
+static void test_rejections(void **state) {
+  (void)state;
+  expect_error(3, "capacity = 2 MiBB", "hw.txt:3: capacity: unknown unit 'MiBB' (expected one of B, KiB, MiB, GiB, KB, MB, GB)");
+  expect_error(3, "capacity = -2 MiB", "hw.txt:3: capacity: expected a non-negative number and a unit (B, KiB, MiB, GiB, KB, MB, GB), got '-2 MiB'");
+  expect_error(3, "capacty = 2 MiB", "hw.txt:3: unknown key 'capacty'");
+  expect_error(4, "capacity = 3 MiB", "hw.txt:4: key 'capacity' repeated (first on line 3)");
+  expect_error(5, "slow_bandwidth = 25.6 GB", "hw.txt:5: slow_bandwidth: unknown unit 'GB' (expected one of B/s, KB/s, MB/s, GB/s, TB/s)");
+  expect_error(7, "just words", "hw.txt:7: expected 'key = value  # comment'");
+  expect_error(7, "# no peak", "hw.txt: missing key 'peak_flops'");
+  expect_error(3, "capacity = 0 B", "hw.txt:3: capacity must be > 0");
+  expect_error(3, "capacity = 1e300 GiB", "hw.txt:3: capacity: value '1e300 GiB' out of range");
+}
+
+static void test_shipped_profiles(void **state) {
+  (void)state;
+  const char *names[] = {"tpu-v4i", "edge-npu", "gpu-l2"};
+  for (int i = 0; i < 3; i++) {
+    mb_hardware hw;
+    mb_error err;
+    if (!mb_hardware_find(names[i], NULL, &hw, &err)) fail_msg("%s", err.message);
+    assert_string_equal(hw.name, names[i]);
+    assert_true(hw.fast_bandwidth > hw.slow_bandwidth);
+  }
+  mb_hardware hw;
+  mb_error err;
+  assert_true(mb_hardware_find("tpu-v4i", NULL, &hw, &err));
+  assert_int_equal(hw.capacity, 128LL << 20);
+  assert_false(mb_hardware_find("no-such-chip", NULL, &hw, &err));
+  assert_non_null(strstr(err.message, "hardware profile 'no-such-chip' not found"));
+  mb_hardware small = mb_hardware_with_capacity(&hw, 4096);
+  assert_int_equal(small.capacity, 4096);
+  assert_true(small.peak_flops == hw.peak_flops);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_parse_good),
+      cmocka_unit_test(test_rejections),
+      cmocka_unit_test(test_shipped_profiles),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
