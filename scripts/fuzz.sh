@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of a fuzz build for SECONDS each, seeded from real inputs
+# (copied to a temporary corpus, never into the repository). Prints executions and crashes.
+# Usage: scripts/fuzz.sh BUILD_DIR [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build="$1"; seconds="${2:-60}"
+data="${MALLOCBENCH_DATA:-$(pwd)/../shared/data}"
+status=0
+for target in "$build"/fuzz_*; do
+  [ -x "$target" ] || continue
+  name=$(basename "$target")
+  corpus=$(mktemp -d)
+  case "$name" in
+    fuzz_native) cp datasets/samples/*.wl "$corpus"/ 2>/dev/null || true ;;
+    fuzz_hlo) cp "$data"/hlo/*.hlo "$corpus"/ 2>/dev/null || true ;;
+    fuzz_csv) cp "$data"/minimalloc/*.csv "$corpus"/ 2>/dev/null || true ;;
+    fuzz_catalogue) cp datasets/catalogue.txt "$corpus"/ 2>/dev/null || true ;;
+    fuzz_hardware) cp datasets/hardware/*.txt "$corpus"/ 2>/dev/null || true ;;
+    fuzz_spec) cp datasets/models/*.spec "$corpus"/ 2>/dev/null || true ;;
+  esac
+  log=$(mktemp)
+  echo "-- $name (${seconds}s)"
+  if ! "$target" -max_total_time="$seconds" -max_len=262144 -rss_limit_mb=2048 \
+       -artifact_prefix="$(mktemp -d)/" "$corpus" >"$log" 2>&1; then
+    echo "$name: FAILED"; tail -40 "$log"; status=1
+  fi
+  grep -E "^#[0-9]+.*DONE|^Done [0-9]+ runs" "$log" | tail -1 || true
+  rm -rf "$corpus" "$log"
+done
+exit $status
