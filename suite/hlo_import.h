@@ -1,35 +1,41 @@
 /* XLA HLO text importer: turns an `--xla_dump_hlo_as_text` module into a workload.
  * Schedule = instruction order of the ENTRY computation; buffers = array values defined by
  * entry instructions (aliasing ops define none); called computations count toward their
- * caller's cost. Rules (fusion, FLOPs, pinning) are documented in datasets/README.md. */
+ * caller's cost. Rules (schedule, buffers, aliasing, fusion, FLOPs, pinning) are documented in
+ * datasets/README.md (section "HLO import", drafted in datasets/HLO_IMPORT.md). The text
+ * parser itself is suite/hlo_parse.h. */
 #ifndef MB_HLO_IMPORT_H
 #define MB_HLO_IMPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
 #include "workload.h"
 
 typedef struct mb_hlo_options {
-  bool fusion;           /* producer-consumer fusion of elementwise ops (default true) */
-  bool pin_parameters;   /* entry parameters stay in slow memory (default true) */
-  bool pin_outputs;      /* the root's buffers stay in slow memory (default true) */
+  bool fusion;         /* producer-consumer fusion of elementwise ops (default true) */
+  bool pin_parameters; /* entry parameters stay in slow memory (default true) */
+  bool pin_outputs;    /* the root's buffers stay in slow memory (default true) */
 } mb_hlo_options;
 
 typedef struct mb_hlo_report {
-  int32_t n_instructions;     /* entry instructions parsed */
+  int32_t n_instructions; /* entry instructions parsed */
   int32_t n_computations;
-  int32_t n_fused;            /* entry instructions fused into a consumer */
-  int32_t n_unknown_opcodes;  /* imported with bytes only */
-  char first_unknown[64];     /* one example of an unknown opcode, for the warning */
+  int32_t n_fused;              /* entry instructions fused into a consumer */
+  int32_t n_unknown_opcodes;    /* imported with bytes only */
+  char first_unknown[64];       /* one example of an unknown opcode, for the warning */
+  int32_t n_unknown_attributes; /* attributes the parser does not know (skipped) */
+  char first_unknown_attribute[64];
+  bool is_scheduled; /* the module header says is_scheduled=true */
 } mb_hlo_report;
 
 void mb_hlo_options_default(mb_hlo_options *opt);
 /* report may be NULL. `path` names the file in messages and in the workload's source. */
 mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
                                 const mb_hlo_options *opt, mb_hlo_report *report, mb_error *err);
-mb_workload *mb_hlo_import_file(const char *path, const mb_hlo_options *opt,
-                                mb_hlo_report *report, mb_error *err);
+mb_workload *mb_hlo_import_file(const char *path, const mb_hlo_options *opt, mb_hlo_report *report,
+                                mb_error *err);
 
 #endif

@@ -1,4 +1,4 @@
-/* Model zoo: generates workloads of ML models from small spec files (datasets/models/*.spec):
+/* Model zoo: generates workloads of ML models from small spec files (datasets/models/NAME.spec):
  * a library of layers, each emitting forward ops and, for training, backward ops and an Adam
  * update, scheduled as a compiler would (forward, loss, backward in reverse, updates). */
 #ifndef MB_MODEL_ZOO_H

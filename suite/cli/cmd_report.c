@@ -1,11 +1,64 @@
-/* PLACEHOLDER: replaced by the module that implements 'report'. */
+/* mallocbench report: Markdown report and LaTeX tables from a results file. */
 #include <stdio.h>
+#include <string.h>
 
 #include "commands.h"
+#include "report.h"
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: mallocbench report FILE [--format md,tex] [--md PATH] [--tex-dir DIR]\n"
+          "                          [--figures DIR]\n\n"
+          "Writes the Markdown report (summary per solver, AlphaTensor table, figures, per-workload\n"
+          "table, provenance) and the paper's LaTeX tables from a results file, without rerunning.\n\n"
+          "  --format LIST   md, tex or both (default md,tex)\n"
+          "  --md PATH       Markdown report (default results/REPORT.md)\n"
+          "  --tex-dir DIR   LaTeX tables (default paper/generated)\n"
+          "  --figures DIR   figures to link from the report (default results/figures)\n");
+}
 
 int mb_cmd_report(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "mallocbench report: not built yet\n");
-  return 2;
+  if (mb_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  mb_report_options opt = {0};
+  const char *file = NULL;
+  mb_error err;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--format") || !strcmp(a, "--md") || !strcmp(a, "--tex-dir") ||
+        !strcmp(a, "--figures")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "mallocbench report: %s needs a value\n", a);
+        return 2;
+      }
+      const char *v = argv[++i];
+      if (!strcmp(a, "--md")) opt.markdown_path = v;
+      if (!strcmp(a, "--tex-dir")) opt.tex_dir = v;
+      if (!strcmp(a, "--figures")) opt.figures_dir = v;
+      if (!strcmp(a, "--format") && !mb_report_parse_formats(v, &opt.formats, &err)) {
+        fprintf(stderr, "mallocbench report: %s\n", err.message);
+        return 2;
+      }
+    } else if (a[0] == '-') {
+      fprintf(stderr, "mallocbench report: unknown option '%s'\n", a);
+      usage(stderr);
+      return 2;
+    } else if (!file) {
+      file = a;
+    } else {
+      fprintf(stderr, "mallocbench report: one results file only ('%s' is extra)\n", a);
+      return 2;
+    }
+  }
+  if (!file) {
+    usage(stderr);
+    return 2;
+  }
+  if (!mb_report_write(file, &opt, &err)) {
+    fprintf(stderr, "mallocbench report: %s\n", err.message);
+    return 2;
+  }
+  return 0;
 }

@@ -1,0 +1,10 @@
+# Figure 5: mallocMuZero training curves: mean episode return against training steps.
+# DATA: one block per curve: "step return". CURVES: the curve names, space-separated.
+load PLOTS.'/common.gp'
+set title "mallocMuZero training curves (episode return = (T_slow - T) / T_slow, simulated)"
+set xlabel "training steps"
+set ylabel "mean episode return"
+set grid xtics ytics lc rgb "#dddddd"
+set key bottom right opaque box
+plot for [i=0:words(CURVES)-1] DATA index i using 1:2 with linespoints lw 2 pt 7 ps 0.6 \
+     lc rgb CURVE_COLOR[(i % 6)+1] title word(CURVES, i+1)

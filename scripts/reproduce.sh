@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Everything, from a fresh clone: run -> verify -> plot -> report -> paper PDF.
+# Usage: scripts/reproduce.sh [--profile quick|full] [--install-latex] [extra 'run' options]
+# Without LaTeX (latexmk or pdflatex) it stops after the report and says so;
+# --install-latex installs the Debian TeX packages the paper needs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+profile=quick; latex=0; extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --profile) profile="$2"; shift ;;
+    --install-latex) latex=1 ;;
+    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    *) extra+=("$1") ;;
+  esac
+  shift
+done
+if [ "$latex" -eq 1 ]; then ./scripts/setup.sh --with-latex; else ./scripts/setup.sh; fi
+export MALLOCBENCH_DATA="${MALLOCBENCH_DATA:-$(pwd)/../shared/data}"
+./scripts/build.sh build
+mkdir -p results
+./build/mallocbench run --profile "$profile" "${extra[@]}"
+./build/mallocbench verify results/latest.h5
+./build/mallocbench plot results/latest.h5 --format png,pdf
+./build/mallocbench report results/latest.h5
+if command -v latexmk >/dev/null; then
+  (cd paper && latexmk -pdf -interaction=nonstopmode -halt-on-error main.tex >/dev/null)
+elif command -v pdflatex >/dev/null; then
+  (cd paper && pdflatex -interaction=nonstopmode -halt-on-error main.tex >/dev/null &&
+               pdflatex -interaction=nonstopmode -halt-on-error main.tex >/dev/null)
+else
+  echo "reproduce: no LaTeX found: stopped after the report (results/REPORT.md)."
+  echo "reproduce: rerun with --install-latex to build paper/main.pdf."
+  exit 0
+fi
+echo "reproduce: paper/main.pdf"

@@ -1,0 +1,560 @@
+#include "plot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cost.h"
+#include "paths.h"
+#include "result_matrix.h"
+#include "results.h"
+
+extern char **environ;
+
+/* ---- running gnuplot ---- */
+
+bool mb_plot_find_gnuplot(char *out, size_t n) {
+  const char *path = getenv("PATH");
+  if (!path) path = "/usr/bin:/bin";
+  const char *p = path;
+  while (*p) {
+    const char *colon = strchr(p, ':');
+    size_t len = colon ? (size_t)(colon - p) : strlen(p);
+    if (len > 0 && len + 9 < n) {
+      memcpy(out, p, len);
+      memcpy(out + len, "/gnuplot", 9);
+      if (access(out, X_OK) == 0) return true;
+    }
+    p += len + (colon ? 1 : 0);
+  }
+  return false;
+}
+
+typedef struct plot_job {
+  char gnuplot[1024];
+  char templates[1024];
+  char tmp[1024];     /* temporary directory for data files and gnuplot's stderr */
+  char out_dir[1024];
+  unsigned formats;
+  mb_plot_outputs *outputs;
+} plot_job;
+
+/* gnuplot strings are single-quoted: refuse paths that would break the quoting. */
+static bool quotable(const char *s) { return !strchr(s, '\'') && !strchr(s, '\n'); }
+
+/* Runs gnuplot on a template with `vars` (gnuplot statements, e.g. "X='a'; N=3"). */
+static bool run_template(plot_job *job, const char *template_name, const char *vars,
+                         mb_error *err) {
+  char template_path[2048], log_path[2048];
+  snprintf(template_path, sizeof template_path, "%s/%s", job->templates, template_name);
+  snprintf(log_path, sizeof log_path, "%s/gnuplot-stderr.txt", job->tmp);
+  if (access(template_path, R_OK) != 0)
+    return mb_fail(err, "plots/%s: template not found at %s", template_name, template_path);
+  char *argv[] = {job->gnuplot, "-e", (char *)vars, template_path, NULL};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid;
+  int rc = posix_spawn(&pid, job->gnuplot, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return mb_fail(err, "plots/%s: cannot start gnuplot: %s", template_name, strerror(rc));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  size_t len = 0;
+  char *log = mb_read_file(log_path, &len);
+  bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  /* gnuplot reports some data problems as warnings with exit status 0: treat those that
+   * mean a missing figure ("all points ... undefined", "No data") as failures too */
+  if (!failed && log && (strstr(log, "undefined") || strstr(log, "No data"))) failed = true;
+  if (failed) {
+    /* the first line(s) of gnuplot's complaint, without the trailing newline */
+    char excerpt[600] = "";
+    if (log) {
+      snprintf(excerpt, sizeof excerpt, "%s", log);
+      for (char *c = excerpt; *c; c++)
+        if (*c == '\n') *c = ' ';
+    }
+    free(log);
+    return mb_fail(err, "plots/%s: gnuplot failed (%s): %s", template_name,
+                   WIFEXITED(status) ? "exit status" : "killed", excerpt[0] ? excerpt : "no message");
+  }
+  free(log);
+  return true;
+}
+
+static const struct {
+  unsigned bit;
+  const char *ext;
+} FORMATS[] = {{MB_PLOT_PNG, "png"}, {MB_PLOT_PDF, "pdf"}, {MB_PLOT_SVG, "svg"}};
+
+bool mb_plot_parse_formats(const char *list, unsigned *formats, mb_error *err) {
+  *formats = 0;
+  const char *p = list;
+  while (*p) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    bool known = false;
+    for (size_t i = 0; i < sizeof FORMATS / sizeof FORMATS[0]; i++)
+      if (strlen(FORMATS[i].ext) == len && !strncmp(p, FORMATS[i].ext, len)) {
+        *formats |= FORMATS[i].bit;
+        known = true;
+      }
+    if (!known)
+      return mb_fail(err, "--format: unknown format '%.*s' (expected png, pdf or svg)", (int)len, p);
+    p += len + (comma ? 1 : 0);
+  }
+  if (!*formats) return mb_fail(err, "--format: no format given");
+  return true;
+}
+
+/* Terminal for a format at a size in pixels (PDF: 100 px per inch). */
+static void terminal_for(unsigned bit, int width, int height, char *out, size_t n) {
+  switch (bit) {
+    case MB_PLOT_PNG:
+      snprintf(out, n, "pngcairo size %d,%d font \"Sans,11\" background rgb \"white\"", width, height);
+      break;
+    case MB_PLOT_PDF:
+      snprintf(out, n, "pdfcairo size %.2fin,%.2fin font \"Sans,8\"", width / 100.0, height / 100.0);
+      break;
+    default:
+      snprintf(out, n, "svg size %d,%d font \"Sans,11\" background rgb \"white\"", width, height);
+  }
+}
+
+/* Draws one figure in every requested format. `vars` holds the figure's own variables. */
+static bool draw(plot_job *job, const char *template_name, const char *figure, int width,
+                 int height, const char *vars, mb_error *err) {
+  for (size_t i = 0; i < sizeof FORMATS / sizeof FORMATS[0]; i++) {
+    if (!(job->formats & FORMATS[i].bit)) continue;
+    char out[2048], term[256];
+    snprintf(out, sizeof out, "%s/%s.%s", job->out_dir, figure, FORMATS[i].ext);
+    terminal_for(FORMATS[i].bit, width, height, term, sizeof term);
+    size_t n = strlen(vars) + strlen(out) + strlen(term) + strlen(job->templates) + 128;
+    char *all = malloc(n);
+    if (!all) return mb_fail(err, "out of memory");
+    snprintf(all, n, "TERMINAL='%s'; OUT='%s'; PLOTS='%s'; %s", term, out, job->templates, vars);
+    bool ok = run_template(job, template_name, all, err);
+    free(all);
+    if (!ok) return false;
+    if (job->outputs->n < MB_PLOT_MAX_OUTPUTS)
+      snprintf(job->outputs->paths[job->outputs->n++], sizeof job->outputs->paths[0], "%s", out);
+  }
+  return true;
+}
+
+/* ---- data export ---- */
+
+static FILE *open_data(plot_job *job, const char *name, char *path, size_t n, mb_error *err) {
+  snprintf(path, n, "%s/%s", job->tmp, name);
+  FILE *f = fopen(path, "w");
+  if (!f) mb_fail(err, "%s: cannot write: %s", path, strerror(errno));
+  return f;
+}
+
+/* Case order for per-workload figures: by the best present speedup, ascending. */
+typedef struct {
+  int32_t c;
+  double key;
+} case_key;
+
+static int cmp_case_key(const void *a, const void *b) {
+  const case_key *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return x->c - y->c;
+}
+
+static case_key *sorted_cases(const mb_result_matrix *m) {
+  case_key *keys = malloc((size_t)(m->n_cases ? m->n_cases : 1) * sizeof *keys);
+  if (!keys) return NULL;
+  for (int32_t c = 0; c < m->n_cases; c++) {
+    double best = 1.0;
+    for (int32_t s = 0; s < m->n_solvers; s++) {
+      const mb_matrix_cell *cell = mb_matrix_cell_at(m, c, s);
+      if (cell->present && cell->speedup_heuristic > best) best = cell->speedup_heuristic;
+    }
+    keys[c] = (case_key){c, best};
+  }
+  qsort(keys, (size_t)m->n_cases, sizeof *keys, cmp_case_key);
+  return keys;
+}
+
+/* Figure width grows with the number of workloads so that every label stays readable. */
+static int bars_width(int32_t n_cases, int32_t n_solvers) {
+  int w = 300 + n_cases * (14 + 9 * (n_solvers > 1 ? n_solvers : 1));
+  return w < 1000 ? 1000 : (w > 6000 ? 6000 : w);
+}
+
+/* Writes a per-case table of one cell field; `percent` scales gaps to %. Returns the max. */
+static bool write_case_table(plot_job *job, const mb_result_matrix *m, const case_key *order,
+                             bool gaps, const char *name, char *path, size_t n, double *maxv,
+                             double *minv, int *columns, char *names, size_t names_n,
+                             mb_error *err) {
+  FILE *f = open_data(job, name, path, n, err);
+  if (!f) return false;
+  /* speedups of the heuristic are 1 by definition: the dashed line at 1 stands for it */
+  int32_t skip = gaps ? -1 : mb_matrix_solver_index(m, "heuristic");
+  *columns = 0;
+  names[0] = '\0';
+  fprintf(f, "case");
+  for (int32_t s = 0; s < m->n_solvers; s++)
+    if (s != skip) {
+      fprintf(f, " %s", m->solvers[s]);
+      size_t len = strlen(names);
+      snprintf(names + len, names_n - len, "%s%s", len ? " " : "", m->solvers[s]);
+      ++*columns;
+    }
+  fprintf(f, "\n");
+  *maxv = -INFINITY;
+  *minv = INFINITY;
+  for (int32_t k = 0; k < m->n_cases; k++) {
+    int32_t c = order[k].c;
+    fprintf(f, "%s", m->cases[c].label);
+    for (int32_t s = 0; s < m->n_solvers; s++) {
+      if (s == skip) continue;
+      const mb_matrix_cell *cell = mb_matrix_cell_at(m, c, s);
+      double v = !cell->present ? NAN : gaps ? 100.0 * cell->gap_to_bound : cell->speedup_heuristic;
+      if (isnan(v)) {
+        fprintf(f, " NaN");
+      } else {
+        fprintf(f, " %.9g", v);
+        if (v > *maxv) *maxv = v;
+        if (v < *minv) *minv = v;
+      }
+    }
+    fprintf(f, "\n");
+  }
+  return fclose(f) == 0 || mb_fail(err, "%s: write failed", path);
+}
+
+static bool figure_speedups(plot_job *job, const mb_result_matrix *m, const case_key *order,
+                            mb_error *err) {
+  char path[2048];
+  double maxv, minv;
+  int columns;
+  char names[1024];
+  if (!write_case_table(job, m, order, false, "speedup.dat", path, sizeof path, &maxv, &minv,
+                        &columns, names, sizeof names, err))
+    return false;
+  if (!isfinite(maxv)) return true; /* no valid result at all: nothing to draw */
+  /* y range: include 1 and a margin, never starting below 0 */
+  double ymin = fmin(minv, 1.0), ymax = fmax(maxv, 1.0);
+  double pad = (ymax - ymin) * 0.08 + 0.02;
+  char vars[4096];
+  snprintf(vars, sizeof vars, "DATA='%s'; NSOLVERS=%d; SOLVERS='%s'; YMIN=%.6g; YMAX=%.6g", path,
+           columns, names, fmax(0.0, ymin - pad), ymax + pad);
+  return draw(job, "speedup_bars.gp", "speedup_per_workload", bars_width(m->n_cases, columns), 700,
+              vars, err);
+}
+
+static bool figure_gaps(plot_job *job, const mb_result_matrix *m, const case_key *order,
+                        mb_error *err) {
+  char path[2048];
+  double maxv, minv;
+  int columns;
+  char names[1024];
+  if (!write_case_table(job, m, order, true, "gap.dat", path, sizeof path, &maxv, &minv, &columns,
+                        names, sizeof names, err))
+    return false;
+  if (!isfinite(maxv)) return true; /* no bounds in this file */
+  char vars[4096];
+  snprintf(vars, sizeof vars, "DATA='%s'; NSOLVERS=%d; SOLVERS='%s'", path, columns, names);
+  return draw(job, "gap_bound.gp", "gap_to_bound", bars_width(m->n_cases, columns), 700, vars,
+              err);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static bool figure_distribution(plot_job *job, const mb_result_matrix *m, mb_error *err) {
+  char path[2048], solvers[1024] = "";
+  FILE *f = open_data(job, "cdf.dat", path, sizeof path, err);
+  if (!f) return false;
+  double *v = malloc((size_t)(m->n_cases ? m->n_cases : 1) * sizeof *v);
+  int blocks = 0;
+  for (int32_t s = 0; v && s < m->n_solvers; s++) {
+    if (!strcmp(m->solvers[s], "heuristic")) continue; /* identically 1 */
+    int32_t n = 0;
+    for (int32_t c = 0; c < m->n_cases; c++) {
+      const mb_matrix_cell *cell = mb_matrix_cell_at(m, c, s);
+      if (cell->present) v[n++] = cell->speedup_heuristic;
+    }
+    if (n == 0) continue;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    if (blocks++) fprintf(f, "\n\n");
+    fprintf(f, "# %s\n%.9g 0\n", m->solvers[s], v[0]);
+    for (int32_t i = 0; i < n; i++) fprintf(f, "%.9g %.9g\n", v[i], (double)(i + 1) / n);
+    size_t len = strlen(solvers);
+    snprintf(solvers + len, sizeof solvers - len, "%s%s", len ? " " : "", m->solvers[s]);
+  }
+  free(v);
+  if (fclose(f) != 0) return mb_fail(err, "%s: write failed", path);
+  if (blocks == 0) return true;
+  char vars[4096];
+  snprintf(vars, sizeof vars, "DATA='%s'; SOLVERS='%s'", path, solvers);
+  return draw(job, "speedup_cdf.gp", "speedup_distribution", 1000, 650, vars, err);
+}
+
+static bool figure_walltime(plot_job *job, const mb_result_matrix *m, mb_error *err) {
+  char path[2048], solvers[1024] = "";
+  FILE *f = open_data(job, "walltime.dat", path, sizeof path, err);
+  if (!f) return false;
+  int blocks = 0;
+  for (int32_t s = 0; s < m->n_solvers; s++) {
+    int32_t n = 0;
+    for (int32_t c = 0; c < m->n_cases; c++) {
+      const mb_matrix_cell *cell = mb_matrix_cell_at(m, c, s);
+      if (!cell->present) continue;
+      if (n++ == 0) {
+        if (blocks++) fprintf(f, "\n\n");
+        fprintf(f, "# %s\n", m->solvers[s]);
+      }
+      /* log axes: clamp wall times to a microsecond */
+      fprintf(f, "%d %.9g\n", m->cases[c].n_buffers, fmax(cell->wall_s, 1e-6));
+    }
+    if (n) {
+      size_t len = strlen(solvers);
+      snprintf(solvers + len, sizeof solvers - len, "%s%s", len ? " " : "", m->solvers[s]);
+    }
+  }
+  if (fclose(f) != 0) return mb_fail(err, "%s: write failed", path);
+  if (blocks == 0) return true;
+  char vars[4096];
+  snprintf(vars, sizeof vars, "DATA='%s'; SOLVERS='%s'", path, solvers);
+  return draw(job, "walltime.gp", "walltime_vs_size", 1000, 650, vars, err);
+}
+
+static bool figure_curves(plot_job *job, mb_results *r, const mb_result_matrix *m, mb_error *err) {
+  char path[2048], names[4096] = "";
+  FILE *f = open_data(job, "curves.dat", path, sizeof path, err);
+  if (!f) return false;
+  int blocks = 0;
+  /* one curve per (solver, seed): curves of the same agent repeat across workloads, so keep
+   * the first workload's curve for each solver and seed */
+  for (int64_t i = 0; i < m->n_rows && blocks < 8; i++) {
+    const mb_result_row *row = &m->rows[i];
+    double *step = NULL, *ret = NULL;
+    int32_t len = 0;
+    if (!mb_results_get_curve(r, row, &step, &ret, &len, err)) {
+      fclose(f);
+      return false;
+    }
+    bool seen = false;
+    for (int64_t j = 0; j < i && !seen; j++)
+      seen = !strcmp(m->rows[j].solver, row->solver) && m->rows[j].seed == row->seed;
+    if (len > 0 && !seen) {
+      if (blocks++) fprintf(f, "\n\n");
+      for (int32_t k = 0; k < len; k++) fprintf(f, "%.9g %.9g\n", step[k], ret[k]);
+      size_t n = strlen(names);
+      snprintf(names + n, sizeof names - n, "%s%s/seed%lld", n ? " " : "", row->solver,
+               (long long)row->seed);
+    }
+    free(step);
+    free(ret);
+  }
+  if (fclose(f) != 0) return mb_fail(err, "%s: write failed", path);
+  if (blocks == 0) return true;
+  char vars[8192];
+  snprintf(vars, sizeof vars, "DATA='%s'; CURVES='%s'", path, names);
+  return draw(job, "training_curves.gp", "training_curves", 1000, 650, vars, err);
+}
+
+/* ---- memory map ---- */
+
+static mb_hardware hardware_of(const mb_baseline_row *b) {
+  mb_hardware hw;
+  memset(&hw, 0, sizeof hw);
+  snprintf(hw.name, sizeof hw.name, "%s", b->hardware);
+  hw.capacity = b->capacity;
+  hw.alignment = b->alignment;
+  hw.slow_bandwidth = b->slow_bandwidth;
+  hw.fast_bandwidth = b->fast_bandwidth;
+  hw.peak_flops = b->peak_flops;
+  hw.op_overhead_s = b->op_overhead_s;
+  return hw;
+}
+
+static bool write_map(const char *path, const mb_workload *w, const mb_assignment *a,
+                      const mb_time_ps *benefit, double *bmax, mb_error *err) {
+  FILE *f = fopen(path, "w");
+  if (!f) return mb_fail(err, "%s: cannot write: %s", path, strerror(errno));
+  int rows = 0;
+  for (int32_t b = 0; b < w->n_buffers; b++) {
+    if (a->offset[b] == MB_SLOW) continue;
+    double us = (double)benefit[b] / 1e6;
+    if (us > *bmax) *bmax = us;
+    fprintf(f, "%d %d %.9g %.9g %.9g\n", w->buffers[b].start, w->buffers[b].end,
+            (double)a->offset[b] / 1048576.0, (double)w->buffers[b].size / 1048576.0, us);
+    rows++;
+  }
+  /* gnuplot refuses an empty file: an invisible zero-size box stands for "nothing placed" */
+  if (rows == 0) fprintf(f, "0 -1 0 0 0\n");
+  return fclose(f) == 0 || mb_fail(err, "%s: write failed", path);
+}
+
+static bool figure_memory_map(plot_job *job, mb_results *r, const mb_result_matrix *m,
+                              const mb_plot_options *opt, mb_error *err) {
+  /* choose the case and the solver: by option, else the largest gain over the heuristic among
+   * workloads small enough to draw (each fast buffer is a rectangle) */
+  int32_t best_c = -1, best_s = -1;
+  double best = -INFINITY;
+  for (int32_t c = 0; c < m->n_cases; c++) {
+    if (opt->memory_map_workload && strcmp(m->cases[c].workload, opt->memory_map_workload))
+      continue;
+    if (!opt->memory_map_workload && m->cases[c].n_buffers > 20000) continue;
+    for (int32_t s = 0; s < m->n_solvers; s++) {
+      if (!strcmp(m->solvers[s], "heuristic")) continue;
+      if (opt->memory_map_solver && strcmp(m->solvers[s], opt->memory_map_solver)) continue;
+      const mb_matrix_cell *cell = mb_matrix_cell_at(m, c, s);
+      if (cell->present && cell->speedup_heuristic > best) {
+        best = cell->speedup_heuristic;
+        best_c = c;
+        best_s = s;
+      }
+    }
+  }
+  if (best_c < 0) {
+    if (opt->memory_map_workload)
+      return mb_fail(err, "--map-workload: no valid non-heuristic result for workload '%s'%s%s",
+                     opt->memory_map_workload, opt->memory_map_solver ? " and solver " : "",
+                     opt->memory_map_solver ? opt->memory_map_solver : "");
+    return true;
+  }
+  const mb_matrix_case *mc = &m->cases[best_c];
+  mb_baseline_row *baselines = NULL;
+  int64_t nb = 0;
+  if (!mb_results_read_baselines(r, &baselines, &nb, err)) return false;
+  const mb_baseline_row *base = NULL;
+  for (int64_t i = 0; i < nb; i++)
+    if (!strcmp(baselines[i].workload, mc->workload) && !strcmp(baselines[i].hardware, mc->hardware))
+      base = &baselines[i];
+  bool ok = true;
+  mb_workload *w = NULL;
+  mb_assignment *ah = NULL, *as = NULL;
+  mb_time_ps *benefit = NULL;
+  if (!base) {
+    ok = mb_fail(err, "%s: no baseline row for workload '%s' on '%s'", mb_results_path(r),
+                 mc->workload, mc->hardware);
+    goto done;
+  }
+  bool absent = false;
+  w = mb_results_get_workload(r, mc->workload, NULL, err);
+  if (!w) {
+    ok = false;
+    goto done;
+  }
+  ah = mb_results_get_baseline_assignment(r, base, &absent, err);
+  const mb_result_row *row = &m->rows[mb_matrix_cell_at(m, best_c, best_s)->first_row];
+  as = ah ? mb_results_get_assignment(r, row, &absent, err) : NULL;
+  benefit = malloc((size_t)w->n_buffers * sizeof *benefit);
+  if (!ah || !as || !benefit) {
+    ok = ah && as ? mb_fail(err, "out of memory") : false;
+    goto done;
+  }
+  mb_hardware hw = hardware_of(base);
+  mb_standalone_benefits(w, &hw, benefit);
+  char left[2048], right[2048];
+  snprintf(left, sizeof left, "%s/map_heuristic.dat", job->tmp);
+  snprintf(right, sizeof right, "%s/map_solver.dat", job->tmp);
+  double bmax = 0;
+  if (!write_map(left, w, ah, benefit, &bmax, err) || !write_map(right, w, as, benefit, &bmax, err)) {
+    ok = false;
+    goto done;
+  }
+  char vars[8192];
+  snprintf(vars, sizeof vars,
+           "LEFT='%s'; RIGHT='%s'; LEFT_TITLE='heuristic: %d buffers in fast memory'; "
+           "RIGHT_TITLE='%s (seed %lld): %d buffers, %.3fx over heuristic'; CAPACITY=%.9g; "
+           "TMAX=%d; BMAX=%.9g; WORKLOAD='%s on %s'",
+           left, right, mb_assignment_n_fast(ah), row->solver, (long long)row->seed,
+           mb_assignment_n_fast(as), mb_matrix_cell_at(m, best_c, best_s)->speedup_heuristic,
+           (double)base->capacity / 1048576.0, w->schedule_length, bmax, mc->workload,
+           mc->hardware);
+  ok = quotable(mc->workload) ? draw(job, "memory_map.gp", "memory_map", 1600, 650, vars, err)
+                              : mb_fail(err, "workload name '%s' cannot be quoted for gnuplot",
+                                        mc->workload);
+done:
+  free(benefit);
+  mb_assignment_free(ah);
+  mb_assignment_free(as);
+  mb_workload_free(w);
+  free(baselines);
+  return ok;
+}
+
+/* ---- driver ---- */
+
+static void remove_tree(const char *dir) {
+  static const char *const FILES[] = {"speedup.dat",      "gap.dat",          "cdf.dat",
+                                      "walltime.dat",     "curves.dat",       "map_heuristic.dat",
+                                      "map_solver.dat",   "gnuplot-stderr.txt"};
+  char path[2048];
+  for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, FILES[i]);
+    remove(path);
+  }
+  rmdir(dir);
+}
+
+bool mb_plot_all(const char *results_path, const mb_plot_options *opt, mb_plot_outputs *outputs,
+                 mb_error *err) {
+  plot_job job;
+  memset(&job, 0, sizeof job);
+  outputs->n = 0;
+  job.outputs = outputs;
+  job.formats = opt->formats ? opt->formats : (MB_PLOT_PNG | MB_PLOT_PDF);
+  if (!mb_plot_find_gnuplot(job.gnuplot, sizeof job.gnuplot))
+    return mb_fail(err, "gnuplot not found on PATH: install the Debian package gnuplot-nox "
+                        "(./scripts/setup.sh does)");
+  if (opt->templates_dir)
+    snprintf(job.templates, sizeof job.templates, "%s", opt->templates_dir);
+  else
+    snprintf(job.templates, sizeof job.templates, "%s/plots", mb_source_dir());
+  if (opt->out_dir)
+    snprintf(job.out_dir, sizeof job.out_dir, "%s", opt->out_dir);
+  else
+    snprintf(job.out_dir, sizeof job.out_dir, "%s/results/figures", mb_source_dir());
+  if (!quotable(job.templates) || !quotable(job.out_dir))
+    return mb_fail(err, "%s: paths with quotes or newlines cannot be passed to gnuplot", job.out_dir);
+  if (mb_mkdir_p(job.out_dir) != 0)
+    return mb_fail(err, "%s: cannot create output directory: %s", job.out_dir, strerror(errno));
+  const char *tmp = getenv("TMPDIR");
+  snprintf(job.tmp, sizeof job.tmp, "%s/mallocbench-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(job.tmp)) return mb_fail(err, "%s: cannot create temporary directory", job.tmp);
+
+  bool ok = false;
+  mb_result_matrix *m = NULL;
+  case_key *order = NULL;
+  mb_results *r = mb_results_open(results_path, false, err);
+  if (!r) goto done;
+  m = mb_result_matrix_load(r, err);
+  if (!m) goto done;
+  if (m->n_rows == 0) {
+    mb_fail(err, "%s: the results table is empty: nothing to plot", results_path);
+    goto done;
+  }
+  order = sorted_cases(m);
+  if (!order) {
+    mb_fail(err, "out of memory");
+    goto done;
+  }
+  ok = figure_speedups(&job, m, order, err) && figure_distribution(&job, m, err) &&
+       figure_gaps(&job, m, order, err) && figure_walltime(&job, m, err) &&
+       figure_curves(&job, r, m, err) && figure_memory_map(&job, r, m, opt, err);
+done:
+  free(order);
+  mb_result_matrix_free(m);
+  if (r) mb_results_close(r, NULL);
+  remove_tree(job.tmp);
+  return ok;
+}

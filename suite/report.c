@@ -1,0 +1,517 @@
+#include "report.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <errno.h>
+#include <math.h>
+#include <pcre2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "paths.h"
+#include "result_matrix.h"
+#include "results.h"
+
+/* The figures the Markdown report links, in the order plot.h draws them. */
+static const struct {
+  const char *file;
+  const char *caption;
+} FIGURES[] = {
+    {"speedup_per_workload", "Speedup over the heuristic per workload"},
+    {"speedup_distribution", "Distribution of speedups per solver"},
+    {"gap_to_bound", "Gap to the LP bound per workload"},
+    {"walltime_vs_size", "Solver wall time against workload size"},
+    {"training_curves", "mallocMuZero training curves"},
+    {"memory_map", "Memory maps: heuristic vs the best solver"},
+};
+
+bool mb_report_parse_formats(const char *list, unsigned *formats, mb_error *err) {
+  *formats = 0;
+  const char *p = list;
+  while (*p) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    if (len == 2 && !strncmp(p, "md", 2))
+      *formats |= MB_REPORT_MD;
+    else if (len == 3 && !strncmp(p, "tex", 3))
+      *formats |= MB_REPORT_TEX;
+    else
+      return mb_fail(err, "--format: unknown format '%.*s' (expected md or tex)", (int)len, p);
+    p += len + (comma ? 1 : 0);
+  }
+  if (!*formats) return mb_fail(err, "--format: no format given");
+  return true;
+}
+
+bool mb_report_parse_alphatensor_name(const char *name, char *factorization, size_t fn, long *n,
+                                      char *dtype, size_t dn) {
+  static const char *const NAMES[][2] = {{"at_tpu", "AlphaTensor (TPU)"},
+                                         {"at_gpu", "AlphaTensor (GPU)"},
+                                         {"strassen2", "Strassen-squared"},
+                                         {"standard", "standard (64 products)"}};
+  int errcode;
+  PCRE2_SIZE erroff;
+  pcre2_code *re = pcre2_compile(
+      (PCRE2_SPTR) "^(at_tpu|at_gpu|strassen2|standard)_([0-9]+)_(bf16|f16|f32)(?:-[A-Za-z0-9_.-]+)?$",
+      PCRE2_ZERO_TERMINATED, 0, &errcode, &erroff, NULL);
+  if (!re) return false;
+  pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+  bool ok = md && pcre2_match(re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) > 0;
+  if (ok) {
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+    for (size_t i = 0; i < sizeof NAMES / sizeof NAMES[0]; i++)
+      if (strlen(NAMES[i][0]) == ov[3] - ov[2] && !strncmp(name, NAMES[i][0], ov[3] - ov[2]))
+        snprintf(factorization, fn, "%s", NAMES[i][1]);
+    *n = strtol(name + ov[4], NULL, 10);
+    snprintf(dtype, dn, "%.*s", (int)(ov[7] - ov[6]), name + ov[6]);
+  }
+  pcre2_match_data_free(md);
+  pcre2_code_free(re);
+  return ok;
+}
+
+/* ---- formatting helpers: one place decides how each kind of number is printed ---- */
+
+static void fmt_speedup(double v, char *out, size_t n) {
+  if (isnan(v))
+    snprintf(out, n, "–");
+  else
+    snprintf(out, n, "%.3f", v);
+}
+
+static void fmt_percent(double v, char *out, size_t n) {
+  if (isnan(v))
+    snprintf(out, n, "–");
+  else
+    snprintf(out, n, "%.1f%%", 100.0 * v);
+}
+
+static void fmt_ms(int64_t ps, char *out, size_t n) {
+  if (ps < 0)
+    snprintf(out, n, "–");
+  else
+    snprintf(out, n, "%.4g", (double)ps / 1e9);
+}
+
+static void fmt_wall(double s, char *out, size_t n) {
+  if (isnan(s))
+    snprintf(out, n, "–");
+  else if (s < 0.01)
+    snprintf(out, n, "%.1f ms", s * 1e3);
+  else
+    snprintf(out, n, "%.2f s", s);
+}
+
+/* LaTeX-escapes text (workload names have underscores). */
+static void tex_escape(const char *s, char *out, size_t n) {
+  size_t j = 0;
+  for (; *s && j + 8 < n; s++) {
+    const char *rep = NULL;
+    switch (*s) {
+      case '_': rep = "\\_"; break;
+      case '%': rep = "\\%"; break;
+      case '&': rep = "\\&"; break;
+      case '#': rep = "\\#"; break;
+      case '$': rep = "\\$"; break;
+      case '{': rep = "\\{"; break;
+      case '}': rep = "\\}"; break;
+      case '~': rep = "\\textasciitilde{}"; break;
+      case '^': rep = "\\textasciicircum{}"; break;
+      case '\\': rep = "\\textbackslash{}"; break;
+    }
+    if (rep) {
+      size_t l = strlen(rep);
+      if (j + l + 1 >= n) break;
+      memcpy(out + j, rep, l);
+      j += l;
+    } else {
+      out[j++] = *s;
+    }
+  }
+  out[j] = '\0';
+}
+
+/* In LaTeX, the en dash used for "no value" and "%" need their own spelling. */
+static void tex_value(const char *v, char *out, size_t n) {
+  if (!strcmp(v, "–")) {
+    snprintf(out, n, "--");
+    return;
+  }
+  tex_escape(v, out, n);
+}
+
+/* A LaTeX macro name from a solver name: letters only, CamelCase ("mallocmuzero-exact" ->
+ * "MallocmuzeroExact"). */
+static void tex_macro_name(const char *s, char *out, size_t n) {
+  size_t j = 0;
+  bool upper = true;
+  for (; *s && j + 1 < n; s++) {
+    if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')) {
+      out[j++] = upper && *s >= 'a' ? (char)(*s - 'a' + 'A') : *s;
+      upper = false;
+    } else {
+      upper = true;
+    }
+  }
+  out[j] = '\0';
+}
+
+/* Opens path.tmp for writing; close_atomic renames it into place, so a failed report never
+ * leaves a half-written file where a good one was. */
+static FILE *open_atomic(const char *path, char *tmp, size_t n, mb_error *err) {
+  snprintf(tmp, n, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) mb_fail(err, "%s: cannot write: %s", tmp, strerror(errno));
+  return f;
+}
+
+static bool close_atomic(FILE *f, const char *tmp, const char *path, mb_error *err) {
+  bool bad = ferror(f) != 0;
+  if (fclose(f) != 0 || bad) {
+    remove(tmp);
+    return mb_fail(err, "%s: write failed (disk full?)", tmp);
+  }
+  if (rename(tmp, path) != 0) {
+    remove(tmp);
+    return mb_fail(err, "%s: cannot rename into place: %s", path, strerror(errno));
+  }
+  return true;
+}
+
+typedef struct report_data {
+  mb_results *r;
+  mb_result_matrix *m;
+  mb_solver_summary *summary;
+  char **attr_keys;
+  char **attr_values;
+  int32_t n_attrs;
+  const char *results_path;
+} report_data;
+
+/* ---- Markdown ---- */
+
+static void md_summary(FILE *f, const report_data *d) {
+  fprintf(f,
+          "## Summary per solver\n\n"
+          "Speedup = T_heuristic / T_solver (simulated), geometric mean over workloads; "
+          "wins/ties/losses against the heuristic; gap = (T_solver - T_bound) / T_bound "
+          "against the LP bound; wall time is wall clock on the machine of the run.\n\n"
+          "| solver | workloads | geomean speedup | max speedup | wins / ties / losses | mean gap "
+          "to bound | failed | total wall time |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (int32_t s = 0; s < d->m->n_solvers; s++) {
+    const mb_solver_summary *x = &d->summary[s];
+    char g[32], mx[32], gap[32], wall[32];
+    fmt_speedup(x->geomean_speedup, g, sizeof g);
+    fmt_speedup(x->max_speedup, mx, sizeof mx);
+    fmt_percent(x->mean_gap_to_bound, gap, sizeof gap);
+    fmt_wall(x->total_wall_s, wall, sizeof wall);
+    fprintf(f, "| %s | %d | %s | %s | %d / %d / %d | %s | %d | %s |\n", x->solver, x->n_cases, g,
+            mx, x->wins, x->ties, x->losses, gap, x->n_failed, wall);
+  }
+  fprintf(f, "\n");
+}
+
+static void md_workloads(FILE *f, const report_data *d) {
+  const mb_result_matrix *m = d->m;
+  fprintf(f,
+          "## Per workload\n\n"
+          "Times in ms (simulated). Per solver: speedup over the heuristic / gap to the LP bound "
+          "/ wall time. \"–\" marks a missing or failed result.\n\n"
+          "| workload | hardware | buffers | T_slow | T_heuristic | T_bound |");
+  for (int32_t s = 0; s < m->n_solvers; s++) fprintf(f, " %s |", m->solvers[s]);
+  fprintf(f, "\n|---|---|---:|---:|---:|---:|");
+  for (int32_t s = 0; s < m->n_solvers; s++) fprintf(f, "---:|");
+  fprintf(f, "\n");
+  for (int32_t c = 0; c < m->n_cases; c++) {
+    const mb_matrix_case *k = &m->cases[c];
+    char ts[32], th[32], tb[32];
+    fmt_ms(k->t_slow_ps, ts, sizeof ts);
+    fmt_ms(k->t_heuristic_ps, th, sizeof th);
+    fmt_ms(k->t_bound_ps, tb, sizeof tb);
+    fprintf(f, "| %s | %s | %d | %s | %s | %s |", k->workload, k->hardware, k->n_buffers, ts, th,
+            tb);
+    for (int32_t s = 0; s < m->n_solvers; s++) {
+      const mb_matrix_cell *cell = mb_matrix_cell_at(m, c, s);
+      char sp[32], gap[32], wall[32];
+      fmt_speedup(cell->present ? cell->speedup_heuristic : NAN, sp, sizeof sp);
+      fmt_percent(cell->present ? cell->gap_to_bound : NAN, gap, sizeof gap);
+      fmt_wall(cell->present ? cell->wall_s : NAN, wall, sizeof wall);
+      fprintf(f, " %s / %s / %s |", sp, gap, wall);
+    }
+    fprintf(f, "\n");
+  }
+  fprintf(f, "\n");
+}
+
+/* Rows of the AlphaTensor table: cases whose workload is an AlphaTensor trace. */
+static bool md_alphatensor(FILE *f, const report_data *d, bool tex) {
+  const mb_result_matrix *m = d->m;
+  int rows = 0;
+  for (int32_t c = 0; c < m->n_cases; c++) {
+    char fact[64], dtype[16];
+    long n;
+    if (!mb_report_parse_alphatensor_name(m->cases[c].workload, fact, sizeof fact, &n, dtype,
+                                          sizeof dtype))
+      continue;
+    if (rows++ == 0) {
+      if (tex) {
+        fprintf(f, "\\begin{tabular}{llrl");
+        for (int32_t s = 0; s < m->n_solvers; s++) fprintf(f, "r");
+        fprintf(f, "}\n\\toprule\nfactorization & hardware & $N$ & dtype");
+        for (int32_t s = 0; s < m->n_solvers; s++) {
+          char name[64];
+          tex_escape(m->solvers[s], name, sizeof name);
+          fprintf(f, " & %s", name);
+        }
+        fprintf(f, " \\\\\n\\midrule\n");
+      } else {
+        fprintf(f,
+                "## AlphaTensor matrix multiplication\n\n"
+                "Speedup over the heuristic (simulated) of the 4x4 block algorithm of each "
+                "factorization.\n\n| factorization | hardware | N | dtype |");
+        for (int32_t s = 0; s < m->n_solvers; s++) fprintf(f, " %s |", m->solvers[s]);
+        fprintf(f, "\n|---|---|---:|---|");
+        for (int32_t s = 0; s < m->n_solvers; s++) fprintf(f, "---:|");
+        fprintf(f, "\n");
+      }
+    }
+    char fe[128], he[128];
+    if (tex) {
+      tex_escape(fact, fe, sizeof fe);
+      tex_escape(m->cases[c].hardware, he, sizeof he);
+    } else {
+      snprintf(fe, sizeof fe, "%s", fact);
+      snprintf(he, sizeof he, "%s", m->cases[c].hardware);
+    }
+    fprintf(f, tex ? "%s & %s & %ld & %s" : "| %s | %s | %ld | %s |", fe, he, n, dtype);
+    for (int32_t s = 0; s < m->n_solvers; s++) {
+      const mb_matrix_cell *cell = mb_matrix_cell_at(m, c, s);
+      char sp[32], v[32];
+      fmt_speedup(cell->present ? cell->speedup_heuristic : NAN, sp, sizeof sp);
+      tex_value(sp, v, sizeof v);
+      fprintf(f, tex ? " & %s" : " %s |", tex ? v : sp);
+    }
+    fprintf(f, tex ? " \\\\\n" : "\n");
+  }
+  if (tex && rows) fprintf(f, "\\bottomrule\n\\end{tabular}\n");
+  if (!tex && rows) fprintf(f, "\n");
+  if (tex && !rows) fprintf(f, "%% no AlphaTensor traces in this results file\n");
+  return rows > 0;
+}
+
+static void md_provenance(FILE *f, const report_data *d) {
+  fprintf(f, "## Provenance\n\nResults file: `%s`\n\n| attribute | value |\n|---|---|\n",
+          d->results_path);
+  for (int32_t i = 0; i < d->n_attrs; i++) {
+    /* pipes would break the table */
+    char v[1024];
+    snprintf(v, sizeof v, "%s", d->attr_values[i]);
+    for (char *c = v; *c; c++)
+      if (*c == '|' || *c == '\n') *c = ' ';
+    fprintf(f, "| %s | `%s` |\n", d->attr_keys[i], v);
+  }
+  fprintf(f, "\n");
+}
+
+/* `target` relative to the directory of `from` when it lies below it (so the report's figure
+ * links work wherever the results folder is moved), else `target` unchanged. */
+static const char *relative_to(const char *target, const char *from) {
+  const char *slash = strrchr(from, '/');
+  size_t dir_len = slash ? (size_t)(slash - from) : 0;
+  if (dir_len == 0) return target;
+  if (!strncmp(target, from, dir_len) && target[dir_len] == '/') return target + dir_len + 1;
+  return target;
+}
+
+static bool write_markdown(const report_data *d, const char *path, const char *figures_dir,
+                           mb_error *err) {
+  char tmp[4096];
+  FILE *f = open_atomic(path, tmp, sizeof tmp, err);
+  if (!f) return false;
+  fprintf(f,
+          "# mallocbench report\n\n"
+          "Generated by `mallocbench report` from `%s`. Every time is simulated by mallocbench's "
+          "roofline cost model unless it says wall clock. Regenerate with "
+          "`mallocbench report %s`.\n\n",
+          d->results_path, d->results_path);
+  md_summary(f, d);
+  md_alphatensor(f, d, false);
+  fprintf(f, "## Figures\n\n");
+  for (size_t i = 0; i < sizeof FIGURES / sizeof FIGURES[0]; i++) {
+    char png[4096];
+    snprintf(png, sizeof png, "%s/%s.png", figures_dir, FIGURES[i].file);
+    if (access(png, R_OK) == 0)
+      fprintf(f, "### %s\n\n![%s](%s)\n\n", FIGURES[i].caption, FIGURES[i].caption,
+              relative_to(png, path));
+  }
+  md_workloads(f, d);
+  md_provenance(f, d);
+  return close_atomic(f, tmp, path, err);
+}
+
+/* ---- LaTeX ---- */
+
+static bool tex_file(const char *dir, const char *name, FILE **f, char *path, size_t pn,
+                     char *tmp, size_t tn, mb_error *err) {
+  snprintf(path, pn, "%s/%s", dir, name);
+  *f = open_atomic(path, tmp, tn, err);
+  if (*f) fprintf(*f, "%% generated by mallocbench report; do not edit\n");
+  return *f != NULL;
+}
+
+static bool write_tex(const report_data *d, const char *dir, mb_error *err) {
+  const mb_result_matrix *m = d->m;
+  char path[4096], tmp[4200];
+  FILE *f;
+  /* summary.tex */
+  if (!tex_file(dir, "summary.tex", &f, path, sizeof path, tmp, sizeof tmp, err)) return false;
+  fprintf(f,
+          "\\begin{tabular}{lrrrcrr}\n\\toprule\n"
+          "solver & workloads & geomean & max & W/T/L & gap to bound & wall (s) \\\\\n\\midrule\n");
+  for (int32_t s = 0; s < m->n_solvers; s++) {
+    const mb_solver_summary *x = &d->summary[s];
+    char name[64], g[32], mx[32], gap[32], gt[32], mt[32], gapt[32];
+    tex_escape(x->solver, name, sizeof name);
+    fmt_speedup(x->geomean_speedup, g, sizeof g);
+    fmt_speedup(x->max_speedup, mx, sizeof mx);
+    fmt_percent(x->mean_gap_to_bound, gap, sizeof gap);
+    tex_value(g, gt, sizeof gt);
+    tex_value(mx, mt, sizeof mt);
+    tex_value(gap, gapt, sizeof gapt);
+    fprintf(f, "%s & %d & %s & %s & %d/%d/%d & %s & %.1f \\\\\n", name, x->n_cases, gt, mt, x->wins,
+            x->ties, x->losses, gapt, x->total_wall_s);
+  }
+  fprintf(f, "\\bottomrule\n\\end{tabular}\n");
+  if (!close_atomic(f, tmp, path, err)) return false;
+
+  /* workloads.tex: a longtable, speedup (gap) per solver */
+  if (!tex_file(dir, "workloads.tex", &f, path, sizeof path, tmp, sizeof tmp, err)) return false;
+  fprintf(f, "\\begin{longtable}{llr");
+  for (int32_t s = 0; s < m->n_solvers; s++) fprintf(f, "r");
+  fprintf(f, "}\n\\toprule\nworkload & hardware & $T_\\mathrm{slow}$ (ms)");
+  for (int32_t s = 0; s < m->n_solvers; s++) {
+    char name[64];
+    tex_escape(m->solvers[s], name, sizeof name);
+    fprintf(f, " & %s", name);
+  }
+  fprintf(f, " \\\\\n\\midrule\n\\endhead\n");
+  for (int32_t c = 0; c < m->n_cases; c++) {
+    char w[256], h[128], ts[32];
+    tex_escape(m->cases[c].workload, w, sizeof w);
+    tex_escape(m->cases[c].hardware, h, sizeof h);
+    fmt_ms(m->cases[c].t_slow_ps, ts, sizeof ts);
+    fprintf(f, "%s & %s & %s", w, h, ts);
+    for (int32_t s = 0; s < m->n_solvers; s++) {
+      const mb_matrix_cell *cell = mb_matrix_cell_at(m, c, s);
+      char sp[32], gap[32], spt[32], gapt[32];
+      fmt_speedup(cell->present ? cell->speedup_heuristic : NAN, sp, sizeof sp);
+      fmt_percent(cell->present ? cell->gap_to_bound : NAN, gap, sizeof gap);
+      tex_value(sp, spt, sizeof spt);
+      tex_value(gap, gapt, sizeof gapt);
+      fprintf(f, " & %s (%s)", spt, gapt);
+    }
+    fprintf(f, " \\\\\n");
+  }
+  fprintf(f, "\\bottomrule\n\\end{longtable}\n");
+  if (!close_atomic(f, tmp, path, err)) return false;
+
+  if (!tex_file(dir, "alphatensor.tex", &f, path, sizeof path, tmp, sizeof tmp, err)) return false;
+  md_alphatensor(f, d, true);
+  if (!close_atomic(f, tmp, path, err)) return false;
+
+  if (!tex_file(dir, "provenance.tex", &f, path, sizeof path, tmp, sizeof tmp, err)) return false;
+  fprintf(f, "\\begin{tabular}{lp{0.62\\linewidth}}\n\\toprule\nattribute & value \\\\\n\\midrule\n");
+  for (int32_t i = 0; i < d->n_attrs; i++) {
+    char k[256], v[2048];
+    tex_escape(d->attr_keys[i], k, sizeof k);
+    tex_escape(d->attr_values[i], v, sizeof v);
+    fprintf(f, "%s & \\texttt{%s} \\\\\n", k, v);
+  }
+  fprintf(f, "\\bottomrule\n\\end{tabular}\n");
+  if (!close_atomic(f, tmp, path, err)) return false;
+
+  /* macros.tex: numbers quoted in the paper's text */
+  if (!tex_file(dir, "macros.tex", &f, path, sizeof path, tmp, sizeof tmp, err)) return false;
+  fprintf(f, "\\newcommand{\\NumWorkloads}{%d}\n\\newcommand{\\NumSolvers}{%d}\n", m->n_cases,
+          m->n_solvers);
+  for (int32_t s = 0; s < m->n_solvers; s++) {
+    const mb_solver_summary *x = &d->summary[s];
+    char macro[64], g[32], mx[32], gap[32], gapt[32];
+    tex_macro_name(x->solver, macro, sizeof macro);
+    fmt_speedup(x->geomean_speedup, g, sizeof g);
+    fmt_speedup(x->max_speedup, mx, sizeof mx);
+    fmt_percent(x->mean_gap_to_bound, gap, sizeof gap);
+    tex_value(gap, gapt, sizeof gapt);
+    fprintf(f,
+            "\\newcommand{\\Geomean%s}{%s}\n\\newcommand{\\Max%s}{%s}\n"
+            "\\newcommand{\\Wins%s}{%d}\n\\newcommand{\\Ties%s}{%d}\n\\newcommand{\\Losses%s}{%d}\n"
+            "\\newcommand{\\Gap%s}{%s}\n",
+            macro, g, macro, mx, macro, x->wins, macro, x->ties, macro, x->losses, macro, gapt);
+  }
+  return close_atomic(f, tmp, path, err);
+}
+
+bool mb_report_write(const char *results_path, const mb_report_options *opt, mb_error *err) {
+  unsigned formats = opt->formats ? opt->formats : (MB_REPORT_MD | MB_REPORT_TEX);
+  char md_path[4096], tex_dir[4096], figures_dir[4096];
+  if (opt->markdown_path)
+    snprintf(md_path, sizeof md_path, "%s", opt->markdown_path);
+  else
+    snprintf(md_path, sizeof md_path, "%s/results/REPORT.md", mb_source_dir());
+  if (opt->tex_dir)
+    snprintf(tex_dir, sizeof tex_dir, "%s", opt->tex_dir);
+  else
+    snprintf(tex_dir, sizeof tex_dir, "%s/paper/generated", mb_source_dir());
+  if (opt->figures_dir)
+    snprintf(figures_dir, sizeof figures_dir, "%s", opt->figures_dir);
+  else
+    snprintf(figures_dir, sizeof figures_dir, "%s/results/figures", mb_source_dir());
+
+  report_data d = {.results_path = results_path};
+  bool ok = false;
+  d.r = mb_results_open(results_path, false, err);
+  if (!d.r) return false;
+  d.m = mb_result_matrix_load(d.r, err);
+  if (!d.m) goto done;
+  if (d.m->n_rows == 0) {
+    mb_fail(err, "%s: the results table is empty: nothing to report", results_path);
+    goto done;
+  }
+  d.summary = calloc((size_t)d.m->n_solvers, sizeof *d.summary);
+  if (!d.summary) {
+    mb_fail(err, "out of memory");
+    goto done;
+  }
+  mb_result_matrix_summarise(d.m, d.summary);
+  if (!mb_results_list_attrs(d.r, &d.attr_keys, &d.attr_values, &d.n_attrs, err)) goto done;
+  if (formats & MB_REPORT_MD) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", md_path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+      *slash = '\0';
+      if (dir[0] && mb_mkdir_p(dir) != 0) {
+        mb_fail(err, "%s: cannot create directory: %s", dir, strerror(errno));
+        goto done;
+      }
+    }
+    if (!write_markdown(&d, md_path, figures_dir, err)) goto done;
+  }
+  if (formats & MB_REPORT_TEX) {
+    if (mb_mkdir_p(tex_dir) != 0) {
+      mb_fail(err, "%s: cannot create directory: %s", tex_dir, strerror(errno));
+      goto done;
+    }
+    if (!write_tex(&d, tex_dir, err)) goto done;
+  }
+  ok = true;
+done:
+  mb_results_free_strings(d.attr_keys, d.n_attrs);
+  mb_results_free_strings(d.attr_values, d.n_attrs);
+  free(d.summary);
+  mb_result_matrix_free(d.m);
+  mb_results_close(d.r, NULL);
+  return ok;
+}

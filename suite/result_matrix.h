@@ -1,0 +1,72 @@
+/* The results of a run as a matrix: cases (workload x hardware) by solvers, each cell the
+ * aggregate over seeds. Figures and reports read results through this one view, so a number
+ * in a figure and the same number in a table are computed once, the same way.
+ *
+ * Aggregation over seeds: speedups by geometric mean, gaps and wall times by arithmetic mean;
+ * a cell counts as present only when every seed's row is "ok" and valid. */
+#ifndef MB_RESULT_MATRIX_H
+#define MB_RESULT_MATRIX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "results.h"
+
+typedef struct mb_matrix_cell {
+  bool present;             /* at least one ok+valid row and no failed one */
+  int32_t n_seeds;
+  int32_t n_failed;         /* rows of this cell that are not ok or not valid */
+  double speedup_heuristic; /* geometric mean over seeds */
+  double speedup_slow;      /* geometric mean over seeds */
+  double gap_to_bound;      /* mean over seeds; NaN without a bound */
+  double wall_s;            /* mean over seeds */
+  double t_solver_s;        /* mean over seeds */
+  int64_t first_row;        /* index (into the rows) of the cell's lowest-seed row */
+} mb_matrix_cell;
+
+typedef struct mb_matrix_case {
+  char workload[MB_RES_WORKLOAD];
+  char hardware[MB_RES_HARDWARE];
+  char label[MB_RES_WORKLOAD + MB_RES_HARDWARE]; /* "workload", or "workload@hw" when the
+                                                    workload ran on several profiles */
+  int32_t n_buffers;
+  int64_t capacity;
+  int64_t t_slow_ps;
+  int64_t t_heuristic_ps;
+  int64_t t_bound_ps; /* -1 when unavailable */
+} mb_matrix_case;
+
+typedef struct mb_result_matrix {
+  int32_t n_cases;
+  int32_t n_solvers;
+  mb_matrix_case *cases;          /* in first-appearance (plan) order */
+  char (*solvers)[MB_RES_SOLVER]; /* in first-appearance order */
+  mb_matrix_cell *cells;          /* n_cases x n_solvers, row-major */
+  mb_result_row *rows;            /* the raw rows, as read */
+  int64_t n_rows;
+} mb_result_matrix;
+
+/* Builds the matrix from an open results file. */
+mb_result_matrix *mb_result_matrix_load(mb_results *r, mb_error *err);
+void mb_result_matrix_free(mb_result_matrix *m);
+mb_matrix_cell *mb_matrix_cell_at(const mb_result_matrix *m, int32_t c, int32_t s);
+/* Index of a solver by name, or -1. */
+int32_t mb_matrix_solver_index(const mb_result_matrix *m, const char *solver);
+
+/* Per-solver summary over all cases where both the solver and the heuristic are present. */
+typedef struct mb_solver_summary {
+  char solver[MB_RES_SOLVER];
+  int32_t n_cases;          /* cases with a present cell */
+  int32_t n_failed;         /* rows that were not ok/valid */
+  double geomean_speedup;   /* over the heuristic */
+  double max_speedup;
+  int32_t wins, ties, losses; /* vs heuristic; tie when |speedup - 1| <= 1e-9 */
+  double mean_gap_to_bound; /* over cases with a bound; NaN when none */
+  double total_wall_s;
+} mb_solver_summary;
+
+/* out has m->n_solvers entries, in the matrix's solver order. */
+void mb_result_matrix_summarise(const mb_result_matrix *m, mb_solver_summary *out);
+
+#endif
