@@ -9,6 +9,7 @@
 #define MB_CATALOGUE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -35,6 +36,8 @@ typedef struct mb_catalogue {
 } mb_catalogue;
 
 mb_catalogue *mb_catalogue_load(const char *path, mb_error *err);
+/* Parses catalogue text of `len` bytes; `path` names it in messages (file:line:column). */
+mb_catalogue *mb_catalogue_parse(const char *text, size_t len, const char *path, mb_error *err);
 void mb_catalogue_free(mb_catalogue *c);
 /* datasets/catalogue.txt under the source tree. */
 const char *mb_catalogue_default_path(void);
@@ -45,6 +48,13 @@ mb_workload *mb_catalogue_load_workload(const mb_catalogue_entry *e, const char 
                                         const char *cache_dir, bool *missing, mb_error *err);
 /* The entry's hardware: the named profile with the entry's capacity applied. */
 bool mb_catalogue_hardware(const mb_catalogue_entry *e, mb_hardware *out, mb_error *err);
+/* Peak over time of the bytes of live non-pinned buffers: what could ever want fast memory.
+ * -1 on allocation failure. */
+int64_t mb_catalogue_placeable_peak(const mb_workload *w);
+/* The capacity rule (datasets/CATALOGUE.md): the profile's capacity when the placeable peak
+ * exceeds twice it, else the largest power-of-two multiple of the alignment <= peak / 4;
+ * never below the smallest non-pinned buffer (rounded up to the alignment). */
+int64_t mb_catalogue_auto_capacity(const mb_workload *w, const mb_hardware *hw);
 /* SHA-256 (hex) of the catalogue file's bytes, for provenance. */
 bool mb_catalogue_hash(const mb_catalogue *c, char out[65], mb_error *err);
 

@@ -1,11 +1,314 @@
-/* PLACEHOLDER: replaced by the module that implements 'add'. */
+/* mallocbench add NAME SOURCE: validates a workload and appends it to the catalogue.
+ *
+ * The new line is checked by the catalogue parser itself (one definition of "well formed"),
+ * the workload is materialised (imported or generated, so it validates), the capacity rule
+ * fills in the capacity unless given, and the file is replaced atomically (temporary file in
+ * the same directory, fsync, rename): an interrupted add leaves the old catalogue intact. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "catalogue.h"
 #include "commands.h"
+#include "paths.h"
+#include "workload.h"
+
+#define HEADER "name kind source args hardware capacity split tags"
+
+static void usage(FILE *out) {
+  fprintf(
+      out,
+      "usage: mallocbench add NAME SOURCE [--kind K] [--hardware H] [--capacity C]\n"
+      "                       [--split train|test] [--tags T1,T2] [--args A]\n"
+      "                       [--catalogue FILE] [--data DIR] [--cache DIR]\n\n"
+      "Validates a workload (loads it: imports or generates it) and appends an entry to the\n"
+      "catalogue (format in datasets/CATALOGUE.md). The file is replaced atomically.\n"
+      "  NAME          unique name: letters, digits and ._+- (starts with a letter or digit)\n"
+      "  SOURCE        an XLA HLO text dump (.hlo), a buffer CSV (.csv), a model spec\n"
+      "                (.spec), a native workload (.wl), an AlphaTensor factorization file\n"
+      "                (--kind alphatensor) or builtin:standard / builtin:strassen_squared.\n"
+      "                Paths under the data directory (hlo, csv, factorizations) or the source\n"
+      "                tree (model, native) are stored relative to it, others absolute.\n"
+      "  --kind K      hlo, csv, model, native, alphatensor (default: from the extension)\n"
+      "  --hardware H  hardware profile (default tpu-v4i)\n"
+      "  --capacity C  fast-memory bytes (unit B, KiB, MiB, GiB), 'profile', or 'auto'\n"
+      "                (default: the capacity rule of datasets/CATALOGUE.md)\n"
+      "  --split S     train or test (default test)\n"
+      "  --tags T      comma-separated tags (default: real for hlo/csv, else generated)\n"
+      "  --args A      generator arguments, comma-separated key=value (alphatensor:\n"
+      "                n=N,dtype=bf16; hlo: fusion=on|off,pin_parameters=..,pin_outputs=..)\n"
+      "  --catalogue F catalogue file (default datasets/catalogue.txt; created if absent)\n"
+      "  --data DIR    external data directory; --cache DIR cache of generated workloads\n");
+}
+
+static const char *infer_kind(const char *source) {
+  if (!strncmp(source, "builtin:", 8)) return "alphatensor";
+  const char *dot = strrchr(source, '.');
+  if (!dot) return NULL;
+  if (!strcmp(dot, ".hlo")) return "hlo";
+  if (!strcmp(dot, ".csv")) return "csv";
+  if (!strcmp(dot, ".spec")) return "model";
+  if (!strcmp(dot, ".wl")) return "native";
+  return NULL;
+}
+
+/* Stores SOURCE relative to base when it lies under it, else as an absolute path. */
+static bool normalise_source(const char *source, const char *base, char *out, size_t n) {
+  char *real = realpath(source, NULL);
+  if (!real) return false;
+  char *rbase = realpath(base, NULL);
+  const char *rel = real;
+  size_t bl = rbase ? strlen(rbase) : 0;
+  if (rbase && !strncmp(real, rbase, bl) && real[bl] == '/') rel = real + bl + 1;
+  bool ok = (size_t)snprintf(out, n, "%s", rel) < n;
+  if (ok && rel == real)
+    fprintf(stderr, "note: %s is outside %s: stored as an absolute path\n", real, base);
+  free(real);
+  free(rbase);
+  return ok;
+}
+
+/* Writes text to a temporary file beside path, fsyncs it and renames it over path. */
+static bool replace_file(const char *path, const char *text, size_t len, mb_error *err) {
+  char tmp[4200];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
+    return mb_fail(err, "%s: path too long", path);
+  int fd = mkstemp(tmp);
+  if (fd < 0) return mb_fail(err, "%s: cannot create a temporary file: %s", tmp, strerror(errno));
+  struct stat st;
+  if (stat(path, &st) == 0)
+    fchmod(fd, st.st_mode & 07777);
+  else
+    fchmod(fd, 0644);
+  size_t done = 0;
+  while (done < len) {
+    ssize_t w = write(fd, text + done, len - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) break;
+    done += (size_t)w;
+  }
+  bool ok = done == len && fsync(fd) == 0;
+  int saved = errno;
+  ok &= close(fd) == 0;
+  if (ok && rename(tmp, path) != 0) {
+    saved = errno;
+    ok = false;
+  }
+  if (!ok) {
+    unlink(tmp);
+    return mb_fail(err, "%s: cannot write: %s (the catalogue is unchanged)", path, strerror(saved));
+  }
+  return true;
+}
 
 int mb_cmd_add(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "mallocbench add: not built yet\n");
-  return 2;
+  if (mb_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  const char *name = NULL, *source = NULL, *kind = NULL, *hardware = "tpu-v4i", *capacity = "auto",
+             *split = "test", *tags = NULL, *args = "-", *cat_path = NULL, *data = NULL,
+             *cache = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char **slot = !strcmp(a, "--kind")        ? &kind
+                        : !strcmp(a, "--hardware")  ? &hardware
+                        : !strcmp(a, "--capacity")  ? &capacity
+                        : !strcmp(a, "--split")     ? &split
+                        : !strcmp(a, "--tags")      ? &tags
+                        : !strcmp(a, "--args")      ? &args
+                        : !strcmp(a, "--catalogue") ? &cat_path
+                        : !strcmp(a, "--data")      ? &data
+                        : !strcmp(a, "--cache")     ? &cache
+                                                    : NULL;
+    if (slot) {
+      if (++i >= argc) {
+        fprintf(stderr, "mallocbench add: %s needs a value\n", a);
+        return 2;
+      }
+      *slot = argv[i];
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "mallocbench add: unknown option '%s'\n", a);
+      usage(stderr);
+      return 2;
+    } else if (!name) {
+      name = a;
+    } else if (!source) {
+      source = a;
+    } else {
+      fprintf(stderr, "mallocbench add: unexpected argument '%s'\n", a);
+      return 2;
+    }
+  }
+  if (!name || !source) {
+    usage(stderr);
+    return 2;
+  }
+  if (!kind) kind = infer_kind(source);
+  if (!kind) {
+    fprintf(stderr,
+            "mallocbench add: cannot infer the kind of '%s' from its extension; give "
+            "--kind (hlo, csv, model, native, alphatensor)\n",
+            source);
+    return 2;
+  }
+  if (!tags) tags = (!strcmp(kind, "hlo") || !strcmp(kind, "csv")) ? "real" : "generated";
+  char def_cat[4096], def_cache[4096];
+  if (!cat_path)
+    cat_path = mb_path_join(def_cat, sizeof def_cat, mb_source_dir(), "datasets/catalogue.txt");
+  if (!cache) cache = mb_path_join(def_cache, sizeof def_cache, mb_source_dir(), "results/cache");
+  if (!cat_path || !cache) {
+    fprintf(stderr, "mallocbench add: source directory path too long\n");
+    return 2;
+  }
+  const char *data_dir = mb_data_dir(data);
+
+  /* The source as the catalogue stores it. */
+  char stored[512];
+  if (!strncmp(source, "builtin:", 8)) {
+    snprintf(stored, sizeof stored, "%s", source);
+  } else {
+    bool external = !strcmp(kind, "hlo") || !strcmp(kind, "csv") || !strcmp(kind, "alphatensor");
+    if (!normalise_source(source, external ? data_dir : mb_source_dir(), stored, sizeof stored)) {
+      fprintf(stderr, "mallocbench add: source '%s': %s\n", source,
+              errno ? strerror(errno) : "path too long");
+      return 2;
+    }
+    if (strpbrk(stored, " \t\r\n#")) {
+      fprintf(stderr,
+              "mallocbench add: source '%s': the catalogue's columns are whitespace-"
+              "separated, so paths may not contain blanks or '#'\n",
+              stored);
+      return 2;
+    }
+  }
+
+  /* Check the entry with the catalogue's own parser (capacity not known yet). */
+  mb_error err;
+  char line[2048];
+  int len = snprintf(line, sizeof line, "%s %s %s %s %s %s %s %s", name, kind, stored, args,
+                     hardware, strcmp(capacity, "auto") ? capacity : "profile", split, tags);
+  if (len >= (int)sizeof line || strpbrk(name, " \t\n#") || strpbrk(args, " \t\n#") ||
+      strpbrk(tags, " \t\n#") || strpbrk(hardware, " \t\n#") || strpbrk(capacity, " \t\n#")) {
+    fprintf(stderr,
+            "mallocbench add: arguments may not contain blanks or '#' (the catalogue is "
+            "whitespace-separated)\n");
+    return 2;
+  }
+  char probe[2200];
+  snprintf(probe, sizeof probe, HEADER "\n%s\n", line);
+  mb_catalogue *one = mb_catalogue_parse(probe, strlen(probe), "new entry", &err);
+  if (!one) {
+    /* The position in the synthetic line means nothing to the user: name the option. */
+    const char *f = strstr(err.message, "field '");
+    static const char *const OPTION[][2] = {{"name", "NAME"},           {"kind", "--kind"},
+                                            {"source", "SOURCE"},       {"args", "--args"},
+                                            {"hardware", "--hardware"}, {"capacity", "--capacity"},
+                                            {"split", "--split"},       {"tags", "--tags"}};
+    const char *opt = "";
+    for (int i = 0; f && i < 8; i++)
+      if (!strncmp(f + 7, OPTION[i][0], strlen(OPTION[i][0])) &&
+          f[7 + strlen(OPTION[i][0])] == '\'')
+        opt = OPTION[i][1];
+    fprintf(stderr, "mallocbench add: %s%s%s\n", opt, *opt ? ": " : "", f ? f : err.message);
+    return 2;
+  }
+  mb_catalogue_entry entry = one->entries[0];
+  mb_catalogue_free(one);
+
+  /* The existing catalogue must be intact before we touch it. */
+  size_t old_len = 0;
+  char *old = mb_read_file(cat_path, &old_len);
+  bool creating = false;
+  if (!old) {
+    if (errno != ENOENT) {
+      fprintf(stderr, "mallocbench add: %s: cannot read: %s\n", cat_path, strerror(errno));
+      return 2;
+    }
+    creating = true;
+    const char *fresh =
+        "# mallocbench catalogue: one workload per line; format in "
+        "datasets/CATALOGUE.md\n" HEADER "\n";
+    old = strdup(fresh);
+    old_len = old ? strlen(old) : 0;
+  }
+  int rc = 2;
+  mb_workload *w = NULL;
+  char *text = NULL;
+  mb_catalogue *cat = old ? mb_catalogue_parse(old, old_len, cat_path, &err) : NULL;
+  if (!cat) {
+    fprintf(stderr, "mallocbench add: %s\n", old ? err.message : "out of memory");
+    fprintf(stderr, "mallocbench add: fix the catalogue first; nothing was written\n");
+    goto done;
+  }
+  for (int32_t i = 0; i < cat->n_entries; i++)
+    if (!strcmp(cat->entries[i].name, name)) {
+      fprintf(stderr, "mallocbench add: %s:%d: a workload named '%s' already exists\n", cat_path,
+              cat->entries[i].line, name);
+      goto done;
+    }
+  mb_hardware hw;
+  if (!mb_catalogue_hardware(&entry, &hw, &err)) {
+    fprintf(stderr, "mallocbench add: %s\n", err.message);
+    goto done;
+  }
+  bool missing = false;
+  w = mb_catalogue_load_workload(&entry, data_dir, cache, &missing, &err);
+  if (!w) {
+    fprintf(stderr, "mallocbench add: %s\n", err.message);
+    goto done;
+  }
+  char cap_text[32];
+  if (!strcmp(capacity, "auto")) {
+    snprintf(cap_text, sizeof cap_text, "%lld", (long long)mb_catalogue_auto_capacity(w, &hw));
+    capacity = cap_text;
+  }
+  len = snprintf(line, sizeof line, "%s %s %s %s %s %s %s %s", name, kind, stored, args, hardware,
+                 capacity, split, tags);
+  size_t n = old_len + (size_t)len + 2;
+  text = malloc(n + 1);
+  if (!text) {
+    fprintf(stderr, "mallocbench add: out of memory\n");
+    goto done;
+  }
+  memcpy(text, old, old_len);
+  size_t pos = old_len;
+  if (pos > 0 && text[pos - 1] != '\n') text[pos++] = '\n';
+  memcpy(text + pos, line, (size_t)len);
+  pos += (size_t)len;
+  text[pos++] = '\n';
+  text[pos] = '\0';
+  mb_catalogue *check = mb_catalogue_parse(text, pos, cat_path, &err);
+  if (!check) {
+    fprintf(stderr, "mallocbench add: %s\n", err.message);
+    goto done;
+  }
+  int32_t line_no = check->entries[check->n_entries - 1].line;
+  int64_t final_cap = check->entries[check->n_entries - 1].capacity;
+  if (final_cap == 0) final_cap = hw.capacity; /* 'profile' */
+  mb_catalogue_free(check);
+  if (!replace_file(cat_path, text, pos, &err)) {
+    fprintf(stderr, "mallocbench add: %s\n", err.message);
+    rc = 1;
+    goto done;
+  }
+  mb_workload_stats st;
+  mb_workload_stats_compute(w, &st);
+  int64_t placeable = mb_catalogue_placeable_peak(w);
+  printf(
+      "added '%s' to %s%s (line %d): %d ops, %d buffers, peak live %lld B (non-pinned %lld B), "
+      "capacity %lld B (%.3f of the non-pinned peak)\n",
+      name, cat_path, creating ? " (new file)" : "", line_no, st.n_ops, st.n_buffers,
+      (long long)st.peak_live_bytes, (long long)placeable, (long long)final_cap,
+      placeable > 0 ? (double)final_cap / (double)placeable : 0.0);
+  rc = 0;
+done:
+  mb_workload_free(w);
+  mb_catalogue_free(cat);
+  free(old);
+  free(text);
+  return rc;
 }

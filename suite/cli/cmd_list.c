@@ -1,11 +1,246 @@
-/* PLACEHOLDER: replaced by the module that implements 'list'. */
+/* mallocbench list: the catalogue, filtered, optionally with each workload's statistics.
+ *
+ * Statistics are off by default: they materialise every workload (imports, generation), a
+ * plain listing should not, and the output must not depend on whether stdout is a terminal. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
+#include "catalogue.h"
 #include "commands.h"
+#include "cost.h"
+#include "paths.h"
+#include "workload.h"
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: mallocbench list [--workloads REGEX] [--tags TAG,...] [--split train|test]\n"
+          "                        [--stats] [--no-cache] [--data DIR] [--catalogue FILE]\n"
+          "                        [--cache DIR]\n\n"
+          "Prints the catalogue (datasets/catalogue.txt; format in datasets/CATALOGUE.md).\n"
+          "  --workloads REGEX  only names matching REGEX (PCRE2, unanchored)\n"
+          "  --tags T1,T2       only entries carrying every listed tag\n"
+          "  --split S          only the train or the test split\n"
+          "  --stats            load every listed workload and print its statistics: ops,\n"
+          "                     buffers, peak live bytes (all buffers), fast-memory capacity,\n"
+          "                     capacity / peak live bytes of the non-pinned buffers, T_slow\n"
+          "                     (simulated by mallocbench's roofline cost model, all buffers in\n"
+          "                     slow memory) and the wall time to import or generate it.\n"
+          "                     Off by default, so that a plain listing never imports or\n"
+          "                     generates anything and prints the same whether or not stdout\n"
+          "                     is a terminal.\n"
+          "  --no-cache         regenerate model and AlphaTensor workloads (measures generation)\n"
+          "  --data DIR         external data directory (default MALLOCBENCH_DATA or\n"
+          "                     ../shared/data)\n"
+          "  --catalogue FILE   another catalogue file\n"
+          "  --cache DIR        cache of generated workloads (default results/cache)\n"
+          "Entries whose external data is missing are listed as skipped with the reason.\n"
+          "Exit status: 0, or 1 when a workload fails to load, 2 on bad usage or catalogue.\n");
+}
+
+/* Exact when the size is a whole number of the unit ("128MiB"), else one decimal. */
+static const char *fmt_size(int64_t b, char *buf, size_t n) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  int64_t x = b;
+  while (u < 4 && x >= 1024 && x % 1024 == 0) x /= 1024, u++;
+  if (x < 10240 || u == 4) {
+    snprintf(buf, n, "%lld%s", (long long)x, units[u]);
+    return buf;
+  }
+  double v = (double)b;
+  u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, u++;
+  snprintf(buf, n, "%.1f%s", v, units[u]);
+  return buf;
+}
+
+static bool has_all_tags(const char *tags, const char *want) {
+  if (!want || !*want) return true;
+  char item[256];
+  const char *p = want;
+  while (*p) {
+    size_t len = strcspn(p, ",");
+    if (len && len < sizeof item) {
+      memcpy(item, p, len);
+      item[len] = '\0';
+      bool found = false;
+      const char *q = tags;
+      while (*q && !found) {
+        size_t l2 = strcspn(q, ",");
+        found = l2 == len && !strncmp(q, item, len);
+        q += l2 + (q[l2] == ',');
+      }
+      if (!found) return false;
+    }
+    p += len + (p[len] == ',');
+  }
+  return true;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 int mb_cmd_list(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "mallocbench list: not built yet\n");
-  return 2;
+  if (mb_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  const char *regex = NULL, *tags = NULL, *split = NULL, *data = NULL, *cat_path = NULL,
+             *cache = NULL;
+  bool stats = false, no_cache = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char **slot = !strcmp(a, "--workloads")   ? &regex
+                        : !strcmp(a, "--tags")      ? &tags
+                        : !strcmp(a, "--split")     ? &split
+                        : !strcmp(a, "--data")      ? &data
+                        : !strcmp(a, "--catalogue") ? &cat_path
+                        : !strcmp(a, "--cache")     ? &cache
+                                                    : NULL;
+    if (slot) {
+      if (++i >= argc) {
+        fprintf(stderr, "mallocbench list: %s needs a value\n", a);
+        return 2;
+      }
+      *slot = argv[i];
+    } else if (!strcmp(a, "--stats")) {
+      stats = true;
+    } else if (!strcmp(a, "--no-cache")) {
+      no_cache = true;
+    } else {
+      fprintf(stderr, "mallocbench list: unknown argument '%s'\n", a);
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (split && strcmp(split, "train") && strcmp(split, "test")) {
+    fprintf(stderr, "mallocbench list: --split '%s': expected train or test\n", split);
+    return 2;
+  }
+  char default_cat[4096], default_cache[4096];
+  if (!cat_path) {
+    if (!mb_path_join(default_cat, sizeof default_cat, mb_source_dir(), "datasets/catalogue.txt")) {
+      fprintf(stderr, "mallocbench list: source directory path too long\n");
+      return 2;
+    }
+    cat_path = default_cat;
+  }
+  if (!cache && !no_cache) {
+    if (!mb_path_join(default_cache, sizeof default_cache, mb_source_dir(), "results/cache")) {
+      fprintf(stderr, "mallocbench list: source directory path too long\n");
+      return 2;
+    }
+    cache = default_cache;
+  }
+  if (no_cache) cache = NULL;
+  const char *data_dir = mb_data_dir(data);
+
+  pcre2_code *re = NULL;
+  pcre2_match_data *md = NULL;
+  if (regex) {
+    int code;
+    PCRE2_SIZE off;
+    re = pcre2_compile((PCRE2_SPTR)regex, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
+    if (!re) {
+      PCRE2_UCHAR msg[256];
+      pcre2_get_error_message(code, msg, sizeof msg);
+      fprintf(stderr, "mallocbench list: --workloads '%s': column %zu: %s\n", regex,
+              (size_t)off + 1, (const char *)msg);
+      return 2;
+    }
+    md = pcre2_match_data_create_from_pattern(re, NULL);
+    if (!md) {
+      pcre2_code_free(re);
+      fprintf(stderr, "mallocbench list: out of memory\n");
+      return 2;
+    }
+  }
+  mb_error err;
+  mb_catalogue *cat = mb_catalogue_load(cat_path, &err);
+  if (!cat) {
+    fprintf(stderr, "mallocbench list: %s\n", err.message);
+    pcre2_match_data_free(md);
+    pcre2_code_free(re);
+    return 2;
+  }
+
+  if (stats)
+    printf(
+        "# statistics: T_slow simulated by mallocbench's roofline cost model (all buffers in "
+        "slow memory);\n# cap/peak = capacity / peak live bytes of the non-pinned buffers; "
+        "load = wall time to import or generate%s\n",
+        cache ? " (cache hits are fast; --no-cache measures generation)" : "");
+  if (stats)
+    printf("%-36s %-5s %-8s %7s %7s %10s %9s %8s %12s %9s\n", "name", "split", "hardware", "ops",
+           "buffers", "peak_live", "capacity", "cap/peak", "T_slow_us", "load_ms");
+  else
+    printf("%-36s %-11s %-5s %-8s %9s %-40s %s\n", "name", "kind", "split", "hardware", "capacity",
+           "tags", "source args");
+  int shown = 0, skipped = 0, failed = 0;
+  for (int32_t i = 0; i < cat->n_entries; i++) {
+    const mb_catalogue_entry *e = &cat->entries[i];
+    if (re && pcre2_match(re, (PCRE2_SPTR)e->name, strlen(e->name), 0, 0, md, NULL) < 0) continue;
+    if (split && strcmp(split, e->split)) continue;
+    if (!has_all_tags(e->tags, tags)) continue;
+    shown++;
+    char cap[32];
+    if (!stats) {
+      if (e->capacity)
+        fmt_size(e->capacity, cap, sizeof cap);
+      else
+        snprintf(cap, sizeof cap, "profile");
+      printf("%-36s %-11s %-5s %-8s %9s %-40s %s %s\n", e->name, e->kind, e->split, e->hardware,
+             cap, e->tags, e->source, e->args);
+      fflush(stdout);
+      continue;
+    }
+    mb_hardware hw;
+    if (!mb_catalogue_hardware(e, &hw, &err)) {
+      printf("%-36s FAILED: %s\n", e->name, err.message);
+      failed++;
+      continue;
+    }
+    bool missing = false;
+    double t0 = now_s();
+    mb_workload *w = mb_catalogue_load_workload(e, data_dir, cache, &missing, &err);
+    double load_ms = (now_s() - t0) * 1e3;
+    if (!w) {
+      printf("%-36s %s: %s\n", e->name, missing ? "skipped" : "FAILED", err.message);
+      if (missing)
+        skipped++;
+      else
+        failed++;
+      fflush(stdout);
+      continue;
+    }
+    mb_workload_stats st;
+    mb_workload_stats_compute(w, &st);
+    int64_t placeable = mb_catalogue_placeable_peak(w);
+    mb_time_ps t_slow = mb_slow_time(w, &hw);
+    char peak[32], ratio[32];
+    fmt_size(hw.capacity, cap, sizeof cap);
+    if (placeable > 0)
+      snprintf(ratio, sizeof ratio, "%.3f", (double)hw.capacity / (double)placeable);
+    else
+      snprintf(ratio, sizeof ratio, "-");
+    printf("%-36s %-5s %-8s %7d %7d %10s %9s %8s %12.1f %9.1f\n", e->name, e->split, e->hardware,
+           st.n_ops, st.n_buffers, fmt_size(st.peak_live_bytes, peak, sizeof peak), cap, ratio,
+           (double)t_slow / 1e6, load_ms);
+    fflush(stdout);
+    mb_workload_free(w);
+  }
+  printf("# %d listed of %d in %s", shown, cat->n_entries, cat_path);
+  if (stats) printf("; %d skipped (missing data), %d failed", skipped, failed);
+  printf("\n");
+  mb_catalogue_free(cat);
+  pcre2_match_data_free(md);
+  pcre2_code_free(re);
+  return failed ? 1 : 0;
 }

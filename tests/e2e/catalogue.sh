@@ -1,0 +1,99 @@
+#!/bin/bash
+# End-to-end: `generate`, `add` and `list` on temporary catalogues, and `list` on the shipped one.
+# Usage: catalogue.sh MALLOCBENCH_BINARY
+set -u
+MB=${1:?usage: catalogue.sh MALLOCBENCH_BINARY}
+DATA=${MALLOCBENCH_DATA:-$(dirname "$0")/../../../shared/data}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# expect STATUS CMD...: runs CMD, output in $T/out, checks the exit status
+expect() {
+  local want=$1; shift
+  "$@" >"$T/out" 2>&1
+  local got=$?
+  [ "$got" = "$want" ] || { fail "exit $got (want $want): $*"; sed 's/^/  | /' "$T/out" | head -5; }
+}
+CAT=$T/cat.txt
+C="--catalogue $CAT --cache $T/cache"
+
+# generate: AlphaTensor built-in, counts in the summary line
+expect 0 "$MB" generate alphatensor --builtin standard --n 64 --dtype f32 -o "$T/std.wl"
+grep -q "112 ops, 144 buffers (48 pinned)" "$T/out" || fail "standard n=64: $(cat "$T/out")"
+expect 0 "$MB" show "$T/std.wl"
+expect 2 "$MB" generate alphatensor --builtin standard --n 66 -o "$T/x.wl"
+grep -q "multiple of 4" "$T/out" || fail "n=66 message: $(cat "$T/out")"
+expect 2 "$MB" generate alphatensor --builtin winograd --n 64 -o "$T/x.wl"
+expect 2 "$MB" generate alphatensor "$T/none.txt" --n 64 -o "$T/x.wl"
+printf 'U\n1 x\n' >"$T/bad.txt"
+expect 2 "$MB" generate alphatensor "$T/bad.txt" --n 64 -o "$T/x.wl"
+grep -q "bad.txt:2: column 2" "$T/out" || fail "factorization error lacks file:line: $(cat "$T/out")"
+[ -e "$T/x.wl" ] && fail "a failed generate wrote its output"
+SPEC=$(ls "$(dirname "$0")"/../../datasets/models/*.spec 2>/dev/null | head -1)
+if [ -n "$SPEC" ]; then
+  expect 0 "$MB" generate model "$SPEC" -o "$T/model.wl"
+  expect 0 "$MB" show "$T/model.wl"
+fi
+
+# add then list round trip on a fresh catalogue
+expect 0 "$MB" add std64 builtin:standard --args n=64,dtype=f32 --tags matmul,generated $C
+grep -q "new file" "$T/out" || fail "add did not create the catalogue"
+expect 0 "$MB" add s2 builtin:strassen_squared --kind alphatensor --args n=256,dtype=bf16 \
+  --hardware edge-npu --split train --tags matmul,generated $C
+expect 0 "$MB" list $C --stats
+grep -Eq '^std64 +test +tpu-v4i +112 +144 ' "$T/out" || fail "list --stats lacks std64: $(cat "$T/out")"
+grep -Eq '^s2 +train +edge-npu ' "$T/out" || fail "list --stats lacks s2"
+expect 0 "$MB" list $C --split train
+grep -q '^s2 ' "$T/out" && ! grep -q '^std64 ' "$T/out" || fail "--split train: $(cat "$T/out")"
+expect 0 "$MB" list $C --workloads '^std'
+grep -q '^std64 ' "$T/out" && ! grep -q '^s2 ' "$T/out" || fail "--workloads: $(cat "$T/out")"
+expect 0 "$MB" list $C --tags generated,matmul
+grep -q "2 listed" "$T/out" || fail "--tags (all present): $(cat "$T/out")"
+expect 0 "$MB" list $C --tags real
+grep -q "0 listed" "$T/out" || fail "--tags real: $(cat "$T/out")"
+expect 2 "$MB" list $C --workloads '(unclosed'
+
+# add refuses bad input and leaves the file byte for byte unchanged
+cp "$CAT" "$T/before"
+expect 2 "$MB" add std64 builtin:standard --args n=64,dtype=f32 $C
+grep -q "already exists" "$T/out" || fail "duplicate: $(cat "$T/out")"
+expect 2 "$MB" add 'b@d' builtin:standard --args n=64,dtype=f32 $C
+grep -q "field 'name'" "$T/out" || fail "bad name: $(cat "$T/out")"
+expect 2 "$MB" add x builtin:standard --args n=63,dtype=f32 $C
+expect 2 "$MB" add x builtin:standard --args n=64,dtype=f32 --split dev $C
+expect 2 "$MB" add x builtin:standard --args n=64,dtype=f32 --hardware no-such-hw $C
+expect 2 "$MB" add x "$T/none.hlo" $C
+expect 2 "$MB" add x "$T/std.wl.unknown" $C
+cmp -s "$CAT" "$T/before" || fail "a refused add changed the catalogue"
+
+# native and real sources; paths under the data dir are stored relative to it
+expect 0 "$MB" add mine "$T/std.wl" --capacity 64KiB $C
+grep -q "^mine native $T/std.wl - tpu-v4i 64KiB test generated$" "$CAT" || fail "native line: $(tail -1 "$CAT")"
+if [ -f "$DATA/hlo/mlp_pt_xla.hlo" ]; then
+  expect 0 "$MB" add mlp-real "$DATA/hlo/mlp_pt_xla.hlo" --data "$DATA" $C
+  grep -q "^mlp-real hlo hlo/mlp_pt_xla.hlo - tpu-v4i [0-9]* test real$" "$CAT" ||
+    fail "hlo line: $(tail -1 "$CAT")"
+  # missing external data: skipped with one line, exit 0
+  mkdir -p "$T/empty"
+  expect 0 "$MB" list $C --stats --data "$T/empty"
+  grep -q "^mlp-real *skipped: .*missing data file .*SOURCES.md" "$T/out" ||
+    fail "missing data: $(cat "$T/out")"
+  grep -q "1 skipped" "$T/out" || fail "skip count: $(cat "$T/out")"
+fi
+
+# a corrupt catalogue is reported with file:line:column, and add refuses to touch it
+printf 'name kind source args hardware capacity split tags\nx hlo a.hlo - tpu-v4i 12XB test t\n' >"$T/broken.txt"
+expect 2 "$MB" list --catalogue "$T/broken.txt"
+grep -q "broken.txt:2:23: field 'capacity'" "$T/out" || fail "corrupt catalogue: $(cat "$T/out")"
+cp "$T/broken.txt" "$T/broken.before"
+expect 2 "$MB" add y builtin:standard --args n=64,dtype=f32 --catalogue "$T/broken.txt" --cache "$T/cache"
+cmp -s "$T/broken.txt" "$T/broken.before" || fail "add modified a corrupt catalogue"
+
+# the shipped catalogue parses and has 60+ entries
+expect 0 "$MB" list
+n=$(grep -c . "$T/out")
+[ "$n" -ge 62 ] || fail "shipped catalogue lists $n lines"
+
+[ "$fails" = 0 ] && echo "catalogue e2e: all passed" || echo "catalogue e2e: $fails failure(s)"
+[ "$fails" = 0 ]
