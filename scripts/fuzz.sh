@@ -18,6 +18,7 @@ for target in "$build"/fuzz_*; do
     fuzz_catalogue) cp datasets/catalogue.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_hardware) cp datasets/hardware/*.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_spec) cp datasets/models/*.spec "$corpus"/ 2>/dev/null || true ;;
+    fuzz_factorization) cp "$data"/alphatensor/*.txt "$corpus"/ 2>/dev/null || true ;;
   esac
   log=$(mktemp)
   echo "-- $name (${seconds}s)"

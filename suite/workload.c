@@ -272,7 +272,8 @@ mb_workload *mb_builder_finish(mb_workload_builder *b, mb_error *err) {
       goto fail;
     }
   }
-  qsort(b->uses, (size_t)b->n_uses, sizeof *b->uses, cmp_use);
+  /* uses is NULL when there are none (op-less workloads): qsort's pointer must not be */
+  if (b->n_uses > 1) qsort(b->uses, (size_t)b->n_uses, sizeof *b->uses, cmp_use);
   /* merge uses of the same (buffer, op) pair */
   int32_t n_merged = 0;
   for (int32_t u = 0; u < b->n_uses; u++) {
@@ -338,6 +339,36 @@ mb_workload *mb_builder_finish(mb_workload_builder *b, mb_error *err) {
               (long long)buf->benefit_ps);
       goto fail;
     }
+  }
+  /* Statistics add up buffer sizes and the cost model an op's bytes: every such sum must fit
+   * in int64 (sizes near INT64_MAX are legal one by one but would overflow there). */
+  int64_t total_size = 0;
+  for (int32_t i = 0; i < b->n_buffers; i++) {
+    if (overflow_add(total_size, b->buffers[i].size)) {
+      mb_fail(err, "workload '%s': buffer '%s': total size of all buffers overflows int64",
+              b->name, b->buffers[i].name);
+      goto fail;
+    }
+    total_size += b->buffers[i].size;
+  }
+  if (b->n_ops > 0) {
+    int64_t *op_bytes = calloc((size_t)b->n_ops, sizeof *op_bytes);
+    if (!op_bytes) {
+      mb_fail(err, "workload '%s': out of memory", b->name);
+      goto fail;
+    }
+    for (int32_t u = 0; u < b->n_uses; u++) {
+      const mb_use *use = &b->uses[u];
+      if (overflow_add(use->bytes_read, use->bytes_written) ||
+          overflow_add(op_bytes[use->op], use->bytes_read + use->bytes_written)) {
+        mb_fail(err, "workload '%s': buffer '%s': bytes of op %d overflow int64", b->name,
+                b->buffers[use->buffer].name, use->op);
+        free(op_bytes);
+        goto fail;
+      }
+      op_bytes[use->op] += use->bytes_read + use->bytes_written;
+    }
+    free(op_bytes);
   }
   if (b->n_ops == 0 && b->slow_time_ps <= 0) {
     mb_fail(err, "workload '%s': workloads without ops need slow_time_ps > 0", b->name);

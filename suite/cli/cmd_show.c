@@ -1,11 +1,136 @@
-/* PLACEHOLDER: replaced by the module that implements 'show'. */
+/* mallocbench show WORKLOAD [--hardware NAME]: a workload's statistics, and the simulated
+ * all-slow time and standalone benefits on one hardware profile. */
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
+#include "cost.h"
+#include "hardware.h"
+#include "workload.h"
+#include "workload_io.h"
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: mallocbench show WORKLOAD [--hardware NAME]\n\n"
+          "Prints a workload's statistics: ops, buffers, pinned buffers, total bytes, peak live\n"
+          "bytes and when, largest buffer, total FLOPs, the all-slow program time T_slow and the\n"
+          "sum of standalone benefits (both simulated by mallocbench's roofline cost model), and\n"
+          "how many buffers fit in fast memory.\n\n"
+          "WORKLOAD  a native workload file (.wl), an XLA HLO text dump (.hlo) or a buffer CSV\n"
+          "          (.csv)\n"
+          "--hardware NAME  hardware profile name or path (default tpu-v4i)\n");
+}
+
+/* "12582912 B (12.00 MiB)" */
+static const char *fmt_bytes(int64_t b, char *buf, size_t n) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)b;
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, u++;
+  if (u == 0)
+    snprintf(buf, n, "%" PRId64 " B", b);
+  else
+    snprintf(buf, n, "%" PRId64 " B (%.2f %s)", b, v, units[u]);
+  return buf;
+}
 
 int mb_cmd_show(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "mallocbench show: not built yet\n");
-  return 2;
+  if (mb_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  const char *path = NULL, *hw_name = "tpu-v4i";
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--hardware")) {
+      if (++i >= argc) {
+        fprintf(stderr, "mallocbench show: --hardware needs a value\n");
+        return 2;
+      }
+      hw_name = argv[i];
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "mallocbench show: unknown option '%s'\n", argv[i]);
+      usage(stderr);
+      return 2;
+    } else if (path) {
+      fprintf(stderr, "mallocbench show: one workload at a time ('%s' and '%s')\n", path, argv[i]);
+      return 2;
+    } else {
+      path = argv[i];
+    }
+  }
+  if (!path) {
+    usage(stderr);
+    return 2;
+  }
+  mb_error err;
+  mb_hardware hw;
+  if (!mb_hardware_find(hw_name, NULL, &hw, &err)) {
+    fprintf(stderr, "mallocbench show: %s\n", err.message);
+    return 2;
+  }
+  mb_workload *w = mb_workload_load_any(path, &err);
+  if (!w) {
+    fprintf(stderr, "mallocbench show: %s\n", err.message);
+    return 2;
+  }
+  mb_time_ps *benefit = malloc((size_t)w->n_buffers * sizeof *benefit);
+  char sha[65];
+  if (!benefit || !mb_workload_sha256_hex(w, sha)) {
+    fprintf(stderr, "mallocbench show: out of memory\n");
+    free(benefit);
+    mb_workload_free(w);
+    return 2;
+  }
+  mb_workload_stats st;
+  mb_workload_stats_compute(w, &st);
+  mb_standalone_benefits(w, &hw, benefit);
+  mb_time_ps t_slow = mb_slow_time(w, &hw), benefit_sum = 0;
+  int32_t fit = 0, unpinned = 0;
+  int64_t unpinned_bytes = 0;
+  int32_t largest = 0;
+  for (int32_t i = 0; i < w->n_buffers; i++) {
+    const mb_buffer *b = &w->buffers[i];
+    if (b->size > w->buffers[largest].size) largest = i;
+    if (b->pinned) continue;
+    unpinned++;
+    unpinned_bytes += b->size;
+    benefit_sum += benefit[i];
+    if (b->size <= hw.capacity) fit++;
+  }
+  char b1[64], b2[64];
+  printf("workload        %s\n", w->name);
+  printf("source          %s\n", w->source);
+  printf("file            %s\n", path);
+  printf("sha256          %s (of the canonical text)\n", sha);
+  if (w->n_ops)
+    printf("ops             %d (schedule length %d)\n", st.n_ops, w->schedule_length);
+  else
+    printf("ops             none: buffer list with explicit benefits, schedule length %d\n",
+           w->schedule_length);
+  printf("buffers         %d (%d pinned to slow memory, %d candidates), %d uses\n", st.n_buffers,
+         st.n_pinned, unpinned, w->n_uses);
+  printf("total bytes     %s; candidates %s\n", fmt_bytes(st.total_bytes, b1, sizeof b1),
+         fmt_bytes(unpinned_bytes, b2, sizeof b2));
+  printf("peak live bytes %s at time %d", fmt_bytes(st.peak_live_bytes, b1, sizeof b1),
+         st.peak_time);
+  if (w->n_ops) printf(" (op '%s')", w->ops[st.peak_time].name);
+  printf("\nlargest buffer  %s ('%s')\n", fmt_bytes(st.largest_buffer, b1, sizeof b1),
+         w->buffers[largest].name);
+  if (w->n_ops) printf("total FLOPs     %.6g\n", st.total_flops);
+  printf("hardware        %s: fast memory %s, alignment %" PRId64 " B\n", hw.name,
+         fmt_bytes(hw.capacity, b1, sizeof b1), hw.alignment);
+  printf("T_slow          %.6f ms (%s)\n", (double)t_slow / 1e9,
+         w->n_ops ? "simulated: mallocbench roofline cost model"
+                  : "given by the workload: it has no ops to simulate");
+  printf(
+      "benefit sum     %.6f ms (simulated: sum of candidates' standalone benefits, %.1f%% "
+      "of T_slow)\n",
+      (double)benefit_sum / 1e9, t_slow > 0 ? 100.0 * (double)benefit_sum / (double)t_slow : 0);
+  printf("buffers fitting %d of %d candidates fit in fast memory alone (size <= %s)\n", fit,
+         unpinned, fmt_bytes(hw.capacity, b1, sizeof b1));
+  free(benefit);
+  mb_workload_free(w);
+  return 0;
 }

@@ -1,0 +1,100 @@
+#!/bin/bash
+# End-to-end: `mallocbench show` and `mallocbench check` on the samples: statistics, valid and
+# invalid assignments (exit 1 with the validator's message), malformed input (exit 2 with
+# file:line).
+# Usage: show_check.sh MALLOCBENCH_BINARY
+set -u
+MB=${1:?usage: show_check.sh MALLOCBENCH_BINARY}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+S=$ROOT/datasets/samples
+DATA=${MALLOCBENCH_DATA:-$ROOT/../shared/data}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# expect STATUS CMD...: runs CMD, output in $T/out, checks the exit status
+expect() {
+  local want=$1; shift
+  "$@" >"$T/out" 2>&1
+  local got=$?
+  [ "$got" = "$want" ] || { fail "exit $got (want $want): $*"; sed 's/^/  | /' "$T/out" | head -5; }
+}
+has() { grep -qF -- "$1" "$T/out" || { fail "output lacks '$1'"; sed 's/^/  | /' "$T/out" | head -8; }; }
+
+# ---- show ----
+expect 0 "$MB" show --help
+has "usage: mallocbench show WORKLOAD"
+expect 2 "$MB" show
+expect 2 "$MB" show "$S/mlp_tiny.wl" --bogus
+expect 2 "$MB" show "$S/mlp_tiny.wl" --hardware no-such-profile
+expect 2 "$MB" show "$T/missing.wl"
+has "missing.wl: cannot read"
+
+expect 0 "$MB" show "$S/mlp_tiny.wl"
+has "workload        mlp_tiny"
+has "ops             4 (schedule length 4)"
+has "buffers         8 (5 pinned to slow memory, 3 candidates), 11 uses"
+has "peak live bytes 9699328 B (9.25 MiB) at time 0 (op 'dot1')"
+has "largest buffer  8388608 B (8.00 MiB) ('w1')"
+has "total FLOPs     2.14853e+09"
+has "simulated"
+has "buffers fitting 3 of 3 candidates"
+expect 0 "$MB" show "$S/nothing_fits.wl"
+has "buffers fitting 0 of 3 candidates"
+expect 0 "$MB" show "$S/buffers_only.wl" --hardware edge-npu
+has "hardware        edge-npu"
+has "T_slow          0.010000 ms (given by the workload"
+
+# a malformed workload: exit 2, the message names file:line and the field
+printf 'mallocbench-workload 1\nname bad\nop a kind=dot flops=1\nbuffer b size=12x start=0 end=0\n' \
+  >"$T/bad.wl"
+expect 2 "$MB" show "$T/bad.wl"
+has "bad.wl:4: buffer 'b': size '12x' is not an integer"
+expect 2 "$MB" check "$T/bad.wl" "$T/none.csv"
+has "bad.wl:4:"
+
+# ---- check ----
+W=$S/mlp_tiny.wl
+expect 0 "$MB" check --help
+printf 'buffer,offset\nh1,0\nh2,1048576\na1,0\n' >"$T/good.csv"
+expect 0 "$MB" check "$W" "$T/good.csv"
+has "valid      yes: 3 of 8 buffers in fast memory"
+has "(simulated)"
+speedup=$(awk '/^speedup/ { sub("x", "", $2); print $2 }' "$T/out")
+awk -v s="$speedup" 'BEGIN { exit !(s > 1.0) }' || fail "speedup '$speedup' should exceed 1"
+printf 'buffer,offset\n' >"$T/empty.csv"
+expect 0 "$MB" check "$W" "$T/empty.csv"
+has "speedup    1.0000x"
+
+printf 'buffer,offset\nh1,0\nh2,1048576\na1,1048576\n' >"$T/overlap.csv"
+expect 1 "$MB" check "$W" "$T/overlap.csv"
+has "buffer 'h2' [1048576, 2097152) and buffer 'a1' [1048576, 2097152) overlap in fast memory at time 2"
+printf 'buffer,offset\nw1,0\n' >"$T/pinned.csv"
+expect 1 "$MB" check "$W" "$T/pinned.csv"
+has "buffer 'w1': pinned"
+printf 'buffer,offset\nh1,100\n' >"$T/misaligned.csv"
+expect 1 "$MB" check "$W" "$T/misaligned.csv"
+has "not a multiple of the alignment 512"
+printf 'buffer,offset\nh1,4194304\n' >"$T/beyond.csv"
+expect 0 "$MB" check "$W" "$T/beyond.csv"
+expect 1 "$MB" check "$W" "$T/beyond.csv" --hardware edge-npu
+has "exceeds the fast-memory capacity 4194304 of 'edge-npu'"
+printf 'buffer,offset\nnope,0\n' >"$T/unknown.csv"
+expect 2 "$MB" check "$W" "$T/unknown.csv"
+expect 2 "$MB" check "$W"
+
+# ---- other input formats, when the external data is present ----
+if [ -f "$DATA/minimalloc/input.12.csv" ]; then
+  expect 0 "$MB" show "$DATA/minimalloc/input.12.csv"
+  has "workload        input.12"
+fi
+if [ -f "$DATA/hlo/mlp_pt_xla.hlo" ]; then
+  expect 0 "$MB" show "$DATA/hlo/mlp_pt_xla.hlo"
+  has "T_slow"
+fi
+
+if [ "$fails" -gt 0 ]; then
+  echo "$fails check(s) failed"
+  exit 1
+fi
+echo "show_check: all checks passed"
