@@ -1,11 +1,295 @@
-/* PLACEHOLDER: replaced by the module that implements 'play'. */
+/* `mallocbench play`: plays full mallocGame episodes (suite/game.h) on one workload with a
+ * simple policy and prints each episode's return and simulated time. Every final assignment
+ * goes through the validator and its incremental time is checked against a full evaluation;
+ * with --policy heuristic in the heuristic order the result is also compared with the heuristic
+ * solver, which the game must reproduce exactly (exit 1 otherwise). */
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "assignment.h"
 #include "commands.h"
+#include "cost.h"
+#include "csv_import.h"
+#include "game.h"
+#include "hardware.h"
+#include "rng.h"
+#include "solver.h"
+#include "validator.h"
+#include "workload.h"
+#include "workload_io.h"
+
+typedef enum policy { POLICY_RANDOM, POLICY_HEURISTIC, POLICY_SLOW } policy;
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: mallocbench play WORKLOAD [OPTIONS]\n\n"
+          "Plays mallocGame episodes with a simple policy and prints each episode's return\n"
+          "(T_slow - T_final) / T_slow and final program time. Times are simulated by\n"
+          "mallocbench's cost model (the ground truth of the suite), not measured.\n\n"
+          "WORKLOAD: native workload file, .hlo (XLA HLO text) or .csv (MiniMalloc buffers).\n\n"
+          "Options:\n"
+          "  --hardware H    profile name or path (default tpu-v4i)\n"
+          "  --capacity C    fast-memory bytes, units B KiB MiB GiB KB MB GB (default: the\n"
+          "                  profile's, or the number in a MiniMalloc name like A.1048576.csv)\n"
+          "  --policy P      random | heuristic | slow (default heuristic)\n"
+          "  --episodes N    episodes to play (default 1)\n"
+          "  --seed S        seed of the random policy (default 0; episode i uses stream i)\n"
+          "  --order O       buffer order: heuristic | start | size (default heuristic)\n"
+          "  --actions A     actions per decision: A-1 candidate offsets + slow (default 16)\n"
+          "  --out FILE      write the best episode's assignment as CSV\n"
+          "  -q, --quiet     print the summary only\n"
+          "With --policy heuristic the heuristic solver's time is printed beside; in the\n"
+          "heuristic order the two must be identical.\n"
+          "Exit status: 0 ok, 1 invalid assignment or heuristic mismatch, 2 bad usage/input.\n");
+}
+
+static bool parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+/* "1048576", "64KiB", "128 MiB", "2MB": bytes. */
+static bool parse_bytes(const char *s, int64_t *out) {
+  static const struct {
+    const char *unit;
+    int64_t scale;
+  } UNITS[] = {{"", 1},          {"B", 1},           {"KiB", 1024},
+               {"MiB", 1 << 20}, {"GiB", 1LL << 30}, {"KB", 1000},
+               {"MB", 1000000},  {"GB", 1000000000}};
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || v < 0) return false;
+  while (*end == ' ') end++;
+  for (size_t i = 0; i < sizeof UNITS / sizeof UNITS[0]; i++) {
+    if (strcmp(end, UNITS[i].unit)) continue;
+    if (v > INT64_MAX / UNITS[i].scale) return false;
+    *out = v * UNITS[i].scale;
+    return true;
+  }
+  return false;
+}
+
+static int bad_value(const char *flag, const char *value, const char *what) {
+  fprintf(stderr, "mallocbench play: %s '%s': expected %s\n", flag, value, what);
+  return 2;
+}
+
+static mb_time_ps assignment_time(const mb_workload *w, const mb_hardware *hw,
+                                  const mb_assignment *a, bool *scratch) {
+  mb_assignment_fast_flags(a, scratch);
+  return mb_program_time(w, hw, scratch);
+}
 
 int mb_cmd_play(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "mallocbench play: not built yet\n");
-  return 2;
+  if (mb_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  const char *path = NULL, *hw_name = "tpu-v4i", *out_path = NULL;
+  int64_t capacity = -1, episodes = 1, seed = 0, actions = 16;
+  policy pol = POLICY_HEURISTIC;
+  mb_game_config cfg;
+  mb_game_config_default(&cfg);
+  bool quiet = false;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (!strcmp(arg, "-q") || !strcmp(arg, "--quiet")) {
+      quiet = true;
+      continue;
+    }
+    if (arg[0] != '-') {
+      if (path) {
+        fprintf(stderr, "mallocbench play: more than one workload ('%s', '%s')\n", path, arg);
+        return 2;
+      }
+      path = arg;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      fprintf(stderr, "mallocbench play: %s needs a value\n", arg);
+      return 2;
+    }
+    const char *v = argv[++i];
+    if (!strcmp(arg, "--hardware")) {
+      hw_name = v;
+    } else if (!strcmp(arg, "--capacity")) {
+      if (!parse_bytes(v, &capacity)) return bad_value(arg, v, "bytes, e.g. 1048576 or 4MiB");
+    } else if (!strcmp(arg, "--policy")) {
+      if (!strcmp(v, "random"))
+        pol = POLICY_RANDOM;
+      else if (!strcmp(v, "heuristic"))
+        pol = POLICY_HEURISTIC;
+      else if (!strcmp(v, "slow"))
+        pol = POLICY_SLOW;
+      else
+        return bad_value(arg, v, "random, heuristic or slow");
+    } else if (!strcmp(arg, "--episodes")) {
+      if (!parse_i64(v, 1, 100000000, &episodes)) return bad_value(arg, v, "an integer >= 1");
+    } else if (!strcmp(arg, "--seed")) {
+      if (!parse_i64(v, 0, INT64_MAX, &seed)) return bad_value(arg, v, "an integer >= 0");
+    } else if (!strcmp(arg, "--order")) {
+      if (!mb_game_order_parse(v, &cfg.order)) return bad_value(arg, v, "heuristic, start or size");
+    } else if (!strcmp(arg, "--actions")) {
+      if (!parse_i64(v, 2, 1024, &actions)) return bad_value(arg, v, "an integer in [2, 1024]");
+    } else if (!strcmp(arg, "--out")) {
+      out_path = v;
+    } else {
+      fprintf(stderr, "mallocbench play: unknown option '%s'; see --help\n", arg);
+      return 2;
+    }
+  }
+  if (!path) {
+    usage(stderr);
+    return 2;
+  }
+  cfg.n_actions = (int32_t)actions;
+
+  mb_error err;
+  mb_workload *w = mb_workload_load_any(path, &err);
+  if (!w) {
+    fprintf(stderr, "mallocbench play: %s\n", err.message);
+    return 2;
+  }
+  mb_hardware hw;
+  if (!mb_hardware_find(hw_name, NULL, &hw, &err)) {
+    fprintf(stderr, "mallocbench play: %s\n", err.message);
+    mb_workload_free(w);
+    return 2;
+  }
+  if (capacity < 0 && w->n_ops == 0) {
+    int64_t named = mb_csv_capacity_from_name(path);
+    if (named > 0) capacity = named;
+  }
+  if (capacity >= 0) hw = mb_hardware_with_capacity(&hw, capacity);
+
+  int status = 0;
+  mb_game *g = mb_game_new(w, &hw, &cfg, &err);
+  mb_assignment *a = mb_assignment_new(w->n_buffers);
+  mb_assignment *best = mb_assignment_new(w->n_buffers);
+  mb_assignment *ref = mb_assignment_new(w->n_buffers);
+  bool *scratch = malloc(sizeof *scratch * (size_t)(w->n_buffers > 0 ? w->n_buffers : 1));
+  uint8_t *mask = malloc((size_t)cfg.n_actions);
+  if (!g || !a || !best || !ref || !scratch || !mask) {
+    fprintf(stderr, "mallocbench play: %s\n", g ? "out of memory" : err.message);
+    status = 2;
+    goto done;
+  }
+  const char *pol_name = pol == POLICY_RANDOM      ? "random"
+                         : pol == POLICY_HEURISTIC ? "heuristic"
+                                                   : "slow";
+  printf("workload %s: %d buffers, %d visited in %s order\n", w->name, (int)w->n_buffers,
+         (int)mb_game_n_visitable(g), mb_game_order_name(cfg.order));
+  printf("hardware %s: fast memory %" PRId64 " B, alignment %" PRId64 " B; %d actions\n", hw.name,
+         hw.capacity, hw.alignment, (int)cfg.n_actions);
+  printf("policy %s, %" PRId64 " episode(s), seed %" PRId64 "\n", pol_name, episodes, seed);
+  printf("T_slow %" PRId64 " ps (simulated)\n", mb_game_slow_time(g));
+  if (!quiet)
+    printf("%8s %12s %18s %10s %6s\n", "episode", "return", "T_final_ps", "decisions", "fast");
+
+  mb_rng base;
+  mb_rng_seed(&base, (uint64_t)seed);
+  double best_return = -1, sum_return = 0;
+  mb_time_ps best_time = 0;
+  for (int64_t ep = 0; ep < episodes; ep++) {
+    mb_rng rng = mb_rng_split(&base, (uint64_t)ep);
+    mb_game_reset(g);
+    while (!mb_game_done(g)) {
+      int32_t act;
+      if (pol == POLICY_HEURISTIC) {
+        act = mb_game_heuristic_action(g);
+      } else if (pol == POLICY_SLOW) {
+        act = mb_game_slow_action(g);
+      } else {
+        /* Uniform over the legal actions: the k-th legal one. */
+        int32_t n = mb_game_legal_mask(g, mask), k = (int32_t)mb_rng_below(&rng, (uint64_t)n);
+        for (act = 0; act < cfg.n_actions; act++)
+          if (mask[act] && k-- == 0) break;
+      }
+      if (!mb_game_step(g, act, NULL, &err)) {
+        fprintf(stderr, "mallocbench play: %s\n", err.message);
+        status = 1;
+        goto done;
+      }
+    }
+    mb_game_assignment(g, a, NULL);
+    if (!mb_validate(w, &hw, a, &err)) {
+      fprintf(stderr, "mallocbench play: episode %" PRId64 ": invalid assignment: %s\n", ep,
+              err.message);
+      status = 1;
+      goto done;
+    }
+    /* The game's incremental time must equal a from-scratch evaluation. */
+    mb_time_ps t = assignment_time(w, &hw, a, scratch);
+    if (t != mb_game_time(g)) {
+      fprintf(stderr,
+              "mallocbench play: episode %" PRId64 ": incremental time %" PRId64
+              " ps != full evaluation %" PRId64 " ps\n",
+              ep, mb_game_time(g), t);
+      status = 1;
+      goto done;
+    }
+    double ret = mb_game_return(g);
+    sum_return += ret;
+    if (!quiet)
+      printf("%8" PRId64 " %12.6f %18" PRId64 " %10d %6d\n", ep, ret, t, (int)mb_game_depth(g),
+             (int)mb_assignment_n_fast(a));
+    if (ret > best_return) {
+      best_return = ret;
+      best_time = t;
+      mb_assignment_copy(best, a);
+    }
+  }
+  printf("best return %.6f (T %" PRId64 " ps, speedup vs all-slow %.4fx), mean return %.6f\n",
+         best_return, best_time,
+         best_time > 0 ? (double)mb_game_slow_time(g) / (double)best_time : 0.0,
+         sum_return / (double)episodes);
+
+  if (pol == POLICY_HEURISTIC) {
+    mb_solver_options opt;
+    mb_solver_options_default(&opt);
+    mb_solver_stats st;
+    memset(&st, 0, sizeof st);
+    mb_rng rng;
+    mb_rng_seed(&rng, (uint64_t)seed);
+    if (!mb_solve_heuristic(w, &hw, &opt, &rng, ref, &st, &err)) {
+      fprintf(stderr, "mallocbench play: heuristic solver: %s\n", err.message);
+      status = 1;
+      goto done;
+    }
+    mb_solver_stats_free(&st);
+    mb_time_ps th = assignment_time(w, &hw, ref, scratch);
+    if (cfg.order == MB_GAME_ORDER_HEURISTIC) {
+      bool same = th == best_time;
+      printf("heuristic solver: T %" PRId64 " ps: %s\n", th,
+             same ? "identical to the heuristic policy" : "MISMATCH with the heuristic policy");
+      if (!same) status = 1;
+    } else {
+      /* Best fit in another order is another algorithm: shown for reference only. */
+      printf("heuristic solver: T %" PRId64 " ps (best fit in %s order here: %+.4f%% time)\n", th,
+             mb_game_order_name(cfg.order),
+             th > 0 ? 100.0 * (double)(best_time - th) / (double)th : 0.0);
+    }
+  }
+  if (out_path && !mb_assignment_save_csv(best, w, out_path, &err)) {
+    fprintf(stderr, "mallocbench play: %s\n", err.message);
+    status = 2;
+  }
+
+done:
+  free(mask);
+  free(scratch);
+  mb_assignment_free(ref);
+  mb_assignment_free(best);
+  mb_assignment_free(a);
+  mb_game_free(g);
+  mb_workload_free(w);
+  return status;
 }

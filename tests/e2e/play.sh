@@ -1,0 +1,94 @@
+#!/bin/bash
+# End-to-end: `mallocbench play` (mallocGame episodes) and `mallocbench bench game`.
+# The heuristic policy must reproduce the heuristic solver (play exits 1 otherwise), random play
+# must be deterministic per seed and always valid, bad input must exit 2 with a clear message.
+# Usage: play.sh MALLOCBENCH_BINARY
+set -u
+MB=${1:?usage: play.sh MALLOCBENCH_BINARY}
+HERE=$(cd "$(dirname "$0")" && pwd)
+SAMPLES=$HERE/../../datasets/samples
+DATA=${MALLOCBENCH_DATA:-$HERE/../../../shared/data}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# expect STATUS CMD...: runs CMD, output in $T/out, checks the exit status
+expect() {
+  local want=$1; shift
+  "$@" >"$T/out" 2>&1
+  local got=$?
+  [ "$got" = "$want" ] || { fail "exit $got (want $want): $*"; sed 's/^/  | /' "$T/out" | head -5; }
+}
+
+expect 0 "$MB" play --help
+grep -q "usage: mallocbench play" "$T/out" || fail "play --help has no usage line"
+expect 2 "$MB" play
+
+# Every sample: heuristic policy == heuristic solver; random play valid and deterministic;
+# the printed return is (T_slow - T) / T_slow of the printed times.
+n=0
+for wl in "$SAMPLES"/*; do
+  case "$wl" in *.md) continue ;; esac
+  [ -f "$wl" ] || continue
+  n=$((n + 1))
+  for cap in 1MiB 4MiB; do
+    for order in heuristic start size; do
+      expect 0 "$MB" play "$wl" --policy heuristic --order "$order" --capacity $cap
+    done
+    expect 0 "$MB" play "$wl" --policy heuristic --capacity $cap
+    grep -q "identical to the heuristic policy" "$T/out" || fail "$wl: no heuristic check line"
+  done
+  expect 0 "$MB" play "$wl" --policy heuristic
+  expect 0 "$MB" play "$wl" --policy random --episodes 20 --seed 3 --actions 4 --capacity 4MiB
+  cp "$T/out" "$T/a"
+  expect 0 "$MB" play "$wl" --policy random --episodes 20 --seed 3 --actions 4 --capacity 4MiB
+  cmp -s "$T/a" "$T/out" || fail "$wl: random play with one seed is not deterministic"
+  ts=$(sed -n 's/^T_slow \([0-9]*\) ps.*/\1/p' "$T/out")
+  awk -v s="$ts" '$1 ~ /^[0-9]+$/ && NF == 5 {
+      want = sprintf("%.6f", (s - $3) / s); if ($2 != want) { print $2, want; bad = 1 } }
+    END { exit bad }' "$T/out" || fail "$wl: printed return != (T_slow - T) / T_slow"
+  expect 0 "$MB" play "$wl" --policy slow -q
+  grep -q "best return 0.000000" "$T/out" || fail "$wl: slow policy return is not 0"
+done
+[ "$n" -gt 0 ] || fail "no samples in $SAMPLES"
+WL=$(ls "$SAMPLES"/*.wl | head -1)
+
+# --out writes the best assignment as CSV (header and one row per buffer).
+expect 0 "$MB" play "$WL" --policy random --episodes 5 --out "$T/best.csv"
+head -1 "$T/best.csv" | grep -q "^buffer,offset" || fail "--out: no CSV header"
+
+# Bad input: exit 2 and a message naming the problem.
+expect 2 "$MB" play "$T/missing.wl"
+grep -q "missing.wl" "$T/out" || fail "missing file not named: $(cat "$T/out")"
+expect 2 "$MB" play "$WL" --policy greedy
+grep -q "random, heuristic or slow" "$T/out" || fail "bad policy message: $(cat "$T/out")"
+expect 2 "$MB" play "$WL" --actions 1
+expect 2 "$MB" play "$WL" --episodes 0
+expect 2 "$MB" play "$WL" --capacity 12XB
+expect 2 "$MB" play "$WL" --order random
+expect 2 "$MB" play "$WL" --bogus 1
+expect 2 "$MB" play "$WL" --hardware no-such-profile
+printf 'mallocbench-workload 1\nname x\nbuffer a size=-5 start=0 end=0\n' >"$T/bad.wl"
+expect 2 "$MB" play "$T/bad.wl"
+grep -q "bad.wl:3" "$T/out" || fail "bad workload error lacks file:line: $(cat "$T/out")"
+
+# Real data when present: HLO modules and MiniMalloc CSVs (capacity from the file name).
+for f in "$DATA"/hlo/*.hlo; do
+  [ -f "$f" ] || continue
+  expect 0 "$MB" play "$f" --policy heuristic --capacity 1MiB
+  grep -q "identical to the heuristic policy" "$T/out" || fail "$f: heuristic mismatch"
+  expect 0 "$MB" play "$f" --policy random --episodes 3 --capacity 1MiB -q
+done
+for f in "$DATA"/minimalloc/*.csv; do
+  [ -f "$f" ] || continue
+  expect 0 "$MB" play "$f" --hardware edge-npu --policy heuristic
+  grep -q "identical to the heuristic policy" "$T/out" || fail "$f: heuristic mismatch"
+done
+
+# The benchmark runs and prints its rates.
+expect 0 "$MB" bench game "$WL" --seconds 0.05
+grep -q "steps/s" "$T/out" || fail "bench game printed no rate"
+expect 2 "$MB" bench game "$WL" --seconds -1
+
+[ "$fails" -eq 0 ] && echo "play.sh: all checks passed"
+exit $((fails > 0))

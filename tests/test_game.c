@@ -1,0 +1,794 @@
+/* Tests of the mallocGame (suite/game.h).
+ *
+ * Every property is checked against an independent model, never against recorded numbers:
+ *   - offered candidates == the canonical positions recomputed by brute force from the
+ *     placement (every fast buffer scanned), in the documented ranking; each one is legal by a
+ *     brute-force overlap check; candidate 0 == mb_occupancy_best_fit on a separate occupancy;
+ *   - the final assignment passes mb_validate, and the sum of the step rewards equals the
+ *     return recomputed from scratch with mb_program_time;
+ *   - snapshot/restore, copy and clone reproduce observation, mask, assignment and time;
+ *   - the heuristic policy reproduces the heuristic solver's time (and its offsets);
+ *   - two runs with the same seed are identical.
+ * Workloads: small random ones (with ops and op-less), datasets/samples/ and the real HLO and
+ * MiniMalloc files of the data directory (skipped when missing). */
+#include "support.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "assignment.h"
+#include "cost.h"
+#include "game.h"
+#include "hardware.h"
+#include "occupancy.h"
+#include "paths.h"
+#include "random_workload.h"
+#include "rng.h"
+#include "solver.h"
+#include "validator.h"
+#include "workload.h"
+#include "workload_io.h"
+
+/* ---- random workloads ---- */
+
+static mb_hardware test_hardware(mb_rng *rng) {
+  mb_hardware hw;
+  memset(&hw, 0, sizeof hw);
+  snprintf(hw.name, sizeof hw.name, "test");
+  static const int64_t aligns[] = {1, 4, 16, 64};
+  hw.capacity = mb_rng_range(rng, 256, 4096);
+  hw.alignment = aligns[mb_rng_below(rng, 4)];
+  hw.slow_bandwidth = 1e9;
+  hw.fast_bandwidth = 4e9;
+  hw.peak_flops = 1e12;
+  hw.op_overhead_s = 1e-9;
+  return hw;
+}
+
+/* A scheduled program whose buffers crowd a fast memory of `capacity` bytes; some buffers are
+ * pinned, some larger than capacity. Op-less (benefit per buffer) when `opless`. */
+static mb_workload *random_workload(mb_rng *rng, int64_t capacity, bool opless) {
+  mb_workload_builder *b = mb_builder_new("random", "test_game");
+  int32_t n_ops = (int32_t)mb_rng_range(rng, 4, 40);
+  int32_t n_buf = (int32_t)mb_rng_range(rng, 3, 60);
+  char name[32];
+  if (!opless) {
+    for (int32_t o = 0; o < n_ops; o++) {
+      snprintf(name, sizeof name, "op%d", o);
+      mb_builder_add_op(b, name, "fusion", (double)mb_rng_range(rng, 0, 4000));
+    }
+  } else {
+    mb_builder_set_schedule(b, n_ops, 1000000);
+  }
+  for (int32_t i = 0; i < n_buf; i++) {
+    snprintf(name, sizeof name, "b%d", i);
+    int64_t size = mb_rng_below(rng, 10) == 0 ? capacity + mb_rng_range(rng, 1, 100)
+                                              : mb_rng_range(rng, 1, capacity / 3);
+    int32_t s = (int32_t)mb_rng_below(rng, (uint64_t)n_ops);
+    int32_t e = s + (int32_t)mb_rng_below(rng, 8);
+    if (e >= n_ops) e = n_ops - 1;
+    bool pinned = mb_rng_below(rng, 8) == 0;
+    int32_t id = mb_builder_add_buffer(b, name, size, s, e, pinned);
+    if (opless) {
+      /* Some zero benefits: such buffers are never visited. */
+      mb_builder_set_benefit(b, id, mb_rng_below(rng, 6) == 0 ? 0 : mb_rng_range(rng, 1, 50000));
+    } else {
+      mb_builder_add_use(b, id, s, 0, size);
+      for (int32_t t = s + 1; t <= e; t++)
+        if (t == e || mb_rng_below(rng, 2)) mb_builder_add_use(b, id, t, size, 0);
+    }
+  }
+  mb_error err;
+  mb_workload *w = mb_builder_finish(b, &err);
+  if (!w) fail_msg("random workload: %s", err.message);
+  return w;
+}
+
+/* ---- brute-force model ---- */
+
+typedef struct span {
+  int64_t lo, hi;
+} span;
+
+static int cmp_span(const void *a, const void *b) {
+  const span *x = a, *y = b;
+  return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+typedef struct cand {
+  int64_t gap, off;
+  int64_t gap_off; /* where the gap starts */
+  bool top;        /* the gap's top-aligned position */
+} cand;
+
+static int cmp_cand(const void *a, const void *b) {
+  const cand *x = a, *y = b;
+  if (x->gap != y->gap) return (x->gap > y->gap) - (x->gap < y->gap);
+  return (x->off > y->off) - (x->off < y->off);
+}
+
+/* Canonical positions of buffer b given the offsets of every buffer, ranked; returns count. */
+static int32_t brute_candidates(const mb_workload *w, const mb_hardware *hw, const int64_t *off,
+                                int32_t b, cand *out) {
+  const mb_buffer *buf = &w->buffers[b];
+  span *sp = malloc(sizeof *sp * (size_t)(w->n_buffers + 1));
+  int32_t n = 0;
+  for (int32_t r = 0; r < w->n_buffers; r++) {
+    const mb_buffer *o = &w->buffers[r];
+    if (off[r] != MB_SLOW && o->start <= buf->end && buf->start <= o->end)
+      sp[n++] = (span){off[r], off[r] + o->size};
+  }
+  qsort(sp, (size_t)n, sizeof *sp, cmp_span);
+  int32_t nc = 0;
+  int64_t cur = 0, a = hw->alignment;
+  for (int32_t i = 0; i <= n; i++) {
+    int64_t lo = i < n ? sp[i].lo : hw->capacity;
+    if (lo > hw->capacity) lo = hw->capacity;
+    if (lo > cur) {
+      int64_t gap = lo - cur;
+      int64_t low = (cur + a - 1) / a * a;
+      if (low + buf->size <= lo) {
+        out[nc++] = (cand){gap, low, cur, false};
+        int64_t top = (lo - buf->size) / a * a;
+        if (top > low) out[nc++] = (cand){gap, top, cur, true};
+      }
+    }
+    if (i < n && sp[i].hi > cur) cur = sp[i].hi;
+  }
+  free(sp);
+  qsort(out, (size_t)nc, sizeof *out, cmp_cand);
+  return nc;
+}
+
+/* True when b at offset overlaps no fast buffer live at a common time (scan of all). */
+static bool brute_free(const mb_workload *w, const int64_t *off, int32_t b, int64_t offset) {
+  const mb_buffer *buf = &w->buffers[b];
+  for (int32_t r = 0; r < w->n_buffers; r++) {
+    const mb_buffer *o = &w->buffers[r];
+    if (r == b || off[r] == MB_SLOW) continue;
+    if (o->start <= buf->end && buf->start <= o->end && off[r] < offset + buf->size &&
+        offset < off[r] + o->size)
+      return false;
+  }
+  return true;
+}
+
+static mb_time_ps time_of(const mb_workload *w, const mb_hardware *hw, const mb_assignment *a) {
+  bool *fast = malloc(sizeof *fast * (size_t)(w->n_buffers ? w->n_buffers : 1));
+  mb_assignment_fast_flags(a, fast);
+  mb_time_ps t = mb_program_time(w, hw, fast);
+  free(fast);
+  return t;
+}
+
+/* ---- episode checks ---- */
+
+typedef enum policy { RANDOM, HEURISTIC } policy;
+
+static int32_t pick(mb_game *g, policy p, mb_rng *rng, const uint8_t *mask) {
+  if (p == HEURISTIC) return mb_game_heuristic_action(g);
+  int32_t A = mb_game_n_actions(g), k = (int32_t)mb_rng_below(rng, (uint64_t)A);
+  while (!mask[k]) k = (k + 1) % A;
+  return k;
+}
+
+/* Checks the current decision against the brute-force model and a separate occupancy. */
+static void check_decision(mb_game *g, const mb_workload *w, const mb_hardware *hw,
+                           mb_assignment *a, const mb_occupancy *occ, uint8_t *mask,
+                           cand *scratch) {
+  int32_t A = mb_game_n_actions(g), b = mb_game_current_buffer(g);
+  assert_true(b >= 0);
+  assert_true(mb_game_assignment(g, a, NULL));
+  int32_t n_legal = mb_game_legal_mask(g, mask);
+  assert_int_equal(mask[A - 1], 1);
+  assert_int_equal(mb_game_candidate_offset(g, A - 1), MB_SLOW);
+  int32_t nc = brute_candidates(w, hw, a->offset, b, scratch);
+  int32_t expect = nc < A - 1 ? nc : A - 1;
+  assert_int_equal(mb_game_n_candidates(g), expect);
+  assert_int_equal(n_legal, expect + 1);
+  /* auto_slow: a decision is never forced (some offset is offered). */
+  if (mb_game_get_config(g)->auto_slow) assert_true(expect > 0);
+  for (int32_t k = 0; k < A - 1; k++) {
+    int64_t off = mb_game_candidate_offset(g, k);
+    if (k >= expect) {
+      assert_int_equal(mask[k], 0);
+      assert_int_equal(off, MB_GAME_ILLEGAL);
+      continue;
+    }
+    assert_int_equal(mask[k], 1);
+    assert_int_equal(off, scratch[k].off);
+    assert_int_equal(off % hw->alignment, 0);
+    assert_true(off >= 0 && off + w->buffers[b].size <= hw->capacity);
+    assert_true(brute_free(w, a->offset, b, off));
+  }
+  int64_t best;
+  const mb_buffer *buf = &w->buffers[b];
+  if (mb_occupancy_best_fit(occ, buf->start, buf->end, buf->size, hw->alignment, &best))
+    assert_int_equal(mb_game_candidate_offset(g, 0), best);
+  else
+    assert_int_equal(expect, 0);
+}
+
+/* Checks the candidate block of the observation against its definition (datasets/GAME.md),
+ * recomputed from the brute-force candidates and the visiting order. */
+static void check_candidate_features(mb_game *g, const mb_workload *w, const mb_hardware *hw,
+                                     const cand *cands, const float *obs) {
+  const mb_game_config *c = mb_game_get_config(g);
+  int32_t b = mb_game_current_buffer(g), n = mb_game_n_candidates(g);
+  const mb_buffer *buf = &w->buffers[b];
+  mb_time_ps *benefit = malloc(sizeof *benefit * (size_t)w->n_buffers);
+  mb_standalone_benefits(w, hw, benefit);
+  const int32_t *visit = mb_game_visit_order(g);
+  int32_t nv = mb_game_n_visitable(g), pos = 0;
+  while (visit[pos] != b) pos++;
+  double total = 0;
+  for (int32_t i = pos + 1; i < nv && i <= pos + c->lookahead; i++)
+    total += (double)benefit[visit[i]];
+  const float *cf = obs + MB_GAME_OBS_BUFFER + c->addr_bins * c->time_bins;
+  double cap = (double)hw->capacity;
+  for (int32_t k = 0; k < c->n_actions - 1; k++, cf += MB_GAME_OBS_PER_CANDIDATE) {
+    if (k >= n) {
+      for (int32_t f = 0; f < MB_GAME_OBS_PER_CANDIDATE; f++) assert_true(cf[f] == 0.0f);
+      continue;
+    }
+    const cand *cd = &cands[k];
+    int64_t left = cd->off - cd->gap_off, right = cd->gap_off + cd->gap - (cd->off + buf->size);
+    int64_t rest = left > right ? left : right;
+    double blocked = 0;
+    for (int32_t i = pos + 1; i < nv && i <= pos + c->lookahead; i++) {
+      const mb_buffer *r = &w->buffers[visit[i]];
+      if (r->start <= buf->end && buf->start <= r->end && r->size <= cd->gap && r->size > rest)
+        blocked += (double)benefit[visit[i]];
+    }
+    assert_true(cf[MB_GAME_C_LEGAL] == 1.0f);
+    assert_float_equal(cf[MB_GAME_C_OFFSET], (double)cd->off / cap, 1e-6);
+    assert_float_equal(cf[MB_GAME_C_GAP], (double)cd->gap / cap, 1e-6);
+    assert_float_equal(cf[MB_GAME_C_WASTE], (double)(cd->gap - buf->size) / cap, 1e-6);
+    assert_true(cf[MB_GAME_C_TOP] == (cd->top ? 1.0f : 0.0f));
+    assert_float_equal(cf[MB_GAME_C_BLOCKING], total > 0 ? blocked / total : 0.0, 1e-6);
+  }
+  free(benefit);
+}
+
+/* Plays one episode, checking every decision; returns the final time. */
+static mb_time_ps play_checked(mb_game *g, const mb_workload *w, const mb_hardware *hw, policy p,
+                               mb_rng *rng, mb_assignment *out) {
+  int32_t A = mb_game_n_actions(g);
+  uint8_t *mask = malloc((size_t)A);
+  cand *scratch = malloc(sizeof *scratch * (size_t)(2 * w->n_buffers + 2));
+  mb_occupancy *occ = mb_occupancy_new(w->schedule_length, hw->capacity, w->n_buffers);
+  float *obs = malloc(sizeof *obs * (size_t)mb_game_observation_size(mb_game_get_config(g)));
+  int32_t obs_n = mb_game_observation_size(mb_game_get_config(g));
+  mb_game_reset(g);
+  double sum = 0;
+  int32_t steps = 0;
+  while (!mb_game_done(g)) {
+    check_decision(g, w, hw, out, occ, mask, scratch);
+    mb_game_observe(g, obs);
+    check_candidate_features(g, w, hw, scratch, obs);
+    for (int32_t i = 0; i < obs_n; i++) assert_true(obs[i] >= 0.0f && obs[i] <= 1.0f);
+    int32_t b = mb_game_current_buffer(g);
+    int32_t act = pick(g, p, rng, mask);
+    int64_t off = mb_game_candidate_offset(g, act);
+    double r = -1;
+    mb_error err;
+    if (!mb_game_step(g, act, &r, &err)) fail_msg("step: %s", err.message);
+    assert_true(r >= 0);
+    sum += r;
+    steps++;
+    if (off != MB_SLOW)
+      assert_true(mb_occupancy_place(occ, b, w->buffers[b].start, w->buffers[b].end, off,
+                                     w->buffers[b].size));
+  }
+  assert_int_equal(mb_game_depth(g), steps);
+  assert_int_equal(mb_game_current_buffer(g), -1);
+  assert_int_equal(mb_game_heuristic_action(g), -1);
+  mb_game_legal_mask(g, mask);
+  for (int32_t k = 0; k < A; k++) assert_int_equal(mask[k], 0);
+  mb_error err;
+  assert_true(mb_game_assignment(g, out, &err));
+  if (!mb_validate(w, hw, out, &err)) fail_msg("invalid assignment: %s", err.message);
+  mb_time_ps t = time_of(w, hw, out);
+  assert_int_equal(t, mb_game_time(g));
+  mb_time_ps ts = mb_slow_time(w, hw);
+  assert_int_equal(ts, mb_game_slow_time(g));
+  double ret = ts > 0 ? (double)(ts - t) / (double)ts : 0;
+  assert_true(mb_game_return(g) == ret);
+  assert_true(fabs(sum - ret) <= 1e-9);
+  free(mask);
+  free(scratch);
+  free(obs);
+  mb_occupancy_free(occ);
+  return t;
+}
+
+/* The heuristic policy against the heuristic solver: same time, same offsets on every buffer
+ * the game visits (the solver may also place zero-benefit buffers, which change no time). */
+static void check_heuristic(const mb_workload *w, const mb_hardware *hw) {
+  mb_game_config c;
+  mb_game_config_default(&c);
+  mb_error err;
+  mb_game *g = mb_game_new(w, hw, &c, &err);
+  if (!g) fail_msg("game: %s", err.message);
+  mb_assignment *ga = mb_assignment_new(w->n_buffers), *ha = mb_assignment_new(w->n_buffers);
+  mb_rng rng;
+  mb_rng_seed(&rng, 1);
+  mb_time_ps t_game = play_checked(g, w, hw, HEURISTIC, &rng, ga);
+  mb_solver_options opt;
+  mb_solver_options_default(&opt);
+  mb_solver_stats st;
+  memset(&st, 0, sizeof st);
+  if (!mb_solve_heuristic(w, hw, &opt, &rng, ha, &st, &err)) fail_msg("heuristic: %s", err.message);
+  mb_solver_stats_free(&st);
+  assert_int_equal(t_game, time_of(w, hw, ha));
+  const int32_t *visit = mb_game_visit_order(g);
+  for (int32_t i = 0; i < mb_game_n_visitable(g); i++)
+    assert_int_equal(ga->offset[visit[i]], ha->offset[visit[i]]);
+  mb_assignment_free(ga);
+  mb_assignment_free(ha);
+  mb_game_free(g);
+}
+
+/* ---- tests ---- */
+
+static void test_config(void **state) {
+  (void)state;
+  mb_game_config c;
+  mb_game_config_default(&c);
+  assert_int_equal(c.n_actions, 16);
+  assert_int_equal(mb_game_observation_size(&c), 10 + 16 * 16 + 15 * 6 + 5);
+  mb_error err;
+  assert_true(mb_game_config_check(&c, &err));
+  c.n_actions = 1;
+  assert_false(mb_game_config_check(&c, &err));
+  assert_non_null(strstr(err.message, "n_actions"));
+  mb_game_config_default(&c);
+  c.time_bins = 0;
+  assert_false(mb_game_config_check(&c, &err));
+  assert_non_null(strstr(err.message, "time_bins"));
+  mb_game_order o;
+  assert_true(mb_game_order_parse("size", &o));
+  assert_int_equal(o, MB_GAME_ORDER_SIZE);
+  assert_string_equal(mb_game_order_name(o), "size");
+  assert_false(mb_game_order_parse("bogus", &o));
+}
+
+/* A hand-made case whose candidates are worked out on paper. Capacity 100, alignment 10.
+ * a [0,2] size 30 at 0 and c [0,2] size 20 at 60 leave gaps [30,60) and [80,100) over [1,1]:
+ * for b (size 15): gap 20 -> low 80, top 80 (deduplicated); gap 30 -> low 30, top 40. */
+static void test_hand_made(void **state) {
+  (void)state;
+  mb_workload_builder *bl = mb_builder_new("hand", "test");
+  mb_builder_set_schedule(bl, 3, 1000);
+  mb_builder_set_benefit(bl, mb_builder_add_buffer(bl, "a", 30, 0, 2, false), 300);
+  mb_builder_set_benefit(bl, mb_builder_add_buffer(bl, "c", 20, 0, 2, false), 200);
+  mb_builder_set_benefit(bl, mb_builder_add_buffer(bl, "b", 15, 1, 1, false), 100);
+  mb_builder_set_benefit(bl, mb_builder_add_buffer(bl, "p", 15, 1, 1, true), 100);
+  mb_builder_set_benefit(bl, mb_builder_add_buffer(bl, "z", 15, 1, 1, false), 0);
+  mb_builder_set_benefit(bl, mb_builder_add_buffer(bl, "big", 101, 1, 1, false), 100);
+  mb_error err;
+  mb_workload *w = mb_builder_finish(bl, &err);
+  assert_non_null(w);
+  mb_hardware hw = {.name = "hand",
+                    .capacity = 100,
+                    .alignment = 10,
+                    .slow_bandwidth = 1,
+                    .fast_bandwidth = 1,
+                    .peak_flops = 1,
+                    .op_overhead_s = 0};
+  mb_game_config c;
+  mb_game_config_default(&c);
+  c.order = MB_GAME_ORDER_SIZE;
+  c.n_actions = 4;
+  mb_game *g = mb_game_new(w, &hw, &c, &err);
+  assert_non_null(g);
+  /* Pinned, zero-benefit and over-capacity buffers are not visited. */
+  assert_int_equal(mb_game_n_visitable(g), 3);
+  assert_int_equal(mb_game_current_buffer(g), 0); /* a: largest */
+  assert_int_equal(mb_game_candidate_offset(g, 0), 0);
+  assert_int_equal(mb_game_candidate_offset(g, 1), 70);
+  double r;
+  assert_true(mb_game_step(g, 0, &r, &err));
+  assert_true(r == 300.0 / 1000.0);
+  assert_int_equal(mb_game_current_buffer(g), 1); /* c */
+  /* Gap [30, 100) of size 70: low 30, top 80; slot 2 is empty. */
+  assert_int_equal(mb_game_candidate_offset(g, 0), 30);
+  assert_int_equal(mb_game_candidate_offset(g, 1), 80);
+  assert_int_equal(mb_game_candidate_offset(g, 2), MB_GAME_ILLEGAL);
+  assert_false(mb_game_step(g, 2, &r, &err)); /* illegal slot */
+  assert_non_null(strstr(err.message, "illegal"));
+  assert_false(mb_game_step(g, 7, &r, &err));
+  assert_int_equal(mb_game_current_buffer(g), 1);
+  /* Place c at 80 instead, then b sees gaps [30,80) only: low 30, top 60. */
+  assert_true(mb_game_step(g, 1, &r, &err));
+  assert_int_equal(mb_game_current_buffer(g), 2);
+  assert_int_equal(mb_game_candidate_offset(g, 0), 30);
+  assert_int_equal(mb_game_candidate_offset(g, 1), 60);
+  float obs[10 + 256 + 3 * 6 + 5];
+  assert_int_equal(mb_game_observation_size(&c), (int32_t)(sizeof obs / sizeof obs[0]));
+  mb_game_observe(g, obs);
+  const float *cf = obs + 10 + 256;
+  assert_true(cf[MB_GAME_C_LEGAL] == 1.0f && cf[6 + MB_GAME_C_LEGAL] == 1.0f);
+  assert_true(cf[12 + MB_GAME_C_LEGAL] == 0.0f);
+  assert_true(fabsf(cf[MB_GAME_C_GAP] - 0.5f) < 1e-6f);
+  assert_true(fabsf(cf[MB_GAME_C_WASTE] - 0.35f) < 1e-6f);
+  assert_true(cf[6 + MB_GAME_C_TOP] == 1.0f);
+  assert_true(fabsf(obs[MB_GAME_F_SIZE] - 0.15f) < 1e-6f);
+  const float *prog = obs + sizeof obs / sizeof obs[0] - 5;
+  assert_true(fabsf(prog[MB_GAME_P_IN_USE] - 0.5f) < 1e-6f);
+  assert_true(fabsf(prog[MB_GAME_P_VISITED] - 2.0f / 3.0f) < 1e-6f);
+  assert_true(fabsf(prog[MB_GAME_P_RETURN] - 0.5f) < 1e-6f);
+  /* The picture: a fills addresses [0, 30), c [80, 100) over the whole (3-step) schedule. */
+  float pic_total = 0;
+  for (int32_t i = 0; i < 256; i++) pic_total += obs[10 + i];
+  assert_true(fabsf(pic_total / 256.0f - 0.5f) < 1e-4f);
+  assert_true(mb_game_step(g, mb_game_slow_action(g), &r, &err));
+  assert_true(r == 0.0);
+  assert_true(mb_game_done(g));
+  assert_false(mb_game_step(g, 0, &r, &err));
+  assert_true(mb_game_return(g) == 0.5);
+  mb_game_free(g);
+  mb_workload_free(w);
+}
+
+static void test_random_workloads(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 20261121);
+  for (int32_t iter = 0; iter < 300; iter++) {
+    mb_hardware hw = test_hardware(&rng);
+    mb_workload *w;
+    if (iter % 2 == 0) {
+      /* The suite's generator, scaled to this fast memory. */
+      mb_random_options ro;
+      mb_random_options_default(&ro);
+      ro.min_size = 8;
+      ro.max_size = hw.capacity;
+      ro.size_quantum = 1;
+      ro.ridge_flops_per_byte = hw.peak_flops / hw.slow_bandwidth;
+      mb_error rerr;
+      int32_t n = iter % 50 == 0 ? 400 : (int32_t)mb_rng_range(&rng, 1, 120);
+      w = mb_random_workload(&rng, n, &ro, NULL, &rerr);
+      if (!w) fail_msg("mb_random_workload: %s", rerr.message);
+    } else {
+      w = random_workload(&rng, hw.capacity, iter % 4 == 3);
+    }
+    mb_game_config c;
+    mb_game_config_default(&c);
+    c.order = (mb_game_order)(iter % 3);
+    c.n_actions = (int32_t)mb_rng_range(&rng, 2, 9);
+    c.auto_slow = iter % 5 != 0;
+    mb_error err;
+    mb_game *g = mb_game_new(w, &hw, &c, &err);
+    if (!g) fail_msg("game: %s", err.message);
+    mb_assignment *a = mb_assignment_new(w->n_buffers);
+    for (int ep = 0; ep < 3; ep++) play_checked(g, w, &hw, RANDOM, &rng, a);
+    mb_assignment_free(a);
+    mb_game_free(g);
+    check_heuristic(w, &hw);
+    mb_workload_free(w);
+  }
+}
+
+/* Everything observable about a state, for equality checks. */
+typedef struct state_copy {
+  float *obs;
+  uint8_t *mask;
+  mb_assignment *a;
+  mb_time_ps t;
+  int32_t cur, depth;
+} state_copy;
+
+static void capture(mb_game *g, state_copy *s) {
+  mb_game_observe(g, s->obs);
+  mb_game_legal_mask(g, s->mask);
+  mb_game_assignment(g, s->a, NULL);
+  s->t = mb_game_time(g);
+  s->cur = mb_game_current_buffer(g);
+  s->depth = mb_game_depth(g);
+}
+
+static void assert_same(const state_copy *x, const state_copy *y, int32_t obs_n, int32_t A) {
+  assert_memory_equal(x->obs, y->obs, sizeof *x->obs * (size_t)obs_n);
+  assert_memory_equal(x->mask, y->mask, (size_t)A);
+  assert_memory_equal(x->a->offset, y->a->offset, sizeof *x->a->offset * (size_t)x->a->n_buffers);
+  assert_int_equal(x->t, y->t);
+  assert_int_equal(x->cur, y->cur);
+  assert_int_equal(x->depth, y->depth);
+}
+
+static state_copy state_new(const mb_workload *w, int32_t obs_n, int32_t A) {
+  state_copy s = {malloc(sizeof(float) * (size_t)obs_n),
+                  malloc((size_t)A),
+                  mb_assignment_new(w->n_buffers),
+                  0,
+                  0,
+                  0};
+  return s;
+}
+
+static void state_free(state_copy *s) {
+  free(s->obs);
+  free(s->mask);
+  mb_assignment_free(s->a);
+}
+
+static int32_t random_legal(mb_game *g, mb_rng *rng, uint8_t *mask) {
+  mb_game_legal_mask(g, mask);
+  return pick(g, RANDOM, rng, mask);
+}
+
+static void test_snapshot_restore(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 7);
+  for (int32_t iter = 0; iter < 40; iter++) {
+    mb_hardware hw = test_hardware(&rng);
+    mb_workload *w = random_workload(&rng, hw.capacity, iter % 4 == 1);
+    mb_game_config c;
+    mb_game_config_default(&c);
+    c.order = (mb_game_order)(iter % 3);
+    c.n_actions = 6;
+    c.auto_slow = iter % 3 != 0;
+    mb_error err;
+    mb_game *g = mb_game_new(w, &hw, &c, &err);
+    assert_non_null(g);
+    int32_t obs_n = mb_game_observation_size(&c), A = c.n_actions;
+    state_copy before = state_new(w, obs_n, A), after = state_new(w, obs_n, A);
+    uint8_t *mask = malloc((size_t)A);
+    while (!mb_game_done(g)) {
+      /* Branch: snapshot, play a few random moves, restore, compare. */
+      capture(g, &before);
+      mb_game_snapshot snap = mb_game_snapshot_take(g);
+      int32_t k = (int32_t)mb_rng_range(&rng, 1, 5);
+      for (int32_t i = 0; i < k && !mb_game_done(g); i++)
+        assert_true(mb_game_step(g, random_legal(g, &rng, mask), NULL, &err));
+      mb_game_snapshot deep = mb_game_snapshot_take(g);
+      /* A clone and a copy of the deep state are identical to it. */
+      mb_game *cl = mb_game_clone(g, &err);
+      assert_non_null(cl);
+      capture(g, &after);
+      state_copy other = state_new(w, obs_n, A);
+      capture(cl, &other);
+      assert_same(&after, &other, obs_n, A);
+      if (!mb_game_restore(g, snap, &err)) fail_msg("restore: %s", err.message);
+      capture(g, &after);
+      assert_same(&before, &after, obs_n, A);
+      /* The clone is independent and snapshots carry over to it. */
+      assert_true(mb_game_restore(cl, snap, &err));
+      capture(cl, &other);
+      assert_same(&before, &other, obs_n, A);
+      state_free(&other);
+      /* Games stepping on their own (even with the same move) refuse each other's new
+       * snapshots; the history they share stays restorable. */
+      if (!mb_game_done(cl)) {
+        mb_game *twin = mb_game_clone(cl, &err);
+        assert_true(mb_game_step(cl, mb_game_slow_action(cl), NULL, &err));
+        assert_true(mb_game_step(twin, mb_game_slow_action(twin), NULL, &err));
+        mb_game_snapshot mine = mb_game_snapshot_take(cl);
+        assert_false(mb_game_restore(twin, mine, &err));
+        assert_true(mb_game_restore(twin, snap, &err)); /* the shared past stays valid */
+        mb_game_free(twin);
+      }
+      mb_game_free(cl);
+      /* A branch that was undone cannot be restored once replaced. */
+      if (!mb_game_done(g) && deep.depth > snap.depth) {
+        assert_true(mb_game_step(g, mb_game_slow_action(g), NULL, &err));
+        assert_false(mb_game_restore(g, deep, &err));
+        assert_non_null(strstr(err.message, "ancestor"));
+        assert_true(mb_game_restore(g, snap, &err));
+      }
+      /* Move on along the main line. */
+      assert_true(mb_game_step(g, random_legal(g, &rng, mask), NULL, &err));
+    }
+    /* Reset equals a fresh game; copy from a finished game equals it. */
+    mb_game *fresh = mb_game_new(w, &hw, &c, &err);
+    mb_game *mid = mb_game_clone(g, &err);
+    mb_game_reset(g);
+    capture(g, &before);
+    capture(fresh, &after);
+    assert_same(&before, &after, obs_n, A);
+    assert_true(mb_game_copy(fresh, mid, &err));
+    assert_true(mb_game_copy(g, mid, &err));
+    capture(g, &before);
+    capture(fresh, &after);
+    assert_same(&before, &after, obs_n, A);
+    assert_true(mb_game_done(g));
+    mb_game_free(mid);
+    mb_game_free(fresh);
+    free(mask);
+    state_free(&before);
+    state_free(&after);
+    mb_game_free(g);
+    mb_workload_free(w);
+  }
+}
+
+/* Same seed, same game: identical observation streams; another seed differs somewhere. */
+static uint64_t episode_hash(const mb_workload *w, const mb_hardware *hw, uint64_t seed) {
+  mb_game_config c;
+  mb_game_config_default(&c);
+  mb_game *g = mb_game_new(w, hw, &c, NULL);
+  int32_t n = mb_game_observation_size(&c);
+  float *obs = malloc(sizeof *obs * (size_t)n);
+  uint8_t mask[16];
+  mb_rng rng;
+  mb_rng_seed(&rng, seed);
+  uint64_t h = 1469598103934665603ULL;
+  while (!mb_game_done(g)) {
+    mb_game_observe(g, obs);
+    const unsigned char *p = (const unsigned char *)obs;
+    for (size_t i = 0; i < sizeof *obs * (size_t)n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+    assert_true(mb_game_step(g, random_legal(g, &rng, mask), NULL, NULL));
+  }
+  h ^= (uint64_t)mb_game_time(g);
+  free(obs);
+  mb_game_free(g);
+  return h;
+}
+
+static void test_determinism(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 99);
+  int differ = 0;
+  for (int i = 0; i < 10; i++) {
+    mb_hardware hw = test_hardware(&rng);
+    mb_workload *w = random_workload(&rng, hw.capacity, false);
+    assert_true(episode_hash(w, &hw, 5) == episode_hash(w, &hw, 5));
+    differ += episode_hash(w, &hw, 5) != episode_hash(w, &hw, 6);
+    mb_workload_free(w);
+  }
+  assert_true(differ > 0);
+}
+
+static void test_degenerate(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 3);
+  mb_hardware hw = test_hardware(&rng);
+  mb_workload *w = random_workload(&rng, hw.capacity, false);
+  mb_game_config c;
+  mb_game_config_default(&c);
+  mb_error err;
+  /* No fast memory: nothing to decide, return 0. */
+  mb_hardware none = hw;
+  none.capacity = 0;
+  mb_game *g = mb_game_new(w, &none, &c, &err);
+  assert_non_null(g);
+  assert_true(mb_game_done(g));
+  assert_int_equal(mb_game_n_visitable(g), 0);
+  assert_true(mb_game_return(g) == 0.0);
+  int32_t n = mb_game_observation_size(&c);
+  float *obs = malloc(sizeof *obs * (size_t)n);
+  mb_game_observe(g, obs);
+  for (int32_t i = 0; i < n - MB_GAME_OBS_PROGRESS; i++) assert_true(obs[i] == 0.0f);
+  free(obs);
+  mb_game_free(g);
+  /* The game keeps its own copy of the hardware: the caller's may change or go away. */
+  mb_hardware tmp = hw;
+  mb_game *own = mb_game_new(w, &tmp, &c, &err);
+  assert_non_null(own);
+  int32_t visitable = mb_game_n_visitable(own);
+  tmp.capacity = 0;
+  tmp.alignment = 3;
+  mb_game_reset(own);
+  assert_int_equal(mb_game_n_visitable(own), visitable);
+  mb_assignment *oa = mb_assignment_new(w->n_buffers);
+  play_checked(own, w, &hw, RANDOM, &rng, oa);
+  mb_assignment_free(oa);
+  mb_game_free(own);
+  /* Bad hardware and config are errors naming the field. */
+  mb_hardware bad = hw;
+  bad.alignment = 0;
+  assert_null(mb_game_new(w, &bad, &c, &err));
+  assert_non_null(strstr(err.message, "alignment"));
+  c.lookahead = -1;
+  assert_null(mb_game_new(w, &hw, &c, &err));
+  assert_non_null(strstr(err.message, "lookahead"));
+  /* Copy between games of different configs is refused. */
+  mb_game_config_default(&c);
+  mb_game *g1 = mb_game_new(w, &hw, &c, &err);
+  c.n_actions = 5;
+  mb_game *g2 = mb_game_new(w, &hw, &c, &err);
+  assert_false(mb_game_copy(g2, g1, &err));
+  mb_assignment *small = mb_assignment_new(w->n_buffers + 1);
+  assert_false(mb_game_assignment(g1, small, &err));
+  assert_non_null(strstr(err.message, "buffers"));
+  mb_assignment_free(small);
+  mb_game_free(g1);
+  mb_game_free(g2);
+  mb_workload_free(w);
+}
+
+/* ---- real workloads ---- */
+
+static bool has_suffix(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Plays random and heuristic episodes on every matching file of dir; returns files played and
+ * adds the decisions of the random episodes to *decisions. */
+static int play_dir(const char *dir, const char *suffix, const char *hw_name, int64_t capacity,
+                    int64_t *decisions) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int played = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.' || !has_suffix(e->d_name, suffix) || has_suffix(e->d_name, ".md"))
+      continue;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    mb_error err;
+    mb_workload *w = mb_workload_load_any(path, &err);
+    if (!w) fail_msg("%s: %s", path, err.message);
+    mb_hardware hw;
+    if (!mb_hardware_find(hw_name, NULL, &hw, &err)) fail_msg("hardware: %s", err.message);
+    /* A fast memory a tenth of the peak live bytes (MiniMalloc: the file's capacity / 2), so
+     * that placements compete. */
+    mb_workload_stats st;
+    mb_workload_stats_compute(w, &st);
+    hw.capacity = capacity > 0 ? capacity : st.peak_live_bytes / 10 + 1;
+    mb_game_config c;
+    mb_game_config_default(&c);
+    mb_game *g = mb_game_new(w, &hw, &c, &err);
+    if (!g) fail_msg("%s: %s", path, err.message);
+    mb_assignment *a = mb_assignment_new(w->n_buffers);
+    mb_rng rng;
+    mb_rng_seed(&rng, 11);
+    play_checked(g, w, &hw, RANDOM, &rng, a);
+    *decisions += mb_game_depth(g);
+    mb_assignment_free(a);
+    mb_game_free(g);
+    check_heuristic(w, &hw);
+    mb_workload_free(w);
+    played++;
+  }
+  closedir(d);
+  return played;
+}
+
+static void test_samples(void **state) {
+  (void)state;
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/datasets/samples", mb_source_dir());
+  int64_t decisions = 0;
+  int n = play_dir(dir, "", "tpu-v4i", 0, &decisions);
+  if (n == 0) {
+    print_message("no workloads in %s\n", dir);
+    skip();
+  }
+  assert_true(decisions > 0); /* the capacity leaves something to decide */
+}
+
+static void test_real_data(void **state) {
+  (void)state;
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/hlo", mb_test_data_dir());
+  int64_t decisions = 0;
+  int n = play_dir(dir, ".hlo", "tpu-v4i", 0, &decisions);
+  snprintf(dir, sizeof dir, "%s/minimalloc", mb_test_data_dir());
+  n += play_dir(dir, ".1048576.csv", "edge-npu", 1048576 / 2, &decisions);
+  if (n == 0) {
+    print_message("no HLO or MiniMalloc files under %s: fetch them (see SOURCES.md)\n",
+                  mb_test_data_dir());
+    skip();
+  }
+  assert_true(decisions > 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_config),           cmocka_unit_test(test_hand_made),
+      cmocka_unit_test(test_random_workloads), cmocka_unit_test(test_snapshot_restore),
+      cmocka_unit_test(test_determinism),      cmocka_unit_test(test_degenerate),
+      cmocka_unit_test(test_samples),          cmocka_unit_test(test_real_data),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
