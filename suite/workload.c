@@ -157,12 +157,13 @@ static int cmp_name_ref(const void *a, const void *b) {
   return x->index < y->index ? -1 : (x->index > y->index);
 }
 
-/* Finds a duplicate name in O(n log n); returns the later index of a duplicate pair or -1. */
+/* Finds a duplicate name in O(n log n); returns the later index of a duplicate pair, -1 when
+ * all names differ, -2 when out of memory. */
 static int32_t find_duplicate(const char *const *names, size_t stride, int32_t n,
                               int32_t *first) {
   if (n < 2) return -1;
   name_ref *refs = malloc((size_t)n * sizeof *refs);
-  if (!refs) return -1;
+  if (!refs) return -2;
   for (int32_t i = 0; i < n; i++) {
     refs[i].name = *(const char *const *)((const char *)names + (size_t)i * stride);
     refs[i].index = i;
@@ -229,17 +230,25 @@ mb_workload *mb_builder_finish(mb_workload_builder *b, mb_error *err) {
     mb_fail(err, "workload '%s': empty workload (no buffers)", b->name);
     goto fail;
   }
-  int32_t first = -1, dup;
-  if (b->n_ops >= 2 && (dup = find_duplicate((const char *const *)&b->ops[0].name, sizeof *b->ops, b->n_ops,
-                            &first)) >= 0) {
+  int32_t first = -1;
+  int32_t dup = b->n_ops >= 2 ? find_duplicate((const char *const *)&b->ops[0].name,
+                                               sizeof *b->ops, b->n_ops, &first)
+                              : -1;
+  if (dup >= 0) {
     mb_fail(err, "workload '%s': op '%s': duplicate name (ops %d and %d)", b->name,
             b->ops[dup].name, first, dup);
     goto fail;
   }
-  if (b->n_buffers >= 2 && (dup = find_duplicate((const char *const *)&b->buffers[0].name, sizeof *b->buffers,
-                            b->n_buffers, &first)) >= 0) {
+  if (dup == -1 && b->n_buffers >= 2)
+    dup = find_duplicate((const char *const *)&b->buffers[0].name, sizeof *b->buffers,
+                         b->n_buffers, &first);
+  if (dup >= 0) {
     mb_fail(err, "workload '%s': buffer '%s': duplicate name (buffers %d and %d)", b->name,
             b->buffers[dup].name, first, dup);
+    goto fail;
+  }
+  if (dup == -2) {
+    mb_fail(err, "workload '%s': out of memory while checking names", b->name);
     goto fail;
   }
   int32_t length = b->n_ops > 0 ? b->n_ops : b->schedule_length;
