@@ -1,11 +1,198 @@
-/* PLACEHOLDER: replaced by the module that implements 'import'. */
+/* mallocbench import: an XLA HLO text dump or a MiniMalloc buffer CSV -> the native workload
+ * format, with a one-line summary. The import rules are in datasets/README.md ("HLO import",
+ * "Buffer CSV import"). */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "commands.h"
+#include "csv_import.h"
+#include "hlo_import.h"
+#include "paths.h"
+#include "workload.h"
+#include "workload_io.h"
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: mallocbench import hlo FILE -o OUT [--no-fusion] [--no-pin-params] "
+          "[--no-pin-outputs]\n"
+          "       mallocbench import csv FILE -o OUT [--capacity BYTES]\n\n"
+          "Imports an XLA HLO text dump (--xla_dump_hlo_as_text) or a MiniMalloc buffer CSV\n"
+          "(id,lower,upper,size[,benefit]) into the native workload format and prints a\n"
+          "one-line summary. Rules: datasets/README.md, sections \"HLO import\" and \"Buffer CSV\n"
+          "import\".\n\n"
+          "  -o, --output OUT   native workload file to write (required)\n"
+          "  --no-fusion        keep elementwise/broadcast/convert/constant producers as ops\n"
+          "  --no-pin-params    let entry parameters be placed in fast memory\n"
+          "  --no-pin-outputs   let the root's outputs be placed in fast memory\n"
+          "  --capacity BYTES   (csv) fast-memory capacity to report; default: the number in\n"
+          "                     the file name (A.1048576.csv -> 1048576)\n"
+          "  --repeat N         also time N more imports of the file (read once) and print the\n"
+          "                     median wall time and throughput in MB/s\n");
+}
+
+static bool parse_bytes(const char *s, int64_t *out) {
+  if (!s || !*s) return false;
+  errno = 0;
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  if (errno || *end || v <= 0) return false;
+  *out = v;
+  return true;
+}
+
+static double wall_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Times `repeat` imports of the file's text (read once, so disk I/O is excluded). */
+static int time_imports(const char *in, bool is_hlo, const mb_hlo_options *opt, int repeat) {
+  size_t len = 0;
+  char *text = mb_read_file(in, &len);
+  double *t = malloc((size_t)repeat * sizeof *t);
+  if (!text || !t) {
+    fprintf(stderr, "mallocbench import: %s: cannot read: %s\n", in, strerror(errno));
+    free(text);
+    free(t);
+    return 2;
+  }
+  for (int r = 0; r < repeat; r++) {
+    mb_error err = {{0}};
+    double t0 = wall_seconds();
+    mb_workload *w = is_hlo ? mb_hlo_import_text(text, len, in, opt, NULL, &err)
+                            : mb_csv_import_text(text, len, in, &err);
+    t[r] = wall_seconds() - t0;
+    mb_workload_free(w);
+  }
+  qsort(t, (size_t)repeat, sizeof *t, cmp_double);
+  printf(
+      "  wall time (not simulated): %zu bytes, median %.3f ms, min %.3f ms over %d imports "
+      "= %.1f MB/s (median)\n",
+      len, t[repeat / 2] * 1e3, t[0] * 1e3, repeat, (double)len / t[repeat / 2] / 1e6);
+  free(text);
+  free(t);
+  return 0;
+}
+
+static void print_summary(const mb_workload *w, const char *out) {
+  mb_workload_stats st;
+  mb_workload_stats_compute(w, &st);
+  printf(
+      "imported %s: %d ops, %d buffers (%d pinned), %lld bytes total, peak live %lld bytes "
+      "at t=%d, %.6g FLOPs -> %s\n",
+      w->name, st.n_ops, st.n_buffers, st.n_pinned, (long long)st.total_bytes,
+      (long long)st.peak_live_bytes, st.peak_time, st.total_flops, out);
+}
 
 int mb_cmd_import(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "mallocbench import: not built yet\n");
-  return 2;
+  if (mb_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  if (argc < 3) {
+    usage(stderr);
+    return 2;
+  }
+  const char *format = argv[1], *in = argv[2], *out = NULL;
+  mb_hlo_options opt;
+  mb_hlo_options_default(&opt);
+  int64_t capacity = 0, repeat = 0;
+  bool is_hlo = !strcmp(format, "hlo"), is_csv = !strcmp(format, "csv");
+  if (!is_hlo && !is_csv) {
+    fprintf(stderr, "mallocbench import: unknown format '%s' (expected hlo or csv)\n", format);
+    return 2;
+  }
+  for (int i = 3; i < argc; i++) {
+    const char *a = argv[i];
+    if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
+      out = argv[++i];
+    } else if (is_hlo && !strcmp(a, "--no-fusion")) {
+      opt.fusion = false;
+    } else if (is_hlo && !strcmp(a, "--no-pin-params")) {
+      opt.pin_parameters = false;
+    } else if (is_hlo && !strcmp(a, "--no-pin-outputs")) {
+      opt.pin_outputs = false;
+    } else if (is_csv && !strcmp(a, "--capacity") && i + 1 < argc) {
+      if (!parse_bytes(argv[++i], &capacity)) {
+        fprintf(stderr, "mallocbench import: --capacity: expected a positive integer, got '%s'\n",
+                argv[i]);
+        return 2;
+      }
+    } else if (!strcmp(a, "--repeat") && i + 1 < argc) {
+      if (!parse_bytes(argv[++i], &repeat) || repeat > 100000) {
+        fprintf(stderr, "mallocbench import: --repeat: expected 1 to 100000, got '%s'\n", argv[i]);
+        return 2;
+      }
+    } else {
+      fprintf(stderr, "mallocbench import %s: unexpected argument '%s'; see --help\n", format, a);
+      return 2;
+    }
+  }
+  if (!out) {
+    fprintf(stderr, "mallocbench import: -o OUT is required; see --help\n");
+    return 2;
+  }
+  mb_error err = {{0}};
+  mb_workload *w = NULL;
+  if (is_hlo) {
+    mb_hlo_report rep;
+    w = mb_hlo_import_file(in, &opt, &rep, &err);
+    if (!w) {
+      fprintf(stderr, "mallocbench import: %s\n", err.message);
+      return 2;
+    }
+    if (rep.n_unknown_opcodes > 0)
+      fprintf(stderr,
+              "warning: %s: %d instructions with unknown opcodes (e.g. '%s') imported with bytes "
+              "only (0 FLOPs)\n",
+              in, rep.n_unknown_opcodes, rep.first_unknown);
+    if (rep.n_unknown_attributes > 0)
+      fprintf(stderr, "warning: %s: %d unknown attributes (e.g. '%s') skipped\n", in,
+              rep.n_unknown_attributes, rep.first_unknown_attribute);
+    if (!mb_workload_save(w, out, &err)) {
+      fprintf(stderr, "mallocbench import: %s\n", err.message);
+      mb_workload_free(w);
+      return 2;
+    }
+    print_summary(w, out);
+    printf(
+        "  %d entry instructions, %d computations, %d fused, %d unknown opcodes, %d unknown "
+        "attributes%s\n",
+        rep.n_instructions, rep.n_computations, rep.n_fused, rep.n_unknown_opcodes,
+        rep.n_unknown_attributes, rep.is_scheduled ? ", is_scheduled" : "");
+  } else {
+    w = mb_csv_import_file(in, &err);
+    if (!w) {
+      fprintf(stderr, "mallocbench import: %s\n", err.message);
+      return 2;
+    }
+    const char *capacity_from = "--capacity";
+    if (capacity == 0) {
+      capacity = mb_csv_capacity_from_name(in);
+      capacity_from = "the file name";
+    }
+    if (!mb_workload_save(w, out, &err)) {
+      fprintf(stderr, "mallocbench import: %s\n", err.message);
+      mb_workload_free(w);
+      return 2;
+    }
+    print_summary(w, out);
+    if (capacity > 0)
+      printf("  capacity %lld bytes (from %s); slow_time_ps %lld = 2 x sum of benefits\n",
+             (long long)capacity, capacity_from, (long long)w->slow_time_ps);
+    else
+      printf("  capacity unknown (no --capacity, no number before .csv); slow_time_ps %lld\n",
+             (long long)w->slow_time_ps);
+  }
+  mb_workload_free(w);
+  return repeat > 0 ? time_imports(in, is_hlo, &opt, (int)repeat) : 0;
 }

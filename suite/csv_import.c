@@ -1,0 +1,294 @@
+/* MiniMalloc buffer CSV -> op-less workload. Rules (documented in datasets/HLO_IMPORT.md, merged
+ * into datasets/README.md): live range [lower, upper) becomes the inclusive [lower, upper - 1];
+ * benefit defaults to size (picoseconds); schedule length = max upper; slow_time_ps = 2 * sum
+ * of benefits, i.e. the assumption that half of the all-slow time is removable memory stall. */
+#include "csv_import.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "paths.h"
+
+enum { COL_ID, COL_LOWER, COL_UPPER, COL_SIZE, COL_BENEFIT, N_COLS };
+static const char *const COL_NAMES[N_COLS] = {"id", "lower", "upper", "size", "benefit"};
+#define MAX_FIELDS 16
+
+typedef struct field {
+  const char *s;
+  size_t n;
+} field;
+
+/* Splits one line (without its newline) on commas, trimming spaces and a trailing '\r'. */
+static int split(const char *line, size_t len, field *out, int max) {
+  while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t')) len--;
+  int n = 0;
+  size_t i = 0;
+  for (;;) {
+    size_t j = i;
+    while (j < len && line[j] != ',') j++;
+    size_t a = i, b = j;
+    while (a < b && (line[a] == ' ' || line[a] == '\t')) a++;
+    while (b > a && (line[b - 1] == ' ' || line[b - 1] == '\t')) b--;
+    if (n < max) out[n] = (field){line + a, b - a};
+    n++;
+    if (j >= len) break;
+    i = j + 1;
+  }
+  return n;
+}
+
+static bool field_is(field f, const char *lit) {
+  return f.n == strlen(lit) && !memcmp(f.s, lit, f.n);
+}
+
+/* A non-negative decimal integer below 2^62 filling the whole field. */
+static bool parse_count(field f, int64_t *out) {
+  if (f.n == 0 || f.n > 19) return false;
+  int64_t v = 0;
+  for (size_t i = 0; i < f.n; i++) {
+    if (f.s[i] < '0' || f.s[i] > '9' || v >= ((int64_t)1 << 62) / 10) return false;
+    v = v * 10 + (f.s[i] - '0');
+  }
+  if (v >= ((int64_t)1 << 62)) return false;
+  *out = v;
+  return true;
+}
+
+static uint64_t hash_bytes(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+typedef struct row_ref {
+  const char *id;
+  size_t n;
+  int32_t line;
+} row_ref;
+
+/* Open-addressing set of ids for duplicate detection with the first line in the message. */
+typedef struct id_set {
+  row_ref *slots;
+  size_t mask;
+  size_t count;
+} id_set;
+
+static bool id_set_insert(id_set *s, row_ref r, int32_t *first_line) {
+  if ((s->count + 1) * 2 > s->mask + 1) {
+    size_t ncap = (s->mask + 1) * 2;
+    row_ref *ns = calloc(ncap, sizeof *ns);
+    if (!ns) return false;
+    for (size_t i = 0; i <= s->mask; i++) {
+      if (!s->slots[i].id) continue;
+      size_t h = hash_bytes(s->slots[i].id, s->slots[i].n) & (ncap - 1);
+      while (ns[h].id) h = (h + 1) & (ncap - 1);
+      ns[h] = s->slots[i];
+    }
+    free(s->slots);
+    s->slots = ns;
+    s->mask = ncap - 1;
+  }
+  size_t h = hash_bytes(r.id, r.n) & s->mask;
+  while (s->slots[h].id) {
+    if (s->slots[h].n == r.n && !memcmp(s->slots[h].id, r.id, r.n)) {
+      *first_line = s->slots[h].line;
+      return true;
+    }
+    h = (h + 1) & s->mask;
+  }
+  s->slots[h] = r;
+  s->count++;
+  *first_line = 0;
+  return true;
+}
+
+static void name_from_path(const char *path, char *out, size_t n) {
+  const char *slash = strrchr(path, '/');
+  const char *b = slash ? slash + 1 : path;
+  snprintf(out, n, "%s", b);
+  size_t len = strlen(out);
+  if (len > 4 && !strcmp(out + len - 4, ".csv")) out[len - 4] = '\0';
+  for (char *c = out; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+          *c == '_' || *c == '.' || *c == '-'))
+      *c = '_';
+  if (!out[0]) snprintf(out, n, "csv");
+}
+
+mb_workload *mb_csv_import_text(const char *text, size_t len, const char *path, mb_error *err) {
+  if (!path) path = "<csv>";
+  char wname[MB_NAME_MAX], source[512];
+  name_from_path(path, wname, sizeof wname);
+  snprintf(source, sizeof source, "MiniMalloc buffer CSV %s", path);
+  mb_workload_builder *b = mb_builder_new(wname, source);
+  id_set ids = {.slots = calloc(64, sizeof(row_ref)), .mask = 63};
+  if (!b || !ids.slots) {
+    mb_builder_free(b);
+    free(ids.slots);
+    mb_fail(err, "%s: out of memory", path);
+    return NULL;
+  }
+  int col[N_COLS];
+  for (int c = 0; c < N_COLS; c++) col[c] = -1;
+  int n_header = 0;
+  int32_t line_no = 0;
+  int64_t max_upper = 0, total_benefit = 0;
+  size_t pos = 0;
+  bool ok = true, header_seen = false;
+  field f[MAX_FIELDS];
+  while (ok && pos < len) {
+    const char *line = text + pos;
+    const char *nl = memchr(line, '\n', len - pos);
+    size_t ll = nl ? (size_t)(nl - line) : len - pos;
+    pos += ll + (nl ? 1 : 0);
+    line_no++;
+    if (line_no >= INT32_MAX) {
+      ok = mb_fail(err, "%s: more than 2^31 lines", path);
+      break;
+    }
+    size_t t = ll;
+    while (t > 0 && (line[t - 1] == '\r' || line[t - 1] == ' ' || line[t - 1] == '\t')) t--;
+    if (t == 0) continue; /* blank lines (e.g. the last newline) */
+    int nf = split(line, ll, f, MAX_FIELDS);
+    if (!header_seen) {
+      header_seen = true;
+      if (nf > MAX_FIELDS) {
+        ok = mb_fail(err, "%s:%d: expected at most %d columns in the header, got %d", path, line_no,
+                     MAX_FIELDS, nf);
+        break;
+      }
+      for (int k = 0; ok && k < nf; k++) {
+        int c = -1;
+        for (int j = 0; j < N_COLS; j++)
+          if (field_is(f[k], COL_NAMES[j])) c = j;
+        if (c < 0)
+          ok = mb_fail(err,
+                       "%s:%d: expected a header row with columns id,lower,upper,size[,benefit]; "
+                       "column %d is '%.*s'",
+                       path, line_no, k + 1, (int)(f[k].n > 40 ? 40 : f[k].n), f[k].s);
+        else if (col[c] >= 0)
+          ok = mb_fail(err, "%s:%d: column '%s' appears twice in the header", path, line_no,
+                       COL_NAMES[c]);
+        else
+          col[c] = k;
+      }
+      for (int c = 0; ok && c < COL_BENEFIT; c++)
+        if (col[c] < 0)
+          ok = mb_fail(
+              err, "%s:%d: expected a header row with columns id,lower,upper,size; '%s' is missing",
+              path, line_no, COL_NAMES[c]);
+      n_header = nf;
+      continue;
+    }
+    if (nf != n_header) {
+      ok = mb_fail(err, "%s:%d: expected %d fields like the header, got %d", path, line_no,
+                   n_header, nf);
+      break;
+    }
+    field id = f[col[COL_ID]];
+    if (id.n == 0 || id.n >= MB_NAME_MAX) {
+      ok = mb_fail(err, "%s:%d:id: expected a name of 1 to %d characters", path, line_no,
+                   MB_NAME_MAX - 1);
+      break;
+    }
+    for (size_t i = 0; ok && i < id.n; i++)
+      if ((unsigned char)id.s[i] <= ' ' || id.s[i] == '"' || id.s[i] == '#' || id.s[i] == 127)
+        ok = mb_fail(err, "%s:%d:id: expected no spaces, quotes or '#' in '%.*s'", path, line_no,
+                     (int)id.n, id.s);
+    if (!ok) break;
+    int64_t v[N_COLS] = {0};
+    for (int c = COL_LOWER; ok && c < N_COLS; c++) {
+      if (col[c] < 0) continue;
+      if (!parse_count(f[col[c]], &v[c]))
+        ok =
+            mb_fail(err, "%s:%d:%s: expected a non-negative integer below 2^62, got '%.*s'", path,
+                    line_no, COL_NAMES[c], (int)(f[col[c]].n > 40 ? 40 : f[col[c]].n), f[col[c]].s);
+    }
+    if (!ok) break;
+    if (v[COL_UPPER] <= v[COL_LOWER]) {
+      ok = mb_fail(err, "%s:%d:upper: expected upper > lower (%lld), got %lld", path, line_no,
+                   (long long)v[COL_LOWER], (long long)v[COL_UPPER]);
+      break;
+    }
+    if (v[COL_UPPER] > INT32_MAX) {
+      ok = mb_fail(err, "%s:%d:upper: expected at most %d, got %lld", path, line_no, INT32_MAX,
+                   (long long)v[COL_UPPER]);
+      break;
+    }
+    if (v[COL_SIZE] <= 0) {
+      ok = mb_fail(err, "%s:%d:size: expected a size > 0, got 0", path, line_no);
+      break;
+    }
+    int64_t benefit = col[COL_BENEFIT] >= 0 ? v[COL_BENEFIT] : v[COL_SIZE];
+    if (benefit > ((int64_t)1 << 60) - total_benefit) {
+      ok = mb_fail(err, "%s:%d:benefit: the sum of benefits exceeds 2^60 ps", path, line_no);
+      break;
+    }
+    int32_t first = 0;
+    if (!id_set_insert(&ids, (row_ref){id.s, id.n, line_no}, &first)) {
+      ok = mb_fail(err, "%s: out of memory", path);
+      break;
+    }
+    if (first > 0) {
+      ok = mb_fail(err, "%s:%d:id: duplicate id '%.*s' (first on line %d)", path, line_no,
+                   (int)id.n, id.s, first);
+      break;
+    }
+    char name[MB_NAME_MAX];
+    memcpy(name, id.s, id.n);
+    name[id.n] = '\0';
+    int32_t buf = mb_builder_add_buffer(b, name, v[COL_SIZE], (int32_t)v[COL_LOWER],
+                                        (int32_t)v[COL_UPPER] - 1, false);
+    if (buf < 0) {
+      ok = mb_fail(err, "%s: out of memory", path);
+      break;
+    }
+    mb_builder_set_benefit(b, buf, benefit);
+    total_benefit += benefit;
+    if (v[COL_UPPER] > max_upper) max_upper = v[COL_UPPER];
+  }
+  free(ids.slots);
+  if (ok && !header_seen)
+    ok = mb_fail(err, "%s:1: expected a header row id,lower,upper,size", path);
+  if (ok && mb_builder_n_buffers(b) == 0)
+    ok = mb_fail(err, "%s:%d: expected at least one buffer row after the header", path, line_no);
+  if (ok && total_benefit == 0)
+    ok = mb_fail(err, "%s: expected a positive sum of benefits (all-slow time would be 0)", path);
+  if (!ok) {
+    mb_builder_free(b);
+    return NULL;
+  }
+  /* Assumption (documented): half of the all-slow time is memory stall removable by fast
+   * memory, so T_slow = 2 * sum of standalone benefits. */
+  mb_builder_set_schedule(b, (int32_t)max_upper, 2 * total_benefit);
+  mb_workload *w = mb_builder_finish(b, err);
+  if (!w) mb_fail_prefix(err, "%s", path);
+  return w;
+}
+
+mb_workload *mb_csv_import_file(const char *path, mb_error *err) {
+  size_t len = 0;
+  char *text = mb_read_file(path, &len);
+  if (!text) {
+    mb_fail(err, "%s: cannot read: %s", path, strerror(errno));
+    return NULL;
+  }
+  mb_workload *w = mb_csv_import_text(text, len, path, err);
+  free(text);
+  return w;
+}
+
+int64_t mb_csv_capacity_from_name(const char *path) {
+  if (!path) return 0;
+  size_t n = strlen(path);
+  if (n < 5 || strcmp(path + n - 4, ".csv")) return 0;
+  size_t end = n - 4, i = end;
+  while (i > 0 && path[i - 1] >= '0' && path[i - 1] <= '9') i--;
+  if (i == end || i == 0 || path[i - 1] != '.' || end - i > 18) return 0;
+  int64_t v = 0;
+  for (size_t k = i; k < end; k++) v = v * 10 + (path[k] - '0');
+  return v;
+}

@@ -1,0 +1,831 @@
+/* HLO module -> workload. The rules implemented here are documented, with their reasons, in
+ * datasets/HLO_IMPORT.md (merged into datasets/README.md); keep both in step. */
+#include "hlo_import.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hlo_parse.h"
+#include "paths.h"
+
+#define MAX_CALL_DEPTH 64 /* nesting of called computations; real modules use a few levels */
+
+/* ---- opcode classes ---- */
+
+typedef enum op_class {
+  C_UNKNOWN = 0,
+  C_PARAMETER,
+  C_CONSTANT,
+  C_ALIAS,       /* bitcast, get-tuple-element, tuple, add-dependency, domain, opt-barrier */
+  C_RESHAPE,     /* an alias when element type and count are unchanged (always, when valid) */
+  C_ELEMENTWISE, /* 1 FLOP per output element; fusible producer */
+  C_BROADCAST,   /* broadcast, iota: 0 FLOPs; fusible producer */
+  C_DOT,
+  C_CONVOLUTION,
+  C_REDUCE,        /* to_apply once per element of operand 0 */
+  C_REDUCE_WINDOW, /* to_apply once per output element per window element */
+  C_MAP,           /* to_apply once per output element */
+  C_SCATTER,       /* to_apply once per element of the updates (last operand) */
+  C_WHILE,         /* body + condition, counted once (trip count unknown) */
+  C_CONDITIONAL,   /* the most expensive branch */
+  C_CALLER,        /* fusion, call, async-start, custom-call...: sum of called computations */
+  C_DATA,          /* data movement and other known ops: 0 FLOPs, bytes only */
+  C_OPAQUE,        /* known ops a fusion cannot enter (control flow, collectives, I/O) */
+} op_class;
+
+typedef struct {
+  const char *name;
+  op_class cls;
+} opcode_info;
+
+static const opcode_info OPCODES[] = {
+    {"parameter", C_PARAMETER},
+    {"constant", C_CONSTANT},
+    {"bitcast", C_ALIAS},
+    {"get-tuple-element", C_ALIAS},
+    {"tuple", C_ALIAS},
+    {"add-dependency", C_ALIAS},
+    {"domain", C_ALIAS},
+    {"opt-barrier", C_ALIAS},
+    {"reshape", C_RESHAPE},
+    {"broadcast", C_BROADCAST},
+    {"iota", C_BROADCAST},
+    {"dot", C_DOT},
+    {"convolution", C_CONVOLUTION},
+    {"reduce", C_REDUCE},
+    {"reduce-window", C_REDUCE_WINDOW},
+    {"map", C_MAP},
+    {"scatter", C_SCATTER},
+    {"select-and-scatter", C_SCATTER},
+    {"sort", C_REDUCE},
+    {"while", C_WHILE},
+    {"conditional", C_CONDITIONAL},
+    {"fusion", C_CALLER},
+    {"call", C_CALLER},
+    {"abs", C_ELEMENTWISE},
+    {"add", C_ELEMENTWISE},
+    {"and", C_ELEMENTWISE},
+    {"atan2", C_ELEMENTWISE},
+    {"bitcast-convert", C_ELEMENTWISE},
+    {"cbrt", C_ELEMENTWISE},
+    {"ceil", C_ELEMENTWISE},
+    {"clamp", C_ELEMENTWISE},
+    {"compare", C_ELEMENTWISE},
+    {"complex", C_ELEMENTWISE},
+    {"convert", C_ELEMENTWISE},
+    {"cos", C_ELEMENTWISE},
+    {"count-leading-zeros", C_ELEMENTWISE},
+    {"divide", C_ELEMENTWISE},
+    {"erf", C_ELEMENTWISE},
+    {"exponential", C_ELEMENTWISE},
+    {"exponential-minus-one", C_ELEMENTWISE},
+    {"floor", C_ELEMENTWISE},
+    {"imag", C_ELEMENTWISE},
+    {"is-finite", C_ELEMENTWISE},
+    {"log", C_ELEMENTWISE},
+    {"log-plus-one", C_ELEMENTWISE},
+    {"logistic", C_ELEMENTWISE},
+    {"maximum", C_ELEMENTWISE},
+    {"minimum", C_ELEMENTWISE},
+    {"multiply", C_ELEMENTWISE},
+    {"negate", C_ELEMENTWISE},
+    {"not", C_ELEMENTWISE},
+    {"or", C_ELEMENTWISE},
+    {"popcnt", C_ELEMENTWISE},
+    {"power", C_ELEMENTWISE},
+    {"real", C_ELEMENTWISE},
+    {"reduce-precision", C_ELEMENTWISE},
+    {"remainder", C_ELEMENTWISE},
+    {"round-nearest-afz", C_ELEMENTWISE},
+    {"round-nearest-even", C_ELEMENTWISE},
+    {"rsqrt", C_ELEMENTWISE},
+    {"select", C_ELEMENTWISE},
+    {"shift-left", C_ELEMENTWISE},
+    {"shift-right-arithmetic", C_ELEMENTWISE},
+    {"shift-right-logical", C_ELEMENTWISE},
+    {"sign", C_ELEMENTWISE},
+    {"sin", C_ELEMENTWISE},
+    {"sqrt", C_ELEMENTWISE},
+    {"stochastic-convert", C_ELEMENTWISE},
+    {"subtract", C_ELEMENTWISE},
+    {"tan", C_ELEMENTWISE},
+    {"tanh", C_ELEMENTWISE},
+    {"xor", C_ELEMENTWISE},
+    {"batch-norm-grad", C_DATA},
+    {"batch-norm-inference", C_DATA},
+    {"batch-norm-training", C_DATA},
+    {"cholesky", C_DATA},
+    {"concatenate", C_DATA},
+    {"copy", C_DATA},
+    {"dynamic-reshape", C_DATA},
+    {"dynamic-slice", C_DATA},
+    {"dynamic-update-slice", C_DATA},
+    {"fft", C_DATA},
+    {"gather", C_DATA},
+    {"get-dimension-size", C_DATA},
+    {"set-dimension-size", C_DATA},
+    {"pad", C_DATA},
+    {"reverse", C_DATA},
+    {"rng", C_DATA},
+    {"rng-bit-generator", C_DATA},
+    {"rng-get-and-update-state", C_DATA},
+    {"slice", C_DATA},
+    {"top-k", C_DATA},
+    {"transpose", C_DATA},
+    {"triangular-solve", C_DATA},
+    {"partition-id", C_DATA},
+    {"replica-id", C_DATA},
+    {"custom-call", C_CALLER},
+    {"async-start", C_CALLER},
+    {"async-update", C_OPAQUE},
+    {"async-done", C_OPAQUE},
+    {"after-all", C_OPAQUE},
+    {"all-gather", C_OPAQUE},
+    {"all-gather-start", C_OPAQUE},
+    {"all-gather-done", C_OPAQUE},
+    {"all-reduce", C_OPAQUE},
+    {"all-reduce-start", C_OPAQUE},
+    {"all-reduce-done", C_OPAQUE},
+    {"all-to-all", C_OPAQUE},
+    {"ragged-all-to-all", C_OPAQUE},
+    {"collective-broadcast", C_OPAQUE},
+    {"collective-permute", C_OPAQUE},
+    {"collective-permute-start", C_OPAQUE},
+    {"collective-permute-done", C_OPAQUE},
+    {"reduce-scatter", C_OPAQUE},
+    {"copy-start", C_OPAQUE},
+    {"copy-done", C_OPAQUE},
+    {"infeed", C_OPAQUE},
+    {"outfeed", C_OPAQUE},
+    {"send", C_OPAQUE},
+    {"send-done", C_OPAQUE},
+    {"recv", C_OPAQUE},
+    {"recv-done", C_OPAQUE},
+};
+static const int N_OPCODES = (int)(sizeof OPCODES / sizeof OPCODES[0]);
+
+static op_class classify(const mb_hlo_module *m, mb_hlo_span opcode) {
+  for (int i = 0; i < N_OPCODES; i++)
+    if (mb_hlo_span_eq(m, opcode, OPCODES[i].name)) return OPCODES[i].cls;
+  return C_UNKNOWN;
+}
+
+void mb_hlo_options_default(mb_hlo_options *opt) {
+  opt->fusion = true;
+  opt->pin_parameters = true;
+  opt->pin_outputs = true;
+}
+
+/* ---- state ---- */
+
+typedef struct int_list {
+  int32_t *v;
+  int32_t n, cap;
+} int_list;
+
+static bool list_push(int_list *l, int32_t x) {
+  if (l->n == l->cap) {
+    int32_t ncap = l->cap ? l->cap * 2 : 4;
+    int32_t *q = realloc(l->v, (size_t)ncap * sizeof *q);
+    if (!q) return false;
+    l->v = q;
+    l->cap = ncap;
+  }
+  l->v[l->n++] = x;
+  return true;
+}
+
+static bool list_has(const int_list *l, int32_t x) {
+  for (int32_t i = 0; i < l->n; i++)
+    if (l->v[i] == x) return true;
+  return false;
+}
+
+typedef struct buffer_info {
+  int32_t def;  /* entry-relative index of the defining instruction */
+  int32_t leaf; /* leaf index within the definer's shape */
+  int64_t size;
+  bool output;
+  bool dead;        /* fused away */
+  int_list readers; /* entry-relative instructions that read it (may hold fused ones) */
+} buffer_info;
+
+typedef struct importer {
+  const mb_hlo_module *m;
+  const mb_hlo_options *opt;
+  mb_hlo_report *rep;
+  mb_error *err;
+  const char *path;
+  op_class *gcls; /* class of every instruction of the module, by module-wide index */
+  double *comp_flops;
+  int8_t *comp_state; /* 0 not computed, 1 in progress, 2 done */
+  /* entry computation */
+  int32_t first, n; /* entry instructions are m->instrs[first .. first + n) */
+  op_class *cls;
+  int32_t *leaf_start; /* leaf_buf[leaf_start[e] .. + n_leaves): buffer per leaf, -1 none */
+  int32_t *leaf_buf;
+  double *flops;
+  bool *fused;
+  int32_t *op_of;
+  int_list *reads; /* distinct buffers read per entry instruction */
+  buffer_info *bufs;
+  int32_t n_bufs, cap_bufs;
+} importer;
+
+static bool fail_line(importer *im, int32_t line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static bool fail_line(importer *im, int32_t line, const char *fmt, ...) {
+  char msg[MB_ERROR_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return mb_fail(im->err, "%s:%d: %s", im->path, line, msg);
+}
+
+static const char *iname(const importer *im, int32_t g, char *out, size_t n) {
+  return mb_hlo_span_str(im->m, im->m->instrs[g].name, out, n);
+}
+
+static const mb_hlo_shape *shape_of(const importer *im, int32_t g) {
+  return &im->m->shapes[im->m->instrs[g].shape];
+}
+
+static int32_t operand(const importer *im, const mb_hlo_instr *ins, int32_t k) {
+  return im->m->refs[ins->operands + k];
+}
+
+/* Array shape of operand k, or NULL (with err set) when absent or not an array. */
+static const mb_hlo_shape *operand_array(importer *im, const mb_hlo_instr *ins, int32_t k,
+                                         const char *what) {
+  char nm[128];
+  if (k >= ins->n_operands) {
+    fail_line(im, ins->line, "%s '%s': expected at least %d operands", what,
+              mb_hlo_span_str(im->m, ins->name, nm, sizeof nm), k + 1);
+    return NULL;
+  }
+  const mb_hlo_shape *s = shape_of(im, operand(im, ins, k));
+  if (s->etype == MB_HLO_TUPLE) {
+    fail_line(im, ins->line, "%s '%s': expected operand %d to be an array, got a tuple", what,
+              mb_hlo_span_str(im->m, ins->name, nm, sizeof nm), k);
+    return NULL;
+  }
+  return s;
+}
+
+static double elements_of(const mb_hlo_shape *s) {
+  return s->etype == MB_HLO_TUPLE ? 0.0 : (double)s->elements;
+}
+
+static bool computation_flops(importer *im, int32_t c, int depth, double *out);
+
+/* Sum (or max) of the FLOPs of an instruction's called computations. */
+static bool called_flops(importer *im, const mb_hlo_instr *ins, int depth, bool take_max,
+                         double *out) {
+  double total = 0;
+  for (int32_t k = 0; k < ins->n_called; k++) {
+    double f = 0;
+    if (!computation_flops(im, im->m->refs[ins->called + k], depth + 1, &f)) return false;
+    total = take_max ? fmax(total, f) : total + f;
+  }
+  *out = total;
+  return true;
+}
+
+static bool dot_flops(importer *im, const mb_hlo_instr *ins, double *out) {
+  const mb_hlo_shape *lhs = operand_array(im, ins, 0, "dot");
+  if (!lhs) return false;
+  double contract = 1;
+  char nm[128];
+  for (int32_t k = 0; ins->lhs_contracting.n > 0 && k < ins->lhs_contracting.n; k++) {
+    int64_t d = im->m->ints[ins->lhs_contracting.first + k];
+    if (d >= lhs->rank)
+      return fail_line(im, ins->line,
+                       "dot '%s': lhs_contracting_dims: dimension %lld out of range for rank %d",
+                       mb_hlo_span_str(im->m, ins->name, nm, sizeof nm), (long long)d, lhs->rank);
+    contract *= (double)im->m->ints[lhs->dims + d];
+  }
+  *out = 2.0 * elements_of(&im->m->shapes[ins->shape]) * contract;
+  return true;
+}
+
+/* 2 * output elements * kernel spatial window * input features / feature_group_count, with the
+ * input-feature and kernel-spatial dimensions found through dim_labels (b01f_01io->b01f). */
+static bool convolution_flops(importer *im, const mb_hlo_instr *ins, double *out) {
+  char nm[128], labels[128];
+  mb_hlo_span_str(im->m, ins->name, nm, sizeof nm);
+  const mb_hlo_shape *lhs = operand_array(im, ins, 0, "convolution");
+  const mb_hlo_shape *rhs = lhs ? operand_array(im, ins, 1, "convolution") : NULL;
+  if (!rhs) return false;
+  if (ins->dim_labels.len == 0 || ins->dim_labels.len >= (int32_t)sizeof labels)
+    return fail_line(im, ins->line, "convolution '%s': expected dim_labels= (like b01f_01io->b01f)",
+                     nm);
+  mb_hlo_span_str(im->m, ins->dim_labels, labels, sizeof labels);
+  char *us = strchr(labels, '_'), *arrow = strstr(labels, "->");
+  if (!us || !arrow || arrow < us)
+    return fail_line(im, ins->line,
+                     "convolution '%s': expected dim_labels like b01f_01io->b01f, got '%s'", nm,
+                     labels);
+  int32_t lhs_len = (int32_t)(us - labels), rhs_len = (int32_t)(arrow - us - 1);
+  if (lhs_len != lhs->rank || rhs_len != rhs->rank)
+    return fail_line(im, ins->line,
+                     "convolution '%s': dim_labels '%s' do not match operand ranks %d and %d", nm,
+                     labels, lhs->rank, rhs->rank);
+  double in_features = -1, window = 1;
+  for (int32_t d = 0; d < lhs_len; d++)
+    if (labels[d] == 'f') in_features = (double)im->m->ints[lhs->dims + d];
+  for (int32_t d = 0; d < rhs_len; d++)
+    if (us[1 + d] >= '0' && us[1 + d] <= '9') window *= (double)im->m->ints[rhs->dims + d];
+  if (in_features < 0)
+    return fail_line(im, ins->line,
+                     "convolution '%s': dim_labels '%s': expected an 'f' in the input labels", nm,
+                     labels);
+  if (ins->feature_group_count <= 0)
+    return fail_line(im, ins->line, "convolution '%s': feature_group_count must be >= 1", nm);
+  *out = 2.0 * elements_of(&im->m->shapes[ins->shape]) * window * in_features /
+         (double)ins->feature_group_count;
+  return true;
+}
+
+/* FLOPs of one instruction, including the computations it calls. */
+static bool instr_flops(importer *im, int32_t g, int depth, double *out) {
+  const mb_hlo_instr *ins = &im->m->instrs[g];
+  const mb_hlo_shape *res = &im->m->shapes[ins->shape];
+  double per_call = 0;
+  *out = 0;
+  switch (im->gcls[g]) {
+    case C_ELEMENTWISE:
+      *out = elements_of(res);
+      return true;
+    case C_DOT:
+      return dot_flops(im, ins, out);
+    case C_CONVOLUTION:
+      return convolution_flops(im, ins, out);
+    case C_REDUCE:
+      if (!called_flops(im, ins, depth, false, &per_call)) return false;
+      *out = ins->n_operands > 0 ? elements_of(shape_of(im, operand(im, ins, 0))) * per_call : 0;
+      return true;
+    case C_REDUCE_WINDOW: {
+      if (!called_flops(im, ins, depth, false, &per_call)) return false;
+      double window = 1;
+      for (int32_t k = 0; k < ins->window_size.n; k++)
+        window *= (double)im->m->ints[ins->window_size.first + k];
+      int32_t leaf0 = mb_hlo_shape_leaf(im->m, ins->shape, 0);
+      *out = (leaf0 >= 0 ? elements_of(&im->m->shapes[leaf0]) : 0) * window * per_call;
+      return true;
+    }
+    case C_MAP:
+      if (!called_flops(im, ins, depth, false, &per_call)) return false;
+      *out = elements_of(res) * per_call;
+      return true;
+    case C_SCATTER:
+      if (!called_flops(im, ins, depth, false, &per_call)) return false;
+      *out = ins->n_operands > 0
+                 ? elements_of(shape_of(im, operand(im, ins, ins->n_operands - 1))) * per_call
+                 : 0;
+      return true;
+    case C_CONDITIONAL:
+      return called_flops(im, ins, depth, true, out);
+    case C_WHILE:
+    case C_CALLER:
+    case C_OPAQUE:
+    case C_DATA:
+    case C_UNKNOWN:
+      return called_flops(im, ins, depth, false, out);
+    default:
+      return true;
+  }
+}
+
+static bool computation_flops(importer *im, int32_t c, int depth, double *out) {
+  const mb_hlo_computation *comp = &im->m->comps[c];
+  char nm[128];
+  if (im->comp_state[c] == 2) {
+    *out = im->comp_flops[c];
+    return true;
+  }
+  if (im->comp_state[c] == 1 || c == im->m->entry)
+    return fail_line(im, comp->line, "computation '%s' calls itself (directly or through others)",
+                     mb_hlo_span_str(im->m, comp->name, nm, sizeof nm));
+  if (depth > MAX_CALL_DEPTH)
+    return fail_line(im, comp->line, "computation '%s': expected calls nested at most %d deep",
+                     mb_hlo_span_str(im->m, comp->name, nm, sizeof nm), MAX_CALL_DEPTH);
+  im->comp_state[c] = 1;
+  double total = 0;
+  for (int32_t i = comp->first_instr; i < comp->first_instr + comp->n_instrs; i++) {
+    double f = 0;
+    if (!instr_flops(im, i, depth, &f)) return false;
+    total += f;
+  }
+  im->comp_state[c] = 2;
+  im->comp_flops[c] = total;
+  *out = total;
+  return true;
+}
+
+/* ---- entry computation: buffers and aliasing ---- */
+
+static int32_t new_buffer(importer *im, int32_t e, int32_t leaf, int64_t size) {
+  if (im->n_bufs == im->cap_bufs) {
+    int32_t ncap = im->cap_bufs ? im->cap_bufs * 2 : 256;
+    buffer_info *q = realloc(im->bufs, (size_t)ncap * sizeof *q);
+    if (!q) return -1;
+    im->bufs = q;
+    im->cap_bufs = ncap;
+  }
+  im->bufs[im->n_bufs] = (buffer_info){.def = e, .leaf = leaf, .size = size};
+  return im->n_bufs++;
+}
+
+static int32_t n_leaves(const importer *im, int32_t e) {
+  return shape_of(im, im->first + e)->n_leaves;
+}
+
+/* Leaf offset of tuple element `index` of shape s, and that element's shape. */
+static bool tuple_element(const importer *im, const mb_hlo_shape *s, int64_t index, int32_t *offset,
+                          int32_t *elem) {
+  if (s->etype != MB_HLO_TUPLE || index < 0 || index >= s->n_tuple) return false;
+  int32_t off = 0;
+  for (int32_t k = 0; k < index; k++) off += im->m->shapes[im->m->ints[s->tuple + k]].n_leaves;
+  *offset = off;
+  *elem = (int32_t)im->m->ints[s->tuple + (int32_t)index];
+  return true;
+}
+
+static bool define_leaves(importer *im, int32_t e) {
+  const mb_hlo_instr *ins = &im->m->instrs[im->first + e];
+  int32_t nl = n_leaves(im, e);
+  char nm[128];
+  iname(im, im->first + e, nm, sizeof nm);
+  op_class cls = im->cls[e];
+  if (cls == C_RESHAPE) {
+    const mb_hlo_shape *res = shape_of(im, im->first + e);
+    const mb_hlo_shape *src = ins->n_operands == 1 ? shape_of(im, operand(im, ins, 0)) : NULL;
+    bool bitcast = src && src->etype != MB_HLO_TUPLE && res->etype == src->etype &&
+                   res->elements == src->elements;
+    cls = im->cls[e] = bitcast ? C_ALIAS : C_DATA;
+  }
+  int32_t *out = &im->leaf_buf[im->leaf_start[e]];
+  if (cls == C_ALIAS) {
+    if (ins->n_operands == 0)
+      return fail_line(im, ins->line, "'%s': expected an operand to %.*s", nm, ins->opcode.len,
+                       im->m->text + ins->opcode.off);
+    if (mb_hlo_span_eq(im->m, ins->opcode, "tuple")) {
+      int32_t k = 0;
+      for (int32_t j = 0; j < ins->n_operands; j++) {
+        int32_t o = operand(im, ins, j) - im->first;
+        int32_t ol = n_leaves(im, o);
+        if (k + ol > nl) break;
+        memcpy(out + k, &im->leaf_buf[im->leaf_start[o]], (size_t)ol * sizeof *out);
+        k += ol;
+      }
+      int32_t total = 0;
+      for (int32_t j = 0; j < ins->n_operands; j++)
+        total += n_leaves(im, operand(im, ins, j) - im->first);
+      if (total != nl)
+        return fail_line(im, ins->line,
+                         "tuple '%s': expected its shape to hold its operands' %d arrays, got %d",
+                         nm, total, nl);
+      return true;
+    }
+    int32_t o = operand(im, ins, 0) - im->first;
+    const int32_t *src = &im->leaf_buf[im->leaf_start[o]];
+    if (mb_hlo_span_eq(im->m, ins->opcode, "get-tuple-element")) {
+      int32_t off, elem;
+      if (ins->index < 0)
+        return fail_line(im, ins->line, "get-tuple-element '%s': expected index=N", nm);
+      if (!tuple_element(im, shape_of(im, im->first + o), ins->index, &off, &elem))
+        return fail_line(im, ins->line,
+                         "get-tuple-element '%s': index=%lld is not an element of its operand's "
+                         "shape",
+                         nm, (long long)ins->index);
+      if (im->m->shapes[elem].n_leaves != nl)
+        return fail_line(im, ins->line,
+                         "get-tuple-element '%s': expected its shape to match tuple element %lld",
+                         nm, (long long)ins->index);
+      memcpy(out, src + off, (size_t)nl * sizeof *out);
+      return true;
+    }
+    if (n_leaves(im, o) != nl)
+      return fail_line(im, ins->line,
+                       "%.*s '%s': expected the same number of arrays as its operand",
+                       ins->opcode.len, im->m->text + ins->opcode.off, nm);
+    memcpy(out, src, (size_t)nl * sizeof *out);
+    return true;
+  }
+  /* a defining instruction: one buffer per array leaf with bytes */
+  for (int32_t k = 0; k < nl; k++) {
+    int32_t leaf = mb_hlo_shape_leaf(im->m, ins->shape, k);
+    const mb_hlo_shape *ls = &im->m->shapes[leaf];
+    out[k] = -1;
+    if (ls->bytes > 0) {
+      out[k] = new_buffer(im, e, k, ls->bytes);
+      if (out[k] < 0) return mb_fail(im->err, "%s: out of memory", im->path);
+    }
+  }
+  return true;
+}
+
+/* Producers fused into their consumers (see datasets/HLO_IMPORT.md, "Fusion"). */
+static bool fusible_producer(const importer *im, int32_t e) {
+  op_class c = im->cls[e];
+  const mb_hlo_shape *s = shape_of(im, im->first + e);
+  if (s->etype == MB_HLO_TUPLE) return false;
+  if (c == C_ELEMENTWISE || c == C_BROADCAST) return true;
+  /* scalar-like constants only: larger literals stay buffers (XLA keeps them in memory) */
+  return c == C_CONSTANT && s->elements <= 1;
+}
+
+static bool fusible_consumer(op_class c) {
+  return c == C_ELEMENTWISE || c == C_BROADCAST || c == C_DOT || c == C_CONVOLUTION ||
+         c == C_REDUCE || c == C_REDUCE_WINDOW || c == C_MAP || c == C_SCATTER || c == C_DATA;
+}
+
+static bool fuse(importer *im) {
+  int32_t *stamp = malloc((size_t)im->n * sizeof *stamp);
+  int_list consumers = {0};
+  if (!stamp) return mb_fail(im->err, "%s: out of memory", im->path);
+  for (int32_t e = 0; e < im->n; e++) stamp[e] = -1;
+  bool ok = true;
+  for (int32_t e = im->n - 1; ok && e >= 0; e--) {
+    if (!fusible_producer(im, e)) continue;
+    int32_t b = im->leaf_buf[im->leaf_start[e]];
+    if (b < 0 || im->bufs[b].output) continue;
+    consumers.n = 0;
+    bool eligible = true;
+    const int_list *rd = &im->bufs[b].readers;
+    for (int32_t k = 0; k < rd->n; k++) {
+      int32_t r = rd->v[k];
+      if (im->fused[r] || stamp[r] == e) continue;
+      stamp[r] = e;
+      if (!fusible_consumer(im->cls[r])) eligible = false;
+      if (!list_push(&consumers, r)) ok = false;
+    }
+    if (!ok || !eligible || consumers.n == 0) continue;
+    im->fused[e] = true;
+    im->bufs[b].dead = true;
+    im->rep->n_fused++;
+    for (int32_t k = 0; ok && k < consumers.n; k++) {
+      int32_t r = consumers.v[k];
+      int_list *rr = &im->reads[r];
+      for (int32_t j = 0; j < rr->n; j++) {
+        if (rr->v[j] == b) {
+          rr->v[j] = rr->v[--rr->n];
+          break;
+        }
+      }
+      for (int32_t j = 0; ok && j < im->reads[e].n; j++) {
+        int32_t x = im->reads[e].v[j];
+        if (list_has(rr, x)) continue;
+        ok = list_push(rr, x) && list_push(&im->bufs[x].readers, r);
+      }
+      im->flops[r] += im->flops[e];
+    }
+  }
+  free(stamp);
+  free(consumers.v);
+  return ok ? true : mb_fail(im->err, "%s: out of memory", im->path);
+}
+
+/* Names that fit MB_NAME_MAX: long ones keep a prefix and get a hash suffix (still unique). */
+static void safe_name(const char *in, char *out, size_t n) {
+  size_t len = strlen(in);
+  if (len < 100 && len < n) {
+    memcpy(out, in, len + 1);
+    return;
+  }
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)in[i]) * 1099511628211ull;
+  snprintf(out, n, "%.80s~%016llx", in, (unsigned long long)h);
+}
+
+static void workload_name(const char *path, const mb_hlo_module *m, char *out, size_t n) {
+  char base[256];
+  const char *slash = path ? strrchr(path, '/') : NULL;
+  const char *b = slash ? slash + 1 : path ? path : "";
+  snprintf(base, sizeof base, "%s", b);
+  char *dot = strrchr(base, '.');
+  if (dot && dot != base) *dot = '\0';
+  if (!base[0]) mb_hlo_span_str(m, m->name, base, sizeof base);
+  if (!base[0]) snprintf(base, sizeof base, "hlo");
+  for (char *c = base; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+          *c == '_' || *c == '.' || *c == '-'))
+      *c = '_';
+  safe_name(base, out, n);
+}
+
+static void importer_free(importer *im) {
+  for (int32_t e = 0; im->reads && e < im->n; e++) free(im->reads[e].v);
+  for (int32_t b = 0; b < im->n_bufs; b++) free(im->bufs[b].readers.v);
+  free(im->bufs);
+  free(im->reads);
+  free(im->cls);
+  free(im->leaf_start);
+  free(im->leaf_buf);
+  free(im->flops);
+  free(im->fused);
+  free(im->op_of);
+  free(im->gcls);
+  free(im->comp_flops);
+  free(im->comp_state);
+}
+
+static mb_workload *build(importer *im) {
+  const mb_hlo_module *m = im->m;
+  const mb_hlo_computation *entry = &m->comps[m->entry];
+  char nm[128], name[MB_NAME_MAX], kind[64], source[512], wname[MB_NAME_MAX];
+  int32_t n_ops = 0;
+  for (int32_t e = 0; e < im->n; e++) {
+    op_class c = im->cls[e];
+    bool op = c != C_ALIAS && c != C_PARAMETER && c != C_CONSTANT && !im->fused[e];
+    im->op_of[e] = op ? n_ops++ : -1;
+  }
+  if (n_ops == 0) {
+    fail_line(im, entry->line,
+              "entry computation '%s': expected at least one instruction that computes "
+              "(found only parameters, constants and aliases)",
+              mb_hlo_span_str(m, entry->name, nm, sizeof nm));
+    return NULL;
+  }
+  workload_name(im->path, m, wname, sizeof wname);
+  snprintf(source, sizeof source, "XLA HLO text %s (module %.*s), fusion %s", im->path,
+           m->name.len > 200 ? 200 : m->name.len, m->text + m->name.off,
+           im->opt->fusion ? "on" : "off");
+  mb_workload_builder *b = mb_builder_new(wname, source);
+  if (!b) {
+    mb_fail(im->err, "%s: out of memory", im->path);
+    return NULL;
+  }
+  for (int32_t e = 0; e < im->n; e++) {
+    if (im->op_of[e] < 0) continue;
+    const mb_hlo_instr *ins = &m->instrs[im->first + e];
+    safe_name(iname(im, im->first + e, nm, sizeof nm), name, sizeof name);
+    mb_hlo_span_str(m, ins->opcode, kind, sizeof kind);
+    mb_builder_add_op(b, name, kind, im->flops[e]);
+  }
+  int32_t *wb = malloc((size_t)(im->n_bufs ? im->n_bufs : 1) * sizeof *wb);
+  if (!wb) {
+    mb_builder_free(b);
+    mb_fail(im->err, "%s: out of memory", im->path);
+    return NULL;
+  }
+  for (int32_t i = 0; i < im->n_bufs; i++) {
+    buffer_info *bi = &im->bufs[i];
+    wb[i] = -1;
+    if (bi->dead) continue;
+    int32_t def_op = im->op_of[bi->def];
+    int32_t start = def_op >= 0 ? def_op : 0; /* parameters and constants exist from the start */
+    int32_t end = start;
+    for (int32_t k = 0; k < bi->readers.n; k++) {
+      int32_t r = bi->readers.v[k];
+      if (!im->fused[r] && im->op_of[r] > end) end = im->op_of[r];
+    }
+    if (bi->output) end = n_ops - 1;
+    iname(im, im->first + bi->def, nm, sizeof nm);
+    const mb_hlo_shape *ds = shape_of(im, im->first + bi->def);
+    char full[160];
+    if (ds->etype == MB_HLO_TUPLE)
+      snprintf(full, sizeof full, "%s#%d", nm, bi->leaf);
+    else
+      snprintf(full, sizeof full, "%s", nm);
+    safe_name(full, name, sizeof name);
+    bool pinned = (im->cls[bi->def] == C_PARAMETER && im->opt->pin_parameters) ||
+                  (bi->output && im->opt->pin_outputs);
+    wb[i] = mb_builder_add_buffer(b, name, bi->size, start, end, pinned);
+    if (def_op >= 0) mb_builder_add_use(b, wb[i], def_op, 0, bi->size);
+  }
+  for (int32_t e = 0; e < im->n; e++) {
+    if (im->op_of[e] < 0) continue;
+    for (int32_t k = 0; k < im->reads[e].n; k++) {
+      int32_t x = im->reads[e].v[k];
+      if (wb[x] >= 0) mb_builder_add_use(b, wb[x], im->op_of[e], im->bufs[x].size, 0);
+    }
+  }
+  free(wb);
+  mb_workload *w = mb_builder_finish(b, im->err);
+  if (!w) mb_fail_prefix(im->err, "%s", im->path);
+  return w;
+}
+
+mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
+                                const mb_hlo_options *opt, mb_hlo_report *report, mb_error *err) {
+  mb_hlo_options defaults;
+  mb_hlo_report local;
+  if (!opt) {
+    mb_hlo_options_default(&defaults);
+    opt = &defaults;
+  }
+  if (!report) report = &local;
+  memset(report, 0, sizeof *report);
+  if (!path) path = "<hlo>";
+  mb_hlo_module *m = mb_hlo_parse(text, len, path, err);
+  if (!m) return NULL;
+  importer im = {.m = m, .opt = opt, .rep = report, .err = err, .path = path};
+  const mb_hlo_computation *entry = &m->comps[m->entry];
+  im.first = entry->first_instr;
+  im.n = entry->n_instrs;
+  report->n_instructions = im.n;
+  report->n_computations = m->n_comps;
+  report->n_unknown_attributes = m->n_unknown_attributes;
+  mb_hlo_span_str(m, m->first_unknown_attribute, report->first_unknown_attribute,
+                  sizeof report->first_unknown_attribute);
+  report->is_scheduled = m->is_scheduled;
+  im.gcls = malloc((size_t)(m->n_instrs > 0 ? m->n_instrs : 1) * sizeof *im.gcls);
+  if (!im.gcls) {
+    mb_fail(err, "%s: out of memory", path);
+    mb_hlo_module_free(m);
+    return NULL;
+  }
+  for (int32_t i = 0; i < m->n_instrs; i++) {
+    im.gcls[i] = classify(m, m->instrs[i].opcode);
+    if (im.gcls[i] != C_UNKNOWN) continue;
+    if (report->n_unknown_opcodes++ == 0)
+      mb_hlo_span_str(m, m->instrs[i].opcode, report->first_unknown, sizeof report->first_unknown);
+  }
+  mb_workload *w = NULL;
+  int64_t total_leaves = 0;
+  for (int32_t e = 0; e < im.n; e++) total_leaves += shape_of(&im, im.first + e)->n_leaves;
+  /* the parser guarantees n_comps >= 1 and n >= 1; the max() keeps the sizes positive */
+  size_t nc = m->n_comps > 0 ? (size_t)m->n_comps : 1, ni = im.n > 0 ? (size_t)im.n : 1;
+  size_t nl = total_leaves > 0 && total_leaves <= INT32_MAX ? (size_t)total_leaves : 1;
+  im.comp_flops = calloc(nc, sizeof *im.comp_flops);
+  im.comp_state = calloc(nc, sizeof *im.comp_state);
+  im.cls = calloc(ni, sizeof *im.cls);
+  im.leaf_start = calloc(ni, sizeof *im.leaf_start);
+  im.leaf_buf = calloc(nl, sizeof *im.leaf_buf);
+  im.flops = calloc(ni, sizeof *im.flops);
+  im.fused = calloc(ni, sizeof *im.fused);
+  im.op_of = calloc(ni, sizeof *im.op_of);
+  im.reads = calloc(ni, sizeof *im.reads);
+  if (total_leaves > INT32_MAX || !im.comp_flops || !im.comp_state || !im.cls || !im.leaf_start ||
+      !im.leaf_buf || !im.flops || !im.fused || !im.op_of || !im.reads) {
+    mb_fail(err, "%s: out of memory", path);
+    goto done;
+  }
+  char a[128], bnm[128];
+  int32_t off = 0;
+  for (int32_t e = 0; e < im.n; e++) {
+    int32_t g = im.first + e;
+    const mb_hlo_instr *ins = &m->instrs[g];
+    im.cls[e] = im.gcls[g];
+    im.leaf_start[e] = off;
+    off += shape_of(&im, g)->n_leaves;
+    for (int32_t k = 0; k < ins->n_operands; k++) {
+      int32_t o = operand(&im, ins, k);
+      if (o >= g) {
+        fail_line(&im, ins->line, "operand '%s' of '%s' is used before it is defined (line %d)",
+                  iname(&im, o, a, sizeof a), iname(&im, g, bnm, sizeof bnm), m->instrs[o].line);
+        goto done;
+      }
+    }
+    if (!define_leaves(&im, e)) goto done;
+    if (!instr_flops(&im, g, 0, &im.flops[e])) goto done;
+  }
+  /* outputs: the root's arrays, through any aliasing */
+  int32_t root = entry->root - im.first;
+  for (int32_t k = 0; k < n_leaves(&im, root); k++) {
+    int32_t x = im.leaf_buf[im.leaf_start[root] + k];
+    if (x >= 0) im.bufs[x].output = true;
+  }
+  /* reads: every computing instruction reads each distinct buffer behind its operands once */
+  for (int32_t e = 0; e < im.n; e++) {
+    op_class c = im.cls[e];
+    if (c == C_ALIAS || c == C_PARAMETER || c == C_CONSTANT) continue;
+    const mb_hlo_instr *ins = &m->instrs[im.first + e];
+    for (int32_t k = 0; k < ins->n_operands; k++) {
+      int32_t o = operand(&im, ins, k) - im.first;
+      for (int32_t j = 0; j < n_leaves(&im, o); j++) {
+        int32_t x = im.leaf_buf[im.leaf_start[o] + j];
+        if (x < 0 || list_has(&im.reads[e], x)) continue;
+        if (!list_push(&im.reads[e], x) || !list_push(&im.bufs[x].readers, e)) {
+          mb_fail(err, "%s: out of memory", path);
+          goto done;
+        }
+      }
+    }
+  }
+  if (opt->fusion && !fuse(&im)) goto done;
+  w = build(&im);
+done:
+  importer_free(&im);
+  mb_hlo_module_free(m);
+  return w;
+}
+
+mb_workload *mb_hlo_import_file(const char *path, const mb_hlo_options *opt, mb_hlo_report *report,
+                                mb_error *err) {
+  size_t len = 0;
+  char *text = mb_read_file(path, &len);
+  if (!text) {
+    mb_fail(err, "%s: cannot read: %s", path, strerror(errno));
+    return NULL;
+  }
+  mb_workload *w = mb_hlo_import_text(text, len, path, opt, report, err);
+  free(text);
+  return w;
+}

@@ -1,0 +1,149 @@
+/* XLA HLO text parser: turns an `--xla_dump_hlo_as_text` module into a syntax tree of
+ * computations and instructions, without interpreting it (suite/hlo_import.c does that).
+ *
+ * Why a separate parser: the importer's rules (buffers, aliasing, fusion, FLOPs) are easier to
+ * read and test when they work on resolved structs rather than on text, and the parser can be
+ * fuzzed on its own. The grammar follows XLA's hlo_parser: a `HloModule name, attrs` header,
+ * then computations `[ENTRY] [%]name [(params) -> shape] { instructions }`, each instruction
+ * `[ROOT] [%]name = shape opcode(operands), key=value, ...`. Operands may carry their shape
+ * (`f32[2]{0} %x`, PyTorch/XLA style) or not; `/ * ... * /` comments are skipped; constants
+ * and attribute values are skipped as balanced text ({...}, (...), [...], "strings" with
+ * escapes), so large literals cost one linear scan.
+ *
+ * Lexing uses anchored PCRE2 patterns compiled once per parse (no start-of-match scans, so the
+ * whole parse is linear in the text). The tree refers to the text through spans: the caller
+ * keeps the text alive while the module is used. Every error names "file:line: expected ...". */
+#ifndef MB_HLO_PARSE_H
+#define MB_HLO_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* A slice of the source text. */
+typedef struct mb_hlo_span {
+  int32_t off, len;
+} mb_hlo_span;
+
+typedef enum mb_hlo_etype {
+  MB_HLO_INVALID = 0,
+  MB_HLO_PRED,
+  MB_HLO_S2,
+  MB_HLO_S4,
+  MB_HLO_S8,
+  MB_HLO_S16,
+  MB_HLO_S32,
+  MB_HLO_S64,
+  MB_HLO_U2,
+  MB_HLO_U4,
+  MB_HLO_U8,
+  MB_HLO_U16,
+  MB_HLO_U32,
+  MB_HLO_U64,
+  MB_HLO_F4E2M1FN,
+  MB_HLO_F6E2M3FN,
+  MB_HLO_F6E3M2FN,
+  MB_HLO_F8E3M4,
+  MB_HLO_F8E4M3,
+  MB_HLO_F8E4M3FN,
+  MB_HLO_F8E4M3B11FNUZ,
+  MB_HLO_F8E4M3FNUZ,
+  MB_HLO_F8E5M2,
+  MB_HLO_F8E5M2FNUZ,
+  MB_HLO_F8E8M0FNU,
+  MB_HLO_F16,
+  MB_HLO_BF16,
+  MB_HLO_F32,
+  MB_HLO_F64,
+  MB_HLO_C64,
+  MB_HLO_C128,
+  MB_HLO_TOKEN,  /* no data: defines no buffer */
+  MB_HLO_OPAQUE, /* opaque handle: no data */
+  MB_HLO_TUPLE,  /* not an element type: marks a tuple shape */
+} mb_hlo_etype;
+
+/* Bits per element (pred is stored in one byte as XLA does); 0 for token, opaque, tuple. */
+int mb_hlo_etype_bits(mb_hlo_etype t);
+const char *mb_hlo_etype_name(mb_hlo_etype t);
+
+/* A shape: an array (etype, dims) or a tuple of shapes. Layouts (incl. tiling) are parsed and
+ * ignored: sizes are logical (elements * bits / 8, rounded up). */
+typedef struct mb_hlo_shape {
+  mb_hlo_etype etype;
+  int32_t rank;     /* arrays: number of dims */
+  int32_t dims;     /* arrays: index of the first dim in module->ints */
+  int32_t n_tuple;  /* tuples: number of elements */
+  int32_t tuple;    /* tuples: index of the first element's shape id in module->ints */
+  int32_t n_leaves; /* non-tuple leaves (arrays, tokens) in this shape tree */
+  int64_t elements; /* arrays: product of dims */
+  int64_t bytes;    /* arrays: elements * bits / 8 rounded up; tuples: sum of leaves */
+} mb_hlo_shape;
+
+/* A list of integers stored in module->ints. */
+typedef struct mb_hlo_ints {
+  int32_t first, n; /* n < 0: attribute absent */
+} mb_hlo_ints;
+
+typedef struct mb_hlo_instr {
+  mb_hlo_span name; /* without the leading '%' */
+  mb_hlo_span opcode;
+  int32_t line;
+  int32_t shape; /* index into module->shapes */
+  bool is_root;
+  int32_t computation;          /* index of the enclosing computation */
+  int32_t operands, n_operands; /* module->refs[operands + k] = module-wide instruction index */
+  int32_t called, n_called;     /* module->refs[called + k] = computation index
+                                   (to_apply, calls, body, condition, branches, ...) */
+  int64_t index;                /* parameter number or get-tuple-element index=; -1 absent */
+  int64_t feature_group_count;  /* 1 when absent */
+  int64_t batch_group_count;    /* 1 when absent */
+  mb_hlo_ints lhs_contracting, rhs_contracting, lhs_batch, rhs_batch;
+  mb_hlo_ints window_size; /* window={size=AxB ...} */
+  mb_hlo_span dim_labels;  /* e.g. b01f_01io->b01f; len 0 when absent */
+  mb_hlo_span custom_call_target;
+  int32_t n_unknown_attributes; /* attributes this parser does not know (skipped) */
+} mb_hlo_instr;
+
+typedef struct mb_hlo_computation {
+  mb_hlo_span name;
+  int32_t line;
+  bool is_entry;
+  int32_t first_instr, n_instrs; /* module->instrs[first_instr .. + n_instrs) in text order */
+  int32_t root;                  /* module-wide index of the ROOT (the last one when unmarked) */
+} mb_hlo_computation;
+
+typedef struct mb_hlo_module {
+  const char *text; /* not owned */
+  const char *path; /* not owned; names the file in messages */
+  mb_hlo_span name;
+  bool is_scheduled;
+  int32_t entry; /* computation index */
+  mb_hlo_computation *comps;
+  int32_t n_comps;
+  mb_hlo_instr *instrs;
+  int32_t n_instrs;
+  mb_hlo_shape *shapes;
+  int32_t n_shapes;
+  int64_t *ints;
+  int32_t n_ints;
+  int32_t *refs;
+  int32_t n_refs;
+  int32_t n_unknown_attributes; /* over all instructions and headers */
+  mb_hlo_span first_unknown_attribute;
+} mb_hlo_module;
+
+/* Parses `len` bytes of HLO text (need not be NUL-terminated). `path` names the file in
+ * messages ("path:line: expected ..."). NULL with err set on malformed text. */
+mb_hlo_module *mb_hlo_parse(const char *text, size_t len, const char *path, mb_error *err);
+void mb_hlo_module_free(mb_hlo_module *m);
+
+/* Copies a span into out (size n, NUL-terminated, truncated to fit); returns out. */
+char *mb_hlo_span_str(const mb_hlo_module *m, mb_hlo_span s, char *out, size_t n);
+bool mb_hlo_span_eq(const mb_hlo_module *m, mb_hlo_span s, const char *lit);
+
+/* Flattened leaf k (0-based, depth-first) of a shape tree: its shape index, or -1. */
+int32_t mb_hlo_shape_leaf(const mb_hlo_module *m, int32_t shape, int32_t k);
+
+#endif

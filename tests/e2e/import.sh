@@ -1,0 +1,76 @@
+#!/bin/bash
+# End-to-end: `mallocbench import hlo|csv` on the real data and on malformed inputs.
+# Usage: import.sh MALLOCBENCH_BINARY
+set -u
+MB=${1:?usage: import.sh MALLOCBENCH_BINARY}
+DATA=${MALLOCBENCH_DATA:-$(dirname "$0")/../../../shared/data}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# expect STATUS CMD...: runs CMD, output in $T/out, checks the exit status
+expect() {
+  local want=$1; shift
+  "$@" >"$T/out" 2>&1
+  local got=$?
+  [ "$got" = "$want" ] || { fail "exit $got (want $want): $*"; sed 's/^/  | /' "$T/out" | head -5; }
+}
+
+expect 0 "$MB" import --help
+grep -q "import hlo FILE" "$T/out" || fail "--help text"
+expect 2 "$MB" import
+expect 2 "$MB" import xml x.xml -o "$T/x.wl"
+expect 2 "$MB" import hlo "$T/none.hlo"
+grep -q -- "-o OUT is required" "$T/out" || fail "missing -o message: $(cat "$T/out")"
+expect 2 "$MB" import csv "$T/none.csv" -o "$T/x.wl" --capacity -3
+
+if [ -d "$DATA/hlo" ]; then
+  # counts: see tests/test_hlo_import.c for how they were derived
+  while IFS='|' read -r f ops bufs ops0 bufs0; do
+    expect 0 "$MB" import hlo "$DATA/hlo/$f.hlo" -o "$T/$f.wl"
+    grep -q "imported $f: $ops ops, $bufs buffers" "$T/out" || fail "$f fused: $(head -1 "$T/out")"
+    head -1 "$T/$f.wl" | grep -q "^mallocbench-workload 1" || fail "$f.wl header"
+    expect 0 "$MB" import hlo "$DATA/hlo/$f.hlo" -o "$T/$f.nofusion.wl" --no-fusion
+    grep -q "imported $f: $ops0 ops, $bufs0 buffers" "$T/out" || fail "$f no fusion: $(head -1 "$T/out")"
+  done <<'LIST'
+bert_pt_xla_adam_step|122|252|734|898
+gpt2_pt_xla|47|79|119|162
+graphsage_tf|32|46|69|104
+mlp_pt_xla|43|52|121|155
+ssd_mobilenet_tf|59|160|289|467
+LIST
+  # pinning flags: mlp has 9 parameters and 8 outputs (see the file's root tuple)
+  expect 0 "$MB" import hlo "$DATA/hlo/mlp_pt_xla.hlo" -o "$T/m.wl" --no-pin-params --no-pin-outputs
+  grep -q "(0 pinned)" "$T/out" || fail "no pinning: $(head -1 "$T/out")"
+  # --repeat times the import (wall clock) and still succeeds
+  expect 0 "$MB" import hlo "$DATA/hlo/mlp_pt_xla.hlo" -o "$T/m.wl" --repeat 3
+  grep -q "MB/s (median)" "$T/out" || fail "--repeat: $(cat "$T/out")"
+else
+  echo "note: $DATA/hlo missing; real-file checks skipped (see SOURCES.md)"
+fi
+
+if [ -d "$DATA/minimalloc" ]; then
+  expect 0 "$MB" import csv "$DATA/minimalloc/A.1048576.csv" -o "$T/A.wl"
+  grep -q "154 buffers" "$T/out" || fail "A buffers: $(cat "$T/out")"
+  grep -q "peak live 1048576 bytes" "$T/out" || fail "A peak: $(cat "$T/out")"
+  grep -q "capacity 1048576 bytes" "$T/out" || fail "A capacity: $(cat "$T/out")"
+  expect 0 "$MB" import csv "$DATA/minimalloc/input.12.csv" -o "$T/i.wl" --capacity 16
+  grep -q "capacity 16 bytes" "$T/out" || fail "--capacity: $(cat "$T/out")"
+fi
+
+# malformed input: exit 2 and a file:line message
+printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  q = f32[2] negate p\n}\n' >"$T/bad.hlo"
+expect 2 "$MB" import hlo "$T/bad.hlo" -o "$T/x.wl"
+grep -q "bad.hlo:4: expected '(' after opcode 'negate' of 'q'" "$T/out" || fail "bad.hlo: $(cat "$T/out")"
+[ -e "$T/x.wl" ] && fail "a failed import wrote its output"
+printf 'id,lower,upper,size\na,5,2,4\n' >"$T/bad.csv"
+expect 2 "$MB" import csv "$T/bad.csv" -o "$T/x.wl"
+grep -q "bad.csv:2:upper: expected upper > lower (5), got 2" "$T/out" || fail "bad.csv: $(cat "$T/out")"
+
+# unknown opcodes: imported, counted in a warning
+printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT q = f32[2] frob(p)\n}\n' >"$T/u.hlo"
+expect 0 "$MB" import hlo "$T/u.hlo" -o "$T/u.wl"
+grep -q "1 instructions with unknown opcodes (e.g. 'frob')" "$T/out" || fail "warning: $(cat "$T/out")"
+
+[ "$fails" = 0 ] && echo "import e2e: all checks passed"
+exit $((fails > 0))

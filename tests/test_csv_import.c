@@ -1,0 +1,157 @@
+/* Tests of the MiniMalloc buffer CSV importer (suite/csv_import.h): the real CSVs, the live
+ * range and benefit rules, T_slow, capacity from the file name, and exact error messages. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv_import.h"
+#include "support.h"
+#include "workload.h"
+
+static mb_workload *import_str(const char *text, mb_error *err) {
+  return mb_csv_import_text(text, strlen(text), "t.csv", err);
+}
+
+static void expect_error(const char *text, const char *message) {
+  mb_error err = {{0}};
+  mb_workload *w = import_str(text, &err);
+  if (w || strcmp(err.message, message))
+    fprintf(stderr, "expected error: %s\n     got error: %s\n", message,
+            w ? "(none: imported)" : err.message);
+  assert_null(w);
+  assert_string_equal(err.message, message);
+}
+
+typedef struct golden {
+  const char *file;
+  int32_t buffers;
+  int32_t schedule_length;
+  int64_t total_bytes, peak;
+} golden;
+
+/* Derived independently with Python's csv module (rows; max upper; sum of sizes; max over t
+ * of the sizes with lower <= t < upper). MiniMalloc's "challenging" instances A and B fill
+ * their 1048576-byte capacity exactly at the peak, which is a check on the half-open rule. */
+static const golden GOLDEN[] = {
+    {"A.1048576.csv", 154, 1048576, 15071232, 1048576},
+    {"B.1048576.csv", 170, 1048576, 17871872, 1048576},
+    {"C.1048576.csv", 203, 1048576, 21476352, 1039360},
+    {"input.12.csv", 5, 21, 20, 12},
+};
+
+static void test_real_files(void **state) {
+  (void)state;
+  char path[2048];
+  for (size_t i = 0; i < sizeof GOLDEN / sizeof GOLDEN[0]; i++) {
+    snprintf(path, sizeof path, "%s/minimalloc/%s", mb_test_data_dir(), GOLDEN[i].file);
+    FILE *probe = fopen(path, "r");
+    if (!probe) {
+      fprintf(stderr, "skipping: %s missing (see ../shared/data/SOURCES.md)\n", path);
+      skip();
+    }
+    fclose(probe);
+    mb_error err = {{0}};
+    mb_workload *w = mb_csv_import_file(path, &err);
+    if (!w) fprintf(stderr, "%s\n", err.message);
+    assert_non_null(w);
+    mb_workload_stats st;
+    mb_workload_stats_compute(w, &st);
+    assert_int_equal(w->n_ops, 0);
+    assert_int_equal(st.n_buffers, GOLDEN[i].buffers);
+    assert_int_equal(w->schedule_length, GOLDEN[i].schedule_length);
+    assert_int_equal(st.total_bytes, GOLDEN[i].total_bytes);
+    assert_int_equal(st.peak_live_bytes, GOLDEN[i].peak);
+    /* default benefit = size, T_slow = 2 * sum of benefits */
+    assert_int_equal(w->slow_time_ps, 2 * GOLDEN[i].total_bytes);
+    assert_int_equal(mb_csv_capacity_from_name(path),
+                     strstr(GOLDEN[i].file, "1048576") ? 1048576 : 12);
+    mb_workload_free(w);
+  }
+}
+
+static void test_ranges_and_benefits(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  /* columns in any order, a benefit column, CRLF line ends, spaces around fields */
+  mb_workload *w = import_str(
+      "size, id,lower,upper,benefit\r\n"
+      "4, b1, 0, 3, 100\r\n"
+      "8,b2,3,9,0\r\n"
+      "\r\n",
+      &err);
+  if (!w) fprintf(stderr, "%s\n", err.message);
+  assert_non_null(w);
+  assert_int_equal(w->n_buffers, 2);
+  assert_string_equal(w->buffers[0].name, "b1");
+  /* [0, 3) -> [0, 2] inclusive */
+  assert_int_equal(w->buffers[0].start, 0);
+  assert_int_equal(w->buffers[0].end, 2);
+  assert_int_equal(w->buffers[1].start, 3);
+  assert_int_equal(w->buffers[1].end, 8);
+  assert_int_equal(w->buffers[0].benefit_ps, 100);
+  assert_int_equal(w->buffers[1].benefit_ps, 0);
+  assert_int_equal(w->buffers[1].size, 8);
+  assert_int_equal(w->schedule_length, 9);
+  assert_int_equal(w->slow_time_ps, 200);
+  assert_false(w->buffers[0].pinned);
+  assert_string_equal(w->name, "t");
+  mb_workload_free(w);
+}
+
+static void test_malformed(void **state) {
+  (void)state;
+  expect_error("", "t.csv:1: expected a header row id,lower,upper,size");
+  expect_error("0,1,2,3\n",
+               "t.csv:1: expected a header row with columns id,lower,upper,size[,benefit]; "
+               "column 1 is '0'");
+  expect_error("id,lower,size\n",
+               "t.csv:1: expected a header row with columns id,lower,upper,size; 'upper' is "
+               "missing");
+  expect_error("id,lower,upper,size,lower\n",
+               "t.csv:1: column 'lower' appears twice in the header");
+  expect_error("id,lower,upper,size\n",
+               "t.csv:1: expected at least one buffer row after the header");
+  expect_error("id,lower,upper,size\na,0,1\n", "t.csv:2: expected 4 fields like the header, got 3");
+  expect_error("id,lower,upper,size\na,0,x1,4\n",
+               "t.csv:2:upper: expected a non-negative integer below 2^62, got 'x1'");
+  expect_error("id,lower,upper,size\na,-1,2,4\n",
+               "t.csv:2:lower: expected a non-negative integer below 2^62, got '-1'");
+  expect_error("id,lower,upper,size\na,0,2,4\nb,5,5,4\n",
+               "t.csv:3:upper: expected upper > lower (5), got 5");
+  expect_error("id,lower,upper,size\na,0,2,0\n", "t.csv:2:size: expected a size > 0, got 0");
+  expect_error("id,lower,upper,size\na,0,2,9999999999999999999\n",
+               "t.csv:2:size: expected a non-negative integer below 2^62, got "
+               "'9999999999999999999'");
+  expect_error("id,lower,upper,size\na,0,2,4\n\nb,0,1,1\na,3,4,1\n",
+               "t.csv:5:id: duplicate id 'a' (first on line 2)");
+  expect_error("id,lower,upper,size\n,0,2,4\n",
+               "t.csv:2:id: expected a name of 1 to 127 characters");
+  expect_error("id,lower,upper,size\na b,0,2,4\n",
+               "t.csv:2:id: expected no spaces, quotes or '#' in 'a b'");
+  expect_error("id,lower,upper,size\na,0,3000000000,4\n",
+               "t.csv:2:upper: expected at most 2147483647, got 3000000000");
+  expect_error("id,lower,upper,size,benefit\na,0,1,4,0\n",
+               "t.csv: expected a positive sum of benefits (all-slow time would be 0)");
+}
+
+static void test_capacity_from_name(void **state) {
+  (void)state;
+  assert_int_equal(mb_csv_capacity_from_name("A.1048576.csv"), 1048576);
+  assert_int_equal(mb_csv_capacity_from_name("/x/y/input.12.csv"), 12);
+  assert_int_equal(mb_csv_capacity_from_name("A.csv"), 0);
+  assert_int_equal(mb_csv_capacity_from_name("1048576.csv"), 0);
+  assert_int_equal(mb_csv_capacity_from_name("A.12x.csv"), 0);
+  assert_int_equal(mb_csv_capacity_from_name("A.12.txt"), 0);
+  assert_int_equal(mb_csv_capacity_from_name("A.99999999999999999999.csv"), 0);
+  assert_int_equal(mb_csv_capacity_from_name(NULL), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_real_files),
+      cmocka_unit_test(test_ranges_and_benefits),
+      cmocka_unit_test(test_malformed),
+      cmocka_unit_test(test_capacity_from_name),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
