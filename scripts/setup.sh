@@ -9,7 +9,7 @@ for arg in "$@"; do
   case "$arg" in
     --with-fuzz) packages+=(clang libclang-rt-14-dev) ;;
     --with-latex) packages+=(latexmk texlive-latex-base texlive-latex-recommended
-                             texlive-latex-extra texlive-fonts-recommended) ;;
+                             texlive-fonts-recommended lmodern) ;;
     *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
   esac
 done
