@@ -1,0 +1,444 @@
+#include "nn_io.h"
+
+#include <fcntl.h>
+#include <hdf5.h>
+#include <hdf5_hl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct mb_nn_file {
+  hid_t file;
+  bool writing;
+  char path[1024]; /* the target */
+  char tmp[1040];  /* the temporary file being written (writing only) */
+  H5E_auto2_t old_func;
+  void *old_data;
+};
+
+static void quiet_hdf5(mb_nn_file *f) {
+  H5Eget_auto2(H5E_DEFAULT, &f->old_func, &f->old_data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void release(mb_nn_file *f) {
+  if (f->file >= 0) H5Fclose(f->file);
+  H5Eset_auto2(H5E_DEFAULT, f->old_func, f->old_data);
+  free(f);
+}
+
+static mb_nn_file *file_new(const char *path, mb_error *err) {
+  if (!path || !*path || strlen(path) >= sizeof((mb_nn_file *)0)->path)
+    return mb_fail(err, "checkpoint: path '%s' empty or too long", path ? path : ""), NULL;
+  mb_nn_file *f = calloc(1, sizeof *f);
+  if (!f) return mb_fail(err, "%s: out of memory", path), NULL;
+  f->file = -1;
+  snprintf(f->path, sizeof f->path, "%s", path);
+  quiet_hdf5(f);
+  return f;
+}
+
+mb_nn_file *mb_nn_file_create(const char *path, mb_error *err) {
+  mb_nn_file *f = file_new(path, err);
+  if (!f) return NULL;
+  f->writing = true;
+  snprintf(f->tmp, sizeof f->tmp, "%s.tmp-XXXXXX", path);
+  int fd = mkstemp(f->tmp);
+  if (fd < 0) {
+    mb_fail(err, "%s: cannot create a temporary file beside it", path);
+    f->tmp[0] = '\0';
+    release(f);
+    return NULL;
+  }
+  close(fd);
+  f->file = H5Fcreate(f->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (f->file < 0) {
+    mb_fail(err, "%s: HDF5 cannot create '%s'", path, f->tmp);
+    unlink(f->tmp);
+    release(f);
+    return NULL;
+  }
+  return f;
+}
+
+mb_nn_file *mb_nn_file_open(const char *path, mb_error *err) {
+  mb_nn_file *f = file_new(path, err);
+  if (!f) return NULL;
+  if (access(path, R_OK) != 0) {
+    mb_fail(err, "%s: cannot read the file", path);
+    release(f);
+    return NULL;
+  }
+  f->file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f->file < 0) {
+    mb_fail(err, "%s: not an HDF5 file (or damaged)", path);
+    release(f);
+    return NULL;
+  }
+  return f;
+}
+
+void mb_nn_file_close(mb_nn_file *f) {
+  if (!f) return;
+  if (f->writing && f->file >= 0) {
+    H5Fclose(f->file);
+    f->file = -1;
+    unlink(f->tmp);
+  }
+  release(f);
+}
+
+bool mb_nn_file_commit(mb_nn_file *f, mb_error *err) {
+  if (!f->writing) {
+    release(f);
+    return true;
+  }
+  bool ok = H5Fclose(f->file) >= 0;
+  f->file = -1;
+  if (!ok) mb_fail(err, "%s: HDF5 failed to close '%s'", f->path, f->tmp);
+  if (ok) { /* the data must be on disk before the rename makes it the checkpoint */
+    int fd = open(f->tmp, O_RDONLY);
+    ok = fd >= 0 && fsync(fd) == 0;
+    if (fd >= 0) close(fd);
+    if (!ok) mb_fail(err, "%s: cannot fsync '%s'", f->path, f->tmp);
+  }
+  if (ok && rename(f->tmp, f->path) != 0)
+    ok = mb_fail(err, "%s: cannot rename '%s' onto it", f->path, f->tmp);
+  if (!ok) unlink(f->tmp);
+  release(f);
+  return ok;
+}
+
+/* ---------------------------------------------------------------- tensors */
+
+static bool link_exists(hid_t loc, const char *name) {
+  return H5Lexists(loc, name, H5P_DEFAULT) > 0;
+}
+
+static hid_t open_or_create_group(hid_t loc, const char *name) {
+  if (link_exists(loc, name)) return H5Gopen2(loc, name, H5P_DEFAULT);
+  return H5Gcreate2(loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+}
+
+static bool write_tensor(const mb_nn_file *f, hid_t group, const char *where, const char *name,
+                         const mb_tensor *t, mb_error *err) {
+  hsize_t dims[2] = {(hsize_t)t->rows, (hsize_t)t->cols};
+  long long shape[2] = {t->rows, t->cols};
+  if (H5LTmake_dataset_float(group, name, 2, dims, t->data) < 0 ||
+      H5LTset_attribute_long_long(group, name, "shape", shape, 2) < 0)
+    return mb_fail(err, "%s: %s/%s: HDF5 write failed", f->path, where, name);
+  return true;
+}
+
+/* Checks that dataset `name` exists in `group` with shape rows x cols (dataspace and "shape"
+ * attribute agree). */
+static bool check_tensor(const mb_nn_file *f, hid_t group, const char *where, const char *name,
+                         const mb_tensor *t, mb_error *err) {
+  if (!link_exists(group, name))
+    return mb_fail(err, "%s: %s/%s: tensor missing from the file (the model has %dx%d)", f->path,
+                   where, name, t->rows, t->cols);
+  int rank = 0;
+  if (H5LTget_dataset_ndims(group, name, &rank) < 0 || rank != 2)
+    return mb_fail(err, "%s: %s/%s: not a 2-D dataset (rank %d)", f->path, where, name, rank);
+  hsize_t dims[2];
+  H5T_class_t cls;
+  size_t size;
+  if (H5LTget_dataset_info(group, name, dims, &cls, &size) < 0 || cls != H5T_FLOAT)
+    return mb_fail(err, "%s: %s/%s: not a floating-point dataset", f->path, where, name);
+  if (dims[0] != (hsize_t)t->rows || dims[1] != (hsize_t)t->cols)
+    return mb_fail(err, "%s: %s/%s: shape %llux%llu in the file, %dx%d in the model", f->path,
+                   where, name, (unsigned long long)dims[0], (unsigned long long)dims[1], t->rows,
+                   t->cols);
+  long long shape[2] = {-1, -1};
+  hsize_t adims = 0;
+  if (H5Aexists_by_name(group, name, "shape", H5P_DEFAULT) <= 0 ||
+      H5LTget_attribute_ndims(group, name, "shape", &rank) < 0 || rank != 1 ||
+      H5LTget_attribute_info(group, name, "shape", &adims, &cls, &size) < 0 || adims != 2 ||
+      cls != H5T_INTEGER || H5LTget_attribute_long_long(group, name, "shape", shape) < 0 ||
+      shape[0] != t->rows || shape[1] != t->cols)
+    return mb_fail(err, "%s: %s/%s: attribute 'shape' missing or not %dx%d", f->path, where, name,
+                   t->rows, t->cols);
+  return true;
+}
+
+/* Fails when `group` holds a tensor the model lacks (a file of a deeper network), naming it. */
+static bool check_no_extra(const mb_nn_file *f, hid_t group, const char *where,
+                           const mb_nn_module *m, const char *arch, mb_error *err) {
+  H5G_info_t info;
+  if (H5Gget_info(group, &info) < 0) return mb_fail(err, "%s: %s: cannot list", f->path, where);
+  for (hsize_t k = 0; k < info.nlinks; k++) {
+    char name[64] = "";
+    if (H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, k, name, sizeof name,
+                           H5P_DEFAULT) < 0)
+      return mb_fail(err, "%s: %s: cannot list", f->path, where);
+    bool known = false;
+    for (int32_t i = 0; i < m->n_params && !known; i++) known = !strcmp(name, m->params[i].name);
+    if (!known)
+      return mb_fail(err, "%s: %s/%s: tensor in the file is not in the model (file: %s)", f->path,
+                     where, name, arch);
+  }
+  return true;
+}
+
+bool mb_nn_file_write_module(mb_nn_file *f, const mb_nn_module *m, mb_error *err) {
+  if (!f->writing) return mb_fail(err, "%s: opened for reading", f->path);
+  char where[64], arch[4096];
+  snprintf(where, sizeof where, "/%s", m->name);
+  if (link_exists(f->file, m->name)) return mb_fail(err, "%s: %s: written twice", f->path, where);
+  hid_t g = H5Gcreate2(f->file, m->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (g < 0) return mb_fail(err, "%s: %s: cannot create group", f->path, where);
+  mb_nn_describe(m, arch, sizeof arch);
+  int in = m->in_dim, out = m->out_dim;
+  bool ok = H5LTset_attribute_string(g, ".", "architecture", arch) >= 0 &&
+            H5LTset_attribute_int(g, ".", "in_dim", &in, 1) >= 0 &&
+            H5LTset_attribute_int(g, ".", "out_dim", &out, 1) >= 0;
+  if (!ok) mb_fail(err, "%s: %s: cannot write attributes", f->path, where);
+  for (int32_t i = 0; ok && i < m->n_params; i++)
+    ok = write_tensor(f, g, where, m->params[i].name, &m->params[i].value, err);
+  H5Gclose(g);
+  return ok;
+}
+
+static void read_arch(hid_t g, char *arch, size_t n) {
+  snprintf(arch, n, "unknown");
+  hsize_t dims;
+  H5T_class_t cls;
+  size_t size;
+  if (H5Aexists(g, "architecture") > 0 &&
+      H5LTget_attribute_info(g, ".", "architecture", &dims, &cls, &size) >= 0 &&
+      cls == H5T_STRING && size < n)
+    H5LTget_attribute_string(g, ".", "architecture", arch);
+}
+
+bool mb_nn_file_read_module(mb_nn_file *f, mb_nn_module *m, mb_error *err) {
+  char where[64], arch[4096];
+  snprintf(where, sizeof where, "/%s", m->name);
+  if (!link_exists(f->file, m->name))
+    return mb_fail(err, "%s: %s: no network of that name in the file", f->path, where);
+  hid_t g = H5Gopen2(f->file, m->name, H5P_DEFAULT);
+  if (g < 0) return mb_fail(err, "%s: %s: not a group", f->path, where);
+  read_arch(g, arch, sizeof arch);
+  bool ok = true;
+  for (int32_t i = 0; ok && i < m->n_params; i++)
+    ok = check_tensor(f, g, where, m->params[i].name, &m->params[i].value, err);
+  ok = ok && check_no_extra(f, g, where, m, arch, err);
+  for (int32_t i = 0; ok && i < m->n_params; i++)
+    if (H5LTread_dataset_float(g, m->params[i].name, m->params[i].value.data) < 0)
+      ok = mb_fail(err, "%s: %s/%s: read failed (the module is partly loaded)", f->path, where,
+                   m->params[i].name);
+  H5Gclose(g);
+  if (ok) mb_nn_zero_grad(m);
+  return ok;
+}
+
+/* ---------------------------------------------------------------- optimiser */
+
+static const char *ADAM_DOUBLES[] = {"lr", "beta1", "beta2", "eps", "weight_decay"};
+
+static double *adam_field(mb_adam *opt, int i) {
+  double *fields[] = {&opt->cfg.lr, &opt->cfg.beta1, &opt->cfg.beta2, &opt->cfg.eps,
+                      &opt->cfg.weight_decay};
+  return fields[i];
+}
+
+bool mb_nn_file_write_adam(mb_nn_file *f, const mb_adam *opt, mb_error *err) {
+  if (!f->writing) return mb_fail(err, "%s: opened for reading", f->path);
+  if (link_exists(f->file, "adam")) return mb_fail(err, "%s: /adam: written twice", f->path);
+  hid_t g = H5Gcreate2(f->file, "adam", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (g < 0) return mb_fail(err, "%s: /adam: cannot create group", f->path);
+  long long step = opt->step;
+  bool ok = H5LTset_attribute_long_long(g, ".", "step", &step, 1) >= 0;
+  for (int i = 0; ok && i < 5; i++)
+    ok = H5LTset_attribute_double(g, ".", ADAM_DOUBLES[i], adam_field((mb_adam *)opt, i), 1) >= 0;
+  if (!ok) mb_fail(err, "%s: /adam: cannot write attributes", f->path);
+  for (int32_t i = 0; ok && i < opt->n; i++) {
+    const mb_adam_slot *s = &opt->slots[i];
+    char where[64], name[48];
+    snprintf(where, sizeof where, "/adam/%s", s->module);
+    hid_t mg = open_or_create_group(g, s->module);
+    if (mg < 0) {
+      ok = mb_fail(err, "%s: %s: cannot create group", f->path, where);
+      break;
+    }
+    snprintf(name, sizeof name, "%s.m", s->param->name);
+    ok = write_tensor(f, mg, where, name, &s->m, err);
+    snprintf(name, sizeof name, "%s.v", s->param->name);
+    ok = ok && write_tensor(f, mg, where, name, &s->v, err);
+    H5Gclose(mg);
+  }
+  H5Gclose(g);
+  return ok;
+}
+
+bool mb_nn_file_read_adam(mb_nn_file *f, mb_adam *opt, mb_error *err) {
+  if (!link_exists(f->file, "adam"))
+    return mb_fail(err, "%s: /adam: no optimiser state in the file", f->path);
+  hid_t g = H5Gopen2(f->file, "adam", H5P_DEFAULT);
+  if (g < 0) return mb_fail(err, "%s: /adam: not a group", f->path);
+  long long step = 0;
+  double vals[5];
+  bool ok = H5Aexists(g, "step") > 0 && H5LTget_attribute_long_long(g, ".", "step", &step) >= 0 &&
+            step >= 0;
+  if (!ok) mb_fail(err, "%s: /adam: attribute 'step' missing or negative", f->path);
+  for (int i = 0; ok && i < 5; i++)
+    if (H5Aexists(g, ADAM_DOUBLES[i]) <= 0 ||
+        H5LTget_attribute_double(g, ".", ADAM_DOUBLES[i], &vals[i]) < 0)
+      ok = mb_fail(err, "%s: /adam: attribute '%s' missing", f->path, ADAM_DOUBLES[i]);
+  /* Two passes: every shape first, so a mismatch leaves the optimiser untouched. */
+  for (int pass = 0; ok && pass < 2; pass++)
+    for (int32_t i = 0; ok && i < opt->n; i++) {
+      mb_adam_slot *s = &opt->slots[i];
+      char where[64], name[48];
+      snprintf(where, sizeof where, "/adam/%s", s->module);
+      if (!link_exists(g, s->module)) {
+        ok = mb_fail(err, "%s: %s: no optimiser state for that network", f->path, where);
+        break;
+      }
+      hid_t mg = H5Gopen2(g, s->module, H5P_DEFAULT);
+      for (int k = 0; ok && k < 2; k++) {
+        mb_tensor *t = k ? &s->v : &s->m;
+        snprintf(name, sizeof name, "%s.%s", s->param->name, k ? "v" : "m");
+        if (pass == 0)
+          ok = check_tensor(f, mg, where, name, t, err);
+        else if (H5LTread_dataset_float(mg, name, t->data) < 0)
+          ok = mb_fail(err, "%s: %s/%s: read failed", f->path, where, name);
+      }
+      H5Gclose(mg);
+    }
+  H5Gclose(g);
+  if (!ok) return false;
+  opt->step = step;
+  for (int i = 0; i < 5; i++) *adam_field(opt, i) = vals[i];
+  return true;
+}
+
+/* ---------------------------------------------------------------- metadata */
+
+static bool check_key(const mb_nn_file *f, const char *what, const char *key, mb_error *err) {
+  size_t n = key ? strlen(key) : 0;
+  if (n == 0 || n > 200)
+    return mb_fail(err, "%s: %s key '%s': 1..200 characters", f->path, what, key ? key : "");
+  for (size_t i = 0; i < n; i++) {
+    char c = key[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '-' || c == '.'))
+      return mb_fail(err, "%s: %s key '%s': character '%c' not in [A-Za-z0-9_.-]", f->path, what,
+                     key, c);
+  }
+  return true;
+}
+
+static bool replace_attr(mb_nn_file *f, const char *key) {
+  return H5Aexists(f->file, key) <= 0 || H5Adelete(f->file, key) >= 0;
+}
+
+bool mb_nn_file_set_string(mb_nn_file *f, const char *key, const char *value, mb_error *err) {
+  if (!f->writing) return mb_fail(err, "%s: opened for reading", f->path);
+  if (!check_key(f, "metadata", key, err)) return false;
+  if (!replace_attr(f, key) || H5LTset_attribute_string(f->file, "/", key, value ? value : "") < 0)
+    return mb_fail(err, "%s: attribute '%s': HDF5 write failed", f->path, key);
+  return true;
+}
+
+bool mb_nn_file_set_double(mb_nn_file *f, const char *key, double value, mb_error *err) {
+  if (!f->writing) return mb_fail(err, "%s: opened for reading", f->path);
+  if (!check_key(f, "metadata", key, err)) return false;
+  if (!replace_attr(f, key) || H5LTset_attribute_double(f->file, "/", key, &value, 1) < 0)
+    return mb_fail(err, "%s: attribute '%s': HDF5 write failed", f->path, key);
+  return true;
+}
+
+static bool attr_info(mb_nn_file *f, const char *key, H5T_class_t want, hsize_t *dims, size_t *size,
+                      mb_error *err) {
+  if (!check_key(f, "metadata", key, err)) return false;
+  H5T_class_t cls;
+  int rank = -1;
+  if (H5Aexists(f->file, key) <= 0) return mb_fail(err, "%s: attribute '%s' missing", f->path, key);
+  if (H5LTget_attribute_ndims(f->file, "/", key, &rank) < 0 || rank > 1 ||
+      H5LTget_attribute_info(f->file, "/", key, dims, &cls, size) < 0 || cls != want)
+    return mb_fail(err, "%s: attribute '%s' is not a %s", f->path, key,
+                   want == H5T_STRING ? "string" : "number");
+  if (rank == 0) *dims = 1;
+  return true;
+}
+
+bool mb_nn_file_get_string(mb_nn_file *f, const char *key, char *out, int n, mb_error *err) {
+  hsize_t dims = 0;
+  size_t size = 0;
+  if (!attr_info(f, key, H5T_STRING, &dims, &size, err)) return false;
+  hid_t a = H5Aopen(f->file, key, H5P_DEFAULT);
+  hid_t type = a >= 0 ? H5Aget_type(a) : -1;
+  bool ok = type >= 0 && H5Tis_variable_str(type) == 0 && dims == 1;
+  if (type >= 0) H5Tclose(type);
+  if (a >= 0) H5Aclose(a);
+  if (!ok) return mb_fail(err, "%s: attribute '%s': not a fixed-length string", f->path, key);
+  if (size + 1 > (size_t)n)
+    return mb_fail(err, "%s: attribute '%s': %zu characters, room for %d", f->path, key, size,
+                   n - 1);
+  char *buf = calloc(size + 1, 1);
+  if (!buf) return mb_fail(err, "%s: out of memory", f->path);
+  ok = H5LTget_attribute_string(f->file, "/", key, buf) >= 0;
+  if (ok) snprintf(out, (size_t)n, "%s", buf);
+  free(buf);
+  return ok || mb_fail(err, "%s: attribute '%s': read failed", f->path, key);
+}
+
+bool mb_nn_file_get_double(mb_nn_file *f, const char *key, double *value, mb_error *err) {
+  hsize_t dims = 0;
+  size_t size = 0;
+  if (!attr_info(f, key, H5T_FLOAT, &dims, &size, err)) return false;
+  if (dims != 1)
+    return mb_fail(err, "%s: attribute '%s': %llu values, expected 1", f->path, key,
+                   (unsigned long long)dims);
+  if (H5LTget_attribute_double(f->file, "/", key, value) < 0)
+    return mb_fail(err, "%s: attribute '%s': read failed", f->path, key);
+  return true;
+}
+
+bool mb_nn_file_write_series(mb_nn_file *f, const char *name, const double *x, int64_t n,
+                             mb_error *err) {
+  if (!f->writing) return mb_fail(err, "%s: opened for reading", f->path);
+  if (!check_key(f, "series", name, err)) return false;
+  if (n < 0) return mb_fail(err, "%s: /series/%s: length %lld < 0", f->path, name, (long long)n);
+  hid_t g = open_or_create_group(f->file, "series");
+  if (g < 0) return mb_fail(err, "%s: /series: cannot create group", f->path);
+  hsize_t dims[1] = {(hsize_t)n};
+  double dummy = 0;
+  bool ok = !link_exists(g, name) && H5LTmake_dataset_double(g, name, 1, dims, n ? x : &dummy) >= 0;
+  H5Gclose(g);
+  return ok || mb_fail(err, "%s: /series/%s: HDF5 write failed (or written twice)", f->path, name);
+}
+
+bool mb_nn_file_read_series(mb_nn_file *f, const char *name, double **x, int64_t *n,
+                            mb_error *err) {
+  *x = NULL;
+  *n = 0;
+  if (!check_key(f, "series", name, err)) return false;
+  if (!link_exists(f->file, "series"))
+    return mb_fail(err, "%s: /series/%s: missing", f->path, name);
+  hid_t g = H5Gopen2(f->file, "series", H5P_DEFAULT);
+  if (g < 0) return mb_fail(err, "%s: /series: not a group", f->path);
+  int rank = 0;
+  hsize_t dims[1] = {0};
+  H5T_class_t cls;
+  size_t size;
+  bool ok = link_exists(g, name) && H5LTget_dataset_ndims(g, name, &rank) >= 0 && rank == 1 &&
+            H5LTget_dataset_info(g, name, dims, &cls, &size) >= 0 && cls == H5T_FLOAT;
+  if (!ok) {
+    H5Gclose(g);
+    return mb_fail(err, "%s: /series/%s: missing or not a 1-D float dataset", f->path, name);
+  }
+  if (dims[0] > 0) {
+    *x = malloc((size_t)dims[0] * sizeof **x);
+    ok = *x && H5LTread_dataset_double(g, name, *x) >= 0;
+  }
+  H5Gclose(g);
+  if (!ok) {
+    free(*x);
+    *x = NULL;
+    return mb_fail(err, "%s: /series/%s: read failed", f->path, name);
+  }
+  *n = (int64_t)dims[0];
+  return true;
+}

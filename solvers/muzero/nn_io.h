@@ -1,0 +1,63 @@
+/* Checkpoints of mallocMuZero networks in HDF5: weights, optimiser state, metadata.
+ *
+ * Layout (h5dump and h5py read it directly):
+ *   /<module>/                 one group per network; attributes architecture (string),
+ *                              in_dim, out_dim
+ *   /<module>/<param>          one float32 dataset per parameter tensor ("l3.weight"), rows x
+ *                              cols, with a "shape" attribute (int64[2])
+ *   /adam/                     attributes step, lr, beta1, beta2, eps, weight_decay
+ *   /adam/<module>/<param>.m   first and second moments, shaped like the parameter
+ *   /adam/<module>/<param>.v
+ *   /series/<name>             1-D float64 datasets (training curves)
+ *   /                          metadata attributes (string or double) set by the caller
+ * Writing goes to a temporary file beside the target that is renamed over it on commit (after
+ * fsync), so a crash never leaves a truncated checkpoint under the real name. Loading checks
+ * every tensor's shape before reading any: a file of another architecture fails with a
+ * message naming the tensor and both shapes, and leaves the module untouched.
+ * While a file is open, HDF5's automatic error printing is switched off (the messages come
+ * back through mb_error instead) and restored on close to what it was at opening; with
+ * several files open at once, close them in the reverse order. */
+#ifndef MB_NN_IO_H
+#define MB_NN_IO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "adam.h"
+#include "error.h"
+#include "nn.h"
+
+typedef struct mb_nn_file mb_nn_file;
+
+/* Starts writing a checkpoint that will replace `path` on commit. */
+mb_nn_file *mb_nn_file_create(const char *path, mb_error *err);
+/* Opens an existing checkpoint for reading. */
+mb_nn_file *mb_nn_file_open(const char *path, mb_error *err);
+/* Writing: closes, fsyncs and renames the temporary file to the target. Reading: closes.
+ * Frees f in every case; on failure of a write the target is untouched. */
+bool mb_nn_file_commit(mb_nn_file *f, mb_error *err);
+/* Closes without committing (a written temporary file is removed). Frees f; NULL is fine. */
+void mb_nn_file_close(mb_nn_file *f);
+
+bool mb_nn_file_write_module(mb_nn_file *f, const mb_nn_module *m, mb_error *err);
+/* Loads the group named after m into m's parameters (gradients are zeroed). */
+bool mb_nn_file_read_module(mb_nn_file *f, mb_nn_module *m, mb_error *err);
+bool mb_nn_file_write_adam(mb_nn_file *f, const mb_adam *opt, mb_error *err);
+/* Restores step, hyperparameters and moments into an optimiser created over the same
+ * modules (same names and shapes). */
+bool mb_nn_file_read_adam(mb_nn_file *f, mb_adam *opt, mb_error *err);
+
+/* Metadata attributes on the root group. Keys: [A-Za-z0-9_.-]+. */
+bool mb_nn_file_set_string(mb_nn_file *f, const char *key, const char *value, mb_error *err);
+bool mb_nn_file_set_double(mb_nn_file *f, const char *key, double value, mb_error *err);
+/* Reads a string attribute into out (size n); fails when missing, not a string, or too long. */
+bool mb_nn_file_get_string(mb_nn_file *f, const char *key, char *out, int n, mb_error *err);
+bool mb_nn_file_get_double(mb_nn_file *f, const char *key, double *value, mb_error *err);
+
+/* 1-D double dataset /series/<name> (n >= 0). */
+bool mb_nn_file_write_series(mb_nn_file *f, const char *name, const double *x, int64_t n,
+                             mb_error *err);
+/* Reads /series/<name> into a malloc'd array (*x, caller frees; NULL when *n == 0). */
+bool mb_nn_file_read_series(mb_nn_file *f, const char *name, double **x, int64_t *n, mb_error *err);
+
+#endif
