@@ -1,11 +1,271 @@
-/* PLACEHOLDER: replaced by the module that implements 'export'. */
+/* mallocbench export FILE --csv DIR: one CSV per table of a results file, for spreadsheets,
+ * pandas and gnuplot. Each CSV is written to a temporary name and renamed, so an existing
+ * export is never left half-overwritten. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
+#include "paths.h"
+#include "results.h"
+
+/* RFC 4180 field: quoted when it holds a comma, quote, or line break. */
+static void csv_str(FILE *f, const char *s) {
+  if (!strpbrk(s, ",\"\n\r")) {
+    fputs(s, f);
+    return;
+  }
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+static void csv_dbl(FILE *f, double v) {
+  if (isnan(v))
+    fputs("nan", f);
+  else
+    fprintf(f, "%.17g", v);
+}
+
+typedef struct out_file {
+  char path[4200], tmp[4300];
+  FILE *f;
+} out_file;
+
+static bool out_open(out_file *o, const char *dir, const char *name, mb_error *err) {
+  if (!mb_path_join(o->path, sizeof o->path, dir, name))
+    return mb_fail(err, "%s/%s: path too long", dir, name);
+  snprintf(o->tmp, sizeof o->tmp, "%s.tmp", o->path);
+  o->f = fopen(o->tmp, "w");
+  if (!o->f) return mb_fail(err, "%s: cannot create: %s", o->tmp, strerror(errno));
+  return true;
+}
+
+static bool out_close(out_file *o, mb_error *err) {
+  bool ok = !ferror(o->f);
+  ok = (fclose(o->f) == 0) && ok;
+  if (!ok) {
+    remove(o->tmp);
+    return mb_fail(err, "%s: write failed: %s", o->tmp, strerror(errno));
+  }
+  if (rename(o->tmp, o->path) != 0)
+    return mb_fail(err, "%s: cannot rename to %s: %s", o->tmp, o->path, strerror(errno));
+  return true;
+}
+
+static bool export_results(mb_results *r, const char *dir, const mb_result_row *rows, int64_t n,
+                           mb_error *err) {
+  out_file o;
+  if (!out_open(&o, dir, "results.csv", err)) return false;
+  fprintf(o.f,
+          "task,workload,hardware,solver,seed,status,valid,capacity,n_buffers,n_fast,"
+          "fast_bytes,t_slow_ps,t_heuristic_ps,t_solver_ps,t_bound_ps,t_solver_s,"
+          "speedup_heuristic,speedup_slow,gap_to_bound,wall_s,iterations,budget_hit,note\n");
+  for (int64_t i = 0; i < n; i++) {
+    const mb_result_row *x = &rows[i];
+    fprintf(o.f, "%" PRId64 ",", x->task);
+    csv_str(o.f, x->workload);
+    fputc(',', o.f);
+    csv_str(o.f, x->hardware);
+    fputc(',', o.f);
+    csv_str(o.f, x->solver);
+    fprintf(o.f, ",%" PRId64 ",", x->seed);
+    csv_str(o.f, x->status);
+    fprintf(o.f,
+            ",%d,%" PRId64 ",%d,%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",",
+            (int)x->valid, x->capacity, (int)x->n_buffers, (int)x->n_fast, x->fast_bytes,
+            x->t_slow_ps, x->t_heuristic_ps, x->t_solver_ps, x->t_bound_ps);
+    csv_dbl(o.f, x->t_solver_s);
+    fputc(',', o.f);
+    csv_dbl(o.f, x->speedup_heuristic);
+    fputc(',', o.f);
+    csv_dbl(o.f, x->speedup_slow);
+    fputc(',', o.f);
+    csv_dbl(o.f, x->gap_to_bound);
+    fputc(',', o.f);
+    csv_dbl(o.f, x->wall_s);
+    fprintf(o.f, ",%" PRId64 ",%d,", x->iterations, (int)x->budget_hit);
+    csv_str(o.f, x->note);
+    fputc('\n', o.f);
+  }
+  return out_close(&o, err);
+}
+
+static bool export_baselines(mb_results *r, const char *dir, mb_error *err) {
+  mb_baseline_row *b = NULL;
+  int64_t n = 0;
+  if (!mb_results_read_baselines(r, &b, &n, err)) return false;
+  out_file o;
+  if (!out_open(&o, dir, "baselines.csv", err)) {
+    free(b);
+    return false;
+  }
+  fprintf(o.f,
+          "task,workload,hardware,profile_sha256,capacity,alignment,slow_bandwidth,"
+          "fast_bandwidth,peak_flops,op_overhead_s,t_slow_ps,t_heuristic_ps,t_bound_ps,"
+          "bound_status,heuristic_wall_s,bound_wall_s,bound_note\n");
+  for (int64_t i = 0; i < n; i++) {
+    const mb_baseline_row *x = &b[i];
+    fprintf(o.f, "%" PRId64 ",", x->task);
+    csv_str(o.f, x->workload);
+    fputc(',', o.f);
+    csv_str(o.f, x->hardware);
+    fprintf(o.f,
+            ",%s,%" PRId64 ",%" PRId64 ",%.17g,%.17g,%.17g,%.17g,%" PRId64 ",%" PRId64 ",%" PRId64
+            ",",
+            x->profile_sha256, x->capacity, x->alignment, x->slow_bandwidth, x->fast_bandwidth,
+            x->peak_flops, x->op_overhead_s, x->t_slow_ps, x->t_heuristic_ps, x->t_bound_ps);
+    csv_str(o.f, x->bound_status);
+    fputc(',', o.f);
+    csv_dbl(o.f, x->heuristic_wall_s);
+    fputc(',', o.f);
+    csv_dbl(o.f, x->bound_wall_s);
+    fputc(',', o.f);
+    csv_str(o.f, x->bound_note); /* free text last: columns before it never hold commas */
+    fputc('\n', o.f);
+  }
+  free(b);
+  return out_close(&o, err);
+}
+
+static bool export_workloads(mb_results *r, const char *dir, mb_error *err) {
+  char **keys = NULL;
+  int32_t n = 0;
+  if (!mb_results_workload_keys(r, &keys, &n, err)) return false;
+  out_file o;
+  bool ok = out_open(&o, dir, "workloads.csv", err);
+  if (ok)
+    fprintf(o.f,
+            "workload,name,sha256,n_ops,n_buffers,n_uses,schedule_length,total_bytes,"
+            "source\n");
+  for (int32_t i = 0; ok && i < n; i++) {
+    char sha[MB_RES_SHA];
+    mb_workload *w = mb_results_get_workload(r, keys[i], sha, err);
+    if (!w) {
+      ok = false;
+      break;
+    }
+    int64_t total = 0;
+    for (int32_t b = 0; b < w->n_buffers; b++) total += w->buffers[b].size;
+    csv_str(o.f, keys[i]);
+    fputc(',', o.f);
+    csv_str(o.f, w->name);
+    fprintf(o.f, ",%s,%d,%d,%d,%d,%" PRId64 ",", sha, (int)w->n_ops, (int)w->n_buffers,
+            (int)w->n_uses, (int)w->schedule_length, total);
+    csv_str(o.f, w->source ? w->source : "");
+    fputc('\n', o.f);
+    mb_workload_free(w);
+  }
+  mb_results_free_strings(keys, n);
+  if (!ok) {
+    if (o.f) {
+      fclose(o.f);
+      remove(o.tmp);
+    }
+    return false;
+  }
+  return out_close(&o, err);
+}
+
+static bool export_provenance(mb_results *r, const char *dir, mb_error *err) {
+  char **keys = NULL, **vals = NULL;
+  int32_t n = 0;
+  if (!mb_results_list_attrs(r, &keys, &vals, &n, err)) return false;
+  out_file o;
+  bool ok = out_open(&o, dir, "provenance.csv", err);
+  if (ok) {
+    fprintf(o.f, "key,value\n");
+    for (int32_t i = 0; i < n; i++) {
+      csv_str(o.f, keys[i]);
+      fputc(',', o.f);
+      csv_str(o.f, vals[i]);
+      fputc('\n', o.f);
+    }
+    ok = out_close(&o, err);
+  }
+  mb_results_free_strings(keys, n);
+  mb_results_free_strings(vals, n);
+  return ok;
+}
+
+static bool export_curves(mb_results *r, const char *dir, const mb_result_row *rows, int64_t n,
+                          mb_error *err) {
+  out_file o;
+  if (!out_open(&o, dir, "curves.csv", err)) return false;
+  fprintf(o.f, "workload,hardware,solver,seed,step,return\n");
+  for (int64_t i = 0; i < n; i++) {
+    double *step = NULL, *ret = NULL;
+    int32_t len = 0;
+    if (!mb_results_get_curve(r, &rows[i], &step, &ret, &len, err)) {
+      fclose(o.f);
+      remove(o.tmp);
+      return false;
+    }
+    for (int32_t k = 0; k < len; k++) {
+      csv_str(o.f, rows[i].workload);
+      fputc(',', o.f);
+      csv_str(o.f, rows[i].hardware);
+      fputc(',', o.f);
+      csv_str(o.f, rows[i].solver);
+      fprintf(o.f, ",%" PRId64 ",%.17g,%.17g\n", rows[i].seed, step[k], ret[k]);
+    }
+    free(step);
+    free(ret);
+  }
+  return out_close(&o, err);
+}
 
 int mb_cmd_export(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "mallocbench export: not built yet\n");
-  return 2;
+  const char *file = NULL, *dir = NULL;
+  bool help = mb_wants_help(argc, argv), bad = false;
+  for (int i = 1; i < argc && !help; i++) {
+    if (!strcmp(argv[i], "--csv") && i + 1 < argc)
+      dir = argv[++i];
+    else if (!strncmp(argv[i], "--csv=", 6))
+      dir = argv[i] + 6;
+    else if (argv[i][0] != '-' && !file)
+      file = argv[i];
+    else
+      bad = true;
+  }
+  if (help || bad || !file || !dir) {
+    FILE *out = help ? stdout : stderr;
+    fprintf(out,
+            "usage: mallocbench export FILE --csv DIR\n\n"
+            "Writes one CSV per table of a results file into DIR (created if needed):\n"
+            "results.csv, baselines.csv, workloads.csv, provenance.csv, curves.csv.\n"
+            "Times in *_ps columns are integer picoseconds simulated by the mallocbench cost\n"
+            "model; NaN speedups (rows that are not ok) are written as 'nan'.\n");
+    return help ? 0 : 2;
+  }
+  mb_error err = {{0}};
+  mb_results *r = mb_results_open(file, false, &err);
+  if (!r) {
+    fprintf(stderr, "mallocbench export: %s\n", err.message);
+    return 2;
+  }
+  mb_result_row *rows = NULL;
+  int64_t n = 0;
+  bool ok = true;
+  if (mb_mkdir_p(dir) != 0) ok = mb_fail(&err, "%s: cannot create: %s", dir, strerror(errno));
+  ok = ok && mb_results_read_rows(r, &rows, &n, &err) && export_results(r, dir, rows, n, &err) &&
+       export_baselines(r, dir, &err) && export_workloads(r, dir, &err) &&
+       export_provenance(r, dir, &err) && export_curves(r, dir, rows, n, &err);
+  free(rows);
+  mb_results_close(r, NULL);
+  if (!ok) {
+    fprintf(stderr, "mallocbench export: %s\n", err.message);
+    return 2;
+  }
+  printf("exported %" PRId64
+         " result rows of %s to %s/{results,baselines,workloads,provenance,"
+         "curves}.csv\n",
+         n, file, dir);
+  return 0;
 }

@@ -1,11 +1,242 @@
-/* PLACEHOLDER: replaced by the module that implements 'run'. */
+/* mallocbench run: the whole benchmark (suite/driver.h), then the summary table. */
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
+#include "driver.h"
+#include "results.h"
+#include "summary.h"
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: mallocbench run [OPTIONS]\n"
+          "       mallocbench run --resume FILE [--jobs N] [--data DIR] [--catalogue FILE]\n\n"
+          "Runs catalogue workloads x solvers x seeds x hardware profiles and stores every result\n"
+          "in one HDF5 file (layout: results/README.md). Times are simulated by mallocbench's\n"
+          "cost model; speedups are over the heuristic on the same workload and hardware.\n\n"
+          "  --profile quick|full  quick (default): the entries tagged 'quick' in the catalogue\n"
+          "                        (else a fixed list), 1 seed, 1 s budget per solve;\n"
+          "                        full: every entry, 3 seeds, each solver's default budget\n"
+          "  --workloads REGEX     entries whose name matches (PCRE2), instead of the profile's\n"
+          "  --solvers LIST        comma-separated solver names (default: all registered)\n"
+          "  --seeds N             seeds 0..N-1 (default: the profile's)\n"
+          "  --hardware LIST       run every workload on these profiles (name or path) instead of\n"
+          "                        its entry's; the entry's fast-memory capacity is kept, since\n"
+          "                        the catalogue sizes it per workload (datasets/CATALOGUE.md)\n"
+          "  --agent FILE          mallocMuZero checkpoint for the mallocmuzero solvers (default:\n"
+          "                        theirs, results/agents/default.h5); its SHA-256 is recorded\n"
+          "  --jobs N              parallel solves (default: number of cores)\n"
+          "  --budget SEC          seconds per solve (default: the profile's)\n"
+          "  --data DIR            external data directory (default: MALLOCBENCH_DATA or\n"
+          "                        ../shared/data)\n"
+          "  --catalogue FILE      catalogue file (default: datasets/catalogue.txt)\n"
+          "  --out FILE            results file (default: results/<profile>-<UTC stamp>.h5 and\n"
+          "                        the symlink results/latest.h5); an existing FILE is an error\n"
+          "  --force               replace an existing --out FILE\n"
+          "  --resume FILE         continue an interrupted run (plan options come from FILE)\n"
+          "  --no-progress         no progress line on stderr\n\n"
+          "Exit status: 0 done, 1 some solver returned an invalid assignment or failed (stored\n"
+          "as rows with status 'invalid'/'error'), 2 bad usage, bad input or an I/O error.\n");
+}
+
+/* The command line, shell-quoted where needed, for provenance. */
+static char *join_args(int argc, char **argv) {
+  size_t n = 32;
+  for (int i = 0; i < argc; i++) n += 2 * strlen(argv[i]) + 3;
+  char *s = malloc(n);
+  if (!s) return NULL;
+  strcpy(s, "mallocbench");
+  for (int i = 0; i < argc; i++) {
+    strcat(s, " ");
+    bool quote = argv[i][0] == '\0' || strpbrk(argv[i], " \t'\"$\\|&;()<>*?[]{}") != NULL;
+    if (!quote) {
+      strcat(s, argv[i]);
+      continue;
+    }
+    char *p = s + strlen(s);
+    *p++ = '\'';
+    for (const char *q = argv[i]; *q; q++) {
+      if (*q == '\'') {
+        memcpy(p, "'\\''", 4);
+        p += 4;
+      } else {
+        *p++ = *q;
+      }
+    }
+    *p++ = '\'';
+    *p = '\0';
+  }
+  return s;
+}
+
+static bool parse_int(const char *opt, const char *v, int lo, int *out) {
+  char *end;
+  long x = strtol(v, &end, 10);
+  if (!*v || *end || x < lo || x > 1000000) {
+    fprintf(stderr, "mallocbench run: %s '%s': expected an integer >= %d\n", opt, v, lo);
+    return false;
+  }
+  *out = (int)x;
+  return true;
+}
+
+/* One line per solver that failed or returned invalid assignments: its count and first note,
+ * so that e.g. a missing mallocMuZero agent is said once, not once per row. */
+static void print_failures(const char *path) {
+  mb_error err = {{0}};
+  mb_results *r = mb_results_open(path, false, &err);
+  mb_result_row *rows = NULL;
+  int64_t n = 0;
+  if (!r || !mb_results_read_rows(r, &rows, &n, &err)) {
+    mb_results_close(r, NULL);
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    if (!strcmp(rows[i].status, "ok")) continue;
+    bool seen = false;
+    for (int64_t k = 0; k < i && !seen; k++)
+      seen = strcmp(rows[k].status, "ok") && !strcmp(rows[k].solver, rows[i].solver) &&
+             !strcmp(rows[k].status, rows[i].status);
+    if (seen) continue;
+    int64_t count = 0;
+    for (int64_t k = i; k < n; k++)
+      count += !strcmp(rows[k].solver, rows[i].solver) && !strcmp(rows[k].status, rows[i].status);
+    fprintf(stderr, "mallocbench run: %s: %" PRId64 " row(s) '%s', first (%s): %s\n",
+            rows[i].solver, count, rows[i].status, rows[i].workload, rows[i].note);
+  }
+  free(rows);
+  mb_results_close(r, NULL);
+}
 
 int mb_cmd_run(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "mallocbench run: not built yet\n");
-  return 2;
+  if (mb_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  mb_run_config cfg = {0};
+  cfg.progress = true;
+  bool plan_option = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    char *eq = strchr(a, '=');
+    char name[64];
+    const char *val = NULL;
+    if (!strncmp(a, "--", 2) && eq && (size_t)(eq - a) < sizeof name) {
+      memcpy(name, a, (size_t)(eq - a));
+      name[eq - a] = '\0';
+      val = eq + 1;
+    } else {
+      snprintf(name, sizeof name, "%s", a);
+    }
+    if (!strcmp(name, "--force")) {
+      cfg.force = true;
+      continue;
+    }
+    if (!strcmp(name, "--no-progress")) {
+      cfg.progress = false;
+      continue;
+    }
+    static const char *const with_value[] = {"--profile",  "--workloads", "--solvers", "--seeds",
+                                             "--hardware", "--agent",     "--jobs",    "--budget",
+                                             "--data",     "--catalogue", "--out",     "--resume"};
+    bool known = false;
+    for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
+      known |= !strcmp(name, with_value[k]);
+    if (!known) {
+      fprintf(stderr, "mallocbench run: unknown option '%s' (see mallocbench run --help)\n", a);
+      return 2;
+    }
+    if (!val) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "mallocbench run: %s needs a value\n", name);
+        return 2;
+      }
+      val = argv[++i];
+    }
+    if (!strcmp(name, "--profile"))
+      cfg.profile = val, plan_option = true;
+    else if (!strcmp(name, "--workloads"))
+      cfg.workloads = val, plan_option = true;
+    else if (!strcmp(name, "--solvers"))
+      cfg.solvers = val, plan_option = true;
+    else if (!strcmp(name, "--agent"))
+      cfg.agent = val, plan_option = true;
+    else if (!strcmp(name, "--hardware"))
+      cfg.hardware = val, plan_option = true;
+    else if (!strcmp(name, "--data"))
+      cfg.data_dir = val;
+    else if (!strcmp(name, "--catalogue"))
+      cfg.catalogue = val;
+    else if (!strcmp(name, "--out"))
+      cfg.out = val;
+    else if (!strcmp(name, "--resume"))
+      cfg.resume = val;
+    else if (!strcmp(name, "--seeds")) {
+      if (!parse_int(name, val, 1, &cfg.seeds)) return 2;
+      plan_option = true;
+    } else if (!strcmp(name, "--jobs")) {
+      if (!parse_int(name, val, 1, &cfg.jobs)) return 2;
+    } else if (!strcmp(name, "--budget")) {
+      char *end;
+      cfg.budget = strtod(val, &end);
+      if (!*val || *end || !(cfg.budget > 0)) {
+        fprintf(stderr, "mallocbench run: --budget '%s': expected seconds > 0\n", val);
+        return 2;
+      }
+      plan_option = true;
+    }
+  }
+  if (cfg.resume && plan_option) {
+    fprintf(stderr,
+            "mallocbench run: --resume takes the plan (profile, workloads, solvers, "
+            "seeds, hardware, agent, budget) from the file; drop those options\n");
+    return 2;
+  }
+  char *cmd = join_args(argc - 1, argv + 1);
+  cfg.command_line = cmd ? cmd : "mallocbench run";
+  cfg.log = stderr;
+  mb_run_stats st;
+  mb_error err = {{0}};
+  bool ok = mb_run(&cfg, &st, &err);
+  free(cmd);
+  if (!ok) {
+    fprintf(stderr, "mallocbench run: %s\n", err.message);
+    if (st.out_path[0] && access(st.out_path, F_OK) == 0)
+      fprintf(stderr,
+              "mallocbench run: results finished so far are in %s (continue with "
+              "mallocbench run --resume %s)\n",
+              st.out_path, st.out_path);
+    return 2;
+  }
+  mb_results *r = mb_results_open(st.out_path, false, &err);
+  if (!r || !mb_summary_print(r, stdout, &err)) {
+    fprintf(stderr, "mallocbench run: %s\n", err.message);
+    mb_results_close(r, NULL);
+    return 2;
+  }
+  mb_results_close(r, NULL);
+  int64_t commits = st.commits;
+  printf("\nrun: %" PRId64 " tasks (%" PRId64 " jobs + %d baselines), %" PRId64
+         " computed here, %" PRId64 " reused; %d entr%s skipped for missing data\n",
+         st.tasks_total, st.jobs_total, (int)st.n_pairs, st.tasks_run, st.tasks_reused,
+         (int)st.n_skipped, st.n_skipped == 1 ? "y" : "ies");
+  printf(
+      "wall %.2f s (prepare %.2f s); compute %.2f s summed over workers; store %.3f s "
+      "(%.2f ms per task), journal %.3f s (%.2f ms per task)\n",
+      st.wall_s, st.prepare_s, st.solve_s, st.store_s,
+      commits > 0 ? 1e3 * st.store_s / (double)commits : 0.0, st.journal_s,
+      st.tasks_run > 0 ? 1e3 * st.journal_s / (double)st.tasks_run : 0.0);
+  printf("results: %s\n", st.out_path);
+  if (st.n_invalid || st.n_error) print_failures(st.out_path);
+  if (st.n_invalid || st.n_error) {
+    fprintf(stderr,
+            "mallocbench run: %" PRId64 " invalid and %" PRId64
+            " failed solve(s); see the rows' status and note\n",
+            st.n_invalid, st.n_error);
+    return 1;
+  }
+  return 0;
 }

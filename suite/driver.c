@@ -1,0 +1,1560 @@
+#include "driver.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <errno.h>
+#include <fcntl.h>
+#include <glpk.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pcre2.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "assignment.h"
+#include "bound.h"
+#include "catalogue.h"
+#include "cost.h"
+#include "hardware.h"
+#include "paths.h"
+#include "results.h"
+#include "sha256.h"
+#include "solver.h"
+#include "validator.h"
+#include "version.h"
+#include "workload_io.h"
+
+/* The quick profile's workloads when no catalogue entry carries the `quick` tag: 12 entries
+ * of datasets/catalogue.txt covering every source kind (4 real HLO modules, 3 AlphaTensor
+ * traces, a MiniMalloc CSV, a hand-written sample, 3 model-zoo networks) and all three
+ * hardware profiles. Tagging entries `quick` in the catalogue replaces this list. */
+const char MB_QUICK_FALLBACK_REGEX[] =
+    "^(bert_pt_xla_adam_step_nofusion-tpu|graphsage_tf-tpu|mlp_pt_xla-tpu|ssd_mobilenet_tf-edge|"
+    "at_tpu_8192_bf16-tpu|strassen2_8192_bf16-tpu|at_gpu_4096_f32-gpu|minimalloc_A-tpu|"
+    "attention_block-tpu|resnet50_inf_b1-tpu|bert_base_inf_b8-tpu|mobilenetv2_inf_b1-edge)$";
+
+#define QUICK_BUDGET_S 1.0 /* quick profile: seconds per solve (greedy's local search) */
+#define QUICK_BOUND_S 10.0 /* LP bound time limit, quick profile */
+#define FULL_BOUND_S 120.0 /* LP bound time limit, full profile */
+#define QUICK_SEEDS 1
+#define FULL_SEEDS 3
+#define MAX_SOLVERS 16
+#define PROGRESS_PERIOD_TTY 0.25 /* seconds between redraws of the progress line */
+#define PROGRESS_PERIOD_LOG 10.0 /* seconds between plain progress lines (not a terminal) */
+
+/* ---- small utilities ---- */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void utc_stamp(char *out, size_t n, const char *fmt) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(out, n, fmt, &tm);
+}
+
+/* Bounded copy that always terminates (fixed-size fields truncate long text). */
+static void copy_str(char *dst, size_t n, const char *src) {
+  if (n == 0) return;
+  size_t len = strnlen(src, n - 1);
+  memcpy(dst, src, len);
+  dst[len] = '\0';
+}
+
+static bool file_sha256(const char *path, char out[65]) {
+  size_t len = 0;
+  char *text = mb_read_file(path, &len);
+  if (!text) return false;
+  mb_sha256_hex(text, len, out);
+  free(text);
+  return true;
+}
+
+/* ---- the plan ---- */
+
+typedef struct pair {
+  int32_t workload; /* index into run.workloads */
+  mb_hardware hw;
+  char hw_name[MB_RES_HARDWARE]; /* the key stored in the tables */
+  char profile_sha[MB_RES_SHA];
+  /* the baseline, known once its task is committed (always before the pair's jobs) */
+  mb_time_ps t_slow, t_heur, t_bound;
+} pair;
+
+typedef struct loaded_workload {
+  char key[MB_RES_WORKLOAD]; /* catalogue entry name */
+  mb_workload *w;
+  char sha[MB_RES_SHA];
+} loaded_workload;
+
+enum { TASK_BASELINE, TASK_JOB };
+enum { ST_PENDING, ST_RUNNING, ST_DONE, ST_COMMITTED };
+
+/* What a task computes (workers) or what the journal gives back (resume). */
+typedef struct task_out {
+  /* job */
+  char status[MB_RES_STATUS];
+  int8_t valid;
+  int32_t n_fast;
+  int64_t fast_bytes;
+  mb_time_ps t_solver;
+  double wall_s;
+  int64_t iterations;
+  int8_t budget_hit;
+  char note[MB_RES_NOTE];
+  mb_assignment *a; /* job: the solver's; baseline: the heuristic's */
+  int32_t curve_len;
+  double *curve_step, *curve_return;
+  /* baseline */
+  mb_time_ps t_slow, t_heur, t_bound;
+  char bound_status[MB_RES_STATUS];
+  double heur_wall_s, bound_wall_s;
+} task_out;
+
+typedef struct task {
+  int kind;
+  int32_t pair;
+  int32_t solver; /* index into run.solvers (jobs) */
+  int64_t seed;
+  int state;
+  bool journaled;
+  double compute_s;
+  task_out out;
+} task;
+
+typedef struct run {
+  const mb_run_config *cfg;
+  FILE *log;
+  /* resolved options (stored in the file; --resume reads them back) */
+  char profile[16];
+  char *workloads_regex; /* "" when selected by the `quick` tag */
+  char solvers_list[512];
+  int64_t seeds;
+  char *hardware_list; /* "" = each entry's own */
+  char *agent_path;    /* mallocMuZero checkpoint; "" = the solvers' default */
+  char agent_sha[MB_RES_SHA];
+  double budget;
+  double bound_budget; /* seconds for the LP bound (derived from the profile) */
+  char *catalogue_path;
+  char *data_dir;
+  /* plan */
+  mb_catalogue *cat;
+  char catalogue_sha[MB_RES_SHA];
+  const mb_solver *solvers[MAX_SOLVERS];
+  int n_solvers;
+  loaded_workload *workloads;
+  int32_t n_workloads;
+  pair *pairs;
+  int32_t n_pairs;
+  task *tasks;
+  int64_t n_tasks, n_jobs;
+  char plan_sha[MB_RES_SHA];
+  char *skipped; /* "name: reason\n" lines */
+  int32_t n_skipped;
+  /* execution */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int64_t next;    /* next task to hand out */
+  int64_t *done_q; /* finished, not yet journaled (ring of n_tasks) */
+  int64_t done_head, done_tail;
+  bool stop;
+  int64_t current; /* the last task handed out, for the progress line */
+  int64_t n_done_here;
+  /* output */
+  mb_results *res;
+  char out_path[4096];
+  char journal_path[4200];
+  int journal_fd;
+  int64_t committed; /* tasks 0..committed-1 are in the HDF5 file */
+  int64_t n_results_rows, n_baseline_rows;
+  mb_run_stats *stats;
+} run;
+
+static void free_out(task_out *o) {
+  mb_assignment_free(o->a);
+  free(o->curve_step);
+  free(o->curve_return);
+  o->a = NULL;
+  o->curve_step = o->curve_return = NULL;
+  o->curve_len = 0;
+}
+
+static void run_free(run *R) {
+  if (R->tasks)
+    for (int64_t i = 0; i < R->n_tasks; i++) free_out(&R->tasks[i].out);
+  free(R->tasks);
+  for (int32_t i = 0; i < R->n_workloads; i++) mb_workload_free(R->workloads[i].w);
+  free(R->workloads);
+  free(R->pairs);
+  free(R->done_q);
+  free(R->skipped);
+  free(R->workloads_regex);
+  free(R->hardware_list);
+  free(R->agent_path);
+  free(R->catalogue_path);
+  free(R->data_dir);
+  mb_catalogue_free(R->cat);
+}
+
+static bool append_text(char **buf, const char *line) {
+  size_t old = *buf ? strlen(*buf) : 0, add = strlen(line);
+  char *p = realloc(*buf, old + add + 1);
+  if (!p) return false;
+  memcpy(p + old, line, add + 1);
+  *buf = p;
+  return true;
+}
+
+static bool has_tag(const char *tags, const char *tag) {
+  size_t n = strlen(tag);
+  for (const char *p = tags; *p;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == n && !strncmp(p, tag, n)) return true;
+    if (!e) break;
+    p = e + 1;
+  }
+  return false;
+}
+
+/* Which catalogue entries the run takes: selected[i] for each entry. */
+static bool select_entries(run *R, bool *selected, mb_error *err) {
+  const mb_catalogue *c = R->cat;
+  const char *regex = R->workloads_regex;
+  if (!*regex) {
+    if (!strcmp(R->profile, "full")) {
+      for (int32_t i = 0; i < c->n_entries; i++) selected[i] = true;
+      return true;
+    }
+    bool any = false;
+    for (int32_t i = 0; i < c->n_entries; i++)
+      any |= selected[i] = has_tag(c->entries[i].tags, "quick");
+    if (any) return true;
+    /* No entry is tagged `quick`: fall back to the fixed list (stored, so resume agrees). */
+    free(R->workloads_regex);
+    R->workloads_regex = strdup(MB_QUICK_FALLBACK_REGEX);
+    if (!R->workloads_regex) return mb_fail(err, "out of memory");
+    regex = R->workloads_regex;
+  }
+  int code;
+  PCRE2_SIZE off;
+  pcre2_code *re = pcre2_compile((PCRE2_SPTR)regex, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
+  if (!re) {
+    PCRE2_UCHAR msg[256];
+    pcre2_get_error_message(code, msg, sizeof msg);
+    return mb_fail(err, "--workloads '%s': bad regular expression at offset %zu: %s", regex,
+                   (size_t)off, (char *)msg);
+  }
+  pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+  bool ok = md != NULL;
+  for (int32_t i = 0; ok && i < c->n_entries; i++)
+    selected[i] =
+        pcre2_match(re, (PCRE2_SPTR)c->entries[i].name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) >= 0;
+  pcre2_match_data_free(md);
+  pcre2_code_free(re);
+  if (!ok) return mb_fail(err, "out of memory matching --workloads");
+  return true;
+}
+
+static bool resolve_solvers(run *R, mb_error *err) {
+  int n_all = 0;
+  const mb_solver *all = mb_solver_list(&n_all);
+  R->n_solvers = 0;
+  if (!R->solvers_list[0]) {
+    for (int i = 0; i < n_all && i < MAX_SOLVERS; i++) {
+      R->solvers[R->n_solvers++] = &all[i];
+      if (i) strncat(R->solvers_list, ",", sizeof R->solvers_list - strlen(R->solvers_list) - 1);
+      strncat(R->solvers_list, all[i].name, sizeof R->solvers_list - strlen(R->solvers_list) - 1);
+    }
+    return R->n_solvers > 0 || mb_fail(err, "no solver is registered");
+  }
+  char list[512];
+  copy_str(list, sizeof list, R->solvers_list);
+  char *save = NULL;
+  for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    while (*tok == ' ') tok++;
+    const mb_solver *s = mb_solver_find(tok);
+    for (int i = 0; !s && i < R->cfg->n_extra_solvers; i++)
+      if (!strcmp(R->cfg->extra_solvers[i].name, tok)) s = &R->cfg->extra_solvers[i];
+    if (!s) {
+      char names[512] = "";
+      for (int i = 0; i < n_all; i++) {
+        if (i) strncat(names, ", ", sizeof names - strlen(names) - 1);
+        strncat(names, all[i].name, sizeof names - strlen(names) - 1);
+      }
+      return mb_fail(err, "--solvers: unknown solver '%s' (available: %s)", tok, names);
+    }
+    for (int i = 0; i < R->n_solvers; i++)
+      if (R->solvers[i] == s) return mb_fail(err, "--solvers: '%s' is listed twice", tok);
+    if (R->n_solvers == MAX_SOLVERS) return mb_fail(err, "--solvers: more than %d", MAX_SOLVERS);
+    R->solvers[R->n_solvers++] = s;
+  }
+  return R->n_solvers > 0 || mb_fail(err, "--solvers: empty list");
+}
+
+static bool profile_file_sha(const char *name, char out[MB_RES_SHA]) {
+  char path[4096];
+  size_t n = strlen(name);
+  if (strchr(name, '/') || (n > 4 && !strcmp(name + n - 4, ".txt")))
+    copy_str(path, sizeof path, name);
+  else if (snprintf(path, sizeof path, "%s/datasets/hardware/%s.txt", mb_source_dir(), name) >=
+           (int)sizeof path)
+    return false;
+  return file_sha256(path, out);
+}
+
+/* Catalogue -> workloads -> pairs -> tasks, and the plan hash. */
+static bool make_plan(run *R, mb_error *err) {
+  /* options may come from a file being resumed: check them like flags */
+  if (strcmp(R->profile, "quick") && strcmp(R->profile, "full"))
+    return mb_fail(err, "profile '%s': expected quick or full", R->profile);
+  if (R->seeds < 1 || R->seeds > 1000000)
+    return mb_fail(err, "seeds %" PRId64 ": expected 1..1000000", R->seeds);
+  if (!(R->budget >= 0)) return mb_fail(err, "budget %g: expected seconds >= 0", R->budget);
+  /* the agent decides mallocMuZero's numbers: its content is part of the plan */
+  if (R->agent_path[0] && !file_sha256(R->agent_path, R->agent_sha))
+    return mb_fail(err, "--agent %s: cannot read: %s", R->agent_path, strerror(errno));
+  R->cat = mb_catalogue_load(R->catalogue_path, err);
+  if (!R->cat) return false;
+  if (!mb_catalogue_hash(R->cat, R->catalogue_sha, err)) return false;
+  if (!resolve_solvers(R, err)) return false;
+  int32_t ne = R->cat->n_entries;
+  bool *sel = calloc(ne ? (size_t)ne : 1, sizeof *sel);
+  R->workloads = calloc(ne ? (size_t)ne : 1, sizeof *R->workloads);
+  if (!sel || !R->workloads) {
+    free(sel);
+    return mb_fail(err, "out of memory");
+  }
+  if (!select_entries(R, sel, err)) {
+    free(sel);
+    return false;
+  }
+  /* hardware overrides: loaded once */
+  mb_hardware over[16];
+  char over_names[16][MB_RES_HARDWARE], over_sha[16][MB_RES_SHA];
+  int n_over = 0;
+  if (R->hardware_list[0]) {
+    char list[1024];
+    copy_str(list, sizeof list, R->hardware_list);
+    char *save = NULL;
+    for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+      if (n_over == 16) {
+        free(sel);
+        return mb_fail(err, "--hardware: more than 16 profiles");
+      }
+      if (!mb_hardware_find(tok, NULL, &over[n_over], err)) {
+        free(sel);
+        return mb_fail_prefix(err, "--hardware");
+      }
+      copy_str(over_names[n_over], MB_RES_HARDWARE, over[n_over].name);
+      if (!profile_file_sha(tok, over_sha[n_over])) over_sha[n_over][0] = '\0';
+      n_over++;
+    }
+  }
+  char cache[4096];
+  if (!mb_path_join(cache, sizeof cache, mb_source_dir(), "results/cache")) {
+    free(sel);
+    return mb_fail(err, "cache path too long");
+  }
+  int32_t n_pairs_max = 0;
+  for (int32_t i = 0; i < ne; i++) {
+    if (!sel[i]) continue;
+    const mb_catalogue_entry *e = &R->cat->entries[i];
+    bool missing = false;
+    mb_error werr = {{0}};
+    mb_workload *w = mb_catalogue_load_workload(e, R->data_dir, cache, &missing, &werr);
+    if (!w && missing) {
+      char line[MB_ERROR_MAX + 256];
+      snprintf(line, sizeof line, "%s: %s\n", e->name, werr.message);
+      fprintf(R->log, "mallocbench run: skipping %s", line);
+      if (!append_text(&R->skipped, line)) {
+        free(sel);
+        return mb_fail(err, "out of memory");
+      }
+      R->n_skipped++;
+      continue;
+    }
+    if (!w) {
+      free(sel);
+      *err = werr;
+      return mb_fail_prefix(err, "%s:%d: catalogue entry '%s'", R->cat->path, (int)e->line,
+                            e->name);
+    }
+    loaded_workload *lw = &R->workloads[R->n_workloads++];
+    lw->w = w;
+    copy_str(lw->key, sizeof lw->key, e->name);
+    if (strlen(e->name) >= sizeof lw->key) {
+      free(sel);
+      return mb_fail(err, "%s:%d: entry name longer than %d bytes", R->cat->path, (int)e->line,
+                     MB_RES_WORKLOAD - 1);
+    }
+    if (!mb_workload_sha256_hex(w, lw->sha)) {
+      free(sel);
+      return mb_fail(err, "out of memory hashing workload '%s'", e->name);
+    }
+    n_pairs_max += n_over ? n_over : 1;
+  }
+  free(sel);
+  if (R->n_workloads == 0)
+    return mb_fail(err, "no workload to run: %s selects none%s",
+                   R->workloads_regex[0] ? "--workloads" : "the profile",
+                   R->n_skipped ? " with its data present (see the notes above)" : "");
+  R->pairs = calloc((size_t)n_pairs_max, sizeof *R->pairs);
+  if (!R->pairs) return mb_fail(err, "out of memory");
+  for (int32_t wi = 0; wi < R->n_workloads; wi++) {
+    const mb_catalogue_entry *e = NULL;
+    for (int32_t i = 0; i < ne; i++)
+      if (!strcmp(R->cat->entries[i].name, R->workloads[wi].key)) e = &R->cat->entries[i];
+    for (int k = 0; k < (n_over ? n_over : 1); k++) {
+      pair *p = &R->pairs[R->n_pairs++];
+      p->workload = wi;
+      if (n_over) {
+        /* the entry sizes fast memory for its workload (datasets/CATALOGUE.md): keep that
+         * capacity, take everything else from the override profile */
+        p->hw = mb_hardware_with_capacity(&over[k], e->capacity);
+        copy_str(p->hw_name, sizeof p->hw_name, over_names[k]);
+        copy_str(p->profile_sha, sizeof p->profile_sha, over_sha[k]);
+      } else {
+        if (!mb_catalogue_hardware(e, &p->hw, err))
+          return mb_fail_prefix(err, "%s:%d: entry '%s'", R->cat->path, (int)e->line, e->name);
+        copy_str(p->hw_name, sizeof p->hw_name, p->hw.name);
+        if (!profile_file_sha(e->hardware, p->profile_sha)) p->profile_sha[0] = '\0';
+      }
+    }
+  }
+  R->n_jobs = (int64_t)R->n_pairs * R->n_solvers * R->seeds;
+  R->n_tasks = R->n_pairs + R->n_jobs;
+  R->tasks = calloc((size_t)R->n_tasks, sizeof *R->tasks);
+  R->done_q = calloc((size_t)R->n_tasks, sizeof *R->done_q);
+  if (!R->tasks || !R->done_q)
+    return mb_fail(err, "out of memory planning %" PRId64 " tasks", R->n_tasks);
+  int64_t t = 0;
+  for (int32_t p = 0; p < R->n_pairs; p++) {
+    R->tasks[t++] = (task){.kind = TASK_BASELINE, .pair = p};
+    for (int s = 0; s < R->n_solvers; s++)
+      for (int64_t seed = 0; seed < R->seeds; seed++)
+        R->tasks[t++] = (task){.kind = TASK_JOB, .pair = p, .solver = s, .seed = seed};
+  }
+  /* The plan hash covers everything that decides the numbers: workload contents, hardware,
+   * solvers, seeds, budget, the results format. */
+  mb_sha256 h;
+  mb_sha256_init(&h);
+  char line[1024];
+  R->bound_budget = !strcmp(R->profile, "full") ? FULL_BOUND_S : QUICK_BOUND_S;
+  int n = snprintf(line, sizeof line,
+                   "format %d budget %.17g bound %.17g seeds %" PRId64 " solvers %s agent %s\n",
+                   MB_RESULTS_FORMAT, R->budget, R->bound_budget, R->seeds, R->solvers_list,
+                   R->agent_sha);
+  mb_sha256_update(&h, line, (size_t)n);
+  for (int32_t p = 0; p < R->n_pairs; p++) {
+    const pair *q = &R->pairs[p];
+    const mb_hardware *hw = &q->hw;
+    n = snprintf(
+        line, sizeof line, "%s %s %s cap %" PRId64 " align %" PRId64 " %.17g %.17g %.17g %.17g\n",
+        R->workloads[q->workload].key, R->workloads[q->workload].sha, q->hw_name, hw->capacity,
+        hw->alignment, hw->slow_bandwidth, hw->fast_bandwidth, hw->peak_flops, hw->op_overhead_s);
+    mb_sha256_update(&h, line, (size_t)n);
+  }
+  uint8_t d[32];
+  mb_sha256_final(&h, d);
+  mb_sha256_digest_hex(d, R->plan_sha);
+  return true;
+}
+
+/* ---- computing a task (worker threads; no HDF5 here) ---- */
+
+/* The LP lower bound on the program time (solvers/bound.h). A time-limited LP still gives a
+ * valid (weaker) bound; its status says which. */
+static bool lp_bound(const mb_workload *w, const mb_hardware *hw, double budget_s, mb_time_ps *t,
+                     char status[MB_RES_STATUS], mb_error *err) {
+  mb_bound_result b;
+  if (!mb_bound_lp(w, hw, budget_s, &b, err)) return false;
+  *t = b.bound_ps;
+  copy_str(status, MB_RES_STATUS,
+           b.status == MB_BOUND_SOLVED ? "ok" : mb_bound_status_name(b.status));
+  return true;
+}
+
+static void compute_baseline(run *R, task *t) {
+  const pair *p = &R->pairs[t->pair];
+  const mb_workload *w = R->workloads[p->workload].w;
+  task_out *o = &t->out;
+  mb_error err = {{0}};
+  o->t_slow = mb_slow_time(w, &p->hw);
+  o->t_heur = -1;
+  o->t_bound = -1;
+  double t0 = now_s();
+  mb_solver_options opt;
+  mb_solver_options_default(&opt);
+  opt.seed = 0;
+  opt.budget_seconds = R->budget;
+  mb_rng rng;
+  mb_rng_seed(&rng, 0);
+  mb_solver_stats st = {0};
+  o->a = mb_assignment_new(w->n_buffers);
+  bool *in_fast = calloc(w->n_buffers ? (size_t)w->n_buffers : 1, sizeof *in_fast);
+  if (!o->a || !in_fast) {
+    copy_str(o->note, sizeof o->note, "heuristic: out of memory");
+  } else if (!mb_solve_heuristic(w, &p->hw, &opt, &rng, o->a, &st, &err)) {
+    snprintf(o->note, sizeof o->note, "heuristic failed: %.200s", err.message);
+  } else if (!mb_validate(w, &p->hw, o->a, &err)) {
+    snprintf(o->note, sizeof o->note, "heuristic assignment invalid: %.200s", err.message);
+  } else {
+    mb_assignment_fast_flags(o->a, in_fast);
+    o->t_heur = mb_program_time(w, &p->hw, in_fast);
+  }
+  mb_solver_stats_free(&st);
+  free(in_fast);
+  o->heur_wall_s = now_s() - t0;
+  t0 = now_s();
+  mb_error berr = {{0}};
+  if (!lp_bound(w, &p->hw, R->bound_budget, &o->t_bound, o->bound_status, &berr)) {
+    o->t_bound = -1;
+    copy_str(o->bound_status, sizeof o->bound_status, "error");
+    if (!o->note[0]) snprintf(o->note, sizeof o->note, "bound: %.200s", berr.message);
+  }
+  o->bound_wall_s = now_s() - t0;
+}
+
+static void compute_job(run *R, task *t) {
+  const pair *p = &R->pairs[t->pair];
+  const mb_workload *w = R->workloads[p->workload].w;
+  const mb_solver *s = R->solvers[t->solver];
+  task_out *o = &t->out;
+  mb_error err = {{0}};
+  mb_solver_options opt;
+  mb_solver_options_default(&opt);
+  opt.seed = (uint64_t)t->seed;
+  opt.budget_seconds = R->budget;
+  opt.agent_path = R->agent_path[0] ? R->agent_path : NULL;
+  mb_rng rng;
+  mb_rng_seed(&rng, (uint64_t)t->seed);
+  mb_solver_stats st = {0};
+  o->t_solver = -1;
+  o->a = mb_assignment_new(w->n_buffers);
+  bool *in_fast = calloc(w->n_buffers ? (size_t)w->n_buffers : 1, sizeof *in_fast);
+  double t0 = now_s();
+  bool solved = o->a && in_fast && s->solve(w, &p->hw, &opt, &rng, o->a, &st, &err);
+  o->wall_s = now_s() - t0;
+  o->iterations = st.iterations;
+  o->budget_hit = st.budget_hit;
+  if (!o->a || !in_fast) {
+    copy_str(o->status, sizeof o->status, "error");
+    copy_str(o->note, sizeof o->note, "out of memory");
+    mb_assignment_free(o->a);
+    o->a = NULL;
+  } else if (!solved) {
+    copy_str(o->status, sizeof o->status, "error");
+    copy_str(o->note, sizeof o->note, err.message);
+    mb_assignment_free(o->a);
+    o->a = NULL;
+  } else if (o->a->n_buffers != w->n_buffers || !mb_validate(w, &p->hw, o->a, &err)) {
+    copy_str(o->status, sizeof o->status, "invalid");
+    snprintf(o->note, sizeof o->note, "validator: %.200s",
+             o->a->n_buffers != w->n_buffers ? "wrong number of buffers" : err.message);
+  } else {
+    copy_str(o->status, sizeof o->status, "ok");
+    o->valid = 1;
+    copy_str(o->note, sizeof o->note, st.note);
+    mb_assignment_fast_flags(o->a, in_fast);
+    o->t_solver = mb_program_time(w, &p->hw, in_fast);
+    o->n_fast = mb_assignment_n_fast(o->a);
+    int64_t max_addr = 0;
+    mb_assignment_usage(w, o->a, &o->fast_bytes, &max_addr);
+  }
+  if (st.curve_len > 0 && st.curve_step && st.curve_return) {
+    /* keep the training curve: take ownership from the stats */
+    o->curve_len = st.curve_len;
+    o->curve_step = st.curve_step;
+    o->curve_return = st.curve_return;
+    st.curve_step = st.curve_return = NULL;
+    st.curve_len = 0;
+  }
+  mb_solver_stats_free(&st);
+  free(in_fast);
+}
+
+static void *worker(void *arg) {
+  run *R = arg;
+  for (;;) {
+    pthread_mutex_lock(&R->mu);
+    while (R->next < R->n_tasks && R->tasks[R->next].state != ST_PENDING) R->next++;
+    if (R->stop || R->next >= R->n_tasks) {
+      pthread_mutex_unlock(&R->mu);
+      /* GLPK (the LP bound) keeps a thread-local environment; its manual asks every thread
+       * that used it to free it before terminating */
+      glp_free_env();
+      return NULL;
+    }
+    int64_t i = R->next++;
+    task *t = &R->tasks[i];
+    t->state = ST_RUNNING;
+    R->current = i;
+    pthread_mutex_unlock(&R->mu);
+    double t0 = now_s();
+    if (t->kind == TASK_BASELINE)
+      compute_baseline(R, t);
+    else
+      compute_job(R, t);
+    double dt = now_s() - t0;
+    pthread_mutex_lock(&R->mu);
+    t->compute_s = dt;
+    t->state = ST_DONE;
+    R->done_q[R->done_tail++ % R->n_tasks] = i;
+    pthread_cond_signal(&R->cv);
+    pthread_mutex_unlock(&R->mu);
+  }
+}
+
+/* ---- the journal: one checksummed line per finished task ---- */
+
+static void enc_str(char *out, size_t n, const char *s) {
+  size_t j = 0;
+  if (n < 2) return;
+  out[j++] = 's'; /* so that an empty string is one token too */
+  for (; *s && j + 4 < n; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c <= ' ' || c == '%' || c == '#' || c >= 0x7f)
+      j += (size_t)snprintf(out + j, 4, "%%%02X", c);
+    else
+      out[j++] = (char)c;
+  }
+  out[j] = '\0';
+}
+
+static bool dec_str(const char *tok, char *out, size_t n) {
+  if (tok[0] != 's') return false;
+  size_t j = 0;
+  for (const char *p = tok + 1; *p; p++) {
+    if (j + 1 >= n) return false;
+    if (*p == '%' && p[1] && p[2]) {
+      char hex[3] = {p[1], p[2], 0};
+      out[j++] = (char)strtol(hex, NULL, 16);
+      p += 2;
+    } else {
+      out[j++] = *p;
+    }
+  }
+  out[j] = '\0';
+  return true;
+}
+
+/* Growable text buffer for one journal line. */
+typedef struct sbuf {
+  char *s;
+  size_t len, cap;
+  bool failed;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...) {
+  if (b->failed) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      b->failed = true;
+      return;
+    }
+    if (b->s && b->len + (size_t)n < b->cap) {
+      b->len += (size_t)n;
+      return;
+    }
+    size_t cap = b->cap ? b->cap * 2 : 4096;
+    while (cap < b->len + (size_t)n + 1) cap *= 2;
+    char *p = realloc(b->s, cap);
+    if (!p) {
+      b->failed = true;
+      return;
+    }
+    b->s = p;
+    b->cap = cap;
+  }
+}
+
+static void sb_offsets(sbuf *b, const mb_assignment *a) {
+  if (!a) {
+    sb_printf(b, " -1");
+    return;
+  }
+  sb_printf(b, " %d", (int)a->n_buffers);
+  for (int32_t i = 0; i < a->n_buffers; i++) sb_printf(b, " %" PRId64, a->offset[i]);
+}
+
+static bool journal_write(run *R, int64_t i, mb_error *err) {
+  const task *t = &R->tasks[i];
+  const task_out *o = &t->out;
+  sbuf b = {0};
+  char note[3 * MB_RES_NOTE + 2];
+  enc_str(note, sizeof note, o->note);
+  if (t->kind == TASK_BASELINE) {
+    sb_printf(&b, "B %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " s%s %.17g %.17g %s", i,
+              o->t_slow, o->t_heur, o->t_bound, o->bound_status, o->heur_wall_s, o->bound_wall_s,
+              note);
+    sb_offsets(&b, o->a);
+  } else {
+    sb_printf(&b, "J %" PRId64 " s%s %d %d %" PRId64 " %" PRId64 " %.17g %" PRId64 " %d %s", i,
+              o->status, (int)o->valid, (int)o->n_fast, o->fast_bytes, o->t_solver, o->wall_s,
+              o->iterations, (int)o->budget_hit, note);
+    sb_offsets(&b, o->a);
+    sb_printf(&b, " %d", (int)o->curve_len);
+    for (int32_t k = 0; k < o->curve_len; k++)
+      sb_printf(&b, " %.17g %.17g", o->curve_step[k], o->curve_return[k]);
+  }
+  char sha[65];
+  if (!b.failed) mb_sha256_hex(b.s, b.len, sha);
+  sb_printf(&b, " #%.16s\n", b.failed ? "" : sha);
+  if (b.failed) {
+    free(b.s);
+    return mb_fail(err, "%s: out of memory writing the journal", R->journal_path);
+  }
+  size_t off = 0;
+  while (off < b.len) {
+    ssize_t w = write(R->journal_fd, b.s + off, b.len - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      int e = errno;
+      free(b.s);
+      return mb_fail(err, "%s: cannot append task %" PRId64 ": %s", R->journal_path, i,
+                     strerror(e));
+    }
+    off += (size_t)w;
+  }
+  free(b.s);
+  /* not needed against kill -9 (the page cache survives the process) but against a crash of
+   * the machine: then the journal still holds every finished task */
+  if (fdatasync(R->journal_fd) != 0)
+    return mb_fail(err, "%s: fdatasync: %s", R->journal_path, strerror(errno));
+  return true;
+}
+
+/* Parses one journal line into task i's output. False when the line is torn or foreign. */
+static bool journal_parse(run *R, char *line, int64_t *index) {
+  char *hash = strstr(line, " #");
+  if (!hash || strlen(hash + 2) != 16) return false;
+  char sha[65];
+  mb_sha256_hex(line, (size_t)(hash - line), sha);
+  if (strncmp(sha, hash + 2, 16)) return false;
+  *hash = '\0';
+  char *save = NULL;
+  char *kind = strtok_r(line, " ", &save);
+  char *tok = strtok_r(NULL, " ", &save);
+  if (!kind || !tok) return false;
+  int64_t i = strtoll(tok, NULL, 10);
+  if (i < 0 || i >= R->n_tasks) return false;
+  task *t = &R->tasks[i];
+  if ((kind[0] == 'B') != (t->kind == TASK_BASELINE)) return false;
+  task_out o = {0};
+#define NEXT() ((tok = strtok_r(NULL, " ", &save)) != NULL)
+  bool ok = true;
+  if (t->kind == TASK_BASELINE) {
+    ok = NEXT() && (o.t_slow = strtoll(tok, NULL, 10), NEXT()) &&
+         (o.t_heur = strtoll(tok, NULL, 10), NEXT()) &&
+         (o.t_bound = strtoll(tok, NULL, 10), NEXT()) &&
+         dec_str(tok, o.bound_status, sizeof o.bound_status) && NEXT() &&
+         (o.heur_wall_s = strtod(tok, NULL), NEXT()) &&
+         (o.bound_wall_s = strtod(tok, NULL), NEXT()) && dec_str(tok, o.note, sizeof o.note);
+  } else {
+    ok = NEXT() && dec_str(tok, o.status, sizeof o.status) && NEXT() &&
+         (o.valid = (int8_t)atoi(tok), NEXT()) && (o.n_fast = atoi(tok), NEXT()) &&
+         (o.fast_bytes = strtoll(tok, NULL, 10), NEXT()) &&
+         (o.t_solver = strtoll(tok, NULL, 10), NEXT()) && (o.wall_s = strtod(tok, NULL), NEXT()) &&
+         (o.iterations = strtoll(tok, NULL, 10), NEXT()) &&
+         (o.budget_hit = (int8_t)atoi(tok), NEXT()) && dec_str(tok, o.note, sizeof o.note);
+  }
+  long n = ok && NEXT() ? strtol(tok, NULL, 10) : -2;
+  int32_t nb = R->workloads[R->pairs[t->pair].workload].w->n_buffers;
+  if (n >= 0) {
+    ok = n == nb && (o.a = mb_assignment_new(nb)) != NULL;
+    for (int32_t k = 0; ok && k < nb; k++)
+      ok = NEXT() && (o.a->offset[k] = strtoll(tok, NULL, 10), true);
+  } else {
+    ok = ok && n == -1;
+  }
+  if (ok && t->kind == TASK_JOB) {
+    ok = NEXT();
+    long len = ok ? strtol(tok, NULL, 10) : -1;
+    ok = ok && len >= 0 && len < INT32_MAX;
+    if (ok && len > 0) {
+      o.curve_len = (int32_t)len;
+      o.curve_step = malloc((size_t)len * sizeof(double));
+      o.curve_return = malloc((size_t)len * sizeof(double));
+      ok = o.curve_step && o.curve_return;
+      for (long k = 0; ok && k < len; k++)
+        ok = NEXT() && (o.curve_step[k] = strtod(tok, NULL), NEXT()) &&
+             (o.curve_return[k] = strtod(tok, NULL), true);
+    }
+  }
+#undef NEXT
+  if (!ok || strtok_r(NULL, " ", &save)) {
+    free_out(&o);
+    return false;
+  }
+  free_out(&t->out);
+  t->out = o;
+  *index = i;
+  return true;
+}
+
+/* The journal's first line: the plan hash and the plan options, so that a run whose HDF5
+ * file no longer opens can be rebuilt from the journal alone. */
+static bool journal_header_line(run *R, char **out) {
+  sbuf b = {0};
+  char *e = malloc(3 * 8192 + 8);
+  if (!e) return false;
+  const char *fields[][2] = {{"plan", R->plan_sha},
+                             {"profile", R->profile},
+                             {"workloads", R->workloads_regex},
+                             {"solvers", R->solvers_list},
+                             {"hardware", R->hardware_list},
+                             {"agent", R->agent_path},
+                             {"catalogue", R->catalogue_path},
+                             {"data", R->data_dir}};
+  sb_printf(&b, "mallocbench-journal 1 seeds %" PRId64 " budget %.17g", R->seeds, R->budget);
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+    enc_str(e, 3 * 8192 + 8, fields[i][1]);
+    sb_printf(&b, " %s %s", fields[i][0], e);
+  }
+  sb_printf(&b, "\n");
+  free(e);
+  if (b.failed) {
+    free(b.s);
+    return false;
+  }
+  *out = b.s;
+  return true;
+}
+
+/* Parses a journal header; with `set_options`, takes the plan options from it. */
+static bool journal_read_header(run *R, const char *line, bool set_options, char plan[MB_RES_SHA]) {
+  char *copy = strdup(line), *save = NULL;
+  if (!copy) return false;
+  char *nl = strchr(copy, '\n');
+  if (nl) *nl = '\0';
+  char *tok = strtok_r(copy, " ", &save);
+  bool ok = tok && !strcmp(tok, "mallocbench-journal") && (tok = strtok_r(NULL, " ", &save)) &&
+            !strcmp(tok, "1");
+  char buf[8192];
+  plan[0] = '\0';
+  while (ok && (tok = strtok_r(NULL, " ", &save))) {
+    char *val = strtok_r(NULL, " ", &save);
+    if (!val) {
+      ok = false;
+      break;
+    }
+    if (!strcmp(tok, "seeds") || !strcmp(tok, "budget")) {
+      if (set_options && tok[0] == 's') R->seeds = strtoll(val, NULL, 10);
+      if (set_options && tok[0] == 'b') R->budget = strtod(val, NULL);
+      continue;
+    }
+    if (!dec_str(val, buf, sizeof buf)) {
+      ok = false;
+      break;
+    }
+    if (!strcmp(tok, "plan")) copy_str(plan, MB_RES_SHA, buf);
+    if (!set_options) continue;
+    char **dst = NULL;
+    if (!strcmp(tok, "profile"))
+      copy_str(R->profile, sizeof R->profile, buf);
+    else if (!strcmp(tok, "solvers"))
+      copy_str(R->solvers_list, sizeof R->solvers_list, buf);
+    else if (!strcmp(tok, "workloads"))
+      dst = &R->workloads_regex;
+    else if (!strcmp(tok, "hardware"))
+      dst = &R->hardware_list;
+    else if (!strcmp(tok, "agent"))
+      dst = &R->agent_path;
+    else if (!strcmp(tok, "catalogue") && !R->cfg->catalogue)
+      dst = &R->catalogue_path;
+    else if (!strcmp(tok, "data") && !R->cfg->data_dir)
+      dst = &R->data_dir;
+    if (dst) {
+      free(*dst);
+      *dst = strdup(buf);
+      ok = *dst != NULL;
+    }
+  }
+  free(copy);
+  return ok && plan[0];
+}
+
+static bool journal_create(run *R, mb_error *err) {
+  R->journal_fd = open(R->journal_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0666);
+  if (R->journal_fd < 0)
+    return mb_fail(err, "%s: cannot create the journal: %s", R->journal_path, strerror(errno));
+  char *head = NULL;
+  if (!journal_header_line(R, &head)) return mb_fail(err, "%s: out of memory", R->journal_path);
+  size_t len = strlen(head);
+  bool ok = write(R->journal_fd, head, len) == (ssize_t)len && fsync(R->journal_fd) == 0;
+  free(head);
+  if (!ok)
+    return mb_fail(err, "%s: cannot write the journal: %s", R->journal_path, strerror(errno));
+  return true;
+}
+
+/* Reads the journal of a resumed run: tasks found become ST_DONE. Truncates a torn tail. */
+static bool journal_resume(run *R, int64_t *n_found, mb_error *err) {
+  *n_found = 0;
+  size_t len = 0;
+  char *text = mb_read_file(R->journal_path, &len);
+  if (!text) {
+    if (errno != ENOENT)
+      return mb_fail(err, "%s: cannot read the journal: %s", R->journal_path, strerror(errno));
+    return journal_create(R, err); /* completed runs delete theirs; start a fresh one */
+  }
+  char *nl = strchr(text, '\n');
+  size_t good = 0;
+  char plan[MB_RES_SHA];
+  if (!nl || !journal_read_header(R, text, false, plan)) {
+    free(text);
+    return journal_create(R, err); /* header torn: nothing after it can be trusted anyway */
+  }
+  if (strcmp(plan, R->plan_sha)) {
+    free(text);
+    return mb_fail(err, "%s: the journal belongs to another plan (hash %.12s, expected %.12s)",
+                   R->journal_path, plan, R->plan_sha);
+  }
+  good = (size_t)(nl - text) + 1;
+  char *p = nl + 1;
+  while (p < text + len) {
+    char *e = memchr(p, '\n', (size_t)(text + len - p));
+    if (!e) break; /* torn last line */
+    *e = '\0';
+    int64_t i;
+    if (!journal_parse(R, p, &i)) break;
+    if (R->tasks[i].state != ST_DONE) (*n_found)++;
+    R->tasks[i].state = ST_DONE;
+    R->tasks[i].journaled = true;
+    good = (size_t)(e - text) + 1;
+    p = e + 1;
+  }
+  free(text);
+  R->journal_fd = open(R->journal_path, O_WRONLY | O_APPEND);
+  if (R->journal_fd < 0 || ftruncate(R->journal_fd, (off_t)good) != 0)
+    return mb_fail(err, "%s: cannot reopen the journal: %s", R->journal_path, strerror(errno));
+  return true;
+}
+
+/* ---- committing to HDF5 (main thread) ---- */
+
+static void fill_row(run *R, int64_t i, mb_result_row *row) {
+  const task *t = &R->tasks[i];
+  const task_out *o = &t->out;
+  const pair *p = &R->pairs[t->pair];
+  memset(row, 0, sizeof *row);
+  row->task = i;
+  copy_str(row->workload, sizeof row->workload, R->workloads[p->workload].key);
+  copy_str(row->hardware, sizeof row->hardware, p->hw_name);
+  copy_str(row->solver, sizeof row->solver, R->solvers[t->solver]->name);
+  row->seed = t->seed;
+  copy_str(row->status, sizeof row->status, o->status);
+  row->valid = o->valid;
+  row->capacity = p->hw.capacity;
+  row->n_buffers = R->workloads[p->workload].w->n_buffers;
+  row->n_fast = o->n_fast;
+  row->fast_bytes = o->fast_bytes;
+  row->t_slow_ps = p->t_slow;
+  row->t_heuristic_ps = p->t_heur;
+  row->t_solver_ps = o->t_solver;
+  row->t_bound_ps = p->t_bound;
+  row->wall_s = o->wall_s;
+  row->iterations = o->iterations;
+  row->budget_hit = o->budget_hit;
+  copy_str(row->note, sizeof row->note, o->note);
+  mb_result_row_derive(row);
+}
+
+static void fill_baseline(run *R, int64_t i, mb_baseline_row *row) {
+  const task *t = &R->tasks[i];
+  const task_out *o = &t->out;
+  const pair *p = &R->pairs[t->pair];
+  memset(row, 0, sizeof *row);
+  row->task = i;
+  copy_str(row->workload, sizeof row->workload, R->workloads[p->workload].key);
+  copy_str(row->hardware, sizeof row->hardware, p->hw_name);
+  copy_str(row->profile_sha256, sizeof row->profile_sha256, p->profile_sha);
+  row->capacity = p->hw.capacity;
+  row->alignment = p->hw.alignment;
+  row->slow_bandwidth = p->hw.slow_bandwidth;
+  row->fast_bandwidth = p->hw.fast_bandwidth;
+  row->peak_flops = p->hw.peak_flops;
+  row->op_overhead_s = p->hw.op_overhead_s;
+  row->t_slow_ps = o->t_slow;
+  row->t_heuristic_ps = o->t_heur;
+  row->t_bound_ps = o->t_bound;
+  copy_str(row->bound_status, sizeof row->bound_status, o->bound_status);
+  copy_str(row->bound_note, sizeof row->bound_note, o->note);
+  row->heuristic_wall_s = o->heur_wall_s;
+  row->bound_wall_s = o->bound_wall_s;
+}
+
+static bool commit(run *R, int64_t i, mb_error *err) {
+  task *t = &R->tasks[i];
+  pair *p = &R->pairs[t->pair];
+  double t0 = now_s();
+  bool ok;
+  if (t->kind == TASK_BASELINE) {
+    mb_baseline_row row;
+    fill_baseline(R, i, &row);
+    ok = mb_results_append_baseline(R->res, &row, t->out.t_heur >= 0 ? t->out.a : NULL, err);
+    p->t_slow = t->out.t_slow;
+    p->t_heur = t->out.t_heur;
+    p->t_bound = t->out.t_bound;
+    if (ok) R->n_baseline_rows++;
+  } else {
+    mb_result_row row;
+    fill_row(R, i, &row);
+    ok = mb_results_append(R->res, &row, t->out.a, t->out.curve_step, t->out.curve_return,
+                           t->out.curve_len, err);
+    if (ok) R->n_results_rows++;
+    if (!strcmp(row.status, "invalid")) R->stats->n_invalid++;
+    if (!strcmp(row.status, "error")) R->stats->n_error++;
+  }
+  ok = ok && mb_results_flush(R->res, err);
+  R->stats->store_s += now_s() - t0;
+  if (!ok) return false;
+  R->stats->commits++;
+  t->state = ST_COMMITTED;
+  free_out(&t->out);
+  return true;
+}
+
+/* ---- progress ---- */
+
+static void fmt_dur(char *out, size_t n, double s) {
+  if (!(s >= 0) || s > 359999) {
+    snprintf(out, n, "--:--");
+    return;
+  }
+  int64_t x = (int64_t)(s + 0.5);
+  if (x >= 3600)
+    snprintf(out, n, "%" PRId64 ":%02" PRId64 ":%02" PRId64, x / 3600, x / 60 % 60, x % 60);
+  else
+    snprintf(out, n, "%02" PRId64 ":%02" PRId64, x / 60, x % 60);
+}
+
+static void progress(run *R, int64_t current, double start, bool tty, bool final) {
+  int64_t done = R->committed, total = R->n_tasks;
+  double el = now_s() - start;
+  int64_t here = R->n_done_here, left = total - done;
+  double eta = here > 0 ? el / (double)here * (double)left : -1;
+  char e1[32], e2[32], cur[MB_RES_WORKLOAD + MB_RES_HARDWARE + 64] = "";
+  fmt_dur(e1, sizeof e1, el);
+  fmt_dur(e2, sizeof e2, eta);
+  if (!final && current >= 0) {
+    const task *t = &R->tasks[current];
+    const pair *p = &R->pairs[t->pair];
+    if (t->kind == TASK_BASELINE)
+      snprintf(cur, sizeof cur, "baseline %.60s@%.30s", R->workloads[p->workload].key, p->hw_name);
+    else
+      snprintf(cur, sizeof cur, "%s %.60s@%.30s seed %" PRId64, R->solvers[t->solver]->name,
+               R->workloads[p->workload].key, p->hw_name, t->seed);
+  }
+  fprintf(R->log, "%s[%" PRId64 "/%" PRId64 "] %3d%%  elapsed %s  ETA %s  %s%s", tty ? "\r" : "",
+          done, total, total ? (int)(100 * done / total) : 100, e1, final ? "00:00" : e2, cur,
+          tty ? "\033[K" : "\n");
+  if (tty && final) fputc('\n', R->log);
+  fflush(R->log);
+}
+
+/* ---- file setup ---- */
+
+static bool write_provenance(run *R, bool fresh, mb_error *err) {
+  mb_results *r = R->res;
+  char host[256] = "unknown", stamp[64], hw_hashes[4096] = "", seeds[1024] = "";
+  gethostname(host, sizeof host - 1);
+  utc_stamp(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ");
+  for (int32_t p = 0; p < R->n_pairs; p++) {
+    char item[256];
+    snprintf(item, sizeof item, "%s=%s", R->pairs[p].hw_name, R->pairs[p].profile_sha);
+    if (strstr(hw_hashes, item)) continue;
+    if (hw_hashes[0]) strncat(hw_hashes, ";", sizeof hw_hashes - strlen(hw_hashes) - 1);
+    strncat(hw_hashes, item, sizeof hw_hashes - strlen(hw_hashes) - 1);
+  }
+  for (int64_t s = 0; s < R->seeds && strlen(seeds) < sizeof seeds - 24; s++)
+    snprintf(seeds + strlen(seeds), sizeof seeds - strlen(seeds), "%s%" PRId64, s ? "," : "", s);
+  const char *cmd = R->cfg->command_line ? R->cfg->command_line : "";
+  if (!fresh) {
+    /* a resume keeps the original provenance and records itself */
+    char *old = mb_results_has_attr(r, "resumed_at")
+                    ? mb_results_get_attr_string(r, "resumed_at", NULL)
+                    : NULL;
+    char *line = NULL;
+    if (old) append_text(&line, old), append_text(&line, ";");
+    append_text(&line, stamp);
+    bool ok = line && mb_results_set_attr_string(r, "resumed_at", line, err) &&
+              mb_results_set_attr_string(r, "resume_command_line", cmd, err) &&
+              mb_results_set_attr_int(r, "complete", 0, err);
+    free(old);
+    free(line);
+    return ok;
+  }
+  return mb_results_set_attr_string(r, "mallocbench_version", mb_version(), err) &&
+         mb_results_set_attr_string(r, "git_commit", mb_git_commit(), err) &&
+         mb_results_set_attr_int(r, "git_dirty", mb_git_dirty(), err) &&
+         mb_results_set_attr_string(r, "compiler", mb_compiler(), err) &&
+         mb_results_set_attr_string(r, "build_type", mb_build_type(), err) &&
+         mb_results_set_attr_string(r, "command_line", cmd, err) &&
+         mb_results_set_attr_string(r, "host", host, err) &&
+         mb_results_set_attr_string(r, "start_time", stamp, err) &&
+         mb_results_set_attr_string(r, "end_time", "", err) &&
+         mb_results_set_attr_int(r, "complete", 0, err) &&
+         mb_results_set_attr_string(r, "catalogue_path", R->catalogue_path, err) &&
+         mb_results_set_attr_string(r, "catalogue_sha256", R->catalogue_sha, err) &&
+         mb_results_set_attr_string(r, "hardware_sha256", hw_hashes, err) &&
+         mb_results_set_attr_string(r, "data_dir", R->data_dir, err) &&
+         mb_results_set_attr_string(r, "seeds", seeds, err) &&
+         mb_results_set_attr_string(r, "skipped", R->skipped ? R->skipped : "", err) &&
+         mb_results_set_attr_string(r, "plan_sha256", R->plan_sha, err) &&
+         mb_results_set_attr_int(r, "planned_tasks", R->n_tasks, err) &&
+         mb_results_set_attr_int(r, "planned_jobs", R->n_jobs, err) &&
+         mb_results_set_attr_string(r, "run_profile", R->profile, err) &&
+         mb_results_set_attr_string(r, "run_workloads", R->workloads_regex, err) &&
+         mb_results_set_attr_string(r, "run_solvers", R->solvers_list, err) &&
+         mb_results_set_attr_int(r, "run_seeds", R->seeds, err) &&
+         mb_results_set_attr_string(r, "run_hardware", R->hardware_list, err) &&
+         mb_results_set_attr_string(r, "run_agent", R->agent_path, err) &&
+         mb_results_set_attr_string(r, "agent_sha256", R->agent_sha, err) &&
+         mb_results_set_attr_double(r, "run_budget_s", R->budget, err) &&
+         mb_results_set_attr_string(r, "time_unit", "ps (simulated by the mallocbench cost model)",
+                                    err);
+}
+
+static bool store_workloads(run *R, mb_error *err) {
+  for (int32_t i = 0; i < R->n_workloads; i++) {
+    const loaded_workload *lw = &R->workloads[i];
+    if (mb_results_has_workload(R->res, lw->key)) continue;
+    if (!mb_results_put_workload(R->res, lw->key, lw->w, lw->sha, err)) return false;
+  }
+  return mb_results_flush(R->res, err);
+}
+
+/* Default output: results/<profile>-<stamp>.h5 under the source tree, plus latest.h5. */
+static bool default_out(run *R, mb_error *err) {
+  char dir[4096], stamp[32];
+  if (!mb_path_join(dir, sizeof dir, mb_source_dir(), "results"))
+    return mb_fail(err, "results directory path too long");
+  if (mb_mkdir_p(dir) != 0) return mb_fail(err, "%s: cannot create: %s", dir, strerror(errno));
+  utc_stamp(stamp, sizeof stamp, "%Y%m%d-%H%M%S");
+  if (snprintf(R->out_path, sizeof R->out_path, "%s/%s-%s.h5", dir, R->profile, stamp) >=
+      (int)sizeof R->out_path)
+    return mb_fail(err, "results path too long");
+  return true;
+}
+
+static void link_latest(run *R) {
+  char dir[4096], link[4200], tmp[4300];
+  if (!mb_path_join(dir, sizeof dir, mb_source_dir(), "results")) return;
+  snprintf(link, sizeof link, "%s/latest.h5", dir);
+  snprintf(tmp, sizeof tmp, "%s/.latest.h5.%d", dir, (int)getpid());
+  const char *base = strrchr(R->out_path, '/');
+  base = base ? base + 1 : R->out_path;
+  unlink(tmp);
+  /* symlink + rename: latest.h5 always points at a complete name, never at nothing */
+  if (symlink(base, tmp) != 0 || rename(tmp, link) != 0) {
+    fprintf(R->log, "mallocbench run: note: cannot update %s: %s\n", link, strerror(errno));
+    unlink(tmp);
+  }
+}
+
+/* Reads the plan options of a file to resume. The HDF5 file is preferred; when it does not
+ * open, the caller rebuilds it (the options must then come from the user's flags). */
+static bool read_options(run *R, mb_results *r, mb_error *err) {
+  char *prof = mb_results_get_attr_string(r, "run_profile", err);
+  char *wl = prof ? mb_results_get_attr_string(r, "run_workloads", err) : NULL;
+  char *sv = wl ? mb_results_get_attr_string(r, "run_solvers", err) : NULL;
+  char *hw = sv ? mb_results_get_attr_string(r, "run_hardware", err) : NULL;
+  char *cat = hw ? mb_results_get_attr_string(r, "catalogue_path", err) : NULL;
+  char *data = cat ? mb_results_get_attr_string(r, "data_dir", err) : NULL;
+  int64_t seeds = 0;
+  bool ok = data && mb_results_get_attr_int(r, "run_seeds", &seeds, err);
+  double budget = 0;
+  ok = ok && mb_results_get_attr_double(r, "run_budget_s", &budget, err);
+  char *agent = ok ? mb_results_get_attr_string(r, "run_agent", err) : NULL;
+  ok = ok && agent;
+  if (ok) {
+    copy_str(R->profile, sizeof R->profile, prof);
+    free(R->workloads_regex);
+    R->workloads_regex = wl;
+    wl = NULL;
+    copy_str(R->solvers_list, sizeof R->solvers_list, sv);
+    free(R->hardware_list);
+    R->hardware_list = hw;
+    hw = NULL;
+    R->seeds = seeds;
+    R->budget = budget;
+    free(R->agent_path);
+    R->agent_path = agent;
+    agent = NULL;
+    if (!R->cfg->catalogue) {
+      free(R->catalogue_path);
+      R->catalogue_path = cat;
+      cat = NULL;
+    }
+    if (!R->cfg->data_dir) {
+      free(R->data_dir);
+      R->data_dir = data;
+      data = NULL;
+    }
+  }
+  free(prof);
+  free(wl);
+  free(sv);
+  free(hw);
+  free(cat);
+  free(data);
+  free(agent);
+  return ok;
+}
+
+/* Checks the committed rows of a resumed file against the plan; keeps the consistent prefix,
+ * truncates the rest, and marks those tasks committed. */
+static bool adopt_committed(run *R, mb_error *err) {
+  mb_result_row *rows = NULL;
+  mb_baseline_row *base = NULL;
+  int64_t nr = 0, nb = 0;
+  if (!mb_results_read_rows(R->res, &rows, &nr, err) ||
+      !mb_results_read_baselines(R->res, &base, &nb, err)) {
+    free(rows);
+    return false;
+  }
+  int64_t ir = 0, ib = 0, i = 0;
+  for (; i < R->n_tasks; i++) {
+    task *t = &R->tasks[i];
+    pair *p = &R->pairs[t->pair];
+    const char *wkey = R->workloads[p->workload].key;
+    if (t->kind == TASK_BASELINE) {
+      if (ib >= nb || base[ib].task != i || strcmp(base[ib].workload, wkey) ||
+          strcmp(base[ib].hardware, p->hw_name))
+        break;
+      p->t_slow = base[ib].t_slow_ps;
+      p->t_heur = base[ib].t_heuristic_ps;
+      p->t_bound = base[ib].t_bound_ps;
+      ib++;
+    } else {
+      if (ir >= nr || rows[ir].task != i || strcmp(rows[ir].workload, wkey) ||
+          strcmp(rows[ir].solver, R->solvers[t->solver]->name) || rows[ir].seed != t->seed)
+        break;
+      ir++;
+    }
+    free_out(&t->out);
+    t->state = ST_COMMITTED;
+  }
+  free(rows);
+  free(base);
+  R->committed = i;
+  R->n_results_rows = ir;
+  R->n_baseline_rows = ib;
+  if ((ir < nr || ib < nb) &&
+      (!mb_results_truncate(R->res, ir, ib, err) || !mb_results_flush(R->res, err)))
+    return false;
+  if (ir < nr || ib < nb)
+    fprintf(R->log, "mallocbench run: dropped %" PRId64 " torn row(s) at the end of %s\n",
+            (nr - ir) + (nb - ib), R->out_path);
+  return true;
+}
+
+/* The plan options of a run whose HDF5 file does not open: from its journal's header. */
+static bool options_from_journal(run *R, mb_error *err) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s.journal", R->cfg->resume);
+  size_t len = 0;
+  char *text = mb_read_file(path, &len);
+  if (!text)
+    return mb_fail(err,
+                   "--resume %s: the file does not open and its journal %s cannot be read "
+                   "(%s): nothing to rebuild from; start a new run",
+                   R->cfg->resume, path, strerror(errno));
+  char plan[MB_RES_SHA];
+  bool ok = strchr(text, '\n') && journal_read_header(R, text, true, plan);
+  free(text);
+  if (!ok) return mb_fail(err, "%s:1: not a mallocbench journal header", path);
+  return true;
+}
+
+/* The output of a resumed run. With a journal (every run that did not complete has one), the
+ * file is rebuilt from it: the journal holds every finished task, while a file killed in the
+ * middle of an HDF5 write may hold a torn structure. The new file is written beside the old
+ * one and renamed over it once it holds the journal's tasks, so there is always a complete
+ * copy of everything finished. Without a journal (it is deleted when a run completes, or the
+ * run was killed before creating it), the file's own rows are adopted. */
+static bool resume_output(run *R, mb_results **oldp, mb_error *err) {
+  mb_results *old = *oldp;
+  if (access(R->journal_path, F_OK) != 0) {
+    if (!old) return mb_fail(err, "%s: does not open and has no journal", R->out_path);
+    int64_t complete = 0;
+    if (mb_results_get_attr_int(old, "complete", &complete, NULL) && complete) {
+      fprintf(R->log, "mallocbench run: %s is complete: nothing to resume\n", R->out_path);
+      R->stats->was_complete = true;
+      R->stats->tasks_reused = R->n_tasks;
+      return true;
+    }
+    mb_results_close(old, NULL);
+    *oldp = NULL;
+    R->res = mb_results_open(R->out_path, true, err);
+    int64_t found = 0;
+    bool ok = R->res && write_provenance(R, false, err) && store_workloads(R, err) &&
+              adopt_committed(R, err) && journal_resume(R, &found, err);
+    R->stats->tasks_reused = R->committed;
+    if (ok)
+      fprintf(R->log,
+              "mallocbench run: resuming %s (no journal): %" PRId64 " of %" PRId64
+              " tasks already done\n",
+              R->out_path, R->committed, R->n_tasks);
+    return ok;
+  }
+  char tmp[4300], stamp[64];
+  snprintf(tmp, sizeof tmp, "%s.rebuild", R->out_path);
+  R->res = mb_results_create(tmp, true, err);
+  if (!R->res) return false;
+  utc_stamp(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ");
+  bool ok = old ? mb_results_copy_attrs(R->res, old, err)
+                : write_provenance(R, true, err) &&
+                      mb_results_set_attr_string(R->res, "rebuilt_from_journal", stamp, err);
+  int64_t found = 0;
+  ok = ok && write_provenance(R, false, err) && store_workloads(R, err) &&
+       journal_resume(R, &found, err);
+  R->stats->tasks_reused = found;
+  while (ok && R->committed < R->n_tasks && R->tasks[R->committed].state == ST_DONE) {
+    ok = commit(R, R->committed, err);
+    if (ok) R->committed++;
+  }
+  ok = ok && mb_results_flush(R->res, err);
+  if (ok && !old) {
+    /* keep what no longer opens, for inspection */
+    char aside[4300];
+    utc_stamp(stamp, sizeof stamp, "%Y%m%d-%H%M%S");
+    snprintf(aside, sizeof aside, "%s.damaged-%s", R->out_path, stamp);
+    if (rename(R->out_path, aside) == 0)
+      fprintf(R->log, "mallocbench run: the damaged file is kept as %s\n", aside);
+  }
+  ok = ok && mb_results_rename(R->res, R->out_path, err);
+  if (!ok) {
+    /* the old file and the journal are untouched: drop the half-built copy */
+    mb_results_close(R->res, NULL);
+    R->res = NULL;
+    unlink(tmp);
+    return false;
+  }
+  if (ok)
+    fprintf(R->log, "mallocbench run: resuming %s: %" PRId64 " of %" PRId64 " tasks already done\n",
+            R->out_path, found, R->n_tasks);
+  return ok;
+}
+
+/* ---- the run ---- */
+
+static bool execute(run *R, mb_error *err) {
+  const mb_run_config *cfg = R->cfg;
+  bool tty = cfg->progress && isatty(fileno(R->log));
+  double start = now_s(), last = -1e9;
+  int jobs = cfg->jobs > 0 ? cfg->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (jobs < 1) jobs = 1;
+  int64_t pending = 0;
+  for (int64_t i = 0; i < R->n_tasks; i++) pending += R->tasks[i].state == ST_PENDING;
+  if (jobs > pending) jobs = pending > 0 ? (int)pending : 0;
+  pthread_t th[256];
+  if (jobs > 256) jobs = 256;
+  R->next = 0;
+  R->current = -1;
+  int started = 0;
+  for (; started < jobs; started++)
+    if (pthread_create(&th[started], NULL, worker, R) != 0) break;
+  if (jobs > 0 && started == 0) return mb_fail(err, "cannot start worker threads");
+  bool ok = true;
+  int64_t commits_here = 0;
+  pthread_mutex_lock(&R->mu);
+  while (ok && R->committed < R->n_tasks) {
+    /* journal whatever finished (completion order), then commit in plan order */
+    while (R->done_head < R->done_tail) {
+      int64_t i = R->done_q[R->done_head++ % R->n_tasks];
+      pthread_mutex_unlock(&R->mu);
+      double t0 = now_s();
+      ok = journal_write(R, i, err);
+      R->stats->journal_s += now_s() - t0;
+      R->stats->solve_s += R->tasks[i].compute_s;
+      R->stats->tasks_run++;
+      R->n_done_here++;
+      pthread_mutex_lock(&R->mu);
+      R->tasks[i].journaled = true;
+      if (!ok) break;
+    }
+    while (ok && R->committed < R->n_tasks && R->tasks[R->committed].state == ST_DONE &&
+           R->tasks[R->committed].journaled) {
+      int64_t i = R->committed;
+      pthread_mutex_unlock(&R->mu);
+      ok = commit(R, i, err);
+      pthread_mutex_lock(&R->mu);
+      if (ok) {
+        R->committed++;
+        commits_here++;
+        if (cfg->stop_after > 0 && commits_here >= cfg->stop_after) {
+          R->stats->stopped = true;
+          break;
+        }
+      }
+    }
+    if (!ok || R->stats->stopped || R->committed >= R->n_tasks) break;
+    if (cfg->progress && now_s() - last >= (tty ? PROGRESS_PERIOD_TTY : PROGRESS_PERIOD_LOG)) {
+      int64_t cur = R->current;
+      pthread_mutex_unlock(&R->mu);
+      progress(R, cur, start, tty, false);
+      last = now_s();
+      pthread_mutex_lock(&R->mu);
+    }
+    if (R->done_head == R->done_tail) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_nsec += 250 * 1000 * 1000;
+      if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+      }
+      pthread_cond_timedwait(&R->cv, &R->mu, &ts);
+    }
+  }
+  R->stop = true;
+  pthread_mutex_unlock(&R->mu);
+  for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+  if (ok && !R->stats->stopped && R->committed < R->n_tasks)
+    ok =
+        mb_fail(err, "internal error: %" PRId64 " task(s) were not run", R->n_tasks - R->committed);
+  if (cfg->progress && ok && !R->stats->stopped) progress(R, -1, start, tty, true);
+  if (tty && !ok) fputc('\n', R->log);
+  return ok;
+}
+
+static bool prepare_options(run *R, mb_error *err) {
+  const mb_run_config *cfg = R->cfg;
+  const char *profile = cfg->profile ? cfg->profile : "quick";
+  if (strcmp(profile, "quick") && strcmp(profile, "full"))
+    return mb_fail(err, "--profile '%s': expected quick or full", profile);
+  copy_str(R->profile, sizeof R->profile, profile);
+  bool quick = !strcmp(profile, "quick");
+  R->workloads_regex = strdup(cfg->workloads ? cfg->workloads : "");
+  R->hardware_list = strdup(cfg->hardware ? cfg->hardware : "");
+  R->agent_path = strdup(cfg->agent ? cfg->agent : "");
+  R->catalogue_path = strdup(cfg->catalogue ? cfg->catalogue : mb_catalogue_default_path());
+  R->data_dir = strdup(mb_data_dir(cfg->data_dir));
+  if (!R->workloads_regex || !R->hardware_list || !R->agent_path || !R->catalogue_path ||
+      !R->data_dir)
+    return mb_fail(err, "out of memory");
+  if (cfg->solvers) {
+    if (strlen(cfg->solvers) >= sizeof R->solvers_list)
+      return mb_fail(err, "--solvers: list too long");
+    copy_str(R->solvers_list, sizeof R->solvers_list, cfg->solvers);
+  }
+  if (cfg->seeds < 0) return mb_fail(err, "--seeds %d: expected a positive count", cfg->seeds);
+  R->seeds = cfg->seeds > 0 ? cfg->seeds : (quick ? QUICK_SEEDS : FULL_SEEDS);
+  if (cfg->budget < 0 || isnan(cfg->budget))
+    return mb_fail(err, "--budget %g: expected seconds >= 0", cfg->budget);
+  R->budget = cfg->budget > 0 ? cfg->budget : (quick ? QUICK_BUDGET_S : 0.0);
+  return true;
+}
+
+bool mb_run(const mb_run_config *cfg, mb_run_stats *stats, mb_error *err) {
+  memset(stats, 0, sizeof *stats);
+  run R;
+  memset(&R, 0, sizeof R);
+  R.cfg = cfg;
+  R.log = cfg->log ? cfg->log : stderr;
+  R.stats = stats;
+  R.journal_fd = -1;
+  pthread_mutex_init(&R.mu, NULL);
+  pthread_cond_init(&R.cv, NULL);
+  double t_start = now_s();
+  bool ok = prepare_options(&R, err);
+  bool fresh = !cfg->resume;
+  mb_results *old = NULL;
+  if (ok && cfg->resume) {
+    /* opened read-only: a resume with a journal writes a new file and renames it over */
+    if (cfg->out && strcmp(cfg->out, cfg->resume))
+      ok = mb_fail(err, "--resume %s: --out names another file (%s)", cfg->resume, cfg->out);
+    copy_str(R.out_path, sizeof R.out_path, cfg->resume);
+    if (ok) {
+      old = mb_results_open(cfg->resume, false, err);
+      /* a file that does not open at all is rebuilt from its journal below, using the
+       * plan options given on the command line */
+      if (old)
+        ok = read_options(&R, old, err);
+      else if (access(cfg->resume, F_OK) != 0)
+        ok = false;
+      else {
+        fprintf(R.log, "mallocbench run: %s does not open (%s); rebuilding it from %s.journal\n",
+                cfg->resume, err->message, cfg->resume);
+        mb_error_clear(err);
+        ok = options_from_journal(&R, err);
+      }
+    }
+  } else if (ok && cfg->out) {
+    copy_str(R.out_path, sizeof R.out_path, cfg->out);
+  } else if (ok) {
+    ok = default_out(&R, err);
+  }
+  snprintf(R.journal_path, sizeof R.journal_path, "%s.journal", R.out_path);
+  /* Everything that can fail on bad input happens before the output file is touched. */
+  ok = ok && make_plan(&R, err);
+  if (ok && old) {
+    char *sha = mb_results_get_attr_string(old, "plan_sha256", err);
+    if (!sha)
+      ok = false;
+    else if (strcmp(sha, R.plan_sha))
+      ok = mb_fail(err,
+                   "--resume %s: the plan changed since the run started (catalogue, "
+                   "workload data, hardware profiles or solvers differ; plan hash %.12s, file "
+                   "has %.12s): start a new run",
+                   R.out_path, R.plan_sha, sha);
+    free(sha);
+  }
+  if (ok && fresh) {
+    R.res = mb_results_create(R.out_path, cfg->force, err);
+    ok = R.res && write_provenance(&R, true, err) && store_workloads(&R, err) &&
+         journal_create(&R, err);
+    if (!R.res) ok = false;
+  } else if (ok) {
+    ok = resume_output(&R, &old, err);
+  }
+  mb_results_close(old, NULL);
+  old = NULL;
+  copy_str(stats->out_path, sizeof stats->out_path, R.out_path);
+  stats->tasks_total = R.n_tasks;
+  stats->jobs_total = R.n_jobs;
+  stats->n_pairs = R.n_pairs;
+  stats->n_skipped = R.n_skipped;
+  stats->prepare_s = now_s() - t_start;
+  if (ok && !stats->was_complete) ok = execute(&R, err);
+  if (ok && !stats->stopped && !stats->was_complete) {
+    char stamp[64];
+    utc_stamp(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ");
+    ok = mb_results_set_attr_string(R.res, "end_time", stamp, err) &&
+         mb_results_set_attr_int(R.res, "complete", 1, err) && mb_results_flush(R.res, err);
+  }
+  if (R.res) {
+    mb_error cerr = {{0}};
+    if (!mb_results_close(R.res, &cerr) && ok) {
+      *err = cerr;
+      ok = false;
+    }
+  }
+  if (R.journal_fd >= 0) close(R.journal_fd);
+  /* the journal is only needed until the HDF5 file is complete */
+  if (ok && !stats->stopped && !stats->was_complete) {
+    unlink(R.journal_path);
+    if (!cfg->out && !cfg->resume) link_latest(&R);
+  }
+  stats->wall_s = now_s() - t_start;
+  run_free(&R);
+  pthread_mutex_destroy(&R.mu);
+  pthread_cond_destroy(&R.cv);
+  return ok;
+}

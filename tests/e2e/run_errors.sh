@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Bad input and bad environments for run/verify/export/summary: each gives one clear message
+# and a non-zero exit, never a crash, and never damages results already stored.
+# Usage: run_errors.sh MALLOCBENCH_BINARY (run from the source tree).
+set -u
+MB=${1:?usage: run_errors.sh MALLOCBENCH_BINARY}
+SRC=$(pwd)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# expect STATUS PATTERN CMD...: exit status STATUS and stderr matching PATTERN
+expect() {
+  local want=$1 pattern=$2
+  shift 2
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local got=$?
+  [ "$got" = "$want" ] || fail "'$*' exited $got, expected $want; stderr: $(cat "$TMP/err")"
+  [ $got -lt 128 ] || fail "'$*' crashed (status $got)"
+  grep -qE -- "$pattern" "$TMP/err" || fail "'$*': stderr does not match '$pattern': $(cat "$TMP/err")"
+}
+
+cat >"$TMP/cat.txt" <<CAT
+name kind source args hardware capacity split tags
+mlp_tiny native $SRC/datasets/samples/mlp_tiny.wl - tpu-v4i 2MiB test quick
+attention native $SRC/datasets/samples/attention_block.wl - tpu-v4i 4MiB test quick
+CAT
+OPTS=(--catalogue "$TMP/cat.txt" --workloads . --solvers heuristic,greedy --budget 0.05
+      --no-progress)
+
+"$MB" run "${OPTS[@]}" --out "$TMP/good.h5" >/dev/null 2>"$TMP/err" || fail "good run: $(cat "$TMP/err")"
+cp "$TMP/good.h5" "$TMP/good.copy"
+
+# an existing --out is never replaced without --force
+expect 2 "exists.*--resume.*--force" "$MB" run "${OPTS[@]}" --out "$TMP/good.h5"
+cmp -s "$TMP/good.h5" "$TMP/good.copy" || fail "an existing file was modified"
+# unwritable place
+expect 2 "$TMP/no/such/dir/x.h5: cannot create" "$MB" run "${OPTS[@]}" --out "$TMP/no/such/dir/x.h5"
+# bad options
+expect 2 "unknown option" "$MB" run --frobnicate
+expect 2 "--seeds '0'" "$MB" run "${OPTS[@]}" --seeds 0 --out "$TMP/x.h5"
+expect 2 "--jobs 'two'" "$MB" run "${OPTS[@]}" --jobs two --out "$TMP/x.h5"
+expect 2 "--budget" "$MB" run "${OPTS[@]}" --budget -1 --out "$TMP/x.h5"
+expect 2 "--profile 'medium'" "$MB" run "${OPTS[@]}" --profile medium --out "$TMP/x.h5"
+expect 2 "unknown solver 'nosuch'" "$MB" run "${OPTS[@]}" --solvers heuristic,nosuch --out "$TMP/x.h5"
+expect 2 "bad regular expression" "$MB" run "${OPTS[@]}" --workloads '(' --out "$TMP/x.h5"
+expect 2 "takes the plan" "$MB" run --resume "$TMP/good.h5" --seeds 2
+expect 2 "cannot open" "$MB" run --resume "$TMP/nothing.h5"
+[ ! -e "$TMP/x.h5" ] || fail "a failed run left a file behind"
+
+# corrupt inputs: the catalogue, and a workload it names
+printf 'name kind source args hardware capacity split tags\nbroken native x.wl - tpu-v4i 12XB test -\n' >"$TMP/badcat.txt"
+expect 2 "badcat.txt:2" "$MB" run --catalogue "$TMP/badcat.txt" --workloads . --out "$TMP/x.h5"
+printf 'mallocbench-workload 1\nname bad\nop a kind=dot flops=-5\n' >"$TMP/bad.wl"
+printf 'name kind source args hardware capacity split tags\nbad native %s - tpu-v4i 1MiB test -\n' \
+  "$TMP/bad.wl" >"$TMP/cat2.txt"
+expect 2 "bad.wl:3" "$MB" run --catalogue "$TMP/cat2.txt" --workloads . --out "$TMP/x.h5"
+[ ! -e "$TMP/x.h5" ] || fail "a run with bad input created its output file"
+
+# corrupt results files for the readers
+printf 'not an hdf5 file\n' >"$TMP/junk.h5"
+for cmd in verify summary; do
+  expect 2 "junk.h5: not an HDF5 file" "$MB" $cmd "$TMP/junk.h5"
+done
+expect 2 "junk.h5: not an HDF5 file" "$MB" export "$TMP/junk.h5" --csv "$TMP/csv"
+head -c 3000 "$TMP/good.h5" >"$TMP/cut.h5"
+expect 2 "cut.h5" "$MB" verify "$TMP/cut.h5"
+expect 2 "usage" "$MB" export "$TMP/good.h5"
+
+# a full disk (file size limit): a clear error, what was stored stays resumable
+(
+  ulimit -f 160 # KiB
+  trap '' XFSZ  # writes past the limit then fail with EFBIG instead of killing the process
+  exec "$MB" run "${OPTS[@]}" --seeds 30 --out "$TMP/full.h5"
+) >/dev/null 2>"$TMP/err"
+st=$?
+[ $st = 2 ] || fail "run on a full disk exited $st: $(cat "$TMP/err")"
+grep -qE "full.h5|File too large" "$TMP/err" || fail "full disk message: $(cat "$TMP/err")"
+"$MB" run --resume "$TMP/full.h5" --no-progress >/dev/null 2>"$TMP/err" ||
+  fail "resume after the disk filled: $(cat "$TMP/err")"
+"$MB" verify "$TMP/full.h5" >/dev/null || fail "verify after the disk filled"
+
+"$MB" verify "$TMP/good.h5" >/dev/null || fail "the good file no longer verifies"
+echo "ok"

@@ -1,0 +1,367 @@
+/* The HDF5 results store: round trips, appends after reopening, provenance, name encoding,
+ * refusing to clobber files, and clear errors on files that are not results files. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "results.h"
+#include "support.h"
+#include "workload.h"
+#include "workload_io.h"
+
+/* A small workload with ops, uses, a pinned buffer and a name that needs encoding. */
+static mb_workload *make_workload(const char *name) {
+  mb_workload_builder *b = mb_builder_new(name, "test_results: hand-built");
+  int32_t o0 = mb_builder_add_op(b, "matmul0", "dot", 2e6);
+  int32_t o1 = mb_builder_add_op(b, "add1", "add", 1e3);
+  int32_t o2 = mb_builder_add_op(b, "out2", "copy", 0);
+  int32_t x = mb_builder_add_buffer(b, "x", 4096, 0, 1, false);
+  int32_t y = mb_builder_add_buffer(b, "y/with%slash", 8192, 1, 2, false);
+  int32_t z = mb_builder_add_buffer(b, "z", 512, 0, 2, true);
+  mb_builder_add_use(b, x, o0, 4096, 0);
+  mb_builder_add_use(b, x, o1, 4096, 0);
+  mb_builder_add_use(b, y, o1, 0, 8192);
+  mb_builder_add_use(b, y, o2, 8192, 0);
+  mb_builder_add_use(b, z, o0, 512, 0);
+  mb_builder_add_use(b, z, o2, 0, 512);
+  mb_error err = {{0}};
+  mb_workload *w = mb_builder_finish(b, &err);
+  if (!w) fprintf(stderr, "builder: %s\n", err.message);
+  return w;
+}
+
+static char *temp_path(const char *name) {
+  char *dir = mb_test_temp_dir();
+  assert_non_null(dir);
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = malloc(n);
+  snprintf(p, n, "%s/%s", dir, name);
+  free(dir);
+  return p;
+}
+
+static mb_result_row make_row(int64_t task, const char *solver, int64_t seed, int64_t t_solver) {
+  mb_result_row r;
+  memset(&r, 0, sizeof r);
+  r.task = task;
+  snprintf(r.workload, sizeof r.workload, "net/a%%b");
+  snprintf(r.hardware, sizeof r.hardware, "tpu-v4i");
+  snprintf(r.solver, sizeof r.solver, "%s", solver);
+  r.seed = seed;
+  snprintf(r.status, sizeof r.status, "ok");
+  r.valid = 1;
+  r.capacity = 1 << 20;
+  r.n_buffers = 3;
+  r.n_fast = 2;
+  r.fast_bytes = 12288;
+  r.t_slow_ps = 1000000;
+  r.t_heuristic_ps = 800000;
+  r.t_solver_ps = t_solver;
+  r.t_bound_ps = 600000;
+  r.wall_s = 0.125 * (double)(task + 1);
+  r.iterations = 42 + task;
+  r.budget_hit = (int8_t)(task & 1);
+  snprintf(r.note, sizeof r.note, "note, with \"quotes\" %d", (int)task);
+  mb_result_row_derive(&r);
+  return r;
+}
+
+static void test_round_trip(void **state) {
+  (void)state;
+  char *path = temp_path("rt.h5");
+  mb_error err = {{0}};
+  mb_workload *w = make_workload("net/a%b");
+  assert_non_null(w);
+  char sha[65];
+  assert_true(mb_workload_sha256_hex(w, sha));
+
+  mb_results *r = mb_results_create(path, false, &err);
+  assert_non_null(r);
+  assert_true(mb_results_put_workload(r, "net/a%b", w, sha, &err));
+  mb_baseline_row b;
+  memset(&b, 0, sizeof b);
+  snprintf(b.workload, sizeof b.workload, "net/a%%b");
+  snprintf(b.hardware, sizeof b.hardware, "tpu-v4i");
+  b.capacity = 1 << 20;
+  b.alignment = 512;
+  b.slow_bandwidth = 614e9;
+  b.fast_bandwidth = 2e12;
+  b.peak_flops = 1.38e14;
+  b.op_overhead_s = 1e-6;
+  b.t_slow_ps = 1000000;
+  b.t_heuristic_ps = 800000;
+  b.t_bound_ps = 600000;
+  snprintf(b.bound_status, sizeof b.bound_status, "ok");
+  mb_assignment *ha = mb_assignment_new(3);
+  ha->offset[0] = 0;
+  assert_true(mb_results_append_baseline(r, &b, ha, &err));
+
+  mb_assignment *a = mb_assignment_new(3);
+  a->offset[0] = 0;
+  a->offset[1] = 4096;
+  double steps[3] = {0, 100, 200}, rets[3] = {0.1, 0.25, 0.5};
+  mb_result_row rows[2] = {make_row(1, "greedy", 0, 700000),
+                           make_row(2, "mallocmuzero", 0, 650000)};
+  assert_true(mb_results_append(r, &rows[0], a, NULL, NULL, 0, &err));
+  assert_true(mb_results_append(r, &rows[1], a, steps, rets, 3, &err));
+  assert_true(mb_results_close(r, &err));
+
+  r = mb_results_open(path, false, &err);
+  assert_non_null(r);
+  mb_result_row *back = NULL;
+  int64_t n = 0;
+  assert_true(mb_results_read_rows(r, &back, &n, &err));
+  assert_int_equal(n, 2);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(back[i].task, rows[i].task);
+    assert_string_equal(back[i].workload, rows[i].workload);
+    assert_string_equal(back[i].solver, rows[i].solver);
+    assert_string_equal(back[i].note, rows[i].note);
+    assert_int_equal(back[i].t_solver_ps, rows[i].t_solver_ps);
+    assert_int_equal(back[i].budget_hit, rows[i].budget_hit);
+    assert_true(back[i].speedup_heuristic == rows[i].speedup_heuristic);
+    assert_true(back[i].gap_to_bound == rows[i].gap_to_bound);
+    assert_true(back[i].wall_s == rows[i].wall_s);
+  }
+  /* derived fields follow the documented formulas */
+  assert_true(fabs(back[0].speedup_heuristic - 800000.0 / 700000.0) < 1e-15);
+  assert_true(fabs(back[0].gap_to_bound - 100000.0 / 600000.0) < 1e-15);
+
+  bool absent = false;
+  mb_assignment *a2 = mb_results_get_assignment(r, &back[1], &absent, &err);
+  assert_non_null(a2);
+  assert_int_equal(a2->n_buffers, 3);
+  for (int i = 0; i < 3; i++) assert_int_equal(a2->offset[i], a->offset[i]);
+  mb_assignment_free(a2);
+
+  double *s2 = NULL, *r2 = NULL;
+  int32_t len = -1;
+  assert_true(mb_results_get_curve(r, &back[0], &s2, &r2, &len, &err));
+  assert_int_equal(len, 0); /* greedy has no curve */
+  assert_true(mb_results_get_curve(r, &back[1], &s2, &r2, &len, &err));
+  assert_int_equal(len, 3);
+  for (int i = 0; i < 3; i++) assert_true(s2[i] == steps[i] && r2[i] == rets[i]);
+  free(s2);
+  free(r2);
+
+  mb_baseline_row *bb = NULL;
+  assert_true(mb_results_read_baselines(r, &bb, &n, &err));
+  assert_int_equal(n, 1);
+  assert_true(bb[0].slow_bandwidth == 614e9);
+  mb_assignment *hb = mb_results_get_baseline_assignment(r, &bb[0], &absent, &err);
+  assert_non_null(hb);
+  assert_int_equal(hb->offset[0], 0);
+  assert_int_equal(hb->offset[1], MB_SLOW);
+  mb_assignment_free(hb);
+  free(bb);
+
+  char sha2[MB_RES_SHA], why[256];
+  mb_workload *w2 = mb_results_get_workload(r, "net/a%b", sha2, &err);
+  assert_non_null(w2);
+  assert_string_equal(sha2, sha);
+  assert_true(mb_workload_equal(w, w2, why, sizeof why));
+  char sha3[65];
+  assert_true(mb_workload_sha256_hex(w2, sha3));
+  assert_string_equal(sha3, sha);
+  char **keys = NULL;
+  int32_t nk = 0;
+  assert_true(mb_results_workload_keys(r, &keys, &nk, &err));
+  assert_int_equal(nk, 1);
+  assert_string_equal(keys[0], "net/a%b");
+  mb_results_free_strings(keys, nk);
+  mb_workload_free(w2);
+  assert_true(mb_results_close(r, &err));
+
+  free(back);
+  mb_assignment_free(a);
+  mb_assignment_free(ha);
+  mb_workload_free(w);
+  free(path);
+}
+
+static void test_append_after_reopen_and_truncate(void **state) {
+  (void)state;
+  char *path = temp_path("append.h5");
+  mb_error err = {{0}};
+  mb_results *r = mb_results_create(path, false, &err);
+  assert_non_null(r);
+  for (int i = 0; i < 3; i++) {
+    mb_result_row row = make_row(i, "greedy", i, 700000 + i);
+    assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, &err));
+  }
+  assert_true(mb_results_close(r, &err));
+  /* reopen and append more than one chunk's worth */
+  r = mb_results_open(path, true, &err);
+  assert_non_null(r);
+  for (int i = 3; i < 100; i++) {
+    mb_result_row row = make_row(i, "greedy", i, 700000 + i);
+    assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, &err));
+  }
+  assert_true(mb_results_close(r, &err));
+  r = mb_results_open(path, true, &err);
+  assert_non_null(r);
+  mb_result_row *rows = NULL;
+  int64_t n = 0;
+  assert_true(mb_results_read_rows(r, &rows, &n, &err));
+  assert_int_equal(n, 100);
+  for (int i = 0; i < 100; i++) {
+    assert_int_equal(rows[i].task, i);
+    assert_int_equal(rows[i].t_solver_ps, 700000 + i);
+  }
+  free(rows);
+  assert_true(mb_results_truncate(r, 40, 0, &err));
+  assert_true(mb_results_close(r, &err));
+  r = mb_results_open(path, false, &err);
+  assert_true(mb_results_read_rows(r, &rows, &n, &err));
+  assert_int_equal(n, 40);
+  assert_int_equal(rows[39].task, 39);
+  free(rows);
+  /* a read-only handle refuses writes with an error, not a crash */
+  mb_result_row row = make_row(0, "greedy", 0, 1);
+  assert_false(mb_results_append(r, &row, NULL, NULL, NULL, 0, &err));
+  assert_non_null(strstr(err.message, path));
+  assert_true(mb_results_close(r, &err));
+  free(path);
+}
+
+static void test_provenance(void **state) {
+  (void)state;
+  char *path = temp_path("prov.h5");
+  mb_error err = {{0}};
+  mb_results *r = mb_results_create(path, false, &err);
+  assert_non_null(r);
+  assert_true(mb_results_set_attr_string(r, "command_line", "mallocbench run --jobs 2", &err));
+  assert_true(mb_results_set_attr_string(r, "empty", "", &err));
+  assert_true(mb_results_set_attr_int(r, "git_dirty", 1, &err));
+  assert_true(mb_results_set_attr_double(r, "budget", 0.1, &err));
+  /* overwriting an attribute replaces it (even with another length) */
+  assert_true(mb_results_set_attr_string(r, "command_line", "x", &err));
+  assert_true(mb_results_close(r, &err));
+
+  r = mb_results_open(path, false, &err);
+  assert_non_null(r);
+  char *s = mb_results_get_attr_string(r, "command_line", &err);
+  assert_string_equal(s, "x");
+  free(s);
+  s = mb_results_get_attr_string(r, "empty", &err);
+  assert_string_equal(s, "");
+  free(s);
+  int64_t v = 0;
+  assert_true(mb_results_get_attr_int(r, "git_dirty", &v, &err));
+  assert_int_equal(v, 1);
+  double d = 0;
+  assert_true(mb_results_get_attr_double(r, "budget", &d, &err));
+  assert_true(d == 0.1);
+  assert_null(mb_results_get_attr_string(r, "nope", &err));
+  assert_non_null(strstr(err.message, "'nope'"));
+  char **keys = NULL, **vals = NULL;
+  int32_t n = 0;
+  assert_true(mb_results_list_attrs(r, &keys, &vals, &n, &err));
+  int found = 0;
+  for (int32_t i = 0; i < n; i++) {
+    if (!strcmp(keys[i], "budget")) found += !strcmp(vals[i], "0.10000000000000001");
+    if (!strcmp(keys[i], "git_dirty")) found += !strcmp(vals[i], "1");
+    if (!strcmp(keys[i], "format_version")) found++;
+  }
+  assert_int_equal(found, 3);
+  mb_results_free_strings(keys, n);
+  mb_results_free_strings(vals, n);
+  assert_true(mb_results_close(r, &err));
+  free(path);
+}
+
+static void test_refuses_and_reports(void **state) {
+  (void)state;
+  char *path = temp_path("exists.h5");
+  mb_error err = {{0}};
+  mb_results *r = mb_results_create(path, false, &err);
+  assert_non_null(r);
+  mb_result_row row = make_row(0, "greedy", 0, 5);
+  assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, &err));
+  assert_true(mb_results_close(r, &err));
+  /* an existing file is never replaced without force, and stays intact */
+  assert_null(mb_results_create(path, false, &err));
+  assert_non_null(strstr(err.message, "exists"));
+  r = mb_results_open(path, false, &err);
+  mb_result_row *rows = NULL;
+  int64_t n = 0;
+  assert_true(mb_results_read_rows(r, &rows, &n, &err));
+  assert_int_equal(n, 1);
+  free(rows);
+  mb_results_close(r, NULL);
+  r = mb_results_create(path, true, &err);
+  assert_non_null(r);
+  assert_true(mb_results_close(r, &err));
+
+  /* unwritable place: a directory that does not exist */
+  assert_null(mb_results_create("/nonexistent-dir/x.h5", false, &err));
+  assert_non_null(strstr(err.message, "/nonexistent-dir/x.h5"));
+  assert_non_null(strstr(err.message, "No such file"));
+
+  /* not HDF5 at all, and HDF5 but not ours */
+  char *txt = mb_test_write_temp(".h5", "this is not hdf5\n");
+  assert_null(mb_results_open(txt, false, &err));
+  assert_non_null(strstr(err.message, "not an HDF5 file"));
+  assert_null(mb_results_open("/nonexistent-dir/x.h5", false, &err));
+  assert_non_null(strstr(err.message, "No such file"));
+  free(txt);
+  free(path);
+}
+
+static void test_truncated_file(void **state) {
+  (void)state;
+  char *path = temp_path("trunc.h5");
+  mb_error err = {{0}};
+  mb_results *r = mb_results_create(path, false, &err);
+  for (int i = 0; i < 10; i++) {
+    mb_result_row row = make_row(i, "greedy", 0, 5);
+    assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, &err));
+  }
+  assert_true(mb_results_close(r, &err));
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  assert_int_equal(truncate(path, st.st_size / 2), 0);
+  /* a damaged file gives an error (open or read), never a crash */
+  r = mb_results_open(path, false, &err);
+  if (r) {
+    mb_result_row *rows = NULL;
+    int64_t n = 0;
+    bool ok = mb_results_read_rows(r, &rows, &n, &err);
+    if (ok) assert_true(n <= 10);
+    free(rows);
+    mb_results_close(r, NULL);
+  } else {
+    assert_non_null(strstr(err.message, path));
+  }
+  free(path);
+}
+
+static void test_name_encoding(void **state) {
+  (void)state;
+  const char *names[] = {"plain", "a/b", "100%", ".hidden", "", "x.y/z%2F"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    char enc[64], dec[64];
+    assert_non_null(mb_results_encode_name(names[i], enc, sizeof enc));
+    assert_null(strchr(enc, '/'));
+    assert_true(enc[0] != '.' && enc[0] != '\0');
+    assert_non_null(mb_results_decode_name(enc, dec, sizeof dec));
+    assert_string_equal(dec, names[i]);
+  }
+  char small[4];
+  assert_null(mb_results_encode_name("abcdef", small, sizeof small));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_round_trip),
+      cmocka_unit_test(test_append_after_reopen_and_truncate),
+      cmocka_unit_test(test_provenance),
+      cmocka_unit_test(test_refuses_and_reports),
+      cmocka_unit_test(test_truncated_file),
+      cmocka_unit_test(test_name_encoding),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
