@@ -59,9 +59,24 @@ bool mb_solve_heuristic(const mb_workload *w, const mb_hardware *hw, const mb_so
 bool mb_solve_greedy(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
                      mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, mb_error *err);
 
+/* The greedy's constructive phase alone (lazy greedy on exact gains, lowest-offset placement),
+ * without the heuristic start and the local search: for benchmarks of its O(n log n) cost. */
+bool mb_greedy_construct(const mb_workload *w, const mb_hardware *hw, mb_assignment *out,
+                         mb_error *err);
+/* mallocMuZero (solvers/muzero/mallocmuzero.c): needs an agent checkpoint (opt->agent_path,
+ * default results/agents/default.h5, made by `mallocbench train`). */
+bool mb_solve_mallocmuzero(const mb_workload *w, const mb_hardware *hw,
+                           const mb_solver_options *opt, mb_rng *rng, mb_assignment *out,
+                           mb_solver_stats *stats, mb_error *err);
+bool mb_solve_mallocmuzero_exact(const mb_workload *w, const mb_hardware *hw,
+                                 const mb_solver_options *opt, mb_rng *rng, mb_assignment *out,
+                                 mb_solver_stats *stats, mb_error *err);
+
 /* The heuristic's buffer priority order (memory-boundedness, then larger size, then longer live
- * range, then id), pinned and over-capacity buffers excluded. Writes indices to order[] and
- * returns how many. The mallocGame visits buffers in this order by default. */
+ * range, then id), pinned and over-capacity buffers excluded, and buffers with zero
+ * memory-boundedness (they cannot save time: see solvers/heuristic.c). Writes indices to
+ * order[] (n_buffers entries) and returns how many; -1 on allocation failure. The mallocGame
+ * visits buffers in this order by default. */
 int32_t mb_heuristic_order(const mb_workload *w, const mb_hardware *hw, int32_t *order);
 
 #endif

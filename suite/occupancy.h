@@ -21,7 +21,8 @@ typedef struct mb_gap {
 mb_occupancy *mb_occupancy_new(int32_t schedule_length, int64_t capacity, int32_t max_id);
 void mb_occupancy_free(mb_occupancy *o);
 void mb_occupancy_clear(mb_occupancy *o);
-/* Records a rectangle (no overlap check: callers place into gaps). False if id is taken. */
+/* Records a rectangle (no overlap check: callers place into gaps). False if id is taken or out
+ * of range, size <= 0, offset < 0, or [start, end] is not inside [0, schedule_length). */
 bool mb_occupancy_place(mb_occupancy *o, int32_t id, int32_t start, int32_t end, int64_t offset,
                         int64_t size);
 /* Removes buffer id's rectangle; false when it is not placed. */

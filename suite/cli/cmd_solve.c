@@ -1,11 +1,254 @@
-/* PLACEHOLDER: replaced by the module that implements 'solve'. */
+/* mallocbench solve WORKLOAD --solver NAME: solves one workload with one solver and prints the
+ * simulated times (all-slow, heuristic, solver), speedups, the LP bound and the gap to it,
+ * fast-memory utilisation and the validator's verdict. Exit 0 valid, 1 invalid assignment,
+ * 2 bad usage or bad input. */
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
+#include "bound.h"
 #include "commands.h"
+#include "cost.h"
+#include "hardware.h"
+#include "solver.h"
+#include "validator.h"
+#include "workload_io.h"
+
+static void usage(FILE *out) {
+  int n;
+  const mb_solver *s = mb_solver_list(&n);
+  fprintf(out,
+          "usage: mallocbench solve WORKLOAD --solver NAME [--hardware H] [--capacity C]\n"
+          "                         [--seed S] [--budget SEC] [--bound-budget SEC]\n"
+          "                         [--agent CHECKPOINT.h5] [--out ASSIGNMENT.csv]\n\n"
+          "Solves one workload and prints T_slow, T_heuristic and T_solver (all simulated by\n"
+          "mallocbench's roofline cost model, not measured), the speedups, the LP upper bound on\n"
+          "the saving and the solver's gap to it, fast-memory utilisation, and whether the\n"
+          "independent validator accepts the assignment.\n"
+          "Exit status: 0 valid, 1 invalid assignment, 2 bad usage or unreadable input.\n\n"
+          "WORKLOAD          a native workload (.wl), an HLO text dump (.hlo) or a buffer CSV\n"
+          "--solver NAME     one of:");
+  for (int i = 0; i < n; i++) fprintf(out, " %s", s[i].name);
+  fprintf(out,
+          "\n--hardware H      hardware profile name or path (default tpu-v4i)\n"
+          "--capacity C      fast-memory bytes instead of the profile's (suffixes B, KiB, MiB,\n"
+          "                  GiB, KB, MB, GB)\n"
+          "--seed S          random seed (default 1)\n"
+          "--budget SEC      solver wall-clock budget (default: the solver's own)\n"
+          "--bound-budget SEC time limit of the LP bound (default 30)\n"
+          "--agent FILE      mallocMuZero checkpoint (mallocmuzero solvers)\n"
+          "--out FILE        write the assignment CSV (readable by 'mallocbench check')\n");
+}
+
+/* Bytes with an optional unit; false on anything else. */
+static bool parse_bytes(const char *s, int64_t *out) {
+  char *end;
+  double v = strtod(s, &end);
+  static const struct {
+    const char *unit;
+    double scale;
+  } units[] = {{"", 1},     {"B", 1},    {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+               {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}};
+  if (end == s || !(v >= 0)) return false;
+  while (*end == ' ') end++;
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (!strcmp(end, units[i].unit)) {
+      double bytes = v * units[i].scale;
+      if (bytes > 9e18 || bytes != (double)(int64_t)bytes) return false;
+      *out = (int64_t)bytes;
+      return true;
+    }
+  return false;
+}
+
+static bool parse_double(const char *s, double *out) {
+  char *end;
+  *out = strtod(s, &end);
+  return end != s && !*end && *out >= 0;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static mb_time_ps time_of(const mb_workload *w, const mb_hardware *hw, const mb_assignment *a,
+                          bool *fast) {
+  mb_assignment_fast_flags(a, fast);
+  return mb_program_time(w, hw, fast);
+}
 
 int mb_cmd_solve(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "mallocbench solve: not built yet\n");
-  return 2;
+  if (mb_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  const char *path = NULL, *solver_name = NULL, *hw_name = "tpu-v4i", *out_path = NULL;
+  const char *agent = NULL;
+  int64_t capacity = -1;
+  uint64_t seed = 1;
+  double budget = 0, bound_budget = 30;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    bool has_value = i + 1 < argc;
+    if (a[0] == '-' && a[1] && strcmp(a, "--solver") && strcmp(a, "--hardware") &&
+        strcmp(a, "--capacity") && strcmp(a, "--seed") && strcmp(a, "--budget") &&
+        strcmp(a, "--bound-budget") && strcmp(a, "--out") && strcmp(a, "--agent")) {
+      fprintf(stderr, "mallocbench solve: unknown option '%s'\n", a);
+      usage(stderr);
+      return 2;
+    }
+    if (a[0] == '-' && a[1] && !has_value) {
+      fprintf(stderr, "mallocbench solve: %s needs a value\n", a);
+      return 2;
+    }
+    if (!strcmp(a, "--solver")) {
+      solver_name = argv[++i];
+    } else if (!strcmp(a, "--hardware")) {
+      hw_name = argv[++i];
+    } else if (!strcmp(a, "--out")) {
+      out_path = argv[++i];
+    } else if (!strcmp(a, "--agent")) {
+      agent = argv[++i];
+    } else if (!strcmp(a, "--capacity")) {
+      if (!parse_bytes(argv[++i], &capacity) || capacity <= 0) {
+        fprintf(stderr, "mallocbench solve: --capacity '%s' is not a positive byte count\n",
+                argv[i]);
+        return 2;
+      }
+    } else if (!strcmp(a, "--seed")) {
+      char *end;
+      seed = strtoull(argv[++i], &end, 10);
+      if (end == argv[i] || *end) {
+        fprintf(stderr, "mallocbench solve: --seed '%s' is not an unsigned integer\n", argv[i]);
+        return 2;
+      }
+    } else if (!strcmp(a, "--budget") || !strcmp(a, "--bound-budget")) {
+      double *dst = !strcmp(a, "--budget") ? &budget : &bound_budget;
+      if (!parse_double(argv[++i], dst)) {
+        fprintf(stderr, "mallocbench solve: %s '%s' is not a number of seconds >= 0\n", a, argv[i]);
+        return 2;
+      }
+    } else if (path) {
+      fprintf(stderr, "mallocbench solve: unexpected argument '%s'\n", a);
+      return 2;
+    } else {
+      path = a;
+    }
+  }
+  if (!path || !solver_name) {
+    fprintf(stderr, "mallocbench solve: %s\n", !path ? "missing WORKLOAD" : "missing --solver");
+    usage(stderr);
+    return 2;
+  }
+  const mb_solver *solver = mb_solver_find(solver_name);
+  if (!solver) {
+    fprintf(stderr, "mallocbench solve: no solver named '%s' (see --help)\n", solver_name);
+    return 2;
+  }
+  mb_error err;
+  mb_hardware hw;
+  if (!mb_hardware_find(hw_name, NULL, &hw, &err)) {
+    fprintf(stderr, "mallocbench solve: %s\n", err.message);
+    return 2;
+  }
+  if (capacity > 0) hw = mb_hardware_with_capacity(&hw, capacity);
+  mb_workload *w = mb_workload_load_any(path, &err);
+  if (!w) {
+    fprintf(stderr, "mallocbench solve: %s\n", err.message);
+    return 2;
+  }
+
+  int rc = 2;
+  mb_assignment *a = mb_assignment_new(w->n_buffers);
+  mb_assignment *h = mb_assignment_new(w->n_buffers);
+  bool *fast = malloc(sizeof *fast * (size_t)(w->n_buffers ? w->n_buffers : 1));
+  mb_solver_stats st, hst;
+  memset(&st, 0, sizeof st);
+  memset(&hst, 0, sizeof hst);
+  if (!a || !h || !fast) {
+    fprintf(stderr, "mallocbench solve: out of memory for '%s'\n", path);
+    goto done;
+  }
+  mb_solver_options opt;
+  mb_solver_options_default(&opt);
+  opt.seed = seed;
+  opt.budget_seconds = budget;
+  opt.agent_path = agent;
+  mb_rng rng;
+  mb_rng_seed(&rng, seed);
+  double t0 = now_s();
+  if (!solver->solve(w, &hw, &opt, &rng, a, &st, &err)) {
+    fprintf(stderr, "mallocbench solve: %s: %s\n", solver->name, err.message);
+    goto done;
+  }
+  double wall = now_s() - t0;
+  mb_rng_seed(&rng, seed);
+  if (!mb_solve_heuristic(w, &hw, &opt, &rng, h, &hst, &err)) {
+    fprintf(stderr, "mallocbench solve: heuristic: %s\n", err.message);
+    goto done;
+  }
+  mb_error verr;
+  bool valid = mb_validate(w, &hw, a, &verr);
+  mb_time_ps t_slow = mb_slow_time(w, &hw);
+  mb_time_ps t_heur = time_of(w, &hw, h, fast);
+  mb_time_ps t_sol = time_of(w, &hw, a, fast);
+  mb_bound_result br;
+  bool have_bound = mb_bound_lp(w, &hw, bound_budget, &br, &err);
+  int64_t peak = 0, max_addr = 0;
+  mb_assignment_usage(w, a, &peak, &max_addr);
+
+  printf("workload  %s (%d buffers, %d ops, %d time steps)\n", w->name, w->n_buffers, w->n_ops,
+         w->schedule_length);
+  printf("hardware  %s: fast memory %" PRId64 " B, alignment %" PRId64 " B\n", hw.name, hw.capacity,
+         hw.alignment);
+  printf("solver    %s, seed %" PRIu64 ", wall %.3f s%s\n", solver->name, seed, wall,
+         st.budget_hit ? " (budget hit)" : "");
+  if (st.note[0]) printf("          %s\n", st.note);
+  printf("times are simulated by mallocbench's roofline cost model (not measured):\n");
+  printf("  T_slow       %15" PRId64 " ps\n", t_slow);
+  printf("  T_heuristic  %15" PRId64 " ps\n", t_heur);
+  printf("  T_%-10s %15" PRId64 " ps\n", solver->name, t_sol);
+  printf("  speedup vs slow       %.4fx\n", t_sol > 0 ? (double)t_slow / (double)t_sol : 0.0);
+  printf("  speedup vs heuristic  %.4fx\n", t_sol > 0 ? (double)t_heur / (double)t_sol : 0.0);
+  if (have_bound) {
+    printf("  T_bound      %15" PRId64 " ps  (LP upper bound on the saving: %s, %.3f s)\n",
+           br.bound_ps, mb_bound_status_name(br.status), br.seconds);
+    double gap = br.bound_ps > 0 ? 100.0 * (double)(t_sol - br.bound_ps) / (double)br.bound_ps : 0;
+    double hgap =
+        br.bound_ps > 0 ? 100.0 * (double)(t_heur - br.bound_ps) / (double)br.bound_ps : 0;
+    printf("  gap to bound  %s %.3f%%, heuristic %.3f%%  ((T - T_bound) / T_bound)\n", solver->name,
+           gap, hgap);
+  } else {
+    printf("  T_bound      unavailable: %s\n", err.message);
+  }
+  printf("fast memory  %d buffers, peak %" PRId64
+         " B live (%.1f%% of capacity), highest address "
+         "%" PRId64 " B\n",
+         mb_assignment_n_fast(a), peak,
+         hw.capacity ? 100.0 * (double)peak / (double)hw.capacity : 0, max_addr);
+  if (valid)
+    printf("valid        yes (independent validator)\n");
+  else
+    printf("valid        NO: %s\n", verr.message);
+  rc = valid ? 0 : 1;
+  if (out_path) {
+    if (!mb_assignment_save_csv(a, w, out_path, &err)) {
+      fprintf(stderr, "mallocbench solve: %s\n", err.message);
+      rc = 2;
+    } else {
+      printf("assignment   written to %s\n", out_path);
+    }
+  }
+done:
+  mb_solver_stats_free(&st);
+  mb_solver_stats_free(&hst);
+  free(fast);
+  mb_assignment_free(a);
+  mb_assignment_free(h);
+  mb_workload_free(w);
+  return rc;
 }

@@ -1,0 +1,243 @@
+/* The LP upper bound on the achievable saving (see bound.h).
+ *
+ * Why it bounds every solver. Let S be the fast set of any valid assignment. On op o with
+ * compute time c and all-slow memory time m0, moving buffer b's bytes to fast memory removes
+ * d_b >= 0 of memory time (bytes x (1/slow_bw - 1/fast_bw)), so the op's time is
+ * max(c, m0 - sum_{b in S} d_b) + overhead and its saving is f(sum_{b in S} d_b) with
+ *     f(x) = max(c, m0) - max(c, m0 - x) = min(x, max(0, m0 - c))      (x >= 0).
+ * f is concave with f(0) = 0, hence subadditive: f(x + y) <= f(x) + f(y). (Concave and
+ * f(0) = 0 give f(tx) >= t f(x) for t in [0,1]; apply it to x = (x/(x+y))(x+y) and to y and
+ * add.) So the saving of S on o is at most the sum of its members' standalone savings on o,
+ * and summing over ops, saving(S) <= sum_{b in S} benefit_b: the roofline max() can only make
+ * a set save less than the sum of its parts, never more. A valid S keeps the bytes live at
+ * every time t under the capacity (the fast buffers live at t occupy disjoint address ranges
+ * inside [0, capacity)), so the indicator vector of S is feasible for the LP and
+ * saving(S) <= LP optimum. By weak duality every y >= 0 (one entry per constraint) gives
+ *     LP optimum <= sum_t capacity y_t + sum_b max(0, benefit_b - size_b sum_{t live} y_t),
+ * which this module evaluates from GLPK's row duals itself, so the reported number is a bound
+ * even if the simplex stopped early or is slightly off numerically.
+ * Integer picoseconds: each op time is rounded once (|error| <= 0.5 ps), so a set's rounded
+ * saving on an op exceeds the sum of its members' rounded standalone savings by at most
+ * 1 ps + 1 ps per member use; the bound adds n_uses + n_ops ps to cover it (op-less workloads
+ * are additive by definition and get no slack).
+ *
+ * Constraints: the set live at time t is contained in the set live at the latest buffer start
+ * s <= t (every buffer live at t started at or before s and ends at or after t >= s), so start
+ * times suffice; a start time whose live set is contained in the next start time's (no live
+ * buffer ends in between) is dropped too, as is any whose bytes fit anyway. What remains are
+ * the maximal sets of buffers live together, found by one sweep with a heap of end times. */
+#include "bound.h"
+
+#include <glpk.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cost.h"
+
+const char *mb_bound_status_name(mb_bound_status s) {
+  return s == MB_BOUND_SOLVED ? "solved" : "not solved";
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct by_start {
+  int32_t start, id;
+} by_start;
+
+static int cmp_start(const void *a, const void *b) {
+  const by_start *x = a, *y = b;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Min-heap of end times. */
+static void heap_push(int32_t *h, int32_t *n, int32_t v) {
+  int32_t i = (*n)++;
+  while (i > 0 && h[(i - 1) / 2] > v) {
+    h[i] = h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h[i] = v;
+}
+
+static void heap_pop(int32_t *h, int32_t *n) {
+  int32_t v = h[--(*n)], i = 0;
+  for (;;) {
+    int32_t c = 2 * i + 1;
+    if (c >= *n) break;
+    if (c + 1 < *n && h[c + 1] < h[c]) c++;
+    if (h[c] >= v) break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (*n > 0) h[i] = v;
+}
+
+/* Growable triplet arrays for the constraint matrix (GLPK wants 1-based ia/ja/ar). */
+typedef struct triplets {
+  int *ia, *ja;
+  double *ar;
+  size_t n, cap;
+} triplets;
+
+static bool trip_push(triplets *t, int row, int col, double v) {
+  if (t->n + 2 > t->cap) {
+    size_t cap = t->cap ? 2 * t->cap : 4096;
+    int *a = realloc(t->ia, sizeof *a * cap);
+    if (a) t->ia = a;
+    int *b = realloc(t->ja, sizeof *b * cap);
+    if (b) t->ja = b;
+    double *c = realloc(t->ar, sizeof *c * cap);
+    if (c) t->ar = c;
+    if (!a || !b || !c) return false;
+    t->cap = cap;
+  }
+  t->n++; /* index 0 unused */
+  t->ia[t->n] = row;
+  t->ja[t->n] = col;
+  t->ar[t->n] = v;
+  return true;
+}
+
+bool mb_bound_lp(const mb_workload *w, const mb_hardware *hw, double budget_s, mb_bound_result *out,
+                 mb_error *err) {
+  double t0 = now_s();
+  memset(out, 0, sizeof *out);
+  if (hw->capacity <= 0)
+    return mb_fail(err, "bound: hardware '%s': capacity %lld <= 0", hw->name,
+                   (long long)hw->capacity);
+  size_t nb = (size_t)(w->n_buffers ? w->n_buffers : 1);
+  mb_time_ps *benefit = malloc(sizeof *benefit * nb);
+  int32_t *col = malloc(sizeof *col * nb); /* buffer -> LP column (1-based), 0: fixed at 0 */
+  by_start *order = malloc(sizeof *order * nb);
+  int32_t *ends = malloc(sizeof *ends * nb);
+  int32_t *active = malloc(sizeof *active * nb);
+  triplets t = {0};
+  glp_prob *lp = NULL;
+  bool ok = false;
+  if (!benefit || !col || !order || !ends || !active) {
+    mb_fail(err, "bound: out of memory for workload '%s'", w->name);
+    goto done;
+  }
+  mb_standalone_benefits(w, hw, benefit);
+  out->slow_ps = mb_slow_time(w, hw);
+  const mb_time_ps slack = w->n_ops > 0 ? (mb_time_ps)w->n_uses + w->n_ops : 0;
+  /* Columns: candidates (not pinned, fit the capacity, positive benefit). */
+  int32_t n_vars = 0, n_order = 0;
+  double trivial = 0, max_benefit = 0;
+  for (int32_t b = 0; b < w->n_buffers; b++) {
+    const mb_buffer *buf = &w->buffers[b];
+    col[b] = 0;
+    if (buf->pinned || buf->size > hw->capacity || benefit[b] <= 0) continue;
+    col[b] = ++n_vars;
+    trivial += (double)benefit[b];
+    if ((double)benefit[b] > max_benefit) max_benefit = (double)benefit[b];
+    order[n_order++] = (by_start){buf->start, b};
+  }
+  out->n_vars = n_vars;
+  /* Rows: maximal sets of candidates live together whose bytes exceed the capacity. */
+  qsort(order, (size_t)n_order, sizeof *order, cmp_start);
+  int32_t n_heap = 0, n_active = 0, n_rows = 0;
+  const double cap = (double)hw->capacity;
+  for (int32_t i = 0; i < n_order;) {
+    int32_t s = order[i].start;
+    for (; i < n_order && order[i].start == s; i++) {
+      active[n_active++] = order[i].id;
+      heap_push(ends, &n_heap, w->buffers[order[i].id].end);
+    }
+    while (n_heap > 0 && ends[0] < s) heap_pop(ends, &n_heap);
+    bool last = i == n_order;
+    if (!last && ends[0] >= order[i].start) continue; /* contained in the next start's set */
+    int32_t k = 0;
+    int64_t bytes = 0;
+    for (int32_t j = 0; j < n_active; j++) {
+      const mb_buffer *buf = &w->buffers[active[j]];
+      if (buf->end < s) continue;
+      active[k++] = active[j];
+      bytes += buf->size;
+    }
+    n_active = k;
+    if (bytes <= hw->capacity) continue;
+    n_rows++;
+    for (int32_t j = 0; j < n_active; j++)
+      if (!trip_push(&t, n_rows, col[active[j]], (double)w->buffers[active[j]].size / cap)) {
+        mb_fail(err, "bound: out of memory building the LP for workload '%s'", w->name);
+        goto done;
+      }
+  }
+  out->n_constraints = n_rows;
+
+  double saving = trivial;
+  out->status = MB_BOUND_SOLVED;
+  if (n_vars > 0 && n_rows > 0) {
+    /* Scaled LP: rows by 1/capacity (rhs 1), objective by 1/max_benefit. */
+    lp = glp_create_prob();
+    glp_set_obj_dir(lp, GLP_MAX);
+    glp_add_cols(lp, n_vars);
+    for (int32_t b = 0; b < w->n_buffers; b++) {
+      if (!col[b]) continue;
+      glp_set_col_bnds(lp, col[b], GLP_DB, 0.0, 1.0);
+      glp_set_obj_coef(lp, col[b], (double)benefit[b] / max_benefit);
+    }
+    glp_add_rows(lp, n_rows);
+    for (int32_t r = 1; r <= n_rows; r++) glp_set_row_bnds(lp, r, GLP_UP, 0.0, 1.0);
+    glp_load_matrix(lp, (int)t.n, t.ia, t.ja, t.ar);
+    glp_smcp parm;
+    glp_init_smcp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    if (budget_s > 0) {
+      double left_ms = (budget_s - (now_s() - t0)) * 1000.0;
+      parm.tm_lim = left_ms < 1 ? 1 : left_ms > 2e9 ? 2000000000 : (int)left_ms;
+    }
+    int rc = glp_simplex(lp, &parm);
+    if (rc != 0 || glp_get_status(lp) != GLP_OPT) out->status = MB_BOUND_NOT_SOLVED;
+    if (rc == 0 || rc == GLP_ETMLIM || rc == GLP_EITLIM) {
+      /* Weak duality with y = max(0, row duals): valid whatever state the simplex is in. */
+      double *reduced = calloc((size_t)n_vars + 1, sizeof *reduced);
+      if (!reduced) {
+        mb_fail(err, "bound: out of memory for workload '%s'", w->name);
+        goto done;
+      }
+      double dual = 0;
+      for (int32_t r = 1; r <= n_rows; r++) {
+        double y = glp_get_row_dual(lp, r);
+        if (y > 0) dual += y;
+      }
+      for (size_t k = 1; k <= t.n; k++) {
+        double y = glp_get_row_dual(lp, t.ia[k]);
+        if (y > 0) reduced[t.ja[k]] += t.ar[k] * y;
+      }
+      for (int32_t b = 0; b < w->n_buffers; b++) {
+        if (!col[b]) continue;
+        double rc_b = (double)benefit[b] / max_benefit - reduced[col[b]];
+        if (rc_b > 0) dual += rc_b;
+      }
+      free(reduced);
+      /* A relative 1e-9 pad covers floating-point error in this sum. */
+      double bound = dual * max_benefit * (1 + 1e-9) + 1;
+      if (bound < saving) saving = bound;
+    }
+  }
+  out->saving_ps = (mb_time_ps)ceil(saving) + slack;
+  if (out->saving_ps > out->slow_ps && w->n_ops > 0) out->saving_ps = out->slow_ps;
+  out->bound_ps = out->slow_ps - out->saving_ps;
+  ok = true;
+done:
+  if (lp) glp_delete_prob(lp);
+  free(t.ia);
+  free(t.ja);
+  free(t.ar);
+  free(benefit);
+  free(col);
+  free(order);
+  free(ends);
+  free(active);
+  out->seconds = now_s() - t0;
+  return ok;
+}

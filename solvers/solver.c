@@ -1,0 +1,52 @@
+/* The solver registry: every solver behind one name, in the order tables list them. */
+#include "solver.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const mb_solver SOLVERS[] = {
+    {"heuristic",
+     "XLA memory-space-assignment style: memory-boundedness order, best fit over the live range",
+     mb_solve_heuristic},
+    {"greedy",
+     "ILP-free: lazy greedy on exact simulated gains, lowest-offset placement, evict-and-insert "
+     "and repacking local search",
+     mb_solve_greedy},
+    {"mallocmuzero",
+     "MuZero agent (results/agents/default.h5): Gumbel search in its learned model, "
+     "16 simulations per decision",
+     mb_solve_mallocmuzero},
+    {"mallocmuzero-exact",
+     "ablation: the same agent searching the real game (exact rewards and masks), 8 simulations "
+     "per decision",
+     mb_solve_mallocmuzero_exact},
+};
+
+const mb_solver *mb_solver_find(const char *name) {
+  int n;
+  const mb_solver *all = mb_solver_list(&n);
+  for (int i = 0; i < n; i++)
+    if (!strcmp(all[i].name, name)) return &all[i];
+  return NULL;
+}
+
+const mb_solver *mb_solver_list(int *count) {
+  *count = (int)(sizeof SOLVERS / sizeof SOLVERS[0]);
+  return SOLVERS;
+}
+
+void mb_solver_options_default(mb_solver_options *opt) {
+  memset(opt, 0, sizeof *opt);
+  opt->seed = 1;
+  opt->budget_seconds = 0; /* each solver's default */
+  opt->order = "heuristic";
+}
+
+void mb_solver_stats_free(mb_solver_stats *st) {
+  if (!st) return;
+  free(st->curve_step);
+  free(st->curve_return);
+  st->curve_step = NULL;
+  st->curve_return = NULL;
+  st->curve_len = 0;
+}

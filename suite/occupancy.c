@@ -1,0 +1,364 @@
+/* Fast-memory occupancy as a segment tree over time.
+ *
+ * Each placed rectangle is stored in the O(log T) canonical nodes that cover its live range
+ * exactly (T = schedule length); every node counts the rectangles stored in its subtree. The
+ * rectangles live at some time in [start, end] are those stored at nodes whose time range
+ * meets [start, end]: the query walks those nodes, skipping empty subtrees, so it costs
+ * O(log T + k) for short ranges and O(k log T) at worst (k = rectangles found; a rectangle
+ * stored at several of the nodes walked is reported at one of them). Nodes hold copies of the
+ * rectangles' times and addresses, so the walk reads only the tree. The address ranges found
+ * are then sorted and swept to produce the gaps: O(k log k). Nothing scans all placed
+ * buffers.
+ *
+ * Queries share scratch arrays inside the occupancy (sized for all ids), so one occupancy
+ * must not be queried from two threads at once. */
+#include "occupancy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rect {
+  int32_t start, end;
+  int64_t offset, size;
+  bool placed;
+} rect;
+
+typedef struct span {
+  int64_t lo, hi; /* address range [lo, hi) */
+} span;
+
+/* A rectangle as stored in a node: a copy of what queries need, so a query never touches the
+ * per-id array (random accesses that miss the cache on large workloads). */
+typedef struct entry {
+  int32_t id, start;
+  int64_t lo, hi; /* address range [lo, hi) */
+} entry;
+
+typedef struct node_list {
+  entry *e;
+  int32_t len, cap;
+} node_list;
+
+struct mb_occupancy {
+  int32_t schedule_length;
+  int64_t capacity;
+  int32_t max_id;
+  int32_t count;
+  int32_t leaves;   /* schedule_length, at least 1 */
+  rect *rects;      /* max_id entries */
+  node_list *lists; /* 4 * leaves nodes: rectangles stored at each node */
+  int32_t *subtree; /* 4 * leaves nodes: rectangles stored in each subtree */
+  span *scratch;    /* max_id entries: address ranges collected by a query */
+  int32_t *ids;     /* max_id entries: ids collected by a query */
+};
+
+mb_occupancy *mb_occupancy_new(int32_t schedule_length, int64_t capacity, int32_t max_id) {
+  if (schedule_length < 0 || capacity < 0 || max_id < 0) return NULL;
+  mb_occupancy *o = calloc(1, sizeof *o);
+  if (!o) return NULL;
+  size_t n = max_id > 0 ? (size_t)max_id : 1;
+  o->leaves = schedule_length > 0 ? schedule_length : 1;
+  size_t nodes = 4 * (size_t)o->leaves;
+  o->rects = calloc(n, sizeof *o->rects);
+  o->lists = calloc(nodes, sizeof *o->lists);
+  o->subtree = calloc(nodes, sizeof *o->subtree);
+  o->scratch = malloc(n * sizeof *o->scratch);
+  o->ids = malloc(n * sizeof *o->ids);
+  if (!o->rects || !o->lists || !o->subtree || !o->scratch || !o->ids) {
+    mb_occupancy_free(o);
+    return NULL;
+  }
+  o->schedule_length = schedule_length;
+  o->capacity = capacity;
+  o->max_id = max_id;
+  return o;
+}
+
+void mb_occupancy_free(mb_occupancy *o) {
+  if (!o) return;
+  if (o->lists)
+    for (size_t i = 0; i < 4 * (size_t)o->leaves; i++) free(o->lists[i].e);
+  free(o->lists);
+  free(o->rects);
+  free(o->subtree);
+  free(o->scratch);
+  free(o->ids);
+  free(o);
+}
+
+void mb_occupancy_clear(mb_occupancy *o) {
+  for (int32_t i = 0; i < o->max_id; i++) o->rects[i].placed = false;
+  for (size_t i = 0; i < 4 * (size_t)o->leaves; i++) o->lists[i].len = 0;
+  memset(o->subtree, 0, 4 * (size_t)o->leaves * sizeof *o->subtree);
+  o->count = 0;
+}
+
+/* ---- the segment tree ---- */
+
+/* Adds (delta = +1) or removes (-1) rectangle r at the canonical nodes of [a, b]. False
+ * when a list cannot grow (allocation failure) on insertion. */
+static bool tree_update(mb_occupancy *o, int32_t x, int32_t lo, int32_t hi, int32_t a, int32_t b,
+                        const entry *r, int delta) {
+  if (b < lo || hi < a) return true;
+  if (a <= lo && hi <= b) {
+    node_list *l = &o->lists[x];
+    if (delta > 0) {
+      if (l->len == l->cap) {
+        int32_t cap = l->cap ? 2 * l->cap : 4;
+        entry *e = realloc(l->e, sizeof *e * (size_t)cap);
+        if (!e) return false;
+        l->e = e;
+        l->cap = cap;
+      }
+      l->e[l->len++] = *r;
+    } else {
+      for (int32_t i = 0; i < l->len; i++)
+        if (l->e[i].id == r->id) {
+          l->e[i] = l->e[--l->len];
+          break;
+        }
+    }
+    o->subtree[x] = l->len + (lo < hi ? o->subtree[2 * x] + o->subtree[2 * x + 1] : 0);
+    return true;
+  }
+  int32_t mid = lo + (hi - lo) / 2;
+  if (!tree_update(o, 2 * x, lo, mid, a, b, r, delta) ||
+      !tree_update(o, 2 * x + 1, mid + 1, hi, a, b, r, delta))
+    return false;
+  o->subtree[x] = o->lists[x].len + o->subtree[2 * x] + o->subtree[2 * x + 1];
+  return true;
+}
+
+bool mb_occupancy_place(mb_occupancy *o, int32_t id, int32_t start, int32_t end, int64_t offset,
+                        int64_t size) {
+  if (id < 0 || id >= o->max_id || start > end || start < 0 || end >= o->leaves || size <= 0 ||
+      offset < 0 || o->rects[id].placed)
+    return false;
+  const entry r = {id, start, offset, offset + size};
+  if (!tree_update(o, 1, 0, o->leaves - 1, start, end, &r, +1)) {
+    tree_update(o, 1, 0, o->leaves - 1, start, end, &r, -1); /* drop the partial insertion */
+    return false;
+  }
+  o->rects[id] = (rect){start, end, offset, size, true};
+  o->count++;
+  return true;
+}
+
+bool mb_occupancy_remove(mb_occupancy *o, int32_t id) {
+  if (id < 0 || id >= o->max_id || !o->rects[id].placed) return false;
+  const entry r = {id, o->rects[id].start, 0, 0};
+  tree_update(o, 1, 0, o->leaves - 1, o->rects[id].start, o->rects[id].end, &r, -1);
+  o->rects[id].placed = false;
+  o->count--;
+  return true;
+}
+
+bool mb_occupancy_is_placed(const mb_occupancy *o, int32_t id) {
+  return id >= 0 && id < o->max_id && o->rects[id].placed;
+}
+
+int32_t mb_occupancy_count(const mb_occupancy *o) { return o->count; }
+
+/* ---- queries ---- */
+
+/* Appends every rectangle live at some time in [s, e] to ids[] and its address range to
+ * scratch[], each once: a rectangle [a, b] is stored at disjoint canonical nodes, and is
+ * reported only at the node containing max(a, s), its first time inside the query. Nodes that
+ * store it lie inside [a, b], so a <= lo and the test is lo <= max(a, s) <= hi. */
+static void collect_rec(const mb_occupancy *o, int32_t x, int32_t lo, int32_t hi, int32_t s,
+                        int32_t e, int32_t *k) {
+  if (o->subtree[x] == 0 || e < lo || hi < s) return;
+  const node_list *l = &o->lists[x];
+  for (int32_t i = 0; i < l->len; i++) {
+    const entry *r = &l->e[i];
+    int32_t t = r->start > s ? r->start : s;
+    if (t < lo || t > hi) continue;
+    o->ids[*k] = r->id;
+    o->scratch[*k].lo = r->lo;
+    o->scratch[*k].hi = r->hi;
+    (*k)++;
+  }
+  if (lo == hi) return;
+  int32_t mid = lo + (hi - lo) / 2;
+  collect_rec(o, 2 * x, lo, mid, s, e, k);
+  collect_rec(o, 2 * x + 1, mid + 1, hi, s, e, k);
+}
+
+/* (Writes through the pointer members only: see the thread note at the top.) */
+static int32_t collect(const mb_occupancy *o, int32_t s, int32_t e) {
+  if (s < 0) s = 0;
+  if (e > o->leaves - 1) e = o->leaves - 1;
+  if (s > e) return 0;
+  int32_t k = 0;
+  collect_rec(o, 1, 0, o->leaves - 1, s, e, &k);
+  return k;
+}
+
+static bool span_less(const span *x, const span *y) {
+  return x->lo < y->lo || (x->lo == y->lo && x->hi < y->hi);
+}
+
+/* Sorts spans by (lo, hi): quicksort with an inlined comparison (qsort's indirect calls were a
+ * quarter of a placement's time), insertion sort below 16 elements. */
+static void sort_spans(span *v, int32_t n) {
+  while (n > 16) {
+    span *m = &v[n / 2], *z = &v[n - 1]; /* median of three as pivot */
+    if (span_less(m, v)) {
+      span t = *m;
+      *m = *v;
+      *v = t;
+    }
+    if (span_less(z, m)) {
+      span t = *z;
+      *z = *m;
+      *m = t;
+    }
+    if (span_less(m, v)) {
+      span t = *m;
+      *m = *v;
+      *v = t;
+    }
+    span pivot = *m;
+    int32_t i = 0, j = n - 1;
+    for (;;) {
+      while (span_less(&v[i], &pivot)) i++;
+      while (span_less(&pivot, &v[j])) j--;
+      if (i >= j) break;
+      span t = v[i];
+      v[i++] = v[j];
+      v[j--] = t;
+    }
+    /* Recurse into the smaller part, loop on the larger: O(log n) stack. */
+    if (j + 1 < n - j - 1) {
+      sort_spans(v, j + 1);
+      v += j + 1;
+      n -= j + 1;
+    } else {
+      sort_spans(v + j + 1, n - j - 1);
+      n = j + 1;
+    }
+  }
+  for (int32_t i = 1; i < n; i++) {
+    span x = v[i];
+    int32_t j = i;
+    while (j > 0 && span_less(&x, &v[j - 1])) {
+      v[j] = v[j - 1];
+      j--;
+    }
+    v[j] = x;
+  }
+}
+
+/* Collects the occupied address ranges over [s, e] into o->scratch, sorted by offset.
+ * (Writes through the pointer members only: see the thread note at the top.) */
+static int32_t occupied_spans(const mb_occupancy *o, int32_t s, int32_t e) {
+  int32_t k = collect(o, s, e);
+  sort_spans(o->scratch, k);
+  return k;
+}
+
+/* Iterates the free gaps given sorted spans: returns false when there are no more. */
+typedef struct gap_iter {
+  const span *spans;
+  int32_t n, i;
+  int64_t cursor, capacity;
+} gap_iter;
+
+static bool next_gap(gap_iter *it, mb_gap *g) {
+  while (it->cursor < it->capacity) {
+    if (it->i >= it->n) {
+      g->offset = it->cursor;
+      g->size = it->capacity - it->cursor;
+      it->cursor = it->capacity;
+      return true;
+    }
+    const span *sp = &it->spans[it->i++];
+    int64_t lo = sp->lo < it->capacity ? sp->lo : it->capacity;
+    if (lo > it->cursor) {
+      g->offset = it->cursor;
+      g->size = lo - it->cursor;
+      if (sp->hi > it->cursor) it->cursor = sp->hi;
+      return true;
+    }
+    if (sp->hi > it->cursor) it->cursor = sp->hi;
+  }
+  return false;
+}
+
+static gap_iter gaps_begin(const mb_occupancy *o, int32_t start, int32_t end) {
+  gap_iter it = {o->scratch, 0, 0, 0, o->capacity};
+  if (start <= end)
+    it.n = occupied_spans(o, start, end);
+  else
+    it.cursor = o->capacity; /* empty time range: no gaps */
+  return it;
+}
+
+int32_t mb_occupancy_gaps(const mb_occupancy *o, int32_t start, int32_t end, mb_gap *out,
+                          int32_t max) {
+  gap_iter it = gaps_begin(o, start, end);
+  int32_t n = 0;
+  mb_gap g;
+  while (next_gap(&it, &g)) {
+    if (n < max) out[n] = g;
+    n++;
+  }
+  return n;
+}
+
+/* The aligned offset inside gap g where `size` bytes go, or -1 if they do not fit. */
+static int64_t fit_in_gap(const mb_gap *g, int64_t size, int64_t alignment) {
+  int64_t a = alignment > 1 ? alignment : 1;
+  int64_t off = (g->offset + a - 1) / a * a;
+  if (off - g->offset > g->size || g->size - (off - g->offset) < size) return -1;
+  return off;
+}
+
+bool mb_occupancy_best_fit(const mb_occupancy *o, int32_t start, int32_t end, int64_t size,
+                           int64_t alignment, int64_t *offset) {
+  if (size <= 0) return false;
+  gap_iter it = gaps_begin(o, start, end);
+  mb_gap g;
+  int64_t best_size = -1, best_off = -1;
+  while (next_gap(&it, &g)) {
+    int64_t off = fit_in_gap(&g, size, alignment);
+    /* Strictly smaller only: gaps come in offset order, so ties keep the lowest offset. */
+    if (off >= 0 && (best_size < 0 || g.size < best_size)) {
+      best_size = g.size;
+      best_off = off;
+    }
+  }
+  if (best_off < 0) return false;
+  *offset = best_off;
+  return true;
+}
+
+bool mb_occupancy_lowest_fit(const mb_occupancy *o, int32_t start, int32_t end, int64_t size,
+                             int64_t alignment, int64_t *offset) {
+  if (size <= 0) return false;
+  gap_iter it = gaps_begin(o, start, end);
+  mb_gap g;
+  while (next_gap(&it, &g)) {
+    int64_t off = fit_in_gap(&g, size, alignment);
+    if (off >= 0) {
+      *offset = off;
+      return true;
+    }
+  }
+  return false;
+}
+
+int32_t mb_occupancy_conflicts(const mb_occupancy *o, int32_t start, int32_t end, int64_t offset,
+                               int64_t size, int32_t *out, int32_t max) {
+  if (start > end) return 0;
+  int32_t k = collect(o, start, end);
+  int32_t n = 0;
+  for (int32_t i = 0; i < k; i++) {
+    const span *x = &o->scratch[i];
+    if (x->lo < offset + size && offset < x->hi) {
+      if (n < max) out[n] = o->ids[i];
+      n++;
+    }
+  }
+  return n;
+}

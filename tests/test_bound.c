@@ -1,0 +1,179 @@
+/* The LP bound: a hand-solved LP, the subadditivity the proof rests on (checked numerically on
+ * random subsets), bound >= the exact optimum and every solver on random workloads, honest
+ * "not solved" under a time limit, and the trivial cases. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bound.h"
+#include "cost.h"
+#include "random_workload.h"
+#include "solver.h"
+#include "support.h"
+#include "validator.h"
+
+static mb_hardware test_hw(int64_t capacity) {
+  mb_hardware hw;
+  memset(&hw, 0, sizeof hw);
+  strcpy(hw.name, "test");
+  hw.capacity = capacity;
+  hw.alignment = 1;
+  hw.slow_bandwidth = 614e9;
+  hw.fast_bandwidth = 2000e9;
+  hw.peak_flops = 138e12;
+  hw.op_overhead_s = 1e-6;
+  return hw;
+}
+
+/* Op-less: a (60 B, benefit 100) and b (60 B, benefit 80) live together, c (50 B, benefit 30)
+ * later alone; capacity 100. LP: x_a = 1, x_b = 40/60 (0.6 x_a + 0.6 x_b <= 1), x_c = 1:
+ * 100 + 53.33 + 30 = 183.33 ps. The best valid assignment saves 130 (a and c). */
+static void test_hand_solved(void **state) {
+  (void)state;
+  mb_workload_builder *b = mb_builder_new("lp", "test_bound.c");
+  int32_t a = mb_builder_add_buffer(b, "a", 60, 0, 1, false);
+  int32_t bb = mb_builder_add_buffer(b, "b", 60, 1, 2, false);
+  int32_t c = mb_builder_add_buffer(b, "c", 50, 3, 3, false);
+  int32_t p = mb_builder_add_buffer(b, "p", 10, 3, 3, true); /* pinned: no column */
+  mb_builder_set_benefit(b, a, 100);
+  mb_builder_set_benefit(b, bb, 80);
+  mb_builder_set_benefit(b, c, 30);
+  mb_builder_set_benefit(b, p, 1000);
+  mb_builder_set_schedule(b, 4, 10000);
+  mb_error err;
+  mb_workload *w = mb_builder_finish(b, &err);
+  assert_non_null(w);
+  mb_hardware hw = test_hw(100);
+  mb_bound_result r;
+  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_int_equal(r.status, MB_BOUND_SOLVED);
+  assert_int_equal(r.n_vars, 3);
+  assert_int_equal(r.n_constraints, 1); /* only {a, b} exceeds the capacity */
+  assert_int_equal(r.slow_ps, 10000);
+  assert_true(r.saving_ps >= 184 && r.saving_ps <= 186); /* ceil(183.33) + float pad */
+  assert_int_equal(r.bound_ps, r.slow_ps - r.saving_ps);
+  /* Everything fits: the bound is the sum of the benefits, with no LP. */
+  hw.capacity = 1000;
+  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_int_equal(r.n_constraints, 0);
+  assert_int_equal(r.saving_ps, 210);
+  /* Nothing fits: no column, saving 0. */
+  hw.capacity = 5;
+  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_int_equal(r.n_vars, 0);
+  assert_int_equal(r.saving_ps, 0);
+  hw.capacity = 0;
+  assert_false(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_non_null(strstr(err.message, "capacity"));
+  mb_workload_free(w);
+}
+
+/* The proof's key step, checked on the simulator itself: for random sets S of buffers,
+ * T_slow - T(S) <= sum of the standalone benefits of S (+ the rounding slack). */
+static void test_subadditive_savings(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 11);
+  for (int round = 0; round < 100; round++) {
+    mb_error err;
+    mb_workload *w =
+        mb_random_workload(&rng, (int32_t)mb_rng_range(&rng, 1, 200), NULL, NULL, &err);
+    assert_non_null(w);
+    mb_hardware hw = test_hw(1);
+    mb_time_ps *ben = malloc(sizeof *ben * (size_t)w->n_buffers);
+    bool *fast = calloc((size_t)w->n_buffers, sizeof *fast);
+    mb_standalone_benefits(w, &hw, ben);
+    for (int k = 0; k < 20; k++) {
+      mb_time_ps sum = 0;
+      for (int32_t b = 0; b < w->n_buffers; b++) {
+        fast[b] = mb_rng_below(&rng, 2);
+        if (fast[b]) sum += ben[b];
+      }
+      mb_time_ps saved = mb_slow_time(w, &hw) - mb_program_time(w, &hw, fast);
+      if (saved > sum + w->n_uses + w->n_ops)
+        fail_msg("round %d: set saves %lld > sum of benefits %lld", round, (long long)saved,
+                 (long long)sum);
+    }
+    free(ben);
+    free(fast);
+    mb_workload_free(w);
+  }
+}
+
+/* Bound >= every solver on random workloads with ops. */
+static void test_bound_above_solvers(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 12);
+  int n_solvers;
+  const mb_solver *solvers = mb_solver_list(&n_solvers);
+  for (int round = 0; round < 100; round++) {
+    mb_error err;
+    mb_workload *w =
+        mb_random_workload(&rng, (int32_t)mb_rng_range(&rng, 1, 300), NULL, NULL, &err);
+    assert_non_null(w);
+    mb_workload_stats ws;
+    mb_workload_stats_compute(w, &ws);
+    mb_hardware hw = test_hw((int64_t)((double)ws.peak_live_bytes * mb_rng_uniform(&rng)) + 1);
+    mb_bound_result r;
+    assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+    assert_int_equal(r.status, MB_BOUND_SOLVED);
+    for (int s = 0; s < n_solvers; s++) {
+      if (strncmp(solvers[s].name, "mallocmuzero", 12) == 0) continue; /* needs an agent */
+      mb_solver_options opt;
+      mb_solver_options_default(&opt);
+      opt.budget_seconds = 0.1;
+      mb_rng srng;
+      mb_rng_seed(&srng, 1);
+      mb_assignment *a = mb_assignment_new(w->n_buffers);
+      assert_true(solvers[s].solve(w, &hw, &opt, &srng, a, NULL, &err));
+      assert_true(mb_validate(w, &hw, a, &err));
+      bool *fast = malloc(sizeof *fast * (size_t)w->n_buffers);
+      mb_assignment_fast_flags(a, fast);
+      mb_time_ps t = mb_program_time(w, &hw, fast);
+      if (t < r.bound_ps)
+        fail_msg("round %d: %s time %lld below the bound %lld", round, solvers[s].name,
+                 (long long)t, (long long)r.bound_ps);
+      free(fast);
+      mb_assignment_free(a);
+    }
+    mb_workload_free(w);
+  }
+}
+
+/* A time limit the LP cannot meet: "not solved", and the number is still a valid bound. */
+static void test_time_limit(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 13);
+  mb_error err;
+  mb_workload *w = mb_random_workload(&rng, 40000, NULL, NULL, &err);
+  assert_non_null(w);
+  mb_workload_stats ws;
+  mb_workload_stats_compute(w, &ws);
+  mb_hardware hw = test_hw(ws.peak_live_bytes / 4);
+  mb_bound_result r;
+  assert_true(mb_bound_lp(w, &hw, 1e-6, &r, &err));
+  assert_int_equal(r.status, MB_BOUND_NOT_SOLVED);
+  assert_string_equal(mb_bound_status_name(r.status), "not solved");
+  mb_assignment *a = mb_assignment_new(w->n_buffers);
+  mb_solver_options opt;
+  mb_solver_options_default(&opt);
+  assert_true(mb_solve_heuristic(w, &hw, &opt, &rng, a, NULL, &err));
+  bool *fast = malloc(sizeof *fast * (size_t)w->n_buffers);
+  mb_assignment_fast_flags(a, fast);
+  assert_true(mb_program_time(w, &hw, fast) >= r.bound_ps);
+  free(fast);
+  mb_assignment_free(a);
+  mb_workload_free(w);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_hand_solved),
+      cmocka_unit_test(test_subadditive_savings),
+      cmocka_unit_test(test_bound_above_solvers),
+      cmocka_unit_test(test_time_limit),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

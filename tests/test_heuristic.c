@@ -1,0 +1,189 @@
+/* The XLA-style heuristic: a hand-traced example, order rules, and validity on random
+ * workloads (the validator is independent of the solver). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+#include "random_workload.h"
+#include "solver.h"
+#include "support.h"
+#include "validator.h"
+
+static mb_hardware test_hw(int64_t capacity, int64_t alignment) {
+  mb_hardware hw;
+  memset(&hw, 0, sizeof hw);
+  strcpy(hw.name, "test");
+  hw.capacity = capacity;
+  hw.alignment = alignment;
+  hw.slow_bandwidth = 614e9;
+  hw.fast_bandwidth = 2000e9;
+  hw.peak_flops = 138e12;
+  hw.op_overhead_s = 1e-6;
+  return hw;
+}
+
+/* The hand-traced example: an op-less workload (benefits given), 4 time steps, capacity 100,
+ * alignment 1.
+ *
+ *   buffer  size  live   benefit  score = benefit / sqrt(size)
+ *   a       40    [0,3]  400      63.2
+ *   b       20    [0,1]  250      55.9
+ *   q       30    [0,3]  270      49.3
+ *   r        8    [2,3]  100      35.4
+ *   s       15    [3,3]  100      25.8
+ *   t       15    [3,3]  100      25.8  (ties s on score, size and range: id decides, s first)
+ *   pin      5    [0,0]  1000     pinned: skipped
+ *   big    101    [0,0]  1e6      larger than the capacity: skipped
+ *   zero     5    [1,1]  0        no benefit: skipped
+ *
+ * Trace (gaps over the buffer's live range, best fit = smallest gap that holds it):
+ *   a over [0,3]: free [0,100)                      -> 0
+ *   b over [0,1]: a=[0,40) -> gap [40,100)          -> 40
+ *   q over [0,3]: a, b=[40,60) -> gap [60,100)      -> 60
+ *   r over [2,3]: a, q=[60,90) -> gaps [40,60) (20) and [90,100) (10): the smaller -> 90
+ *   s over [3,3]: a, q, r=[90,98) -> gaps [40,60) (20), [98,100) (2)             -> 40
+ *   t over [3,3]: a, s=[40,55), q, r -> gaps [55,60) (5), [98,100) (2)           -> slow */
+static mb_workload *traced_workload(void) {
+  mb_workload_builder *b = mb_builder_new("traced", "test_heuristic.c");
+  struct {
+    const char *name;
+    int64_t size;
+    int32_t start, end;
+    mb_time_ps benefit;
+    bool pinned;
+  } bufs[] = {
+      {"a", 40, 0, 3, 400, false},  {"b", 20, 0, 1, 250, false},        {"q", 30, 0, 3, 270, false},
+      {"r", 8, 2, 3, 100, false},   {"s", 15, 3, 3, 100, false},        {"t", 15, 3, 3, 100, false},
+      {"pin", 5, 0, 0, 1000, true}, {"big", 101, 0, 0, 1000000, false}, {"zero", 5, 1, 1, 0, false},
+  };
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+    int32_t id = mb_builder_add_buffer(b, bufs[i].name, bufs[i].size, bufs[i].start, bufs[i].end,
+                                       bufs[i].pinned);
+    mb_builder_set_benefit(b, id, bufs[i].benefit);
+  }
+  mb_builder_set_schedule(b, 4, 1000000);
+  mb_error err;
+  mb_workload *w = mb_builder_finish(b, &err);
+  if (!w) fprintf(stderr, "%s\n", err.message);
+  return w;
+}
+
+static void test_hand_traced(void **state) {
+  (void)state;
+  mb_workload *w = traced_workload();
+  assert_non_null(w);
+  mb_hardware hw = test_hw(100, 1);
+  int32_t order[16];
+  int32_t n = mb_heuristic_order(w, &hw, order);
+  const char *want_order[] = {"a", "b", "q", "r", "s", "t"};
+  assert_int_equal(n, 6);
+  for (int32_t i = 0; i < n; i++) assert_string_equal(w->buffers[order[i]].name, want_order[i]);
+
+  mb_assignment *a = mb_assignment_new(w->n_buffers);
+  mb_solver_options opt;
+  mb_solver_options_default(&opt);
+  mb_rng rng;
+  mb_rng_seed(&rng, 1);
+  mb_solver_stats st;
+  memset(&st, 0, sizeof st);
+  mb_error err;
+  assert_true(mb_solve_heuristic(w, &hw, &opt, &rng, a, &st, &err));
+  struct {
+    const char *name;
+    int64_t offset;
+  } want[] = {{"a", 0},       {"b", 40},        {"q", 60},        {"r", 90},        {"s", 40},
+              {"t", MB_SLOW}, {"pin", MB_SLOW}, {"big", MB_SLOW}, {"zero", MB_SLOW}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    int32_t id = mb_workload_find_buffer(w, want[i].name);
+    assert_true(id >= 0);
+    if (a->offset[id] != want[i].offset)
+      fail_msg("buffer %s: offset %lld, hand trace says %lld", want[i].name,
+               (long long)a->offset[id], (long long)want[i].offset);
+  }
+  assert_true(mb_validate(w, &hw, a, &err));
+  mb_solver_stats_free(&st);
+  mb_assignment_free(a);
+  mb_workload_free(w);
+}
+
+/* Alignment: the same example with alignment 16: every fast offset is a multiple of 16 and
+ * the assignment is valid. */
+static void test_alignment(void **state) {
+  (void)state;
+  mb_workload *w = traced_workload();
+  mb_hardware hw = test_hw(100, 16);
+  mb_assignment *a = mb_assignment_new(w->n_buffers);
+  mb_solver_options opt;
+  mb_solver_options_default(&opt);
+  mb_rng rng;
+  mb_rng_seed(&rng, 1);
+  mb_error err;
+  assert_true(mb_solve_heuristic(w, &hw, &opt, &rng, a, NULL, &err));
+  for (int32_t b = 0; b < w->n_buffers; b++)
+    if (a->offset[b] != MB_SLOW) assert_int_equal(a->offset[b] % 16, 0);
+  assert_true(mb_validate(w, &hw, a, &err));
+  mb_assignment_free(a);
+  mb_workload_free(w);
+}
+
+/* Hundreds of random workloads with ops: the output is valid, never slower than all-slow,
+ * and the order puts higher memory-boundedness first. */
+static void test_random_valid(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 7);
+  mb_random_options ro;
+  mb_random_options_default(&ro);
+  for (int round = 0; round < 300; round++) {
+    int32_t n = (int32_t)mb_rng_range(&rng, 1, 120);
+    mb_error err;
+    mb_workload *w = mb_random_workload(&rng, n, &ro, NULL, &err);
+    assert_non_null(w);
+    mb_workload_stats ws;
+    mb_workload_stats_compute(w, &ws);
+    int64_t cap = (int64_t)((double)ws.peak_live_bytes * mb_rng_uniform(&rng)) + 1;
+    mb_hardware hw = test_hw(cap, (int64_t)1 << mb_rng_below(&rng, 10));
+    mb_assignment *a = mb_assignment_new(w->n_buffers);
+    mb_solver_options opt;
+    mb_solver_options_default(&opt);
+    if (!mb_solve_heuristic(w, &hw, &opt, &rng, a, NULL, &err)) fail_msg("%s", err.message);
+    if (!mb_validate(w, &hw, a, &err)) fail_msg("round %d: %s", round, err.message);
+    bool *fast = malloc(sizeof *fast * (size_t)w->n_buffers);
+    mb_assignment_fast_flags(a, fast);
+    assert_true(mb_program_time(w, &hw, fast) <= mb_slow_time(w, &hw));
+    free(fast);
+    /* Order: non-increasing score. */
+    int32_t *order = malloc(sizeof *order * (size_t)w->n_buffers);
+    mb_time_ps *ub = malloc(sizeof *ub * (size_t)w->n_uses);
+    mb_use_benefits(w, &hw, ub);
+    int32_t m = mb_heuristic_order(w, &hw, order);
+    double prev = INFINITY;
+    for (int32_t i = 0; i < m; i++) {
+      const mb_buffer *buf = &w->buffers[order[i]];
+      assert_false(buf->pinned);
+      assert_true(buf->size <= hw.capacity);
+      mb_time_ps sum = 0;
+      for (int32_t u = buf->first_use; u < buf->first_use + buf->n_uses; u++)
+        if (ub[u] > 0) sum += ub[u];
+      double score = (double)sum / sqrt((double)buf->size);
+      assert_true(sum > 0);
+      assert_true(score <= prev);
+      prev = score;
+    }
+    free(order);
+    free(ub);
+    mb_assignment_free(a);
+    mb_workload_free(w);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_hand_traced),
+      cmocka_unit_test(test_alignment),
+      cmocka_unit_test(test_random_valid),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,210 @@
+/* The exact packer: MiniMalloc's examples and challenging instances (zero slack at peak,
+ * where best fit fails), agreement with a brute-force search on small random instances,
+ * alignment, budgets and bad input. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv_import.h"
+#include "packer.h"
+#include "rng.h"
+#include "support.h"
+
+/* Every pair live at a common time is disjoint in address, offsets aligned, under capacity. */
+static void assert_valid_packing(const mb_pack_item *it, int32_t n, const int64_t *off, int64_t cap,
+                                 int64_t align) {
+  for (int32_t i = 0; i < n; i++) {
+    assert_true(off[i] >= 0);
+    assert_true(off[i] + it[i].size <= cap);
+    assert_int_equal(off[i] % align, 0);
+    for (int32_t j = i + 1; j < n; j++)
+      if (it[i].start <= it[j].end && it[j].start <= it[i].end)
+        if (off[i] < off[j] + it[j].size && off[j] < off[i] + it[i].size)
+          fail_msg("items %d and %d overlap", i, j);
+  }
+}
+
+/* Brute force: every placement order, each item at the lowest aligned offset above the items
+ * already placed that overlap it in time (exact: see packer.h). */
+static bool brute(const mb_pack_item *it, int n, int64_t cap, int64_t align, unsigned placed,
+                  int64_t *off) {
+  if (placed == (1u << n) - 1) return true;
+  for (int i = 0; i < n; i++) {
+    if (placed >> i & 1) continue;
+    int64_t o = 0;
+    for (int j = 0; j < n; j++)
+      if ((placed >> j & 1) && it[j].start <= it[i].end && it[i].start <= it[j].end &&
+          off[j] + it[j].size > o)
+        o = off[j] + it[j].size;
+    o = (o + align - 1) / align * align;
+    if (o + it[i].size > cap) continue;
+    off[i] = o;
+    if (brute(it, n, cap, align, placed | 1u << i, off)) return true;
+  }
+  return false;
+}
+
+static void test_example_12(void **state) {
+  (void)state;
+  /* MiniMalloc's input.12.csv, live ranges converted from [lower, upper) to inclusive. */
+  mb_pack_item it[] = {{0, 2, 4}, {3, 8, 4}, {0, 8, 4}, {9, 20, 4}, {0, 20, 4}};
+  int64_t off[5];
+  mb_pack_result r;
+  mb_error err;
+  mb_pack_options o = {12, 1, 10, 0};
+  assert_true(mb_pack(it, 5, &o, off, &r, &err));
+  assert_int_equal(r.status, MB_PACK_SOLVED);
+  assert_valid_packing(it, 5, off, 12, 1);
+  o.capacity = 11;
+  assert_true(mb_pack(it, 5, &o, off, &r, &err));
+  assert_int_equal(r.status, MB_PACK_INFEASIBLE);
+  /* Alignment 8 at capacity 12: three 4-byte items live together need offsets 0, 8, 16. */
+  o.capacity = 12;
+  o.alignment = 8;
+  assert_true(mb_pack(it, 5, &o, off, &r, &err));
+  assert_int_equal(r.status, MB_PACK_INFEASIBLE);
+  o.capacity = 20;
+  assert_true(mb_pack(it, 5, &o, off, &r, &err));
+  assert_int_equal(r.status, MB_PACK_SOLVED);
+  assert_valid_packing(it, 5, off, 20, 8);
+}
+
+static void test_bad_input(void **state) {
+  (void)state;
+  mb_pack_item it[] = {{0, 2, 4}, {3, 1, 4}};
+  int64_t off[2];
+  mb_pack_result r;
+  mb_error err;
+  mb_pack_options o = {12, 1, 10, 0};
+  assert_false(mb_pack(it, 2, &o, off, &r, &err));
+  assert_non_null(strstr(err.message, "item 1: end 1 < start 3"));
+  it[1] = (mb_pack_item){3, 4, 0};
+  assert_false(mb_pack(it, 2, &o, off, &r, &err));
+  assert_non_null(strstr(err.message, "item 1: size 0"));
+  it[1].size = 4;
+  o.alignment = 0;
+  assert_false(mb_pack(it, 2, &o, off, &r, &err));
+  assert_non_null(strstr(err.message, "alignment"));
+  o.alignment = 1;
+  assert_true(mb_pack(it, 0, &o, off, &r, &err)); /* nothing to place */
+  assert_int_equal(r.status, MB_PACK_SOLVED);
+}
+
+/* Small random instances near their tightest capacity: the packer and the brute force agree. */
+static void test_random_against_brute_force(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 77);
+  int solved = 0, infeasible = 0;
+  for (int round = 0; round < 400; round++) {
+    int n = (int)mb_rng_range(&rng, 1, 8);
+    mb_pack_item it[8];
+    int64_t peak = 0;
+    for (int i = 0; i < n; i++) {
+      int32_t s = (int32_t)mb_rng_range(&rng, 0, 9);
+      it[i] = (mb_pack_item){s, s + (int32_t)mb_rng_range(&rng, 0, 6), mb_rng_range(&rng, 1, 9)};
+    }
+    for (int32_t t = 0; t < 16; t++) {
+      int64_t live = 0;
+      for (int i = 0; i < n; i++)
+        if (it[i].start <= t && t <= it[i].end) live += it[i].size;
+      if (live > peak) peak = live;
+    }
+    int64_t align = mb_rng_below(&rng, 3) ? 1 : 2;
+    int64_t cap = peak + mb_rng_range(&rng, -1, 3);
+    if (cap < 1) cap = 1;
+    int64_t off[8], boff[8];
+    mb_pack_result r;
+    mb_error err;
+    mb_pack_options o = {cap, align, 10, 0};
+    assert_true(mb_pack(it, n, &o, off, &r, &err));
+    bool want = brute(it, n, cap, align, 0, boff);
+    assert_int_not_equal(r.status, MB_PACK_BUDGET);
+    if (want != (r.status == MB_PACK_SOLVED))
+      fail_msg("round %d: packer says %s, brute force %s", round, mb_pack_status_name(r.status),
+               want ? "feasible" : "infeasible");
+    if (want) {
+      assert_valid_packing(it, n, off, cap, align);
+      solved++;
+    } else {
+      infeasible++;
+    }
+  }
+  print_message("%d feasible, %d infeasible instances agreed\n", solved, infeasible);
+  assert_true(solved > 50 && infeasible > 50);
+}
+
+/* A node limit stops the search with "budget exhausted", never a wrong verdict. */
+static void test_node_limit(void **state) {
+  (void)state;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/minimalloc/A.1048576.csv", mb_test_data_dir());
+  mb_error err;
+  mb_workload *w = mb_csv_import_file(path, &err);
+  if (!w) {
+    print_message("%s missing: skipped\n", path);
+    skip();
+  }
+  mb_pack_item *it = malloc(sizeof *it * (size_t)w->n_buffers);
+  int64_t *off = malloc(sizeof *off * (size_t)w->n_buffers);
+  for (int32_t i = 0; i < w->n_buffers; i++)
+    it[i] = (mb_pack_item){w->buffers[i].start, w->buffers[i].end, w->buffers[i].size};
+  mb_pack_options o = {1048576, 1, 60, 50};
+  mb_pack_result r;
+  assert_true(mb_pack(it, w->n_buffers, &o, off, &r, &err));
+  assert_int_equal(r.status, MB_PACK_BUDGET);
+  assert_true(r.nodes <= 50);
+  free(it);
+  free(off);
+  mb_workload_free(w);
+}
+
+/* MiniMalloc's challenging instances: zero slack at peak; best fit leaves buffers out. */
+static void test_minimalloc_challenging(void **state) {
+  (void)state;
+  const char *names[] = {"A", "B", "C"};
+  int found = 0;
+  for (int k = 0; k < 3; k++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/minimalloc/%s.1048576.csv", mb_test_data_dir(), names[k]);
+    mb_error err;
+    mb_workload *w = mb_csv_import_file(path, &err);
+    if (!w) continue;
+    found++;
+    mb_pack_item *it = malloc(sizeof *it * (size_t)w->n_buffers);
+    int64_t *off = malloc(sizeof *off * (size_t)w->n_buffers);
+    for (int32_t i = 0; i < w->n_buffers; i++)
+      it[i] = (mb_pack_item){w->buffers[i].start, w->buffers[i].end, w->buffers[i].size};
+    int32_t left_out;
+    int64_t height;
+    assert_true(mb_pack_best_fit(it, w->n_buffers, 1048576, 1, off, &left_out, &height, &err));
+    assert_true(left_out > 0); /* best fit alone fails here */
+    assert_true(height > 1048576);
+    mb_pack_options o = {1048576, 1, 120, 0};
+    mb_pack_result r;
+    assert_true(mb_pack(it, w->n_buffers, &o, off, &r, &err));
+    if (r.status != MB_PACK_SOLVED)
+      fail_msg("%s: %s after %.1f s", path, mb_pack_status_name(r.status), r.seconds);
+    assert_valid_packing(it, w->n_buffers, off, 1048576, 1);
+    print_message("%s: packed in %.3f s (%lld nodes); best fit leaves %d out, needs %lld B\n",
+                  names[k], r.seconds, (long long)r.nodes, left_out, (long long)height);
+    free(it);
+    free(off);
+    mb_workload_free(w);
+  }
+  if (!found) {
+    print_message("MiniMalloc CSVs missing under %s/minimalloc: skipped\n", mb_test_data_dir());
+    skip();
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_example_12),
+      cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_random_against_brute_force),
+      cmocka_unit_test(test_node_limit),
+      cmocka_unit_test(test_minimalloc_challenging),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
