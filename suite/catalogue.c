@@ -673,3 +673,27 @@ mb_workload *mb_catalogue_load_workload(const mb_catalogue_entry *e, const char 
   }
   return w;
 }
+
+bool mb_catalogue_select(const mb_catalogue *c, const char *regex, const char *option,
+                         bool *selected, mb_error *err) {
+  if (!regex) {
+    for (int32_t i = 0; i < c->n_entries; i++) selected[i] = true;
+    return true;
+  }
+  int code;
+  PCRE2_SIZE off;
+  pcre2_code *re = pcre2_compile((PCRE2_SPTR)regex, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
+  if (!re) {
+    PCRE2_UCHAR msg[256];
+    pcre2_get_error_message(code, msg, sizeof msg);
+    return mb_fail(err, "%s '%s': column %zu: %s", option, regex, (size_t)off + 1, (char *)msg);
+  }
+  pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+  for (int32_t i = 0; md && i < c->n_entries; i++)
+    selected[i] =
+        pcre2_match(re, (PCRE2_SPTR)c->entries[i].name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) >= 0;
+  bool ok = md != NULL;
+  pcre2_match_data_free(md);
+  pcre2_code_free(re);
+  return ok || mb_fail(err, "%s: out of memory", option);
+}

@@ -55,6 +55,11 @@ int64_t mb_catalogue_placeable_peak(const mb_workload *w);
  * exceeds twice it, else the largest power-of-two multiple of the alignment <= peak / 4;
  * never below the smallest non-pinned buffer (rounded up to the alignment). */
 int64_t mb_catalogue_auto_capacity(const mb_workload *w, const mb_hardware *hw);
+/* Marks selected[i] for every entry whose name matches the PCRE2 pattern `regex` (unanchored,
+ * as grep); a NULL regex selects everything. `option` names the flag in messages, e.g.
+ * "--workloads 'x(': column 3: missing closing parenthesis". */
+bool mb_catalogue_select(const mb_catalogue *c, const char *regex, const char *option,
+                         bool *selected, mb_error *err);
 /* SHA-256 (hex) of the catalogue file's bytes, for provenance. */
 bool mb_catalogue_hash(const mb_catalogue *c, char out[65], mb_error *err);
 

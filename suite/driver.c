@@ -1,12 +1,10 @@
 #include "driver.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
 #include <fcntl.h>
 #include <glpk.h>
 #include <inttypes.h>
 #include <math.h>
-#include <pcre2.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -244,24 +242,7 @@ static bool select_entries(run *R, bool *selected, mb_error *err) {
     if (!R->workloads_regex) return mb_fail(err, "out of memory");
     regex = R->workloads_regex;
   }
-  int code;
-  PCRE2_SIZE off;
-  pcre2_code *re = pcre2_compile((PCRE2_SPTR)regex, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
-  if (!re) {
-    PCRE2_UCHAR msg[256];
-    pcre2_get_error_message(code, msg, sizeof msg);
-    return mb_fail(err, "--workloads '%s': bad regular expression at offset %zu: %s", regex,
-                   (size_t)off, (char *)msg);
-  }
-  pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-  bool ok = md != NULL;
-  for (int32_t i = 0; ok && i < c->n_entries; i++)
-    selected[i] =
-        pcre2_match(re, (PCRE2_SPTR)c->entries[i].name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) >= 0;
-  pcre2_match_data_free(md);
-  pcre2_code_free(re);
-  if (!ok) return mb_fail(err, "out of memory matching --workloads");
-  return true;
+  return mb_catalogue_select(c, regex, "--workloads", selected, err);
 }
 
 static bool resolve_solvers(run *R, mb_error *err) {

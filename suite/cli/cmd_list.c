@@ -2,8 +2,6 @@
  *
  * Statistics are off by default: they materialise every workload (imports, generation), a
  * plain listing should not, and the output must not depend on whether stdout is a terminal. */
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,32 +140,17 @@ int mb_cmd_list(int argc, char **argv) {
   if (no_cache) cache = NULL;
   const char *data_dir = mb_data_dir(data);
 
-  pcre2_code *re = NULL;
-  pcre2_match_data *md = NULL;
-  if (regex) {
-    int code;
-    PCRE2_SIZE off;
-    re = pcre2_compile((PCRE2_SPTR)regex, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
-    if (!re) {
-      PCRE2_UCHAR msg[256];
-      pcre2_get_error_message(code, msg, sizeof msg);
-      fprintf(stderr, "mallocbench list: --workloads '%s': column %zu: %s\n", regex,
-              (size_t)off + 1, (const char *)msg);
-      return 2;
-    }
-    md = pcre2_match_data_create_from_pattern(re, NULL);
-    if (!md) {
-      pcre2_code_free(re);
-      fprintf(stderr, "mallocbench list: out of memory\n");
-      return 2;
-    }
-  }
   mb_error err;
   mb_catalogue *cat = mb_catalogue_load(cat_path, &err);
   if (!cat) {
     fprintf(stderr, "mallocbench list: %s\n", err.message);
-    pcre2_match_data_free(md);
-    pcre2_code_free(re);
+    return 2;
+  }
+  bool *selected = calloc((size_t)(cat->n_entries ? cat->n_entries : 1), sizeof *selected);
+  if (!selected || !mb_catalogue_select(cat, regex, "--workloads", selected, &err)) {
+    fprintf(stderr, "mallocbench list: %s\n", selected ? err.message : "out of memory");
+    free(selected);
+    mb_catalogue_free(cat);
     return 2;
   }
 
@@ -186,7 +169,7 @@ int mb_cmd_list(int argc, char **argv) {
   int shown = 0, skipped = 0, failed = 0;
   for (int32_t i = 0; i < cat->n_entries; i++) {
     const mb_catalogue_entry *e = &cat->entries[i];
-    if (re && pcre2_match(re, (PCRE2_SPTR)e->name, strlen(e->name), 0, 0, md, NULL) < 0) continue;
+    if (!selected[i]) continue;
     if (split && strcmp(split, e->split)) continue;
     if (!has_all_tags(e->tags, tags)) continue;
     shown++;
@@ -240,7 +223,6 @@ int mb_cmd_list(int argc, char **argv) {
   if (stats) printf("; %d skipped (missing data), %d failed", skipped, failed);
   printf("\n");
   mb_catalogue_free(cat);
-  pcre2_match_data_free(md);
-  pcre2_code_free(re);
+  free(selected);
   return failed ? 1 : 0;
 }

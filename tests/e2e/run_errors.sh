@@ -43,7 +43,7 @@ expect 2 "--jobs 'two'" "$MB" run "${OPTS[@]}" --jobs two --out "$TMP/x.h5"
 expect 2 "--budget" "$MB" run "${OPTS[@]}" --budget -1 --out "$TMP/x.h5"
 expect 2 "--profile 'medium'" "$MB" run "${OPTS[@]}" --profile medium --out "$TMP/x.h5"
 expect 2 "unknown solver 'nosuch'" "$MB" run "${OPTS[@]}" --solvers heuristic,nosuch --out "$TMP/x.h5"
-expect 2 "bad regular expression" "$MB" run "${OPTS[@]}" --workloads '(' --out "$TMP/x.h5"
+expect 2 "--workloads .*column 2: missing closing parenthesis" "$MB" run "${OPTS[@]}" --workloads '(' --out "$TMP/x.h5"
 expect 2 "takes the plan" "$MB" run --resume "$TMP/good.h5" --seeds 2
 expect 2 "cannot open" "$MB" run --resume "$TMP/nothing.h5"
 [ ! -e "$TMP/x.h5" ] || fail "a failed run left a file behind"
