@@ -1,11 +1,11 @@
 # Figure 2: distribution of speedups over the heuristic per solver (empirical CDF).
 # DATA: one block per solver (separated by two blank lines): "speedup cumulative_fraction".
-# SOLVERS: the solver names, space-separated, in block order.
+# SOLVERS: the solver names, space-separated, in block order; XMIN, XMAX: the x range.
 load PLOTS.'/common.gp'
 set title "Distribution of speedups over the heuristic (simulated, all workloads)"
-set xlabel "speedup over heuristic (x, log scale)"
+set xlabel "speedup over heuristic (x)"
 set ylabel "fraction of workloads with speedup <= x"
-set logscale x
+set xrange [XMIN:XMAX]
 set yrange [0:1.02]
 set grid xtics ytics lc rgb "#dddddd"
 set key bottom right opaque box

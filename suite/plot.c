@@ -282,6 +282,7 @@ static bool figure_distribution(plot_job *job, const mb_result_matrix *m, mb_err
   if (!f) return false;
   double *v = malloc((size_t)(m->n_cases ? m->n_cases : 1) * sizeof *v);
   int blocks = 0;
+  double lo = 1.0, hi = 1.0;
   for (int32_t s = 0; v && s < m->n_solvers; s++) {
     if (!strcmp(m->solvers[s], "heuristic")) continue; /* identically 1 */
     int32_t n = 0;
@@ -291,6 +292,8 @@ static bool figure_distribution(plot_job *job, const mb_result_matrix *m, mb_err
     }
     if (n == 0) continue;
     qsort(v, (size_t)n, sizeof *v, cmp_double);
+    lo = fmin(lo, v[0]);
+    hi = fmax(hi, v[n - 1]);
     if (blocks++) fprintf(f, "\n\n");
     fprintf(f, "# %s\n%.9g 0\n", m->solvers[s], v[0]);
     for (int32_t i = 0; i < n; i++) fprintf(f, "%.9g %.9g\n", v[i], (double)(i + 1) / n);
@@ -301,7 +304,9 @@ static bool figure_distribution(plot_job *job, const mb_result_matrix *m, mb_err
   if (fclose(f) != 0) return mb_fail(err, "%s: write failed", path);
   if (blocks == 0) return true;
   char vars[4096];
-  snprintf(vars, sizeof vars, "DATA='%s'; SOLVERS='%s'", path, solvers);
+  double pad = (hi - lo) * 0.05 + 0.005;
+  snprintf(vars, sizeof vars, "DATA='%s'; SOLVERS='%s'; XMIN=%.6g; XMAX=%.6g", path, solvers,
+           fmax(0.0, lo - pad), hi + pad);
   return draw(job, "speedup_cdf.gp", "speedup_distribution", 1000, 650, vars, err);
 }
 
