@@ -1,11 +1,396 @@
-/* PLACEHOLDER: replaced by the module that implements 'bench muzero'. */
+/* `mallocbench bench muzero`: mallocMuZero throughput on this machine.
+ *
+ * Measures, in one run and on the same synthetic workload (random_workload.h, TPU-v4-like
+ * profile, catalogue capacity rule):
+ *   - search simulations per second in the learned model (batch-1 network calls: dynamics,
+ *     reward, prediction per simulation) and in the real game (mallocmuzero-exact: each
+ *     simulation replays its path from the root snapshot, then representation + prediction);
+ *   - raw-policy decisions per second (one representation + prediction call and a game step);
+ *   - training: learner updates per second (batch B, K-step unroll, AdamW) and self-play
+ *     decisions per second, from a short synthetic training run (mb_train).
+ * The agent is --agent's checkpoint or a fresh one of the default size. Wall-clock numbers on a
+ * shared machine; OpenBLAS runs single-threaded (as in training). */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "agent.h"
+#include "catalogue.h"
 #include "commands.h"
+#include "game.h"
+#include "hardware.h"
+#include "paths.h"
+#include "random_workload.h"
+#include "search.h"
+#include "tensor.h"
+#include "train.h"
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: mallocbench bench muzero [--agent FILE] [--buffers 256] [--simulations 16]\n"
+          "                                [--seconds 3] [--jobs 1] [--seed 0]\n"
+          "       mallocbench bench muzero --agent FILE --returns 0,2,8,32\n"
+          "                                [--split S | --workloads REGEX | --episodes 8\n"
+          "                                 --buffers 256 --seed 1000]\n\n"
+          "Prints mallocMuZero's search simulations per second (learned model and exact game),\n"
+          "raw-policy decisions per second, and training updates and self-play decisions per\n"
+          "second, on one synthetic workload of --buffers buffers. --seconds is the time per\n"
+          "measurement; --jobs the self-play threads of the training measurement. Without\n"
+          "--agent a fresh agent of the default size (latent 128, 1 residual block) is used.\n\n"
+          "--returns LIST plays one episode per workload with the agent at each number of\n"
+          "simulations per decision (0: the raw policy network alone, no search), in the learned\n"
+          "model and in the exact game, and prints mean returns (simulated) beside random play,\n"
+          "the untrained network training starts from (seed 0) and the heuristic. Workloads: the\n"
+          "catalogue's --split or --workloads, else --episodes synthetic ones of 32..--buffers\n"
+          "buffers from seed --seed (keep them apart from training's streams).\n");
+}
+
+static bool parse_long(const char *flag, const char *v, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (errno || end == v || *end || x < lo || x > hi) {
+    fprintf(stderr, "mallocbench bench muzero: %s '%s': expected an integer in [%ld, %ld]\n", flag,
+            v, lo, hi);
+    return false;
+  }
+  *out = x;
+  return true;
+}
+
+/* Plays episodes (restarting when done) until `seconds` pass; returns decisions/s and
+ * the simulations done. */
+static bool measure_play(const mb_agent *ag, mb_game *g, double scale, int sims, bool exact,
+                         bool search, double seconds, mb_rng *rng, double *decisions_per_s,
+                         double *sims_per_s, mb_error *err) {
+  mb_player *p = mb_player_create(ag, sims, err);
+  if (!p) return false;
+  mb_player_set_scale(p, scale);
+  mb_search_config sc;
+  mb_search_config_default(&sc);
+  sc.simulations = sims;
+  sc.gumbel_noise = false;
+  double t0 = mb_train_now(), t = t0;
+  int64_t dec = 0;
+  bool ok = true;
+  while (ok && t - t0 < seconds) {
+    int64_t s = 0, d = 0;
+    /* play one episode; a deadline in the past makes it raw-policy play */
+    ok = mb_player_play(p, g, &sc, exact, search ? 0 : 1e-9, rng, &s, &d, err);
+    dec += d;
+    t = mb_train_now();
+  }
+  mb_player_free(p);
+  *decisions_per_s = dec / (t - t0);
+  *sims_per_s = search ? dec * (double)sims / (t - t0) : 0;
+  return ok;
+}
+
+/* One episode of g by `ag` with `sims` simulations per decision (0: raw policy), learned model
+ * or exact game; returns the true return (simulated). */
+static bool play_return(const mb_agent *ag, mb_game *g, double scale, int sims, bool exact,
+                        uint64_t seed, double *ret, mb_error *err) {
+  mb_player *pl = mb_player_create(ag, sims > 0 ? sims : 1, err);
+  if (!pl) return false;
+  mb_player_set_scale(pl, scale);
+  mb_search_config sc;
+  mb_search_config_default(&sc);
+  sc.gumbel_noise = false;
+  sc.simulations = sims > 0 ? sims : 1;
+  int64_t s = 0, d = 0;
+  mb_rng rng;
+  mb_rng_seed(&rng, seed);
+  bool ok = mb_player_play(pl, g, &sc, exact, sims > 0 ? 0 : 1e-9, &rng, &s, &d, err);
+  mb_player_free(pl);
+  if (ok) *ret = mb_game_return(g);
+  return ok;
+}
+
+/* Uniformly random legal play. */
+static double random_return(mb_game *g, uint64_t seed) {
+  mb_rng rng;
+  mb_rng_seed(&rng, seed);
+  uint8_t mask[1024];
+  mb_game_reset(g);
+  while (!mb_game_done(g)) {
+    int32_t n = mb_game_legal_mask(g, mask), k = (int32_t)mb_rng_below(&rng, (uint64_t)n), a;
+    for (a = 0; a < mb_game_n_actions(g); a++)
+      if (mask[a] && k-- == 0) break;
+    if (!mb_game_step(g, a, NULL, NULL)) break;
+  }
+  return mb_game_return(g);
+}
+
+/* Mean return on the set: references (random, heuristic, the untrained network training starts
+ * from) and the agent at each simulation count, learned model and exact game. */
+static int returns_table(const mb_agent *ag, const char *list, const mb_train_workload *set,
+                         int32_t n_set, const char *what) {
+  int sims[16], n = 0;
+  const char *p = list;
+  while (*p && n < 16) {
+    char *end;
+    errno = 0;
+    long v = strtol(p, &end, 10);
+    if (errno || end == p || v < 0 || v > 4096 || (*end && *end != ',')) {
+      fprintf(stderr, "mallocbench bench muzero: --returns '%s': expected counts like 0,2,8,32\n",
+              list);
+      return 2;
+    }
+    sims[n++] = (int)v;
+    p = *end ? end + 1 : end;
+  }
+  mb_error err = {{0}};
+  /* the network `mallocbench train --seed 0` starts from (same derivation as mb_train) */
+  mb_agent fresh;
+  mb_rng base;
+  mb_rng_seed(&base, 0);
+  mb_rng r0 = mb_rng_split(&base, 0x5eed);
+  if (!mb_agent_create(&fresh, &ag->cfg, &r0, &err)) {
+    fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+    return 1;
+  }
+  double learned[16] = {0}, exact[16] = {0}, heur = 0, rnd = 0, untrained = 0;
+  double t_learned[16] = {0}, t_exact[16] = {0};
+  int64_t decisions = 0;
+  int rc = 0;
+  for (int32_t e = 0; e < n_set && rc == 0; e++) {
+    mb_game *g = mb_game_new(set[e].w, &set[e].hw, &ag->cfg.game, &err);
+    if (!g) {
+      fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
+      rc = 1;
+      break;
+    }
+    double scale = mb_return_scale(set[e].w, &set[e].hw, g), r = 0;
+    while (!mb_game_done(g)) {
+      mb_game_step(g, mb_game_heuristic_action(g), NULL, &err);
+      decisions++;
+    }
+    heur += mb_game_return(g);
+    rnd += random_return(g, (uint64_t)e);
+    if (!play_return(&fresh, g, scale, 0, false, 0, &r, &err)) rc = 1;
+    untrained += r;
+    for (int k = 0; rc == 0 && k < n; k++)
+      for (int ex = 0; rc == 0 && ex < 2; ex++) {
+        double t0 = mb_train_now();
+        if (!play_return(ag, g, scale, sims[k], ex == 1, (uint64_t)e, &r, &err)) rc = 1;
+        (ex ? exact : learned)[k] += r;
+        (ex ? t_exact : t_learned)[k] += mb_train_now() - t0;
+      }
+    if (rc) fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
+    mb_game_free(g);
+  }
+  mb_agent_free(&fresh);
+  if (rc) return rc;
+  printf(
+      "mean episode return (T_slow - T) / T_slow over %s: %d workloads, %lld decisions per "
+      "pass (simulated by the cost model)\n",
+      what, n_set, (long long)decisions);
+  printf("  random legal play              %.4f\n", rnd / n_set);
+  printf("  untrained network (raw policy) %.4f\n", untrained / n_set);
+  printf("  heuristic (reference)          %.4f\n", heur / n_set);
+  printf("  %-30s %-24s %-24s\n", "agent, simulations/decision", "learned model (wall s)",
+         "exact game (wall s)");
+  for (int k = 0; k < n; k++) {
+    char label[32];
+    snprintf(label, sizeof label, sims[k] ? "%d" : "0 (raw policy, no search)", sims[k]);
+    printf("  %-30s %.4f (%8.2f)        %.4f (%8.2f)\n", label, learned[k] / n_set, t_learned[k],
+           exact[k] / n_set, t_exact[k]);
+  }
+  return 0;
+}
+
+/* `episodes` synthetic workloads with sizes spread over 32..max_buffers. */
+static bool synthetic_set(long episodes, long max_buffers, long seed, mb_train_set *set) {
+  mb_error err = {{0}};
+  mb_hardware base;
+  set->tw = calloc((size_t)episodes, sizeof *set->tw);
+  set->w = calloc((size_t)episodes, sizeof *set->w);
+  if (!set->tw || !set->w || !mb_hardware_find("tpu-v4i", NULL, &base, &err)) {
+    fprintf(stderr, "mallocbench bench muzero: %s\n",
+            err.message[0] ? err.message : "out of memory");
+    return false;
+  }
+  for (long e = 0; e < episodes; e++) {
+    mb_rng rng;
+    mb_rng_seed(&rng, (uint64_t)(seed + e));
+    mb_random_options ro;
+    mb_random_options_default(&ro);
+    int32_t nb = (int32_t)(32 + (max_buffers - 32) * e / (episodes > 1 ? episodes - 1 : 1));
+    mb_workload *w = mb_random_workload(&rng, nb, &ro, "synthetic", &err);
+    if (!w) {
+      fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+      return false;
+    }
+    set->w[set->n] = w;
+    set->tw[set->n] = (mb_train_workload){
+        .name = w->name,
+        .w = w,
+        .hw = mb_hardware_with_capacity(&base, mb_catalogue_auto_capacity(w, &base))};
+    set->n++;
+  }
+  return true;
+}
 
 int mb_bench_muzero(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "mallocbench bench muzero: not built yet\n");
-  return 2;
+  if (mb_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  const char *agent_path = NULL, *returns = NULL, *split = NULL, *regex = NULL;
+  long buffers = 256, sims = 16, jobs = 1, seed = -1, episodes = 8;
+  double seconds = 3;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (i + 1 >= argc) {
+      fprintf(stderr, "mallocbench bench muzero: %s needs a value; see --help\n", a);
+      return 2;
+    }
+    const char *v = argv[++i];
+    long x;
+    if (!strcmp(a, "--agent"))
+      agent_path = v;
+    else if (!strcmp(a, "--returns"))
+      returns = v;
+    else if (!strcmp(a, "--split"))
+      split = v;
+    else if (!strcmp(a, "--workloads"))
+      regex = v;
+    else if (!strcmp(a, "--episodes")) {
+      if (!parse_long(a, v, 1, 100000, &episodes)) return 2;
+    } else if (!strcmp(a, "--buffers")) {
+      if (!parse_long(a, v, 2, 1000000, &buffers)) return 2;
+    } else if (!strcmp(a, "--simulations")) {
+      if (!parse_long(a, v, 1, 100000, &sims)) return 2;
+    } else if (!strcmp(a, "--jobs")) {
+      if (!parse_long(a, v, 1, 64, &jobs)) return 2;
+    } else if (!strcmp(a, "--seed")) {
+      if (!parse_long(a, v, 0, 1L << 40, &seed)) return 2;
+    } else if (!strcmp(a, "--seconds")) {
+      if (!parse_long(a, v, 1, 3600, &x)) return 2;
+      seconds = (double)x;
+    } else {
+      fprintf(stderr, "mallocbench bench muzero: unknown option '%s'; see --help\n", a);
+      return 2;
+    }
+  }
+  mb_blas_set_threads(1);
+  if (returns && !agent_path) {
+    fprintf(stderr, "mallocbench bench muzero: --returns needs --agent FILE\n");
+    return 2;
+  }
+  if (returns && buffers < 32) buffers = 32;
+  if (seed < 0) seed = returns ? 1000 : 0;
+  mb_error err = {{0}};
+  mb_agent ag;
+  if (agent_path) {
+    if (!mb_agent_load(agent_path, &ag, NULL, NULL, NULL, &err)) {
+      fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+      return 2;
+    }
+  } else {
+    mb_agent_config c;
+    mb_agent_config_default(&c);
+    mb_rng r;
+    mb_rng_seed(&r, (uint64_t)seed);
+    if (!mb_agent_create(&ag, &c, &r, &err)) {
+      fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+      return 1;
+    }
+  }
+  if (returns) {
+    mb_train_set set = {0};
+    char what[256];
+    int rc = 0;
+    if (split || regex) {
+      if (!mb_train_set_load(NULL, mb_data_dir(NULL), regex, split, INT32_MAX, stderr, &set,
+                             &err)) {
+        fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+        rc = 2;
+      }
+      snprintf(what, sizeof what, "catalogue %s '%s'", split ? "split" : "workloads",
+               split ? split : regex);
+    } else {
+      rc = synthetic_set(episodes, buffers, seed, &set) ? 0 : 1;
+      snprintf(what, sizeof what, "synthetic workloads of 32..%ld buffers (seeds %ld..%ld)",
+               buffers, seed, seed + episodes - 1);
+    }
+    if (rc == 0 && set.n == 0) {
+      fprintf(stderr, "mallocbench bench muzero: no workload selected\n");
+      rc = 2;
+    }
+    if (rc == 0) rc = returns_table(&ag, returns, set.tw, set.n, what);
+    mb_train_set_free(&set);
+    mb_agent_free(&ag);
+    return rc;
+  }
+  mb_hardware base;
+  if (!mb_hardware_find("tpu-v4i", NULL, &base, &err)) {
+    fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+    mb_agent_free(&ag);
+    return 2;
+  }
+  mb_rng rng;
+  mb_rng_seed(&rng, (uint64_t)seed);
+  mb_random_options ro;
+  mb_random_options_default(&ro);
+  mb_workload *w = mb_random_workload(&rng, (int32_t)buffers, &ro, "bench-muzero", &err);
+  mb_hardware hw = base;
+  if (w) hw = mb_hardware_with_capacity(&base, mb_catalogue_auto_capacity(w, &base));
+  mb_game *g = w ? mb_game_new(w, &hw, &ag.cfg.game, &err) : NULL;
+  if (!g) {
+    fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+    mb_workload_free(w);
+    mb_agent_free(&ag);
+    return 1;
+  }
+  double scale = mb_return_scale(w, &hw, g);
+  char blas[256];
+  mb_blas_describe(blas, sizeof blas);
+  printf("mallocMuZero throughput (%s; 1 BLAS thread)\n", blas);
+  printf("agent: %s, latent %d, %d residual block(s), %lld parameters, A = %d\n",
+         agent_path ? agent_path : "fresh (untrained)", ag.cfg.latent, ag.cfg.blocks,
+         (long long)mb_agent_param_count(&ag), ag.cfg.game.n_actions);
+  printf("workload: synthetic, %d buffers (%d visitable), capacity %lld B\n", w->n_buffers,
+         mb_game_n_visitable(g), (long long)hw.capacity);
+  double dps, sps;
+  bool ok = measure_play(&ag, g, scale, (int)sims, false, false, seconds, &rng, &dps, &sps, &err);
+  if (ok) printf("  raw policy (no search)           %10.0f decisions/s\n", dps);
+  ok = ok && measure_play(&ag, g, scale, (int)sims, false, true, seconds, &rng, &dps, &sps, &err);
+  if (ok)
+    printf("  learned-model search, %3ld sims   %10.0f simulations/s  (%.0f decisions/s)\n", sims,
+           sps, dps);
+  ok = ok && measure_play(&ag, g, scale, (int)sims, true, true, seconds, &rng, &dps, &sps, &err);
+  if (ok)
+    printf("  exact-game search, %3ld sims      %10.0f simulations/s  (%.0f decisions/s)\n", sims,
+           sps, dps);
+  mb_game_free(g);
+  if (ok) {
+    mb_train_config tc;
+    mb_train_config_default(&tc);
+    tc.agent = ag.cfg;
+    tc.synthetic = true;
+    tc.seconds = seconds * 2;
+    tc.jobs = (int32_t)jobs;
+    tc.actors_per_round = jobs > 2 ? (int32_t)jobs : 2;
+    tc.eval_every = 0;
+    tc.eval_max = 1;
+    tc.seed = (uint64_t)seed;
+    mb_train_result tr;
+    ok = mb_train(&tc, NULL, 0, NULL, &tr, &err);
+    if (ok) {
+      printf(
+          "  training (B %d, K %d, %d sims self-play, %ld job(s)): %.1f updates/s, %.0f "
+          "self-play decisions/s\n",
+          tc.batch, tc.unroll, tc.search.simulations, jobs, tr.updates_per_s, tr.decisions_per_s);
+      mb_train_result_free(&tr);
+    }
+  }
+  mb_workload_free(w);
+  mb_agent_free(&ag);
+  if (!ok) {
+    fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+    return 1;
+  }
+  return 0;
 }

@@ -1,0 +1,373 @@
+/* mallocMuZero's networks and checkpoints (see agent.h). */
+#include "agent.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn_io.h"
+
+void mb_agent_config_default(mb_agent_config *c) {
+  memset(c, 0, sizeof *c);
+  mb_game_config_default(&c->game);
+  c->obs_dim = mb_game_observation_size(&c->game);
+  c->latent = 128;
+  c->blocks = 1;
+  c->support = 31;
+  c->support_max = 10.5f;
+  c->value_scale = 100.0f;
+}
+
+bool mb_agent_config_check(const mb_agent_config *c, mb_error *err) {
+  if (!mb_game_config_check(&c->game, err)) return mb_fail_prefix(err, "agent config");
+  if (c->obs_dim != mb_game_observation_size(&c->game))
+    return mb_fail(err, "agent config: obs_dim %d but the game config gives %d", c->obs_dim,
+                   mb_game_observation_size(&c->game));
+  if (c->latent < 4 || c->latent > 4096)
+    return mb_fail(err, "agent config: latent %d: expected in [4, 4096]", c->latent);
+  if (c->blocks < 0 || c->blocks > 16)
+    return mb_fail(err, "agent config: blocks %d: expected in [0, 16]", c->blocks);
+  if (c->support < 3 || c->support > 1001)
+    return mb_fail(err, "agent config: support %d atoms: expected in [3, 1001]", c->support);
+  if (!(c->support_max > 0) || !(c->value_scale > 0))
+    return mb_fail(err, "agent config: support_max %g / value_scale %g: expected > 0",
+                   (double)c->support_max, (double)c->value_scale);
+  return true;
+}
+
+bool mb_agent_create(mb_agent *ag, const mb_agent_config *cfg, mb_rng *rng, mb_error *err) {
+  memset(ag, 0, sizeof *ag);
+  if (!mb_agent_config_check(cfg, err)) return false;
+  ag->cfg = *cfg;
+  ag->sup = (mb_support){.n = cfg->support, .lo = 0.0f, .hi = cfg->support_max};
+  int32_t A = cfg->game.n_actions, W = cfg->latent;
+  /* The prediction head is Xavier-initialised, not zero: zero policy logits would make the
+   * untrained greedy policy tie-break to action 0, which is the heuristic's best-fit candidate,
+   * and hide what the agent learned. The reward head starts at zero (MuZero's choice). */
+  bool ok =
+      mb_nn_build_resmlp(&ag->repr, "repr", cfg->obs_dim, W, cfg->blocks, 0, MB_INIT_HE, err) &&
+      mb_nn_build_resmlp(&ag->dyn, "dyn", W + A, W, cfg->blocks, 0, MB_INIT_HE, err) &&
+      mb_nn_build_resmlp(&ag->reward, "reward", W, W, 0, cfg->support, MB_INIT_ZERO, err) &&
+      mb_nn_build_resmlp(&ag->pred, "pred", W, W, cfg->blocks, A + cfg->support, MB_INIT_XAVIER,
+                         err);
+  if (!ok) {
+    mb_agent_free(ag);
+    return mb_fail_prefix(err, "agent");
+  }
+  mb_nn_module_init_params(&ag->repr, rng);
+  mb_nn_module_init_params(&ag->dyn, rng);
+  mb_nn_module_init_params(&ag->reward, rng);
+  mb_nn_module_init_params(&ag->pred, rng);
+  return true;
+}
+
+void mb_agent_free(mb_agent *ag) {
+  mb_nn_module_free(&ag->repr);
+  mb_nn_module_free(&ag->dyn);
+  mb_nn_module_free(&ag->reward);
+  mb_nn_module_free(&ag->pred);
+}
+
+void mb_agent_modules(mb_agent *ag, mb_nn_module *out[4]) {
+  out[0] = &ag->repr;
+  out[1] = &ag->dyn;
+  out[2] = &ag->reward;
+  out[3] = &ag->pred;
+}
+
+int64_t mb_agent_param_count(const mb_agent *ag) {
+  return mb_nn_param_count(&ag->repr) + mb_nn_param_count(&ag->dyn) +
+         mb_nn_param_count(&ag->reward) + mb_nn_param_count(&ag->pred);
+}
+
+bool mb_agent_copy_weights(mb_agent *dst, const mb_agent *src, mb_error *err) {
+  mb_nn_module *d[4], *s[4];
+  mb_agent_modules(dst, d);
+  mb_agent_modules((mb_agent *)src, s);
+  for (int i = 0; i < 4; i++) {
+    if (d[i]->n_params != s[i]->n_params)
+      return mb_fail(err, "agent copy: module '%s': %d parameters vs %d", s[i]->name,
+                     s[i]->n_params, d[i]->n_params);
+    for (int32_t p = 0; p < s[i]->n_params; p++)
+      if (!mb_tensor_copy(&d[i]->params[p].value, &s[i]->params[p].value, err))
+        return mb_fail_prefix(err, "agent copy: %s.%s", s[i]->name, s[i]->params[p].name);
+  }
+  return true;
+}
+
+/* ---- inference ---- */
+
+bool mb_agent_infer_create(mb_agent_infer *inf, const mb_agent *ag, mb_error *err) {
+  memset(inf, 0, sizeof *inf);
+  inf->ag = ag;
+  int32_t A = ag->cfg.game.n_actions;
+  if (!mb_nn_tape_create(&inf->repr, &ag->repr, 1, err) ||
+      !mb_nn_tape_create(&inf->dyn, &ag->dyn, 1, err) ||
+      !mb_nn_tape_create(&inf->reward, &ag->reward, 1, err) ||
+      !mb_nn_tape_create(&inf->pred, &ag->pred, 1, err) ||
+      !mb_tensor_init(&inf->x, 1, ag->cfg.obs_dim, err) ||
+      !mb_tensor_init(&inf->in, 1, ag->cfg.latent + A, err)) {
+    mb_agent_infer_free(inf);
+    return false;
+  }
+  return true;
+}
+
+void mb_agent_infer_free(mb_agent_infer *inf) {
+  mb_nn_tape_free(&inf->repr);
+  mb_nn_tape_free(&inf->dyn);
+  mb_nn_tape_free(&inf->reward);
+  mb_nn_tape_free(&inf->pred);
+  mb_tensor_free(&inf->x);
+  mb_tensor_free(&inf->in);
+}
+
+/* f(s): policy logits and unscaled value from the prediction module's output row. */
+static bool predict(mb_agent_infer *inf, const mb_tensor *s, float *logits, float *value,
+                    mb_error *err) {
+  const mb_agent *ag = inf->ag;
+  int32_t A = ag->cfg.game.n_actions;
+  const mb_tensor *o = mb_nn_forward(&inf->pred, s, err);
+  if (!o) return false;
+  if (logits) memcpy(logits, o->data, (size_t)A * sizeof(float));
+  if (value) {
+    mb_tensor vl = {
+        .rows = 1, .cols = ag->cfg.support, .capacity = ag->cfg.support, .data = o->data + A};
+    float v;
+    if (!mb_categorical_decode(&ag->sup, &vl, &v, err)) return false;
+    *value = v / ag->cfg.value_scale;
+  }
+  return true;
+}
+
+bool mb_agent_initial(mb_agent_infer *inf, const float *obs, float *latent, float *logits,
+                      float *value, mb_error *err) {
+  memcpy(inf->x.data, obs, (size_t)inf->ag->cfg.obs_dim * sizeof(float));
+  const mb_tensor *s = mb_nn_forward(&inf->repr, &inf->x, err);
+  if (!s) return false;
+  if (latent) memcpy(latent, s->data, (size_t)inf->ag->cfg.latent * sizeof(float));
+  return predict(inf, s, logits, value, err);
+}
+
+bool mb_agent_recurrent(mb_agent_infer *inf, const float *latent, int32_t action,
+                        float *next_latent, float *reward, float *logits, float *value,
+                        mb_error *err) {
+  const mb_agent *ag = inf->ag;
+  int32_t W = ag->cfg.latent, A = ag->cfg.game.n_actions;
+  if (action < 0 || action >= A) return mb_fail(err, "agent: action %d outside [0, %d)", action, A);
+  memset(inf->in.data, 0, (size_t)(W + A) * sizeof(float));
+  memcpy(inf->in.data, latent, (size_t)W * sizeof(float));
+  inf->in.data[W + action] = 1.0f;
+  const mb_tensor *s = mb_nn_forward(&inf->dyn, &inf->in, err);
+  if (!s) return false;
+  if (next_latent) memcpy(next_latent, s->data, (size_t)W * sizeof(float));
+  if (reward) {
+    const mb_tensor *rl = mb_nn_forward(&inf->reward, s, err);
+    float r;
+    if (!rl || !mb_categorical_decode(&ag->sup, rl, &r, err)) return false;
+    *reward = r / ag->cfg.value_scale;
+  }
+  return predict(inf, s, logits, value, err);
+}
+
+int32_t mb_agent_greedy(const float *logits, const uint8_t *mask, int32_t A) {
+  int32_t best = -1;
+  for (int32_t a = 0; a < A; a++)
+    if (mask[a] && (best < 0 || logits[a] > logits[best])) best = a;
+  return best;
+}
+
+/* ---- curve ---- */
+
+bool mb_agent_curve_push(mb_agent_curve *c, double step, double episodes, double selfplay,
+                         double policy, double loss, double seconds, mb_error *err) {
+  if (c->len == c->cap) {
+    int64_t cap = c->cap ? c->cap * 2 : 64;
+    double **cols[6] = {&c->step, &c->episodes, &c->selfplay, &c->policy, &c->loss, &c->seconds};
+    for (int i = 0; i < 6; i++) {
+      double *p = realloc(*cols[i], (size_t)cap * sizeof(double));
+      if (!p) return mb_fail(err, "training curve: out of memory");
+      *cols[i] = p;
+    }
+    c->cap = cap;
+  }
+  c->step[c->len] = step;
+  c->episodes[c->len] = episodes;
+  c->selfplay[c->len] = selfplay;
+  c->policy[c->len] = policy;
+  c->loss[c->len] = loss;
+  c->seconds[c->len] = seconds;
+  c->len++;
+  return true;
+}
+
+void mb_agent_curve_free(mb_agent_curve *c) {
+  free(c->step);
+  free(c->episodes);
+  free(c->selfplay);
+  free(c->policy);
+  free(c->loss);
+  free(c->seconds);
+  memset(c, 0, sizeof *c);
+}
+
+/* ---- checkpoints ---- */
+
+static const char *CURVE_NAMES[6] = {"curve_step",   "curve_episodes", "curve_selfplay",
+                                     "curve_policy", "curve_loss",     "curve_seconds"};
+
+bool mb_agent_save(const char *path, const mb_agent *ag, const mb_adam *opt,
+                   const mb_agent_progress *prog, const mb_agent_curve *curve, const char *note,
+                   mb_error *err) {
+  mb_nn_file *f = mb_nn_file_create(path, err);
+  if (!f) return false;
+  const mb_agent_config *c = &ag->cfg;
+  mb_nn_module *mods[4];
+  mb_agent_modules((mb_agent *)ag, mods);
+  bool ok = mb_nn_file_set_string(f, "format", "mallocmuzero-agent-1", err) &&
+            mb_nn_file_set_double(f, "cfg.latent", c->latent, err) &&
+            mb_nn_file_set_double(f, "cfg.blocks", c->blocks, err) &&
+            mb_nn_file_set_double(f, "cfg.support", c->support, err) &&
+            mb_nn_file_set_double(f, "cfg.support_max", c->support_max, err) &&
+            mb_nn_file_set_double(f, "cfg.value_scale", c->value_scale, err) &&
+            mb_nn_file_set_double(f, "cfg.obs_dim", c->obs_dim, err) &&
+            mb_nn_file_set_double(f, "game.n_actions", c->game.n_actions, err) &&
+            mb_nn_file_set_string(f, "game.order", mb_game_order_name(c->game.order), err) &&
+            mb_nn_file_set_double(f, "game.addr_bins", c->game.addr_bins, err) &&
+            mb_nn_file_set_double(f, "game.time_bins", c->game.time_bins, err) &&
+            mb_nn_file_set_double(f, "game.lookahead", c->game.lookahead, err) &&
+            mb_nn_file_set_double(f, "game.auto_slow", c->game.auto_slow ? 1 : 0, err);
+  for (int i = 0; ok && i < 4; i++) ok = mb_nn_file_write_module(f, mods[i], err);
+  if (ok && opt) ok = mb_nn_file_write_adam(f, opt, err);
+  if (ok && prog)
+    ok = mb_nn_file_set_double(f, "train.steps", (double)prog->steps, err) &&
+         mb_nn_file_set_double(f, "train.episodes", (double)prog->episodes, err) &&
+         mb_nn_file_set_double(f, "train.decisions", (double)prog->decisions, err) &&
+         mb_nn_file_set_double(f, "train.seed", (double)prog->seed, err) &&
+         mb_nn_file_set_double(f, "train.seconds", prog->seconds, err);
+  if (ok && note) ok = mb_nn_file_set_string(f, "training", note, err);
+  if (ok && curve) {
+    const double *cols[6] = {curve->step,   curve->episodes, curve->selfplay,
+                             curve->policy, curve->loss,     curve->seconds};
+    for (int i = 0; ok && i < 6; i++)
+      ok = mb_nn_file_write_series(f, CURVE_NAMES[i], cols[i], curve->len, err);
+  }
+  if (!ok) {
+    mb_nn_file_close(f);
+    return mb_fail_prefix(err, "%s", path);
+  }
+  return mb_nn_file_commit(f, err);
+}
+
+static bool get_int(mb_nn_file *f, const char *path, const char *key, int32_t *out, mb_error *err) {
+  double v;
+  if (!mb_nn_file_get_double(f, key, &v, err)) return mb_fail_prefix(err, "%s", path);
+  if (!(v >= -2147483647.0 && v <= 2147483647.0) || v != floor(v))
+    return mb_fail(err, "%s: attribute %s = %g: expected an integer", path, key, v);
+  *out = (int32_t)v;
+  return true;
+}
+
+bool mb_agent_load(const char *path, mb_agent *ag, mb_adam *opt, mb_agent_progress *prog,
+                   mb_agent_curve *curve, mb_error *err) {
+  memset(ag, 0, sizeof *ag);
+  mb_nn_file *f = mb_nn_file_open(path, err);
+  if (!f) return false;
+  char fmt[64], order[32];
+  mb_agent_config c;
+  mb_agent_config_default(&c);
+  int32_t auto_slow = 1;
+  double smax = 0, vscale = 0;
+  bool ok = mb_nn_file_get_string(f, "format", fmt, sizeof fmt, err);
+  if (ok && strcmp(fmt, "mallocmuzero-agent-1"))
+    ok = mb_fail(err, "%s: attribute format '%s': expected mallocmuzero-agent-1", path, fmt);
+  else if (!ok)
+    mb_fail_prefix(err, "%s: not a mallocMuZero agent checkpoint", path);
+  ok = ok && get_int(f, path, "cfg.latent", &c.latent, err) &&
+       get_int(f, path, "cfg.blocks", &c.blocks, err) &&
+       get_int(f, path, "cfg.support", &c.support, err) &&
+       get_int(f, path, "cfg.obs_dim", &c.obs_dim, err) &&
+       get_int(f, path, "game.n_actions", &c.game.n_actions, err) &&
+       get_int(f, path, "game.addr_bins", &c.game.addr_bins, err) &&
+       get_int(f, path, "game.time_bins", &c.game.time_bins, err) &&
+       get_int(f, path, "game.lookahead", &c.game.lookahead, err) &&
+       get_int(f, path, "game.auto_slow", &auto_slow, err);
+  ok = ok && mb_nn_file_get_double(f, "cfg.support_max", &smax, err) &&
+       mb_nn_file_get_double(f, "cfg.value_scale", &vscale, err) &&
+       mb_nn_file_get_string(f, "game.order", order, sizeof order, err);
+  if (ok && !mb_game_order_parse(order, &c.game.order))
+    ok = mb_fail(err, "%s: attribute game.order '%s': expected heuristic, start or size", path,
+                 order);
+  c.game.auto_slow = auto_slow != 0;
+  c.support_max = (float)smax;
+  c.value_scale = (float)vscale;
+  mb_rng rng;
+  mb_rng_seed(&rng, 0);
+  if (ok && !mb_agent_create(ag, &c, &rng, err)) {
+    mb_fail_prefix(err, "%s", path);
+    mb_nn_file_close(f);
+    return false;
+  }
+  if (!ok) {
+    mb_nn_file_close(f);
+    return false;
+  }
+  mb_nn_module *mods[4];
+  mb_agent_modules(ag, mods);
+  for (int i = 0; ok && i < 4; i++) ok = mb_nn_file_read_module(f, mods[i], err);
+  if (ok && opt) {
+    mb_adam_config ac;
+    mb_adam_config_default(&ac);
+    ok = mb_adam_create(opt, mods, 4, &ac, err);
+    if (ok && !mb_nn_file_read_adam(f, opt, err)) {
+      mb_adam_free(opt);
+      memset(opt, 0, sizeof *opt);
+      ok = false;
+    }
+  }
+  if (ok && prog) {
+    double st = 0, ep = 0, de = 0, sd = 0, secs = 0;
+    memset(prog, 0, sizeof *prog);
+    ok = mb_nn_file_get_double(f, "train.steps", &st, err) &&
+         mb_nn_file_get_double(f, "train.episodes", &ep, err) &&
+         mb_nn_file_get_double(f, "train.decisions", &de, err) &&
+         mb_nn_file_get_double(f, "train.seed", &sd, err) &&
+         mb_nn_file_get_double(f, "train.seconds", &secs, err);
+    prog->steps = (int64_t)st;
+    prog->episodes = (int64_t)ep;
+    prog->decisions = (int64_t)de;
+    prog->seed = (uint64_t)sd;
+    prog->seconds = secs;
+  }
+  if (ok && curve) {
+    memset(curve, 0, sizeof *curve);
+    double *cols[6] = {0};
+    int64_t n[6] = {0};
+    for (int i = 0; ok && i < 6; i++)
+      ok = mb_nn_file_read_series(f, CURVE_NAMES[i], &cols[i], &n[i], err);
+    for (int i = 1; ok && i < 6; i++)
+      if (n[i] != n[0])
+        ok = mb_fail(err, "%s: series %s has %lld points, %s %lld", path, CURVE_NAMES[i],
+                     (long long)n[i], CURVE_NAMES[0], (long long)n[0]);
+    if (ok) {
+      curve->len = curve->cap = n[0];
+      curve->step = cols[0];
+      curve->episodes = cols[1];
+      curve->selfplay = cols[2];
+      curve->policy = cols[3];
+      curve->loss = cols[4];
+      curve->seconds = cols[5];
+    } else {
+      for (int i = 0; i < 6; i++) free(cols[i]);
+    }
+  }
+  if (!ok) {
+    mb_fail_prefix(err, "%s", path);
+    mb_nn_file_close(f);
+    if (opt && opt->slots) mb_adam_free(opt);
+    mb_agent_free(ag);
+    return false;
+  }
+  mb_nn_file_close(f);
+  return true;
+}

@@ -1,0 +1,119 @@
+/* The mallocMuZero agent: its configuration, its three networks, and its checkpoint.
+ *
+ * Networks (residual MLPs from nn.h; widths and depth in mb_agent_config):
+ *   representation  h(obs)               -> s, latent of `latent` floats, min-max scaled to [0, 1]
+ *   dynamics        g([s | one_hot(a)])  -> s', scaled to [0, 1]
+ *   reward head     r(s')                -> categorical reward logits (`support` atoms)
+ *   prediction      f(s)                 -> [policy logits (A) | categorical value logits]
+ * The reward head reads the dynamics' output state (MuZero's reward head sits on the dynamics
+ * trunk); it is a separate module so that its gradient simply joins the state's gradient.
+ *
+ * Scalars. Rewards and values are fractions of T_slow (an episode's return is at most 1); the
+ * networks see them multiplied by `value_scale` (100: percent of T_slow) so that MuZero's
+ * h(x) squashing and a support of [0, support_max] resolve them; mb_agent_* functions take and
+ * return unscaled values.
+ *
+ * The checkpoint (HDF5 through nn_io.h) holds the four modules, the optimiser, the config as
+ * root attributes (`cfg.*`), the game config it was trained with (observation layout and action
+ * count are part of the networks' shape), training counters and the training curve series
+ * (`curve_step`, `curve_selfplay`, `curve_policy`, ...). Loading rebuilds the networks from the
+ * stored config, so a checkpoint is self-describing. */
+#ifndef MB_AGENT_H
+#define MB_AGENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "adam.h"
+#include "error.h"
+#include "game.h"
+#include "nn.h"
+#include "rng.h"
+
+typedef struct mb_agent_config {
+  mb_game_config game; /* actions, observation layout, buffer order */
+  int32_t obs_dim;     /* derived: mb_game_observation_size(&game) */
+  int32_t latent;      /* latent state width (also the hidden width of every module) */
+  int32_t blocks;      /* residual blocks per module */
+  int32_t support;     /* atoms of the value/reward supports over [0, support_max] */
+  float support_max;   /* in h-transformed scaled units */
+  float value_scale;   /* network units per unit of return (fraction of T_slow) */
+} mb_agent_config;
+
+/* Defaults: game defaults (A = 16, 16 x 16 occupancy picture), latent 128, 1 block, support 31
+ * atoms over [0, 10.5] (h(100) = 9.15), value_scale 100. */
+void mb_agent_config_default(mb_agent_config *c);
+bool mb_agent_config_check(const mb_agent_config *c, mb_error *err);
+
+typedef struct mb_agent {
+  mb_agent_config cfg;
+  mb_support sup;
+  mb_nn_module repr, dyn, reward, pred;
+} mb_agent;
+
+/* Builds the networks and initialises them from rng. */
+bool mb_agent_create(mb_agent *ag, const mb_agent_config *cfg, mb_rng *rng, mb_error *err);
+void mb_agent_free(mb_agent *ag);
+/* Copies every parameter of src into dst (same config). */
+bool mb_agent_copy_weights(mb_agent *dst, const mb_agent *src, mb_error *err);
+/* The four modules in a fixed order (for optimisers and checkpoints). */
+void mb_agent_modules(mb_agent *ag, mb_nn_module *out[4]);
+int64_t mb_agent_param_count(const mb_agent *ag);
+
+/* Batch-1 inference (search and play): tapes sized once, no allocation per call. */
+typedef struct mb_agent_infer {
+  const mb_agent *ag;
+  mb_nn_tape repr, dyn, reward, pred;
+  mb_tensor x, in; /* observation row; [latent | one-hot] row */
+} mb_agent_infer;
+
+bool mb_agent_infer_create(mb_agent_infer *inf, const mb_agent *ag, mb_error *err);
+void mb_agent_infer_free(mb_agent_infer *inf);
+/* h then f: latent (cfg.latent floats, may be NULL), policy logits (A), value (unscaled). */
+bool mb_agent_initial(mb_agent_infer *inf, const float *obs, float *latent, float *logits,
+                      float *value, mb_error *err);
+/* g then r and f: next latent, reward (unscaled), policy logits, value. */
+bool mb_agent_recurrent(mb_agent_infer *inf, const float *latent, int32_t action,
+                        float *next_latent, float *reward, float *logits, float *value,
+                        mb_error *err);
+/* The raw policy's greedy action among mask's legal ones (argmax of the logits). */
+int32_t mb_agent_greedy(const float *logits, const uint8_t *mask, int32_t A);
+
+/* A training curve: parallel series, appended to during training and stored in checkpoints. */
+typedef struct mb_agent_curve {
+  int64_t len, cap;
+  double *step;     /* training steps */
+  double *episodes; /* self-play episodes so far */
+  double *selfplay; /* mean self-play return since the previous point */
+  double *policy;   /* mean return of the raw policy network (greedy, no search) on the train
+                       workloads; NaN when not evaluated at that point */
+  double *loss;     /* mean total loss since the previous point */
+  double *seconds;  /* wall seconds of training so far */
+} mb_agent_curve;
+
+bool mb_agent_curve_push(mb_agent_curve *c, double step, double episodes, double selfplay,
+                         double policy, double loss, double seconds, mb_error *err);
+void mb_agent_curve_free(mb_agent_curve *c);
+
+/* Training state stored with the weights. */
+typedef struct mb_agent_progress {
+  int64_t steps;     /* training steps (optimizer updates) done */
+  int64_t episodes;  /* self-play trajectories played */
+  int64_t decisions; /* self-play decisions played */
+  uint64_t seed;     /* the training seed */
+  double seconds;    /* training wall time so far */
+} mb_agent_progress;
+
+/* Writes the agent (+ optimiser and progress when not NULL, curve when not NULL) atomically:
+ * a temporary file renamed over `path`. `note` (may be NULL) is stored as the `training`
+ * attribute (how it was trained: command line, workloads). */
+bool mb_agent_save(const char *path, const mb_agent *ag, const mb_adam *opt,
+                   const mb_agent_progress *prog, const mb_agent_curve *curve, const char *note,
+                   mb_error *err);
+/* Loads a checkpoint: builds *ag from the stored config. opt (may be NULL) must be NULL or a
+ * zeroed struct: it is created over ag's modules with the stored state. prog and curve may be
+ * NULL. On failure nothing needs freeing. */
+bool mb_agent_load(const char *path, mb_agent *ag, mb_adam *opt, mb_agent_progress *prog,
+                   mb_agent_curve *curve, mb_error *err);
+
+#endif

@@ -1,0 +1,194 @@
+/* Replay buffer in transitions (see replay.h). */
+#include "replay.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool mb_trajectory_init(mb_trajectory *t, int32_t obs_dim, int32_t A, mb_error *err) {
+  memset(t, 0, sizeof *t);
+  if (obs_dim < 1 || A < 1)
+    return mb_fail(err, "trajectory: obs_dim %d / actions %d: expected >= 1", obs_dim, A);
+  t->obs_dim = obs_dim;
+  t->A = A;
+  t->obs = calloc((size_t)obs_dim, sizeof *t->obs); /* room for the final observation */
+  if (!t->obs) return mb_fail(err, "trajectory: out of memory");
+  return true;
+}
+
+void mb_trajectory_free(mb_trajectory *t) {
+  free(t->obs);
+  free(t->policy);
+  free(t->mask);
+  free(t->action);
+  free(t->reward);
+  free(t->value);
+  memset(t, 0, sizeof *t);
+}
+
+void mb_trajectory_clear(mb_trajectory *t) {
+  t->len = 0;
+  t->terminal = false;
+  t->ret = 0;
+}
+
+static bool grow(mb_trajectory *t, mb_error *err) {
+  int32_t cap = t->cap ? t->cap * 2 : 64;
+  float *obs = realloc(t->obs, (size_t)(cap + 1) * t->obs_dim * sizeof *obs);
+  if (obs) t->obs = obs;
+  float *pol = realloc(t->policy, (size_t)cap * t->A * sizeof *pol);
+  if (pol) t->policy = pol;
+  uint8_t *mask = realloc(t->mask, (size_t)cap * t->A);
+  if (mask) t->mask = mask;
+  int32_t *act = realloc(t->action, (size_t)cap * sizeof *act);
+  if (act) t->action = act;
+  float *rew = realloc(t->reward, (size_t)cap * sizeof *rew);
+  if (rew) t->reward = rew;
+  float *val = realloc(t->value, (size_t)cap * sizeof *val);
+  if (val) t->value = val;
+  if (!obs || !pol || !mask || !act || !rew || !val)
+    return mb_fail(err, "trajectory: out of memory growing to %d decisions", cap);
+  t->cap = cap;
+  return true;
+}
+
+bool mb_trajectory_push(mb_trajectory *t, const float *obs, const uint8_t *mask,
+                        const float *policy, int32_t action, float reward, float value,
+                        mb_error *err) {
+  if (action < 0 || action >= t->A)
+    return mb_fail(err, "trajectory: decision %d: action %d outside [0, %d)", t->len, action, t->A);
+  if (t->len == t->cap && !grow(t, err)) return false;
+  int64_t i = t->len;
+  memcpy(t->obs + i * t->obs_dim, obs, (size_t)t->obs_dim * sizeof *obs);
+  memcpy(t->policy + i * t->A, policy, (size_t)t->A * sizeof *policy);
+  memcpy(t->mask + i * t->A, mask, (size_t)t->A);
+  t->action[i] = action;
+  t->reward[i] = reward;
+  t->value[i] = value;
+  t->ret += reward;
+  t->len++;
+  return true;
+}
+
+bool mb_trajectory_finish(mb_trajectory *t, const float *final_obs, bool terminal, mb_error *err) {
+  if (t->len == t->cap && !grow(t, err)) return false;
+  memcpy(t->obs + (int64_t)t->len * t->obs_dim, final_obs, (size_t)t->obs_dim * sizeof(float));
+  t->terminal = terminal;
+  return true;
+}
+
+bool mb_replay_init(mb_replay *r, int64_t capacity, int32_t obs_dim, int32_t A, mb_error *err) {
+  memset(r, 0, sizeof *r);
+  if (capacity < 2 || capacity > (int64_t)1 << 30)
+    return mb_fail(err, "replay: capacity %lld transitions: expected in [2, 2^30]",
+                   (long long)capacity);
+  if (obs_dim < 1 || A < 1)
+    return mb_fail(err, "replay: obs_dim %d / actions %d: expected >= 1", obs_dim, A);
+  r->capacity = capacity;
+  r->obs_dim = obs_dim;
+  r->A = A;
+  size_t c = (size_t)capacity;
+  r->obs = malloc(c * (size_t)obs_dim * sizeof *r->obs);
+  r->policy = malloc(c * (size_t)A * sizeof *r->policy);
+  r->mask = malloc(c * (size_t)A);
+  r->action = malloc(c * sizeof *r->action);
+  r->reward = malloc(c * sizeof *r->reward);
+  r->value = malloc(c * sizeof *r->value);
+  r->to_final = malloc(c * sizeof *r->to_final);
+  r->terminal = malloc(c);
+  if (!r->obs || !r->policy || !r->mask || !r->action || !r->reward || !r->value || !r->to_final ||
+      !r->terminal) {
+    mb_replay_free(r);
+    return mb_fail(err, "replay: out of memory for %lld transitions x %d features",
+                   (long long)capacity, obs_dim);
+  }
+  return true;
+}
+
+void mb_replay_free(mb_replay *r) {
+  free(r->obs);
+  free(r->policy);
+  free(r->mask);
+  free(r->action);
+  free(r->reward);
+  free(r->value);
+  free(r->to_final);
+  free(r->terminal);
+  memset(r, 0, sizeof *r);
+}
+
+bool mb_replay_add(mb_replay *r, const mb_trajectory *t, mb_error *err) {
+  if (t->obs_dim != r->obs_dim || t->A != r->A)
+    return mb_fail(err, "replay: trajectory shape %d features x %d actions, buffer %d x %d",
+                   t->obs_dim, t->A, r->obs_dim, r->A);
+  if (t->len < 1) return mb_fail(err, "replay: empty trajectory");
+  if ((int64_t)t->len + 1 > r->capacity)
+    return mb_fail(err, "replay: trajectory of %d decisions does not fit %lld transitions", t->len,
+                   (long long)r->capacity);
+  for (int32_t i = 0; i <= t->len; i++) {
+    int64_t row = r->head;
+    memcpy(r->obs + row * r->obs_dim, t->obs + (int64_t)i * r->obs_dim,
+           (size_t)r->obs_dim * sizeof(float));
+    if (i < t->len) {
+      memcpy(r->policy + row * r->A, t->policy + (int64_t)i * r->A, (size_t)r->A * sizeof(float));
+      memcpy(r->mask + row * r->A, t->mask + (int64_t)i * r->A, (size_t)r->A);
+      r->action[row] = t->action[i];
+      r->reward[row] = t->reward[i];
+      r->value[row] = t->value[i];
+      r->terminal[row] = 0;
+    } else {
+      memset(r->policy + row * r->A, 0, (size_t)r->A * sizeof(float));
+      memset(r->mask + row * r->A, 0, (size_t)r->A);
+      r->action[row] = -1;
+      r->reward[row] = 0;
+      r->value[row] = 0;
+      r->terminal[row] = t->terminal ? 1 : 0;
+    }
+    r->to_final[row] = t->len - i;
+    r->head = (r->head + 1) % r->capacity;
+    if (r->count < r->capacity) r->count++;
+  }
+  r->total_added += t->len;
+  r->trajectories++;
+  return true;
+}
+
+int64_t mb_replay_decisions(const mb_replay *r) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < r->count; i++) n += r->action[i] >= 0;
+  return n;
+}
+
+int64_t mb_replay_sample(const mb_replay *r, mb_rng *rng) {
+  if (r->count == 0) return -1;
+  /* final rows are at most half of the rows: rejection ends quickly */
+  for (int tries = 0; tries < 1000; tries++) {
+    int64_t row = (int64_t)mb_rng_below(rng, (uint64_t)r->count);
+    if (r->action[row] >= 0) return row;
+  }
+  for (int64_t i = 0; i < r->count; i++)
+    if (r->action[i] >= 0) return i;
+  return -1;
+}
+
+int64_t mb_replay_offset(const mb_replay *r, int64_t row, int32_t k, bool *past_end) {
+  int32_t left = r->to_final[row];
+  int32_t step = k <= left ? k : left;
+  *past_end = k > left;
+  return (row + step) % r->capacity;
+}
+
+void mb_replay_nstep(const mb_replay *r, int64_t row, int32_t n, double gamma, double *reward_sum,
+                     int64_t *boot_row, double *boot_discount) {
+  int32_t left = r->to_final[row];
+  int32_t steps = n < left ? n : left;
+  double sum = 0, disc = 1;
+  for (int32_t i = 0; i < steps; i++) {
+    int64_t ri = (row + i) % r->capacity;
+    sum += disc * r->reward[ri];
+    disc *= gamma;
+  }
+  int64_t end = (row + steps) % r->capacity;
+  *reward_sum = sum;
+  *boot_discount = disc;
+  *boot_row = (steps == left && r->terminal[end]) ? -1 : end;
+}

@@ -1,0 +1,112 @@
+/* mallocMuZero's tree search: Gumbel MuZero (Danihelka et al., "Policy improvement by planning
+ * with Gumbel", ICLR 2022) and, as an option, MuZero's pUCT with Dirichlet root noise.
+ *
+ * Why callbacks. The same search runs in two models: the learned one (dynamics network: latent
+ * states, predicted rewards, no exact legality below the root) for `mallocmuzero`, and the real
+ * game (mb_game snapshot/restore: exact rewards and masks at every node) for
+ * `mallocmuzero-exact`, and the tests drive it with hand-made trees whose values are known. The
+ * search owns the tree statistics; the model (an mb_search_model) owns whatever a node needs
+ * (a latent vector, a path to replay) and is asked to evaluate one new node per simulation.
+ *
+ * Gumbel root (default). Draw g(a) ~ Gumbel for the legal root actions, keep the m actions with
+ * the largest g(a) + logits(a), and spend the simulation budget by sequential halving: in each of
+ * ceil(log2 m) phases every surviving action gets an equal share of visits, then the better half
+ * by g + logits + sigma(q^) survives. Visits always sum to the budget exactly. The action played
+ * is the survivor (most visits) with the largest g + logits + sigma(q^). Interior nodes select
+ * deterministically argmax_a pi'(a) - N(a) / (1 + sum_b N(b)), pi' = softmax(logits +
+ * sigma(completed q^)). The policy target is pi' at the root (0 on illegal actions).
+ *   sigma(q) = (c_visit + max_b N(b)) * c_scale * q;  completed q: Q(a) for visited actions,
+ *   else the mixed value (v + sum_b N(b) / sum_{b visited} pi(b) * sum_{b visited} pi(b) Q(b)) /
+ *   (1 + sum_b N(b)) (mctx's qtransform_completed_by_mix_value).
+ * Normalisation of values to [0, 1]: the Gumbel rules rescale a node's completed Q by min-max
+ * over that node's legal actions (mctx's rescale_values). A tree-wide min-max (MuZero's
+ * MinMaxStats) was measured first and lost most of the contrast between root actions as the tree
+ * grew (their differences are small next to the spread of values across depths): returns fell
+ * back to the raw policy's at 8 and 32 simulations. pUCT uses the tree-wide min-max (0 while the
+ * tree has seen a single value), as in MuZero. Discount gamma (1: episodic).
+ *
+ * Masks. The root always uses the exact legal mask. Below the root a model may give a mask (the
+ * exact game does); the learned model gives none, so every action is allowed there: its policy
+ * head is trained with zero target mass on illegal actions, which pushes their prior down.
+ *
+ * pUCT (option). Root prior mixed with Dirichlet(alpha) noise on legal actions (fraction eps);
+ * select argmax Q^(a) + pi(a) sqrt(sum N) / (1 + N(a)) (c1 + log((sum N + c2 + 1) / c2)); play
+ * the most visited action (or sample by visit counts at temperature 1 when `sample`); policy
+ * target = visit distribution.
+ *
+ * No allocation after mb_search_create; one search must not be used from two threads. */
+#ifndef MB_SEARCH_H
+#define MB_SEARCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "rng.h"
+
+typedef enum mb_search_kind { MB_SEARCH_GUMBEL = 0, MB_SEARCH_PUCT } mb_search_kind;
+
+typedef struct mb_search_config {
+  mb_search_kind kind;
+  int32_t simulations;     /* budget per move, >= 1 */
+  int32_t max_considered;  /* Gumbel: m, actions sampled at the root (default 16) */
+  double c_visit, c_scale; /* Gumbel sigma: 50, 0.1 */
+  double gamma;            /* discount, (0, 1]; default 1 */
+  bool gumbel_noise;       /* Gumbel: sample g (self-play); false: g = 0 (evaluation) */
+  double dirichlet_alpha, dirichlet_frac; /* pUCT root noise: 0.3, 0.25 (frac 0: none) */
+  double c1, c2;                          /* pUCT: 1.25, 19652 */
+  bool sample;                            /* pUCT: sample the move by visit counts */
+} mb_search_config;
+
+void mb_search_config_default(mb_search_config *c);
+bool mb_search_config_check(const mb_search_config *c, mb_error *err);
+/* "gumbel" or "puct". */
+bool mb_search_kind_parse(const char *s, mb_search_kind *out);
+
+/* What the model returns for one node. logits and mask have A entries. */
+typedef struct mb_search_eval {
+  float *logits; /* prior logits (written by the model) */
+  uint8_t *mask; /* legal actions (written by the model when it knows them; see has_mask) */
+  bool has_mask; /* the model wrote an exact mask */
+  float value;   /* predicted value of the node (0 is used for terminal nodes) */
+  float reward;  /* reward of the edge into the node (ignored at the root) */
+  bool terminal; /* the node ends the episode: no children */
+} mb_search_eval;
+
+/* The model the search plans in. expand() evaluates node `node`: the root (parent -1, action
+ * -1) or the child of `parent` by `action`; path[0..depth) are the actions from the root to the
+ * node (depth 0 at the root). Nodes are numbered 0 (root), 1, 2, ... in expansion order within
+ * one search, so a model can keep per-node data in arrays indexed by node. */
+typedef struct mb_search_model {
+  void *ctx;
+  bool (*expand)(void *ctx, int32_t node, int32_t parent, int32_t action, const int32_t *path,
+                 int32_t depth, mb_search_eval *out, mb_error *err);
+} mb_search_model;
+
+/* The result of one search. Arrays have A entries and belong to the search (valid until the
+ * next run). */
+typedef struct mb_search_result {
+  int32_t action;        /* the move to play */
+  const float *policy;   /* improved policy target (sums to 1, 0 on illegal actions) */
+  const int32_t *visits; /* root visit counts (sum = simulations) */
+  float root_value;      /* network value at the root */
+  float search_value;    /* mean value of the root after the search: (v + sum N Q) / (1 + sum N) */
+  int32_t nodes;         /* nodes expanded (= simulations + 1 unless terminal leaves repeat) */
+} mb_search_result;
+
+typedef struct mb_search mb_search;
+
+/* A search for A actions and up to max_simulations per move. */
+mb_search *mb_search_create(int32_t n_actions, int32_t max_simulations, mb_error *err);
+void mb_search_free(mb_search *s);
+/* Searches from the root whose exact legal mask is root_mask (A bytes, at least one set).
+ * cfg->simulations <= the max given at creation. */
+bool mb_search_run(mb_search *s, const mb_search_config *cfg, const mb_search_model *model,
+                   const uint8_t *root_mask, mb_rng *rng, mb_search_result *out, mb_error *err);
+
+/* The Gumbel sequential-halving schedule, exposed for tests: fills visits_at[0..n) with the
+ * visit count the considered action chosen at simulation i is due to reach (mctx's
+ * get_sequence_of_considered_visits); returns false when n or m < 1. */
+bool mb_search_halving_schedule(int32_t m, int32_t n, int32_t *visits_at);
+
+#endif

@@ -1,0 +1,1004 @@
+/* mallocMuZero self-play, learner, evaluation and the playing loop (see train.h). */
+#include "train.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <math.h>
+#include <pcre2.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "catalogue.h"
+#include "cost.h"
+#include "paths.h"
+#include "random_workload.h"
+#include "replay.h"
+
+double mb_train_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void mb_train_config_default(mb_train_config *c) {
+  memset(c, 0, sizeof *c);
+  mb_agent_config_default(&c->agent);
+  mb_search_config_default(&c->search);
+  c->search.simulations = 8;
+  c->steps = 0;
+  c->seconds = 0;
+  c->batch = 64;
+  c->unroll = 5;
+  c->td_steps = 10;
+  c->gamma = 1.0;
+  c->value_weight = 0.25;
+  c->lr = 1e-3;
+  c->weight_decay = 1e-4;
+  c->max_grad_norm = 5.0;
+  c->replay_capacity = 50000;
+  c->replay_ratio = 4.0;
+  c->target_period = 100;
+  c->actors_per_round = 2;
+  c->jobs = 1;
+  c->segment = 48;
+  c->synthetic = false;
+  c->synth_min = 16;
+  c->synth_max = 256;
+  c->synth_share = 0.5;
+  c->eval_every = 100;
+  c->eval_max = 8;
+  c->checkpoint_every = 200;
+  c->seed = 0;
+  c->log_every_s = 5.0;
+}
+
+bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
+  if (!mb_search_config_check(&c->search, err)) return mb_fail_prefix(err, "train config");
+  if (c->steps < 0 || c->seconds < 0)
+    return mb_fail(err, "train config: steps %lld / seconds %g: expected >= 0", (long long)c->steps,
+                   c->seconds);
+  if (c->steps == 0 && c->seconds <= 0)
+    return mb_fail(err, "train config: neither a step limit nor a time limit");
+  if (c->batch < 1 || c->batch > 4096)
+    return mb_fail(err, "train config: batch %d: expected in [1, 4096]", c->batch);
+  if (c->unroll < 0 || c->unroll > 32)
+    return mb_fail(err, "train config: unroll %d: expected in [0, 32]", c->unroll);
+  if (c->td_steps < 1) return mb_fail(err, "train config: td_steps %d: expected >= 1", c->td_steps);
+  if (!(c->gamma > 0 && c->gamma <= 1))
+    return mb_fail(err, "train config: gamma %g: expected in (0, 1]", c->gamma);
+  if (!(c->lr > 0) || !(c->weight_decay >= 0) || !(c->max_grad_norm > 0) || !(c->value_weight >= 0))
+    return mb_fail(err, "train config: lr %g, weight decay %g, clip %g, value weight %g: bad value",
+                   c->lr, c->weight_decay, c->max_grad_norm, c->value_weight);
+  if (c->replay_capacity < 2 * (int64_t)(c->segment + 1))
+    return mb_fail(err, "train config: replay capacity %lld < two segments of %d",
+                   (long long)c->replay_capacity, c->segment);
+  if (!(c->replay_ratio > 0))
+    return mb_fail(err, "train config: replay ratio %g: expected > 0", c->replay_ratio);
+  if (c->target_period < 1 || c->actors_per_round < 1 || c->jobs < 1 || c->segment < 1)
+    return mb_fail(err,
+                   "train config: target period %d, actors %d, jobs %d, segment %d: "
+                   "expected >= 1",
+                   c->target_period, c->actors_per_round, c->jobs, c->segment);
+  if (c->synth_min < 2 || c->synth_max < c->synth_min)
+    return mb_fail(err, "train config: synthetic sizes %d..%d: expected 2 <= min <= max",
+                   c->synth_min, c->synth_max);
+  if (!(c->synth_share >= 0 && c->synth_share <= 1))
+    return mb_fail(err, "train config: synth_share %g: expected in [0, 1]", c->synth_share);
+  if (c->eval_every < 0 || c->eval_max < 1 || c->checkpoint_every < 0)
+    return mb_fail(err, "train config: eval_every %d, eval_max %d, checkpoint_every %d: bad value",
+                   c->eval_every, c->eval_max, c->checkpoint_every);
+  return true;
+}
+
+/* ================================ catalogue workloads ================================ */
+
+void mb_train_set_free(mb_train_set *s) {
+  for (int32_t i = 0; s->w && i < s->n; i++) mb_workload_free(s->w[i]);
+  free(s->w);
+  free(s->tw);
+  memset(s, 0, sizeof *s);
+}
+
+bool mb_train_set_load(const char *catalogue, const char *data_dir, const char *regex,
+                       const char *split, int64_t max_buffers, FILE *log, mb_train_set *out,
+                       mb_error *err) {
+  memset(out, 0, sizeof *out);
+  mb_catalogue *c = mb_catalogue_load(catalogue ? catalogue : mb_catalogue_default_path(), err);
+  if (!c) return false;
+  pcre2_code *re = NULL;
+  pcre2_match_data *md = NULL;
+  if (regex) {
+    int code;
+    PCRE2_SIZE off;
+    re = pcre2_compile((PCRE2_SPTR)regex, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
+    if (!re) {
+      PCRE2_UCHAR msg[256];
+      pcre2_get_error_message(code, msg, sizeof msg);
+      mb_catalogue_free(c);
+      return mb_fail(err, "--workloads '%s': column %zu: %s", regex, (size_t)off + 1, (char *)msg);
+    }
+    md = pcre2_match_data_create_from_pattern(re, NULL);
+  }
+  char cache[4096];
+  mb_path_join(cache, sizeof cache, mb_source_dir(), "results/cache");
+  out->tw = calloc((size_t)c->n_entries + 1, sizeof *out->tw);
+  out->w = calloc((size_t)c->n_entries + 1, sizeof *out->w);
+  bool ok = out->tw && out->w && (!re || md);
+  if (!ok) mb_fail(err, "catalogue workloads: out of memory");
+  for (int32_t i = 0; ok && i < c->n_entries; i++) {
+    const mb_catalogue_entry *e = &c->entries[i];
+    if (split && strcmp(e->split, split)) continue;
+    if (re && pcre2_match(re, (PCRE2_SPTR)e->name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) < 0)
+      continue;
+    bool missing = false;
+    mb_error werr = {{0}};
+    mb_workload *w = mb_catalogue_load_workload(e, data_dir, cache, &missing, &werr);
+    mb_hardware hw;
+    if (w && w->n_buffers > max_buffers) {
+      snprintf(werr.message, sizeof werr.message, "%d buffers > the limit %lld", w->n_buffers,
+               (long long)max_buffers);
+      mb_workload_free(w);
+      w = NULL;
+    } else if (w && !mb_catalogue_hardware(e, &hw, &werr)) {
+      mb_workload_free(w);
+      w = NULL;
+    }
+    if (!w) {
+      if (log) fprintf(log, "note: skipping %s: %s\n", e->name, werr.message);
+      continue;
+    }
+    out->w[out->n] = w;
+    out->tw[out->n] = (mb_train_workload){.name = w->name, .w = w, .hw = hw};
+    out->n++;
+  }
+  pcre2_match_data_free(md);
+  pcre2_code_free(re);
+  mb_catalogue_free(c);
+  if (!ok) mb_train_set_free(out);
+  return ok;
+}
+
+/* ======================= playing: search in the learned model or the game ================== */
+
+struct mb_player {
+  const mb_agent *ag;
+  mb_agent_infer inf;
+  mb_search *search;
+  int32_t A, W, max_sims;
+  float *latents; /* (max_sims + 1) x W */
+  float *obs, *logits, *policy;
+  uint8_t *mask;
+  double rscale; /* 1 / R_ref: rewards are multiplied by it */
+  /* exact mode */
+  mb_game *game;
+  mb_game_snapshot root;
+};
+
+mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_error *err) {
+  mb_player *p = calloc(1, sizeof *p);
+  if (!p) return mb_fail(err, "player: out of memory"), NULL;
+  p->ag = ag;
+  p->A = ag->cfg.game.n_actions;
+  p->W = ag->cfg.latent;
+  p->max_sims = max_simulations < 1 ? 1 : max_simulations;
+  p->rscale = 1.0;
+  if (!mb_agent_infer_create(&p->inf, ag, err)) {
+    free(p);
+    return NULL;
+  }
+  p->search = mb_search_create(p->A, p->max_sims, err);
+  p->latents = malloc((size_t)(p->max_sims + 1) * p->W * sizeof(float));
+  p->obs = malloc((size_t)ag->cfg.obs_dim * sizeof(float));
+  p->logits = malloc((size_t)p->A * sizeof(float));
+  p->policy = malloc((size_t)p->A * sizeof(float));
+  p->mask = malloc((size_t)p->A);
+  if (!p->search || !p->latents || !p->obs || !p->logits || !p->policy || !p->mask) {
+    if (p->search) mb_fail(err, "player: out of memory");
+    mb_player_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+void mb_player_set_scale(mb_player *p, double return_scale) {
+  p->rscale = return_scale > 0 ? 1.0 / return_scale : 1.0;
+}
+
+double mb_return_scale(const mb_workload *w, const mb_hardware *hw, const mb_game *g) {
+  mb_time_ps *b = malloc((size_t)(w->n_buffers > 0 ? w->n_buffers : 1) * sizeof *b);
+  if (!b) return 1.0;
+  mb_standalone_benefits(w, hw, b);
+  const int32_t *order = mb_game_visit_order(g);
+  double sum = 0;
+  for (int32_t i = 0; i < mb_game_n_visitable(g); i++) sum += (double)b[order[i]];
+  free(b);
+  double ts = (double)mb_game_slow_time(g);
+  return sum > 0 && ts > 0 ? sum / ts : 1.0;
+}
+
+void mb_player_free(mb_player *p) {
+  if (!p) return;
+  mb_agent_infer_free(&p->inf);
+  mb_search_free(p->search);
+  free(p->latents);
+  free(p->obs);
+  free(p->logits);
+  free(p->policy);
+  free(p->mask);
+  free(p);
+}
+
+static bool expand_learned(void *ctx, int32_t node, int32_t parent, int32_t action,
+                           const int32_t *path, int32_t depth, mb_search_eval *out, mb_error *err) {
+  mb_player *p = ctx;
+  float *lat = p->latents + (int64_t)node * p->W;
+  out->has_mask = false;
+  out->terminal = false;
+  out->reward = 0;
+  if (parent < 0) return mb_agent_initial(&p->inf, p->obs, lat, out->logits, &out->value, err);
+  return mb_agent_recurrent(&p->inf, p->latents + (int64_t)parent * p->W, action, lat, &out->reward,
+                            out->logits, &out->value, err);
+}
+
+/* The real game: replay the path from the root snapshot (exact rewards, masks, terminals). */
+static bool expand_exact(void *ctx, int32_t node, int32_t parent, int32_t action,
+                         const int32_t *path, int32_t depth, mb_search_eval *out, mb_error *err) {
+  mb_player *p = ctx;
+  if (!mb_game_restore(p->game, p->root, err)) return false;
+  double r = 0;
+  for (int32_t i = 0; i < depth; i++)
+    if (!mb_game_step(p->game, path[i], &r, err)) return false;
+  out->reward = depth > 0 ? (float)(r * p->rscale) : 0.0f;
+  if (mb_game_done(p->game)) {
+    out->terminal = true;
+    out->value = 0;
+    out->has_mask = false;
+    memset(out->logits, 0, (size_t)p->A * sizeof(float));
+    return true;
+  }
+  out->terminal = false;
+  mb_game_observe(p->game, p->obs);
+  mb_game_legal_mask(p->game, out->mask);
+  out->has_mask = true;
+  return mb_agent_initial(&p->inf, p->obs, NULL, out->logits, &out->value, err);
+}
+
+/* One decision at g's current state: search (or the raw policy when sims == 0). Fills
+ * p->mask, p->obs (the observation at the state), p->policy and returns the action. */
+static bool decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
+                   bool use_search, mb_rng *rng, int32_t *action, float *value, mb_error *err) {
+  mb_game_legal_mask(g, p->mask);
+  mb_game_observe(g, p->obs);
+  if (!use_search) {
+    if (!mb_agent_initial(&p->inf, p->obs, NULL, p->logits, value, err)) return false;
+    *action = mb_agent_greedy(p->logits, p->mask, p->A);
+    for (int32_t a = 0; a < p->A; a++) p->policy[a] = a == *action ? 1.0f : 0.0f;
+    return *action >= 0 || mb_fail(err, "player: no legal action");
+  }
+  mb_search_result res;
+  mb_search_model model = {.ctx = p, .expand = exact ? expand_exact : expand_learned};
+  if (exact) {
+    p->game = g;
+    p->root = mb_game_snapshot_take(g);
+  }
+  bool ok = mb_search_run(p->search, scfg, &model, p->mask, rng, &res, err);
+  if (exact) {
+    mb_error e2 = {{0}};
+    if (!mb_game_restore(g, p->root, ok ? err : &e2)) ok = false;
+    p->game = NULL;
+    /* the exact expansions overwrote p->obs and p->mask: restore the root's */
+    mb_game_legal_mask(g, p->mask);
+    mb_game_observe(g, p->obs);
+  }
+  if (!ok) return false;
+  memcpy(p->policy, res.policy, (size_t)p->A * sizeof(float));
+  *action = res.action;
+  *value = res.search_value;
+  return true;
+}
+
+bool mb_player_play(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
+                    double deadline, mb_rng *rng, int64_t *searched, int64_t *decisions,
+                    mb_error *err) {
+  if (scfg->simulations > p->max_sims)
+    return mb_fail(err, "player: %d simulations exceed the %d it was created for",
+                   scfg->simulations, p->max_sims);
+  mb_game_reset(g);
+  *searched = 0;
+  *decisions = 0;
+  while (!mb_game_done(g)) {
+    bool use_search = !(deadline > 0 && mb_train_now() > deadline);
+    int32_t a;
+    float v;
+    if (!decide(p, g, scfg, exact, use_search, rng, &a, &v, err)) return false;
+    if (!mb_game_step(g, a, NULL, err)) return false;
+    *searched += use_search;
+    (*decisions)++;
+  }
+  return true;
+}
+
+/* ================================ evaluation ================================ */
+
+bool mb_eval_policy(const mb_agent *ag, const mb_train_workload *workloads, int32_t n,
+                    mb_eval_mode mode, uint64_t seed, double *mean_return, mb_error *err) {
+  mb_player *p = mb_player_create(ag, 1, err);
+  if (!p) return false;
+  double sum = 0;
+  bool ok = true;
+  mb_rng base;
+  mb_rng_seed(&base, seed);
+  for (int32_t i = 0; ok && i < n; i++) {
+    mb_game *g = mb_game_new(workloads[i].w, &workloads[i].hw, &ag->cfg.game, err);
+    if (!g) {
+      ok = mb_fail_prefix(err, "evaluation workload '%s'", workloads[i].name);
+      break;
+    }
+    mb_rng rng = mb_rng_split(&base, (uint64_t)i);
+    while (ok && !mb_game_done(g)) {
+      int32_t a;
+      if (mode == MB_EVAL_HEURISTIC) {
+        a = mb_game_heuristic_action(g);
+      } else if (mode == MB_EVAL_RANDOM) {
+        int32_t nl = mb_game_legal_mask(g, p->mask), k = (int32_t)mb_rng_below(&rng, (uint64_t)nl);
+        for (a = 0; a < p->A; a++)
+          if (p->mask[a] && k-- == 0) break;
+      } else {
+        float v;
+        ok = decide(p, g, NULL, false, false, &rng, &a, &v, err);
+      }
+      ok = ok && mb_game_step(g, a, NULL, err);
+    }
+    sum += mb_game_return(g);
+    mb_game_free(g);
+  }
+  mb_player_free(p);
+  *mean_return = n > 0 ? sum / n : 0;
+  return ok;
+}
+
+/* ================================ self-play actors ================================ */
+
+typedef struct actor {
+  mb_agent ag; /* this round's copy of the weights */
+  mb_player *player;
+  mb_game **games; /* per catalogue workload, created on first use */
+  mb_trajectory traj;
+  /* the round's job */
+  mb_rng rng;
+  int32_t n_synth; /* > 0: play a fresh synthetic workload of that many buffers */
+  int32_t workload;
+  /* results */
+  bool ok, full_episode;
+  double ret;
+  mb_error err;
+} actor;
+
+typedef struct trainer {
+  const mb_train_config *cfg;
+  const mb_train_workload *wl;
+  int32_t n_wl;
+  mb_hardware synth_hw; /* base profile of synthetic workloads */
+  actor *actors;
+} trainer;
+
+static mb_workload *synth_workload(mb_rng *rng, int32_t n_buffers, const mb_hardware *base,
+                                   mb_hardware *hw, mb_error *err) {
+  mb_random_options o;
+  mb_random_options_default(&o);
+  mb_workload *w = mb_random_workload(rng, n_buffers, &o, NULL, err);
+  if (!w) return NULL;
+  int64_t cap = mb_catalogue_auto_capacity(w, base);
+  if (cap <= 0) cap = base->capacity;
+  *hw = mb_hardware_with_capacity(base, cap);
+  return w;
+}
+
+/* Plays the actor's trajectory: whole episode, or greedy prefix + searched segment. */
+static bool actor_play(trainer *T, actor *a, mb_error *err) {
+  const mb_train_config *cfg = T->cfg;
+  mb_workload *own = NULL;
+  mb_game *g = NULL;
+  mb_hardware synth_hw = T->synth_hw;
+  bool ok = true;
+  if (a->n_synth > 0) {
+    own = synth_workload(&a->rng, a->n_synth, &T->synth_hw, &synth_hw, err);
+    if (!own) return false;
+    g = mb_game_new(own, &synth_hw, &a->ag.cfg.game, err);
+    if (!g) {
+      mb_workload_free(own);
+      return false;
+    }
+  } else {
+    if (!a->games[a->workload]) {
+      a->games[a->workload] =
+          mb_game_new(T->wl[a->workload].w, &T->wl[a->workload].hw, &a->ag.cfg.game, err);
+      if (!a->games[a->workload])
+        return mb_fail_prefix(err, "workload '%s'", T->wl[a->workload].name);
+    }
+    g = a->games[a->workload];
+  }
+  mb_game_reset(g);
+  mb_trajectory_clear(&a->traj);
+  mb_player *p = a->player;
+  mb_player_set_scale(p, mb_return_scale(a->n_synth > 0 ? own : T->wl[a->workload].w,
+                                         a->n_synth > 0 ? &synth_hw : &T->wl[a->workload].hw, g));
+  double raw = 0;
+  /* decisions of an episode are at most the visitable buffers */
+  int32_t n_vis = mb_game_n_visitable(g), start = 0;
+  if (n_vis > cfg->segment)
+    start = (int32_t)mb_rng_below(&a->rng, (uint64_t)(n_vis - cfg->segment + 1));
+  int32_t played = 0;
+  while (ok && !mb_game_done(g) && played < start) {
+    int32_t act;
+    float v;
+    ok = decide(p, g, &cfg->search, false, false, &a->rng, &act, &v, err) &&
+         mb_game_step(g, act, NULL, err);
+    played++;
+  }
+  a->full_episode = played == 0;
+  while (ok && !mb_game_done(g) && a->traj.len < cfg->segment) {
+    int32_t act;
+    float v;
+    double r = 0;
+    ok = decide(p, g, &cfg->search, false, true, &a->rng, &act, &v, err);
+    /* p->obs and p->mask hold the root's observation and mask */
+    ok = ok && mb_game_step(g, act, &r, err) &&
+         mb_trajectory_push(&a->traj, p->obs, p->mask, p->policy, act, (float)(r * p->rscale), v,
+                            err);
+    raw += r;
+  }
+  if (ok) {
+    bool done = mb_game_done(g);
+    if (!done) a->full_episode = false;
+    mb_game_observe(g, p->obs);
+    ok = mb_trajectory_finish(&a->traj, p->obs, done, err);
+    a->ret = a->full_episode ? mb_game_return(g) : raw;
+  }
+  if (own) {
+    mb_game_free(g);
+    mb_workload_free(own);
+  }
+  return ok;
+}
+
+static void *actor_thread(void *arg) {
+  void **args = arg;
+  trainer *T = args[0];
+  actor *a = args[1];
+  a->ok = actor_play(T, a, &a->err);
+  return NULL;
+}
+
+/* Runs actors [0, n) on `jobs` threads: each thread takes actors i = t, t + jobs, ... */
+typedef struct pool_arg {
+  trainer *T;
+  int32_t first, stride, n;
+} pool_arg;
+
+static void *pool_thread(void *arg) {
+  pool_arg *pa = arg;
+  for (int32_t i = pa->first; i < pa->n; i += pa->stride) {
+    void *args[2] = {pa->T, &pa->T->actors[i]};
+    actor_thread(args);
+  }
+  return NULL;
+}
+
+static bool run_actors(trainer *T, int32_t n, int32_t jobs, mb_error *err) {
+  if (jobs <= 1 || n <= 1) {
+    pool_arg pa = {T, 0, 1, n};
+    pool_thread(&pa);
+  } else {
+    if (jobs > n) jobs = n;
+    pthread_t th[64];
+    pool_arg pa[64];
+    if (jobs > 64) jobs = 64;
+    int32_t started = 0;
+    for (int32_t t = 0; t < jobs; t++) {
+      pa[t] = (pool_arg){T, t, jobs, n};
+      if (pthread_create(&th[t], NULL, pool_thread, &pa[t]) != 0) break;
+      started++;
+    }
+    for (int32_t t = 0; t < started; t++) pthread_join(th[t], NULL);
+    if (started < jobs) {
+      /* finish the rest on this thread */
+      for (int32_t t = started; t < jobs; t++) pool_thread(&pa[t]);
+    }
+  }
+  for (int32_t i = 0; i < n; i++)
+    if (!T->actors[i].ok) {
+      *err = T->actors[i].err;
+      return mb_fail_prefix(err, "self-play actor %d", i);
+    }
+  return true;
+}
+
+/* ================================ learner ================================ */
+
+typedef struct learner {
+  int32_t B, K, A, W, S, D, NB;
+  mb_agent target;
+  mb_nn_tape repr, *pred, *dyn, *rew, trepr, tpred;
+  mb_tensor obs, in, bobs, logits, vlog, dpol, dval, dpred, ds, dtmp, din, carry, rlog, dr, tv;
+  mb_tensor *ptarget;
+  int32_t *actions;
+  float *vt, *vw, *pw, *rt, *rw, *bootv;
+  int64_t *rows, *boot_idx;
+  double *boot_sum, *boot_disc;
+  bool *past;
+  double loss_p, loss_v, loss_r; /* last update's (batch means) */
+} learner;
+
+static void learner_free(learner *L) {
+  /* tapes first: freeing a tape reads its module's layer list */
+  mb_nn_tape_free(&L->repr);
+  for (int32_t k = 0; L->pred && k <= L->K; k++) mb_nn_tape_free(&L->pred[k]);
+  for (int32_t k = 0; L->dyn && k < L->K; k++) mb_nn_tape_free(&L->dyn[k]);
+  for (int32_t k = 0; L->rew && k < L->K; k++) mb_nn_tape_free(&L->rew[k]);
+  free(L->pred);
+  free(L->dyn);
+  free(L->rew);
+  mb_nn_tape_free(&L->trepr);
+  mb_nn_tape_free(&L->tpred);
+  mb_agent_free(&L->target);
+  mb_tensor *ts[] = {&L->obs,  &L->in,    &L->bobs,  &L->logits, &L->vlog,
+                     &L->dpol, &L->dval,  &L->dpred, &L->ds,     &L->dtmp,
+                     &L->din,  &L->carry, &L->rlog,  &L->dr,     &L->tv};
+  for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) mb_tensor_free(ts[i]);
+  for (int32_t k = 0; L->ptarget && k <= L->K; k++) mb_tensor_free(&L->ptarget[k]);
+  free(L->ptarget);
+  free(L->actions);
+  free(L->vt);
+  free(L->vw);
+  free(L->pw);
+  free(L->rt);
+  free(L->rw);
+  free(L->bootv);
+  free(L->rows);
+  free(L->boot_idx);
+  free(L->boot_sum);
+  free(L->boot_disc);
+  free(L->past);
+  memset(L, 0, sizeof *L);
+}
+
+static bool learner_init(learner *L, const mb_agent *ag, int32_t B, int32_t K, mb_error *err) {
+  memset(L, 0, sizeof *L);
+  L->B = B;
+  L->K = K;
+  L->A = ag->cfg.game.n_actions;
+  L->W = ag->cfg.latent;
+  L->S = ag->cfg.support;
+  L->D = ag->cfg.obs_dim;
+  L->NB = B * (K + 1);
+  mb_rng r0;
+  mb_rng_seed(&r0, 0);
+  bool ok =
+      mb_agent_create(&L->target, &ag->cfg, &r0, err) && mb_agent_copy_weights(&L->target, ag, err);
+  L->pred = calloc((size_t)K + 1, sizeof *L->pred);
+  L->dyn = calloc((size_t)K + 1, sizeof *L->dyn);
+  L->rew = calloc((size_t)K + 1, sizeof *L->rew);
+  L->ptarget = calloc((size_t)K + 1, sizeof *L->ptarget);
+  int64_t nb = L->NB;
+  L->actions = calloc((size_t)nb, sizeof *L->actions);
+  L->vt = calloc((size_t)nb, sizeof(float));
+  L->vw = calloc((size_t)nb, sizeof(float));
+  L->pw = calloc((size_t)nb, sizeof(float));
+  L->rt = calloc((size_t)nb, sizeof(float));
+  L->rw = calloc((size_t)nb, sizeof(float));
+  L->bootv = calloc((size_t)nb, sizeof(float));
+  L->rows = calloc((size_t)nb, sizeof(int64_t));
+  L->boot_idx = calloc((size_t)nb, sizeof(int64_t));
+  L->boot_sum = calloc((size_t)nb, sizeof(double));
+  L->boot_disc = calloc((size_t)nb, sizeof(double));
+  L->past = calloc((size_t)nb, sizeof(bool));
+  if (ok && (!L->pred || !L->dyn || !L->rew || !L->ptarget || !L->actions || !L->vt || !L->vw ||
+             !L->pw || !L->rt || !L->rw || !L->bootv || !L->rows || !L->boot_idx || !L->boot_sum ||
+             !L->boot_disc || !L->past))
+    ok = mb_fail(err, "learner: out of memory");
+  ok = ok && mb_nn_tape_create(&L->repr, &ag->repr, B, err) &&
+       mb_nn_tape_create(&L->trepr, &L->target.repr, L->NB, err) &&
+       mb_nn_tape_create(&L->tpred, &L->target.pred, L->NB, err);
+  for (int32_t k = 0; ok && k <= K; k++)
+    ok = mb_nn_tape_create(&L->pred[k], &ag->pred, B, err) &&
+         mb_tensor_init(&L->ptarget[k], B, L->A, err);
+  for (int32_t k = 0; ok && k < K; k++)
+    ok = mb_nn_tape_create(&L->dyn[k], &ag->dyn, B, err) &&
+         mb_nn_tape_create(&L->rew[k], &ag->reward, B, err);
+  int32_t W = L->W, A = L->A, S = L->S;
+  ok = ok && mb_tensor_init(&L->obs, B, L->D, err) && mb_tensor_init(&L->in, B, W + A, err) &&
+       mb_tensor_init(&L->bobs, L->NB, L->D, err) && mb_tensor_init(&L->logits, B, A, err) &&
+       mb_tensor_init(&L->vlog, L->NB, S, err) && mb_tensor_init(&L->dpol, B, A, err) &&
+       mb_tensor_init(&L->dval, B, S, err) && mb_tensor_init(&L->dpred, B, A + S, err) &&
+       mb_tensor_init(&L->ds, B, W, err) && mb_tensor_init(&L->dtmp, B, W, err) &&
+       mb_tensor_init(&L->din, B, W + A, err) && mb_tensor_init(&L->carry, B, W, err) &&
+       mb_tensor_init(&L->rlog, B, S, err) && mb_tensor_init(&L->dr, B, S, err) &&
+       mb_tensor_init(&L->tv, L->NB, 1, err);
+  if (!ok) learner_free(L);
+  return ok;
+}
+
+/* Fills the batch: rows, actions, policy/value/reward targets (scaled), weights. */
+static bool learner_batch(learner *L, const mb_replay *rb, const mb_train_config *cfg,
+                          const mb_agent *ag, mb_rng *rng, mb_error *err) {
+  int32_t B = L->B, K = L->K, A = L->A, D = L->D;
+  float scale = ag->cfg.value_scale;
+  int32_t nboot = 0;
+  for (int32_t b = 0; b < B; b++) {
+    int64_t row0 = mb_replay_sample(rb, rng);
+    if (row0 < 0) return mb_fail(err, "learner: empty replay buffer");
+    memcpy(mb_tensor_row(&L->obs, b), rb->obs + row0 * D, (size_t)D * sizeof(float));
+    /* the trajectory's final row: terminal or truncated */
+    bool pe;
+    int64_t fin = mb_replay_offset(rb, row0, rb->to_final[row0], &pe);
+    bool term = rb->terminal[fin] != 0;
+    for (int32_t k = 0; k <= K; k++) {
+      int64_t i = (int64_t)k * B + b;
+      bool past;
+      int64_t row = mb_replay_offset(rb, row0, k, &past);
+      L->rows[i] = row;
+      L->past[i] = past;
+      bool decision = !past && rb->action[row] >= 0;
+      float *pt = mb_tensor_row(&L->ptarget[k], b);
+      if (decision) {
+        memcpy(pt, rb->policy + row * A, (size_t)A * sizeof(float));
+        L->pw[i] = 1;
+      } else {
+        for (int32_t a = 0; a < A; a++) pt[a] = 1.0f / (float)A;
+        L->pw[i] = 0;
+      }
+      L->boot_idx[i] = -1;
+      if (past) {
+        L->vt[i] = 0;
+        L->vw[i] = term ? 1.0f : 0.0f;
+      } else {
+        int64_t boot;
+        mb_replay_nstep(rb, row, cfg->td_steps, cfg->gamma, &L->boot_sum[i], &boot,
+                        &L->boot_disc[i]);
+        L->vw[i] = 1;
+        if (boot >= 0) {
+          memcpy(mb_tensor_row(&L->bobs, nboot), rb->obs + boot * D, (size_t)D * sizeof(float));
+          L->boot_idx[i] = nboot++;
+        }
+      }
+      if (k < K) {
+        L->actions[i] = decision ? rb->action[row] : (int32_t)mb_rng_below(rng, (uint64_t)A);
+        L->rt[i] = decision ? rb->reward[row] * scale : 0.0f;
+        L->rw[i] = decision ? 1.0f : (term ? 1.0f : 0.0f);
+      }
+    }
+  }
+  /* bootstrap values from the target network */
+  if (nboot > 0) {
+    if (!mb_tensor_reshape(&L->bobs, nboot, D, err)) return false;
+    const mb_tensor *s = mb_nn_forward(&L->trepr, &L->bobs, err);
+    const mb_tensor *o = s ? mb_nn_forward(&L->tpred, s, err) : NULL;
+    if (!o || !mb_tensor_get_cols(&L->vlog, o, A, L->S, err) ||
+        !mb_categorical_decode(&L->target.sup, &L->vlog, L->bootv, err))
+      return false;
+    if (!mb_tensor_reshape(&L->bobs, L->NB, D, err)) return false;
+  }
+  for (int32_t k = 0; k <= K; k++)
+    for (int32_t b = 0; b < B; b++) {
+      int64_t i = (int64_t)k * B + b;
+      if (L->past[i]) continue;
+      double v = L->boot_idx[i] >= 0 ? L->bootv[L->boot_idx[i]] / scale : 0.0;
+      double z = L->boot_sum[i] + L->boot_disc[i] * v;
+      L->vt[i] = (float)(z * scale);
+    }
+  return true;
+}
+
+/* One update: forward the unroll, losses, backward, clip, AdamW. */
+static bool learner_step(learner *L, mb_agent *ag, mb_adam *opt, const mb_train_config *cfg,
+                         const mb_replay *rb, mb_rng *rng, mb_error *err) {
+  if (!learner_batch(L, rb, cfg, ag, rng, err)) return false;
+  int32_t B = L->B, K = L->K, A = L->A, W = L->W, S = L->S;
+  const mb_tensor *s = mb_nn_forward(&L->repr, &L->obs, err);
+  if (!s) return false;
+  for (int32_t k = 0; k <= K; k++) {
+    if (!mb_nn_forward(&L->pred[k], s, err)) return false;
+    if (k == K) break;
+    if (!mb_tensor_set_cols(&L->in, 0, s, err) ||
+        !mb_tensor_set_onehot(&L->in, W, A, L->actions + (int64_t)k * B, err))
+      return false;
+    s = mb_nn_forward(&L->dyn[k], &L->in, err);
+    if (!s || !mb_nn_forward(&L->rew[k], s, err)) return false;
+  }
+  mb_nn_module *mods[4];
+  mb_agent_modules(ag, mods);
+  for (int i = 0; i < 4; i++) mb_nn_zero_grad(mods[i]);
+  mb_tensor_zero(&L->carry);
+  double lp = 0, lv = 0, lr = 0;
+  for (int32_t k = K; k >= 0; k--) {
+    float sc = (k == 0 ? 1.0f : 1.0f / (float)(K > 0 ? K : 1)) / (float)B;
+    const mb_tensor *po = mb_nn_tape_output(&L->pred[k]);
+    double l1, l2;
+    if (!mb_tensor_get_cols(&L->logits, po, 0, A, err) ||
+        !mb_tensor_get_cols(&L->dval, po, A, S, err) ||
+        !mb_loss_softmax_xent(&L->logits, &L->ptarget[k], NULL, L->pw + (int64_t)k * B, sc, &l1,
+                              &L->dpol, err))
+      return false;
+    /* dval holds the value logits; the loss writes its gradient into rlog-sized dr first */
+    if (!mb_tensor_reshape(&L->dr, B, S, err) ||
+        !mb_loss_categorical(&ag->sup, &L->dval, L->vt + (int64_t)k * B, L->vw + (int64_t)k * B,
+                             sc * (float)cfg->value_weight, &l2, &L->dr, err) ||
+        !mb_tensor_set_cols(&L->dpred, 0, &L->dpol, err) ||
+        !mb_tensor_set_cols(&L->dpred, A, &L->dr, err) ||
+        !mb_nn_backward(&L->pred[k], &L->dpred, &L->ds, err))
+      return false;
+    lp += l1;
+    lv += l2;
+    if (k >= 1) {
+      double l3;
+      const mb_tensor *ro = mb_nn_tape_output(&L->rew[k - 1]);
+      if (!mb_loss_categorical(&ag->sup, ro, L->rt + (int64_t)(k - 1) * B,
+                               L->rw + (int64_t)(k - 1) * B, sc, &l3, &L->dr, err) ||
+          !mb_nn_backward(&L->rew[k - 1], &L->dr, &L->dtmp, err) ||
+          !mb_tensor_axpy(&L->ds, 1.0f, &L->dtmp, err))
+        return false;
+      lr += l3;
+    }
+    if (!mb_tensor_axpy(&L->ds, 1.0f, &L->carry, err)) return false;
+    if (k == 0) break;
+    if (!mb_nn_backward(&L->dyn[k - 1], &L->ds, &L->din, err) ||
+        !mb_tensor_get_cols(&L->carry, &L->din, 0, W, err))
+      return false;
+    mb_nn_scale_gradient(&L->carry, 0.5f);
+  }
+  if (!mb_nn_backward(&L->repr, &L->ds, NULL, err)) return false;
+  mb_adam_clip_grad_norm(opt, cfg->max_grad_norm);
+  if (!mb_adam_step(opt, err)) return false;
+  L->loss_p = lp;
+  L->loss_v = lv;
+  L->loss_r = lr;
+  return true;
+}
+
+/* ================================ the loop ================================ */
+
+void mb_train_result_free(mb_train_result *res) {
+  mb_agent_free(&res->agent);
+  if (res->opt.slots) mb_adam_free(&res->opt);
+  mb_agent_curve_free(&res->curve);
+  memset(res, 0, sizeof *res);
+}
+
+static void free_actors(trainer *T, int32_t n) {
+  for (int32_t i = 0; T->actors && i < n; i++) {
+    actor *a = &T->actors[i];
+    mb_player_free(a->player);
+    for (int32_t w = 0; a->games && w < T->n_wl; w++) mb_game_free(a->games[w]);
+    free(a->games);
+    mb_trajectory_free(&a->traj);
+    mb_agent_free(&a->ag);
+  }
+  free(T->actors);
+  T->actors = NULL;
+}
+
+static bool save(const mb_train_config *cfg, mb_train_result *res, mb_error *err) {
+  if (!cfg->out) return true;
+  return mb_agent_save(cfg->out, &res->agent, &res->opt, &res->prog, &res->curve, cfg->note, err);
+}
+
+bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, int32_t n_workloads,
+              const mb_agent *init, mb_train_result *res, mb_error *err) {
+  memset(res, 0, sizeof *res);
+  if (!mb_train_config_check(cfg, err)) return false;
+  if (n_workloads <= 0 && !cfg->synthetic)
+    return mb_fail(err, "train: no workloads (give catalogue workloads or synthetic training)");
+  double t_start = mb_train_now();
+  mb_rng base;
+  mb_rng_seed(&base, cfg->seed);
+  /* ---- the agent ---- */
+  if (cfg->resume) {
+    if (!mb_agent_load(cfg->resume, &res->agent, &res->opt, &res->prog, &res->curve, err))
+      return false;
+    res->opt.cfg.lr = cfg->lr;
+  } else {
+    mb_rng r = mb_rng_split(&base, 0x5eed);
+    const mb_agent_config *ac = init ? &init->cfg : &cfg->agent;
+    if (!mb_agent_create(&res->agent, ac, &r, err)) return false;
+    if (init && !mb_agent_copy_weights(&res->agent, init, err)) {
+      mb_train_result_free(res);
+      return false;
+    }
+    mb_nn_module *mods[4];
+    mb_agent_modules(&res->agent, mods);
+    mb_adam_config acfg;
+    mb_adam_config_default(&acfg);
+    acfg.lr = cfg->lr;
+    acfg.weight_decay = cfg->weight_decay;
+    if (!mb_adam_create(&res->opt, mods, 4, &acfg, err)) {
+      mb_train_result_free(res);
+      return false;
+    }
+    res->prog.seed = cfg->seed;
+  }
+  mb_agent *ag = &res->agent;
+  const int32_t A = ag->cfg.game.n_actions;
+  trainer T = {.cfg = cfg, .wl = workloads, .n_wl = n_workloads};
+  learner L;
+  mb_replay rb;
+  memset(&rb, 0, sizeof rb);
+  memset(&L, 0, sizeof L);
+  bool ok = true;
+  mb_train_workload *eval_set = NULL;
+  mb_workload **eval_own = NULL;
+  int32_t n_eval = 0;
+  if (cfg->synthetic && !mb_hardware_find("tpu-v4i", NULL, &T.synth_hw, err))
+    ok = mb_fail_prefix(err, "synthetic workloads");
+  /* ---- evaluation set ---- */
+  if (ok) {
+    n_eval = n_workloads > 0 ? (n_workloads < cfg->eval_max ? n_workloads : cfg->eval_max) : 8;
+    eval_set = calloc((size_t)n_eval, sizeof *eval_set);
+    eval_own = calloc((size_t)n_eval, sizeof *eval_own);
+    if (!eval_set || !eval_own) ok = mb_fail(err, "train: out of memory");
+    for (int32_t i = 0; ok && i < n_eval; i++) {
+      if (n_workloads > 0) {
+        eval_set[i] = workloads[i];
+      } else {
+        mb_rng r = mb_rng_split(&base, 0xe7a1 + (uint64_t)i);
+        int32_t nb =
+            cfg->synth_min + (cfg->synth_max - cfg->synth_min) * i / (n_eval > 1 ? n_eval - 1 : 1);
+        eval_own[i] = synth_workload(&r, nb, &T.synth_hw, &eval_set[i].hw, err);
+        if (!eval_own[i]) ok = false;
+        eval_set[i].w = eval_own[i];
+        eval_set[i].name = "synthetic-eval";
+      }
+    }
+  }
+  ok =
+      ok &&
+      mb_eval_policy(ag, eval_set, n_eval, MB_EVAL_POLICY, cfg->seed, &res->untrained_policy,
+                     err) &&
+      mb_eval_policy(ag, eval_set, n_eval, MB_EVAL_RANDOM, cfg->seed, &res->random_policy, err) &&
+      mb_eval_policy(ag, eval_set, n_eval, MB_EVAL_HEURISTIC, cfg->seed, &res->heuristic_play, err);
+  if (ok && cfg->log)
+    fprintf(cfg->log,
+            "train: %lld parameters; eval set %d workloads: raw policy %.4f, random play %.4f, "
+            "heuristic %.4f (mean return, simulated)\n",
+            (long long)mb_agent_param_count(ag), n_eval, res->untrained_policy, res->random_policy,
+            res->heuristic_play);
+  if (ok && res->curve.len == 0)
+    ok = mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes, NAN,
+                             res->untrained_policy, NAN, res->prog.seconds, err);
+  /* ---- actors, learner, replay ---- */
+  int32_t NA = cfg->actors_per_round;
+  if (ok) {
+    T.actors = calloc((size_t)NA, sizeof *T.actors);
+    if (!T.actors) ok = mb_fail(err, "train: out of memory");
+  }
+  for (int32_t i = 0; ok && i < NA; i++) {
+    actor *a = &T.actors[i];
+    mb_rng r0;
+    mb_rng_seed(&r0, 0);
+    ok = mb_agent_create(&a->ag, &ag->cfg, &r0, err) &&
+         mb_trajectory_init(&a->traj, ag->cfg.obs_dim, A, err);
+    if (ok) a->player = mb_player_create(&a->ag, cfg->search.simulations, err);
+    if (ok && !a->player) ok = false;
+    if (ok && n_workloads > 0) {
+      a->games = calloc((size_t)n_workloads, sizeof *a->games);
+      if (!a->games) ok = mb_fail(err, "train: out of memory");
+    }
+  }
+  ok = ok && learner_init(&L, ag, cfg->batch, cfg->unroll, err) &&
+       mb_replay_init(&rb, cfg->replay_capacity, ag->cfg.obs_dim, A, err);
+
+  /* ---- rounds ---- */
+  double owed = 0, sp_sum = 0, loss_sum = 0, t_self = 0, t_learn = 0, last_log = mb_train_now();
+  int64_t sp_n = 0, loss_n = 0, updates = 0, decisions_run = 0;
+  int64_t next_eval = cfg->eval_every > 0 ? res->prog.steps + cfg->eval_every : INT64_MAX;
+  int64_t next_ckpt =
+      cfg->checkpoint_every > 0 ? res->prog.steps + cfg->checkpoint_every : INT64_MAX;
+  mb_rng lrng = mb_rng_split(&base, 0x1ea4 + (uint64_t)res->prog.steps);
+  while (ok) {
+    if (cfg->steps > 0 && res->prog.steps >= cfg->steps) break;
+    if (cfg->seconds > 0 && mb_train_now() - t_start >= cfg->seconds) break;
+    /* self-play round */
+    double t0 = mb_train_now();
+    double progress = cfg->steps > 0
+                          ? (double)res->prog.steps / (double)cfg->steps
+                          : (mb_train_now() - t_start) / (cfg->seconds > 0 ? cfg->seconds : 1);
+    for (int32_t i = 0; ok && i < NA; i++) {
+      actor *a = &T.actors[i];
+      ok = mb_agent_copy_weights(&a->ag, ag, err);
+      uint64_t round = (uint64_t)res->prog.episodes + (uint64_t)i;
+      a->rng = mb_rng_split(&base, 0x10000 + round);
+      bool synth =
+          cfg->synthetic && (n_workloads == 0 || mb_rng_uniform(&a->rng) < cfg->synth_share);
+      a->n_synth = 0;
+      if (synth) {
+        double f = progress * 2 > 1 ? 1 : progress * 2;
+        int32_t hi = cfg->synth_min + (int32_t)lround(f * (cfg->synth_max - cfg->synth_min));
+        a->n_synth = (int32_t)mb_rng_range(&a->rng, cfg->synth_min, hi);
+      } else {
+        a->workload = (int32_t)mb_rng_below(&a->rng, (uint64_t)n_workloads);
+      }
+    }
+    ok = ok && run_actors(&T, NA, cfg->jobs, err);
+    int64_t new_dec = 0;
+    for (int32_t i = 0; ok && i < NA; i++) {
+      actor *a = &T.actors[i];
+      if (a->traj.len == 0) continue; /* an episode without decisions */
+      ok = mb_replay_add(&rb, &a->traj, err);
+      new_dec += a->traj.len;
+      sp_sum += a->ret;
+      sp_n++;
+    }
+    res->prog.episodes += NA;
+    res->prog.decisions += new_dec;
+    decisions_run += new_dec;
+    t_self += mb_train_now() - t0;
+    /* learner */
+    t0 = mb_train_now();
+    if (rb.total_added >= cfg->batch) owed += (double)new_dec * cfg->replay_ratio / cfg->batch;
+    while (ok && owed >= 1 && !(cfg->steps > 0 && res->prog.steps >= cfg->steps)) {
+      ok = learner_step(&L, ag, &res->opt, cfg, &rb, &lrng, err);
+      owed -= 1;
+      res->prog.steps++;
+      updates++;
+      loss_sum += L.loss_p + L.loss_v + L.loss_r;
+      loss_n++;
+      if (ok && res->prog.steps % cfg->target_period == 0)
+        ok = mb_agent_copy_weights(&L.target, ag, err);
+      if (ok && res->prog.steps >= next_eval) {
+        double pol;
+        ok = mb_eval_policy(ag, eval_set, n_eval, MB_EVAL_POLICY, cfg->seed, &pol, err) &&
+             mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes,
+                                 sp_n ? sp_sum / sp_n : NAN, pol, loss_n ? loss_sum / loss_n : NAN,
+                                 res->prog.seconds + (mb_train_now() - t_start), err);
+        sp_sum = loss_sum = 0;
+        sp_n = loss_n = 0;
+        next_eval += cfg->eval_every;
+        if (ok && cfg->log)
+          fprintf(cfg->log,
+                  "train: step %lld: raw policy (greedy, no search) %.4f on the eval set\n",
+                  (long long)res->prog.steps, pol);
+      }
+      if (ok && res->prog.steps >= next_ckpt) {
+        double keep = res->prog.seconds;
+        res->prog.seconds = keep + (mb_train_now() - t_start);
+        ok = save(cfg, res, err);
+        res->prog.seconds = keep;
+        next_ckpt += cfg->checkpoint_every;
+      }
+    }
+    t_learn += mb_train_now() - t0;
+    if (ok && cfg->log && mb_train_now() - last_log >= cfg->log_every_s) {
+      last_log = mb_train_now();
+      fprintf(cfg->log,
+              "train: step %lld  episodes %lld  decisions %lld  self-play return %.4f  loss "
+              "policy %.3f value %.3f reward %.3f  %.1f steps/s  %.0f decisions/s  replay %lld\n",
+              (long long)res->prog.steps, (long long)res->prog.episodes,
+              (long long)res->prog.decisions, sp_n ? sp_sum / sp_n : NAN, L.loss_p, L.loss_v,
+              L.loss_r, t_learn > 0 ? updates / t_learn : 0.0,
+              t_self > 0 ? decisions_run / t_self : 0.0, (long long)rb.count);
+      fflush(cfg->log);
+    }
+  }
+  res->prog.seconds += mb_train_now() - t_start;
+  res->updates = updates;
+  res->updates_per_s = t_learn > 0 ? updates / t_learn : 0;
+  res->decisions_per_s = t_self > 0 ? decisions_run / t_self : 0;
+  if (ok) {
+    ok = mb_eval_policy(ag, eval_set, n_eval, MB_EVAL_POLICY, cfg->seed, &res->final_policy, err);
+    if (ok &&
+        (res->curve.len == 0 || res->curve.step[res->curve.len - 1] != (double)res->prog.steps))
+      ok = mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes,
+                               sp_n ? sp_sum / sp_n : NAN, res->final_policy,
+                               loss_n ? loss_sum / loss_n : NAN, res->prog.seconds, err);
+    ok = ok && save(cfg, res, err);
+  }
+  free_actors(&T, NA);
+  learner_free(&L);
+  mb_replay_free(&rb);
+  for (int32_t i = 0; eval_own && i < n_eval; i++) mb_workload_free(eval_own[i]);
+  free(eval_own);
+  free(eval_set);
+  if (!ok) mb_train_result_free(res);
+  return ok;
+}

@@ -1,0 +1,161 @@
+/* mallocMuZero training: self-play with search into a replay buffer, interleaved with K-step
+ * unroll training of the networks, a synthetic curriculum, evaluation, and checkpoints.
+ *
+ * The loop works in rounds. In each round `actors_per_round` actors each play one trajectory
+ * (in parallel on `jobs` threads; each actor owns its game, a copy of the current weights and
+ * its search), the trajectories join the replay buffer in actor order, and then the learner
+ * makes as many updates as keep the replay ratio (samples drawn per new decision) at
+ * `replay_ratio`. Every actor's randomness is the stream (seed, round, actor), so results do
+ * not depend on `jobs` or on thread timing (bit-identical for any --jobs as long as BLAS runs
+ * single-threaded; guaranteed with --jobs 1).
+ *
+ * Trajectories. A workload with more decisions than `segment` is played in segments: the raw
+ * policy network plays greedily (no search) up to a random start, then search plays `segment`
+ * decisions that are stored; the value after the segment is bootstrapped (replay.h). Small
+ * workloads are played whole. Self-play uses the Gumbel search in the learned model (or pUCT)
+ * with Gumbel noise on, `search.simulations` per move.
+ *
+ * Workloads. The catalogue workloads given by the caller, and/or synthetic random workloads
+ * (random_workload.h) on the TPU-v4-like profile with the catalogue's capacity rule: each episode
+ * draws a fresh one whose buffer count grows from synth_min to synth_max over the first half of
+ * training (curriculum from small to large). With both, an episode is synthetic with
+ * probability synth_share.
+ *
+ * Learner. Batch of B decision rows, unroll K steps through the dynamics (gradient into the
+ * state halved at each step), losses: policy cross-entropy against the search policy (illegal
+ * actions get target 0, so the learned model learns to avoid them below the root), value (weight
+ * value_weight) against n-step targets bootstrapped from a target network (copied every
+ * target_period updates), reward; losses of unroll steps 1..K scaled by 1/K; AdamW with global
+ * gradient clipping.
+ *
+ * Evaluation. Every eval_every updates the raw policy network alone (greedy, no search) plays
+ * every evaluation workload once; its mean return is the `policy` column of the training curve
+ * (mb_agent_curve). The evaluation set is the caller's first eval_max workloads (whole
+ * episodes), or 8 fixed synthetic workloads spanning synth_min..synth_max when training on
+ * synthetic workloads only. The self-play column is the mean return of the trajectories played
+ * since the previous point (a segment's return on big workloads). */
+#ifndef MB_TRAIN_H
+#define MB_TRAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "adam.h"
+#include "agent.h"
+#include "error.h"
+#include "hardware.h"
+#include "search.h"
+#include "workload.h"
+
+typedef struct mb_train_workload {
+  const char *name;
+  const mb_workload *w; /* owned by the caller, outlives the training */
+  mb_hardware hw;
+} mb_train_workload;
+
+/* Catalogue workloads selected by name (PCRE2 regex) and/or split, materialised (the caller
+ * frees with mb_train_set_free). Entries whose data is missing, that fail to load or that have
+ * more than max_buffers buffers are skipped with a one-line note on `log` (may be NULL). */
+typedef struct mb_train_set {
+  int32_t n;
+  mb_train_workload *tw;
+  mb_workload **w;
+} mb_train_set;
+bool mb_train_set_load(const char *catalogue, const char *data_dir, const char *regex,
+                       const char *split, int64_t max_buffers, FILE *log, mb_train_set *out,
+                       mb_error *err);
+void mb_train_set_free(mb_train_set *s);
+
+typedef struct mb_train_config {
+  mb_agent_config agent; /* used when starting fresh */
+  mb_search_config search;
+  int64_t steps;    /* stop after this many updates in total (0: no limit) */
+  double seconds;   /* stop after this much wall time in this process (0: no limit) */
+  int32_t batch;    /* B */
+  int32_t unroll;   /* K */
+  int32_t td_steps; /* n */
+  double gamma;
+  double value_weight;
+  double lr, weight_decay, max_grad_norm;
+  int64_t replay_capacity; /* transitions */
+  double replay_ratio;     /* samples drawn per new decision */
+  int32_t target_period;   /* updates between target-network copies */
+  int32_t actors_per_round;
+  int32_t jobs;    /* threads playing the actors of a round */
+  int32_t segment; /* max stored decisions per trajectory */
+  bool synthetic;
+  int32_t synth_min, synth_max;
+  double synth_share;
+  int32_t eval_every;       /* updates between raw-policy evaluations (0: only at start and end) */
+  int32_t eval_max;         /* evaluation workloads (first ones) */
+  int32_t checkpoint_every; /* updates between checkpoints (0: only at the end) */
+  uint64_t seed;
+  const char *out;    /* checkpoint path (NULL: none written) */
+  const char *resume; /* continue from this checkpoint (NULL: fresh) */
+  const char *note;   /* stored as the checkpoint's `training` attribute */
+  FILE *log;          /* progress lines (NULL: silent) */
+  double log_every_s; /* seconds between progress lines */
+} mb_train_config;
+
+/* Defaults: Gumbel search with 8 simulations (m = 16), B 64, K 5, n 10, gamma 1, value weight
+ * 0.25, lr 1e-3, weight decay 1e-4, clip 5, replay 50000 transitions, ratio 4, target every
+ * 100, 2 actors per round, 1 job, segment 48, synthetic 16..256 buffers, share 0.5, evaluation
+ * every 100 updates on at most 8 workloads, checkpoint every 200, seed 0, log every 5 s. */
+void mb_train_config_default(mb_train_config *c);
+bool mb_train_config_check(const mb_train_config *c, mb_error *err);
+
+/* What a training run leaves. The agent (and optimiser) belong to the result. */
+typedef struct mb_train_result {
+  mb_agent agent;
+  mb_adam opt;
+  mb_agent_progress prog;
+  mb_agent_curve curve;
+  double untrained_policy; /* raw-policy mean return on the eval set before this run's updates */
+  double random_policy;    /* uniformly random legal play on the eval set (same seeds) */
+  double heuristic_play;   /* the game's heuristic action on the eval set (reference) */
+  double final_policy;     /* raw-policy mean return after training */
+  double updates_per_s;    /* learner updates / learner seconds */
+  double decisions_per_s;  /* self-play decisions / self-play seconds */
+  int64_t updates;         /* made by this run */
+} mb_train_result;
+
+/* Trains from scratch (cfg->resume NULL; `init` NULL) or continues cfg->resume, or continues the
+ * agent `init` (weights copied; for per-workload fine-tuning). Writes checkpoints to cfg->out.
+ * workloads may be empty when cfg->synthetic. */
+bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, int32_t n_workloads,
+              const mb_agent *init, mb_train_result *res, mb_error *err);
+void mb_train_result_free(mb_train_result *res);
+
+/* Who plays an evaluation episode: the raw policy network (greedy, no search), uniformly random
+ * legal moves (drawn from the seed), or the game's heuristic action (a reference only). */
+typedef enum mb_eval_mode { MB_EVAL_POLICY = 0, MB_EVAL_RANDOM, MB_EVAL_HEURISTIC } mb_eval_mode;
+/* Mean return of one episode per workload. */
+bool mb_eval_policy(const mb_agent *ag, const mb_train_workload *workloads, int32_t n,
+                    mb_eval_mode mode, uint64_t seed, double *mean_return, mb_error *err);
+
+/* Reward normalisation. Workloads differ by orders of magnitude in how much one decision can
+ * save (a 30-buffer program vs a 5000-buffer one), so the agent works with rewards divided by
+ * R_ref = (sum of the standalone benefits of the episode's visitable buffers) / T_slow, a
+ * property of the workload alone (no solver involved): normalised returns are O(1) everywhere.
+ * Search runs in normalised units (learned model and exact game alike); reported returns are
+ * always the game's true (T_slow - T) / T_slow. Returns 1 when the sum is 0. */
+double mb_return_scale(const mb_workload *w, const mb_hardware *hw, const mb_game *g);
+
+/* Plays one whole episode of `g` (reset first) with search: the learned model (exact false) or
+ * the real game (exact true). Stops searching when `deadline` (mb_train_now() seconds; <= 0:
+ * none) passes and finishes with the raw policy; *searched counts the searched decisions. The
+ * final state stays in g. */
+typedef struct mb_player mb_player;
+mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_error *err);
+/* Sets the reward normalisation of the next episodes (mb_return_scale of their workload; the
+ * default is 1). */
+void mb_player_set_scale(mb_player *p, double return_scale);
+void mb_player_free(mb_player *p);
+bool mb_player_play(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
+                    double deadline, mb_rng *rng, int64_t *searched, int64_t *decisions,
+                    mb_error *err);
+/* Monotonic seconds. */
+double mb_train_now(void);
+
+#endif

@@ -1,0 +1,239 @@
+/* Tests of the Gumbel MuZero / pUCT search (solvers/muzero/search.h) on hand-made games whose
+ * values are known, driven through the model callback with exact dynamics:
+ *   - a bandit: the best arm is chosen (noise off: always; noise on: in most seeds), with pUCT too;
+ *   - a delayed-reward tree where the prior and the immediate reward both point to the wrong
+ *     move: enough simulations find the right one, one simulation does not;
+ *   - visit counts sum to the budget for every (considered, budget) pair; the halving schedule
+ *     has the documented shape;
+ *   - the improved policy target sums to 1 and is 0 on illegal actions; illegal actions are
+ *     never visited or played. */
+#include "support.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+#include "search.h"
+
+/* ---- toy games ---- */
+
+typedef struct toy {
+  int A;
+  int kind;        /* 0 bandit, 1 delayed */
+  double arm[16];  /* bandit rewards */
+  float prior[16]; /* root logits */
+  int expansions;
+} toy;
+
+static bool toy_expand(void *ctx, int32_t node, int32_t parent, int32_t action, const int32_t *path,
+                       int32_t depth, mb_search_eval *out, mb_error *err) {
+  toy *t = ctx;
+  (void)node;
+  (void)parent;
+  (void)err;
+  t->expansions++;
+  for (int a = 0; a < t->A; a++) out->logits[a] = depth == 0 ? t->prior[a] : 0.0f;
+  out->value = 0;
+  out->reward = 0;
+  out->terminal = false;
+  out->has_mask = false;
+  if (t->kind == 0) {
+    if (depth >= 1) {
+      out->reward = (float)t->arm[path[0]];
+      out->terminal = true;
+    }
+    return true;
+  }
+  /* delayed: action 0 at the root pays 0.3 and ends; any other action pays 0 and leads to a
+   * state where action 1 pays 1.0 and the others 0; then the game ends */
+  if (depth == 1) {
+    out->reward = path[0] == 0 ? 0.3f : 0.0f;
+    out->terminal = path[0] == 0;
+  } else if (depth == 2) {
+    out->reward = path[1] == 1 ? 1.0f : 0.0f;
+    out->terminal = true;
+  }
+  return true;
+}
+
+static mb_search_model toy_model(toy *t) {
+  mb_search_model m = {.ctx = t, .expand = toy_expand};
+  return m;
+}
+
+static void all_legal(uint8_t *mask, int A) {
+  for (int a = 0; a < A; a++) mask[a] = 1;
+}
+
+/* ---- tests ---- */
+
+static void test_bandit_best_arm(void **state) {
+  (void)state;
+  toy t = {.A = 6, .kind = 0, .arm = {0.1, 0.5, 0.3, 0.45, 0.0, 0.2}};
+  /* the prior prefers a worse arm (by one logit; sigma(q) outweighs it once visited) */
+  t.prior[2] = 1.0f;
+  uint8_t mask[6];
+  all_legal(mask, 6);
+  mb_error err = {{0}};
+  mb_search *s = mb_search_create(6, 64, &err);
+  assert_non_null(s);
+  mb_search_config cfg;
+  mb_search_config_default(&cfg);
+  cfg.simulations = 32;
+  cfg.gumbel_noise = false;
+  mb_search_model m = toy_model(&t);
+  mb_rng rng;
+  mb_rng_seed(&rng, 1);
+  mb_search_result r;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(r.action, 1);
+  /* with Gumbel noise the move is a sample that favours higher values: the best arm is the
+   * most frequent, and the arms far below it (0.0 and 0.1 against 0.5) are (almost) never played */
+  cfg.gumbel_noise = true;
+  int count[6] = {0};
+  for (int seed = 0; seed < 60; seed++) {
+    mb_rng_seed(&rng, (uint64_t)seed);
+    assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+    count[r.action]++;
+  }
+  for (int a = 0; a < 6; a++) assert_true(count[1] >= count[a]);
+  assert_true(count[0] + count[4] <= 2);
+  /* pUCT finds it too (with a flat prior: with few simulations pUCT follows a confident prior) */
+  t.prior[2] = 0.0f;
+  cfg.kind = MB_SEARCH_PUCT;
+  cfg.dirichlet_frac = 0;
+  cfg.simulations = 64;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(r.action, 1);
+  mb_search_free(s);
+}
+
+static void test_delayed_reward(void **state) {
+  (void)state;
+  toy t = {.A = 4, .kind = 1};
+  t.prior[0] = 2.0f; /* the prior likes the greedy move */
+  uint8_t mask[4];
+  all_legal(mask, 4);
+  mb_error err = {{0}};
+  mb_search *s = mb_search_create(4, 64, &err);
+  mb_search_config cfg;
+  mb_search_config_default(&cfg);
+  cfg.gumbel_noise = false;
+  mb_search_model m = toy_model(&t);
+  mb_rng rng;
+  mb_rng_seed(&rng, 3);
+  mb_search_result r;
+  cfg.simulations = 1; /* one simulation only sees the immediate reward of the prior's move */
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(r.action, 0);
+  cfg.simulations = 48;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_not_equal(r.action, 0);
+  /* the search value approaches the optimum 1.0 from below */
+  assert_true(r.search_value > 0.3f && r.search_value <= 1.0f + 1e-6f);
+  /* each simulation expands at most one node */
+  assert_true(r.nodes <= 49);
+  mb_search_free(s);
+}
+
+static void test_visits_sum_to_budget(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_rng rng;
+  mb_rng_seed(&rng, 7);
+  for (int A = 2; A <= 12; A += 5) {
+    mb_search *s = mb_search_create(A, 100, &err);
+    assert_non_null(s);
+    toy t = {.A = A, .kind = 0};
+    for (int a = 0; a < A; a++) {
+      t.arm[a] = mb_rng_uniform(&rng);
+      t.prior[a] = (float)mb_rng_normal(&rng);
+    }
+    mb_search_model m = toy_model(&t);
+    for (int n = 1; n <= 100; n += 9)
+      for (int mc = 1; mc <= 16; mc *= 2) {
+        uint8_t mask[16];
+        int legal = 0;
+        for (int a = 0; a < A; a++) legal += mask[a] = mb_rng_below(&rng, 3) != 0;
+        if (!legal) mask[A - 1] = 1;
+        mb_search_config cfg;
+        mb_search_config_default(&cfg);
+        cfg.simulations = n;
+        cfg.max_considered = mc;
+        mb_search_result r;
+        assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+        int sum = 0;
+        double psum = 0;
+        for (int a = 0; a < A; a++) {
+          sum += r.visits[a];
+          psum += r.policy[a];
+          if (!mask[a]) {
+            assert_int_equal(r.visits[a], 0);
+            assert_true(r.policy[a] == 0.0f);
+          }
+          assert_true(r.policy[a] >= 0.0f);
+        }
+        assert_int_equal(sum, n);
+        assert_true(fabs(psum - 1.0) < 1e-5);
+        assert_true(mask[r.action]);
+      }
+    mb_search_free(s);
+  }
+}
+
+static void test_halving_schedule(void **state) {
+  (void)state;
+  int32_t seq[200];
+  for (int m = 1; m <= 16; m++)
+    for (int n = 1; n <= 200; n += 13) {
+      assert_true(mb_search_halving_schedule(m, n, seq));
+      /* the first phase visits m actions once each before any gets a second visit */
+      for (int i = 0; i < n && i < m; i++) assert_int_equal(seq[i], 0);
+      /* targets never decrease by more than the phase reset allows, and never exceed n */
+      for (int i = 0; i < n; i++) assert_true(seq[i] >= 0 && seq[i] < n);
+    }
+  assert_false(mb_search_halving_schedule(0, 5, seq));
+  /* m = 4, n = 8: phase 1 gives one visit each (8 / (2 * 4) = 1), phase 2 two actions get
+   * two more each */
+  assert_true(mb_search_halving_schedule(4, 8, seq));
+  int32_t want[8] = {0, 0, 0, 0, 1, 1, 2, 2};
+  for (int i = 0; i < 8; i++) assert_int_equal(seq[i], want[i]);
+}
+
+static void test_bad_input(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  assert_null(mb_search_create(0, 10, &err));
+  assert_non_null(strstr(err.message, "n_actions"));
+  mb_search *s = mb_search_create(3, 4, &err);
+  mb_search_config cfg;
+  mb_search_config_default(&cfg);
+  cfg.simulations = 5; /* more than created for */
+  toy t = {.A = 3};
+  mb_search_model m = toy_model(&t);
+  uint8_t mask[3] = {1, 1, 1}, none[3] = {0, 0, 0};
+  mb_rng rng;
+  mb_rng_seed(&rng, 1);
+  mb_search_result r;
+  assert_false(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  cfg.simulations = 4;
+  assert_false(mb_search_run(s, &cfg, &m, none, &rng, &r, &err));
+  assert_non_null(strstr(err.message, "no legal action"));
+  cfg.gamma = 0;
+  assert_false(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_non_null(strstr(err.message, "gamma"));
+  mb_search_free(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bandit_best_arm),
+      cmocka_unit_test(test_delayed_reward),
+      cmocka_unit_test(test_visits_sum_to_budget),
+      cmocka_unit_test(test_halving_schedule),
+      cmocka_unit_test(test_bad_input),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
