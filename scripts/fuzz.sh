@@ -18,11 +18,12 @@ for target in "$build"/fuzz_*; do
     fuzz_catalogue) cp datasets/catalogue.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_hardware) cp datasets/hardware/*.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_spec) cp datasets/models/*.spec "$corpus"/ 2>/dev/null || true ;;
+    fuzz_assignment) printf 'buffer,offset\nx,0\ny,slow\nz,4096\n' >"$corpus"/a.csv ;;
     fuzz_factorization) cp "$data"/alphatensor/*.txt "$corpus"/ 2>/dev/null || true ;;
   esac
   log=$(mktemp)
   echo "-- $name (${seconds}s)"
-  if ! "$target" -max_total_time="$seconds" -max_len=262144 -rss_limit_mb=2048 \
+  if ! "$target" -max_total_time="$seconds" -timeout=10 -max_len=262144 -rss_limit_mb=2048 \
        -artifact_prefix="$(mktemp -d)/" "$corpus" >"$log" 2>&1; then
     echo "$name: FAILED"; tail -40 "$log"; status=1
   fi

@@ -96,6 +96,13 @@ mb_assignment *mb_assignment_load_csv(const char *path, const mb_workload *w, mb
     mb_fail(err, "%s: cannot read assignment: %s", path, strerror(errno));
     return NULL;
   }
+  mb_assignment *a = mb_assignment_parse_csv(text, len, path, w, err);
+  free(text);
+  return a;
+}
+
+mb_assignment *mb_assignment_parse_csv(const char *text, size_t len, const char *path,
+                                       const mb_workload *w, mb_error *err) {
   mb_assignment *a = mb_assignment_new(w->n_buffers);
   name_index *names = malloc((size_t)w->n_buffers * sizeof *names);
   bool *seen = calloc((size_t)w->n_buffers, sizeof *seen);
@@ -110,14 +117,14 @@ mb_assignment *mb_assignment_load_csv(const char *path, const mb_workload *w, mb
   for (int32_t i = 0; ok && i < w->n_buffers; i++) names[i] = (name_index){w->buffers[i].name, i};
   if (ok) qsort(names, (size_t)w->n_buffers, sizeof *names, cmp_name_index);
   const char *p = text;
-  for (int lineno = 1; ok && *p; lineno++) {
+  for (int lineno = 1; ok && p < text + len; lineno++) {
     const char *eol = memchr(p, '\n', len - (size_t)(p - text));
     size_t n = eol ? (size_t)(eol - p) : len - (size_t)(p - text);
+    const char *next = eol ? eol + 1 : p + n; /* before trimming: the loop must advance */
     if (n > 0 && p[n - 1] == '\r') n--;
-    const char *next = eol ? eol + 1 : p + n;
     size_t skip = 0;
     while (skip < n && (p[skip] == ' ' || p[skip] == '\t')) skip++;
-    if (skip == n || p[skip] == '#' || (lineno == 1 && !strncmp(p, "buffer,offset", 13))) {
+    if (skip == n || p[skip] == '#' || (lineno == 1 && n >= 13 && !memcmp(p, "buffer,offset", 13))) {
       p = next;
       continue;
     }
@@ -165,7 +172,6 @@ mb_assignment *mb_assignment_load_csv(const char *path, const mb_workload *w, mb
   pcre2_code_free(re);
   free(names);
   free(seen);
-  free(text);
   if (!ok) {
     mb_assignment_free(a);
     return NULL;

@@ -37,5 +37,9 @@ bool mb_assignment_save_csv(const mb_assignment *a, const mb_workload *w, const 
 /* Reads a CSV for workload w; errors name path:line and the field (unknown buffer, bad offset,
  * duplicate row). */
 mb_assignment *mb_assignment_load_csv(const char *path, const mb_workload *w, mb_error *err);
+/* The same from text in memory (len bytes; need not be NUL-terminated); `path` names it in
+ * messages. */
+mb_assignment *mb_assignment_parse_csv(const char *text, size_t len, const char *path,
+                                       const mb_workload *w, mb_error *err);
 
 #endif

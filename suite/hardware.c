@@ -96,6 +96,7 @@ bool mb_hardware_parse(const char *text, const char *path, mb_hardware *out, mb_
   for (int lineno = 1; ok && *p; lineno++) {
     const char *eol = strchr(p, '\n');
     size_t len = eol ? (size_t)(eol - p) : strlen(p);
+    const char *next = eol ? eol + 1 : p + len; /* before trimming: the loop must advance */
     if (len > 0 && p[len - 1] == '\r') len--;
     int rc = pcre2_match(line_re, (PCRE2_SPTR)p, len, 0, 0, md, NULL);
     if (rc < 0) {
@@ -137,7 +138,7 @@ bool mb_hardware_parse(const char *text, const char *path, mb_hardware *out, mb_
           break;
         }
         memcpy(out->name, value, vlen + 1);
-        p = eol ? eol + 1 : p + len;
+        p = next;
         continue;
       }
       const unit_scale *units = units_for(KEYS[k].kind);
@@ -168,7 +169,7 @@ bool mb_hardware_parse(const char *text, const char *path, mb_hardware *out, mb_
         break;
       }
     }
-    p = eol ? eol + 1 : p + len;
+    p = next;
   }
   for (int k = 0; ok && k < N_KEYS; k++)
     if (!seen_line[k]) ok = mb_fail(err, "%s: missing key '%s'", path, KEYS[k].key);

@@ -75,11 +75,27 @@ static void test_missing_rows_are_slow(void **state) {
   mb_workload_free(w);
 }
 
+/* A last row ending in a carriage return without a newline must not hang the reader. */
+static void test_trailing_carriage_return(void **state) {
+  (void)state;
+  mb_workload *w = three_buffers();
+  char *path = mb_test_write_temp(".csv", "buffer,offset\r\nx,16\r");
+  mb_error err;
+  mb_assignment *a = mb_assignment_load_csv(path, w, &err);
+  assert_non_null(a);
+  assert_int_equal(a->offset[0], 16);
+  remove(path);
+  free(path);
+  mb_assignment_free(a);
+  mb_workload_free(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_rejections),
       cmocka_unit_test(test_missing_rows_are_slow),
+      cmocka_unit_test(test_trailing_carriage_return),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,11 +86,26 @@ static void test_shipped_profiles(void **state) {
   assert_true(small.peak_flops == hw.peak_flops);
 }
 
+/* A last line without a newline but with a carriage return once made the parser loop forever
+ * (found by fuzz_hardware). */
+static void test_trailing_carriage_return(void **state) {
+  (void)state;
+  char text[1024];
+  snprintf(text, sizeof text, "%sname2 = x\r", GOOD);
+  mb_hardware hw;
+  mb_error err;
+  assert_false(mb_hardware_parse(text, "cr.txt", &hw, &err));
+  assert_string_equal(err.message, "cr.txt:9: unknown key 'name2'");
+  snprintf(text, sizeof text, "%s\r", GOOD);
+  assert_true(mb_hardware_parse(text, "cr.txt", &hw, &err));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_good),
       cmocka_unit_test(test_rejections),
       cmocka_unit_test(test_shipped_profiles),
+      cmocka_unit_test(test_trailing_carriage_return),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
