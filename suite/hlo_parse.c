@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
+
 #define MAX_TUPLE_DEPTH 64           /* nested tuple shapes; real dumps use 2-3 */
 #define MAX_TEXT ((size_t)1 << 30)   /* spans are int32 */
 #define MAX_VALUE ((int64_t)1 << 62) /* integers, element counts and byte sizes */
@@ -212,18 +214,6 @@ typedef struct parser {
   pcre2_match_data *md;
 } parser;
 
-static bool grow(void **data, int32_t *cap, int64_t need, size_t elem) {
-  if (need <= *cap) return true;
-  int64_t ncap = *cap ? (int64_t)*cap * 2 : 64;
-  while (ncap < need) ncap *= 2;
-  if (ncap > INT32_MAX) return false;
-  void *q = realloc(*data, (size_t)ncap * elem);
-  if (!q) return false;
-  *data = q;
-  *cap = (int32_t)ncap;
-  return true;
-}
-
 static bool oom(parser *p) { return mb_fail(p->err, "%s: out of memory while parsing", p->path); }
 
 /* "file:line: expected ..." */
@@ -369,8 +359,8 @@ static bool scan_value(parser *p, mb_hlo_span *out) {
 
 static int32_t add_ref(parser *p, int32_t value, mb_hlo_span name) {
   mb_hlo_module *m = p->m;
-  if (!grow((void **)&m->refs, &p->cap_refs, (int64_t)m->n_refs + 1, sizeof *m->refs) ||
-      !grow((void **)&p->ref_names, &p->cap_ref_names, (int64_t)m->n_refs + 1,
+  if (!mb_array_reserve((void **)&m->refs, &p->cap_refs, (int64_t)m->n_refs + 1, sizeof *m->refs) ||
+      !mb_array_reserve((void **)&p->ref_names, &p->cap_ref_names, (int64_t)m->n_refs + 1,
             sizeof *p->ref_names)) {
     oom(p);
     return -1;
@@ -382,7 +372,7 @@ static int32_t add_ref(parser *p, int32_t value, mb_hlo_span name) {
 
 static int32_t add_int(parser *p, int64_t v) {
   mb_hlo_module *m = p->m;
-  if (!grow((void **)&m->ints, &p->cap_ints, (int64_t)m->n_ints + 1, sizeof *m->ints)) {
+  if (!mb_array_reserve((void **)&m->ints, &p->cap_ints, (int64_t)m->n_ints + 1, sizeof *m->ints)) {
     oom(p);
     return -1;
   }
@@ -392,7 +382,7 @@ static int32_t add_int(parser *p, int64_t v) {
 
 static int32_t add_shape(parser *p, const mb_hlo_shape *s) {
   mb_hlo_module *m = p->m;
-  if (!grow((void **)&m->shapes, &p->cap_shapes, (int64_t)m->n_shapes + 1, sizeof *m->shapes)) {
+  if (!mb_array_reserve((void **)&m->shapes, &p->cap_shapes, (int64_t)m->n_shapes + 1, sizeof *m->shapes)) {
     oom(p);
     return -1;
   }
@@ -453,7 +443,7 @@ static int32_t parse_tuple_shape(parser *p, int depth) {
       }
       t.n_leaves += es->n_leaves;
       t.bytes += es->bytes;
-      if (!grow((void **)&p->stack, &p->cap_stack, (int64_t)p->n_stack + 1, sizeof *p->stack)) {
+      if (!mb_array_reserve((void **)&p->stack, &p->cap_stack, (int64_t)p->n_stack + 1, sizeof *p->stack)) {
         oom(p);
         return -1;
       }
@@ -795,7 +785,7 @@ static bool parse_operands(parser *p, mb_hlo_instr *ins) {
 
 static bool parse_instruction(parser *p, int32_t comp) {
   mb_hlo_module *m = p->m;
-  if (!grow((void **)&m->instrs, &p->cap_instrs, (int64_t)m->n_instrs + 1, sizeof *m->instrs))
+  if (!mb_array_reserve((void **)&m->instrs, &p->cap_instrs, (int64_t)m->n_instrs + 1, sizeof *m->instrs))
     return oom(p);
   mb_hlo_instr *ins = &m->instrs[m->n_instrs];
   memset(ins, 0, sizeof *ins);
@@ -970,7 +960,7 @@ static bool resolve_calls(parser *p) {
 
 static bool parse_computation(parser *p, int32_t *first_entry_line) {
   mb_hlo_module *m = p->m;
-  if (!grow((void **)&m->comps, &p->cap_comps, (int64_t)m->n_comps + 1, sizeof *m->comps))
+  if (!mb_array_reserve((void **)&m->comps, &p->cap_comps, (int64_t)m->n_comps + 1, sizeof *m->comps))
     return oom(p);
   int32_t c = m->n_comps;
   mb_hlo_computation *comp = &m->comps[c];

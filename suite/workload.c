@@ -3,20 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- growable arrays ---- */
-
-static bool grow(void **data, int32_t *cap, int32_t need, size_t elem) {
-  if (need <= *cap) return true;
-  int64_t ncap = *cap ? (int64_t)*cap * 2 : 64;
-  while (ncap < need) ncap *= 2;
-  if (ncap > INT32_MAX) ncap = INT32_MAX;
-  if (ncap < need) return false;
-  void *p = realloc(*data, (size_t)ncap * elem);
-  if (!p) return false;
-  *data = p;
-  *cap = (int32_t)ncap;
-  return true;
-}
+#include "array.h"
 
 static char *dup_str(const char *s) {
   if (!s) s = "";
@@ -68,7 +55,7 @@ void mb_builder_free(mb_workload_builder *b) {
 }
 
 int32_t mb_builder_add_op(mb_workload_builder *b, const char *name, const char *kind, double flops) {
-  if (!grow((void **)&b->ops, &b->cap_ops, b->n_ops + 1, sizeof *b->ops)) {
+  if (!mb_array_reserve((void **)&b->ops, &b->cap_ops, b->n_ops + 1, sizeof *b->ops)) {
     b->failed = true;
     return -1;
   }
@@ -87,7 +74,7 @@ int32_t mb_builder_add_op(mb_workload_builder *b, const char *name, const char *
 
 int32_t mb_builder_add_buffer(mb_workload_builder *b, const char *name, int64_t size,
                               int32_t start, int32_t end, bool pinned) {
-  if (!grow((void **)&b->buffers, &b->cap_buffers, b->n_buffers + 1, sizeof *b->buffers)) {
+  if (!mb_array_reserve((void **)&b->buffers, &b->cap_buffers, b->n_buffers + 1, sizeof *b->buffers)) {
     b->failed = true;
     return -1;
   }
@@ -107,7 +94,7 @@ int32_t mb_builder_add_buffer(mb_workload_builder *b, const char *name, int64_t 
 
 bool mb_builder_add_use(mb_workload_builder *b, int32_t buffer, int32_t op, int64_t bytes_read,
                         int64_t bytes_written) {
-  if (!grow((void **)&b->uses, &b->cap_uses, b->n_uses + 1, sizeof *b->uses)) {
+  if (!mb_array_reserve((void **)&b->uses, &b->cap_uses, b->n_uses + 1, sizeof *b->uses)) {
     b->failed = true;
     return false;
   }

@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "csv_import.h"
 #include "hlo_import.h"
 #include "paths.h"
@@ -171,19 +172,6 @@ typedef struct parser {
   int64_t slow_time;
   int32_t n_ops, n_buffers;
 } parser;
-
-static bool grow_array(void **data, int32_t *cap, int32_t need, size_t elem) {
-  if (need <= *cap) return true;
-  int64_t ncap = *cap ? (int64_t)*cap * 2 : 256;
-  while (ncap < need) ncap *= 2;
-  if (ncap > INT32_MAX) ncap = INT32_MAX;
-  if (ncap < need) return false;
-  void *p = realloc(*data, (size_t)ncap * elem);
-  if (!p) return false;
-  *data = p;
-  *cap = (int32_t)ncap;
-  return true;
-}
 
 /* Every message starts with "path:line: ". */
 static bool fail_at(parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -515,8 +503,8 @@ static bool do_op(parser *p) {
   if (!start_body(p)) return false;
   const char *key = arena_dup(&p->names, name, strlen(name));
   if (!key || !map_put(&p->ops, key, p->n_ops) ||
-      !grow_array((void **)&p->op_line, &p->cap_op_line, p->n_ops + 1, sizeof *p->op_line) ||
-      !grow_array((void **)&p->op_bytes, &p->cap_op_bytes, p->n_ops + 1, sizeof *p->op_bytes))
+      !mb_array_reserve((void **)&p->op_line, &p->cap_op_line, p->n_ops + 1, sizeof *p->op_line) ||
+      !mb_array_reserve((void **)&p->op_bytes, &p->cap_op_bytes, p->n_ops + 1, sizeof *p->op_bytes))
     return oom(p);
   if (mb_builder_add_op(p->b, name, f[0].value, flops) < 0) return oom(p);
   p->op_bytes[p->n_ops] = 0;
@@ -577,7 +565,7 @@ static bool do_buffer(parser *p) {
   if (!start_body(p)) return false;
   const char *key = arena_dup(&p->names, name, strlen(name));
   if (!key || !map_put(&p->buffers, key, p->n_buffers) ||
-      !grow_array((void **)&p->binfo, &p->cap_binfo, p->n_buffers + 1, sizeof *p->binfo))
+      !mb_array_reserve((void **)&p->binfo, &p->cap_binfo, p->n_buffers + 1, sizeof *p->binfo))
     return oom(p);
   int32_t idx = mb_builder_add_buffer(p->b, name, size, (int32_t)start, (int32_t)end, pinned);
   if (idx < 0) return oom(p);
@@ -621,7 +609,7 @@ static bool do_use(parser *p) {
   if (op <= bi_info->last_op) p->uses_unordered = true;
   bi_info->last_op = (int32_t)op;
   bi_info->n_uses++;
-  if (!grow_array((void **)&p->uses, &p->cap_uses, p->n_uses + 1, sizeof *p->uses)) return oom(p);
+  if (!mb_array_reserve((void **)&p->uses, &p->cap_uses, p->n_uses + 1, sizeof *p->uses)) return oom(p);
   p->uses[p->n_uses++] = (use_ref){bi, (int32_t)op, p->line};
   if (!mb_builder_add_use(p->b, bi, (int32_t)op, rd, wr)) return oom(p);
   p->op_bytes[op] += rd + wr;
