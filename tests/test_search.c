@@ -89,6 +89,11 @@ static void test_bandit_best_arm(void **state) {
   mb_search_result r;
   assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
   assert_int_equal(r.action, 1);
+  /* the tree-wide normalisation finds it too (a bandit's tree holds only the root's edges) */
+  cfg.rescale = MB_Q_TREE;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(r.action, 1);
+  cfg.rescale = MB_Q_NODE;
   /* with Gumbel noise the move is a sample that favours higher values: the best arm is the
    * most frequent, and the arms far below it (0.0 and 0.1 against 0.5) are (almost) never played */
   cfg.gumbel_noise = true;

@@ -52,6 +52,8 @@ void mb_search_config_default(mb_search_config *c) {
 }
 
 bool mb_search_config_check(const mb_search_config *c, mb_error *err) {
+  if (c->rescale != MB_Q_NODE && c->rescale != MB_Q_TREE)
+    return mb_fail(err, "search config: rescale %d: expected node or tree", (int)c->rescale);
   if (c->kind != MB_SEARCH_GUMBEL && c->kind != MB_SEARCH_PUCT)
     return mb_fail(err, "search config: kind %d: expected gumbel or puct", (int)c->kind);
   if (c->simulations < 1)
@@ -194,7 +196,7 @@ static double edge_q(const mb_search *s, const node *nd, int32_t a) { return nd-
 /* Completed, normalised Q^ of every action of nd into s->qhat (mixed value for the unvisited,
  * then min-max rescaled over the node's legal actions).
  * Returns max_b N(b). */
-static int32_t completed_q(mb_search *s, const node *nd) {
+static int32_t completed_q(mb_search *s, const mb_search_config *cfg, const node *nd) {
   double sum_pi = 0, sum_piq = 0;
   int32_t max_n = 0;
   for (int32_t a = 0; a < s->A; a++) {
@@ -226,6 +228,10 @@ static int32_t completed_q(mb_search *s, const node *nd) {
     if (s->qhat[a] < lo) lo = s->qhat[a];
     if (s->qhat[a] > hi) hi = s->qhat[a];
   }
+  if (cfg->rescale == MB_Q_TREE) {
+    for (int32_t a = 0; a < s->A; a++) s->qhat[a] = nd->mask[a] ? normalise(s, s->qhat[a]) : 0;
+    return max_n;
+  }
   double range = hi - lo > 1e-8 ? hi - lo : 1e-8;
   for (int32_t a = 0; a < s->A; a++) s->qhat[a] = nd->mask[a] ? (s->qhat[a] - lo) / range : 0;
   return max_n;
@@ -233,7 +239,7 @@ static int32_t completed_q(mb_search *s, const node *nd) {
 
 /* pi' = softmax(logits + sigma(Q^)) over the node's mask into s->pi. */
 static void improved_policy(mb_search *s, const mb_search_config *cfg, const node *nd) {
-  int32_t max_n = completed_q(s, nd);
+  int32_t max_n = completed_q(s, cfg, nd);
   double scale = (cfg->c_visit + max_n) * cfg->c_scale, mx = -DBL_MAX;
   for (int32_t a = 0; a < s->A; a++) {
     if (!nd->mask[a]) continue;
@@ -326,7 +332,7 @@ static double root_score(const mb_search *s, const mb_search_config *cfg, const 
 
 static int32_t gumbel_root_action(mb_search *s, const mb_search_config *cfg, const node *root,
                                   int32_t considered_visit) {
-  int32_t max_n = completed_q(s, root);
+  int32_t max_n = completed_q(s, cfg, root);
   float ml = -FLT_MAX;
   for (int32_t a = 0; a < s->A; a++)
     if (root->mask[a] && root->logits[a] > ml) ml = root->logits[a];

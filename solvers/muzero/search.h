@@ -22,8 +22,10 @@
  * over that node's legal actions (mctx's rescale_values). A tree-wide min-max (MuZero's
  * MinMaxStats) was measured first and lost most of the contrast between root actions as the tree
  * grew (their differences are small next to the spread of values across depths): returns fell
- * back to the raw policy's at 8 and 32 simulations. pUCT uses the tree-wide min-max (0 while the
- * tree has seen a single value), as in MuZero. Discount gamma (1: episodic).
+ * back to the raw policy's at 8 and 32 simulations. The tree-wide rule stays available
+ * (cfg.rescale = MB_Q_TREE): in the learned model per-node contrast also amplifies model error
+ * (`bench muzero --returns --rescale node|tree` compares them). pUCT uses the tree-wide min-max
+ * (0 while the tree has seen a single value), as in MuZero. Discount gamma (1: episodic).
  *
  * Masks. The root always uses the exact legal mask. Below the root a model may give a mask (the
  * exact game does); the learned model gives none, so every action is allowed there: its policy
@@ -45,6 +47,9 @@
 #include "rng.h"
 
 typedef enum mb_search_kind { MB_SEARCH_GUMBEL = 0, MB_SEARCH_PUCT } mb_search_kind;
+/* How the Gumbel rules normalise a node's completed Q (see above): per node (default) or by the
+ * tree-wide min-max. */
+typedef enum mb_q_rescale { MB_Q_NODE = 0, MB_Q_TREE } mb_q_rescale;
 
 typedef struct mb_search_config {
   mb_search_kind kind;
@@ -53,6 +58,7 @@ typedef struct mb_search_config {
   double c_visit, c_scale; /* Gumbel sigma: 50, 0.1 */
   double gamma;            /* discount, (0, 1]; default 1 */
   bool gumbel_noise;       /* Gumbel: sample g (self-play); false: g = 0 (evaluation) */
+  mb_q_rescale rescale;    /* Gumbel: MB_Q_NODE (default) or MB_Q_TREE */
   double dirichlet_alpha, dirichlet_frac; /* pUCT root noise: 0.3, 0.25 (frac 0: none) */
   double c1, c2;                          /* pUCT: 1.25, 19652 */
   bool sample;                            /* pUCT: sample the move by visit counts */

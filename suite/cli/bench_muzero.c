@@ -27,23 +27,25 @@
 #include "train.h"
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: mallocbench bench muzero [--agent FILE] [--buffers 256] [--simulations 16]\n"
-          "                                [--seconds 3] [--jobs 1] [--seed 0]\n"
-          "       mallocbench bench muzero --agent FILE --returns 0,2,8,32\n"
-          "                                [--split S | --workloads REGEX | --episodes 8\n"
-          "                                 --buffers 256 --seed 1000]\n\n"
-          "Prints mallocMuZero's search simulations per second (learned model and exact game),\n"
-          "raw-policy decisions per second, and training updates and self-play decisions per\n"
-          "second, on one synthetic workload of --buffers buffers. --seconds is the time per\n"
-          "measurement; --jobs the self-play threads of the training measurement. Without\n"
-          "--agent a fresh agent of the default size (latent 128, 1 residual block) is used.\n\n"
-          "--returns LIST plays one episode per workload with the agent at each number of\n"
-          "simulations per decision (0: the raw policy network alone, no search), in the learned\n"
-          "model and in the exact game, and prints mean returns (simulated) beside random play,\n"
-          "the untrained network training starts from (seed 0) and the heuristic. Workloads: the\n"
-          "catalogue's --split or --workloads, else --episodes synthetic ones of 32..--buffers\n"
-          "buffers from seed --seed (keep them apart from training's streams).\n");
+  fprintf(
+      out,
+      "usage: mallocbench bench muzero [--agent FILE] [--buffers 256] [--simulations 16]\n"
+      "                                [--seconds 3] [--jobs 1] [--seed 0]\n"
+      "       mallocbench bench muzero --agent FILE --returns 0,2,8,32\n"
+      "                                [--split S | --workloads REGEX | --episodes 8\n"
+      "                                 --buffers 256 --seed 1000]\n\n"
+      "Prints mallocMuZero's search simulations per second (learned model and exact game),\n"
+      "raw-policy decisions per second, and training updates and self-play decisions per\n"
+      "second, on one synthetic workload of --buffers buffers. --seconds is the time per\n"
+      "measurement; --jobs the self-play threads of the training measurement. Without\n"
+      "--agent a fresh agent of the default size (latent 128, 1 residual block) is used.\n\n"
+      "--returns LIST plays one episode per workload with the agent at each number of\n"
+      "simulations per decision (0: the raw policy network alone, no search), in the learned\n"
+      "model and in the exact game, and prints mean returns (simulated) beside random play,\n"
+      "the untrained network training starts from (seed 0) and the heuristic. Workloads: the\n"
+      "catalogue's --split or --workloads, else --episodes synthetic ones of 32..--buffers\n"
+      "buffers from seed --seed (keep them apart from training's streams). --rescale node|tree\n"
+      "picks the Gumbel Q normalisation (solvers/muzero/search.h).\n");
 }
 
 static bool parse_long(const char *flag, const char *v, long lo, long hi, long *out) {
@@ -90,7 +92,7 @@ static bool measure_play(const mb_agent *ag, mb_game *g, double scale, int sims,
 /* One episode of g by `ag` with `sims` simulations per decision (0: raw policy), learned model
  * or exact game; returns the true return (simulated). */
 static bool play_return(const mb_agent *ag, mb_game *g, double scale, int sims, bool exact,
-                        uint64_t seed, double *ret, mb_error *err) {
+                        mb_q_rescale rescale, uint64_t seed, double *ret, mb_error *err) {
   mb_player *pl = mb_player_create(ag, sims > 0 ? sims : 1, err);
   if (!pl) return false;
   mb_player_set_scale(pl, scale);
@@ -98,6 +100,7 @@ static bool play_return(const mb_agent *ag, mb_game *g, double scale, int sims, 
   mb_search_config_default(&sc);
   sc.gumbel_noise = false;
   sc.simulations = sims > 0 ? sims : 1;
+  sc.rescale = rescale;
   int64_t s = 0, d = 0;
   mb_rng rng;
   mb_rng_seed(&rng, seed);
@@ -124,8 +127,8 @@ static double random_return(mb_game *g, uint64_t seed) {
 
 /* Mean return on the set: references (random, heuristic, the untrained network training starts
  * from) and the agent at each simulation count, learned model and exact game. */
-static int returns_table(const mb_agent *ag, const char *list, const mb_train_workload *set,
-                         int32_t n_set, const char *what) {
+static int returns_table(const mb_agent *ag, const char *list, mb_q_rescale rescale,
+                         const mb_train_workload *set, int32_t n_set, const char *what) {
   int sims[16], n = 0;
   const char *p = list;
   while (*p && n < 16) {
@@ -168,12 +171,12 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_train_wo
     }
     heur += mb_game_return(g);
     rnd += random_return(g, (uint64_t)e);
-    if (!play_return(&fresh, g, scale, 0, false, 0, &r, &err)) rc = 1;
+    if (!play_return(&fresh, g, scale, 0, false, rescale, 0, &r, &err)) rc = 1;
     untrained += r;
     for (int k = 0; rc == 0 && k < n; k++)
       for (int ex = 0; rc == 0 && ex < 2; ex++) {
         double t0 = mb_train_now();
-        if (!play_return(ag, g, scale, sims[k], ex == 1, (uint64_t)e, &r, &err)) rc = 1;
+        if (!play_return(ag, g, scale, sims[k], ex == 1, rescale, (uint64_t)e, &r, &err)) rc = 1;
         (ex ? exact : learned)[k] += r;
         (ex ? t_exact : t_learned)[k] += mb_train_now() - t0;
       }
@@ -239,6 +242,7 @@ int mb_bench_muzero(int argc, char **argv) {
   }
   const char *agent_path = NULL, *returns = NULL, *split = NULL, *regex = NULL;
   long buffers = 256, sims = 16, jobs = 1, seed = -1, episodes = 8;
+  mb_q_rescale rescale = MB_Q_NODE;
   double seconds = 3;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -256,7 +260,13 @@ int mb_bench_muzero(int argc, char **argv) {
       split = v;
     else if (!strcmp(a, "--workloads"))
       regex = v;
-    else if (!strcmp(a, "--episodes")) {
+    else if (!strcmp(a, "--rescale")) {
+      if (strcmp(v, "node") && strcmp(v, "tree")) {
+        fprintf(stderr, "mallocbench bench muzero: --rescale '%s': expected node or tree\n", v);
+        return 2;
+      }
+      rescale = strcmp(v, "node") ? MB_Q_TREE : MB_Q_NODE;
+    } else if (!strcmp(a, "--episodes")) {
       if (!parse_long(a, v, 1, 100000, &episodes)) return 2;
     } else if (!strcmp(a, "--buffers")) {
       if (!parse_long(a, v, 2, 1000000, &buffers)) return 2;
@@ -319,7 +329,7 @@ int mb_bench_muzero(int argc, char **argv) {
       fprintf(stderr, "mallocbench bench muzero: no workload selected\n");
       rc = 2;
     }
-    if (rc == 0) rc = returns_table(&ag, returns, set.tw, set.n, what);
+    if (rc == 0) rc = returns_table(&ag, returns, rescale, set.tw, set.n, what);
     mb_train_set_free(&set);
     mb_agent_free(&ag);
     return rc;
