@@ -18,8 +18,16 @@ done
 if [ "$latex" -eq 1 ]; then ./scripts/setup.sh --with-latex; else ./scripts/setup.sh; fi
 export MALLOCBENCH_DATA="${MALLOCBENCH_DATA:-$(pwd)/../shared/data}"
 ./scripts/build.sh build
-mkdir -p results
-./build/mallocbench run --profile "$profile" "${extra[@]}"
+mkdir -p results/agents
+# mallocMuZero's agent, trained on the train split and synthetic workloads before the run
+# (deterministic: fixed seed, step count, one thread). quick: ~1 minute; full: ~30 minutes.
+agent="results/agents/$profile.h5"
+steps=6000
+[ "$profile" = full ] && steps=200000
+if [ ! -f "$agent" ]; then
+  ./build/mallocbench train --synthetic --split train --steps "$steps" --jobs 1 --seed 0 -q --out "$agent"
+fi
+./build/mallocbench run --profile "$profile" --agent "$agent" "${extra[@]}"
 ./build/mallocbench verify results/latest.h5
 ./build/mallocbench plot results/latest.h5 --format png,pdf
 ./build/mallocbench report results/latest.h5
