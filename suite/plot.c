@@ -339,38 +339,70 @@ static bool figure_walltime(plot_job *job, const mb_result_matrix *m, mb_error *
   return draw(job, "walltime.gp", "walltime_vs_size", 1000, 650, vars, err);
 }
 
+/* True when two curves are the same series (the same agent reported by several solvers). */
+static bool same_curve(const double *s1, const double *r1, int32_t n1, const double *s2,
+                       const double *r2, int32_t n2) {
+  if (n1 != n2) return false;
+  for (int32_t k = 0; k < n1; k++)
+    if (s1[k] != s2[k] || r1[k] != r2[k]) return false;
+  return true;
+}
+
 static bool figure_curves(plot_job *job, mb_results *r, const mb_result_matrix *m, mb_error *err) {
-  char path[2048], names[4096] = "";
-  FILE *f = open_data(job, "curves.dat", path, sizeof path, err);
-  if (!f) return false;
-  int blocks = 0;
-  /* one curve per (solver, seed): curves of the same agent repeat across workloads, so keep
-   * the first workload's curve for each solver and seed */
-  for (int64_t i = 0; i < m->n_rows && blocks < 8; i++) {
+  enum { MAX_CURVES = 8 };
+  char path[2048];
+  double *steps[MAX_CURVES] = {0}, *rets[MAX_CURVES] = {0};
+  int32_t lens[MAX_CURVES] = {0};
+  char names[MAX_CURVES][256];
+  int n = 0;
+  bool ok = true;
+  /* one block per distinct curve: solvers sharing an agent share its curve, and a curve
+   * repeats on every workload, so identical series are drawn once under all their names */
+  for (int64_t i = 0; ok && i < m->n_rows; i++) {
     const mb_result_row *row = &m->rows[i];
     double *step = NULL, *ret = NULL;
     int32_t len = 0;
     if (!mb_results_get_curve(r, row, &step, &ret, &len, err)) {
-      fclose(f);
-      return false;
+      ok = false;
+      break;
     }
-    bool seen = false;
-    for (int64_t j = 0; j < i && !seen; j++)
-      seen = !strcmp(m->rows[j].solver, row->solver) && m->rows[j].seed == row->seed;
-    if (len > 0 && !seen) {
-      if (blocks++) fprintf(f, "\n\n");
-      for (int32_t k = 0; k < len; k++) fprintf(f, "%.9g %.9g\n", step[k], ret[k]);
-      size_t n = strlen(names);
-      snprintf(names + n, sizeof names - n, "%s%s/seed%lld", n ? " " : "", row->solver,
-               (long long)row->seed);
+    int k = 0;
+    while (k < n && !same_curve(steps[k], rets[k], lens[k], step, ret, len)) k++;
+    char label[128];
+    snprintf(label, sizeof label, "%s/seed%lld", row->solver, (long long)row->seed);
+    if (len > 0 && k < n) {
+      if (!strstr(names[k], label)) {
+        size_t used = strlen(names[k]);
+        snprintf(names[k] + used, sizeof names[k] - used, ",%s", label);
+      }
+    } else if (len > 0 && n < MAX_CURVES) {
+      steps[n] = step;
+      rets[n] = ret;
+      lens[n] = len;
+      snprintf(names[n], sizeof names[n], "%s", label);
+      n++;
+      continue;
     }
     free(step);
     free(ret);
   }
-  if (fclose(f) != 0) return mb_fail(err, "%s: write failed", path);
-  if (blocks == 0) return true;
+  char curves[MAX_CURVES * 260] = "";
+  FILE *f = ok && n > 0 ? open_data(job, "curves.dat", path, sizeof path, err) : NULL;
+  if (ok && n > 0 && !f) ok = false;
+  for (int k = 0; f && k < n; k++) {
+    if (k) fprintf(f, "\n\n");
+    for (int32_t j = 0; j < lens[k]; j++) fprintf(f, "%.9g %.9g\n", steps[k][j], rets[k][j]);
+    size_t used = strlen(curves);
+    snprintf(curves + used, sizeof curves - used, "%s%s", k ? " " : "", names[k]);
+  }
+  if (f && fclose(f) != 0) ok = mb_fail(err, "%s: write failed", path);
+  for (int k = 0; k < n; k++) {
+    free(steps[k]);
+    free(rets[k]);
+  }
+  if (!ok || n == 0) return ok;
   char vars[8192];
-  snprintf(vars, sizeof vars, "DATA='%s'; CURVES='%s'", path, names);
+  snprintf(vars, sizeof vars, "DATA='%s'; CURVES='%s'", path, curves);
   return draw(job, "training_curves.gp", "training_curves", 1000, 650, vars, err);
 }
 
