@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "solver.h"
 #include "paths.h"
 #include "plot.h"
 #include "report.h"
@@ -29,6 +30,23 @@ static const char *CATALOGUE =
     "strassen2_1024_f32-gpu alphatensor builtin:strassen_squared n=1024,dtype=f32 gpu-l2 262144 "
     "test matmul\n";
 
+/* A stand-in for an agent-based solver: the heuristic's answer plus a training curve that is
+ * the same on every workload (one agent), so the curve figure must draw it once. */
+static bool curve_solver(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
+                         mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, mb_error *err) {
+  if (!mb_solve_heuristic(w, hw, opt, rng, out, stats, err)) return false;
+  stats->curve_len = 20;
+  stats->curve_step = malloc(20 * sizeof(double));
+  stats->curve_return = malloc(20 * sizeof(double));
+  for (int i = 0; i < 20; i++) {
+    stats->curve_step[i] = 100.0 * i;
+    stats->curve_return[i] = 0.1 * (1.0 - 1.0 / (1.0 + i));
+  }
+  return true;
+}
+
+static const mb_solver EXTRA[] = {{"with_curve", "heuristic plus a training curve", curve_solver}};
+
 static int setup(void **state) {
   fixture *fx = calloc(1, sizeof *fx);
   fx->dir = mb_test_temp_dir();
@@ -42,7 +60,9 @@ static int setup(void **state) {
   snprintf(cache, sizeof cache, "%s/cache", fx->dir);
   mb_run_config cfg = {.profile = "quick",
                        .workloads = ".",
-                       .solvers = "heuristic,greedy",
+                       .solvers = "heuristic,greedy,with_curve",
+                       .extra_solvers = EXTRA,
+                       .n_extra_solvers = 1,
                        .seeds = 2,
                        .jobs = 2,
                        .budget = 0.2,
@@ -89,7 +109,7 @@ static void test_plot_writes_every_figure(void **state) {
   if (!mb_plot_find_gnuplot(gnuplot, sizeof gnuplot)) skip();
   if (!mb_plot_all(fx->results, &opt, &outputs, &err)) fail_msg("%s", err.message);
   const char *expected[] = {"speedup_per_workload", "speedup_distribution", "gap_to_bound",
-                            "walltime_vs_size", "memory_map"};
+                            "walltime_vs_size", "training_curves", "memory_map"};
   for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
     char png[1200];
     snprintf(png, sizeof png, "%s/%s.png", out, expected[i]);
@@ -106,11 +126,14 @@ static void test_plot_writes_every_figure(void **state) {
     snprintf(svg, sizeof svg, "%s/%s.svg", out, expected[i]);
     assert_true(file_size(svg) > 2000);
   }
-  /* no training curves in this file: no curve figure */
-  char curves[1200];
-  snprintf(curves, sizeof curves, "%s/training_curves.png", out);
-  assert_int_equal(access(curves, F_OK), -1);
-  assert_int_equal(outputs.n, 10);
+  assert_int_equal(outputs.n, 12);
+  /* one agent's curve, reported by every job of the solver, is drawn once under both seeds */
+  char svg[1200];
+  snprintf(svg, sizeof svg, "%s/training_curves.svg", out);
+  char *text = mb_read_file(svg, NULL);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "with_curve/seed0,with_curve/seed1"));
+  free(text);
 }
 
 static void test_plot_errors(void **state) {
