@@ -19,6 +19,9 @@ done
 if [ "$fuzz" -eq 1 ]; then ./scripts/setup.sh --with-fuzz; else ./scripts/setup.sh; fi
 export MALLOCBENCH_DATA="${MALLOCBENCH_DATA:-$(pwd)/../shared/data}"
 
+echo "== Formatting (.clang-format)"
+./scripts/format.sh --check
+
 echo "== Release build and tests"
 ./scripts/build.sh build
 ctest --test-dir build --output-on-failure -j2

@@ -17,22 +17,22 @@
 
 typedef struct mb_solver_options {
   uint64_t seed;
-  double budget_seconds;     /* wall-clock budget for search/local search (<= 0: default) */
-  const char *agent_path;    /* mallocMuZero checkpoint (HDF5), NULL for solvers without one */
-  int simulations;           /* mallocMuZero: simulations per step (0: default) */
-  double finetune_seconds;   /* mallocMuZero: per-workload fine-tuning budget (0: none) */
-  const char *order;         /* mallocGame buffer order: "heuristic" (default), "start", "size" */
+  double budget_seconds;   /* wall-clock budget for search/local search (<= 0: default) */
+  const char *agent_path;  /* mallocMuZero checkpoint (HDF5), NULL for solvers without one */
+  int simulations;         /* mallocMuZero: simulations per step (0: default) */
+  double finetune_seconds; /* mallocMuZero: per-workload fine-tuning budget (0: none) */
+  const char *order;       /* mallocGame buffer order: "heuristic" (default), "start", "size" */
 } mb_solver_options;
 
 /* What a solver reports besides the assignment (all optional to fill). */
 typedef struct mb_solver_stats {
-  int64_t iterations;  /* solver-specific effort counter (moves tried, simulations, ...) */
-  bool budget_hit;     /* stopped by the budget rather than by convergence */
-  char note[256];      /* one line for humans, e.g. "local search: 12 swaps, 3 repacks" */
+  int64_t iterations; /* solver-specific effort counter (moves tried, simulations, ...) */
+  bool budget_hit;    /* stopped by the budget rather than by convergence */
+  char note[256];     /* one line for humans, e.g. "local search: 12 swaps, 3 repacks" */
   /* Training curve / evaluation episodes (mallocMuZero); owned by the stats, may be NULL. */
   int32_t curve_len;
-  double *curve_step;  /* training steps */
-  double *curve_return;/* mean episode return at that step */
+  double *curve_step;   /* training steps */
+  double *curve_return; /* mean episode return at that step */
 } mb_solver_stats;
 
 void mb_solver_stats_free(mb_solver_stats *st);

@@ -12,8 +12,8 @@
 #define MB_ALPHATENSOR_VERSION 1
 
 typedef struct mb_factorization {
-  int32_t rank;   /* number of rank-one terms */
-  int32_t *u;     /* 16 x rank, row-major: u[s * rank + r] */
+  int32_t rank; /* number of rank-one terms */
+  int32_t *u;   /* 16 x rank, row-major: u[s * rank + r] */
   int32_t *v;
   int32_t *w;
 } mb_factorization;

@@ -108,9 +108,9 @@ mb_assignment *mb_assignment_parse_csv(const char *text, size_t len, const char 
   bool *seen = calloc((size_t)w->n_buffers, sizeof *seen);
   int errcode;
   PCRE2_SIZE erroff;
-  pcre2_code *re = pcre2_compile(
-      (PCRE2_SPTR) "^[ \\t]*([^,\\s]+)[ \\t]*,[ \\t]*(slow|-?[0-9]+)[ \\t]*$",
-      PCRE2_ZERO_TERMINATED, 0, &errcode, &erroff, NULL);
+  pcre2_code *re =
+      pcre2_compile((PCRE2_SPTR) "^[ \\t]*([^,\\s]+)[ \\t]*,[ \\t]*(slow|-?[0-9]+)[ \\t]*$",
+                    PCRE2_ZERO_TERMINATED, 0, &errcode, &erroff, NULL);
   pcre2_match_data *md = re ? pcre2_match_data_create_from_pattern(re, NULL) : NULL;
   bool ok = a && names && seen && re && md;
   if (!ok) mb_fail(err, "%s: out of memory", path);
@@ -124,13 +124,14 @@ mb_assignment *mb_assignment_parse_csv(const char *text, size_t len, const char 
     if (n > 0 && p[n - 1] == '\r') n--;
     size_t skip = 0;
     while (skip < n && (p[skip] == ' ' || p[skip] == '\t')) skip++;
-    if (skip == n || p[skip] == '#' || (lineno == 1 && n >= 13 && !memcmp(p, "buffer,offset", 13))) {
+    if (skip == n || p[skip] == '#' ||
+        (lineno == 1 && n >= 13 && !memcmp(p, "buffer,offset", 13))) {
       p = next;
       continue;
     }
     if (pcre2_match(re, (PCRE2_SPTR)p, n, 0, 0, md, NULL) < 0) {
-      ok = mb_fail(err, "%s:%d: expected 'buffer,offset' (offset a number or 'slow')", path,
-                   lineno);
+      ok =
+          mb_fail(err, "%s:%d: expected 'buffer,offset' (offset a number or 'slow')", path, lineno);
       break;
     }
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
@@ -147,8 +148,8 @@ mb_assignment *mb_assignment_parse_csv(const char *text, size_t len, const char 
     name_index key = {name, 0};
     name_index *hit = bsearch(&key, names, (size_t)w->n_buffers, sizeof *names, cmp_name_index);
     if (!hit) {
-      ok = mb_fail(err, "%s:%d: buffer: '%s' is not a buffer of workload '%s'", path, lineno,
-                   name, w->name);
+      ok = mb_fail(err, "%s:%d: buffer: '%s' is not a buffer of workload '%s'", path, lineno, name,
+                   w->name);
       break;
     }
     if (seen[hit->index]) {

@@ -17,8 +17,7 @@ static int64_t op_total_bytes(const mb_workload *w, int32_t op) {
   return total;
 }
 
-mb_time_ps mb_op_time(const mb_workload *w, const mb_hardware *hw, int32_t op,
-                      int64_t fast_bytes) {
+mb_time_ps mb_op_time(const mb_workload *w, const mb_hardware *hw, int32_t op, int64_t fast_bytes) {
   double compute = w->ops[op].flops / hw->peak_flops;
   int64_t slow_bytes = op_total_bytes(w, op) - fast_bytes;
   double memory = (double)slow_bytes / hw->slow_bandwidth + (double)fast_bytes / hw->fast_bandwidth;

@@ -19,8 +19,7 @@
 #include "workload.h"
 
 /* Time of one op given how many of its bytes are in fast memory. */
-mb_time_ps mb_op_time(const mb_workload *w, const mb_hardware *hw, int32_t op,
-                      int64_t fast_bytes);
+mb_time_ps mb_op_time(const mb_workload *w, const mb_hardware *hw, int32_t op, int64_t fast_bytes);
 /* Program time with every buffer in slow memory. */
 mb_time_ps mb_slow_time(const mb_workload *w, const mb_hardware *hw);
 /* Program time for a placement: in_fast[b] says whether buffer b is in fast memory. */
@@ -37,11 +36,11 @@ void mb_use_benefits(const mb_workload *w, const mb_hardware *hw, mb_time_ps *ou
 typedef struct mb_cost_state {
   const mb_workload *w;
   const mb_hardware *hw;
-  bool *in_fast;        /* per buffer */
-  int64_t *fast_bytes;  /* per op: bytes of its uses that are in fast memory */
-  mb_time_ps *op_time;  /* per op */
-  int64_t *op_bytes;    /* per op: all bytes it moves (constant, cached) */
-  mb_time_ps total;     /* current program time */
+  bool *in_fast;       /* per buffer */
+  int64_t *fast_bytes; /* per op: bytes of its uses that are in fast memory */
+  mb_time_ps *op_time; /* per op */
+  int64_t *op_bytes;   /* per op: all bytes it moves (constant, cached) */
+  mb_time_ps total;    /* current program time */
   mb_time_ps slow_total;
 } mb_cost_state;
 

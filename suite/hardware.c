@@ -17,15 +17,15 @@ typedef struct {
   double scale;
 } unit_scale;
 
-static const unit_scale SIZE_UNITS[] = {{"B", 1},          {"KiB", 1024.0},   {"MiB", 1048576.0},
-                                        {"GiB", 1073741824.0}, {"KB", 1e3}, {"MB", 1e6},
-                                        {"GB", 1e9},       {NULL, 0}};
-static const unit_scale BANDWIDTH_UNITS[] = {
-    {"B/s", 1}, {"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9}, {"TB/s", 1e12}, {NULL, 0}};
-static const unit_scale FLOPS_UNITS[] = {{"FLOP/s", 1},     {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12},
-                                         {"PFLOP/s", 1e15}, {NULL, 0}};
-static const unit_scale TIME_UNITS[] = {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9},
-                                        {NULL, 0}};
+static const unit_scale SIZE_UNITS[] = {
+    {"B", 1},    {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+    {"KB", 1e3}, {"MB", 1e6},     {"GB", 1e9},        {NULL, 0}};
+static const unit_scale BANDWIDTH_UNITS[] = {{"B/s", 1},    {"KB/s", 1e3},  {"MB/s", 1e6},
+                                             {"GB/s", 1e9}, {"TB/s", 1e12}, {NULL, 0}};
+static const unit_scale FLOPS_UNITS[] = {
+    {"FLOP/s", 1}, {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}, {NULL, 0}};
+static const unit_scale TIME_UNITS[] = {
+    {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {NULL, 0}};
 
 typedef struct {
   const char *key;
@@ -33,19 +33,28 @@ typedef struct {
 } key_spec;
 
 static const key_spec KEYS[] = {
-    {"name", VALUE_NAME},           {"capacity", VALUE_SIZE},       {"alignment", VALUE_SIZE},
-    {"slow_bandwidth", VALUE_BANDWIDTH}, {"fast_bandwidth", VALUE_BANDWIDTH},
-    {"peak_flops", VALUE_FLOPS},    {"op_overhead", VALUE_TIME},
+    {"name", VALUE_NAME},
+    {"capacity", VALUE_SIZE},
+    {"alignment", VALUE_SIZE},
+    {"slow_bandwidth", VALUE_BANDWIDTH},
+    {"fast_bandwidth", VALUE_BANDWIDTH},
+    {"peak_flops", VALUE_FLOPS},
+    {"op_overhead", VALUE_TIME},
 };
 enum { N_KEYS = sizeof KEYS / sizeof KEYS[0] };
 
 static const unit_scale *units_for(value_kind kind) {
   switch (kind) {
-    case VALUE_SIZE: return SIZE_UNITS;
-    case VALUE_BANDWIDTH: return BANDWIDTH_UNITS;
-    case VALUE_FLOPS: return FLOPS_UNITS;
-    case VALUE_TIME: return TIME_UNITS;
-    default: return NULL;
+    case VALUE_SIZE:
+      return SIZE_UNITS;
+    case VALUE_BANDWIDTH:
+      return BANDWIDTH_UNITS;
+    case VALUE_FLOPS:
+      return FLOPS_UNITS;
+    case VALUE_TIME:
+      return TIME_UNITS;
+    default:
+      return NULL;
   }
 }
 
@@ -68,11 +77,20 @@ static bool set_value(mb_hardware *hw, int key, double v) {
       if (v > 9e18) return false;
       hw->alignment = (int64_t)llround(v);
       return true;
-    case 3: hw->slow_bandwidth = v; return true;
-    case 4: hw->fast_bandwidth = v; return true;
-    case 5: hw->peak_flops = v; return true;
-    case 6: hw->op_overhead_s = v; return true;
-    default: return false;
+    case 3:
+      hw->slow_bandwidth = v;
+      return true;
+    case 4:
+      hw->fast_bandwidth = v;
+      return true;
+    case 5:
+      hw->peak_flops = v;
+      return true;
+    case 6:
+      hw->op_overhead_s = v;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -84,9 +102,9 @@ bool mb_hardware_parse(const char *text, const char *path, mb_hardware *out, mb_
   pcre2_code *line_re = pcre2_compile(
       (PCRE2_SPTR) "^[ \\t]*(?:([A-Za-z_][A-Za-z0-9_]*)[ \\t]*=[ \\t]*([^#]*?))?[ \\t]*(?:#.*)?$",
       PCRE2_ZERO_TERMINATED, 0, &errcode, &erroff, NULL);
-  pcre2_code *value_re = pcre2_compile(
-      (PCRE2_SPTR) "^([0-9]+(?:\\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)[ \\t]*([A-Za-z/]+)$",
-      PCRE2_ZERO_TERMINATED, 0, &errcode, &erroff, NULL);
+  pcre2_code *value_re =
+      pcre2_compile((PCRE2_SPTR) "^([0-9]+(?:\\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)[ \\t]*([A-Za-z/]+)$",
+                    PCRE2_ZERO_TERMINATED, 0, &errcode, &erroff, NULL);
   pcre2_match_data *md = line_re ? pcre2_match_data_create_from_pattern(line_re, NULL) : NULL;
   pcre2_match_data *vmd = value_re ? pcre2_match_data_create_from_pattern(value_re, NULL) : NULL;
   bool ok = line_re && value_re && md && vmd;
@@ -133,8 +151,8 @@ bool mb_hardware_parse(const char *text, const char *path, mb_hardware *out, mb_
       }
       if (KEYS[k].kind == VALUE_NAME) {
         if (vlen >= sizeof out->name || strpbrk(value, " \t/")) {
-          ok = mb_fail(err, "%s:%d: name: '%s' must be one word of < %zu characters", path,
-                       lineno, value, sizeof out->name);
+          ok = mb_fail(err, "%s:%d: name: '%s' must be one word of < %zu characters", path, lineno,
+                       value, sizeof out->name);
           break;
         }
         memcpy(out->name, value, vlen + 1);
@@ -203,8 +221,7 @@ bool mb_hardware_load(const char *path, mb_hardware *out, mb_error *err) {
 
 const char *mb_hardware_default_dir(void) { return MB_SOURCE_DIR "/datasets/hardware"; }
 
-bool mb_hardware_find(const char *name_or_path, const char *dir, mb_hardware *out,
-                      mb_error *err) {
+bool mb_hardware_find(const char *name_or_path, const char *dir, mb_hardware *out, mb_error *err) {
   size_t n = strlen(name_or_path);
   if (strchr(name_or_path, '/') || (n > 4 && !strcmp(name_or_path + n - 4, ".txt")))
     return mb_hardware_load(name_or_path, out, err);

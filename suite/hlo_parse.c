@@ -361,7 +361,7 @@ static int32_t add_ref(parser *p, int32_t value, mb_hlo_span name) {
   mb_hlo_module *m = p->m;
   if (!mb_array_reserve((void **)&m->refs, &p->cap_refs, (int64_t)m->n_refs + 1, sizeof *m->refs) ||
       !mb_array_reserve((void **)&p->ref_names, &p->cap_ref_names, (int64_t)m->n_refs + 1,
-            sizeof *p->ref_names)) {
+                        sizeof *p->ref_names)) {
     oom(p);
     return -1;
   }
@@ -382,7 +382,8 @@ static int32_t add_int(parser *p, int64_t v) {
 
 static int32_t add_shape(parser *p, const mb_hlo_shape *s) {
   mb_hlo_module *m = p->m;
-  if (!mb_array_reserve((void **)&m->shapes, &p->cap_shapes, (int64_t)m->n_shapes + 1, sizeof *m->shapes)) {
+  if (!mb_array_reserve((void **)&m->shapes, &p->cap_shapes, (int64_t)m->n_shapes + 1,
+                        sizeof *m->shapes)) {
     oom(p);
     return -1;
   }
@@ -443,7 +444,8 @@ static int32_t parse_tuple_shape(parser *p, int depth) {
       }
       t.n_leaves += es->n_leaves;
       t.bytes += es->bytes;
-      if (!mb_array_reserve((void **)&p->stack, &p->cap_stack, (int64_t)p->n_stack + 1, sizeof *p->stack)) {
+      if (!mb_array_reserve((void **)&p->stack, &p->cap_stack, (int64_t)p->n_stack + 1,
+                            sizeof *p->stack)) {
         oom(p);
         return -1;
       }
@@ -785,7 +787,8 @@ static bool parse_operands(parser *p, mb_hlo_instr *ins) {
 
 static bool parse_instruction(parser *p, int32_t comp) {
   mb_hlo_module *m = p->m;
-  if (!mb_array_reserve((void **)&m->instrs, &p->cap_instrs, (int64_t)m->n_instrs + 1, sizeof *m->instrs))
+  if (!mb_array_reserve((void **)&m->instrs, &p->cap_instrs, (int64_t)m->n_instrs + 1,
+                        sizeof *m->instrs))
     return oom(p);
   mb_hlo_instr *ins = &m->instrs[m->n_instrs];
   memset(ins, 0, sizeof *ins);
@@ -960,7 +963,8 @@ static bool resolve_calls(parser *p) {
 
 static bool parse_computation(parser *p, int32_t *first_entry_line) {
   mb_hlo_module *m = p->m;
-  if (!mb_array_reserve((void **)&m->comps, &p->cap_comps, (int64_t)m->n_comps + 1, sizeof *m->comps))
+  if (!mb_array_reserve((void **)&m->comps, &p->cap_comps, (int64_t)m->n_comps + 1,
+                        sizeof *m->comps))
     return oom(p);
   int32_t c = m->n_comps;
   mb_hlo_computation *comp = &m->comps[c];

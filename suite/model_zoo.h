@@ -12,8 +12,7 @@
 /* Bumped whenever generated workloads change: part of the cache key. */
 #define MB_MODEL_ZOO_VERSION 1
 
-mb_workload *mb_model_generate_text(const char *text, size_t len, const char *path,
-                                    mb_error *err);
+mb_workload *mb_model_generate_text(const char *text, size_t len, const char *path, mb_error *err);
 mb_workload *mb_model_generate_file(const char *spec_path, mb_error *err);
 
 #endif

@@ -40,7 +40,7 @@ bool mb_plot_find_gnuplot(char *out, size_t n) {
 typedef struct plot_job {
   char gnuplot[1024];
   char templates[1024];
-  char tmp[1024];     /* temporary directory for data files and gnuplot's stderr */
+  char tmp[1024]; /* temporary directory for data files and gnuplot's stderr */
   char out_dir[1024];
   unsigned formats;
   mb_plot_outputs *outputs;
@@ -65,7 +65,8 @@ static bool run_template(plot_job *job, const char *template_name, const char *v
   pid_t pid;
   int rc = posix_spawn(&pid, job->gnuplot, &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return mb_fail(err, "plots/%s: cannot start gnuplot: %s", template_name, strerror(rc));
+  if (rc != 0)
+    return mb_fail(err, "plots/%s: cannot start gnuplot: %s", template_name, strerror(rc));
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -85,7 +86,8 @@ static bool run_template(plot_job *job, const char *template_name, const char *v
     }
     free(log);
     return mb_fail(err, "plots/%s: gnuplot failed (%s): %s", template_name,
-                   WIFEXITED(status) ? "exit status" : "killed", excerpt[0] ? excerpt : "no message");
+                   WIFEXITED(status) ? "exit status" : "killed",
+                   excerpt[0] ? excerpt : "no message");
   }
   free(log);
   return true;
@@ -109,7 +111,8 @@ bool mb_plot_parse_formats(const char *list, unsigned *formats, mb_error *err) {
         known = true;
       }
     if (!known)
-      return mb_fail(err, "--format: unknown format '%.*s' (expected png, pdf or svg)", (int)len, p);
+      return mb_fail(err, "--format: unknown format '%.*s' (expected png, pdf or svg)", (int)len,
+                     p);
     p += len + (comma ? 1 : 0);
   }
   if (!*formats) return mb_fail(err, "--format: no format given");
@@ -120,10 +123,12 @@ bool mb_plot_parse_formats(const char *list, unsigned *formats, mb_error *err) {
 static void terminal_for(unsigned bit, int width, int height, char *out, size_t n) {
   switch (bit) {
     case MB_PLOT_PNG:
-      snprintf(out, n, "pngcairo size %d,%d font \"Sans,11\" background rgb \"white\"", width, height);
+      snprintf(out, n, "pngcairo size %d,%d font \"Sans,11\" background rgb \"white\"", width,
+               height);
       break;
     case MB_PLOT_PDF:
-      snprintf(out, n, "pdfcairo size %.2fin,%.2fin font \"Sans,8\"", width / 100.0, height / 100.0);
+      snprintf(out, n, "pdfcairo size %.2fin,%.2fin font \"Sans,8\"", width / 100.0,
+               height / 100.0);
       break;
     default:
       snprintf(out, n, "svg size %d,%d font \"Sans,11\" background rgb \"white\"", width, height);
@@ -267,8 +272,7 @@ static bool figure_gaps(plot_job *job, const mb_result_matrix *m, const case_key
   if (!isfinite(maxv)) return true; /* no bounds in this file */
   char vars[4096];
   snprintf(vars, sizeof vars, "DATA='%s'; NSOLVERS=%d; SOLVERS='%s'", path, columns, names);
-  return draw(job, "gap_bound.gp", "gap_to_bound", bars_width(m->n_cases, columns), 700, vars,
-              err);
+  return draw(job, "gap_bound.gp", "gap_to_bound", bars_width(m->n_cases, columns), 700, vars, err);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -473,7 +477,8 @@ static bool figure_memory_map(plot_job *job, mb_results *r, const mb_result_matr
   if (!mb_results_read_baselines(r, &baselines, &nb, err)) return false;
   const mb_baseline_row *base = NULL;
   for (int64_t i = 0; i < nb; i++)
-    if (!strcmp(baselines[i].workload, mc->workload) && !strcmp(baselines[i].hardware, mc->hardware))
+    if (!strcmp(baselines[i].workload, mc->workload) &&
+        !strcmp(baselines[i].hardware, mc->hardware))
       base = &baselines[i];
   bool ok = true;
   mb_workload *w = NULL;
@@ -504,7 +509,8 @@ static bool figure_memory_map(plot_job *job, mb_results *r, const mb_result_matr
   snprintf(left, sizeof left, "%s/map_heuristic.dat", job->tmp);
   snprintf(right, sizeof right, "%s/map_solver.dat", job->tmp);
   double bmax = 0;
-  if (!write_map(left, w, ah, benefit, &bmax, err) || !write_map(right, w, as, benefit, &bmax, err)) {
+  if (!write_map(left, w, ah, benefit, &bmax, err) ||
+      !write_map(right, w, as, benefit, &bmax, err)) {
     ok = false;
     goto done;
   }
@@ -517,9 +523,9 @@ static bool figure_memory_map(plot_job *job, mb_results *r, const mb_result_matr
            mb_assignment_n_fast(as), mb_matrix_cell_at(m, best_c, best_s)->speedup_heuristic,
            (double)base->capacity / 1048576.0, w->schedule_length, bmax, mc->workload,
            mc->hardware);
-  ok = quotable(mc->workload) ? draw(job, "memory_map.gp", "memory_map", 1600, 650, vars, err)
-                              : mb_fail(err, "workload name '%s' cannot be quoted for gnuplot",
-                                        mc->workload);
+  ok = quotable(mc->workload)
+           ? draw(job, "memory_map.gp", "memory_map", 1600, 650, vars, err)
+           : mb_fail(err, "workload name '%s' cannot be quoted for gnuplot", mc->workload);
 done:
   free(benefit);
   mb_assignment_free(ah);
@@ -532,9 +538,9 @@ done:
 /* ---- driver ---- */
 
 static void remove_tree(const char *dir) {
-  static const char *const FILES[] = {"speedup.dat",      "gap.dat",          "cdf.dat",
-                                      "walltime.dat",     "curves.dat",       "map_heuristic.dat",
-                                      "map_solver.dat",   "gnuplot-stderr.txt"};
+  static const char *const FILES[] = {"speedup.dat",    "gap.dat",           "cdf.dat",
+                                      "walltime.dat",   "curves.dat",        "map_heuristic.dat",
+                                      "map_solver.dat", "gnuplot-stderr.txt"};
   char path[2048];
   for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++) {
     snprintf(path, sizeof path, "%s/%s", dir, FILES[i]);
@@ -551,8 +557,9 @@ bool mb_plot_all(const char *results_path, const mb_plot_options *opt, mb_plot_o
   job.outputs = outputs;
   job.formats = opt->formats ? opt->formats : (MB_PLOT_PNG | MB_PLOT_PDF);
   if (!mb_plot_find_gnuplot(job.gnuplot, sizeof job.gnuplot))
-    return mb_fail(err, "gnuplot not found on PATH: install the Debian package gnuplot-nox "
-                        "(./scripts/setup.sh does)");
+    return mb_fail(err,
+                   "gnuplot not found on PATH: install the Debian package gnuplot-nox "
+                   "(./scripts/setup.sh does)");
   if (opt->templates_dir)
     snprintf(job.templates, sizeof job.templates, "%s", opt->templates_dir);
   else
@@ -562,7 +569,8 @@ bool mb_plot_all(const char *results_path, const mb_plot_options *opt, mb_plot_o
   else
     snprintf(job.out_dir, sizeof job.out_dir, "%s/results/figures", mb_source_dir());
   if (!quotable(job.templates) || !quotable(job.out_dir))
-    return mb_fail(err, "%s: paths with quotes or newlines cannot be passed to gnuplot", job.out_dir);
+    return mb_fail(err, "%s: paths with quotes or newlines cannot be passed to gnuplot",
+                   job.out_dir);
   if (mb_mkdir_p(job.out_dir) != 0)
     return mb_fail(err, "%s: cannot create output directory: %s", job.out_dir, strerror(errno));
   const char *tmp = getenv("TMPDIR");

@@ -1,11 +1,10 @@
 /* Figures from a results file, drawn by gnuplot (an external program found on PATH).
  *
  * Data is exported from the HDF5 file (through the result matrix, suite/result_matrix.h) to
- * temporary whitespace tables; a template in plots/ (NAME.gp) draws each figure. gnuplot's errors are
- * reported with the template's name, never ignored. Figures:
- *   speedup_per_workload   1. speedup over the heuristic per workload, one bar per solver
- *   speedup_distribution   2. empirical CDF of speedups per solver
- *   gap_to_bound           3. gap to the LP bound per workload and solver
+ * temporary whitespace tables; a template in plots/ (NAME.gp) draws each figure. gnuplot's errors
+ * are reported with the template's name, never ignored. Figures: speedup_per_workload   1. speedup
+ * over the heuristic per workload, one bar per solver speedup_distribution   2. empirical CDF of
+ * speedups per solver gap_to_bound           3. gap to the LP bound per workload and solver
  *   walltime_vs_size       4. solver wall time against workload size (log-log)
  *   training_curves        5. mallocMuZero training curves (only when the file has curves)
  *   memory_map             6. memory maps of one workload: heuristic vs the best solver */

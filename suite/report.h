@@ -32,7 +32,7 @@ bool mb_report_write(const char *results_path, const mb_report_options *opt, mb_
 /* AlphaTensor trace names in the catalogue follow "<factorization>_<N>_<dtype>[-<hardware>]"
  * with factorization one of at_tpu, at_gpu, strassen2, standard (datasets/CATALOGUE.md);
  * parses one into a readable factorization name, N and dtype (false for other workloads). */
-bool mb_report_parse_alphatensor_name(const char *name, char *factorization, size_t fn,
-                                      long *n, char *dtype, size_t dn);
+bool mb_report_parse_alphatensor_name(const char *name, char *factorization, size_t fn, long *n,
+                                      char *dtype, size_t dn);
 
 #endif

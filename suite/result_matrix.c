@@ -74,12 +74,14 @@ mb_result_matrix *mb_result_matrix_load(mb_results *r, mb_error *err) {
     else
       snprintf(k->label, sizeof k->label, "%s", k->workload);
   }
-  m->cells = calloc((size_t)(m->n_cases ? m->n_cases : 1) * (size_t)(m->n_solvers ? m->n_solvers : 1),
-                    sizeof *m->cells);
+  m->cells =
+      calloc((size_t)(m->n_cases ? m->n_cases : 1) * (size_t)(m->n_solvers ? m->n_solvers : 1),
+             sizeof *m->cells);
   if (!m->cells) goto oom;
   /* accumulate: log-speedups, gaps, walls */
-  int32_t *n_gap = calloc((size_t)(m->n_cases ? m->n_cases : 1) * (size_t)(m->n_solvers ? m->n_solvers : 1),
-                          sizeof *n_gap);
+  int32_t *n_gap =
+      calloc((size_t)(m->n_cases ? m->n_cases : 1) * (size_t)(m->n_solvers ? m->n_solvers : 1),
+             sizeof *n_gap);
   if (!n_gap) goto oom;
   for (int64_t i = 0; i < m->n_rows; i++) {
     const mb_result_row *row = &m->rows[i];

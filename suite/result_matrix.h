@@ -14,7 +14,7 @@
 #include "results.h"
 
 typedef struct mb_matrix_cell {
-  bool present;             /* at least one ok+valid row and no failed one */
+  bool present; /* at least one ok+valid row and no failed one */
   int32_t n_seeds;
   int32_t n_failed;         /* rows of this cell that are not ok or not valid */
   double speedup_heuristic; /* geometric mean over seeds */
@@ -57,12 +57,12 @@ int32_t mb_matrix_solver_index(const mb_result_matrix *m, const char *solver);
 /* Per-solver summary over all cases where both the solver and the heuristic are present. */
 typedef struct mb_solver_summary {
   char solver[MB_RES_SOLVER];
-  int32_t n_cases;          /* cases with a present cell */
-  int32_t n_failed;         /* rows that were not ok/valid */
-  double geomean_speedup;   /* over the heuristic */
+  int32_t n_cases;        /* cases with a present cell */
+  int32_t n_failed;       /* rows that were not ok/valid */
+  double geomean_speedup; /* over the heuristic */
   double max_speedup;
   int32_t wins, ties, losses; /* vs heuristic; tie when |speedup - 1| <= 1e-9 */
-  double mean_gap_to_bound; /* over cases with a bound; NaN when none */
+  double mean_gap_to_bound;   /* over cases with a bound; NaN when none */
   double total_wall_s;
 } mb_solver_summary;
 

@@ -54,7 +54,8 @@ void mb_builder_free(mb_workload_builder *b) {
   free(b);
 }
 
-int32_t mb_builder_add_op(mb_workload_builder *b, const char *name, const char *kind, double flops) {
+int32_t mb_builder_add_op(mb_workload_builder *b, const char *name, const char *kind,
+                          double flops) {
   if (!mb_array_reserve((void **)&b->ops, &b->cap_ops, b->n_ops + 1, sizeof *b->ops)) {
     b->failed = true;
     return -1;
@@ -72,9 +73,10 @@ int32_t mb_builder_add_op(mb_workload_builder *b, const char *name, const char *
   return b->n_ops++;
 }
 
-int32_t mb_builder_add_buffer(mb_workload_builder *b, const char *name, int64_t size,
-                              int32_t start, int32_t end, bool pinned) {
-  if (!mb_array_reserve((void **)&b->buffers, &b->cap_buffers, b->n_buffers + 1, sizeof *b->buffers)) {
+int32_t mb_builder_add_buffer(mb_workload_builder *b, const char *name, int64_t size, int32_t start,
+                              int32_t end, bool pinned) {
+  if (!mb_array_reserve((void **)&b->buffers, &b->cap_buffers, b->n_buffers + 1,
+                        sizeof *b->buffers)) {
     b->failed = true;
     return -1;
   }
@@ -98,8 +100,8 @@ bool mb_builder_add_use(mb_workload_builder *b, int32_t buffer, int32_t op, int6
     b->failed = true;
     return false;
   }
-  b->uses[b->n_uses++] = (mb_use){.op = op, .buffer = buffer, .bytes_read = bytes_read,
-                                  .bytes_written = bytes_written};
+  b->uses[b->n_uses++] = (mb_use){
+      .op = op, .buffer = buffer, .bytes_read = bytes_read, .bytes_written = bytes_written};
   return true;
 }
 
@@ -146,8 +148,7 @@ static int cmp_name_ref(const void *a, const void *b) {
 
 /* Finds a duplicate name in O(n log n); returns the later index of a duplicate pair, -1 when
  * all names differ, -2 when out of memory. */
-static int32_t find_duplicate(const char *const *names, size_t stride, int32_t n,
-                              int32_t *first) {
+static int32_t find_duplicate(const char *const *names, size_t stride, int32_t n, int32_t *first) {
   if (n < 2) return -1;
   name_ref *refs = malloc((size_t)n * sizeof *refs);
   if (!refs) return -2;
@@ -218,8 +219,8 @@ mb_workload *mb_builder_finish(mb_workload_builder *b, mb_error *err) {
     goto fail;
   }
   int32_t first = -1;
-  int32_t dup = b->n_ops >= 2 ? find_duplicate((const char *const *)&b->ops[0].name,
-                                               sizeof *b->ops, b->n_ops, &first)
+  int32_t dup = b->n_ops >= 2 ? find_duplicate((const char *const *)&b->ops[0].name, sizeof *b->ops,
+                                               b->n_ops, &first)
                               : -1;
   if (dup >= 0) {
     mb_fail(err, "workload '%s': op '%s': duplicate name (ops %d and %d)", b->name,
@@ -227,8 +228,8 @@ mb_workload *mb_builder_finish(mb_workload_builder *b, mb_error *err) {
     goto fail;
   }
   if (dup == -1 && b->n_buffers >= 2)
-    dup = find_duplicate((const char *const *)&b->buffers[0].name, sizeof *b->buffers,
-                         b->n_buffers, &first);
+    dup = find_duplicate((const char *const *)&b->buffers[0].name, sizeof *b->buffers, b->n_buffers,
+                         &first);
   if (dup >= 0) {
     mb_fail(err, "workload '%s': buffer '%s': duplicate name (buffers %d and %d)", b->name,
             b->buffers[dup].name, first, dup);
@@ -253,13 +254,12 @@ mb_workload *mb_builder_finish(mb_workload_builder *b, mb_error *err) {
   for (int32_t u = 0; u < b->n_uses; u++) {
     mb_use *use = &b->uses[u];
     if (use->buffer < 0 || use->buffer >= b->n_buffers) {
-      mb_fail(err, "workload '%s': use %d: buffer index %d out of range", b->name, u,
-              use->buffer);
+      mb_fail(err, "workload '%s': use %d: buffer index %d out of range", b->name, u, use->buffer);
       goto fail;
     }
     if (use->op < 0 || use->op >= b->n_ops) {
-      mb_fail(err, "workload '%s': buffer '%s': use of op %d outside the schedule [0, %d)",
-              b->name, b->buffers[use->buffer].name, use->op, b->n_ops);
+      mb_fail(err, "workload '%s': buffer '%s': use of op %d outside the schedule [0, %d)", b->name,
+              b->buffers[use->buffer].name, use->op, b->n_ops);
       goto fail;
     }
     if (use->bytes_read < 0 || use->bytes_written < 0) {
@@ -314,8 +314,8 @@ mb_workload *mb_builder_finish(mb_workload_builder *b, mb_error *err) {
       goto fail;
     }
     if (buf->end < buf->start) {
-      mb_fail(err, "workload '%s': buffer '%s': end %d < start %d", b->name, buf->name,
-              buf->end, buf->start);
+      mb_fail(err, "workload '%s': buffer '%s': end %d < start %d", b->name, buf->name, buf->end,
+              buf->start);
       goto fail;
     }
     for (int32_t k = buf->first_use; k < buf->first_use + buf->n_uses; k++) {
@@ -341,8 +341,8 @@ mb_workload *mb_builder_finish(mb_workload_builder *b, mb_error *err) {
   int64_t total_size = 0;
   for (int32_t i = 0; i < b->n_buffers; i++) {
     if (overflow_add(total_size, b->buffers[i].size)) {
-      mb_fail(err, "workload '%s': buffer '%s': total size of all buffers overflows int64",
-              b->name, b->buffers[i].name);
+      mb_fail(err, "workload '%s': buffer '%s': total size of all buffers overflows int64", b->name,
+              b->buffers[i].name);
       goto fail;
     }
     total_size += b->buffers[i].size;

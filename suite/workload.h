@@ -41,13 +41,13 @@ typedef struct mb_use {
 } mb_use;
 
 typedef struct mb_buffer {
-  char *name;           /* unique within the workload */
-  int64_t size;         /* bytes, > 0 */
-  int32_t start, end;   /* inclusive live range in op indices, start <= end */
-  bool pinned;          /* must stay in slow memory */
-  bool has_benefit;     /* benefit_ps given explicitly (op-less workloads) */
+  char *name;         /* unique within the workload */
+  int64_t size;       /* bytes, > 0 */
+  int32_t start, end; /* inclusive live range in op indices, start <= end */
+  bool pinned;        /* must stay in slow memory */
+  bool has_benefit;   /* benefit_ps given explicitly (op-less workloads) */
   mb_time_ps benefit_ps;
-  int32_t first_use;    /* this buffer's uses are uses[first_use .. first_use + n_uses) */
+  int32_t first_use; /* this buffer's uses are uses[first_use .. first_use + n_uses) */
   int32_t n_uses;
 } mb_buffer;
 
@@ -98,8 +98,8 @@ void mb_builder_free(mb_workload_builder *b);
 int32_t mb_builder_add_op(mb_workload_builder *b, const char *name, const char *kind, double flops);
 /* Returns the new buffer's index. The live range may be left at (-1, -1): finish() then
  * derives it from the buffer's uses (first and last op that uses it). */
-int32_t mb_builder_add_buffer(mb_workload_builder *b, const char *name, int64_t size,
-                              int32_t start, int32_t end, bool pinned);
+int32_t mb_builder_add_buffer(mb_workload_builder *b, const char *name, int64_t size, int32_t start,
+                              int32_t end, bool pinned);
 /* Adds (or merges into an existing) use of buffer by op. */
 bool mb_builder_add_use(mb_workload_builder *b, int32_t buffer, int32_t op, int64_t bytes_read,
                         int64_t bytes_written);

@@ -609,7 +609,8 @@ static bool do_use(parser *p) {
   if (op <= bi_info->last_op) p->uses_unordered = true;
   bi_info->last_op = (int32_t)op;
   bi_info->n_uses++;
-  if (!mb_array_reserve((void **)&p->uses, &p->cap_uses, p->n_uses + 1, sizeof *p->uses)) return oom(p);
+  if (!mb_array_reserve((void **)&p->uses, &p->cap_uses, p->n_uses + 1, sizeof *p->uses))
+    return oom(p);
   p->uses[p->n_uses++] = (use_ref){bi, (int32_t)op, p->line};
   if (!mb_builder_add_use(p->b, bi, (int32_t)op, rd, wr)) return oom(p);
   p->op_bytes[op] += rd + wr;

@@ -54,9 +54,11 @@ static void test_rejections(void **state) {
   (void)state;
   expect_error("buffer,offset\nx,0\nq,8\n", ":3: buffer: 'q' is not a buffer of workload 'w'");
   expect_error("buffer,offset\nx,0\nx,8\n", ":3: buffer: 'x' listed twice");
-  expect_error("buffer,offset\nx,-5\n", ":2: offset: '-5' must be a non-negative byte offset or 'slow'");
+  expect_error("buffer,offset\nx,-5\n",
+               ":2: offset: '-5' must be a non-negative byte offset or 'slow'");
   expect_error("buffer,offset\nx;5\n", ":2: expected 'buffer,offset' (offset a number or 'slow')");
-  expect_error("buffer,offset\nx,99999999999999999999\n", ":2: offset: '99999999999999999999' must be a non-negative byte offset or 'slow'");
+  expect_error("buffer,offset\nx,99999999999999999999\n",
+               ":2: offset: '99999999999999999999' must be a non-negative byte offset or 'slow'");
 }
 
 static void test_missing_rows_are_slow(void **state) {

@@ -151,8 +151,8 @@ static void test_incremental_equals_full(void **state) {
   mb_rng rng;
   mb_rng_seed(&rng, 42);
   for (int trial = 0; trial < 50; trial++) {
-    mb_workload *w = random_workload(&rng, 1 + (int)mb_rng_below(&rng, 40),
-                                     1 + (int)mb_rng_below(&rng, 60));
+    mb_workload *w =
+        random_workload(&rng, 1 + (int)mb_rng_below(&rng, 40), 1 + (int)mb_rng_below(&rng, 60));
     mb_cost_state s;
     assert_true(mb_cost_state_init(&s, w, &hw));
     assert_int_equal(s.total, mb_slow_time(w, &hw));

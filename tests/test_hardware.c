@@ -54,11 +54,17 @@ static void expect_error(int line, const char *text, const char *message) {
 
 static void test_rejections(void **state) {
   (void)state;
-  expect_error(3, "capacity = 2 MiBB", "hw.txt:3: capacity: unknown unit 'MiBB' (expected one of B, KiB, MiB, GiB, KB, MB, GB)");
-  expect_error(3, "capacity = -2 MiB", "hw.txt:3: capacity: expected a non-negative number and a unit (B, KiB, MiB, GiB, KB, MB, GB), got '-2 MiB'");
+  expect_error(
+      3, "capacity = 2 MiBB",
+      "hw.txt:3: capacity: unknown unit 'MiBB' (expected one of B, KiB, MiB, GiB, KB, MB, GB)");
+  expect_error(3, "capacity = -2 MiB",
+               "hw.txt:3: capacity: expected a non-negative number and a unit (B, KiB, MiB, GiB, "
+               "KB, MB, GB), got '-2 MiB'");
   expect_error(3, "capacty = 2 MiB", "hw.txt:3: unknown key 'capacty'");
   expect_error(4, "capacity = 3 MiB", "hw.txt:4: key 'capacity' repeated (first on line 3)");
-  expect_error(5, "slow_bandwidth = 25.6 GB", "hw.txt:5: slow_bandwidth: unknown unit 'GB' (expected one of B/s, KB/s, MB/s, GB/s, TB/s)");
+  expect_error(
+      5, "slow_bandwidth = 25.6 GB",
+      "hw.txt:5: slow_bandwidth: unknown unit 'GB' (expected one of B/s, KB/s, MB/s, GB/s, TB/s)");
   expect_error(7, "just words", "hw.txt:7: expected 'key = value  # comment'");
   expect_error(7, "# no peak", "hw.txt: missing key 'peak_flops'");
   expect_error(3, "capacity = 0 B", "hw.txt:3: capacity must be > 0");

@@ -9,12 +9,12 @@
 #include <unistd.h>
 
 #include "driver.h"
-#include "solver.h"
 #include "paths.h"
 #include "plot.h"
 #include "report.h"
 #include "result_matrix.h"
 #include "results.h"
+#include "solver.h"
 #include "support.h"
 
 typedef struct fixture {
@@ -109,7 +109,7 @@ static void test_plot_writes_every_figure(void **state) {
   if (!mb_plot_find_gnuplot(gnuplot, sizeof gnuplot)) skip();
   if (!mb_plot_all(fx->results, &opt, &outputs, &err)) fail_msg("%s", err.message);
   const char *expected[] = {"speedup_per_workload", "speedup_distribution", "gap_to_bound",
-                            "walltime_vs_size", "training_curves", "memory_map"};
+                            "walltime_vs_size",     "training_curves",      "memory_map"};
   for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
     char png[1200];
     snprintf(png, sizeof png, "%s/%s.png", out, expected[i]);
@@ -261,8 +261,7 @@ static void test_report_errors(void **state) {
   unsigned formats;
   assert_false(mb_report_parse_formats("md,html", &formats, &err));
   assert_string_equal(err.message, "--format: unknown format 'html' (expected md or tex)");
-  mb_report_options opt = {.markdown_path = "/proc/no/such/dir/REPORT.md",
-                           .formats = MB_REPORT_MD};
+  mb_report_options opt = {.markdown_path = "/proc/no/such/dir/REPORT.md", .formats = MB_REPORT_MD};
   assert_false(mb_report_write(fx->results, &opt, &err));
   assert_non_null(strstr(err.message, "/proc/no/such/dir"));
 }
@@ -271,8 +270,8 @@ static void test_alphatensor_names(void **state) {
   (void)state;
   char fact[64], dtype[16];
   long n;
-  assert_true(mb_report_parse_alphatensor_name("at_tpu_8192_bf16-tpu", fact, sizeof fact, &n,
-                                               dtype, sizeof dtype));
+  assert_true(mb_report_parse_alphatensor_name("at_tpu_8192_bf16-tpu", fact, sizeof fact, &n, dtype,
+                                               sizeof dtype));
   assert_string_equal(fact, "AlphaTensor (TPU)");
   assert_int_equal(n, 8192);
   assert_string_equal(dtype, "bf16");
@@ -285,10 +284,8 @@ static void test_alphatensor_names(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_plot_writes_every_figure),
-      cmocka_unit_test(test_plot_errors),
-      cmocka_unit_test(test_report_numbers_match_hdf5),
-      cmocka_unit_test(test_report_errors),
+      cmocka_unit_test(test_plot_writes_every_figure),  cmocka_unit_test(test_plot_errors),
+      cmocka_unit_test(test_report_numbers_match_hdf5), cmocka_unit_test(test_report_errors),
       cmocka_unit_test(test_alphatensor_names),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -6,15 +6,16 @@
 #include "report.h"
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: mallocbench report FILE [--format md,tex] [--md PATH] [--tex-dir DIR]\n"
-          "                          [--figures DIR]\n\n"
-          "Writes the Markdown report (summary per solver, AlphaTensor table, figures, per-workload\n"
-          "table, provenance) and the paper's LaTeX tables from a results file, without rerunning.\n\n"
-          "  --format LIST   md, tex or both (default md,tex)\n"
-          "  --md PATH       Markdown report (default results/REPORT.md)\n"
-          "  --tex-dir DIR   LaTeX tables (default paper/generated)\n"
-          "  --figures DIR   figures to link from the report (default results/figures)\n");
+  fprintf(
+      out,
+      "usage: mallocbench report FILE [--format md,tex] [--md PATH] [--tex-dir DIR]\n"
+      "                          [--figures DIR]\n\n"
+      "Writes the Markdown report (summary per solver, AlphaTensor table, figures, per-workload\n"
+      "table, provenance) and the paper's LaTeX tables from a results file, without rerunning.\n\n"
+      "  --format LIST   md, tex or both (default md,tex)\n"
+      "  --md PATH       Markdown report (default results/REPORT.md)\n"
+      "  --tex-dir DIR   LaTeX tables (default paper/generated)\n"
+      "  --figures DIR   figures to link from the report (default results/figures)\n");
 }
 
 int mb_cmd_report(int argc, char **argv) {

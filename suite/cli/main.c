@@ -32,10 +32,12 @@ static void usage(FILE *out) {
           "A benchmark suite for the memory mapping problem of ML compilers.\n"
           "All times are simulated by mallocbench's roofline cost model unless marked wall.\n\n"
           "Commands:\n");
-  for (int i = 0; i < N_COMMANDS; i++) fprintf(out, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
-  fprintf(out,
-          "\nRun 'mallocbench COMMAND --help' for a command's options.\n"
-          "External data is found through --data DIR or MALLOCBENCH_DATA (default ../shared/data).\n");
+  for (int i = 0; i < N_COMMANDS; i++)
+    fprintf(out, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+  fprintf(
+      out,
+      "\nRun 'mallocbench COMMAND --help' for a command's options.\n"
+      "External data is found through --data DIR or MALLOCBENCH_DATA (default ../shared/data).\n");
 }
 
 int main(int argc, char **argv) {
