@@ -9,8 +9,10 @@
  *   - training: learner updates per second (batch B, K-step unroll, AdamW) and self-play
  *     decisions per second, from a short synthetic training run (mb_train).
  * The agent is --agent's checkpoint or a fresh one of the default size. Wall-clock numbers on a
- * shared machine; OpenBLAS runs single-threaded (as in training). */
+ * shared machine; OpenBLAS runs single-threaded (as in training). --returns compares returns by
+ * simulation count; --model-error measures why search does or does not help (see below). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +35,9 @@ static void usage(FILE *out) {
       "                                [--seconds 3] [--jobs 1] [--seed 0]\n"
       "       mallocbench bench muzero --agent FILE --returns 0,2,8,32\n"
       "                                [--split S | --workloads REGEX | --episodes 8\n"
-      "                                 --buffers 256 --seed 1000]\n\n"
+      "                                 --buffers 256 --seed 1000] [--rescale node]\n"
+      "                                [--c-visit 50 --c-scale 0.1 --considered 16]\n"
+      "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n\n"
       "Prints mallocMuZero's search simulations per second (learned model and exact game),\n"
       "raw-policy decisions per second, and training updates and self-play decisions per\n"
       "second, on one synthetic workload of --buffers buffers. --seconds is the time per\n"
@@ -45,7 +49,13 @@ static void usage(FILE *out) {
       "the untrained network training starts from (seed 0) and the heuristic. Workloads: the\n"
       "catalogue's --split or --workloads, else --episodes synthetic ones of 32..--buffers\n"
       "buffers from seed --seed (keep them apart from training's streams). --rescale node|tree\n"
-      "picks the Gumbel Q normalisation (solvers/muzero/search.h).\n");
+      "picks the Gumbel Q normalisation, --c-visit 50 --c-scale 0.1 the weight of Q against\n"
+      "the prior and --considered 16 the Gumbel root's m (solvers/muzero/search.h).\n\n"
+      "--model-error N (with --agent; same workload options) measures the search's one-step\n"
+      "evaluations at every N-th decision of the raw policy's episodes: for each legal action,\n"
+      "the learned model's reward and r^ + v^ against the exact game's r + v(next state) and\n"
+      "against a raw-policy rollout (the truth for one step of policy improvement), and how\n"
+      "often each, and the policy's logits, orders sibling actions like the rollouts.\n");
 }
 
 static bool parse_long(const char *flag, const char *v, long lo, long hi, long *out) {
@@ -92,15 +102,13 @@ static bool measure_play(const mb_agent *ag, mb_game *g, double scale, int sims,
 /* One episode of g by `ag` with `sims` simulations per decision (0: raw policy), learned model
  * or exact game; returns the true return (simulated). */
 static bool play_return(const mb_agent *ag, mb_game *g, double scale, int sims, bool exact,
-                        mb_q_rescale rescale, uint64_t seed, double *ret, mb_error *err) {
+                        const mb_search_config *scfg, uint64_t seed, double *ret, mb_error *err) {
   mb_player *pl = mb_player_create(ag, sims > 0 ? sims : 1, err);
   if (!pl) return false;
   mb_player_set_scale(pl, scale);
-  mb_search_config sc;
-  mb_search_config_default(&sc);
+  mb_search_config sc = *scfg;
   sc.gumbel_noise = false;
   sc.simulations = sims > 0 ? sims : 1;
-  sc.rescale = rescale;
   int64_t s = 0, d = 0;
   mb_rng rng;
   mb_rng_seed(&rng, seed);
@@ -127,7 +135,7 @@ static double random_return(mb_game *g, uint64_t seed) {
 
 /* Mean return on the set: references (random, heuristic, the untrained network training starts
  * from) and the agent at each simulation count, learned model and exact game. */
-static int returns_table(const mb_agent *ag, const char *list, mb_q_rescale rescale,
+static int returns_table(const mb_agent *ag, const char *list, const mb_search_config *scfg,
                          const mb_train_workload *set, int32_t n_set, const char *what) {
   int sims[16], n = 0;
   const char *p = list;
@@ -171,12 +179,12 @@ static int returns_table(const mb_agent *ag, const char *list, mb_q_rescale resc
     }
     heur += mb_game_return(g);
     rnd += random_return(g, (uint64_t)e);
-    if (!play_return(&fresh, g, scale, 0, false, rescale, 0, &r, &err)) rc = 1;
+    if (!play_return(&fresh, g, scale, 0, false, scfg, 0, &r, &err)) rc = 1;
     untrained += r;
     for (int k = 0; rc == 0 && k < n; k++)
       for (int ex = 0; rc == 0 && ex < 2; ex++) {
         double t0 = mb_train_now();
-        if (!play_return(ag, g, scale, sims[k], ex == 1, rescale, (uint64_t)e, &r, &err)) rc = 1;
+        if (!play_return(ag, g, scale, sims[k], ex == 1, scfg, (uint64_t)e, &r, &err)) rc = 1;
         (ex ? exact : learned)[k] += r;
         (ex ? t_exact : t_learned)[k] += mb_train_now() - t0;
       }
@@ -200,6 +208,177 @@ static int returns_table(const mb_agent *ag, const char *list, mb_q_rescale resc
     printf("  %-30s %.4f (%8.2f)        %.4f (%8.2f)\n", label, learned[k] / n_set, t_learned[k],
            exact[k] / n_set, t_exact[k]);
   }
+  return 0;
+}
+
+/* --model-error: how well the search's one-step evaluations rank a state's legal actions.
+ * One episode per workload; at every `stride`-th decision ("root") and for every legal action a:
+ *   exact one-step Q1(a) = r(a) + v(h(obs after a)) (the exact-game search's leaf),
+ *   learned one-step Q1^(a) = r^(a) + v^(g(h(obs), a)) (the learned-model search's leaf),
+ *   rollout QR(a) = r(a) + the return of the raw policy after a (ground truth for the policy),
+ * all in normalised units (1 / R_ref). Prints the reward head's error against the true rewards
+ * and, over sibling pairs whose rollout returns differ, how often each one-step estimate (and
+ * the policy's logits) orders the pair like the rollouts do. Roots then play the rollout-best
+ * action (the raw policy's on ties), the other decisions the raw policy: with stride 1 the
+ * episode's return is that of one step of exact policy improvement, the most a search whose
+ * leaves valued states as well as the rollouts do could gain at depth 1. */
+typedef struct diag_sums {
+  double r_abs_err, r_spread, q_abs_err, q_spread, vq_abs_err;
+  int64_t n_act, pairs, agree_exact, agree_learned, agree_logits, roots;
+  int64_t best_exact, best_learned, best_logits;
+  double r_err_greedy, q_err_greedy; /* the same errors on the raw policy's own action */
+  int64_t n_greedy;
+  double ret; /* sum of the episodes' true returns */
+} diag_sums;
+
+static int sign3(double x, double eps) { return x > eps ? 1 : (x < -eps ? -1 : 0); }
+
+static bool diag_workload(const mb_agent *ag, mb_game *g, double scale, int32_t stride,
+                          diag_sums *d, mb_error *err) {
+  int32_t A = ag->cfg.game.n_actions, W = ag->cfg.latent;
+  mb_agent_infer inf;
+  if (!mb_agent_infer_create(&inf, ag, err)) return false;
+  float *obs = malloc((size_t)ag->cfg.obs_dim * sizeof(float));
+  float *lat = malloc((size_t)W * sizeof(float)), *logits = malloc((size_t)A * sizeof(float));
+  float *l2 = malloc((size_t)A * sizeof(float));
+  double *q1 = malloc((size_t)A * 5 * sizeof(double)); /* Q1 | Q1^ | QR | logits | r */
+  uint8_t *mask = malloc((size_t)A), *m2 = malloc((size_t)A);
+  bool ok = obs && lat && logits && l2 && q1 && mask && m2;
+  if (!ok) mb_fail(err, "bench muzero: out of memory");
+  double rs = 1.0 / scale;
+  mb_game_reset(g);
+  for (int32_t t = 0; ok && !mb_game_done(g); t++) {
+    mb_game_legal_mask(g, mask);
+    mb_game_observe(g, obs);
+    float v;
+    ok = mb_agent_initial(&inf, obs, lat, logits, &v, err);
+    int32_t greedy = mb_agent_greedy(logits, mask, A);
+    int32_t n_legal = 0;
+    for (int32_t a = 0; a < A; a++) n_legal += mask[a] != 0;
+    if (ok && t % stride == 0 && n_legal >= 2) {
+      double *q1l = q1 + A, *qr = q1 + 2 * A, *lg = q1 + 3 * A, *rr = q1 + 4 * A;
+      mb_game_snapshot snap = mb_game_snapshot_take(g);
+      double rmean = 0, qmean = 0;
+      for (int32_t a = 0; ok && a < A; a++) {
+        if (!mask[a]) continue;
+        float rhat, vhat, v2 = 0;
+        double r = 0, G = 0;
+        ok = mb_agent_recurrent(&inf, lat, a, NULL, &rhat, l2, &vhat, err) &&
+             mb_game_restore(g, snap, err) && mb_game_step(g, a, &r, err);
+        r *= rs;
+        if (ok && !mb_game_done(g)) {
+          mb_game_observe(g, obs);
+          ok = mb_agent_initial(&inf, obs, NULL, l2, &v2, err);
+        }
+        while (ok && !mb_game_done(g)) {
+          double r2 = 0;
+          float vv;
+          mb_game_observe(g, obs);
+          mb_game_legal_mask(g, m2);
+          ok = mb_agent_initial(&inf, obs, NULL, l2, &vv, err) &&
+               mb_game_step(g, mb_agent_greedy(l2, m2, A), &r2, err);
+          G += r2 * rs;
+        }
+        rr[a] = r;
+        q1[a] = r + v2;
+        q1l[a] = rhat + vhat;
+        qr[a] = r + G;
+        lg[a] = logits[a];
+        d->r_abs_err += fabs(rhat - r);
+        d->q_abs_err += fabs(q1l[a] - q1[a]);
+        if (a == greedy) {
+          d->r_err_greedy += fabs(rhat - r);
+          d->q_err_greedy += fabs(q1l[a] - q1[a]);
+          d->n_greedy++;
+        }
+        d->vq_abs_err += fabs(q1[a] - qr[a]);
+        rmean += r;
+        qmean += q1[a];
+        d->n_act++;
+      }
+      ok = ok && mb_game_restore(g, snap, err);
+      if (!ok) break;
+      rmean /= n_legal;
+      qmean /= n_legal;
+      int32_t be = -1, bl = -1, bg = -1, br = greedy;
+      for (int32_t a = 0; a < A; a++) {
+        if (!mask[a]) continue;
+        d->r_spread += fabs(rr[a] - rmean);
+        d->q_spread += fabs(q1[a] - qmean);
+        if (be < 0 || q1[a] > q1[be]) be = a;
+        if (bl < 0 || q1l[a] > q1l[bl]) bl = a;
+        if (bg < 0 || lg[a] > lg[bg]) bg = a;
+        if (qr[a] > qr[br] + 1e-9) br = a;
+        for (int32_t b = a + 1; b < A; b++) {
+          if (!mask[b]) continue;
+          int s = sign3(qr[a] - qr[b], 1e-9);
+          if (!s) continue;
+          d->pairs++;
+          d->agree_exact += sign3(q1[a] - q1[b], 0) == s;
+          d->agree_learned += sign3(q1l[a] - q1l[b], 0) == s;
+          d->agree_logits += sign3(lg[a] - lg[b], 0) == s;
+        }
+      }
+      d->roots++;
+      d->best_exact += qr[be] >= qr[br] - 1e-9;
+      d->best_learned += qr[bl] >= qr[br] - 1e-9;
+      d->best_logits += qr[bg] >= qr[br] - 1e-9;
+      greedy = br;
+    }
+    ok = ok && mb_game_step(g, greedy, NULL, err);
+  }
+  d->ret += mb_game_return(g);
+  free(obs);
+  free(lat);
+  free(logits);
+  free(l2);
+  free(q1);
+  free(mask);
+  free(m2);
+  mb_agent_infer_free(&inf);
+  return ok;
+}
+
+static int model_error_table(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
+                             int32_t stride, const char *what) {
+  diag_sums d = {0};
+  mb_error err = {{0}};
+  for (int32_t e = 0; e < n_set; e++) {
+    mb_game *g = mb_game_new(set[e].w, &set[e].hw, &ag->cfg.game, &err);
+    if (!g || !diag_workload(ag, g, mb_return_scale(set[e].w, &set[e].hw, g), stride, &d, &err)) {
+      fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
+      mb_game_free(g);
+      return 1;
+    }
+    mb_game_free(g);
+  }
+  if (d.n_act == 0 || d.pairs == 0) {
+    fprintf(stderr, "mallocbench bench muzero: no decision with two legal actions\n");
+    return 1;
+  }
+  printf(
+      "one-step model accuracy over %s: %lld roots (every %d-th raw-policy decision), "
+      "%lld legal actions, normalised units (1 / R_ref)\n",
+      what, (long long)d.roots, stride, (long long)d.n_act);
+  printf("  reward head |r^ - r|                 %.5f  (siblings' mean |r - mean r| %.5f)\n",
+         d.r_abs_err / d.n_act, d.r_spread / d.n_act);
+  printf("  learned Q1^ vs exact Q1 |diff|       %.5f  (siblings' mean |Q1 - mean Q1| %.5f)\n",
+         d.q_abs_err / d.n_act, d.q_spread / d.n_act);
+  printf("  on the raw policy's own action:     |r^ - r| %.5f, |Q1^ - Q1| %.5f\n",
+         d.r_err_greedy / d.n_greedy, d.q_err_greedy / d.n_greedy);
+  printf("  exact Q1 vs raw-policy rollout |diff| %.5f\n", d.vq_abs_err / d.n_act);
+  printf(
+      "  sibling pairs ordered like the rollouts (%lld pairs): exact Q1 %.3f, learned Q1^ "
+      "%.3f, policy logits %.3f\n",
+      (long long)d.pairs, (double)d.agree_exact / d.pairs, (double)d.agree_learned / d.pairs,
+      (double)d.agree_logits / d.pairs);
+  printf(
+      "  mean true return of these episodes (examined decisions play the rollout-best "
+      "action, the others the raw policy): %.4f\n",
+      d.ret / n_set);
+  printf("  argmax is a rollout-best action: exact Q1 %.3f, learned Q1^ %.3f, policy logits %.3f\n",
+         (double)d.best_exact / d.roots, (double)d.best_learned / d.roots,
+         (double)d.best_logits / d.roots);
   return 0;
 }
 
@@ -241,8 +420,10 @@ int mb_bench_muzero(int argc, char **argv) {
     return 0;
   }
   const char *agent_path = NULL, *returns = NULL, *split = NULL, *regex = NULL;
+  long model_error = 0;
   long buffers = 256, sims = 16, jobs = 1, seed = -1, episodes = 8;
-  mb_q_rescale rescale = MB_Q_NODE;
+  mb_search_config scfg;
+  mb_search_config_default(&scfg);
   double seconds = 3;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -260,12 +441,26 @@ int mb_bench_muzero(int argc, char **argv) {
       split = v;
     else if (!strcmp(a, "--workloads"))
       regex = v;
-    else if (!strcmp(a, "--rescale")) {
+    else if (!strcmp(a, "--model-error")) {
+      if (!parse_long(a, v, 1, 1000000, &model_error)) return 2;
+    } else if (!strcmp(a, "--rescale")) {
       if (strcmp(v, "node") && strcmp(v, "tree")) {
         fprintf(stderr, "mallocbench bench muzero: --rescale '%s': expected node or tree\n", v);
         return 2;
       }
-      rescale = strcmp(v, "node") ? MB_Q_TREE : MB_Q_NODE;
+      scfg.rescale = strcmp(v, "node") ? MB_Q_TREE : MB_Q_NODE;
+    } else if (!strcmp(a, "--c-scale") || !strcmp(a, "--c-visit")) {
+      char *end;
+      errno = 0;
+      double d = strtod(v, &end);
+      if (errno || end == v || *end || !(d >= 0 && d <= 1e6)) {
+        fprintf(stderr, "mallocbench bench muzero: %s '%s': expected a number in [0, 1e6]\n", a, v);
+        return 2;
+      }
+      *(!strcmp(a, "--c-scale") ? &scfg.c_scale : &scfg.c_visit) = d;
+    } else if (!strcmp(a, "--considered")) {
+      if (!parse_long(a, v, 1, 4096, &x)) return 2;
+      scfg.max_considered = (int32_t)x;
     } else if (!strcmp(a, "--episodes")) {
       if (!parse_long(a, v, 1, 100000, &episodes)) return 2;
     } else if (!strcmp(a, "--buffers")) {
@@ -285,8 +480,10 @@ int mb_bench_muzero(int argc, char **argv) {
     }
   }
   mb_blas_set_threads(1);
+  if (model_error && !returns) returns = "0";
   if (returns && !agent_path) {
-    fprintf(stderr, "mallocbench bench muzero: --returns needs --agent FILE\n");
+    fprintf(stderr, "mallocbench bench muzero: --%s needs --agent FILE\n",
+            model_error ? "model-error" : "returns");
     return 2;
   }
   if (returns && buffers < 32) buffers = 32;
@@ -329,7 +526,10 @@ int mb_bench_muzero(int argc, char **argv) {
       fprintf(stderr, "mallocbench bench muzero: no workload selected\n");
       rc = 2;
     }
-    if (rc == 0) rc = returns_table(&ag, returns, rescale, set.tw, set.n, what);
+    if (rc == 0 && model_error)
+      rc = model_error_table(&ag, set.tw, set.n, (int32_t)model_error, what);
+    else if (rc == 0)
+      rc = returns_table(&ag, returns, &scfg, set.tw, set.n, what);
     mb_train_set_free(&set);
     mb_agent_free(&ag);
     return rc;
