@@ -5,6 +5,19 @@
 #include <string.h>
 #include <unistd.h>
 
+mb_hardware mb_test_hardware(int64_t capacity, int64_t alignment) {
+  mb_hardware hw;
+  memset(&hw, 0, sizeof hw);
+  strcpy(hw.name, "test");
+  hw.capacity = capacity;
+  hw.alignment = alignment;
+  hw.slow_bandwidth = 614e9;
+  hw.fast_bandwidth = 2000e9;
+  hw.peak_flops = 138e12;
+  hw.op_overhead_s = 1e-6;
+  return hw;
+}
+
 const char *mb_test_data_dir(void) {
   const char *env = getenv("MALLOCBENCH_DATA");
   return env && *env ? env : MB_TEST_DATA_DIR;

@@ -9,6 +9,12 @@
 /* cmocka.h must follow the headers above. */
 #include <cmocka.h>
 
+#include "hardware.h"
+
+/* A TPU-v4i-like profile (the bandwidths and peak of datasets/hardware/tpu-v4i.txt) with the
+ * given fast-memory capacity and alignment: the solver tests' common hardware. */
+mb_hardware mb_test_hardware(int64_t capacity, int64_t alignment);
+
 /* The external data directory (MALLOCBENCH_DATA, else the build-time default). */
 const char *mb_test_data_dir(void);
 /* Writes text to a fresh temporary file and returns its path (caller frees). */

@@ -12,18 +12,7 @@
 #include "support.h"
 #include "validator.h"
 
-static mb_hardware test_hw(int64_t capacity) {
-  mb_hardware hw;
-  memset(&hw, 0, sizeof hw);
-  strcpy(hw.name, "test");
-  hw.capacity = capacity;
-  hw.alignment = 1;
-  hw.slow_bandwidth = 614e9;
-  hw.fast_bandwidth = 2000e9;
-  hw.peak_flops = 138e12;
-  hw.op_overhead_s = 1e-6;
-  return hw;
-}
+static mb_hardware test_hw(int64_t capacity) { return mb_test_hardware(capacity, 1); }
 
 /* Op-less: a (60 B, benefit 100) and b (60 B, benefit 80) live together, c (50 B, benefit 30)
  * later alone; capacity 100. LP: x_a = 1, x_b = 40/60 (0.6 x_a + 0.6 x_b <= 1), x_c = 1:

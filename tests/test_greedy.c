@@ -16,19 +16,6 @@
 #include "validator.h"
 #include "workload_io.h"
 
-static mb_hardware test_hw(int64_t capacity, int64_t alignment) {
-  mb_hardware hw;
-  memset(&hw, 0, sizeof hw);
-  strcpy(hw.name, "test");
-  hw.capacity = capacity;
-  hw.alignment = alignment;
-  hw.slow_bandwidth = 614e9;
-  hw.fast_bandwidth = 2000e9;
-  hw.peak_flops = 138e12;
-  hw.op_overhead_s = 1e-6;
-  return hw;
-}
-
 static mb_time_ps time_of(const mb_workload *w, const mb_hardware *hw, const mb_assignment *a) {
   bool *fast = malloc(sizeof *fast * (size_t)(w->n_buffers ? w->n_buffers : 1));
   mb_assignment_fast_flags(a, fast);
@@ -136,7 +123,7 @@ static void test_brute_force_optimum(void **state) {
     mb_workload_stats ws;
     mb_workload_stats_compute(w, &ws);
     int64_t cap = (int64_t)((double)ws.peak_live_bytes * (0.2 + 0.6 * mb_rng_uniform(&rng))) + 1;
-    mb_hardware hw = test_hw(cap, mb_rng_below(&rng, 2) ? 256 : 1);
+    mb_hardware hw = mb_test_hardware(cap, mb_rng_below(&rng, 2) ? 256 : 1);
     mb_time_ps opt_t = brute_force_optimum(w, &hw);
     mb_assignment *g = run("greedy", w, &hw, 1, 1.0, NULL);
     mb_assignment *h = run("heuristic", w, &hw, 1, 1.0, NULL);
@@ -177,7 +164,7 @@ static void test_random_workloads(void **state) {
     mb_workload_stats ws;
     mb_workload_stats_compute(w, &ws);
     int64_t cap = (int64_t)((double)ws.peak_live_bytes * mb_rng_uniform(&rng)) + 1;
-    mb_hardware hw = test_hw(cap, (int64_t)1 << mb_rng_below(&rng, 10));
+    mb_hardware hw = mb_test_hardware(cap, (int64_t)1 << mb_rng_below(&rng, 10));
     mb_assignment *g = run("greedy", w, &hw, (uint64_t)round, 0.1, NULL);
     mb_assignment *h = run("heuristic", w, &hw, (uint64_t)round, 0.1, NULL);
     mb_time_ps tg = time_of(w, &hw, g), th = time_of(w, &hw, h);
@@ -206,7 +193,7 @@ static void test_deterministic(void **state) {
   assert_non_null(w);
   mb_workload_stats ws;
   mb_workload_stats_compute(w, &ws);
-  mb_hardware hw = test_hw(ws.peak_live_bytes / 3, 512);
+  mb_hardware hw = mb_test_hardware(ws.peak_live_bytes / 3, 512);
   mb_solver_stats s1, s2;
   memset(&s1, 0, sizeof s1);
   memset(&s2, 0, sizeof s2);

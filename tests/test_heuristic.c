@@ -11,19 +11,6 @@
 #include "support.h"
 #include "validator.h"
 
-static mb_hardware test_hw(int64_t capacity, int64_t alignment) {
-  mb_hardware hw;
-  memset(&hw, 0, sizeof hw);
-  strcpy(hw.name, "test");
-  hw.capacity = capacity;
-  hw.alignment = alignment;
-  hw.slow_bandwidth = 614e9;
-  hw.fast_bandwidth = 2000e9;
-  hw.peak_flops = 138e12;
-  hw.op_overhead_s = 1e-6;
-  return hw;
-}
-
 /* The hand-traced example: an op-less workload (benefits given), 4 time steps, capacity 100,
  * alignment 1.
  *
@@ -74,7 +61,7 @@ static void test_hand_traced(void **state) {
   (void)state;
   mb_workload *w = traced_workload();
   assert_non_null(w);
-  mb_hardware hw = test_hw(100, 1);
+  mb_hardware hw = mb_test_hardware(100, 1);
   int32_t order[16];
   int32_t n = mb_heuristic_order(w, &hw, order);
   const char *want_order[] = {"a", "b", "q", "r", "s", "t"};
@@ -113,7 +100,7 @@ static void test_hand_traced(void **state) {
 static void test_alignment(void **state) {
   (void)state;
   mb_workload *w = traced_workload();
-  mb_hardware hw = test_hw(100, 16);
+  mb_hardware hw = mb_test_hardware(100, 16);
   mb_assignment *a = mb_assignment_new(w->n_buffers);
   mb_solver_options opt;
   mb_solver_options_default(&opt);
@@ -144,7 +131,7 @@ static void test_random_valid(void **state) {
     mb_workload_stats ws;
     mb_workload_stats_compute(w, &ws);
     int64_t cap = (int64_t)((double)ws.peak_live_bytes * mb_rng_uniform(&rng)) + 1;
-    mb_hardware hw = test_hw(cap, (int64_t)1 << mb_rng_below(&rng, 10));
+    mb_hardware hw = mb_test_hardware(cap, (int64_t)1 << mb_rng_below(&rng, 10));
     mb_assignment *a = mb_assignment_new(w->n_buffers);
     mb_solver_options opt;
     mb_solver_options_default(&opt);
