@@ -1,18 +1,24 @@
-# Figure 1: per-workload speedup over the XLA-style heuristic, one bar per solver, workloads
-# sorted by the best solver's speedup, a line at 1 (= the heuristic).
-# DATA: header "case solver1 solver2 ...", then one row per case; NSOLVERS columns of speedups; SOLVERS: the column names
-# ("NaN" where a solver has no valid result).
+# Figure 1: per-workload speedup over the XLA-style heuristic, one horizontal bar per solver,
+# workloads sorted by the best solver's speedup (best at the top), bars drawn from 1 (= the
+# heuristic) so that wins grow right and losses left. Horizontal, so every workload name stays
+# readable however many there are.
+# DATA: one row per case: "label speedup_1 ... speedup_NSOLVERS" (NaN: no valid result).
+# SOLVERS: the column names; NCASES; XMIN, XMAX.
 load PLOTS.'/common.gp'
 set title "Speedup over the XLA-style heuristic per workload (simulated time, T_heuristic / T_solver)"
-set ylabel "speedup over heuristic (x)"
-set xlabel "workload (sorted by best speedup)"
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.9 border -1
-set boxwidth 0.9
-set xtics rotate by 60 right font ",9" nomirror
-set key top left opaque box
-set yrange [YMIN:YMAX]
+set xlabel "speedup over heuristic (x)"
 set datafile missing "NaN"
-plot for [i=2:NSOLVERS+1] DATA using i:xtic(1) title columnheader(i) lc rgb solver_color(word(SOLVERS, i-1)), \
-     1 with lines lw 2 dt 2 lc rgb "black" title "heuristic = 1"
+set xrange [XMIN:XMAX]
+set yrange [-0.7:NCASES-0.3]
+set ytics nomirror font ",9"
+set grid xtics noytics lc rgb "#dddddd"
+set key bottom right opaque box
+set style fill solid 0.9 border -1
+W = 0.8 / NSOLVERS
+off(j) = (j - (NSOLVERS + 1) / 2.0) * W
+set arrow from 1, graph 0 to 1, graph 1 nohead dt 2 lw 1.5 lc rgb "black"
+# one tic label per workload, at the centre of its group of bars
+plot DATA using (NaN):($0):ytic(1) notitle, \
+     for [j=1:NSOLVERS] DATA using (column(j+1)):($0 + off(j)):(1):(column(j+1)):($0 + off(j) - W/2):($0 + off(j) + W/2) \
+     with boxxyerror lc rgb solver_color(word(SOLVERS, j)) title word(SOLVERS, j), \
+     NaN with lines dt 2 lw 1.5 lc rgb "black" title "heuristic = 1"

@@ -192,10 +192,11 @@ static case_key *sorted_cases(const mb_result_matrix *m) {
   return keys;
 }
 
-/* Figure width grows with the number of workloads so that every label stays readable. */
-static int bars_width(int32_t n_cases, int32_t n_solvers) {
-  int w = 300 + n_cases * (14 + 9 * (n_solvers > 1 ? n_solvers : 1));
-  return w < 1000 ? 1000 : (w > 6000 ? 6000 : w);
+/* Horizontal bar charts grow in height with the number of workloads, so every label stays
+ * readable: a few pixels per bar. */
+static int bars_height(int32_t n_cases, int32_t n_bars) {
+  int h = 160 + n_cases * (8 + 6 * (n_bars > 1 ? n_bars : 1));
+  return h < 500 ? 500 : (h > 8000 ? 8000 : h);
 }
 
 /* Writes a per-case table of one cell field; `percent` scales gaps to %. Returns the max. */
@@ -209,15 +210,12 @@ static bool write_case_table(plot_job *job, const mb_result_matrix *m, const cas
   int32_t skip = gaps ? -1 : mb_matrix_solver_index(m, "heuristic");
   *columns = 0;
   names[0] = '\0';
-  fprintf(f, "case");
   for (int32_t s = 0; s < m->n_solvers; s++)
     if (s != skip) {
-      fprintf(f, " %s", m->solvers[s]);
       size_t len = strlen(names);
       snprintf(names + len, names_n - len, "%s%s", len ? " " : "", m->solvers[s]);
       ++*columns;
     }
-  fprintf(f, "\n");
   *maxv = -INFINITY;
   *minv = INFINITY;
   for (int32_t k = 0; k < m->n_cases; k++) {
@@ -250,14 +248,15 @@ static bool figure_speedups(plot_job *job, const mb_result_matrix *m, const case
                         &columns, names, sizeof names, err))
     return false;
   if (!isfinite(maxv)) return true; /* no valid result at all: nothing to draw */
-  /* y range: include 1 and a margin, never starting below 0 */
-  double ymin = fmin(minv, 1.0), ymax = fmax(maxv, 1.0);
-  double pad = (ymax - ymin) * 0.08 + 0.02;
+  /* x range: include 1 and a margin, never starting below 0 */
+  double xmin = fmin(minv, 1.0), xmax = fmax(maxv, 1.0);
+  double pad = (xmax - xmin) * 0.08 + 0.02;
   char vars[4096];
-  snprintf(vars, sizeof vars, "DATA='%s'; NSOLVERS=%d; SOLVERS='%s'; YMIN=%.6g; YMAX=%.6g", path,
-           columns, names, fmax(0.0, ymin - pad), ymax + pad);
-  return draw(job, "speedup_bars.gp", "speedup_per_workload", bars_width(m->n_cases, columns), 700,
-              vars, err);
+  snprintf(vars, sizeof vars,
+           "DATA='%s'; NSOLVERS=%d; SOLVERS='%s'; NCASES=%d; XMIN=%.6g; XMAX=%.6g", path, columns,
+           names, m->n_cases, fmax(0.0, xmin - pad), xmax + pad);
+  return draw(job, "speedup_bars.gp", "speedup_per_workload", 1100,
+              bars_height(m->n_cases, columns), vars, err);
 }
 
 static bool figure_gaps(plot_job *job, const mb_result_matrix *m, const case_key *order,
@@ -271,8 +270,10 @@ static bool figure_gaps(plot_job *job, const mb_result_matrix *m, const case_key
     return false;
   if (!isfinite(maxv)) return true; /* no bounds in this file */
   char vars[4096];
-  snprintf(vars, sizeof vars, "DATA='%s'; NSOLVERS=%d; SOLVERS='%s'", path, columns, names);
-  return draw(job, "gap_bound.gp", "gap_to_bound", bars_width(m->n_cases, columns), 700, vars, err);
+  snprintf(vars, sizeof vars, "DATA='%s'; NSOLVERS=%d; SOLVERS='%s'; NCASES=%d; XMAX=%.6g", path,
+           columns, names, m->n_cases, fmax(maxv * 1.05, 0.1));
+  return draw(job, "gap_bound.gp", "gap_to_bound", 1100, bars_height(m->n_cases, columns), vars,
+              err);
 }
 
 static int cmp_double(const void *a, const void *b) {
