@@ -1,9 +1,7 @@
 /* mallocMuZero self-play, learner, evaluation and the playing loop (see train.h). */
 #include "train.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <math.h>
-#include <pcre2.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,31 +104,23 @@ bool mb_train_set_load(const char *catalogue, const char *data_dir, const char *
   memset(out, 0, sizeof *out);
   mb_catalogue *c = mb_catalogue_load(catalogue ? catalogue : mb_catalogue_default_path(), err);
   if (!c) return false;
-  pcre2_code *re = NULL;
-  pcre2_match_data *md = NULL;
-  if (regex) {
-    int code;
-    PCRE2_SIZE off;
-    re = pcre2_compile((PCRE2_SPTR)regex, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
-    if (!re) {
-      PCRE2_UCHAR msg[256];
-      pcre2_get_error_message(code, msg, sizeof msg);
-      mb_catalogue_free(c);
-      return mb_fail(err, "--workloads '%s': column %zu: %s", regex, (size_t)off + 1, (char *)msg);
-    }
-    md = pcre2_match_data_create_from_pattern(re, NULL);
+  bool *selected = calloc((size_t)c->n_entries + 1, sizeof *selected);
+  if (!selected || !mb_catalogue_select(c, regex, "--workloads", selected, err)) {
+    if (!selected) mb_fail(err, "catalogue workloads: out of memory");
+    free(selected);
+    mb_catalogue_free(c);
+    return false;
   }
   char cache[4096];
   mb_path_join(cache, sizeof cache, mb_source_dir(), "results/cache");
   out->tw = calloc((size_t)c->n_entries + 1, sizeof *out->tw);
   out->w = calloc((size_t)c->n_entries + 1, sizeof *out->w);
-  bool ok = out->tw && out->w && (!re || md);
+  bool ok = out->tw && out->w;
   if (!ok) mb_fail(err, "catalogue workloads: out of memory");
   for (int32_t i = 0; ok && i < c->n_entries; i++) {
     const mb_catalogue_entry *e = &c->entries[i];
     if (split && strcmp(e->split, split)) continue;
-    if (re && pcre2_match(re, (PCRE2_SPTR)e->name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) < 0)
-      continue;
+    if (!selected[i]) continue;
     bool missing = false;
     mb_error werr = {{0}};
     mb_workload *w = mb_catalogue_load_workload(e, data_dir, cache, &missing, &werr);
@@ -152,8 +142,7 @@ bool mb_train_set_load(const char *catalogue, const char *data_dir, const char *
     out->tw[out->n] = (mb_train_workload){.name = w->name, .w = w, .hw = hw};
     out->n++;
   }
-  pcre2_match_data_free(md);
-  pcre2_code_free(re);
+  free(selected);
   mb_catalogue_free(c);
   if (!ok) mb_train_set_free(out);
   return ok;
