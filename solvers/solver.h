@@ -20,6 +20,7 @@ typedef struct mb_solver_options {
   double budget_seconds;   /* wall-clock budget for search/local search (<= 0: default) */
   const char *agent_path;  /* mallocMuZero checkpoint (HDF5), NULL for solvers without one */
   int simulations;         /* mallocMuZero: simulations per step (0: default) */
+  double c_scale;          /* mallocMuZero: Gumbel sigma's c_scale at evaluation (0: default) */
   double finetune_seconds; /* mallocMuZero: per-workload fine-tuning budget (0: none) */
   const char *order;       /* mallocGame buffer order: "heuristic" (default), "start", "size" */
 } mb_solver_options;

@@ -223,6 +223,73 @@ static bool has_tag(const char *tags, const char *tag) {
   return false;
 }
 
+/* Growable text buffer (journal lines, regexes). */
+typedef struct sbuf {
+  char *s;
+  size_t len, cap;
+  bool failed;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...) {
+  if (b->failed) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      b->failed = true;
+      return;
+    }
+    if (b->s && b->len + (size_t)n < b->cap) {
+      b->len += (size_t)n;
+      return;
+    }
+    size_t cap = b->cap ? b->cap * 2 : 4096;
+    while (cap < b->len + (size_t)n + 1) cap *= 2;
+    char *p = realloc(b->s, cap);
+    if (!p) {
+      b->failed = true;
+      return;
+    }
+    b->s = p;
+    b->cap = cap;
+  }
+}
+
+/* --split: keeps the selected entries of that split and records the result as an exact name
+ * regex, ^(a|b|...)$, so that the plan hash, the provenance and --resume see the selection
+ * itself (a later edit of the catalogue's splits cannot change what a resumed run takes). */
+static bool restrict_to_split(run *R, bool *selected, mb_error *err) {
+  const char *split = R->cfg->split;
+  if (!split || R->cfg->resume) return true;
+  const mb_catalogue *c = R->cat;
+  sbuf b = {0};
+  sb_printf(&b, "^(");
+  int32_t kept = 0;
+  for (int32_t i = 0; i < c->n_entries; i++) {
+    if (!selected[i]) continue;
+    selected[i] = !strcmp(c->entries[i].split, split);
+    if (!selected[i]) continue;
+    sb_printf(&b, "%s", kept++ ? "|" : "");
+    for (const char *q = c->entries[i].name; *q; q++)
+      sb_printf(&b, strchr("\\^$.|?*+()[]{}", *q) ? "\\%c" : "%c", *q);
+  }
+  sb_printf(&b, ")$");
+  if (b.failed) {
+    free(b.s);
+    return mb_fail(err, "out of memory");
+  }
+  if (kept == 0) {
+    free(b.s);
+    return mb_fail(err, "--split %s: no selected catalogue entry is in split '%s'", split, split);
+  }
+  free(R->workloads_regex);
+  R->workloads_regex = b.s;
+  return true;
+}
+
 /* Which catalogue entries the run takes: selected[i] for each entry. */
 static bool select_entries(run *R, bool *selected, mb_error *err) {
   const mb_catalogue *c = R->cat;
@@ -230,19 +297,20 @@ static bool select_entries(run *R, bool *selected, mb_error *err) {
   if (!*regex) {
     if (!strcmp(R->profile, "full")) {
       for (int32_t i = 0; i < c->n_entries; i++) selected[i] = true;
-      return true;
+      return restrict_to_split(R, selected, err);
     }
     bool any = false;
     for (int32_t i = 0; i < c->n_entries; i++)
       any |= selected[i] = has_tag(c->entries[i].tags, "quick");
-    if (any) return true;
+    if (any) return restrict_to_split(R, selected, err);
     /* No entry is tagged `quick`: fall back to the fixed list (stored, so resume agrees). */
     free(R->workloads_regex);
     R->workloads_regex = strdup(MB_QUICK_FALLBACK_REGEX);
     if (!R->workloads_regex) return mb_fail(err, "out of memory");
     regex = R->workloads_regex;
   }
-  return mb_catalogue_select(c, regex, "--workloads", selected, err);
+  if (!mb_catalogue_select(c, regex, "--workloads", selected, err)) return false;
+  return restrict_to_split(R, selected, err);
 }
 
 static bool resolve_solvers(run *R, mb_error *err) {
@@ -626,41 +694,6 @@ static bool dec_str(const char *tok, char *out, size_t n) {
   }
   out[j] = '\0';
   return true;
-}
-
-/* Growable text buffer for one journal line. */
-typedef struct sbuf {
-  char *s;
-  size_t len, cap;
-  bool failed;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...) {
-  if (b->failed) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      b->failed = true;
-      return;
-    }
-    if (b->s && b->len + (size_t)n < b->cap) {
-      b->len += (size_t)n;
-      return;
-    }
-    size_t cap = b->cap ? b->cap * 2 : 4096;
-    while (cap < b->len + (size_t)n + 1) cap *= 2;
-    char *p = realloc(b->s, cap);
-    if (!p) {
-      b->failed = true;
-      return;
-    }
-    b->s = p;
-    b->cap = cap;
-  }
 }
 
 static void sb_offsets(sbuf *b, const mb_assignment *a) {

@@ -36,6 +36,8 @@ extern const char MB_QUICK_FALLBACK_REGEX[];
 typedef struct mb_run_config {
   const char *profile;      /* "quick" (default when NULL) or "full" */
   const char *workloads;    /* PCRE2 regex on catalogue entry names; NULL: the profile's set */
+  const char *split;        /* keep only entries of this catalogue split ("train"/"test");
+                               recorded as the exact name regex of the entries taken */
   const char *solvers;      /* comma-separated solver names; NULL: every registered solver */
   int seeds;                /* seeds 0..seeds-1; 0: the profile's (quick 1, full 3) */
   const char *hardware;     /* comma-separated profiles replacing each entry's own (the

@@ -31,6 +31,7 @@ void mb_train_config_default(mb_train_config *c) {
   c->td_steps = 10;
   c->gamma = 1.0;
   c->value_weight = 0.25;
+  c->consistency_weight = 0.0;
   c->lr = 1e-3;
   c->weight_decay = 1e-4;
   c->max_grad_norm = 5.0;
@@ -65,9 +66,13 @@ bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
   if (c->td_steps < 1) return mb_fail(err, "train config: td_steps %d: expected >= 1", c->td_steps);
   if (!(c->gamma > 0 && c->gamma <= 1))
     return mb_fail(err, "train config: gamma %g: expected in (0, 1]", c->gamma);
-  if (!(c->lr > 0) || !(c->weight_decay >= 0) || !(c->max_grad_norm > 0) || !(c->value_weight >= 0))
-    return mb_fail(err, "train config: lr %g, weight decay %g, clip %g, value weight %g: bad value",
-                   c->lr, c->weight_decay, c->max_grad_norm, c->value_weight);
+  if (!(c->lr > 0) || !(c->weight_decay >= 0) || !(c->max_grad_norm > 0) ||
+      !(c->value_weight >= 0) || !(c->consistency_weight >= 0))
+    return mb_fail(err,
+                   "train config: lr %g, weight decay %g, clip %g, value weight %g, consistency "
+                   "weight %g: bad value",
+                   c->lr, c->weight_decay, c->max_grad_norm, c->value_weight,
+                   c->consistency_weight);
   if (c->replay_capacity < 2 * (int64_t)(c->segment + 1))
     return mb_fail(err, "train config: replay capacity %lld < two segments of %d",
                    (long long)c->replay_capacity, c->segment);
@@ -510,6 +515,11 @@ typedef struct learner {
   int32_t B, K, A, W, S, D, NB;
   mb_agent target;
   mb_nn_tape repr, *pred, *dyn, *rew, trepr, tpred;
+  /* consistency targets: the current representation of the observations after steps 1..K
+   * (B x K rows, forward only: the target branch gets no gradient) */
+  mb_nn_tape crepr;
+  mb_tensor cobs;
+  float *cw; /* 1 where the step-k observation exists */
   mb_tensor obs, in, bobs, logits, vlog, dpol, dval, dpred, ds, dtmp, din, carry, rlog, dr, tv;
   mb_tensor *ptarget;
   int32_t *actions;
@@ -517,7 +527,7 @@ typedef struct learner {
   int64_t *rows, *boot_idx;
   double *boot_sum, *boot_disc;
   bool *past;
-  double loss_p, loss_v, loss_r; /* last update's (batch means) */
+  double loss_p, loss_v, loss_r, loss_c; /* last update's (batch means) */
 } learner;
 
 static void learner_free(learner *L) {
@@ -531,6 +541,9 @@ static void learner_free(learner *L) {
   free(L->rew);
   mb_nn_tape_free(&L->trepr);
   mb_nn_tape_free(&L->tpred);
+  mb_nn_tape_free(&L->crepr);
+  mb_tensor_free(&L->cobs);
+  free(L->cw);
   mb_agent_free(&L->target);
   mb_tensor *ts[] = {&L->obs,  &L->in,    &L->bobs,  &L->logits, &L->vlog,
                      &L->dpol, &L->dval,  &L->dpred, &L->ds,     &L->dtmp,
@@ -583,13 +596,16 @@ static bool learner_init(learner *L, const mb_agent *ag, int32_t B, int32_t K, m
   L->boot_sum = calloc((size_t)nb, sizeof(double));
   L->boot_disc = calloc((size_t)nb, sizeof(double));
   L->past = calloc((size_t)nb, sizeof(bool));
-  if (ok && (!L->pred || !L->dyn || !L->rew || !L->ptarget || !L->actions || !L->vt || !L->vw ||
-             !L->pw || !L->rt || !L->rw || !L->bootv || !L->rows || !L->boot_idx || !L->boot_sum ||
-             !L->boot_disc || !L->past))
+  int32_t BK = K > 0 ? B * K : 1;
+  L->cw = calloc((size_t)BK, sizeof(float));
+  if (ok && (!L->cw || !L->pred || !L->dyn || !L->rew || !L->ptarget || !L->actions || !L->vt ||
+             !L->vw || !L->pw || !L->rt || !L->rw || !L->bootv || !L->rows || !L->boot_idx ||
+             !L->boot_sum || !L->boot_disc || !L->past))
     ok = mb_fail(err, "learner: out of memory");
   ok = ok && mb_nn_tape_create(&L->repr, &ag->repr, B, err) &&
        mb_nn_tape_create(&L->trepr, &L->target.repr, L->NB, err) &&
-       mb_nn_tape_create(&L->tpred, &L->target.pred, L->NB, err);
+       mb_nn_tape_create(&L->tpred, &L->target.pred, L->NB, err) &&
+       mb_nn_tape_create(&L->crepr, &ag->repr, BK, err) && mb_tensor_init(&L->cobs, BK, L->D, err);
   for (int32_t k = 0; ok && k <= K; k++)
     ok = mb_nn_tape_create(&L->pred[k], &ag->pred, B, err) &&
          mb_tensor_init(&L->ptarget[k], B, L->A, err);
@@ -652,6 +668,11 @@ static bool learner_batch(learner *L, const mb_replay *rb, const mb_train_config
           L->boot_idx[i] = nboot++;
         }
       }
+      if (k >= 1) {
+        int64_t c = (int64_t)(k - 1) * B + b;
+        memcpy(mb_tensor_row(&L->cobs, (int32_t)c), rb->obs + row * D, (size_t)D * sizeof(float));
+        L->cw[c] = past ? 0.0f : 1.0f;
+      }
       if (k < K) {
         L->actions[i] = decision ? rb->action[row] : (int32_t)mb_rng_below(rng, (uint64_t)A);
         L->rt[i] = decision ? rb->reward[row] * scale : 0.0f;
@@ -680,11 +701,37 @@ static bool learner_batch(learner *L, const mb_replay *rb, const mb_train_config
   return true;
 }
 
+/* Consistency (EfficientZero, Ye et al. 2021): the dynamics' state after k steps should be the
+ * representation of the observation actually reached, 0.5 w ||g^k(s, a) - sg(h(o_{t+k}))||^2.
+ * MuZero's losses constrain the learned states only through one scalar value and reward per
+ * step, so the dynamics is free to drift from the states the prediction head was trained on,
+ * and the value of an untaken sibling action is then poorly predicted (measured by `bench muzero
+ * --model-error`). Adds the gradient into L->ds; returns the loss. */
+static double consistency_grad(learner *L, int32_t k, const mb_tensor *target, float w) {
+  const mb_tensor *sk = mb_nn_tape_output(&L->dyn[k - 1]);
+  double loss = 0;
+  for (int32_t b = 0; b < L->B; b++) {
+    int32_t c = (k - 1) * L->B + b;
+    if (L->cw[c] == 0) continue;
+    const float *x = mb_tensor_row(sk, b), *t = mb_tensor_row(target, c);
+    float *g = mb_tensor_row(&L->ds, b);
+    for (int32_t j = 0; j < L->W; j++) {
+      float d = x[j] - t[j];
+      loss += 0.5 * (double)w * (double)d * (double)d;
+      g[j] += w * d;
+    }
+  }
+  return loss;
+}
+
 /* One update: forward the unroll, losses, backward, clip, AdamW. */
 static bool learner_step(learner *L, mb_agent *ag, mb_adam *opt, const mb_train_config *cfg,
                          const mb_replay *rb, mb_rng *rng, mb_error *err) {
   if (!learner_batch(L, rb, cfg, ag, rng, err)) return false;
   int32_t B = L->B, K = L->K, A = L->A, W = L->W, S = L->S;
+  const mb_tensor *ctarget = NULL;
+  if (K > 0 && cfg->consistency_weight > 0 && !(ctarget = mb_nn_forward(&L->crepr, &L->cobs, err)))
+    return false;
   const mb_tensor *s = mb_nn_forward(&L->repr, &L->obs, err);
   if (!s) return false;
   for (int32_t k = 0; k <= K; k++) {
@@ -700,7 +747,7 @@ static bool learner_step(learner *L, mb_agent *ag, mb_adam *opt, const mb_train_
   mb_agent_modules(ag, mods);
   for (int i = 0; i < 4; i++) mb_nn_zero_grad(mods[i]);
   mb_tensor_zero(&L->carry);
-  double lp = 0, lv = 0, lr = 0;
+  double lp = 0, lv = 0, lr = 0, lc = 0;
   for (int32_t k = K; k >= 0; k--) {
     float sc = (k == 0 ? 1.0f : 1.0f / (float)(K > 0 ? K : 1)) / (float)B;
     const mb_tensor *po = mb_nn_tape_output(&L->pred[k]);
@@ -729,6 +776,7 @@ static bool learner_step(learner *L, mb_agent *ag, mb_adam *opt, const mb_train_
           !mb_tensor_axpy(&L->ds, 1.0f, &L->dtmp, err))
         return false;
       lr += l3;
+      if (ctarget) lc += consistency_grad(L, k, ctarget, sc * (float)cfg->consistency_weight);
     }
     if (!mb_tensor_axpy(&L->ds, 1.0f, &L->carry, err)) return false;
     if (k == 0) break;
@@ -743,6 +791,7 @@ static bool learner_step(learner *L, mb_agent *ag, mb_adam *opt, const mb_train_
   L->loss_p = lp;
   L->loss_v = lv;
   L->loss_r = lr;
+  L->loss_c = lc;
   return true;
 }
 
@@ -930,7 +979,7 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
       owed -= 1;
       res->prog.steps++;
       updates++;
-      loss_sum += L.loss_p + L.loss_v + L.loss_r;
+      loss_sum += L.loss_p + L.loss_v + L.loss_r + L.loss_c;
       loss_n++;
       if (ok && res->prog.steps % cfg->target_period == 0)
         ok = mb_agent_copy_weights(&L.target, ag, err);
@@ -959,13 +1008,15 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
     t_learn += mb_train_now() - t0;
     if (ok && cfg->log && mb_train_now() - last_log >= cfg->log_every_s) {
       last_log = mb_train_now();
-      fprintf(cfg->log,
-              "train: step %lld  episodes %lld  decisions %lld  self-play return %.4f  loss "
-              "policy %.3f value %.3f reward %.3f  %.1f steps/s  %.0f decisions/s  replay %lld\n",
-              (long long)res->prog.steps, (long long)res->prog.episodes,
-              (long long)res->prog.decisions, sp_n ? sp_sum / sp_n : NAN, L.loss_p, L.loss_v,
-              L.loss_r, t_learn > 0 ? updates / t_learn : 0.0,
-              t_self > 0 ? decisions_run / t_self : 0.0, (long long)rb.count);
+      fprintf(
+          cfg->log,
+          "train: step %lld  episodes %lld  decisions %lld  self-play return %.4f  loss "
+          "policy %.3f value %.3f reward %.3f consistency %.3f  %.1f steps/s  %.0f decisions/s  "
+          "replay %lld\n",
+          (long long)res->prog.steps, (long long)res->prog.episodes, (long long)res->prog.decisions,
+          sp_n ? sp_sum / sp_n : NAN, L.loss_p, L.loss_v, L.loss_r, L.loss_c,
+          t_learn > 0 ? updates / t_learn : 0.0, t_self > 0 ? decisions_run / t_self : 0.0,
+          (long long)rb.count);
       fflush(cfg->log);
     }
   }

@@ -77,6 +77,7 @@ typedef struct mb_train_config {
   int32_t td_steps; /* n */
   double gamma;
   double value_weight;
+  double consistency_weight; /* dynamics state vs representation of the reached observation */
   double lr, weight_decay, max_grad_norm;
   int64_t replay_capacity; /* transitions */
   double replay_ratio;     /* samples drawn per new decision */

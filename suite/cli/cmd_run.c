@@ -21,6 +21,8 @@ static void usage(FILE *out) {
           "                        (else a fixed list), 1 seed, 1 s budget per solve;\n"
           "                        full: every entry, 3 seeds, each solver's default budget\n"
           "  --workloads REGEX     entries whose name matches (PCRE2), instead of the profile's\n"
+          "  --split train|test    only the entries of this catalogue split (with the profile's\n"
+          "                        set or --workloads); stored as the exact list of names\n"
           "  --solvers LIST        comma-separated solver names (default: all registered)\n"
           "  --seeds N             seeds 0..N-1 (default: the profile's)\n"
           "  --hardware LIST       run every workload on these profiles (name or path) instead of\n"
@@ -139,9 +141,9 @@ int mb_cmd_run(int argc, char **argv) {
       cfg.progress = false;
       continue;
     }
-    static const char *const with_value[] = {"--profile",  "--workloads", "--solvers", "--seeds",
-                                             "--hardware", "--agent",     "--jobs",    "--budget",
-                                             "--data",     "--catalogue", "--out",     "--resume"};
+    static const char *const with_value[] = {
+        "--profile", "--workloads", "--split", "--solvers",   "--seeds", "--hardware", "--agent",
+        "--jobs",    "--budget",    "--data",  "--catalogue", "--out",   "--resume"};
     bool known = false;
     for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
       known |= !strcmp(name, with_value[k]);
@@ -160,7 +162,13 @@ int mb_cmd_run(int argc, char **argv) {
       cfg.profile = val, plan_option = true;
     else if (!strcmp(name, "--workloads"))
       cfg.workloads = val, plan_option = true;
-    else if (!strcmp(name, "--solvers"))
+    else if (!strcmp(name, "--split")) {
+      if (strcmp(val, "train") && strcmp(val, "test")) {
+        fprintf(stderr, "mallocbench run: --split '%s': expected train or test\n", val);
+        return 2;
+      }
+      cfg.split = val, plan_option = true;
+    } else if (!strcmp(name, "--solvers"))
       cfg.solvers = val, plan_option = true;
     else if (!strcmp(name, "--agent"))
       cfg.agent = val, plan_option = true;

@@ -38,6 +38,9 @@ static void usage(FILE *out) {
           "  --latent W (128)  --blocks N (1)  --actions A (16)\n"
           "  --simulations N (8)  --search gumbel|puct (gumbel)  --segment N (48)\n"
           "  --batch B (64)  --unroll K (5)  --td-steps N (10)  --lr X (0.001)\n"
+          "  --value-weight X (0.25)  --consistency X (0: plain MuZero; > 0: dynamics state vs\n"
+          "                    the representation of the observation reached, EfficientZero)\n"
+          "  --support N (31 value/reward atoms; fresh agents)  --c-scale X (0.1)\n"
           "  --replay N (50000 transitions)  --ratio R (4 samples per new decision)\n"
           "  --actors N (2 per round)  --jobs J (1 thread)  --seed S (0)\n"
           "  --synth-min N (16)  --synth-max N (256)\n"
@@ -148,6 +151,14 @@ int mb_cmd_train(int argc, char **argv) {
       ok = p_i32(v, 1, 100000, &cfg.td_steps);
     else if (!strcmp(a, "--lr"))
       ok = p_f64(v, 1e-9, 1, &cfg.lr);
+    else if (!strcmp(a, "--value-weight"))
+      ok = p_f64(v, 0, 1e6, &cfg.value_weight);
+    else if (!strcmp(a, "--consistency"))
+      ok = p_f64(v, 0, 1e6, &cfg.consistency_weight);
+    else if (!strcmp(a, "--support"))
+      ok = p_i32(v, 2, 100000, &cfg.agent.support);
+    else if (!strcmp(a, "--c-scale"))
+      ok = p_f64(v, 0, 1e6, &cfg.search.c_scale);
     else if (!strcmp(a, "--replay"))
       ok = p_i64(v, 2, (int64_t)1 << 30, &cfg.replay_capacity);
     else if (!strcmp(a, "--ratio"))

@@ -48,6 +48,22 @@ expect 2 "takes the plan" "$MB" run --resume "$TMP/good.h5" --seeds 2
 expect 2 "cannot open" "$MB" run --resume "$TMP/nothing.h5"
 [ ! -e "$TMP/x.h5" ] || fail "a failed run left a file behind"
 
+# --split keeps one split's entries and stores them as an exact name list (plan, resume)
+sed 's/^mlp_tiny \(.*\) test quick$/mlp_tiny \1 train quick/' "$TMP/cat.txt" >"$TMP/cat_split.txt"
+grep -q '^mlp_tiny .* train quick$' "$TMP/cat_split.txt" || fail "test setup: no train entry"
+"$MB" run --catalogue "$TMP/cat_split.txt" --split train --solvers heuristic --no-progress \
+  --out "$TMP/split.h5" >/dev/null 2>"$TMP/err" || fail "--split train: $(cat "$TMP/err")"
+h5dump -a /run_workloads "$TMP/split.h5" | grep -qF '"^(mlp_tiny)$"' ||
+  fail "--split train: stored selection: $(h5dump -a /run_workloads "$TMP/split.h5")"
+"$MB" export "$TMP/split.h5" --csv "$TMP/split" >/dev/null 2>"$TMP/err" || fail "export: $(cat "$TMP/err")"
+grep -q attention "$TMP/split/results.csv" && fail "--split train ran a test entry"
+grep -q mlp_tiny "$TMP/split/results.csv" || fail "--split train did not run its entry"
+expect 2 "--split 'valid': expected train or test" "$MB" run "${OPTS[@]}" --split valid --out "$TMP/x.h5"
+expect 2 "--split train: no selected catalogue entry is in split 'train'" \
+  "$MB" run "${OPTS[@]}" --split train --out "$TMP/x.h5"
+expect 2 "takes the plan" "$MB" run --resume "$TMP/split.h5" --split test
+[ ! -e "$TMP/x.h5" ] || fail "a failed --split run left a file behind"
+
 # corrupt inputs: the catalogue, and a workload it names
 printf 'name kind source args hardware capacity split tags\nbroken native x.wl - tpu-v4i 12XB test -\n' >"$TMP/badcat.txt"
 expect 2 "badcat.txt:2" "$MB" run --catalogue "$TMP/badcat.txt" --workloads . --out "$TMP/x.h5"
