@@ -41,6 +41,7 @@ const char MB_QUICK_FALLBACK_REGEX[] =
 #define QUICK_SEEDS 1
 #define FULL_SEEDS 3
 #define MAX_SOLVERS 16
+#define MAX_SIMULATIONS 1000000  /* --simulations: the CLI's integer limit */
 #define PROGRESS_PERIOD_TTY 0.25 /* seconds between redraws of the progress line */
 #define PROGRESS_PERIOD_LOG 10.0 /* seconds between plain progress lines (not a terminal) */
 
@@ -140,6 +141,9 @@ typedef struct run {
   char *agent_path;    /* mallocMuZero checkpoint; "" = the solvers' default */
   char agent_sha[MB_RES_SHA];
   double budget;
+  /* mallocMuZero's evaluation options (0: the solvers' defaults; mb_run_config) */
+  int simulations;
+  double c_scale, finetune;
   double bound_budget; /* seconds for the LP bound (derived from the profile) */
   char *catalogue_path;
   char *data_dir;
@@ -360,6 +364,27 @@ static bool profile_file_sha(const char *name, char out[MB_RES_SHA]) {
   return file_sha256(path, out);
 }
 
+/* Checks mallocMuZero's evaluation options (0 everywhere: the solvers' defaults). `stored`:
+ * NULL for the caller's flags, else the file being resumed they were read from. */
+static bool muzero_options_ok(int simulations, double c_scale, double finetune, const char *stored,
+                              mb_error *err) {
+  const char *where = stored ? stored : "", *sep = stored ? ": " : "";
+  if (simulations < 0 || simulations > MAX_SIMULATIONS)
+    return mb_fail(err, "%s%s%s %d: expected an integer in 1..%d (0: the solvers' default)", where,
+                   sep, stored ? "run_simulations" : "--simulations", simulations, MAX_SIMULATIONS);
+  if (!(c_scale >= 0) || !isfinite(c_scale))
+    return mb_fail(err, "%s%s%s %g: expected a finite number > 0 (0: the solvers' default)", where,
+                   sep, stored ? "run_c_scale" : "--c-scale", c_scale);
+  if (!(finetune >= 0) || !isfinite(finetune))
+    return mb_fail(err, "%s%s%s %g: expected finite seconds >= 0", where, sep,
+                   stored ? "run_finetune_s" : "--finetune", finetune);
+  return true;
+}
+
+static bool muzero_options_set(const run *R) {
+  return R->simulations != 0 || R->c_scale != 0 || R->finetune != 0;
+}
+
 /* Catalogue -> workloads -> pairs -> tasks, and the plan hash. */
 static bool make_plan(run *R, mb_error *err) {
   /* options may come from a file being resumed: check them like flags */
@@ -368,6 +393,9 @@ static bool make_plan(run *R, mb_error *err) {
   if (R->seeds < 1 || R->seeds > 1000000)
     return mb_fail(err, "seeds %" PRId64 ": expected 1..1000000", R->seeds);
   if (!(R->budget >= 0)) return mb_fail(err, "budget %g: expected seconds >= 0", R->budget);
+  if (!muzero_options_ok(R->simulations, R->c_scale, R->finetune,
+                         R->cfg->resume ? R->cfg->resume : NULL, err))
+    return false;
   /* the agent decides mallocMuZero's numbers: its content is part of the plan */
   if (R->agent_path[0] && !file_sha256(R->agent_path, R->agent_sha))
     return mb_fail(err, "--agent %s: cannot read: %s", R->agent_path, strerror(errno));
@@ -493,15 +521,22 @@ static bool make_plan(run *R, mb_error *err) {
         R->tasks[t++] = (task){.kind = TASK_JOB, .pair = p, .solver = s, .seed = seed};
   }
   /* The plan hash covers everything that decides the numbers: workload contents, hardware,
-   * solvers, seeds, budget, the results format. */
+   * solvers, seeds, budget, mallocMuZero's evaluation options, the results format. Those
+   * options enter the text only when set, so that plans made before they existed (and every
+   * plan that leaves them at their defaults) keep their hash and their files still resume. */
   mb_sha256 h;
   mb_sha256_init(&h);
-  char line[1024];
+  char line[1024], muzero[160] = "";
   R->bound_budget = !strcmp(R->profile, "full") ? FULL_BOUND_S : QUICK_BOUND_S;
+  if (muzero_options_set(R))
+    snprintf(muzero, sizeof muzero, " muzero sims %d c_scale %.17g finetune %.17g", R->simulations,
+             R->c_scale, R->finetune);
   int n = snprintf(line, sizeof line,
-                   "format %d budget %.17g bound %.17g seeds %" PRId64 " solvers %s agent %s\n",
+                   "format %d budget %.17g bound %.17g seeds %" PRId64 " solvers %s agent %s%s\n",
                    MB_RESULTS_FORMAT, R->budget, R->bound_budget, R->seeds, R->solvers_list,
-                   R->agent_sha);
+                   R->agent_sha, muzero);
+  if (n < 0 || n >= (int)sizeof line)
+    return mb_fail(err, "internal error: plan hash line longer than %zu bytes", sizeof line);
   mb_sha256_update(&h, line, (size_t)n);
   for (int32_t p = 0; p < R->n_pairs; p++) {
     const pair *q = &R->pairs[p];
@@ -532,6 +567,17 @@ static bool lp_bound(const mb_workload *w, const mb_hardware *hw, double budget_
   return true;
 }
 
+/* The options every solve of the run gets (each solver reads the fields it knows). */
+static void solver_options(const run *R, int64_t seed, mb_solver_options *opt) {
+  mb_solver_options_default(opt);
+  opt->seed = (uint64_t)seed;
+  opt->budget_seconds = R->budget;
+  opt->agent_path = R->agent_path[0] ? R->agent_path : NULL;
+  opt->simulations = R->simulations;
+  opt->c_scale = R->c_scale;
+  opt->finetune_seconds = R->finetune;
+}
+
 static void compute_baseline(run *R, task *t) {
   const pair *p = &R->pairs[t->pair];
   const mb_workload *w = R->workloads[p->workload].w;
@@ -542,9 +588,7 @@ static void compute_baseline(run *R, task *t) {
   o->t_bound = -1;
   double t0 = now_s();
   mb_solver_options opt;
-  mb_solver_options_default(&opt);
-  opt.seed = 0;
-  opt.budget_seconds = R->budget;
+  solver_options(R, 0, &opt);
   mb_rng rng;
   mb_rng_seed(&rng, 0);
   mb_solver_stats st = {0};
@@ -580,10 +624,7 @@ static void compute_job(run *R, task *t) {
   task_out *o = &t->out;
   mb_error err = {{0}};
   mb_solver_options opt;
-  mb_solver_options_default(&opt);
-  opt.seed = (uint64_t)t->seed;
-  opt.budget_seconds = R->budget;
-  opt.agent_path = R->agent_path[0] ? R->agent_path : NULL;
+  solver_options(R, t->seed, &opt);
   mb_rng rng;
   mb_rng_seed(&rng, (uint64_t)t->seed);
   mb_solver_stats st = {0};
@@ -835,6 +876,10 @@ static bool journal_header_line(run *R, char **out) {
                              {"catalogue", R->catalogue_path},
                              {"data", R->data_dir}};
   sb_printf(&b, "mallocbench-journal 1 seeds %" PRId64 " budget %.17g", R->seeds, R->budget);
+  /* only when set: a default run's header stays that of runs made before these options */
+  if (muzero_options_set(R))
+    sb_printf(&b, " simulations %d c_scale %.17g finetune %.17g", R->simulations, R->c_scale,
+              R->finetune);
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
     enc_str(e, 3 * 8192 + 8, fields[i][1]);
     sb_printf(&b, " %s %s", fields[i][0], e);
@@ -860,6 +905,8 @@ static bool journal_read_header(run *R, const char *line, bool set_options, char
             !strcmp(tok, "1");
   char buf[8192];
   plan[0] = '\0';
+  /* a header without them predates mallocMuZero's evaluation options: the defaults */
+  if (set_options) R->simulations = 0, R->c_scale = R->finetune = 0;
   while (ok && (tok = strtok_r(NULL, " ", &save))) {
     char *val = strtok_r(NULL, " ", &save);
     if (!val) {
@@ -869,6 +916,17 @@ static bool journal_read_header(run *R, const char *line, bool set_options, char
     if (!strcmp(tok, "seeds") || !strcmp(tok, "budget")) {
       if (set_options && tok[0] == 's') R->seeds = strtoll(val, NULL, 10);
       if (set_options && tok[0] == 'b') R->budget = strtod(val, NULL);
+      continue;
+    }
+    if (!strcmp(tok, "simulations") || !strcmp(tok, "c_scale") || !strcmp(tok, "finetune")) {
+      char *end;
+      double x = strtod(val, &end);
+      ok = end != val && !*end;
+      /* out-of-range values are refused by make_plan's check */
+      if (ok && set_options && tok[0] == 's')
+        R->simulations = x >= 0 && x <= INT32_MAX && x == floor(x) ? (int)x : -1;
+      if (ok && set_options && tok[0] == 'c') R->c_scale = x;
+      if (ok && set_options && tok[0] == 'f') R->finetune = x;
       continue;
     }
     if (!dec_str(val, buf, sizeof buf)) {
@@ -1140,6 +1198,9 @@ static bool write_provenance(run *R, bool fresh, mb_error *err) {
          mb_results_set_attr_string(r, "run_agent", R->agent_path, err) &&
          mb_results_set_attr_string(r, "agent_sha256", R->agent_sha, err) &&
          mb_results_set_attr_double(r, "run_budget_s", R->budget, err) &&
+         mb_results_set_attr_int(r, "run_simulations", R->simulations, err) &&
+         mb_results_set_attr_double(r, "run_c_scale", R->c_scale, err) &&
+         mb_results_set_attr_double(r, "run_finetune_s", R->finetune, err) &&
          mb_results_set_attr_string(r, "time_unit", "ps (simulated by the mallocbench cost model)",
                                     err);
 }
@@ -1194,6 +1255,15 @@ static bool read_options(run *R, mb_results *r, mb_error *err) {
   bool ok = data && mb_results_get_attr_int(r, "run_seeds", &seeds, err);
   double budget = 0;
   ok = ok && mb_results_get_attr_double(r, "run_budget_s", &budget, err);
+  /* files made before mallocMuZero's evaluation options lack them: the defaults (0) */
+  int64_t sims = 0;
+  double c_scale = 0, finetune = 0;
+  ok = ok && (!mb_results_has_attr(r, "run_simulations") ||
+              mb_results_get_attr_int(r, "run_simulations", &sims, err));
+  ok = ok && (!mb_results_has_attr(r, "run_c_scale") ||
+              mb_results_get_attr_double(r, "run_c_scale", &c_scale, err));
+  ok = ok && (!mb_results_has_attr(r, "run_finetune_s") ||
+              mb_results_get_attr_double(r, "run_finetune_s", &finetune, err));
   char *agent = ok ? mb_results_get_attr_string(r, "run_agent", err) : NULL;
   ok = ok && agent;
   if (ok) {
@@ -1207,6 +1277,10 @@ static bool read_options(run *R, mb_results *r, mb_error *err) {
     hw = NULL;
     R->seeds = seeds;
     R->budget = budget;
+    /* out-of-range values are refused by make_plan's check */
+    R->simulations = sims >= 0 && sims <= INT32_MAX ? (int)sims : -1;
+    R->c_scale = c_scale;
+    R->finetune = finetune;
     free(R->agent_path);
     R->agent_path = agent;
     agent = NULL;
@@ -1473,6 +1547,10 @@ static bool prepare_options(run *R, mb_error *err) {
   if (cfg->budget < 0 || isnan(cfg->budget))
     return mb_fail(err, "--budget %g: expected seconds >= 0", cfg->budget);
   R->budget = cfg->budget > 0 ? cfg->budget : (quick ? QUICK_BUDGET_S : 0.0);
+  if (!muzero_options_ok(cfg->simulations, cfg->c_scale, cfg->finetune, NULL, err)) return false;
+  R->simulations = cfg->simulations;
+  R->c_scale = cfg->c_scale;
+  R->finetune = cfg->finetune;
   return true;
 }
 

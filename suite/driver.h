@@ -16,9 +16,15 @@
  * is (assignment, flush, row, flush). A kill -9 therefore loses at most the in-flight tasks,
  * and the killed file opens and verifies. `--resume FILE` re-plans from the options stored in
  * the file (or the journal), checks the plan hash (catalogue, workload contents, hardware,
- * solvers, seeds, budgets), rebuilds the file from the journal beside it and renames it over
- * the old one, then runs the rest. The finished file equals an uninterrupted run's except wall
- * times, solver notes and timestamps. The journal is deleted when the run completes. */
+ * solvers, seeds, budgets, mallocMuZero's evaluation options), rebuilds the file from the journal
+ * beside it and renames it over the old one, then runs the rest. The finished file equals an
+ * uninterrupted run's except wall times, solver notes and timestamps. The journal is deleted when
+ * the run completes.
+ *
+ * mallocMuZero options. simulations, c_scale and finetune reach every solve (mb_solver_options);
+ * only the mallocmuzero solvers read them. They are plan options like the budget, but enter the
+ * plan hash and the journal header only when one is non-zero: a run at the defaults hashes as
+ * runs made before they existed, so those files still resume (and read the options as 0). */
 #ifndef MB_DRIVER_H
 #define MB_DRIVER_H
 
@@ -46,6 +52,10 @@ typedef struct mb_run_config {
   int jobs;                 /* worker threads; 0: online cores */
   double budget;            /* seconds per solve; 0: the profile's (quick 1 s, full: solver
                                defaults) */
+  int simulations;          /* mallocMuZero ("mallocMuZero options" above): simulations per
+                               decision; 0: the solvers' default */
+  double c_scale;           /* mallocMuZero: Gumbel sigma's c_scale at evaluation; 0: default */
+  double finetune;          /* mallocMuZero: seconds of per-workload fine-tuning; 0: none */
   const char *data_dir;     /* external data; NULL: mb_data_dir(NULL) */
   const char *catalogue;    /* NULL: mb_catalogue_default_path() */
   const char *out;          /* results file; NULL: results/<profile>-<stamp>.h5 + latest.h5 */

@@ -1,7 +1,9 @@
 /* The benchmark driver end to end, in process: determinism across --jobs, resume after an
  * interruption, skipping entries with missing data, errors that leave files intact, and the
- * verify/export commands on the files it writes. Uses the built-in samples through a
- * catalogue written to a temporary directory, so it needs no external data. */
+ * verify/export commands on the files it writes, mallocMuZero's evaluation options (they reach
+ * the solvers, survive every resume path, and leave default plans as they were). Uses the built-in
+ * samples through a catalogue written to a temporary directory, so it needs no external data. */
+#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -516,6 +518,233 @@ static void test_curves_invalid_and_errors(void **state) {
   free(part);
 }
 
+/* ---- mallocMuZero's evaluation options: plumbing, storage, resume, compatibility ---- */
+
+/* Says in its note which mallocMuZero options it was given (placement: the heuristic's). */
+static bool fake_opts(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
+                      mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, mb_error *err) {
+  if (!mb_solve_heuristic(w, hw, opt, rng, out, stats, err)) return false;
+  snprintf(stats->note, sizeof stats->note, "sims %d c_scale %.17g finetune %.17g",
+           opt->simulations, opt->c_scale, opt->finetune_seconds);
+  return true;
+}
+
+static const mb_solver OPTS_SOLVER[] = {
+    {"fake_opts", "reports its mallocMuZero options", fake_opts}};
+
+/* 2 workloads x 1 solver x 2 seeds */
+static void opts_config(const fixture *f, mb_run_config *cfg, const char *out) {
+  base_config(f, cfg, out);
+  cfg->workloads = "^(mlp_tiny|attention)$";
+  cfg->solvers = "fake_opts";
+  cfg->extra_solvers = OPTS_SOLVER;
+  cfg->n_extra_solvers = 1;
+  cfg->jobs = 1;
+}
+
+static void set_muzero(mb_run_config *cfg) {
+  cfg->simulations = 4;
+  cfg->c_scale = 2.5;
+  cfg->finetune = 0.25;
+}
+
+/* The plan options come from the file (or its journal) on resume: none given here. */
+static void opts_resume_config(const fixture *f, mb_run_config *cfg, const char *file) {
+  opts_config(f, cfg, NULL);
+  cfg->workloads = cfg->solvers = NULL;
+  cfg->seeds = 0;
+  cfg->budget = 0;
+  cfg->resume = file;
+}
+
+/* Interrupts a run into `out` after one commit and cuts its journal to the header line
+ * (returned, malloc'd): a resume then computes every task again, with the options it restored
+ * (the file's rows are not taken when a journal exists). */
+static char *interrupted(const fixture *f, const char *out, bool muzero) {
+  mb_run_config cfg;
+  mb_run_stats st;
+  opts_config(f, &cfg, out);
+  if (muzero) set_muzero(&cfg);
+  cfg.stop_after = 1;
+  run_ok(&cfg, &st);
+  fclose(cfg.log);
+  assert_true(st.stopped);
+  char j[4200];
+  snprintf(j, sizeof j, "%s.journal", out);
+  FILE *in = fopen(j, "r");
+  assert_non_null(in);
+  char *line = malloc(1 << 16);
+  assert_non_null(line);
+  assert_non_null(fgets(line, 1 << 16, in));
+  fclose(in);
+  FILE *o = fopen(j, "w");
+  assert_non_null(o);
+  fputs(line, o);
+  fclose(o);
+  return line;
+}
+
+static void resume_all(const fixture *f, const char *file) {
+  mb_run_config cfg;
+  mb_run_stats st;
+  opts_resume_config(f, &cfg, file);
+  run_ok(&cfg, &st);
+  fclose(cfg.log);
+  assert_int_equal(st.tasks_run, st.tasks_total);
+}
+
+static char *attr_string(const char *path, const char *key) {
+  mb_error err = {{0}};
+  mb_results *r = mb_results_open(path, false, &err);
+  if (!r) fail_msg("%s", err.message);
+  char *v = mb_results_get_attr_string(r, key, &err);
+  if (!v) fail_msg("%s: %s", key, err.message);
+  mb_results_close(r, NULL);
+  return v;
+}
+
+/* Every row was computed with these options. */
+static void assert_solved_with(const char *path, int sims, double c_scale, double finetune) {
+  tables t = {0};
+  read_tables(path, &t);
+  char want[256];
+  snprintf(want, sizeof want, "sims %d c_scale %.17g finetune %.17g", sims, c_scale, finetune);
+  assert_int_equal(t.n_rows, 2 * 2);
+  for (int64_t i = 0; i < t.n_rows; i++) assert_string_equal(t.rows[i].note, want);
+  free_tables(&t);
+}
+
+/* The file records these options. */
+static void assert_stored(const char *path, int sims, double c_scale, double finetune) {
+  mb_error err = {{0}};
+  mb_results *r = mb_results_open(path, false, &err);
+  if (!r) fail_msg("%s", err.message);
+  int64_t s = -1;
+  double c = -1, ft = -1;
+  assert_true(mb_results_get_attr_int(r, "run_simulations", &s, &err));
+  assert_true(mb_results_get_attr_double(r, "run_c_scale", &c, &err));
+  assert_true(mb_results_get_attr_double(r, "run_finetune_s", &ft, &err));
+  mb_results_close(r, NULL);
+  assert_int_equal(s, sims);
+  assert_true(c == c_scale && ft == finetune);
+}
+
+static const char *const MUZERO_ATTRS[] = {"run_simulations", "run_c_scale", "run_finetune_s"};
+
+/* Makes a file look like one written before the options existed. */
+static void delete_muzero_attrs(const char *path) {
+  hid_t fid = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(fid >= 0);
+  for (int i = 0; i < 3; i++) assert_true(H5Adelete(fid, MUZERO_ATTRS[i]) >= 0);
+  assert_true(H5Fclose(fid) >= 0);
+}
+
+static void test_muzero_options_reach_solvers_and_resume(void **state) {
+  fixture *f = *state;
+  char *full = path_in(f, "mz_full.h5"), *plain = path_in(f, "mz_plain.h5"),
+       *part = path_in(f, "mz_part.h5"), *wreck = path_in(f, "mz_wreck.h5");
+  mb_run_config cfg;
+  mb_run_stats st;
+  /* a fresh run: the solvers get the options, the file stores them */
+  opts_config(f, &cfg, full);
+  set_muzero(&cfg);
+  run_ok(&cfg, &st);
+  fclose(cfg.log);
+  assert_solved_with(full, 4, 2.5, 0.25);
+  assert_stored(full, 4, 2.5, 0.25);
+  /* they are part of the plan: the same run at the defaults hashes differently */
+  opts_config(f, &cfg, plain);
+  run_ok(&cfg, &st);
+  fclose(cfg.log);
+  assert_solved_with(plain, 0, 0, 0);
+  assert_stored(plain, 0, 0, 0);
+  char *h_full = attr_string(full, "plan_sha256"), *h_plain = attr_string(plain, "plan_sha256");
+  assert_string_not_equal(h_full, h_plain);
+
+  /* resumed from the file's attributes */
+  char *head = interrupted(f, part, true);
+  assert_non_null(strstr(head,
+                         " budget 0.20000000000000001 simulations 4 c_scale 2.5 "
+                         "finetune 0.25 plan s"));
+  free(head);
+  resume_all(f, part);
+  assert_solved_with(part, 4, 2.5, 0.25);
+  assert_stored(part, 4, 2.5, 0.25);
+  char *h_part = attr_string(part, "plan_sha256");
+  assert_string_equal(h_part, h_full);
+
+  /* resumed from the journal's header alone: the HDF5 file no longer opens */
+  free(interrupted(f, wreck, true));
+  assert_int_equal(truncate(wreck, 2048), 0);
+  resume_all(f, wreck);
+  assert_solved_with(wreck, 4, 2.5, 0.25);
+  assert_stored(wreck, 4, 2.5, 0.25);
+  char *h_wreck = attr_string(wreck, "plan_sha256");
+  assert_string_equal(h_wreck, h_full);
+  free(h_full);
+  free(h_plain);
+  free(h_part);
+  free(h_wreck);
+  free(full);
+  free(plain);
+  free(part);
+  free(wreck);
+}
+
+/* At the defaults the journal header is the one runs wrote before these options existed, and a
+ * file without their attributes (written before) resumes at the defaults. A file whose options
+ * were set and then lost does not resume: the plan hash covers them. Bad values are refused
+ * before any file is created. */
+static void test_muzero_options_defaults_keep_old_plans(void **state) {
+  fixture *f = *state;
+  char *old = path_in(f, "mz_old.h5"), *lost = path_in(f, "mz_lost.h5");
+  char *head = interrupted(f, old, false);
+  char want[256];
+  snprintf(want, sizeof want, "mallocbench-journal 1 seeds %d budget %.17g plan s", 2, 0.2);
+  if (strncmp(head, want, strlen(want))) fail_msg("journal header: %s", head);
+  assert_null(strstr(head, "simulations"));
+  assert_null(strstr(head, "c_scale"));
+  assert_null(strstr(head, "finetune"));
+  free(head);
+  delete_muzero_attrs(old);
+  resume_all(f, old);
+  assert_solved_with(old, 0, 0, 0);
+
+  free(interrupted(f, lost, true));
+  delete_muzero_attrs(lost);
+  mb_run_config cfg;
+  mb_run_stats st;
+  mb_error err = {{0}};
+  opts_resume_config(f, &cfg, lost);
+  assert_false(mb_run(&cfg, &st, &err));
+  assert_non_null(strstr(err.message, "plan changed"));
+  fclose(cfg.log);
+
+  char *bad = path_in(f, "mz_bad.h5");
+  struct {
+    int sims;
+    double c_scale, finetune;
+    const char *field;
+  } cases[] = {{-1, 0, 0, "--simulations -1"},    {2000000, 0, 0, "--simulations 2000000"},
+               {0, -1, 0, "--c-scale -1"},        {0, NAN, 0, "--c-scale nan"},
+               {0, INFINITY, 0, "--c-scale inf"}, {0, 0, -0.5, "--finetune -0.5"},
+               {0, 0, NAN, "--finetune nan"}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    opts_config(f, &cfg, bad);
+    cfg.simulations = cases[i].sims;
+    cfg.c_scale = cases[i].c_scale;
+    cfg.finetune = cases[i].finetune;
+    assert_false(mb_run(&cfg, &st, &err));
+    if (!strstr(err.message, cases[i].field))
+      fail_msg("case %zu: '%s' does not name '%s'", i, err.message, cases[i].field);
+    fclose(cfg.log);
+    assert_int_not_equal(access(bad, F_OK), 0);
+  }
+  free(bad);
+  free(old);
+  free(lost);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_determinism_and_skip),
@@ -524,6 +753,8 @@ int main(void) {
       cmocka_unit_test(test_verify_detects_tampering),
       cmocka_unit_test(test_export_csv),
       cmocka_unit_test(test_curves_invalid_and_errors),
+      cmocka_unit_test(test_muzero_options_reach_solvers_and_resume),
+      cmocka_unit_test(test_muzero_options_defaults_keep_old_plans),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

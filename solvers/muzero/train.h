@@ -25,8 +25,11 @@
  * state halved at each step), losses: policy cross-entropy against the search policy (illegal
  * actions get target 0, so the learned model learns to avoid them below the root), value (weight
  * value_weight) against n-step targets bootstrapped from a target network (copied every
- * target_period updates), reward; losses of unroll steps 1..K scaled by 1/K; AdamW with global
- * gradient clipping.
+ * target_period updates), reward, and consistency (weight consistency_weight; EfficientZero): the
+ * dynamics' state after k steps against the representation of the observation reached, without
+ * gradient into that target. Without it, the learned model's one-step Q was measured to make search
+ * worse than the raw policy (datasets/agents/README.md). Losses of unroll steps 1..K are scaled by
+ * 1/K; AdamW with global gradient clipping.
  *
  * Evaluation. Every eval_every updates the raw policy network alone (greedy, no search) plays
  * every evaluation workload once; its mean return is the `policy` column of the training curve
@@ -100,9 +103,10 @@ typedef struct mb_train_config {
 } mb_train_config;
 
 /* Defaults: Gumbel search with 8 simulations (m = 16), B 64, K 5, n 10, gamma 1, value weight
- * 0.25, lr 1e-3, weight decay 1e-4, clip 5, replay 50000 transitions, ratio 4, target every
- * 100, 2 actors per round, 1 job, segment 48, synthetic 16..256 buffers, share 0.5, evaluation
- * every 100 updates on at most 8 workloads, checkpoint every 200, seed 0, log every 5 s. */
+ * 0.25, consistency weight 1, lr 1e-3, weight decay 1e-4, clip 5, replay 50000 transitions, ratio
+ * 4, target every 100, 2 actors per round, 1 job, segment 48, synthetic 16..256 buffers, share 0.5,
+ * evaluation every 100 updates on at most 8 workloads, checkpoint every 200, seed 0, log every 5 s.
+ */
 void mb_train_config_default(mb_train_config *c);
 bool mb_train_config_check(const mb_train_config *c, mb_error *err);
 

@@ -1,5 +1,6 @@
 /* mallocbench run: the whole benchmark (suite/driver.h), then the summary table. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,13 @@ static void usage(FILE *out) {
           "                        theirs, results/agents/default.h5); its SHA-256 is recorded\n"
           "  --jobs N              parallel solves (default: number of cores)\n"
           "  --budget SEC          seconds per solve (default: the profile's)\n"
+          "  --simulations N       mallocmuzero solvers: search simulations per decision\n"
+          "                        (default: theirs, 32)\n"
+          "  --c-scale X           mallocmuzero solvers: Gumbel sigma's c_scale at evaluation,\n"
+          "                        > 0 (default: theirs, 1)\n"
+          "  --finetune SEC        mallocmuzero solvers: fine-tune the agent on each workload for\n"
+          "                        SEC seconds before playing, on top of --budget (default 0:\n"
+          "                        none); the other solvers ignore these three options\n"
           "  --data DIR            external data directory (default: MALLOCBENCH_DATA or\n"
           "                        ../shared/data)\n"
           "  --catalogue FILE      catalogue file (default: datasets/catalogue.txt)\n"
@@ -82,6 +90,19 @@ static bool parse_int(const char *opt, const char *v, int lo, int *out) {
     return false;
   }
   *out = (int)x;
+  return true;
+}
+
+/* Finite seconds, > 0 (or >= 0 with zero_ok). */
+static bool parse_seconds(const char *opt, const char *v, bool zero_ok, double *out) {
+  char *end;
+  double x = strtod(v, &end);
+  if (!*v || *end || !isfinite(x) || x < 0 || (x == 0 && !zero_ok)) {
+    fprintf(stderr, "mallocbench run: %s '%s': expected seconds %s 0\n", opt, v,
+            zero_ok ? ">=" : ">");
+    return false;
+  }
+  *out = x;
   return true;
 }
 
@@ -142,8 +163,9 @@ int mb_cmd_run(int argc, char **argv) {
       continue;
     }
     static const char *const with_value[] = {
-        "--profile", "--workloads", "--split", "--solvers",   "--seeds", "--hardware", "--agent",
-        "--jobs",    "--budget",    "--data",  "--catalogue", "--out",   "--resume"};
+        "--profile", "--workloads",   "--split",   "--solvers", "--seeds",     "--hardware",
+        "--agent",   "--jobs",        "--budget",  "--data",    "--catalogue", "--out",
+        "--resume",  "--simulations", "--c-scale", "--finetune"};
     bool known = false;
     for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
       known |= !strcmp(name, with_value[k]);
@@ -188,19 +210,29 @@ int mb_cmd_run(int argc, char **argv) {
     } else if (!strcmp(name, "--jobs")) {
       if (!parse_int(name, val, 1, &cfg.jobs)) return 2;
     } else if (!strcmp(name, "--budget")) {
+      if (!parse_seconds(name, val, false, &cfg.budget)) return 2;
+      plan_option = true;
+    } else if (!strcmp(name, "--simulations")) {
+      if (!parse_int(name, val, 1, &cfg.simulations)) return 2;
+      plan_option = true;
+    } else if (!strcmp(name, "--c-scale")) {
       char *end;
-      cfg.budget = strtod(val, &end);
-      if (!*val || *end || !(cfg.budget > 0)) {
-        fprintf(stderr, "mallocbench run: --budget '%s': expected seconds > 0\n", val);
+      cfg.c_scale = strtod(val, &end);
+      if (!*val || *end || !(cfg.c_scale > 0) || !isfinite(cfg.c_scale)) {
+        fprintf(stderr, "mallocbench run: --c-scale '%s': expected a finite number > 0\n", val);
         return 2;
       }
+      plan_option = true;
+    } else if (!strcmp(name, "--finetune")) {
+      if (!parse_seconds(name, val, true, &cfg.finetune)) return 2;
       plan_option = true;
     }
   }
   if (cfg.resume && plan_option) {
     fprintf(stderr,
-            "mallocbench run: --resume takes the plan (profile, workloads, solvers, "
-            "seeds, hardware, agent, budget) from the file; drop those options\n");
+            "mallocbench run: --resume takes the plan (profile, workloads, split, solvers, "
+            "seeds, hardware, agent, budget, simulations, c-scale, finetune) from the file; "
+            "drop those options\n");
     return 2;
   }
   char *cmd = join_args(argc - 1, argv + 1);

@@ -3,6 +3,7 @@
  * fast-memory utilisation and the validator's verdict. Exit 0 valid, 1 invalid assignment,
  * 2 bad usage or bad input. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,8 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: mallocbench solve WORKLOAD --solver NAME [--hardware H] [--capacity C]\n"
           "                         [--seed S] [--budget SEC] [--bound-budget SEC]\n"
-          "                         [--agent CHECKPOINT.h5] [--out ASSIGNMENT.csv]\n\n"
+          "                         [--agent CHECKPOINT.h5] [--simulations N] [--c-scale X]\n"
+          "                         [--finetune SEC] [--out ASSIGNMENT.csv]\n\n"
           "Solves one workload and prints T_slow, T_heuristic and T_solver (all simulated by\n"
           "mallocbench's roofline cost model, not measured), the speedups, the LP upper bound on\n"
           "the saving and the solver's gap to it, fast-memory utilisation, and whether the\n"
@@ -39,6 +41,12 @@ static void usage(FILE *out) {
           "--budget SEC      solver wall-clock budget (default: the solver's own)\n"
           "--bound-budget SEC time limit of the LP bound (default 30)\n"
           "--agent FILE      mallocMuZero checkpoint (mallocmuzero solvers)\n"
+          "--simulations N   mallocmuzero solvers: search simulations per decision (default 32)\n"
+          "--c-scale X       mallocmuzero solvers: Gumbel sigma's c_scale at evaluation, > 0\n"
+          "                  (default 1)\n"
+          "--finetune SEC    mallocmuzero solvers: fine-tune the agent on this workload for SEC\n"
+          "                  seconds before playing, on top of --budget (default 0: none);\n"
+          "                  the other solvers ignore these three options\n"
           "--out FILE        write the assignment CSV (readable by 'mallocbench check')\n");
 }
 
@@ -63,10 +71,20 @@ static bool parse_bytes(const char *s, int64_t *out) {
   return false;
 }
 
+/* A finite number >= 0; false on anything else. */
 static bool parse_double(const char *s, double *out) {
   char *end;
   *out = strtod(s, &end);
-  return end != s && !*end && *out >= 0;
+  return end != s && !*end && *out >= 0 && isfinite(*out);
+}
+
+/* An integer in [lo, hi]; false on anything else. */
+static bool parse_int(const char *s, long lo, long hi, int *out) {
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (end == s || *end || v < lo || v > hi) return false;
+  *out = (int)v;
+  return true;
 }
 
 static double now_s(void) {
@@ -91,12 +109,15 @@ int mb_cmd_solve(int argc, char **argv) {
   int64_t capacity = -1;
   uint64_t seed = 1;
   double budget = 0, bound_budget = 30;
+  int simulations = 0;              /* mallocMuZero: 0 = the solver's default */
+  double c_scale = 0, finetune = 0; /* idem; finetune 0 = none */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
     if (a[0] == '-' && a[1] && strcmp(a, "--solver") && strcmp(a, "--hardware") &&
         strcmp(a, "--capacity") && strcmp(a, "--seed") && strcmp(a, "--budget") &&
-        strcmp(a, "--bound-budget") && strcmp(a, "--out") && strcmp(a, "--agent")) {
+        strcmp(a, "--bound-budget") && strcmp(a, "--out") && strcmp(a, "--agent") &&
+        strcmp(a, "--simulations") && strcmp(a, "--c-scale") && strcmp(a, "--finetune")) {
       fprintf(stderr, "mallocbench solve: unknown option '%s'\n", a);
       usage(stderr);
       return 2;
@@ -126,8 +147,23 @@ int mb_cmd_solve(int argc, char **argv) {
         fprintf(stderr, "mallocbench solve: --seed '%s' is not an unsigned integer\n", argv[i]);
         return 2;
       }
-    } else if (!strcmp(a, "--budget") || !strcmp(a, "--bound-budget")) {
-      double *dst = !strcmp(a, "--budget") ? &budget : &bound_budget;
+    } else if (!strcmp(a, "--simulations")) {
+      if (!parse_int(argv[++i], 1, 1000000, &simulations)) {
+        fprintf(stderr,
+                "mallocbench solve: --simulations '%s': expected an integer in 1..1000000\n",
+                argv[i]);
+        return 2;
+      }
+    } else if (!strcmp(a, "--c-scale")) {
+      if (!parse_double(argv[++i], &c_scale) || !(c_scale > 0)) {
+        fprintf(stderr, "mallocbench solve: --c-scale '%s': expected a finite number > 0\n",
+                argv[i]);
+        return 2;
+      }
+    } else if (!strcmp(a, "--budget") || !strcmp(a, "--bound-budget") || !strcmp(a, "--finetune")) {
+      double *dst = !strcmp(a, "--budget")     ? &budget
+                    : !strcmp(a, "--finetune") ? &finetune
+                                               : &bound_budget;
       if (!parse_double(argv[++i], dst)) {
         fprintf(stderr, "mallocbench solve: %s '%s' is not a number of seconds >= 0\n", a, argv[i]);
         return 2;
@@ -178,6 +214,9 @@ int mb_cmd_solve(int argc, char **argv) {
   opt.seed = seed;
   opt.budget_seconds = budget;
   opt.agent_path = agent;
+  opt.simulations = simulations;
+  opt.c_scale = c_scale;
+  opt.finetune_seconds = finetune;
   mb_rng rng;
   mb_rng_seed(&rng, seed);
   double t0 = now_s();

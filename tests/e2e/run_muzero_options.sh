@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# mallocMuZero's evaluation options (--simulations, --c-scale, --finetune) through the CLI,
+# without an agent (tests cannot afford to train one): `run` stores them as run attributes,
+# in the journal header and in the plan hash, and takes them back on every resume path; at
+# their defaults the journal header keeps the layout runs had before these options existed;
+# `solve` parses and validates them. The solver here is the heuristic, which ignores them:
+# what is tested is the plumbing (tests/test_driver.c checks that they reach a solver).
+# Usage: run_muzero_options.sh MALLOCBENCH_BINARY (run from the source tree).
+set -u
+MB=${1:?usage: run_muzero_options.sh MALLOCBENCH_BINARY}
+SRC=$(pwd)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# expect STATUS PATTERN CMD...: exit status STATUS and stderr matching PATTERN
+expect() {
+  local want=$1 pattern=$2
+  shift 2
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local got=$?
+  [ "$got" = "$want" ] || fail "'$*' exited $got, expected $want; stderr: $(cat "$TMP/err")"
+  grep -qE -- "$pattern" "$TMP/err" || fail "'$*': stderr does not match '$pattern': $(cat "$TMP/err")"
+}
+
+# attr FILE NAME: the value of a scalar root attribute, as h5dump prints it
+attr() { h5dump -a "/$2" "$1" 2>/dev/null | sed -n 's/^ *(0): *//p' | tr -d '"'; }
+
+cat >"$TMP/cat.txt" <<CAT
+name kind source args hardware capacity split tags
+mlp_tiny native $SRC/datasets/samples/mlp_tiny.wl - tpu-v4i 2MiB test quick
+attention native $SRC/datasets/samples/attention_block.wl - tpu-v4i 4MiB test quick
+CAT
+OPTS=(--catalogue "$TMP/cat.txt" --workloads . --solvers heuristic --budget 0.05 --no-progress)
+MZ=(--simulations 4 --c-scale 2 --finetune 0)
+
+# stored as run attributes; part of the plan hash
+"$MB" run "${OPTS[@]}" "${MZ[@]}" --out "$TMP/mz.h5" >/dev/null 2>"$TMP/err" ||
+  fail "run with the options: $(cat "$TMP/err")"
+"$MB" run "${OPTS[@]}" --out "$TMP/plain.h5" >/dev/null 2>"$TMP/err" ||
+  fail "run without the options: $(cat "$TMP/err")"
+[ "$(attr "$TMP/mz.h5" run_simulations)" = 4 ] || fail "run_simulations: '$(attr "$TMP/mz.h5" run_simulations)'"
+[ "$(attr "$TMP/mz.h5" run_c_scale)" = 2 ] || fail "run_c_scale: '$(attr "$TMP/mz.h5" run_c_scale)'"
+[ "$(attr "$TMP/mz.h5" run_finetune_s)" = 0 ] || fail "run_finetune_s: '$(attr "$TMP/mz.h5" run_finetune_s)'"
+for a in run_simulations run_c_scale run_finetune_s; do
+  [ "$(attr "$TMP/plain.h5" $a)" = 0 ] || fail "$a of a run without the options: '$(attr "$TMP/plain.h5" $a)'"
+done
+h_mz=$(attr "$TMP/mz.h5" plan_sha256)
+h_plain=$(attr "$TMP/plain.h5" plan_sha256)
+[ ${#h_mz} = 64 ] && [ ${#h_plain} = 64 ] || fail "plan hashes: '$h_mz' '$h_plain'"
+[ "$h_mz" != "$h_plain" ] || fail "the options do not enter the plan hash"
+"$MB" verify "$TMP/mz.h5" >/dev/null || fail "verify the run with the options"
+
+# killed FILE ARGS...: starts a run into FILE and kills it once its journal holds a few tasks
+# (retried if this machine finished it first)
+killed() {
+  local out=$1 pid attempt n
+  shift
+  for attempt in 1 2 3; do
+    rm -f "$out"*
+    "$MB" run "${OPTS[@]}" --seeds 60 --jobs 1 "$@" --out "$out" >/dev/null 2>&1 &
+    pid=$!
+    n=0
+    while kill -0 $pid 2>/dev/null && [ "$n" -lt 3 ]; do
+      n=$({ wc -l <"$out.journal"; } 2>/dev/null || echo 0)
+      sleep 0.002
+    done
+    if kill -9 $pid 2>/dev/null; then
+      wait $pid 2>/dev/null
+      return 0
+    fi
+    wait $pid
+  done
+  fail "could not interrupt a run into $out"
+}
+
+# the journal header: the options only when set, in the same place as budget; at the defaults
+# it is the header runs wrote before these options existed
+killed "$TMP/kd.h5"
+head -1 "$TMP/kd.h5.journal" | grep -qE '^mallocbench-journal 1 seeds 60 budget [^ ]+ plan s[0-9a-f]{64} ' ||
+  fail "default journal header: $(head -1 "$TMP/kd.h5.journal" | cut -c1-200)"
+head -1 "$TMP/kd.h5.journal" | grep -qE 'simulations|c_scale|finetune|muzero' &&
+  fail "default journal header names the options: $(head -1 "$TMP/kd.h5.journal" | cut -c1-200)"
+killed "$TMP/km.h5" "${MZ[@]}"
+head -1 "$TMP/km.h5.journal" |
+  grep -qE '^mallocbench-journal 1 seeds 60 budget [^ ]+ simulations 4 c_scale 2 finetune 0 plan s' ||
+  fail "journal header with the options: $(head -1 "$TMP/km.h5.journal" | cut -c1-200)"
+
+# resumed from the file: the options come back (and are refused on the command line)
+expect 2 "takes the plan" "$MB" run --resume "$TMP/km.h5" --simulations 4
+"$MB" run --resume "$TMP/km.h5" --no-progress >/dev/null 2>"$TMP/err" ||
+  fail "resume with the options: $(cat "$TMP/err")"
+[ "$(attr "$TMP/km.h5" run_simulations)" = 4 ] && [ "$(attr "$TMP/km.h5" run_c_scale)" = 2 ] ||
+  fail "options lost on resume"
+[ "$(attr "$TMP/km.h5" complete)" = 1 ] || fail "resumed run not complete"
+"$MB" run --resume "$TMP/kd.h5" --no-progress >/dev/null 2>"$TMP/err" ||
+  fail "resume without the options: $(cat "$TMP/err")"
+
+# resumed from the journal alone (the HDF5 file is destroyed): the header gives them back
+killed "$TMP/kw.h5" "${MZ[@]}"
+truncate -s 2048 "$TMP/kw.h5"
+"$MB" run --resume "$TMP/kw.h5" --no-progress >/dev/null 2>"$TMP/err" ||
+  fail "rebuild with the options: $(cat "$TMP/err")"
+grep -q "rebuilding it from" "$TMP/err" || fail "no rebuild note: $(cat "$TMP/err")"
+[ "$(attr "$TMP/kw.h5" run_simulations)" = 4 ] && [ "$(attr "$TMP/kw.h5" run_c_scale)" = 2 ] &&
+  [ "$(attr "$TMP/kw.h5" run_finetune_s)" = 0 ] || fail "options lost rebuilding from the journal"
+[ "$(attr "$TMP/kw.h5" plan_sha256)" = "$(attr "$TMP/km.h5" plan_sha256)" ] ||
+  fail "the rebuilt file has another plan hash"
+"$MB" verify "$TMP/kw.h5" >/dev/null || fail "verify the rebuilt file"
+
+# --help documents them
+"$MB" run --help | grep -qE '^  --simulations N +mallocmuzero' || fail "run --help: no --simulations"
+"$MB" run --help | grep -qE '^  --c-scale X +mallocmuzero' || fail "run --help: no --c-scale"
+"$MB" run --help | grep -qE '^  --finetune SEC +mallocmuzero' || fail "run --help: no --finetune"
+for o in --simulations --c-scale --finetune; do
+  "$MB" solve --help | grep -qE -- "^$o " || fail "solve --help: no $o"
+done
+
+# solve: parsing and validation (the heuristic ignores valid values)
+WL=datasets/samples/mlp_tiny.wl
+"$MB" solve "$WL" --solver heuristic --capacity 1MiB "${MZ[@]}" >/dev/null 2>"$TMP/err" ||
+  fail "solve with valid options: $(cat "$TMP/err")"
+for bad in "--simulations 0" "--simulations x" "--simulations 2.5" "--c-scale 0" "--c-scale -2" \
+  "--c-scale nan" "--finetune -1" "--finetune inf" "--finetune 1s"; do
+  read -r opt val <<<"$bad"
+  expect 2 "^mallocbench solve: $opt '$val'" "$MB" solve "$WL" --solver heuristic "$opt" "$val"
+done
+expect 2 "--c-scale needs a value" "$MB" solve "$WL" --solver heuristic --c-scale
+# the options reach mallocmuzero's own checks (here: the missing checkpoint)
+expect 2 "agent checkpoint '$TMP/none.h5' not found" \
+  "$MB" solve "$WL" --solver mallocmuzero --agent "$TMP/none.h5" "${MZ[@]}"
+echo "ok: options stored (plan hashes ${h_mz:0:12} with, ${h_plain:0:12} without), restored from the file and from the journal, validated by run and solve"
