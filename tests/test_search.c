@@ -115,6 +115,35 @@ static void test_bandit_best_arm(void **state) {
   mb_search_free(s);
 }
 
+/* The evaluation setting (mb_search_config_evaluation) exists because a trained policy's logits
+ * are sharp: with Gumbel MuZero's c_scale 0.1, sigma(q^) <= (50 + max N) * 0.1 cannot outweigh
+ * a prior that prefers a worse arm by 8 logits, with c_scale 1 it does. */
+static void test_evaluation_setting_overrides_a_sharp_prior(void **state) {
+  (void)state;
+  toy t = {.A = 6, .kind = 0, .arm = {0.1, 0.5, 0.3, 0.45, 0.0, 0.2}};
+  t.prior[2] = 8.0f;
+  uint8_t mask[6];
+  all_legal(mask, 6);
+  mb_error err = {{0}};
+  mb_search *s = mb_search_create(6, 64, &err);
+  assert_non_null(s);
+  mb_search_config cfg;
+  mb_search_config_evaluation(&cfg);
+  assert_true(mb_search_config_check(&cfg, &err));
+  assert_false(cfg.gumbel_noise);
+  assert_int_equal(cfg.simulations, MB_SEARCH_EVAL_SIMULATIONS);
+  mb_search_model m = toy_model(&t);
+  mb_rng rng;
+  mb_rng_seed(&rng, 1);
+  mb_search_result r;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(r.action, 1);
+  cfg.c_scale = 0.1;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(r.action, 2);
+  mb_search_free(s);
+}
+
 static void test_delayed_reward(void **state) {
   (void)state;
   toy t = {.A = 4, .kind = 1};
@@ -235,6 +264,7 @@ static void test_bad_input(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bandit_best_arm),
+      cmocka_unit_test(test_evaluation_setting_overrides_a_sharp_prior),
       cmocka_unit_test(test_delayed_reward),
       cmocka_unit_test(test_visits_sum_to_budget),
       cmocka_unit_test(test_halving_schedule),

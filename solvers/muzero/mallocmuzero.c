@@ -5,8 +5,8 @@
  * Both load an agent checkpoint (opt->agent_path, default results/agents/default.h5 under the
  * source tree; `mallocbench train` makes it) and play one whole mallocGame episode on the
  * workload with search at every decision: opt->simulations per decision and the Gumbel sigma's
- * opt->c_scale (defaults below, the same for both so that they differ only in the model searched),
- * Gumbel root without noise (evaluation). When the time budget (opt->budget_seconds,
+ * opt->c_scale (default: mb_search_config_evaluation, the same for both so that they differ only
+ * in the model searched), Gumbel root without noise. When the time budget (opt->budget_seconds,
  * default 60 s) runs out mid-episode, the remaining decisions are played by the agent's raw
  * policy network (greedy, no search) and stats->note says how many. With opt->finetune_seconds
  * > 0 the agent first trains on this workload alone (self-play + updates) for that long, plays
@@ -23,15 +23,6 @@
 #include "solver.h"
 #include "train.h"
 
-/* Evaluation search defaults, chosen on the catalogue's train split only (the test split is never
- * used to choose), with `mallocbench bench muzero --agent A --returns 0,2,8,32 --split train
- * --c-scale X`. The search default c_scale 0.1 (Gumbel MuZero's, kept for self-play in training)
- * lets a trained policy's sharp logits override the search's Q almost always; in the exact game,
- * 32 simulations with c_scale 1 played 0.1218 against 0.1096 for the raw policy and 0.1098 at
- * c_scale 0.1 (c_scale 3 and 10: 0.1218, 0.1225: a plateau). In the learned model every setting
- * measured stays below the raw policy (datasets/agents/README.md says why). */
-#define DEFAULT_SIMS 32
-#define DEFAULT_C_SCALE 1.0
 #define DEFAULT_BUDGET_S 60.0
 
 static bool default_agent_path(char *out, size_t n) {
@@ -80,10 +71,9 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
   mb_agent_curve curve = {0};
   if (!mb_agent_load(agent_path, &ag, NULL, &prog, &curve, err)) return false;
   mb_search_config scfg;
-  mb_search_config_default(&scfg);
-  scfg.gumbel_noise = false;
-  scfg.simulations = opt->simulations > 0 ? opt->simulations : DEFAULT_SIMS;
-  scfg.c_scale = opt->c_scale > 0 ? opt->c_scale : DEFAULT_C_SCALE;
+  mb_search_config_evaluation(&scfg);
+  if (opt->simulations > 0) scfg.simulations = opt->simulations;
+  if (opt->c_scale > 0) scfg.c_scale = opt->c_scale;
   if (opt->order) {
     mb_game_order ord;
     if (!mb_game_order_parse(opt->order, &ord)) {

@@ -51,6 +51,13 @@ void mb_search_config_default(mb_search_config *c) {
   c->sample = false;
 }
 
+void mb_search_config_evaluation(mb_search_config *c) {
+  mb_search_config_default(c);
+  c->gumbel_noise = false;
+  c->simulations = MB_SEARCH_EVAL_SIMULATIONS;
+  c->c_scale = MB_SEARCH_EVAL_C_SCALE;
+}
+
 bool mb_search_config_check(const mb_search_config *c, mb_error *err) {
   if (c->rescale != MB_Q_NODE && c->rescale != MB_Q_TREE)
     return mb_fail(err, "search config: rescale %d: expected node or tree", (int)c->rescale);

@@ -36,7 +36,7 @@ static void usage(FILE *out) {
       "       mallocbench bench muzero --agent FILE --returns 0,2,8,32\n"
       "                                [--split S | --workloads REGEX | --episodes 8\n"
       "                                 --buffers 256 --seed 1000] [--rescale node]\n"
-      "                                [--c-visit 50 --c-scale 0.1 --considered 16]\n"
+      "                                [--c-visit 50 --c-scale 1 --considered 16]\n"
       "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n\n"
       "Prints mallocMuZero's search simulations per second (learned model and exact game),\n"
       "raw-policy decisions per second, and training updates and self-play decisions per\n"
@@ -49,8 +49,9 @@ static void usage(FILE *out) {
       "the untrained network training starts from (seed 0) and the heuristic. Workloads: the\n"
       "catalogue's --split or --workloads, else --episodes synthetic ones of 32..--buffers\n"
       "buffers from seed --seed (keep them apart from training's streams). --rescale node|tree\n"
-      "picks the Gumbel Q normalisation, --c-visit 50 --c-scale 0.1 the weight of Q against\n"
-      "the prior and --considered 16 the Gumbel root's m (solvers/muzero/search.h).\n\n"
+      "picks the Gumbel Q normalisation, --c-visit 50 --c-scale 1 the weight of Q against\n"
+      "the prior and --considered 16 the Gumbel root's m; the defaults are what the\n"
+      "mallocmuzero solvers play with (mb_search_config_evaluation, solvers/muzero/search.h).\n\n"
       "--model-error N (with --agent; same workload options) measures the search's one-step\n"
       "evaluations at every N-th decision of the raw policy's episodes: for each legal action,\n"
       "the learned model's reward and r^ + v^ against the exact game's r + v(next state) and\n"
@@ -80,9 +81,8 @@ static bool measure_play(const mb_agent *ag, mb_game *g, double scale, int sims,
   if (!p) return false;
   mb_player_set_scale(p, scale);
   mb_search_config sc;
-  mb_search_config_default(&sc);
+  mb_search_config_evaluation(&sc);
   sc.simulations = sims;
-  sc.gumbel_noise = false;
   double t0 = mb_train_now(), t = t0;
   int64_t dec = 0;
   bool ok = true;
@@ -423,7 +423,7 @@ int mb_bench_muzero(int argc, char **argv) {
   long model_error = 0;
   long buffers = 256, sims = 16, jobs = 1, seed = -1, episodes = 8;
   mb_search_config scfg;
-  mb_search_config_default(&scfg);
+  mb_search_config_evaluation(&scfg); /* --returns measures what the solvers play */
   double seconds = 3;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
