@@ -92,6 +92,7 @@ typedef struct loaded_workload {
   char key[MB_RES_WORKLOAD]; /* catalogue entry name */
   mb_workload *w;
   char sha[MB_RES_SHA];
+  char split[MB_RES_SPLIT]; /* the entry's catalogue split, stored with the workload copy */
 } loaded_workload;
 
 enum { TASK_BASELINE, TASK_JOB };
@@ -468,6 +469,7 @@ static bool make_plan(run *R, mb_error *err) {
     loaded_workload *lw = &R->workloads[R->n_workloads++];
     lw->w = w;
     copy_str(lw->key, sizeof lw->key, e->name);
+    copy_str(lw->split, sizeof lw->split, e->split);
     if (strlen(e->name) >= sizeof lw->key) {
       free(sel);
       return mb_fail(err, "%s:%d: entry name longer than %d bytes", R->cat->path, (int)e->line,
@@ -1205,11 +1207,25 @@ static bool write_provenance(run *R, bool fresh, mb_error *err) {
                                     err);
 }
 
+/* Stores each workload's copy (once) and its catalogue split. The split is not part of the
+ * plan (it decides no number), so a resume records the catalogue's current split, also on
+ * copies stored before splits were recorded; a change is noted in the log. */
 static bool store_workloads(run *R, mb_error *err) {
   for (int32_t i = 0; i < R->n_workloads; i++) {
     const loaded_workload *lw = &R->workloads[i];
-    if (mb_results_has_workload(R->res, lw->key)) continue;
-    if (!mb_results_put_workload(R->res, lw->key, lw->w, lw->sha, err)) return false;
+    if (mb_results_has_workload(R->res, lw->key)) {
+      char old[MB_RES_SPLIT];
+      if (!mb_results_get_workload_split(R->res, lw->key, old, err)) return false;
+      if (!strcmp(old, lw->split)) continue;
+      if (old[0])
+        fprintf(R->log,
+                "mallocbench run: note: workload '%s' is now in the %s split (was %s when %s "
+                "was started)\n",
+                lw->key, lw->split, old, R->out_path);
+    } else if (!mb_results_put_workload(R->res, lw->key, lw->w, lw->sha, err)) {
+      return false;
+    }
+    if (!mb_results_set_workload_split(R->res, lw->key, lw->split, err)) return false;
   }
   return mb_results_flush(R->res, err);
 }

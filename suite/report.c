@@ -203,6 +203,9 @@ typedef struct report_data {
   mb_results *r;
   mb_result_matrix *m;
   mb_solver_summary *summary;
+  /* the test split's cases alone, when the file has cases of both splits (else NULL) */
+  mb_solver_summary *summary_test;
+  int32_t n_train, n_test;
   char **attr_keys;
   char **attr_values;
   int32_t n_attrs;
@@ -211,17 +214,14 @@ typedef struct report_data {
 
 /* ---- Markdown ---- */
 
-static void md_summary(FILE *f, const report_data *d) {
+/* One summary table from `sum` (over every case, or over one split's cases). */
+static void md_summary_table(FILE *f, const report_data *d, const mb_solver_summary *sum) {
   fprintf(f,
-          "## Summary per solver\n\n"
-          "Speedup = T_heuristic / T_solver (simulated), geometric mean over workloads; "
-          "wins/ties/losses against the heuristic; gap = (T_solver - T_bound) / T_bound "
-          "against the LP bound; wall time is wall clock on the machine of the run.\n\n"
           "| solver | workloads | geomean speedup | max speedup | wins / ties / losses | mean gap "
           "to bound | failed | total wall time |\n"
           "|---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int32_t s = 0; s < d->m->n_solvers; s++) {
-    const mb_solver_summary *x = &d->summary[s];
+    const mb_solver_summary *x = &sum[s];
     char g[32], mx[32], gap[32], wall[32];
     fmt_speedup(x->geomean_speedup, g, sizeof g);
     fmt_speedup(x->max_speedup, mx, sizeof mx);
@@ -233,15 +233,38 @@ static void md_summary(FILE *f, const report_data *d) {
   fprintf(f, "\n");
 }
 
+static void md_summary(FILE *f, const report_data *d) {
+  fprintf(f,
+          "## Summary per solver\n\n"
+          "Speedup = T_heuristic / T_solver (simulated), geometric mean over workloads; "
+          "wins/ties/losses against the heuristic; gap = (T_solver - T_bound) / T_bound "
+          "against the LP bound; wall time is wall clock on the machine of the run.");
+  if (d->n_train + d->n_test > 0)
+    fprintf(f, " All %d cases: %d of the train split, %d of the test split.", d->m->n_cases,
+            d->n_train, d->n_test);
+  fprintf(f, "\n\n");
+  md_summary_table(f, d, d->summary);
+  if (!d->summary_test) return;
+  fprintf(f,
+          "## Test split (workloads unseen in mallocMuZero's training)\n\n"
+          "The same table over the %d cases whose workload is in the catalogue's test split; "
+          "mallocMuZero is trained on the train split only, so this is where its quality is "
+          "judged.\n\n",
+          d->n_test);
+  md_summary_table(f, d, d->summary_test);
+}
+
 static void md_workloads(FILE *f, const report_data *d) {
   const mb_result_matrix *m = d->m;
+  bool splits = d->n_train + d->n_test > 0; /* a split column when the file records splits */
   fprintf(f,
           "## Per workload\n\n"
           "Times in ms (simulated). Per solver: speedup over the heuristic / gap to the LP bound "
           "/ wall time. \"–\" marks a missing or failed result.\n\n"
-          "| workload | hardware | buffers | T_slow | T_heuristic | T_bound |");
+          "| workload | hardware |%s buffers | T_slow | T_heuristic | T_bound |",
+          splits ? " split |" : "");
   for (int32_t s = 0; s < m->n_solvers; s++) fprintf(f, " %s |", m->solvers[s]);
-  fprintf(f, "\n|---|---|---:|---:|---:|---:|");
+  fprintf(f, "\n|---|---|%s---:|---:|---:|---:|", splits ? "---|" : "");
   for (int32_t s = 0; s < m->n_solvers; s++) fprintf(f, "---:|");
   fprintf(f, "\n");
   for (int32_t c = 0; c < m->n_cases; c++) {
@@ -250,8 +273,9 @@ static void md_workloads(FILE *f, const report_data *d) {
     fmt_ms(k->t_slow_ps, ts, sizeof ts);
     fmt_ms(k->t_heuristic_ps, th, sizeof th);
     fmt_ms(k->t_bound_ps, tb, sizeof tb);
-    fprintf(f, "| %s | %s | %d | %s | %s | %s |", k->workload, k->hardware, k->n_buffers, ts, th,
-            tb);
+    fprintf(f, "| %s | %s |", k->workload, k->hardware);
+    if (splits) fprintf(f, " %s |", k->split[0] ? k->split : "–");
+    fprintf(f, " %d | %s | %s | %s |", k->n_buffers, ts, th, tb);
     for (int32_t s = 0; s < m->n_solvers; s++) {
       const mb_matrix_cell *cell = mb_matrix_cell_at(m, c, s);
       char sp[32], gap[32], wall[32];
@@ -381,17 +405,17 @@ static bool tex_file(const char *dir, const char *name, FILE **f, char *path, si
   return *f != NULL;
 }
 
-static bool write_tex(const report_data *d, const char *dir, mb_error *err) {
-  const mb_result_matrix *m = d->m;
+/* A summary table in LaTeX (the paper's Table 1 format), from `sum`. */
+static bool tex_summary(const report_data *d, const char *dir, const char *file,
+                        const mb_solver_summary *sum, mb_error *err) {
   char path[4096], tmp[4200];
   FILE *f;
-  /* summary.tex */
-  if (!tex_file(dir, "summary.tex", &f, path, sizeof path, tmp, sizeof tmp, err)) return false;
+  if (!tex_file(dir, file, &f, path, sizeof path, tmp, sizeof tmp, err)) return false;
   fprintf(f,
           "\\begin{tabular}{lrrrcrr}\n\\toprule\n"
           "solver & workloads & geomean & max & W/T/L & gap to bound & wall (s) \\\\\n\\midrule\n");
-  for (int32_t s = 0; s < m->n_solvers; s++) {
-    const mb_solver_summary *x = &d->summary[s];
+  for (int32_t s = 0; s < d->m->n_solvers; s++) {
+    const mb_solver_summary *x = &sum[s];
     char name[64], g[32], mx[32], gap[32], gt[32], mt[32], gapt[32];
     tex_escape(x->solver, name, sizeof name);
     fmt_speedup(x->geomean_speedup, g, sizeof g);
@@ -404,7 +428,23 @@ static bool write_tex(const report_data *d, const char *dir, mb_error *err) {
             x->ties, x->losses, gapt, x->total_wall_s);
   }
   fprintf(f, "\\bottomrule\n\\end{tabular}\n");
-  if (!close_atomic(f, tmp, path, err)) return false;
+  return close_atomic(f, tmp, path, err);
+}
+
+static bool write_tex(const report_data *d, const char *dir, mb_error *err) {
+  const mb_result_matrix *m = d->m;
+  char path[4096], tmp[4200];
+  FILE *f;
+  /* summary.tex; summary_test.tex only when the file has both splits (a stale one from an
+   * earlier report would show numbers of another run) */
+  if (!tex_summary(d, dir, "summary.tex", d->summary, err)) return false;
+  if (d->summary_test) {
+    if (!tex_summary(d, dir, "summary_test.tex", d->summary_test, err)) return false;
+  } else {
+    snprintf(path, sizeof path, "%s/summary_test.tex", dir);
+    if (remove(path) != 0 && errno != ENOENT)
+      return mb_fail(err, "%s: cannot remove the stale table: %s", path, strerror(errno));
+  }
 
   /* workloads.tex: a longtable, speedup (gap) per solver */
   if (!tex_file(dir, "workloads.tex", &f, path, sizeof path, tmp, sizeof tmp, err)) return false;
@@ -457,6 +497,9 @@ static bool write_tex(const report_data *d, const char *dir, mb_error *err) {
   if (!tex_file(dir, "macros.tex", &f, path, sizeof path, tmp, sizeof tmp, err)) return false;
   fprintf(f, "\\newcommand{\\NumWorkloads}{%d}\n\\newcommand{\\NumSolvers}{%d}\n", m->n_cases,
           m->n_solvers);
+  /* cases per catalogue split (0 and 0 when the file records no splits) */
+  fprintf(f, "\\newcommand{\\NumTrainCases}{%d}\n\\newcommand{\\NumTestCases}{%d}\n", d->n_train,
+          d->n_test);
   for (int32_t s = 0; s < m->n_solvers; s++) {
     const mb_solver_summary *x = &d->summary[s];
     char macro[64], g[32], mx[32], gap[32], gapt[32];
@@ -506,6 +549,16 @@ bool mb_report_write(const char *results_path, const mb_report_options *opt, mb_
     goto done;
   }
   mb_result_matrix_summarise(d.m, d.summary);
+  d.n_train = mb_result_matrix_count_split(d.m, "train");
+  d.n_test = mb_result_matrix_count_split(d.m, "test");
+  if (d.n_train > 0 && d.n_test > 0) {
+    d.summary_test = calloc((size_t)d.m->n_solvers, sizeof *d.summary_test);
+    if (!d.summary_test) {
+      mb_fail(err, "out of memory");
+      goto done;
+    }
+    mb_result_matrix_summarise_split(d.m, "test", d.summary_test);
+  }
   if (!mb_results_list_attrs(d.r, &d.attr_keys, &d.attr_values, &d.n_attrs, err)) goto done;
   if (formats & MB_REPORT_MD) {
     char dir[4096];
@@ -532,6 +585,7 @@ done:
   mb_results_free_strings(d.attr_keys, d.n_attrs);
   mb_results_free_strings(d.attr_values, d.n_attrs);
   free(d.summary);
+  free(d.summary_test);
   mb_result_matrix_free(d.m);
   mb_results_close(d.r, NULL);
   return ok;

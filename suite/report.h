@@ -4,11 +4,14 @@
  * anything else. Tables:
  *   summary      per solver: geometric-mean and max speedup over the heuristic, wins/ties/losses,
  *                mean gap to the LP bound, total wall time
+ *   summary_test the same over the catalogue's test split alone (the workloads mallocMuZero
+ *                never trained on); only when the file has cases of both splits
  *   workloads    per workload: T_slow, and per solver speedup, gap and wall time
  *   alphatensor  AlphaTensor traces: speedup per factorization and matrix size
  *   provenance   the run's provenance attributes
- * LaTeX goes to TEX_DIR/{summary,workloads,alphatensor,provenance}.tex and macros.tex (numbers
- * for the paper's text as \newcommand macros). */
+ * LaTeX goes to TEX_DIR/{summary,workloads,alphatensor,provenance}.tex, summary_test.tex (removed
+ * when the file has not both splits, so a stale one never shows another run's numbers) and
+ * macros.tex (numbers for the paper's text as \newcommand macros, \NumTestCases among them). */
 #ifndef MB_REPORT_H
 #define MB_REPORT_H
 

@@ -63,6 +63,15 @@ mb_result_matrix *mb_result_matrix_load(mb_results *r, mb_error *err) {
     if (mb_matrix_solver_index(m, row->solver) < 0)
       memcpy(m->solvers[m->n_solvers++], row->solver, MB_RES_SOLVER);
   }
+  /* the split of each case's workload (a workload on several profiles: one split) */
+  for (int32_t c = 0; c < m->n_cases; c++) {
+    mb_matrix_case *k = &m->cases[c];
+    if (!mb_results_has_workload(r, k->workload)) continue;
+    if (!mb_results_get_workload_split(r, k->workload, k->split, err)) {
+      mb_result_matrix_free(m);
+      return NULL;
+    }
+  }
   /* label a case "workload@hw" only when its workload ran on several hardware profiles */
   for (int32_t c = 0; c < m->n_cases; c++) {
     mb_matrix_case *k = &m->cases[c];
@@ -127,7 +136,18 @@ oom:
   return NULL;
 }
 
+int32_t mb_result_matrix_count_split(const mb_result_matrix *m, const char *split) {
+  int32_t n = 0;
+  for (int32_t c = 0; c < m->n_cases; c++) n += !strcmp(m->cases[c].split, split);
+  return n;
+}
+
 void mb_result_matrix_summarise(const mb_result_matrix *m, mb_solver_summary *out) {
+  mb_result_matrix_summarise_split(m, NULL, out);
+}
+
+void mb_result_matrix_summarise_split(const mb_result_matrix *m, const char *split,
+                                      mb_solver_summary *out) {
   for (int32_t s = 0; s < m->n_solvers; s++) {
     mb_solver_summary *sum = &out[s];
     memset(sum, 0, sizeof *sum);
@@ -137,6 +157,7 @@ void mb_result_matrix_summarise(const mb_result_matrix *m, mb_solver_summary *ou
     int32_t n_gap = 0;
     sum->max_speedup = NAN;
     for (int32_t c = 0; c < m->n_cases; c++) {
+      if (split && strcmp(m->cases[c].split, split)) continue;
       const mb_matrix_cell *cell = mb_matrix_cell_at(m, c, s);
       sum->n_failed += cell->n_failed;
       sum->total_wall_s += cell->wall_s * cell->n_seeds;

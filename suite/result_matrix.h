@@ -3,7 +3,11 @@
  * in a figure and the same number in a table are computed once, the same way.
  *
  * Aggregation over seeds: speedups by geometric mean, gaps and wall times by arithmetic mean;
- * a cell counts as present only when every seed's row is "ok" and valid. */
+ * a cell counts as present only when every seed's row is "ok" and valid.
+ *
+ * Splits: each case carries its workload's catalogue split (train/test, from the stored
+ * workload copy), so that mallocMuZero, trained on the train split, is judged on the test
+ * split: the summaries can be restricted to one split's cases. */
 #ifndef MB_RESULT_MATRIX_H
 #define MB_RESULT_MATRIX_H
 
@@ -34,7 +38,8 @@ typedef struct mb_matrix_case {
   int64_t capacity;
   int64_t t_slow_ps;
   int64_t t_heuristic_ps;
-  int64_t t_bound_ps; /* -1 when unavailable */
+  int64_t t_bound_ps;       /* -1 when unavailable */
+  char split[MB_RES_SPLIT]; /* the workload's catalogue split; "" when the file has none */
 } mb_matrix_case;
 
 typedef struct mb_result_matrix {
@@ -47,7 +52,8 @@ typedef struct mb_result_matrix {
   int64_t n_rows;
 } mb_result_matrix;
 
-/* Builds the matrix from an open results file. */
+/* Builds the matrix from an open results file (splits from the stored workload copies; a case
+ * whose workload has no copy or no split gets ""). */
 mb_result_matrix *mb_result_matrix_load(mb_results *r, mb_error *err);
 void mb_result_matrix_free(mb_result_matrix *m);
 mb_matrix_cell *mb_matrix_cell_at(const mb_result_matrix *m, int32_t c, int32_t s);
@@ -68,5 +74,11 @@ typedef struct mb_solver_summary {
 
 /* out has m->n_solvers entries, in the matrix's solver order. */
 void mb_result_matrix_summarise(const mb_result_matrix *m, mb_solver_summary *out);
+/* The same over the cases of one split only (cases whose split is exactly `split`); failed rows
+ * and wall time are counted over those cases too. A NULL split means every case. */
+void mb_result_matrix_summarise_split(const mb_result_matrix *m, const char *split,
+                                      mb_solver_summary *out);
+/* Cases whose split is exactly `split` ("" counts the cases without split information). */
+int32_t mb_result_matrix_count_split(const mb_result_matrix *m, const char *split);
 
 #endif

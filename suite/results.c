@@ -982,6 +982,58 @@ bool mb_results_workload_keys(mb_results *r, char ***keys, int32_t *n, mb_error 
   return true;
 }
 
+/* Opens /workloads/<key>; -1 with err set when the copy is missing. */
+static hid_t open_workload_group(mb_results *r, const char *key, char *path, size_t n,
+                                 mb_error *err) {
+  char enc[3 * MB_RES_WORKLOAD];
+  if (!mb_results_encode_name(key, enc, sizeof enc) ||
+      snprintf(path, n, "/workloads/%s", enc) >= (int)n) {
+    mb_fail(err, "%s: workload name '%s' is too long", r->path, key);
+    return -1;
+  }
+  if (!path_exists(r->file, path)) {
+    mb_fail(err, "%s: no stored copy of workload '%s' (%s)", r->path, key, path);
+    return -1;
+  }
+  hid_t g = H5Gopen2(r->file, path, H5P_DEFAULT);
+  if (g < 0) h5_fail(err, r, "cannot open %s", path);
+  return g;
+}
+
+bool mb_results_set_workload_split(mb_results *r, const char *key, const char *split,
+                                   mb_error *err) {
+  char path[4 * MB_RES_WORKLOAD];
+  if (strlen(split) >= MB_RES_SPLIT)
+    return mb_fail(err, "%s: workload '%s': split '%s' is longer than %d bytes", r->path, key,
+                   split, MB_RES_SPLIT - 1);
+  hid_t g = open_workload_group(r, key, path, sizeof path, err);
+  if (g < 0) return false;
+  bool ok = set_str_attr(g, "split", split);
+  H5Gclose(g);
+  if (!ok) return h5_fail(err, r, "cannot write attribute 'split' of %s", path);
+  return true;
+}
+
+bool mb_results_get_workload_split(mb_results *r, const char *key, char split[MB_RES_SPLIT],
+                                   mb_error *err) {
+  char path[4 * MB_RES_WORKLOAD];
+  split[0] = '\0';
+  hid_t g = open_workload_group(r, key, path, sizeof path, err);
+  if (g < 0) return false;
+  bool ok = true;
+  if (H5Aexists(g, "split") > 0) { /* absent in files written before splits were stored */
+    char *v = get_str_attr(g, "split");
+    if (!v || strlen(v) >= MB_RES_SPLIT)
+      ok = mb_fail(err, "%s: %s: attribute 'split' is not a string of at most %d bytes", r->path,
+                   path, MB_RES_SPLIT - 1);
+    else
+      memcpy(split, v, strlen(v) + 1);
+    free(v);
+  }
+  H5Gclose(g);
+  return ok;
+}
+
 /* ---- assignments and curves ---- */
 
 static bool write_offsets(mb_results *r, const char *path, const mb_assignment *a, mb_error *err) {

@@ -11,7 +11,7 @@
  *   /                       provenance attributes (mb_results_set_attr_*)
  *   /results                mb_result_row table, one row per finished job, in plan order
  *   /baselines              mb_baseline_row table, one row per (workload, hardware) pair
- *   /workloads/<w>/{ops,buffers,uses}   the workload's tables, attribute sha256
+ *   /workloads/<w>/{ops,buffers,uses}   the workload's tables, attributes sha256 and split
  *   /assignments/<w>/<hw>/<solver>/<seed>   int64 offsets per buffer (-1 = slow memory)
  *   /assignments/<w>/<hw>/baseline          the heuristic baseline's offsets
  *   /curves/<w>/<hw>/<solver>/<seed>        (step, return) table, when the solver has one
@@ -41,6 +41,7 @@
 #define MB_RES_STATUS 16
 #define MB_RES_NOTE 256
 #define MB_RES_SHA 65
+#define MB_RES_SPLIT 8 /* catalogue split: "train", "test", or "" when not recorded */
 
 /* One finished job. Times are simulated by the cost model (suite/cost.h), integer
  * picoseconds; `*_s` fields are seconds. Speedups and gaps are NaN when the row is not "ok". */
@@ -139,6 +140,17 @@ mb_workload *mb_results_get_workload(mb_results *r, const char *key, char sha256
                                      mb_error *err);
 /* Keys (decoded) of every stored workload, in name order. */
 bool mb_results_workload_keys(mb_results *r, char ***keys, int32_t *n, mb_error *err);
+/* The catalogue split of a stored workload ("train" or "test"; mallocMuZero trains on "train",
+ * so its quality claims are made on "test"): string attribute `split` of /workloads/<key>.
+ * An attribute, not a column, so the compound tables keep their layout. The setter needs the
+ * copy to exist and a value shorter than MB_RES_SPLIT; it replaces an earlier value. */
+bool mb_results_set_workload_split(mb_results *r, const char *key, const char *split,
+                                   mb_error *err);
+/* Copies the split into split[MB_RES_SPLIT]; "" when the copy has no `split` attribute (files
+ * written before it was stored). False with err set when the copy is missing or the attribute
+ * is not a string that fits. */
+bool mb_results_get_workload_split(mb_results *r, const char *key, char split[MB_RES_SPLIT],
+                                   mb_error *err);
 
 /* ---- tables ---- */
 /* Appends a baseline row and the heuristic baseline's assignment (may be NULL), in the same

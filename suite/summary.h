@@ -1,8 +1,10 @@
 /* The end-of-run summary table, printed by `mallocbench run` when it finishes and by
- * `mallocbench summary FILE` from a stored file: per solver, the geometric-mean speedup over
- * the heuristic, wins/ties/losses against it, the mean gap to the LP bound and the total wall
- * time. The numbers come from the result matrix (suite/result_matrix.h), the same view the
- * figures and reports use, so the table and the paper never disagree. */
+ * `mallocbench summary FILE [--split train|test]` from a stored file: per solver, the
+ * geometric-mean speedup over the heuristic, wins/ties/losses against it, the mean gap to the LP
+ * bound and the total wall time. The numbers come from the result matrix
+ * (suite/result_matrix.h), the same view the figures and reports use, so the table and the
+ * paper never disagree. The split form exists because mallocMuZero trains on the catalogue's
+ * train split: its quality is read on the test split's cases alone. */
 #ifndef MB_SUMMARY_H
 #define MB_SUMMARY_H
 
@@ -14,5 +16,9 @@
 
 /* Prints the file's state (complete or how many jobs are stored), then the table. */
 bool mb_summary_print(mb_results *r, FILE *out, mb_error *err);
+/* The same over the cases of one catalogue split ("train" or "test"; NULL: every case, as
+ * mb_summary_print), saying so in the header ("test split: 46 of 85 cases"). False with err
+ * naming the file when it holds no split information (written before splits were stored). */
+bool mb_summary_print_split(mb_results *r, const char *split, FILE *out, mb_error *err);
 
 #endif

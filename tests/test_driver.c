@@ -1,7 +1,8 @@
 /* The benchmark driver end to end, in process: determinism across --jobs, resume after an
  * interruption, skipping entries with missing data, errors that leave files intact, and the
  * verify/export commands on the files it writes, mallocMuZero's evaluation options (they reach
- * the solvers, survive every resume path, and leave default plans as they were). Uses the built-in
+ * the solvers, survive every resume path, and leave default plans as they were), each stored
+ * workload's catalogue split (on fresh runs and on both resume paths). Uses the built-in
  * samples through a catalogue written to a temporary directory, so it needs no external data. */
 #include <hdf5.h>
 #include <math.h>
@@ -32,7 +33,7 @@ static int setup(void **state) {
   const char *src = mb_source_dir();
   fprintf(c, "name kind source args hardware capacity split tags\n");
   fprintf(c, "mlp_tiny native %s/datasets/samples/mlp_tiny.wl - tpu-v4i 2MiB test quick\n", src);
-  fprintf(c, "attention native %s/datasets/samples/attention_block.wl - tpu-v4i 4MiB test quick\n",
+  fprintf(c, "attention native %s/datasets/samples/attention_block.wl - tpu-v4i 4MiB train quick\n",
           src);
   fprintf(c, "conv native %s/datasets/samples/conv_block.wl - edge-npu profile test -\n", src);
   fprintf(c, "buffers native %s/datasets/samples/buffers_only.wl - tpu-v4i profile test quick\n",
@@ -124,6 +125,23 @@ static void run_ok(const mb_run_config *cfg, mb_run_stats *st) {
   if (!mb_run(cfg, st, &err)) fail_msg("mb_run: %s", err.message);
 }
 
+/* The fixture catalogue's splits are stored with the workload copies. */
+static void assert_splits(const char *path, const char *mlp_tiny, const char *attention,
+                          const char *buffers) {
+  mb_error err = {{0}};
+  mb_results *r = mb_results_open(path, false, &err);
+  if (!r) fail_msg("%s", err.message);
+  const char *keys[3] = {"mlp_tiny", "attention", "buffers"};
+  const char *want[3] = {mlp_tiny, attention, buffers};
+  for (int i = 0; i < 3; i++) {
+    char split[MB_RES_SPLIT];
+    if (!mb_results_get_workload_split(r, keys[i], split, &err)) fail_msg("%s", err.message);
+    if (strcmp(split, want[i]))
+      fail_msg("%s: workload %s: split '%s', expected '%s'", path, keys[i], split, want[i]);
+  }
+  mb_results_close(r, NULL);
+}
+
 static void test_determinism_and_skip(void **state) {
   fixture *f = *state;
   char *p1 = path_in(f, "a.h5"), *p2 = path_in(f, "b.h5");
@@ -145,6 +163,7 @@ static void test_determinism_and_skip(void **state) {
   read_tables(p1, &a);
   read_tables(p2, &b);
   assert_same_tables(&a, &b);
+  assert_splits(p1, "test", "train", "test");
   /* rows are in plan order, every speedup refers to the heuristic baseline */
   for (int64_t i = 0; i < a.n_rows; i++) {
     if (i) assert_true(a.rows[i].task > a.rows[i - 1].task);
@@ -211,6 +230,7 @@ static void test_resume_equals_uninterrupted(void **state) {
   read_tables(full, &a);
   read_tables(part, &b);
   assert_same_tables(&a, &b);
+  assert_splits(part, "test", "train", "test"); /* the file rebuilt from its journal */
   free_tables(&a);
   free_tables(&b);
   /* resuming a complete file changes nothing */
@@ -745,6 +765,63 @@ static void test_muzero_options_defaults_keep_old_plans(void **state) {
   free(lost);
 }
 
+/* A run resumed without its journal adopts the file's rows and records the catalogue's split
+ * on copies stored before splits existed; a split changed in the catalogue since is recorded
+ * with a note in the log. */
+static void test_split_on_resume_without_journal(void **state) {
+  fixture *f = *state;
+  char *p = path_in(f, "split_old.h5"), *cat3 = path_in(f, "cat_split.txt"),
+       *log = path_in(f, "split_resume.log");
+  mb_run_config cfg;
+  mb_run_stats st;
+  base_config(f, &cfg, p);
+  cfg.stop_after = 4;
+  run_ok(&cfg, &st);
+  fclose(cfg.log);
+  assert_true(st.stopped);
+  char j[4200];
+  snprintf(j, sizeof j, "%s.journal", p);
+  assert_int_equal(unlink(j), 0);
+  /* mlp_tiny's copy as an older writer left it; attention keeps "train" */
+  hid_t fid = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(fid >= 0);
+  assert_true(H5Adelete_by_name(fid, "/workloads/mlp_tiny", "split", H5P_DEFAULT) >= 0);
+  assert_true(H5Fclose(fid) >= 0);
+  assert_splits(p, "", "train", "test");
+  /* the same catalogue with attention moved to the test split (splits are not in the plan) */
+  char *text = mb_read_file(f->catalogue, NULL);
+  assert_non_null(text);
+  char *at = strstr(text, "4MiB train quick");
+  assert_non_null(at);
+  memcpy(at + 5, "test ", 5);
+  FILE *c = fopen(cat3, "w");
+  fputs(text, c);
+  fclose(c);
+  free(text);
+  mb_run_config rc;
+  base_config(f, &rc, NULL);
+  fclose(rc.log);
+  rc.log = fopen(log, "w");
+  rc.workloads = rc.solvers = NULL;
+  rc.seeds = 0;
+  rc.budget = 0;
+  rc.resume = p;
+  rc.catalogue = cat3;
+  run_ok(&rc, &st);
+  fclose(rc.log);
+  assert_true(st.tasks_reused >= 4);
+  assert_splits(p, "test", "test", "test");
+  char *logged = mb_read_file(log, NULL);
+  assert_non_null(logged);
+  if (!strstr(logged, "workload 'attention' is now in the test split (was train"))
+    fail_msg("no note of the changed split in the log:\n%s", logged);
+  assert_null(strstr(logged, "'mlp_tiny' is now")); /* a missing split is no change */
+  free(logged);
+  free(p);
+  free(cat3);
+  free(log);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_determinism_and_skip),
@@ -755,6 +832,7 @@ int main(void) {
       cmocka_unit_test(test_curves_invalid_and_errors),
       cmocka_unit_test(test_muzero_options_reach_solvers_and_resume),
       cmocka_unit_test(test_muzero_options_defaults_keep_old_plans),
+      cmocka_unit_test(test_split_on_resume_without_journal),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

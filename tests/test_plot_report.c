@@ -1,6 +1,10 @@
 /* Figures and reports on a small results file produced here by the driver: every expected file
  * exists, PNGs carry the PNG signature and are not blank, the numbers in the report equal
- * those computed independently from the HDF5 rows, LaTeX tables compile where pdflatex exists. */
+ * those computed independently from the HDF5 rows, LaTeX tables compile where pdflatex exists.
+ * Splits: the summary of one catalogue split equals an independent computation from the rows,
+ * `summary --split` refuses files without split information, and the test-split table is
+ * written (and the paper builds with it) only when the file has both splits. */
+#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +19,7 @@
 #include "result_matrix.h"
 #include "results.h"
 #include "solver.h"
+#include "summary.h"
 #include "support.h"
 
 typedef struct fixture {
@@ -266,6 +271,293 @@ static void test_report_errors(void **state) {
   assert_non_null(strstr(err.message, "/proc/no/such/dir"));
 }
 
+/* ---- catalogue splits ---- */
+
+/* The fixture catalogue's split of a workload. */
+static const char *catalogue_split(const char *workload) {
+  if (!strcmp(workload, "mlp_tiny") || !strcmp(workload, "conv_block")) return "train";
+  if (!strcmp(workload, "attention_block") || !strcmp(workload, "strassen2_1024_f32-gpu"))
+    return "test";
+  return NULL;
+}
+
+/* Per-solver summary of one split computed from the raw rows alone (not through the matrix):
+ * per case the geometric mean over seeds, then the geometric mean over cases. */
+typedef struct split_expect {
+  int cases, wins, ties, losses;
+  double geomean, wall;
+} split_expect;
+
+static split_expect expect_from_rows(const mb_result_row *rows, int64_t n, const char *solver,
+                                     const char *split) {
+  split_expect e = {0};
+  double log_sum = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (strcmp(rows[i].solver, solver) || strcmp(catalogue_split(rows[i].workload), split))
+      continue;
+    e.wall += rows[i].wall_s;
+    if (rows[i].seed != 0) continue;
+    double case_log = 0;
+    int seeds = 0;
+    for (int64_t j = 0; j < n; j++)
+      if (!strcmp(rows[j].solver, solver) && !strcmp(rows[j].workload, rows[i].workload) &&
+          !strcmp(rows[j].hardware, rows[i].hardware)) {
+        case_log += log((double)rows[j].t_heuristic_ps / (double)rows[j].t_solver_ps);
+        seeds++;
+      }
+    double sp = exp(case_log / seeds);
+    log_sum += log(sp);
+    e.cases++;
+    if (fabs(sp - 1.0) <= 1e-9)
+      e.ties++;
+    else if (sp > 1.0)
+      e.wins++;
+    else
+      e.losses++;
+  }
+  e.geomean = e.cases ? exp(log_sum / e.cases) : NAN;
+  return e;
+}
+
+static void read_all_rows(const char *path, mb_result_row **rows, int64_t *n) {
+  mb_error err;
+  mb_results *r = mb_results_open(path, false, &err);
+  if (!r) fail_msg("%s", err.message);
+  assert_true(mb_results_read_rows(r, rows, n, &err));
+  mb_results_close(r, NULL);
+}
+
+static void test_split_summary_matches_rows(void **state) {
+  fixture *fx = *state;
+  mb_error err;
+  mb_results *r = mb_results_open(fx->results, false, &err);
+  assert_non_null(r);
+  /* the driver stored each workload's catalogue split */
+  char **keys = NULL;
+  int32_t nk = 0;
+  assert_true(mb_results_workload_keys(r, &keys, &nk, &err));
+  assert_int_equal(nk, 4);
+  for (int32_t i = 0; i < nk; i++) {
+    char split[MB_RES_SPLIT];
+    assert_true(mb_results_get_workload_split(r, keys[i], split, &err));
+    assert_non_null(catalogue_split(keys[i]));
+    assert_string_equal(split, catalogue_split(keys[i]));
+  }
+  mb_results_free_strings(keys, nk);
+  mb_result_matrix *m = mb_result_matrix_load(r, &err);
+  assert_non_null(m);
+  mb_results_close(r, NULL);
+  mb_result_row *rows;
+  int64_t n;
+  read_all_rows(fx->results, &rows, &n);
+  mb_solver_summary *sum = calloc((size_t)m->n_solvers, sizeof *sum);
+  const char *splits[2] = {"train", "test"};
+  for (int k = 0; k < 2; k++) {
+    assert_int_equal(mb_result_matrix_count_split(m, splits[k]), 2);
+    mb_result_matrix_summarise_split(m, splits[k], sum);
+    for (int32_t s = 0; s < m->n_solvers; s++) {
+      split_expect e = expect_from_rows(rows, n, sum[s].solver, splits[k]);
+      assert_int_equal(sum[s].n_cases, e.cases);
+      assert_int_equal(e.cases, 2);
+      assert_int_equal(sum[s].wins, e.wins);
+      assert_int_equal(sum[s].ties, e.ties);
+      assert_int_equal(sum[s].losses, e.losses);
+      assert_true(fabs(sum[s].geomean_speedup - e.geomean) <= 1e-12 * e.geomean);
+      assert_true(fabs(sum[s].total_wall_s - e.wall) <= 1e-9);
+    }
+  }
+  /* the printed table: the header names the split, the greedy row shows the test geomean */
+  split_expect g = expect_from_rows(rows, n, "greedy", "test");
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  r = mb_results_open(fx->results, false, &err);
+  assert_true(mb_summary_print_split(r, "test", out, &err));
+  mb_results_close(r, NULL);
+  fclose(out);
+  assert_non_null(strstr(text, "test split: 2 of 4 cases;"));
+  char want[128], gm[32];
+  snprintf(gm, sizeof gm, "%.4fx", g.geomean);
+  snprintf(want, sizeof want, "\n%-20s %6d %9s ", "greedy", 2, gm); /* summary.c's layout */
+  if (!strstr(text, want)) fail_msg("summary --split test lacks '%s':\n%s", want + 1, text);
+  free(text);
+  free(sum);
+  free(rows);
+  mb_result_matrix_free(m);
+}
+
+/* Copies the fixture's results file to dir/name and rewrites each workload's split: NULL
+ * deletes the attribute (a file written before splits were stored). */
+static void split_variant(const fixture *fx, const char *name, const char *split, char *out,
+                          size_t n) {
+  snprintf(out, n, "%s/%s", fx->dir, name);
+  char cmd[3000];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", fx->results, out);
+  assert_int_equal(system(cmd), 0);
+  mb_error err;
+  mb_results *r = mb_results_open(out, true, &err);
+  assert_non_null(r);
+  char **keys = NULL;
+  int32_t nk = 0;
+  assert_true(mb_results_workload_keys(r, &keys, &nk, &err));
+  if (split)
+    for (int32_t i = 0; i < nk; i++)
+      assert_true(mb_results_set_workload_split(r, keys[i], split, &err));
+  assert_true(mb_results_close(r, &err));
+  if (!split) {
+    hid_t f = H5Fopen(out, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    for (int32_t i = 0; i < nk; i++) {
+      char enc[512], path[600];
+      assert_non_null(mb_results_encode_name(keys[i], enc, sizeof enc));
+      snprintf(path, sizeof path, "/workloads/%s", enc);
+      assert_true(H5Adelete_by_name(f, path, "split", H5P_DEFAULT) >= 0);
+    }
+    assert_true(H5Fclose(f) >= 0);
+  }
+  mb_results_free_strings(keys, nk);
+}
+
+/* Runs the CLI with stderr to dir/cli.err; returns the exit status. */
+static int cli(const fixture *fx, const char *args, char **err_text) {
+  char cmd[4096], errp[1100];
+  snprintf(errp, sizeof errp, "%s/cli.err", fx->dir);
+  snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>'%s'", MB_TEST_BINARY, args, errp);
+  int rc = system(cmd);
+  *err_text = mb_read_file(errp, NULL);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static void test_summary_split_errors(void **state) {
+  fixture *fx = *state;
+  char old[1024], args[2048];
+  split_variant(fx, "nosplit.h5", NULL, old, sizeof old);
+  mb_error err;
+  mb_results *r = mb_results_open(old, false, &err);
+  FILE *out = fopen("/dev/null", "w");
+  assert_false(mb_summary_print_split(r, "test", out, &err));
+  assert_non_null(strstr(err.message, old));
+  assert_non_null(strstr(err.message, "no split information"));
+  /* without --split it still reads, as every older file */
+  assert_true(mb_summary_print_split(r, NULL, out, &err));
+  fclose(out);
+  mb_results_close(r, NULL);
+
+  char *e = NULL;
+  snprintf(args, sizeof args, "summary '%s' --split test", old);
+  assert_int_equal(cli(fx, args, &e), 2);
+  assert_non_null(strstr(e, "no split information"));
+  assert_non_null(strstr(e, "nosplit.h5"));
+  free(e);
+  snprintf(args, sizeof args, "summary '%s'", old);
+  assert_int_equal(cli(fx, args, &e), 0);
+  free(e);
+  snprintf(args, sizeof args, "summary --split=train '%s'", fx->results);
+  assert_int_equal(cli(fx, args, &e), 0);
+  free(e);
+  snprintf(args, sizeof args, "summary '%s' --split validation", fx->results);
+  assert_int_equal(cli(fx, args, &e), 2);
+  assert_non_null(strstr(e, "--split 'validation': expected train or test"));
+  free(e);
+  snprintf(args, sizeof args, "summary '%s' --split", fx->results);
+  assert_int_equal(cli(fx, args, &e), 2);
+  assert_non_null(strstr(e, "--split needs a value"));
+  free(e);
+  snprintf(args, sizeof args, "summary '%s' '%s'", fx->results, old);
+  assert_int_equal(cli(fx, args, &e), 2);
+  assert_non_null(strstr(e, "one results file expected"));
+  free(e);
+  assert_int_equal(cli(fx, "summary", &e), 2);
+  assert_non_null(strstr(e, "usage: mallocbench summary FILE [--split train|test]"));
+  free(e);
+}
+
+/* Builds a copy of paper/main.tex against the tables in tex_dir; true when pdflatex succeeds. */
+static bool paper_builds(const fixture *fx, const char *tex_dir) {
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd,
+           "rm -rf '%s/paper' && mkdir -p '%s/paper' && cp '%s/paper/main.tex' '%s/paper/' && "
+           "cp -r '%s' '%s/paper/generated' && cd '%s/paper' && "
+           "pdflatex -interaction=nonstopmode -halt-on-error main.tex >/dev/null 2>&1",
+           fx->dir, fx->dir, mb_source_dir(), fx->dir, tex_dir, fx->dir, fx->dir);
+  return system(cmd) == 0;
+}
+
+static void test_report_test_split_table(void **state) {
+  fixture *fx = *state;
+  char md[1200], tex[1024], st[1100], macros[1100];
+  snprintf(md, sizeof md, "%s/REPORT-split.md", fx->dir);
+  snprintf(tex, sizeof tex, "%s/generated-split", fx->dir);
+  snprintf(st, sizeof st, "%s/summary_test.tex", tex);
+  snprintf(macros, sizeof macros, "%s/macros.tex", tex);
+  mb_report_options opt = {.markdown_path = md, .tex_dir = tex};
+  mb_error err;
+  /* both splits: a second table in the Markdown and summary_test.tex */
+  if (!mb_report_write(fx->results, &opt, &err)) fail_msg("%s", err.message);
+  char *text = mb_read_file(md, NULL);
+  const char *head = "## Test split (workloads unseen in mallocMuZero's training)";
+  const char *sec = strstr(text, head);
+  assert_non_null(sec);
+  assert_non_null(strstr(text, "2 of the train split, 2 of the test split"));
+  mb_result_row *rows;
+  int64_t n;
+  read_all_rows(fx->results, &rows, &n);
+  split_expect g = expect_from_rows(rows, n, "greedy", "test");
+  free(rows);
+  double shown = report_geomean(sec, "greedy");
+  assert_false(isnan(shown));
+  assert_true(fabs(shown - g.geomean) <= 0.0005 + 1e-12);
+  free(text);
+  char *t = mb_read_file(st, NULL);
+  assert_non_null(t);
+  char want[128];
+  snprintf(want, sizeof want, "greedy & 2 & %.3f & ", g.geomean);
+  if (!strstr(t, want)) fail_msg("summary_test.tex lacks '%s':\n%s", want, t);
+  free(t);
+  t = mb_read_file(macros, NULL);
+  assert_non_null(strstr(t, "\\newcommand{\\NumTestCases}{2}"));
+  assert_non_null(strstr(t, "\\newcommand{\\NumTrainCases}{2}"));
+  free(t);
+  bool latex = system("command -v pdflatex >/dev/null 2>&1") == 0;
+  if (latex) {
+    char doc[1200], cmd[4096];
+    snprintf(doc, sizeof doc, "%s/check.tex", tex);
+    FILE *f = fopen(doc, "w");
+    fprintf(f,
+            "\\documentclass{article}\\usepackage{booktabs}\\begin{document}\n"
+            "\\input{macros.tex}\\input{summary_test.tex} \\NumTestCases\n\\end{document}\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && pdflatex -interaction=nonstopmode -halt-on-error check.tex >/dev/null "
+             "2>&1",
+             tex);
+    assert_int_equal(system(cmd), 0);
+    assert_true(paper_builds(fx, tex));
+  } else {
+    fprintf(stderr, "note: pdflatex not installed: LaTeX compile check skipped\n");
+  }
+
+  /* one split only, or none recorded: no test table, and a stale one is removed */
+  const char *variants[2] = {"train", NULL};
+  for (int v = 0; v < 2; v++) {
+    char file[1024];
+    split_variant(fx, v ? "nosplit2.h5" : "trainonly.h5", variants[v], file, sizeof file);
+    assert_true(access(st, F_OK) == 0);
+    if (!mb_report_write(file, &opt, &err)) fail_msg("%s", err.message);
+    assert_int_not_equal(access(st, F_OK), 0);
+    text = mb_read_file(md, NULL);
+    assert_null(strstr(text, head));
+    assert_non_null(strstr(text, "## Summary per solver"));
+    free(text);
+    t = mb_read_file(macros, NULL);
+    assert_non_null(strstr(t, "\\newcommand{\\NumTestCases}{0}"));
+    free(t);
+    if (latex) assert_true(paper_builds(fx, tex));
+    /* put the full file's tables back for the next variant */
+    if (!mb_report_write(fx->results, &opt, &err)) fail_msg("%s", err.message);
+  }
+}
+
 static void test_alphatensor_names(void **state) {
   (void)state;
   char fact[64], dtype[16];
@@ -284,9 +576,14 @@ static void test_alphatensor_names(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_plot_writes_every_figure),  cmocka_unit_test(test_plot_errors),
-      cmocka_unit_test(test_report_numbers_match_hdf5), cmocka_unit_test(test_report_errors),
+      cmocka_unit_test(test_plot_writes_every_figure),
+      cmocka_unit_test(test_plot_errors),
+      cmocka_unit_test(test_report_numbers_match_hdf5),
+      cmocka_unit_test(test_report_errors),
       cmocka_unit_test(test_alphatensor_names),
+      cmocka_unit_test(test_split_summary_matches_rows),
+      cmocka_unit_test(test_summary_split_errors),
+      cmocka_unit_test(test_report_test_split_table),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,5 +1,7 @@
 /* The HDF5 results store: round trips, appends after reopening, provenance, name encoding,
- * refusing to clobber files, and clear errors on files that are not results files. */
+ * workload splits (and their absence in older files), refusing to clobber files, and clear
+ * errors on files that are not results files. */
+#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "result_matrix.h"
 #include "results.h"
 #include "support.h"
 #include "workload.h"
@@ -354,6 +357,136 @@ static void test_name_encoding(void **state) {
   assert_null(mb_results_encode_name("abcdef", small, sizeof small));
 }
 
+/* Opens /workloads/<enc> of a closed file with the raw HDF5 API (to play an older writer). */
+static void raw_split_edit(const char *path, const char *group, bool delete_it, bool as_int) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0);
+  hid_t g = H5Gopen2(f, group, H5P_DEFAULT);
+  assert_true(g >= 0);
+  if (delete_it) assert_true(H5Adelete(g, "split") >= 0);
+  if (as_int) {
+    int64_t v = 7;
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(g, "split", H5T_NATIVE_INT64, sp, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(a >= 0 && H5Awrite(a, H5T_NATIVE_INT64, &v) >= 0);
+    H5Aclose(a);
+    H5Sclose(sp);
+  }
+  H5Gclose(g);
+  assert_true(H5Fclose(f) >= 0);
+}
+
+static void test_workload_split(void **state) {
+  (void)state;
+  char *path = temp_path("split.h5");
+  mb_error err = {{0}};
+  mb_workload *w = make_workload("net/a%b");
+  assert_non_null(w);
+  mb_results *r = mb_results_create(path, false, &err);
+  assert_non_null(r);
+  assert_true(mb_results_put_workload(r, "net/a%b", w, "", &err));
+  assert_true(mb_results_put_workload(r, "plain", w, "", &err));
+  char split[MB_RES_SPLIT] = "junk";
+  /* a copy without the attribute reads as "" */
+  assert_true(mb_results_get_workload_split(r, "net/a%b", split, &err));
+  assert_string_equal(split, "");
+  assert_true(mb_results_set_workload_split(r, "net/a%b", "test", &err));
+  assert_true(mb_results_set_workload_split(r, "plain", "train", &err));
+  /* refused: a workload without a copy, a value that does not fit */
+  assert_false(mb_results_set_workload_split(r, "nosuch", "test", &err));
+  assert_non_null(strstr(err.message, "no stored copy of workload 'nosuch'"));
+  assert_non_null(strstr(err.message, path));
+  assert_false(mb_results_set_workload_split(r, "plain", "validation", &err));
+  assert_non_null(strstr(err.message, "split 'validation'"));
+  assert_false(mb_results_get_workload_split(r, "nosuch", split, &err));
+  assert_non_null(strstr(err.message, "'nosuch'"));
+  assert_true(mb_results_close(r, &err));
+
+  r = mb_results_open(path, false, &err);
+  assert_non_null(r);
+  assert_true(mb_results_get_workload_split(r, "net/a%b", split, &err));
+  assert_string_equal(split, "test");
+  assert_true(mb_results_get_workload_split(r, "plain", split, &err));
+  assert_string_equal(split, "train");
+  /* the tables are untouched: the copy still rebuilds */
+  mb_workload *back = mb_results_get_workload(r, "net/a%b", NULL, &err);
+  assert_non_null(back);
+  mb_workload_free(back);
+  mb_results_close(r, NULL);
+
+  /* replacing a value keeps one attribute */
+  r = mb_results_open(path, true, &err);
+  assert_true(mb_results_set_workload_split(r, "plain", "test", &err));
+  assert_true(mb_results_get_workload_split(r, "plain", split, &err));
+  assert_string_equal(split, "test");
+  assert_true(mb_results_close(r, &err));
+
+  /* a file from before splits were stored: no attribute, reads as "" */
+  raw_split_edit(path, "/workloads/net%2Fa%25b", true, false);
+  r = mb_results_open(path, false, &err);
+  assert_true(mb_results_get_workload_split(r, "net/a%b", split, &err));
+  assert_string_equal(split, "");
+  assert_true(mb_results_get_workload_split(r, "plain", split, &err));
+  assert_string_equal(split, "test");
+  mb_results_close(r, NULL);
+
+  /* a damaged attribute (not a string) is an error naming the file and the group */
+  raw_split_edit(path, "/workloads/plain", true, true);
+  r = mb_results_open(path, false, &err);
+  assert_false(mb_results_get_workload_split(r, "plain", split, &err));
+  assert_non_null(strstr(err.message, path));
+  assert_non_null(strstr(err.message, "/workloads/plain: attribute 'split'"));
+  mb_results_close(r, NULL);
+  mb_workload_free(w);
+  free(path);
+}
+
+/* The result matrix gives each case its workload's split ("" without one) and summarises one
+ * split's cases alone. */
+static void test_matrix_split(void **state) {
+  (void)state;
+  char *path = temp_path("msplit.h5");
+  mb_error err = {{0}};
+  mb_workload *w = make_workload("w");
+  mb_results *r = mb_results_create(path, false, &err);
+  assert_non_null(r);
+  const char *names[3] = {"tr", "te", "none"};
+  const char *splits[3] = {"train", "test", NULL};
+  const int64_t t_solver[3] = {400000, 1000000, 500000}; /* heuristic: 800000 */
+  for (int i = 0; i < 3; i++) {
+    assert_true(mb_results_put_workload(r, names[i], w, "", &err));
+    if (splits[i]) assert_true(mb_results_set_workload_split(r, names[i], splits[i], &err));
+    mb_result_row row = make_row(i, "greedy", 0, t_solver[i]);
+    snprintf(row.workload, sizeof row.workload, "%s", names[i]);
+    mb_result_row_derive(&row);
+    assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, &err));
+  }
+  mb_result_matrix *m = mb_result_matrix_load(r, &err);
+  assert_non_null(m);
+  assert_int_equal(m->n_cases, 3);
+  for (int i = 0; i < 3; i++) assert_string_equal(m->cases[i].split, splits[i] ? splits[i] : "");
+  assert_int_equal(mb_result_matrix_count_split(m, "train"), 1);
+  assert_int_equal(mb_result_matrix_count_split(m, "test"), 1);
+  assert_int_equal(mb_result_matrix_count_split(m, ""), 1);
+  mb_solver_summary all, tr, te;
+  mb_result_matrix_summarise(m, &all);
+  mb_result_matrix_summarise_split(m, "train", &tr);
+  mb_result_matrix_summarise_split(m, "test", &te);
+  assert_int_equal(all.n_cases, 3);
+  assert_int_equal(tr.n_cases, 1);
+  assert_int_equal(te.n_cases, 1);
+  assert_true(fabs(tr.geomean_speedup - 2.0) < 1e-12);
+  assert_true(fabs(te.geomean_speedup - 0.8) < 1e-12);
+  assert_true(fabs(all.geomean_speedup - cbrt(2.0 * 0.8 * 1.6)) < 1e-12);
+  assert_int_equal(tr.wins, 1);
+  assert_int_equal(te.losses, 1);
+  assert_true(te.total_wall_s == 0.125 * 2); /* the test case's row alone (task 1) */
+  mb_result_matrix_free(m);
+  mb_results_close(r, NULL);
+  mb_workload_free(w);
+  free(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip),
@@ -362,6 +495,8 @@ int main(void) {
       cmocka_unit_test(test_refuses_and_reports),
       cmocka_unit_test(test_truncated_file),
       cmocka_unit_test(test_name_encoding),
+      cmocka_unit_test(test_workload_split),
+      cmocka_unit_test(test_matrix_split),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
