@@ -1,6 +1,9 @@
 /* Tests of the replay buffer (solvers/muzero/replay.h): capacity in transitions, n-step targets
  * on a hand-made episode (terminal and truncated), unroll offsets past the end, and overwriting
- * of the oldest rows. Expected values are computed here from the definitions. */
+ * of the oldest rows; prioritised sampling: the sum tree against brute-force sums under random
+ * adds, evictions and updates, draw frequencies against p^alpha / sum p^alpha, final and evicted
+ * rows never drawn, importance weights against their formula, equal priorities = uniform.
+ * Expected values are computed here from the definitions. */
 #include "support.h"
 
 #include <math.h>
@@ -135,12 +138,292 @@ static void test_bad_input(void **state) {
   mb_trajectory_free(&t);
 }
 
+/* ---- prioritised replay ---- */
+
+/* Brute-force view of the priorities: sum, min and max of p^alpha over the decision rows, their
+ * number, and checks that final rows have priority 0. */
+typedef struct brute {
+  double sum, min, max;
+  int64_t n;
+} brute;
+
+static brute brute_force(const mb_replay *r) {
+  brute b = {0, INFINITY, 0, 0};
+  for (int64_t i = 0; i < r->count; i++) {
+    double p = mb_replay_priority(r, i);
+    if (r->action[i] < 0) {
+      assert_true(p == 0);
+      continue;
+    }
+    assert_true(p > 0);
+    double pa = pow(p, r->prio.alpha);
+    b.sum += pa;
+    b.min = fmin(b.min, pa);
+    b.max = fmax(b.max, pa);
+    b.n++;
+  }
+  return b;
+}
+
+static void assert_close(double got, double want, double rel) {
+  if (!(fabs(got - want) <= rel * fabs(want)))
+    fail_msg("got %.17g, want %.17g (relative tolerance %g)", got, want, rel);
+}
+
+static void test_priority_tree_matches_brute_force(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_trajectory t;
+  assert_true(mb_trajectory_init(&t, D, A, &err));
+  mb_replay r;
+  assert_true(mb_replay_init(&r, 53, D, A, &err)); /* not a power of two */
+  assert_true(mb_replay_enable_priority(&r, 0.6, &err));
+  assert_int_equal(r.prio.leaves, 64);
+  mb_rng rng;
+  mb_rng_seed(&rng, 11);
+  for (int it = 0; it < 400; it++) {
+    if (it % 7 == 0) { /* adds wrap the ring many times: evictions */
+      make_traj(&t, it, 1 + (int)mb_rng_below(&rng, 9), it % 2 == 0);
+      assert_true(mb_replay_add(&r, &t, &err));
+    } else { /* updates, also on final rows and outside the stored rows (both ignored) */
+      int64_t row = (int64_t)mb_rng_below(&rng, 60);
+      mb_replay_set_priority(&r, row, (mb_rng_uniform(&rng) - 0.5) * 20);
+    }
+    brute b = brute_force(&r);
+    assert_int_equal(b.n, mb_replay_decisions(&r));
+    assert_close(r.prio.sum[1], b.sum, 1e-12);
+    assert_true(r.prio.min[1] == b.min);
+    assert_close(pow(r.prio.max[1], r.prio.alpha), b.max, 1e-12);
+  }
+  /* a new row enters with the largest stored priority */
+  double pmax = r.prio.max[1];
+  make_traj(&t, 999, 2, true);
+  assert_true(mb_replay_add(&r, &t, &err));
+  int64_t first = (r.head - 3 + r.capacity) % r.capacity;
+  assert_true(mb_replay_priority(&r, first) <= pmax && mb_replay_priority(&r, first) > 0);
+  assert_true(mb_replay_priority(&r, first) == r.prio.max[1]);
+  /* a new alpha keeps the raw priorities and rebuilds the tree */
+  assert_true(mb_replay_enable_priority(&r, 1.0, &err));
+  brute b = brute_force(&r);
+  assert_close(r.prio.sum[1], b.sum, 1e-12);
+  mb_replay_free(&r);
+  mb_trajectory_free(&t);
+}
+
+/* Draws n rows; counts[row] += 1. */
+static void draw(const mb_replay *r, mb_rng *rng, int n, double beta, int64_t *counts) {
+  for (int i = 0; i < n; i++) {
+    double w = -1;
+    int64_t row = mb_replay_sample_prioritised(r, rng, beta, &w);
+    assert_true(row >= 0 && row < r->count);
+    assert_true(w > 0 && w <= 1);
+    counts[row]++;
+  }
+}
+
+static void test_priority_frequencies(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_trajectory t;
+  assert_true(mb_trajectory_init(&t, D, A, &err));
+  mb_replay r;
+  enum { CAP = 40, DRAWS = 200000 };
+  assert_true(mb_replay_init(&r, CAP, D, A, &err));
+  assert_true(mb_replay_enable_priority(&r, 0.7, &err));
+  for (int id = 0; id < 6; id++) {
+    make_traj(&t, id, 2 + id, id % 2 == 0);
+    assert_true(mb_replay_add(&r, &t, &err));
+  }
+  /* priorities spanning three orders of magnitude */
+  for (int64_t i = 0; i < r.count; i++)
+    mb_replay_set_priority(&r, i, 0.01 * (double)((i * 7) % 23 + 1) * (i % 3 ? 1 : 10));
+  brute b = brute_force(&r);
+  int64_t counts[CAP] = {0};
+  mb_rng rng;
+  mb_rng_seed(&rng, 3);
+  draw(&r, &rng, DRAWS, 0.5, counts);
+  double chi2 = 0, worst = 0;
+  int df = -1, checked = 0;
+  for (int64_t i = 0; i < r.count; i++) {
+    if (r.action[i] < 0) {
+      assert_int_equal(counts[i], 0); /* final rows are never drawn */
+      continue;
+    }
+    double want = DRAWS * pow(mb_replay_priority(&r, i), r.prio.alpha) / b.sum;
+    chi2 += (counts[i] - want) * (counts[i] - want) / want;
+    df++;
+    if (want >= 10000) { /* the big rows: relative error, sd below 1% */
+      worst = fmax(worst, fabs(counts[i] - want) / want);
+      checked++;
+    }
+  }
+  print_message(
+      "prioritised draws: chi-square %.1f with %d degrees of freedom, max relative "
+      "error %.4f on %d rows\n",
+      chi2, df, worst, checked);
+  assert_true(checked >= 3);
+  assert_true(worst < 0.03);
+  /* chi-square 0.999 quantile is below df + 4.5 sqrt(2 df) for df in 10..100 */
+  assert_true(df >= 10);
+  assert_true(chi2 < df + 4.5 * sqrt(2.0 * df));
+  mb_replay_free(&r);
+  mb_trajectory_free(&t);
+}
+
+static void test_priority_is_weights(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_trajectory t;
+  assert_true(mb_trajectory_init(&t, D, A, &err));
+  mb_replay r;
+  assert_true(mb_replay_init(&r, 30, D, A, &err));
+  assert_true(mb_replay_enable_priority(&r, 0.8, &err));
+  for (int id = 0; id < 5; id++) {
+    make_traj(&t, id, 4, true);
+    assert_true(mb_replay_add(&r, &t, &err));
+  }
+  mb_rng rng;
+  mb_rng_seed(&rng, 8);
+  for (int64_t i = 0; i < r.count; i++) mb_replay_set_priority(&r, i, 5 * mb_rng_uniform(&rng));
+  brute b = brute_force(&r);
+  for (int k = 0; k < 5; k++) {
+    double beta = 0.25 * k, maxw = 0;
+    for (int64_t i = 0; i < r.count; i++)
+      if (r.action[i] >= 0)
+        maxw = fmax(maxw, pow(b.n * pow(mb_replay_priority(&r, i), r.prio.alpha) / b.sum, -beta));
+    for (int n = 0; n < 2000; n++) {
+      double w;
+      int64_t row = mb_replay_sample_prioritised(&r, &rng, beta, &w);
+      assert_true(row >= 0 && r.action[row] >= 0);
+      double P = pow(mb_replay_priority(&r, row), r.prio.alpha) / b.sum;
+      assert_close(w, pow(b.n * P, -beta) / maxw, 1e-9);
+      assert_true(w <= 1);
+    }
+  }
+  /* not enabled, or nothing stored: no row */
+  mb_replay u;
+  assert_true(mb_replay_init(&u, 10, D, A, &err));
+  assert_int_equal(mb_replay_sample_prioritised(&u, &rng, 0.5, NULL), -1);
+  assert_true(mb_replay_enable_priority(&u, 0.5, &err));
+  assert_int_equal(mb_replay_sample_prioritised(&u, &rng, 0.5, NULL), -1);
+  mb_replay_free(&u);
+  mb_replay_free(&r);
+  mb_trajectory_free(&t);
+}
+
+/* A high-priority row that is evicted, and the final row that takes its place, are never drawn;
+ * the new rows do not inherit the evicted row's priority. */
+static void test_priority_eviction(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_trajectory t;
+  assert_true(mb_trajectory_init(&t, D, A, &err));
+  mb_replay r;
+  assert_true(mb_replay_init(&r, 8, D, A, &err));
+  assert_true(mb_replay_enable_priority(&r, 1.0, &err));
+  make_traj(&t, 1, 3, true); /* rows 0..3, final at 3 */
+  assert_true(mb_replay_add(&r, &t, &err));
+  mb_replay_set_priority(&r, 0, 1000);
+  mb_replay_set_priority(&r, 1, 1000);
+  mb_replay_set_priority(&r, 3, 1000); /* final row: ignored */
+  assert_true(mb_replay_priority(&r, 3) == 0);
+  make_traj(&t, 2, 3, true); /* rows 4..7: enter with the maximum, 1000 + 1e-6 */
+  assert_true(mb_replay_add(&r, &t, &err));
+  assert_close(mb_replay_priority(&r, 4), 1000 + 1e-6, 1e-15);
+  for (int64_t i = 4; i < 7; i++) mb_replay_set_priority(&r, i, 1);
+  make_traj(&t, 3, 1, true); /* rows 0 (decision) and 1 (final): evicts rows 0 and 1 */
+  assert_true(mb_replay_add(&r, &t, &err));
+  assert_true(mb_replay_priority(&r, 1) == 0);
+  /* the new decision row gets the largest surviving priority (rows 4..6), not the evicted 1000 */
+  assert_close(mb_replay_priority(&r, 0), 1 + 1e-6, 1e-12);
+  assert_int_equal(mb_replay_decisions(&r), 1 + 1 + 3);
+  mb_rng rng;
+  mb_rng_seed(&rng, 2);
+  int64_t counts[8] = {0};
+  draw(&r, &rng, 20000, 0.4, counts);
+  assert_int_equal(counts[1], 0); /* evicted (now a final row) */
+  assert_int_equal(counts[3], 0); /* final */
+  assert_int_equal(counts[7], 0); /* final */
+  for (int64_t i = 0; i < 8; i++)
+    if (r.action[i] >= 0) assert_true(counts[i] > 0);
+  mb_replay_free(&r);
+  mb_trajectory_free(&t);
+}
+
+static void test_priority_equal_is_uniform(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_trajectory t;
+  assert_true(mb_trajectory_init(&t, D, A, &err));
+  mb_replay r;
+  enum { CAP = 32, DRAWS = 200000 };
+  assert_true(mb_replay_init(&r, CAP, D, A, &err));
+  /* rows stored before priority is enabled get priority 1 */
+  for (int id = 0; id < 4; id++) {
+    make_traj(&t, id, 5, false);
+    assert_true(mb_replay_add(&r, &t, &err));
+  }
+  assert_true(mb_replay_enable_priority(&r, 0.9, &err));
+  mb_rng rng;
+  mb_rng_seed(&rng, 4);
+  int64_t counts[CAP] = {0};
+  for (int i = 0; i < DRAWS; i++) {
+    double w;
+    int64_t row = mb_replay_sample_prioritised(&r, &rng, 0.7, &w);
+    assert_true(w == 1.0); /* equal priorities: no correction */
+    counts[row]++;
+  }
+  double want = (double)DRAWS / (double)mb_replay_decisions(&r), worst = 0;
+  for (int64_t i = 0; i < r.count; i++) {
+    if (r.action[i] < 0) {
+      assert_int_equal(counts[i], 0);
+      continue;
+    }
+    worst = fmax(worst, fabs(counts[i] - want) / want);
+  }
+  print_message("equal priorities: max relative deviation from uniform %.4f\n", worst);
+  assert_true(worst < 0.03);
+  mb_replay_free(&r);
+  mb_trajectory_free(&t);
+}
+
+static void test_priority_bad_input(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_replay r;
+  assert_true(mb_replay_init(&r, 10, D, A, &err));
+  double bad[] = {0, -0.5, 1.5, NAN};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_false(mb_replay_enable_priority(&r, bad[i], &err));
+    assert_non_null(strstr(err.message, "alpha"));
+  }
+  assert_true(mb_replay_enable_priority(&r, 0.5, &err));
+  mb_trajectory t;
+  assert_true(mb_trajectory_init(&t, D, A, &err));
+  make_traj(&t, 1, 2, true);
+  assert_true(mb_replay_add(&r, &t, &err));
+  double before = r.prio.sum[1];
+  mb_replay_set_priority(&r, 0, NAN);      /* not finite: ignored */
+  mb_replay_set_priority(&r, 0, INFINITY); /* not finite: ignored */
+  mb_replay_set_priority(&r, -1, 3);       /* outside: ignored */
+  mb_replay_set_priority(&r, 9, 3);        /* not stored: ignored */
+  assert_true(r.prio.sum[1] == before);
+  mb_replay_free(&r);
+  mb_trajectory_free(&t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_nstep_terminal),
       cmocka_unit_test(test_nstep_truncated),
       cmocka_unit_test(test_capacity_in_transitions),
       cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_priority_tree_matches_brute_force),
+      cmocka_unit_test(test_priority_frequencies),
+      cmocka_unit_test(test_priority_is_weights),
+      cmocka_unit_test(test_priority_eviction),
+      cmocka_unit_test(test_priority_equal_is_uniform),
+      cmocka_unit_test(test_priority_bad_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,8 @@
  *     and training curve, and the checkpoint round-trips;
  *   - determinism: the same seed gives bit-identical weights with --jobs 1 (and with 2 threads:
  *     actors use fixed random streams); another seed gives other weights;
+ *   - prioritised replay: a run finishes, is deterministic (weights and curve), and differs from
+ *     the uniform run of the same seed;
  *   - bad configurations fail with a message naming the field. */
 #include "support.h"
 
@@ -143,6 +145,41 @@ static void test_determinism(void **state) {
   mb_train_result_free(&d);
 }
 
+static bool same_curve(const mb_agent_curve *a, const mb_agent_curve *b) {
+  if (a->len != b->len) return false;
+  for (int64_t i = 0; i < a->len; i++)
+    if (a->step[i] != b->step[i] || memcmp(&a->policy[i], &b->policy[i], sizeof(double)) ||
+        memcmp(&a->loss[i], &b->loss[i], sizeof(double)) ||
+        memcmp(&a->selfplay[i], &b->selfplay[i], sizeof(double)))
+      return false;
+  return true;
+}
+
+static void test_priority_replay(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  mb_train_config cfg;
+  tiny_config(&cfg, 9, 60);
+  cfg.eval_every = 20; /* a curve with losses to compare */
+  cfg.priority_alpha = 0.6;
+  mb_train_result a, b, u;
+  mb_error err = {{0}};
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &a, &err));
+  assert_int_equal(a.prog.steps, 60);
+  assert_true(isfinite(a.final_policy));
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &b, &err));
+  assert_true(same_weights(&a.agent, &b.agent));
+  assert_true(same_curve(&a.curve, &b.curve));
+  cfg.priority_alpha = 0;
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &u, &err));
+  assert_false(same_weights(&a.agent, &u.agent));
+  print_message("60 updates: loss at the last point, prioritised %.4f, uniform %.4f\n",
+                a.curve.loss[a.curve.len - 1], u.curve.loss[u.curve.len - 1]);
+  mb_train_result_free(&a);
+  mb_train_result_free(&b);
+  mb_train_result_free(&u);
+}
+
 static void test_bad_config(void **state) {
   (void)state;
   mb_train_config cfg;
@@ -159,13 +196,20 @@ static void test_bad_config(void **state) {
   cfg.synthetic = false;
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   assert_non_null(strstr(err.message, "no workloads"));
+  tiny_config(&cfg, 1, 10);
+  cfg.priority_alpha = 1.5;
+  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_non_null(strstr(err.message, "priority_alpha"));
+  tiny_config(&cfg, 1, 10);
+  cfg.priority_beta = -0.1;
+  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_non_null(strstr(err.message, "priority_beta"));
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_policy_learns),
-      cmocka_unit_test(test_resume),
-      cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_policy_learns), cmocka_unit_test(test_resume),
+      cmocka_unit_test(test_determinism),   cmocka_unit_test(test_priority_replay),
       cmocka_unit_test(test_bad_config),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

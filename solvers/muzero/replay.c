@@ -1,8 +1,13 @@
 /* Replay buffer in transitions (see replay.h). */
 #include "replay.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Smallest raw priority of a decision row: p = |error| + PRIO_EPS, so no decision row is ever
+ * unreachable. */
+#define PRIO_EPS 1e-6
 
 bool mb_trajectory_init(mb_trajectory *t, int32_t obs_dim, int32_t A, mb_error *err) {
   memset(t, 0, sizeof *t);
@@ -113,7 +118,102 @@ void mb_replay_free(mb_replay *r) {
   free(r->value);
   free(r->to_final);
   free(r->terminal);
+  free(r->prio.p);
+  free(r->prio.sum);
+  free(r->prio.min);
+  free(r->prio.max);
   memset(r, 0, sizeof *r);
+}
+
+/* ================================ priority trees ================================ */
+
+/* Sets row's raw priority (0: not drawable) and recomputes the leaf's ancestors from their
+ * children, so that every internal node is exactly the sum/min/max of its subtree. */
+static void prio_set(mb_replay_priorities *t, int64_t row, double p) {
+  t->p[row] = p;
+  int64_t j = t->leaves + row;
+  t->sum[j] = p > 0 ? pow(p, t->alpha) : 0;
+  t->min[j] = p > 0 ? t->sum[j] : INFINITY;
+  t->max[j] = p;
+  for (j /= 2; j >= 1; j /= 2) {
+    t->sum[j] = t->sum[2 * j] + t->sum[2 * j + 1];
+    t->min[j] = fmin(t->min[2 * j], t->min[2 * j + 1]);
+    t->max[j] = fmax(t->max[2 * j], t->max[2 * j + 1]);
+  }
+}
+
+/* Priority a newly written decision row gets: the largest stored one, 1 in an empty buffer. */
+static double prio_new_row(const mb_replay_priorities *t) {
+  return t->max[1] > 0 ? t->max[1] : 1.0;
+}
+
+bool mb_replay_enable_priority(mb_replay *r, double alpha, mb_error *err) {
+  if (!(alpha > 0 && alpha <= 1))
+    return mb_fail(err, "replay: priority alpha %g: expected in (0, 1]", alpha);
+  if (r->capacity < 1) return mb_fail(err, "replay: priority enabled before mb_replay_init");
+  mb_replay_priorities *t = &r->prio;
+  bool fresh = t->p == NULL;
+  if (fresh) {
+    int64_t leaves = 1;
+    while (leaves < r->capacity) leaves *= 2;
+    size_t n = 2 * (size_t)leaves;
+    t->p = calloc((size_t)r->capacity, sizeof *t->p);
+    t->sum = calloc(n, sizeof *t->sum);
+    t->min = malloc(n * sizeof *t->min);
+    t->max = calloc(n, sizeof *t->max);
+    if (!t->p || !t->sum || !t->min || !t->max) {
+      free(t->p);
+      free(t->sum);
+      free(t->min);
+      free(t->max);
+      memset(t, 0, sizeof *t);
+      return mb_fail(err, "replay: out of memory for the priorities of %lld transitions",
+                     (long long)r->capacity);
+    }
+    for (size_t j = 0; j < n; j++) t->min[j] = INFINITY;
+    t->leaves = leaves;
+  }
+  t->alpha = alpha;
+  /* rows already stored: priority 1 on a fresh tree, else their own under the new alpha */
+  for (int64_t i = 0; i < r->count; i++)
+    prio_set(t, i, r->action[i] < 0 ? 0 : (fresh ? 1.0 : t->p[i]));
+  return true;
+}
+
+int64_t mb_replay_sample_prioritised(const mb_replay *r, mb_rng *rng, double beta,
+                                     double *is_weight) {
+  const mb_replay_priorities *t = &r->prio;
+  if (!t->p || !(t->sum[1] > 0)) return -1;
+  double u = mb_rng_uniform(rng) * t->sum[1];
+  int64_t j = 1;
+  while (j < t->leaves) {
+    /* go left while u falls in the left sum; never into an empty subtree (rounding at the
+     * edges), so the walk ends on a drawable leaf */
+    int64_t left = 2 * j;
+    if ((u < t->sum[left] || !(t->sum[left + 1] > 0)) && t->sum[left] > 0) {
+      j = left;
+    } else {
+      u -= t->sum[left];
+      j = left + 1;
+    }
+  }
+  if (is_weight) {
+    /* (N P(i))^-beta / (N P_min)^-beta = (P(i) / P_min)^-beta: N and the sum cancel; <= 1
+     * because P(i) >= P_min */
+    double w = pow(t->sum[j] / t->min[1], -beta);
+    *is_weight = w < 1 ? w : 1;
+  }
+  return j - t->leaves;
+}
+
+void mb_replay_set_priority(mb_replay *r, int64_t row, double error) {
+  if (!r->prio.p || row < 0 || row >= r->count || r->action[row] < 0 || !isfinite(error)) return;
+  prio_set(&r->prio, row, fabs(error) + PRIO_EPS);
+}
+
+double mb_replay_priority(const mb_replay *r, int64_t row) {
+  if (!r->prio.p || row < 0 || row >= r->count) return 0;
+  return r->prio.p[row];
 }
 
 bool mb_replay_add(mb_replay *r, const mb_trajectory *t, mb_error *err) {
@@ -124,8 +224,21 @@ bool mb_replay_add(mb_replay *r, const mb_trajectory *t, mb_error *err) {
   if ((int64_t)t->len + 1 > r->capacity)
     return mb_fail(err, "replay: trajectory of %d decisions does not fit %lld transitions", t->len,
                    (long long)r->capacity);
+  bool prio = r->prio.p != NULL;
+  double p_new = 0;
+  if (prio) {
+    /* evict first: the new rows get the maximum priority of the rows that stay */
+    for (int32_t i = 0; i <= t->len; i++) {
+      int64_t row = (r->head + i) % r->capacity;
+      if (row < r->count) prio_set(&r->prio, row, 0);
+    }
+    p_new = prio_new_row(&r->prio);
+  }
   for (int32_t i = 0; i <= t->len; i++) {
     int64_t row = r->head;
+    if (row < r->count && r->action[row] >= 0) r->decision_rows--; /* evicted */
+    if (i < t->len) r->decision_rows++;
+    if (prio && i < t->len) prio_set(&r->prio, row, p_new);
     memcpy(r->obs + row * r->obs_dim, t->obs + (int64_t)i * r->obs_dim,
            (size_t)r->obs_dim * sizeof(float));
     if (i < t->len) {
@@ -152,11 +265,7 @@ bool mb_replay_add(mb_replay *r, const mb_trajectory *t, mb_error *err) {
   return true;
 }
 
-int64_t mb_replay_decisions(const mb_replay *r) {
-  int64_t n = 0;
-  for (int64_t i = 0; i < r->count; i++) n += r->action[i] >= 0;
-  return n;
-}
+int64_t mb_replay_decisions(const mb_replay *r) { return r->decision_rows; }
 
 int64_t mb_replay_sample(const mb_replay *r, mb_rng *rng) {
   if (r->count == 0) return -1;

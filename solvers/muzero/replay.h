@@ -16,8 +16,25 @@
  * for that observation (MuZero uses a periodically copied target network). mb_replay_nstep gives
  * the summed rewards, the row to bootstrap from (-1: none) and its discount.
  *
- * Sampling is uniform over decision rows (prioritised replay is not implemented). Single-threaded:
- * the trainer appends the actors' trajectories from its own thread. */
+ * Sampling. mb_replay_sample draws decision rows uniformly. After mb_replay_enable_priority(alpha),
+ * mb_replay_sample_prioritised draws row i with P(i) = p_i^alpha / sum_j p_j^alpha (prioritised
+ * experience replay, Schaul et al. 2016) and returns its importance weight (N P(i))^-beta divided
+ * by the largest weight over the stored rows, so weights lie in (0, 1]; N = decision rows stored.
+ * New decision rows get the largest priority stored (1 in an empty buffer), so each is likely to
+ * be drawn before its error is known; the learner then sets p_i = |error| + 1e-6 with
+ * mb_replay_set_priority. Final rows have priority 0 and are never drawn.
+ *
+ * Priority layout: three complete binary trees over `leaves` (the power of two >= capacity)
+ * leaves, stored heap-style (root at index 1, children of node j at 2j and 2j + 1, ring row i at
+ * leaf leaves + i): `sum` holds p^alpha and the sums of subtrees (proportional sampling walks
+ * down from the root), `min` the smallest p^alpha over decision rows (+inf elsewhere; gives the
+ * largest importance weight) and `max` the largest raw p (0 elsewhere; gives the priority of new
+ * rows). mb_replay_add first zeroes the leaves of the rows it overwrites (eviction: an evicted
+ * row leaves nothing behind), then gives its decision rows the largest priority among the rows
+ * that stay. A leaf change recomputes its ancestors from their children: O(log n) per change,
+ * and sums do not drift however many updates are made.
+ *
+ * Single-threaded: the trainer appends the actors' trajectories from its own thread. */
 #ifndef MB_REPLAY_H
 #define MB_REPLAY_H
 
@@ -27,21 +44,33 @@
 #include "error.h"
 #include "rng.h"
 
+/* Priorities of the rows (see "Priority layout" above); all NULL while sampling is uniform. */
+typedef struct mb_replay_priorities {
+  double alpha;   /* exponent of P(i), in (0, 1] */
+  int64_t leaves; /* power of two >= capacity */
+  double *p;      /* capacity: raw priority of each row (0 on final rows) */
+  double *sum;    /* 2 x leaves: p^alpha and subtree sums */
+  double *min;    /* 2 x leaves: min p^alpha over decision rows (+inf elsewhere) */
+  double *max;    /* 2 x leaves: max raw p over decision rows (0 elsewhere) */
+} mb_replay_priorities;
+
 typedef struct mb_replay {
   int64_t capacity; /* rows */
   int32_t obs_dim, A;
-  int64_t head;         /* next row to write (ring index) */
-  int64_t count;        /* rows in use */
-  int64_t total_added;  /* decision rows ever added */
-  int64_t trajectories; /* trajectories ever added */
-  float *obs;           /* capacity x obs_dim */
-  float *policy;        /* capacity x A */
-  uint8_t *mask;        /* capacity x A */
-  int32_t *action;      /* -1 on final rows */
-  float *reward;        /* reward of the row's action */
-  float *value;         /* search value at the row */
-  int32_t *to_final;    /* rows until the trajectory's final row (0 on the final row) */
-  uint8_t *terminal;    /* final rows: 1 terminal, 0 truncated */
+  int64_t head;          /* next row to write (ring index) */
+  int64_t count;         /* rows in use */
+  int64_t total_added;   /* decision rows ever added */
+  int64_t trajectories;  /* trajectories ever added */
+  float *obs;            /* capacity x obs_dim */
+  float *policy;         /* capacity x A */
+  uint8_t *mask;         /* capacity x A */
+  int32_t *action;       /* -1 on final rows */
+  float *reward;         /* reward of the row's action */
+  float *value;          /* search value at the row */
+  int32_t *to_final;     /* rows until the trajectory's final row (0 on the final row) */
+  uint8_t *terminal;     /* final rows: 1 terminal, 0 truncated */
+  int64_t decision_rows; /* decision rows stored */
+  mb_replay_priorities prio;
 } mb_replay;
 
 /* One trajectory being built by an actor (growable, owned by the caller). */
@@ -76,6 +105,27 @@ bool mb_replay_add(mb_replay *r, const mb_trajectory *t, mb_error *err);
 int64_t mb_replay_decisions(const mb_replay *r);
 /* A uniformly drawn decision row (ring index), -1 when empty. */
 int64_t mb_replay_sample(const mb_replay *r, mb_rng *rng);
+
+/* Switches prioritised sampling on (alpha in (0, 1]): allocates the trees; rows already stored
+ * get priority 1. Calling it again changes alpha and keeps the raw priorities. */
+bool mb_replay_enable_priority(mb_replay *r, double alpha, mb_error *err);
+/* A decision row drawn with P(i) = p_i^alpha / sum p^alpha (ring index); -1 when no decision row
+ * is stored or priority is off. *is_weight (may be NULL) = (N P(i))^-beta / max_j (N P(j))^-beta,
+ * in (0, 1]; beta in [0, 1]. */
+int64_t mb_replay_sample_prioritised(const mb_replay *r, mb_rng *rng, double beta,
+                                     double *is_weight);
+/* Sets row's priority to |error| + 1e-6. Ignored when priority is off, the row is outside the
+ * stored rows or is a final row, or error is not finite.
+ * A row overwritten since it was drawn is not detected when a decision row took its place: that
+ * newer row then receives the update. This cannot happen in mb_train (priorities are set in the
+ * same learner step that drew the rows, and rows are only added between learner steps); for
+ * other callers it is harmless to correctness: the stored priority is still positive, and draws
+ * and importance weights always use the priorities stored at draw time, so the correction stays
+ * exact for the distribution actually sampled. Only the new row's head start (maximum priority)
+ * is lost. A final row that took the place is detected (action -1) and stays undrawable. */
+void mb_replay_set_priority(mb_replay *r, int64_t row, double error);
+/* Raw priority p_i of a row (0 on final rows and when priority is off). */
+double mb_replay_priority(const mb_replay *r, int64_t row);
 /* Ring index of the row k steps after `row` in its trajectory, clamped at its final row; and
  * whether it is past the final row (absorbing: no policy/value/reward target). */
 int64_t mb_replay_offset(const mb_replay *r, int64_t row, int32_t k, bool *past_end);

@@ -37,6 +37,8 @@ void mb_train_config_default(mb_train_config *c) {
   c->max_grad_norm = 5.0;
   c->replay_capacity = 50000;
   c->replay_ratio = 4.0;
+  c->priority_alpha = 0.0;
+  c->priority_beta = 0.4;
   c->target_period = 100;
   c->actors_per_round = 2;
   c->jobs = 1;
@@ -78,6 +80,10 @@ bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
                    (long long)c->replay_capacity, c->segment);
   if (!(c->replay_ratio > 0))
     return mb_fail(err, "train config: replay ratio %g: expected > 0", c->replay_ratio);
+  if (!(c->priority_alpha >= 0 && c->priority_alpha <= 1))
+    return mb_fail(err, "train config: priority_alpha %g: expected in [0, 1]", c->priority_alpha);
+  if (!(c->priority_beta >= 0 && c->priority_beta <= 1))
+    return mb_fail(err, "train config: priority_beta %g: expected in [0, 1]", c->priority_beta);
   if (c->target_period < 1 || c->actors_per_round < 1 || c->jobs < 1 || c->segment < 1)
     return mb_fail(err,
                    "train config: target period %d, actors %d, jobs %d, segment %d: "
@@ -527,6 +533,10 @@ typedef struct learner {
   int64_t *rows, *boot_idx;
   double *boot_sum, *boot_disc;
   bool *past;
+  /* prioritised replay: importance weight of each drawn row, value logits and decoded value at
+   * unroll step 0 (for the new priorities) */
+  float *isw, *v0;
+  mb_tensor vlog0;
   double loss_p, loss_v, loss_r, loss_c; /* last update's (batch means) */
 } learner;
 
@@ -563,6 +573,9 @@ static void learner_free(learner *L) {
   free(L->boot_sum);
   free(L->boot_disc);
   free(L->past);
+  free(L->isw);
+  free(L->v0);
+  mb_tensor_free(&L->vlog0);
   memset(L, 0, sizeof *L);
 }
 
@@ -596,11 +609,13 @@ static bool learner_init(learner *L, const mb_agent *ag, int32_t B, int32_t K, m
   L->boot_sum = calloc((size_t)nb, sizeof(double));
   L->boot_disc = calloc((size_t)nb, sizeof(double));
   L->past = calloc((size_t)nb, sizeof(bool));
+  L->isw = calloc((size_t)B, sizeof(float));
+  L->v0 = calloc((size_t)B, sizeof(float));
   int32_t BK = K > 0 ? B * K : 1;
   L->cw = calloc((size_t)BK, sizeof(float));
   if (ok && (!L->cw || !L->pred || !L->dyn || !L->rew || !L->ptarget || !L->actions || !L->vt ||
              !L->vw || !L->pw || !L->rt || !L->rw || !L->bootv || !L->rows || !L->boot_idx ||
-             !L->boot_sum || !L->boot_disc || !L->past))
+             !L->boot_sum || !L->boot_disc || !L->past || !L->isw || !L->v0))
     ok = mb_fail(err, "learner: out of memory");
   ok = ok && mb_nn_tape_create(&L->repr, &ag->repr, B, err) &&
        mb_nn_tape_create(&L->trepr, &L->target.repr, L->NB, err) &&
@@ -620,19 +635,46 @@ static bool learner_init(learner *L, const mb_agent *ag, int32_t B, int32_t K, m
        mb_tensor_init(&L->ds, B, W, err) && mb_tensor_init(&L->dtmp, B, W, err) &&
        mb_tensor_init(&L->din, B, W + A, err) && mb_tensor_init(&L->carry, B, W, err) &&
        mb_tensor_init(&L->rlog, B, S, err) && mb_tensor_init(&L->dr, B, S, err) &&
-       mb_tensor_init(&L->tv, L->NB, 1, err);
+       mb_tensor_init(&L->tv, L->NB, 1, err) && mb_tensor_init(&L->vlog0, B, S, err);
   if (!ok) learner_free(L);
   return ok;
 }
 
-/* Fills the batch: rows, actions, policy/value/reward targets (scaled), weights. */
+/* Draws the first row of batch column b: uniformly (importance weight 1), or by priority with
+ * its importance weight for exponent beta. -1 when the buffer is empty. */
+static int64_t learner_draw(learner *L, int32_t b, const mb_replay *rb, bool prioritised,
+                            double beta, mb_rng *rng) {
+  double w = 1;
+  int64_t row =
+      prioritised ? mb_replay_sample_prioritised(rb, rng, beta, &w) : mb_replay_sample(rb, rng);
+  L->isw[b] = (float)w;
+  return row;
+}
+
+/* Multiplies every loss weight of each batch column (policy, value, reward and consistency at
+ * every unroll step) by the column's importance weight. */
+static void learner_apply_is_weights(learner *L) {
+  int32_t B = L->B, K = L->K;
+  for (int32_t k = 0; k <= K; k++)
+    for (int32_t b = 0; b < B; b++) {
+      int64_t i = (int64_t)k * B + b;
+      L->pw[i] *= L->isw[b];
+      L->vw[i] *= L->isw[b];
+      if (k < K) L->rw[i] *= L->isw[b];
+      if (k >= 1) L->cw[(int64_t)(k - 1) * B + b] *= L->isw[b];
+    }
+}
+
+/* Fills the batch: rows, actions, policy/value/reward targets (scaled), weights. beta is the
+ * importance-weight exponent when rows are drawn by priority. */
 static bool learner_batch(learner *L, const mb_replay *rb, const mb_train_config *cfg,
-                          const mb_agent *ag, mb_rng *rng, mb_error *err) {
+                          const mb_agent *ag, double beta, mb_rng *rng, mb_error *err) {
   int32_t B = L->B, K = L->K, A = L->A, D = L->D;
   float scale = ag->cfg.value_scale;
   int32_t nboot = 0;
+  bool prioritised = cfg->priority_alpha > 0;
   for (int32_t b = 0; b < B; b++) {
-    int64_t row0 = mb_replay_sample(rb, rng);
+    int64_t row0 = learner_draw(L, b, rb, prioritised, beta, rng);
     if (row0 < 0) return mb_fail(err, "learner: empty replay buffer");
     memcpy(mb_tensor_row(&L->obs, b), rb->obs + row0 * D, (size_t)D * sizeof(float));
     /* the trajectory's final row: terminal or truncated */
@@ -698,7 +740,22 @@ static bool learner_batch(learner *L, const mb_replay *rb, const mb_train_config
       double z = L->boot_sum[i] + L->boot_disc[i] * v;
       L->vt[i] = (float)(z * scale);
     }
+  if (prioritised) learner_apply_is_weights(L);
   return true;
+}
+
+/* The value the network predicts at unroll step 0 for each batch column (scaled units), from
+ * the prediction tape of this update's forward pass (before the weights change). */
+static bool learner_value0(learner *L, const mb_agent *ag, mb_error *err) {
+  return mb_tensor_get_cols(&L->vlog0, mb_nn_tape_output(&L->pred[0]), L->A, L->S, err) &&
+         mb_categorical_decode(&ag->sup, &L->vlog0, L->v0, err);
+}
+
+/* New priorities of the drawn rows: |value prediction - n-step target| at unroll step 0 (both
+ * scaled); a row drawn twice gets the same error twice. */
+static void learner_set_priorities(const learner *L, mb_replay *rb) {
+  for (int32_t b = 0; b < L->B; b++)
+    mb_replay_set_priority(rb, L->rows[b], fabs((double)L->v0[b] - (double)L->vt[b]));
 }
 
 /* Consistency (EfficientZero, Ye et al. 2021): the dynamics' state after k steps should be the
@@ -713,21 +770,23 @@ static double consistency_grad(learner *L, int32_t k, const mb_tensor *target, f
   for (int32_t b = 0; b < L->B; b++) {
     int32_t c = (k - 1) * L->B + b;
     if (L->cw[c] == 0) continue;
+    float wc = w * L->cw[c]; /* cw: 0/1 existence times the importance weight */
     const float *x = mb_tensor_row(sk, b), *t = mb_tensor_row(target, c);
     float *g = mb_tensor_row(&L->ds, b);
     for (int32_t j = 0; j < L->W; j++) {
       float d = x[j] - t[j];
-      loss += 0.5 * (double)w * (double)d * (double)d;
-      g[j] += w * d;
+      loss += 0.5 * (double)wc * (double)d * (double)d;
+      g[j] += wc * d;
     }
   }
   return loss;
 }
 
-/* One update: forward the unroll, losses, backward, clip, AdamW. */
+/* One update: forward the unroll, losses, backward, clip, AdamW; then, with prioritised replay,
+ * the drawn rows' new priorities. */
 static bool learner_step(learner *L, mb_agent *ag, mb_adam *opt, const mb_train_config *cfg,
-                         const mb_replay *rb, mb_rng *rng, mb_error *err) {
-  if (!learner_batch(L, rb, cfg, ag, rng, err)) return false;
+                         mb_replay *rb, double beta, mb_rng *rng, mb_error *err) {
+  if (!learner_batch(L, rb, cfg, ag, beta, rng, err)) return false;
   int32_t B = L->B, K = L->K, A = L->A, W = L->W, S = L->S;
   const mb_tensor *ctarget = NULL;
   if (K > 0 && cfg->consistency_weight > 0 && !(ctarget = mb_nn_forward(&L->crepr, &L->cobs, err)))
@@ -743,6 +802,7 @@ static bool learner_step(learner *L, mb_agent *ag, mb_adam *opt, const mb_train_
     s = mb_nn_forward(&L->dyn[k], &L->in, err);
     if (!s || !mb_nn_forward(&L->rew[k], s, err)) return false;
   }
+  if (cfg->priority_alpha > 0 && !learner_value0(L, ag, err)) return false;
   mb_nn_module *mods[4];
   mb_agent_modules(ag, mods);
   for (int i = 0; i < 4; i++) mb_nn_zero_grad(mods[i]);
@@ -788,6 +848,7 @@ static bool learner_step(learner *L, mb_agent *ag, mb_adam *opt, const mb_train_
   if (!mb_nn_backward(&L->repr, &L->ds, NULL, err)) return false;
   mb_adam_clip_grad_norm(opt, cfg->max_grad_norm);
   if (!mb_adam_step(opt, err)) return false;
+  if (cfg->priority_alpha > 0) learner_set_priorities(L, rb);
   L->loss_p = lp;
   L->loss_v = lv;
   L->loss_r = lr;
@@ -815,6 +876,15 @@ static void free_actors(trainer *T, int32_t n) {
   }
   free(T->actors);
   T->actors = NULL;
+}
+
+/* Importance-weight exponent at update `step`: linear from priority_beta to 1 over the step
+ * limit (full correction at the end), constant without one. */
+static double priority_beta(const mb_train_config *cfg, int64_t step) {
+  if (cfg->steps <= 0) return cfg->priority_beta;
+  double f = (double)step / (double)cfg->steps;
+  if (f > 1) f = 1;
+  return cfg->priority_beta + (1.0 - cfg->priority_beta) * f;
 }
 
 static bool save(const mb_train_config *cfg, mb_train_result *res, mb_error *err) {
@@ -925,6 +995,7 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
   }
   ok = ok && learner_init(&L, ag, cfg->batch, cfg->unroll, err) &&
        mb_replay_init(&rb, cfg->replay_capacity, ag->cfg.obs_dim, A, err);
+  if (ok && cfg->priority_alpha > 0) ok = mb_replay_enable_priority(&rb, cfg->priority_alpha, err);
 
   /* ---- rounds ---- */
   double owed = 0, sp_sum = 0, loss_sum = 0, t_self = 0, t_learn = 0, last_log = mb_train_now();
@@ -975,7 +1046,8 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
     t0 = mb_train_now();
     if (rb.total_added >= cfg->batch) owed += (double)new_dec * cfg->replay_ratio / cfg->batch;
     while (ok && owed >= 1 && !(cfg->steps > 0 && res->prog.steps >= cfg->steps)) {
-      ok = learner_step(&L, ag, &res->opt, cfg, &rb, &lrng, err);
+      ok = learner_step(&L, ag, &res->opt, cfg, &rb, priority_beta(cfg, res->prog.steps), &lrng,
+                        err);
       owed -= 1;
       res->prog.steps++;
       updates++;

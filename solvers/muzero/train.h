@@ -31,6 +31,17 @@
  * worse than the raw policy (datasets/agents/README.md). Losses of unroll steps 1..K are scaled by
  * 1/K; AdamW with global gradient clipping.
  *
+ * Prioritised replay (optional, priority_alpha > 0; Schaul et al. 2016, as in MuZero): rows are
+ * drawn with probability proportional to p^alpha (replay.h), and every loss of a drawn row (all
+ * unroll steps: policy, value, reward, consistency) is multiplied by its importance weight, so
+ * the expected gradient stays that of uniform sampling. After each update a drawn row's priority
+ * becomes |value prediction at unroll step 0 - n-step value target|, in the network's scaled
+ * units, from that update's forward pass. beta goes linearly from priority_beta to 1 over the
+ * run's step limit (full correction at the end, when the estimate matters most); with only a time
+ * limit it stays at priority_beta. Priorities live in the replay buffer, which a resumed run
+ * starts empty. The logged and curve losses are then the importance-weighted ones (weights <= 1):
+ * their scale is not comparable with a uniform run's.
+ *
  * Evaluation. Every eval_every updates the raw policy network alone (greedy, no search) plays
  * every evaluation workload once; its mean return is the `policy` column of the training curve
  * (mb_agent_curve). The evaluation set is the caller's first eval_max workloads (whole
@@ -84,6 +95,8 @@ typedef struct mb_train_config {
   double lr, weight_decay, max_grad_norm;
   int64_t replay_capacity; /* transitions */
   double replay_ratio;     /* samples drawn per new decision */
+  double priority_alpha;   /* prioritised replay exponent in [0, 1] (0: uniform sampling) */
+  double priority_beta;    /* importance-weight exponent at the start, in [0, 1] */
   int32_t target_period;   /* updates between target-network copies */
   int32_t actors_per_round;
   int32_t jobs;    /* threads playing the actors of a round */
@@ -104,9 +117,9 @@ typedef struct mb_train_config {
 
 /* Defaults: Gumbel search with 8 simulations (m = 16), B 64, K 5, n 10, gamma 1, value weight
  * 0.25, consistency weight 1, lr 1e-3, weight decay 1e-4, clip 5, replay 50000 transitions, ratio
- * 4, target every 100, 2 actors per round, 1 job, segment 48, synthetic 16..256 buffers, share 0.5,
- * evaluation every 100 updates on at most 8 workloads, checkpoint every 200, seed 0, log every 5 s.
- */
+ * 4, uniform sampling (priority alpha 0; beta 0.4 when it is switched on), target every 100, 2
+ * actors per round, 1 job, segment 48, synthetic 16..256 buffers, share 0.5, evaluation every 100
+ * updates on at most 8 workloads, checkpoint every 200, seed 0, log every 5 s. */
 void mb_train_config_default(mb_train_config *c);
 bool mb_train_config_check(const mb_train_config *c, mb_error *err);
 

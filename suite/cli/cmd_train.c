@@ -42,6 +42,10 @@ static void usage(FILE *out) {
           "                    representation of the observation reached, EfficientZero; 0: off)\n"
           "  --support N (31 value/reward atoms; fresh agents)  --c-scale X (0.1)\n"
           "  --replay N (50000 transitions)  --ratio R (4 samples per new decision)\n"
+          "  --priority ALPHA (0: uniform replay; in (0, 1]: rows drawn with probability\n"
+          "                    ~ |value error|^ALPHA, losses weighted by importance weights)\n"
+          "  --priority-beta B (0.4: importance-weight exponent, annealed to 1 over --steps;\n"
+          "                    fixed with --minutes only)\n"
           "  --actors N (2 per round)  --jobs J (1 thread)  --seed S (0)\n"
           "  --synth-min N (16)  --synth-max N (256)\n"
           "  -q, --quiet         no progress lines\n"
@@ -163,6 +167,10 @@ int mb_cmd_train(int argc, char **argv) {
       ok = p_i64(v, 2, (int64_t)1 << 30, &cfg.replay_capacity);
     else if (!strcmp(a, "--ratio"))
       ok = p_f64(v, 1e-6, 1e6, &cfg.replay_ratio);
+    else if (!strcmp(a, "--priority"))
+      ok = p_f64(v, 0, 1, &cfg.priority_alpha);
+    else if (!strcmp(a, "--priority-beta"))
+      ok = p_f64(v, 0, 1, &cfg.priority_beta);
     else if (!strcmp(a, "--actors"))
       ok = p_i32(v, 1, 1024, &cfg.actors_per_round);
     else if (!strcmp(a, "--checkpoint-every"))
@@ -233,11 +241,16 @@ int mb_cmd_train(int argc, char **argv) {
     off += snprintf(note + off, sizeof note - (size_t)off, " %s", argv[i]);
   cfg.note = note;
   cfg.log = quiet ? NULL : stderr;
-  if (!quiet)
-    fprintf(stderr, "train: %d catalogue workloads%s; %s search, %d simulations; out %s\n", L.n,
+  if (!quiet) {
+    char replay[96] = "uniform replay";
+    if (cfg.priority_alpha > 0)
+      snprintf(replay, sizeof replay, "prioritised replay alpha %g, beta %g%s", cfg.priority_alpha,
+               cfg.priority_beta, cfg.steps > 0 ? " -> 1" : "");
+    fprintf(stderr, "train: %d catalogue workloads%s; %s search, %d simulations; %s; out %s\n", L.n,
             cfg.synthetic ? " + synthetic curriculum" : "",
-            cfg.search.kind == MB_SEARCH_GUMBEL ? "gumbel" : "puct", cfg.search.simulations,
+            cfg.search.kind == MB_SEARCH_GUMBEL ? "gumbel" : "puct", cfg.search.simulations, replay,
             cfg.out);
+  }
   mb_train_result res;
   bool ok = mb_train(&cfg, L.tw, L.n, NULL, &res, &err);
   if (!ok) {
