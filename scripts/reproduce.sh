@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything, from a fresh clone: run -> verify -> plot -> report -> paper PDF.
+# Everything, from a fresh clone: train -> run -> verify -> search table -> plot -> report -> PDF.
 # Usage: scripts/reproduce.sh [--profile quick|full] [--install-latex] [extra 'run' options]
 # Without LaTeX (latexmk or pdflatex) it stops after the report and says so;
 # --install-latex installs the Debian TeX packages the paper needs.
@@ -20,7 +20,7 @@ export MALLOCBENCH_DATA="${MALLOCBENCH_DATA:-$(pwd)/../shared/data}"
 ./scripts/build.sh build
 mkdir -p results/agents
 # mallocMuZero's agent, trained on the train split and synthetic workloads before the run
-# (deterministic: fixed seed, step count, one thread). quick: ~1 minute; full: ~30 minutes.
+# (deterministic: fixed seed, step count, one thread). quick: ~1 minute; full: ~35 minutes.
 agent="results/agents/$profile.h5"
 steps=6000
 [ "$profile" = full ] && steps=200000
@@ -29,6 +29,10 @@ if [ ! -f "$agent" ]; then
 fi
 ./build/mallocbench run --profile "$profile" --agent "$agent" "${extra[@]}"
 ./build/mallocbench verify results/latest.h5
+# mallocMuZero's search table (issue #8's "search is real"): mean return on the train split with
+# 0 (raw policy), 2, 8 and 32 simulations, learned model and exact game, beside the baselines
+./build/mallocbench bench muzero --agent "$agent" --returns 0,2,8,32 --split train |
+  tee "results/muzero-search-$profile.txt"
 ./build/mallocbench plot results/latest.h5 --format png,pdf
 ./build/mallocbench report results/latest.h5
 if command -v latexmk >/dev/null; then
