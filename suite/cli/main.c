@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "tensor.h"
 #include "version.h"
 
 static const mb_command COMMANDS[] = {
@@ -53,6 +54,11 @@ int main(int argc, char **argv) {
     mb_print_version(stdout);
     return 0;
   }
+  /* One BLAS thread for every command (bench nn sets its own): mallocMuZero's results must not
+   * depend on the machine's core count (OpenBLAS's products differ in the last bits between
+   * thread counts, which can flip a search's choice), its batches are small, and `run --jobs`
+   * already keeps the cores busy; OpenBLAS's own threads only spin against the workers. */
+  mb_blas_set_threads(1);
   for (int i = 0; i < N_COMMANDS; i++)
     if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
   fprintf(stderr, "mallocbench: '%s' is not a command; see 'mallocbench --help'\n", argv[1]);
