@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct mb_nn_file {
@@ -51,6 +52,9 @@ mb_nn_file *mb_nn_file_create(const char *path, mb_error *err) {
     release(f);
     return NULL;
   }
+  /* mkstemp makes the file private (0600); a checkpoint is an ordinary, shareable result
+   * (0644, like `add`'s catalogue: reading the umask would briefly change it for every thread) */
+  (void)fchmod(fd, 0644);
   close(fd);
   f->file = H5Fcreate(f->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (f->file < 0) {
