@@ -344,6 +344,21 @@ static bool figure_walltime(plot_job *job, const mb_result_matrix *m, mb_error *
   return draw(job, "walltime.gp", "walltime_vs_size", 1000, 650, vars, err);
 }
 
+/* True when `label` is one of the comma-separated names in `list`. */
+static bool name_listed(const char *list, const char *label) {
+  size_t n = strlen(label);
+  for (const char *p = list; (p = strstr(p, label)) != NULL; p += n)
+    if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ',')) return true;
+  return false;
+}
+
+/* True when some curve already carries the solver's name. */
+static bool curve_named(char names[][256], int n, const char *solver) {
+  for (int k = 0; k < n; k++)
+    if (name_listed(names[k], solver)) return true;
+  return false;
+}
+
 /* True when two curves are the same series (the same agent reported by several solvers). */
 static bool same_curve(const double *s1, const double *r1, int32_t n1, const double *s2,
                        const double *r2, int32_t n2) {
@@ -373,10 +388,15 @@ static bool figure_curves(plot_job *job, mb_results *r, const mb_result_matrix *
     }
     int k = 0;
     while (k < n && !same_curve(steps[k], rets[k], lens[k], step, ret, len)) k++;
+    /* named by solver: the seeds of one solver play with the same agent, so its curve is the
+     * same; seeds only distinguish curves that differ (their own entries below) */
     char label[128];
-    snprintf(label, sizeof label, "%s/seed%lld", row->solver, (long long)row->seed);
+    if (k < n || n == 0 || !curve_named(names, n, row->solver))
+      snprintf(label, sizeof label, "%s", row->solver);
+    else
+      snprintf(label, sizeof label, "%s/seed%lld", row->solver, (long long)row->seed);
     if (len > 0 && k < n) {
-      if (!strstr(names[k], label)) {
+      if (!name_listed(names[k], label)) {
         size_t used = strlen(names[k]);
         snprintf(names[k] + used, sizeof names[k] - used, ",%s", label);
       }
