@@ -79,6 +79,7 @@ void mb_game_config_default(mb_game_config *c) {
   c->time_bins = 16;
   c->lookahead = 32;
   c->auto_slow = true;
+  c->next_buffers = 0;
 }
 
 bool mb_game_config_check(const mb_game_config *c, mb_error *err) {
@@ -93,6 +94,8 @@ bool mb_game_config_check(const mb_game_config *c, mb_error *err) {
     return mb_fail(err, "game config: time_bins %d outside [1, 256]", (int)c->time_bins);
   if (c->lookahead < 0 || c->lookahead > 4096)
     return mb_fail(err, "game config: lookahead %d outside [0, 4096]", (int)c->lookahead);
+  if (c->next_buffers < 0 || c->next_buffers > 64)
+    return mb_fail(err, "game config: next_buffers %d outside [0, 64]", (int)c->next_buffers);
   return true;
 }
 
@@ -122,7 +125,8 @@ const char *mb_game_order_name(mb_game_order order) {
 
 int32_t mb_game_observation_size(const mb_game_config *c) {
   return MB_GAME_OBS_BUFFER + c->addr_bins * c->time_bins +
-         (c->n_actions - 1) * MB_GAME_OBS_PER_CANDIDATE + MB_GAME_OBS_PROGRESS;
+         (c->n_actions - 1) * MB_GAME_OBS_PER_CANDIDATE + c->next_buffers * MB_GAME_OBS_PER_NEXT +
+         MB_GAME_OBS_PROGRESS;
 }
 
 /* ---- visiting order ---- */
@@ -346,7 +350,7 @@ static bool same_hardware(const mb_hardware *a, const mb_hardware *b) {
 static bool same_config(const mb_game_config *a, const mb_game_config *b) {
   return a->n_actions == b->n_actions && a->order == b->order && a->addr_bins == b->addr_bins &&
          a->time_bins == b->time_bins && a->lookahead == b->lookahead &&
-         a->auto_slow == b->auto_slow;
+         a->auto_slow == b->auto_slow && a->next_buffers == b->next_buffers;
 }
 
 bool mb_game_copy(mb_game *dst, const mb_game *src, mb_error *err) {
@@ -578,6 +582,20 @@ void mb_game_observe(mb_game *g, float *obs) {
       g->la_benefit[n_la] = g->benefit[r];
       n_la++;
     }
+  }
+  /* The next buffers of the order (whether or not auto_slow will skip them). */
+  float *nf = obs + MB_GAME_OBS_BUFFER + c->addr_bins * c->time_bins +
+              (c->n_actions - 1) * MB_GAME_OBS_PER_CANDIDATE;
+  for (int32_t k = 1; k <= c->next_buffers && g->cursor + k < g->n_visit;
+       k++, nf += MB_GAME_OBS_PER_NEXT) {
+    int32_t r = g->visit[g->cursor + k];
+    const mb_buffer *rb = &g->w->buffers[r];
+    nf[MB_GAME_N_PRESENT] = 1.0f;
+    nf[MB_GAME_N_SIZE] = cap > 0 ? clamp01((double)rb->size / cap) : 0.0f;
+    nf[MB_GAME_N_START] = clamp01((double)rb->start / L);
+    nf[MB_GAME_N_END] = clamp01((double)(rb->end + 1) / L);
+    nf[MB_GAME_N_BENEFIT] = clamp01((double)g->benefit[r] / g->t_norm);
+    nf[MB_GAME_N_OVERLAPS] = rb->start <= buf->end && buf->start <= rb->end ? 1.0f : 0.0f;
   }
   float *cf = obs + MB_GAME_OBS_BUFFER + c->addr_bins * c->time_bins;
   for (int32_t i = 0; i < g->n_cand; i++, cf += MB_GAME_OBS_PER_CANDIDATE) {

@@ -30,10 +30,13 @@
  * temporary buffer when many rectangles overlap the live range).
  *
  * The observation is a fixed-size float vector (mb_game_observation_size), laid out in four
- * blocks; every value lies in [0, 1]. Field-by-field documentation: datasets/GAME.md.
+ * blocks (five with next_buffers > 0); every value lies in [0, 1]. Field-by-field
+ * documentation: datasets/GAME.md.
  *   [0, 10)            current buffer (MB_GAME_OBS_BUFFER fields, see below)
  *   [10, 10 + B*T)     occupancy picture: B address bins x T time bins, address-major
  *   next (A-1) * 6     per candidate slot (MB_GAME_OBS_PER_CANDIDATE fields)
+ *   next N * 6         the next N buffers of the order (MB_GAME_OBS_PER_NEXT fields; N =
+ *                      next_buffers, 0 by default: the layout is then the four blocks)
  *   last 5             progress (MB_GAME_OBS_PROGRESS fields)
  * When the episode is over the vector is all zeros except the progress block.
  *
@@ -60,11 +63,14 @@ typedef enum mb_game_order {
 typedef struct mb_game_config {
   int32_t n_actions; /* A in [2, 1024]: A-1 candidate slots + slow (action A-1); default 16 */
   mb_game_order order;
-  int32_t addr_bins; /* occupancy picture rows (address), [1, 256]; default 16 */
-  int32_t time_bins; /* occupancy picture columns (time), [1, 256]; default 16 */
-  int32_t lookahead; /* buffers after the current one used by the blocking feature, [0, 4096];
-                        default 32 */
-  bool auto_slow;    /* buffers without any candidate go slow without a decision; default on */
+  int32_t addr_bins;    /* occupancy picture rows (address), [1, 256]; default 16 */
+  int32_t time_bins;    /* occupancy picture columns (time), [1, 256]; default 16 */
+  int32_t lookahead;    /* buffers after the current one used by the blocking feature, [0, 4096];
+                           default 32 */
+  bool auto_slow;       /* buffers without any candidate go slow without a decision; default on */
+  int32_t next_buffers; /* upcoming buffers of the order the observation describes, [0, 64];
+                           default 0. A learned model can only predict the next state when the
+                           buffer it is centred on is in the current one (agents README). */
 } mb_game_config;
 
 /* Observation block sizes and the fields of the fixed blocks. */
@@ -89,6 +95,15 @@ enum {
   MB_GAME_C_WASTE,     /* (gap size - buffer size) / capacity */
   MB_GAME_C_TOP,       /* 1 for a gap's top-aligned position, 0 for its lowest position */
   MB_GAME_C_BLOCKING,  /* share of the lookahead buffers' benefit this position blocks */
+};
+#define MB_GAME_OBS_PER_NEXT 6
+enum {
+  MB_GAME_N_PRESENT = 0, /* 1 when the order has a buffer at this distance; all 0 otherwise */
+  MB_GAME_N_SIZE,        /* size / capacity */
+  MB_GAME_N_START,       /* start / schedule_length */
+  MB_GAME_N_END,         /* (end + 1) / schedule_length */
+  MB_GAME_N_BENEFIT,     /* standalone benefit / T_slow */
+  MB_GAME_N_OVERLAPS,    /* 1 when its live range overlaps the current buffer's */
 };
 #define MB_GAME_OBS_PROGRESS 5
 enum {
@@ -117,7 +132,7 @@ bool mb_game_config_check(const mb_game_config *c, mb_error *err);
 /* "heuristic", "start", "size". */
 bool mb_game_order_parse(const char *s, mb_game_order *out);
 const char *mb_game_order_name(mb_game_order order);
-/* Length of the observation vector: 10 + B*T + (A-1)*6 + 5. */
+/* Length of the observation vector: 10 + B*T + (A-1)*6 + N*6 + 5. */
 int32_t mb_game_observation_size(const mb_game_config *c);
 
 /* NULL with err set on a bad config, a bad hardware profile (capacity < 0, alignment < 1) or

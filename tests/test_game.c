@@ -357,6 +357,69 @@ static void test_config(void **state) {
   assert_false(mb_game_order_parse("bogus", &o));
 }
 
+/* The next-buffers block: with N = 3 the layout grows by 18 floats before the progress block,
+ * and (auto_slow off, so every buffer of the order is a decision) the block's first entry is
+ * exactly the next observation's current buffer, while the last decision sees none. */
+static void test_next_buffers(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 7);
+  mb_game_config c;
+  mb_game_config_default(&c);
+  int32_t base = mb_game_observation_size(&c);
+  c.next_buffers = 3;
+  c.auto_slow = false;
+  assert_int_equal(mb_game_observation_size(&c), base + 3 * MB_GAME_OBS_PER_NEXT);
+  mb_error err;
+  c.next_buffers = 65;
+  assert_false(mb_game_config_check(&c, &err));
+  assert_non_null(strstr(err.message, "next_buffers"));
+  c.next_buffers = 3;
+  int32_t n = mb_game_observation_size(&c);
+  int32_t next_at = MB_GAME_OBS_BUFFER + c.addr_bins * c.time_bins +
+                    (c.n_actions - 1) * MB_GAME_OBS_PER_CANDIDATE;
+  float *obs = malloc(sizeof *obs * (size_t)n), *prev = malloc(sizeof *prev * (size_t)n);
+  assert_non_null(obs);
+  assert_non_null(prev);
+  int64_t checked = 0;
+  for (int iter = 0; iter < 40; iter++) {
+    mb_hardware hw = test_hardware(&rng);
+    mb_workload *w = random_workload(&rng, hw.capacity, false);
+    mb_game *g = mb_game_new(w, &hw, &c, &err);
+    if (!g) fail_msg("game: %s", err.message);
+    uint8_t mask[16];
+    while (!mb_game_done(g)) {
+      mb_game_observe(g, prev);
+      int32_t legal = mb_game_legal_mask(g, mask), k = (int32_t)mb_rng_below(&rng, (uint64_t)legal);
+      int32_t act = 0;
+      for (; act < c.n_actions; act++)
+        if (mask[act] && k-- == 0) break;
+      double r;
+      assert_true(mb_game_step(g, act, &r, &err));
+      const float *next = prev + next_at;
+      if (mb_game_done(g)) {
+        for (int32_t i = 0; i < 3 * MB_GAME_OBS_PER_NEXT; i++) assert_true(next[i] == 0.0f);
+        break;
+      }
+      mb_game_observe(g, obs);
+      assert_true(next[MB_GAME_N_PRESENT] == 1.0f);
+      assert_true(next[MB_GAME_N_SIZE] == obs[MB_GAME_F_SIZE]);
+      assert_true(next[MB_GAME_N_START] == obs[MB_GAME_F_START]);
+      assert_true(next[MB_GAME_N_END] == obs[MB_GAME_F_END]);
+      assert_true(next[MB_GAME_N_BENEFIT] == obs[MB_GAME_F_BENEFIT]);
+      /* the block shifts: what was second is now first */
+      assert_memory_equal(obs + next_at, next + MB_GAME_OBS_PER_NEXT,
+                          MB_GAME_OBS_PER_NEXT * sizeof(float) - sizeof(float));
+      checked++;
+    }
+    mb_game_free(g);
+    mb_workload_free(w);
+  }
+  assert_true(checked > 100);
+  free(obs);
+  free(prev);
+}
+
 /* A hand-made case whose candidates are worked out on paper. Capacity 100, alignment 10.
  * a [0,2] size 30 at 0 and c [0,2] size 20 at 60 leave gaps [30,60) and [80,100) over [1,1]:
  * for b (size 15): gap 20 -> low 80, top 80 (deduplicated); gap 30 -> low 30, top 40. */
@@ -785,10 +848,11 @@ static void test_real_data(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_config),           cmocka_unit_test(test_hand_made),
-      cmocka_unit_test(test_random_workloads), cmocka_unit_test(test_snapshot_restore),
-      cmocka_unit_test(test_determinism),      cmocka_unit_test(test_degenerate),
-      cmocka_unit_test(test_samples),          cmocka_unit_test(test_real_data),
+      cmocka_unit_test(test_config),           cmocka_unit_test(test_next_buffers),
+      cmocka_unit_test(test_hand_made),        cmocka_unit_test(test_random_workloads),
+      cmocka_unit_test(test_snapshot_restore), cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_degenerate),       cmocka_unit_test(test_samples),
+      cmocka_unit_test(test_real_data),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

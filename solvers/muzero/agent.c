@@ -236,7 +236,8 @@ bool mb_agent_save(const char *path, const mb_agent *ag, const mb_adam *opt,
             mb_nn_file_set_double(f, "game.addr_bins", c->game.addr_bins, err) &&
             mb_nn_file_set_double(f, "game.time_bins", c->game.time_bins, err) &&
             mb_nn_file_set_double(f, "game.lookahead", c->game.lookahead, err) &&
-            mb_nn_file_set_double(f, "game.auto_slow", c->game.auto_slow ? 1 : 0, err);
+            mb_nn_file_set_double(f, "game.auto_slow", c->game.auto_slow ? 1 : 0, err) &&
+            mb_nn_file_set_double(f, "game.next_buffers", c->game.next_buffers, err);
   for (int i = 0; ok && i < 4; i++) ok = mb_nn_file_write_module(f, mods[i], err);
   if (ok && opt) ok = mb_nn_file_write_adam(f, opt, err);
   if (ok && prog)
@@ -292,6 +293,9 @@ bool mb_agent_load(const char *path, mb_agent *ag, mb_adam *opt, mb_agent_progre
        get_int(f, path, "game.time_bins", &c.game.time_bins, err) &&
        get_int(f, path, "game.lookahead", &c.game.lookahead, err) &&
        get_int(f, path, "game.auto_slow", &auto_slow, err);
+  /* checkpoints written before the next-buffers block have none */
+  if (ok && mb_nn_file_has(f, "game.next_buffers"))
+    ok = get_int(f, path, "game.next_buffers", &c.game.next_buffers, err);
   ok = ok && mb_nn_file_get_double(f, "cfg.support_max", &smax, err) &&
        mb_nn_file_get_double(f, "cfg.value_scale", &vscale, err) &&
        mb_nn_file_get_string(f, "game.order", order, sizeof order, err);

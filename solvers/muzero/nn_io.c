@@ -400,6 +400,10 @@ bool mb_nn_file_get_double(mb_nn_file *f, const char *key, double *value, mb_err
   return true;
 }
 
+bool mb_nn_file_has(mb_nn_file *f, const char *key) {
+  return f->file >= 0 && H5Aexists_by_name(f->file, "/", key, H5P_DEFAULT) > 0;
+}
+
 bool mb_nn_file_write_series(mb_nn_file *f, const char *name, const double *x, int64_t n,
                              mb_error *err) {
   if (!f->writing) return mb_fail(err, "%s: opened for reading", f->path);

@@ -36,6 +36,7 @@ static void usage(FILE *out) {
           "  --eval-every N      updates between raw-policy evaluations (default 100)\n"
           "Agent and search (fresh agents only for the network sizes):\n"
           "  --latent W (128)  --blocks N (1)  --actions A (16)\n"
+          "  --next-buffers N (0: the observation also describes the next N buffers)\n"
           "  --simulations N (8)  --search gumbel|puct (gumbel)  --segment N (48)\n"
           "  --batch B (64)  --unroll K (5)  --td-steps N (10)  --lr X (0.001)\n"
           "  --value-weight X (0.25)  --consistency X (1: weight of the dynamics state vs the\n"
@@ -141,6 +142,8 @@ int mb_cmd_train(int argc, char **argv) {
       ok = p_i32(v, 0, 16, &cfg.agent.blocks);
     else if (!strcmp(a, "--actions"))
       ok = p_i32(v, 2, 1024, &cfg.agent.game.n_actions);
+    else if (!strcmp(a, "--next-buffers"))
+      ok = p_i32(v, 0, 64, &cfg.agent.game.next_buffers);
     else if (!strcmp(a, "--simulations"))
       ok = p_i32(v, 1, 100000, &cfg.search.simulations);
     else if (!strcmp(a, "--search"))
