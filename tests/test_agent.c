@@ -8,6 +8,8 @@
  *     game gives a higher total return than the raw policy on small random workloads. */
 #include "support.h"
 
+#include <hdf5.h>
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -136,6 +138,42 @@ static void test_checkpoint_round_trip(void **state) {
   free(path);
 }
 
+/* next_buffers is part of the observation layout: a checkpoint keeps it, and a checkpoint
+ * written before the option existed (no game.next_buffers attribute) reads as 0. */
+static void test_checkpoint_next_buffers(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_agent_config cfg;
+  small_config(&cfg);
+  cfg.game.next_buffers = 2;
+  cfg.obs_dim = mb_game_observation_size(&cfg.game);
+  mb_rng rng;
+  mb_rng_seed(&rng, 3);
+  mb_agent ag, back;
+  assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
+  char *path = temp_path("agent_next.h5");
+  assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
+  assert_true(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
+  assert_int_equal(back.cfg.game.next_buffers, 2);
+  assert_int_equal(back.cfg.obs_dim, cfg.obs_dim);
+  mb_agent_free(&back);
+  mb_agent_free(&ag);
+  /* an older checkpoint: the attribute removed from a next_buffers = 0 one */
+  small_config(&cfg);
+  assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
+  assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0);
+  assert_true(H5Adelete(f, "game.next_buffers") >= 0);
+  H5Fclose(f);
+  assert_true(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
+  assert_int_equal(back.cfg.game.next_buffers, 0);
+  assert_int_equal(back.cfg.obs_dim, cfg.obs_dim);
+  mb_agent_free(&back);
+  mb_agent_free(&ag);
+  free(path);
+}
+
 static void test_solvers_valid(void **state) {
   (void)state;
   mb_error err = {{0}};
@@ -233,6 +271,7 @@ static void test_exact_search_beats_raw_policy(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_checkpoint_round_trip),
+      cmocka_unit_test(test_checkpoint_next_buffers),
       cmocka_unit_test(test_solvers_valid),
       cmocka_unit_test(test_exact_search_beats_raw_policy),
   };
