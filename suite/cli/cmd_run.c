@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "driver.h"
 #include "results.h"
+#include "search.h"
 #include "summary.h"
 
 static void usage(FILE *out) {
@@ -34,9 +35,9 @@ static void usage(FILE *out) {
           "  --jobs N              parallel solves (default: number of cores)\n"
           "  --budget SEC          seconds per solve (default: the profile's)\n"
           "  --simulations N       mallocmuzero solvers: search simulations per decision\n"
-          "                        (default: theirs, 32)\n"
+          "                        (default: theirs, %d)\n"
           "  --c-scale X           mallocmuzero solvers: Gumbel sigma's c_scale at evaluation,\n"
-          "                        > 0 (default: theirs, 1)\n"
+          "                        > 0 (default: theirs, %g)\n"
           "  --finetune SEC        mallocmuzero solvers: fine-tune the agent on each workload for\n"
           "                        SEC seconds before playing, on top of --budget (default 0:\n"
           "                        none); the other solvers ignore these three options\n"
@@ -49,7 +50,8 @@ static void usage(FILE *out) {
           "  --resume FILE         continue an interrupted run (plan options come from FILE)\n"
           "  --no-progress         no progress line on stderr\n\n"
           "Exit status: 0 done, 1 some solver returned an invalid assignment or failed (stored\n"
-          "as rows with status 'invalid'/'error'), 2 bad usage, bad input or an I/O error.\n");
+          "as rows with status 'invalid'/'error'), 2 bad usage, bad input or an I/O error.\n",
+          MB_SEARCH_EVAL_SIMULATIONS, MB_SEARCH_EVAL_C_SCALE);
 }
 
 /* The command line, shell-quoted where needed, for provenance. */

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "cost.h"
 #include "hardware.h"
+#include "search.h"
 #include "solver.h"
 #include "validator.h"
 #include "workload_io.h"
@@ -41,13 +42,14 @@ static void usage(FILE *out) {
           "--budget SEC      solver wall-clock budget (default: the solver's own)\n"
           "--bound-budget SEC time limit of the LP bound (default 30)\n"
           "--agent FILE      mallocMuZero checkpoint (mallocmuzero solvers)\n"
-          "--simulations N   mallocmuzero solvers: search simulations per decision (default 32)\n"
+          "--simulations N   mallocmuzero solvers: search simulations per decision (default %d)\n"
           "--c-scale X       mallocmuzero solvers: Gumbel sigma's c_scale at evaluation, > 0\n"
-          "                  (default 1)\n"
+          "                  (default %g)\n"
           "--finetune SEC    mallocmuzero solvers: fine-tune the agent on this workload for SEC\n"
           "                  seconds before playing, on top of --budget (default 0: none);\n"
           "                  the other solvers ignore these three options\n"
-          "--out FILE        write the assignment CSV (readable by 'mallocbench check')\n");
+          "--out FILE        write the assignment CSV (readable by 'mallocbench check')\n",
+          MB_SEARCH_EVAL_SIMULATIONS, MB_SEARCH_EVAL_C_SCALE);
 }
 
 /* Bytes with an optional unit; false on anything else. */
