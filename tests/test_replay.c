@@ -29,6 +29,65 @@ static void make_traj(mb_trajectory *t, int id, int len, bool terminal) {
   assert_true(mb_trajectory_finish(t, fin, terminal, &err));
 }
 
+/* Sibling transitions: stored with their decision row (action, reward, observation, terminal),
+ * -1 on decisions without one and on final rows, absent when the buffer does not enable them;
+ * misuse is refused. Rows wrap around the ring like the others. */
+static void test_sibling_transitions(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_trajectory t;
+  assert_true(mb_trajectory_init(&t, D, A, &err));
+  float obs[D] = {1, 2, 3};
+  assert_false(mb_trajectory_set_sibling(&t, 1, 0.5f, obs, false, &err)); /* not enabled */
+  assert_non_null(strstr(err.message, "not enabled"));
+  assert_true(mb_trajectory_enable_siblings(&t, &err));
+  assert_false(mb_trajectory_set_sibling(&t, 1, 0.5f, obs, false, &err)); /* no decision */
+  mb_replay r, plain;
+  assert_true(mb_replay_init(&r, 7, D, A, &err));
+  assert_true(mb_replay_init(&plain, 7, D, A, &err));
+  assert_true(mb_replay_enable_siblings(&r, &err));
+  for (int ep = 0; ep < 3; ep++) {
+    make_traj(&t, ep, 3, ep == 2);
+    /* make_traj plays i % 2; siblings on decisions 0 and 2 only */
+    assert_false(mb_trajectory_set_sibling(&t, t.action[2], 0.1f, obs, false, &err));
+    assert_non_null(strstr(err.message, "another action"));
+    float o0[D] = {(float)ep, 0, 9}, o2[D] = {(float)ep, 2, 9};
+    t.len = 1; /* attach to decision 0, then restore the length */
+    assert_true(mb_trajectory_set_sibling(&t, 3, 0.25f + (float)ep, o0, false, &err));
+    t.len = 3;
+    assert_true(mb_trajectory_set_sibling(&t, 1, 0.75f, o2, true, &err));
+    assert_true(mb_replay_add(&r, &t, &err));
+    assert_true(mb_replay_add(&plain, &t, &err));
+    /* the newest trajectory sits in the 4 rows before head */
+    int64_t base = (r.head - 4 + r.capacity) % r.capacity;
+    int64_t row0 = base, row1 = (base + 1) % r.capacity, row2 = (base + 2) % r.capacity,
+            fin = (base + 3) % r.capacity;
+    assert_int_equal(r.sib_action[row0], 3);
+    assert_true(r.sib_reward[row0] == 0.25f + (float)ep);
+    assert_memory_equal(r.sib_obs + row0 * D, o0, sizeof o0);
+    assert_int_equal(r.sib_terminal[row0], 0);
+    assert_int_equal(r.sib_action[row1], -1);
+    assert_int_equal(r.sib_action[row2], 1);
+    assert_int_equal(r.sib_terminal[row2], 1);
+    assert_memory_equal(r.sib_obs + row2 * D, o2, sizeof o2);
+    assert_int_equal(r.sib_action[fin], -1);
+  }
+  assert_null(plain.sib_action);
+  mb_replay_free(&plain);
+  mb_replay_free(&r);
+  /* enabling after a decision is refused */
+  mb_trajectory_clear(&t);
+  make_traj(&t, 0, 1, true);
+  mb_trajectory u;
+  assert_true(mb_trajectory_init(&u, D, A, &err));
+  uint8_t mask[A] = {1, 1, 1, 1};
+  float pol[A] = {0.25f, 0.25f, 0.25f, 0.25f};
+  assert_true(mb_trajectory_push(&u, obs, mask, pol, 0, 0, 0, &err));
+  assert_false(mb_trajectory_enable_siblings(&u, &err));
+  mb_trajectory_free(&u);
+  mb_trajectory_free(&t);
+}
+
 static void test_nstep_terminal(void **state) {
   (void)state;
   mb_error err = {{0}};
@@ -424,6 +483,7 @@ int main(void) {
       cmocka_unit_test(test_priority_eviction),
       cmocka_unit_test(test_priority_equal_is_uniform),
       cmocka_unit_test(test_priority_bad_input),
+      cmocka_unit_test(test_sibling_transitions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

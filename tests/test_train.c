@@ -180,6 +180,34 @@ static void test_priority_replay(void **state) {
   mb_train_result_free(&u);
 }
 
+/* Sibling transitions: training with them finishes, is deterministic (the sibling is drawn
+ * from the actor's stream), changes the weights, and works with prioritised replay too. */
+static void test_sibling_transitions(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  mb_train_config cfg;
+  tiny_config(&cfg, 5, 50);
+  cfg.sibling_weight = 1.0;
+  mb_train_result a, b, u;
+  mb_error err = {{0}};
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &a, &err));
+  assert_int_equal(a.prog.steps, 50);
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &b, &err));
+  assert_true(same_weights(&a.agent, &b.agent));
+  assert_true(same_curve(&a.curve, &b.curve));
+  cfg.sibling_weight = 0;
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &u, &err));
+  assert_false(same_weights(&a.agent, &u.agent));
+  mb_train_result_free(&b);
+  cfg.sibling_weight = 1.0;
+  cfg.priority_alpha = 0.6;
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &b, &err));
+  assert_false(same_weights(&a.agent, &b.agent));
+  mb_train_result_free(&a);
+  mb_train_result_free(&b);
+  mb_train_result_free(&u);
+}
+
 static void test_bad_config(void **state) {
   (void)state;
   mb_train_config cfg;
@@ -201,6 +229,10 @@ static void test_bad_config(void **state) {
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   assert_non_null(strstr(err.message, "priority_alpha"));
   tiny_config(&cfg, 1, 10);
+  cfg.sibling_weight = -1;
+  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_non_null(strstr(err.message, "sibling weight"));
+  tiny_config(&cfg, 1, 10);
   cfg.priority_beta = -0.1;
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   assert_non_null(strstr(err.message, "priority_beta"));
@@ -208,9 +240,9 @@ static void test_bad_config(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_policy_learns), cmocka_unit_test(test_resume),
-      cmocka_unit_test(test_determinism),   cmocka_unit_test(test_priority_replay),
-      cmocka_unit_test(test_bad_config),
+      cmocka_unit_test(test_policy_learns),       cmocka_unit_test(test_resume),
+      cmocka_unit_test(test_determinism),         cmocka_unit_test(test_priority_replay),
+      cmocka_unit_test(test_sibling_transitions), cmocka_unit_test(test_bad_config),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,10 @@ void mb_trajectory_free(mb_trajectory *t) {
   free(t->action);
   free(t->reward);
   free(t->value);
+  free(t->sib_action);
+  free(t->sib_reward);
+  free(t->sib_obs);
+  free(t->sib_terminal);
   memset(t, 0, sizeof *t);
 }
 
@@ -50,7 +54,18 @@ static bool grow(mb_trajectory *t, mb_error *err) {
   if (rew) t->reward = rew;
   float *val = realloc(t->value, (size_t)cap * sizeof *val);
   if (val) t->value = val;
-  if (!obs || !pol || !mask || !act || !rew || !val)
+  int32_t *sa = realloc(t->sib_action, (size_t)cap * sizeof *sa);
+  if (sa) t->sib_action = sa;
+  float *sr = realloc(t->sib_reward, (size_t)cap * sizeof *sr);
+  if (sr) t->sib_reward = sr;
+  uint8_t *st = realloc(t->sib_terminal, (size_t)cap);
+  if (st) t->sib_terminal = st;
+  float *so = t->sib_obs;
+  if (t->siblings) {
+    so = realloc(t->sib_obs, (size_t)cap * t->obs_dim * sizeof *so);
+    if (so) t->sib_obs = so;
+  }
+  if (!obs || !pol || !mask || !act || !rew || !val || !sa || !sr || !st || (t->siblings && !so))
     return mb_fail(err, "trajectory: out of memory growing to %d decisions", cap);
   t->cap = cap;
   return true;
@@ -69,8 +84,37 @@ bool mb_trajectory_push(mb_trajectory *t, const float *obs, const uint8_t *mask,
   t->action[i] = action;
   t->reward[i] = reward;
   t->value[i] = value;
+  t->sib_action[i] = -1;
   t->ret += reward;
   t->len++;
+  return true;
+}
+
+bool mb_trajectory_enable_siblings(mb_trajectory *t, mb_error *err) {
+  if (t->len > 0) return mb_fail(err, "trajectory: enable siblings before the first decision");
+  t->siblings = true;
+  if (t->cap > 0) {
+    float *so = realloc(t->sib_obs, (size_t)t->cap * t->obs_dim * sizeof *so);
+    if (!so) return mb_fail(err, "trajectory: out of memory");
+    t->sib_obs = so;
+  }
+  return true;
+}
+
+bool mb_trajectory_set_sibling(mb_trajectory *t, int32_t action, float reward, const float *obs,
+                               bool terminal, mb_error *err) {
+  if (!t->siblings) return mb_fail(err, "trajectory: sibling transitions are not enabled");
+  if (t->len < 1) return mb_fail(err, "trajectory: no decision to attach a sibling to");
+  int64_t i = t->len - 1;
+  if (action < 0 || action >= t->A || action == t->action[i])
+    return mb_fail(err,
+                   "trajectory: decision %lld: sibling action %d: expected another action in "
+                   "[0, %d)",
+                   (long long)i, action, t->A);
+  t->sib_action[i] = action;
+  t->sib_reward[i] = reward;
+  t->sib_terminal[i] = terminal ? 1 : 0;
+  memcpy(t->sib_obs + i * t->obs_dim, obs, (size_t)t->obs_dim * sizeof *obs);
   return true;
 }
 
@@ -118,6 +162,10 @@ void mb_replay_free(mb_replay *r) {
   free(r->value);
   free(r->to_final);
   free(r->terminal);
+  free(r->sib_action);
+  free(r->sib_reward);
+  free(r->sib_obs);
+  free(r->sib_terminal);
   free(r->prio.p);
   free(r->prio.sum);
   free(r->prio.min);
@@ -241,6 +289,15 @@ bool mb_replay_add(mb_replay *r, const mb_trajectory *t, mb_error *err) {
     if (prio && i < t->len) prio_set(&r->prio, row, p_new);
     memcpy(r->obs + row * r->obs_dim, t->obs + (int64_t)i * r->obs_dim,
            (size_t)r->obs_dim * sizeof(float));
+    if (r->sib_action) {
+      bool has = i < t->len && t->siblings && t->sib_action[i] >= 0;
+      r->sib_action[row] = has ? t->sib_action[i] : -1;
+      r->sib_reward[row] = has ? t->sib_reward[i] : 0;
+      r->sib_terminal[row] = has ? t->sib_terminal[i] : 0;
+      if (has)
+        memcpy(r->sib_obs + row * r->obs_dim, t->sib_obs + (int64_t)i * r->obs_dim,
+               (size_t)r->obs_dim * sizeof(float));
+    }
     if (i < t->len) {
       memcpy(r->policy + row * r->A, t->policy + (int64_t)i * r->A, (size_t)r->A * sizeof(float));
       memcpy(r->mask + row * r->A, t->mask + (int64_t)i * r->A, (size_t)r->A);
@@ -266,6 +323,28 @@ bool mb_replay_add(mb_replay *r, const mb_trajectory *t, mb_error *err) {
 }
 
 int64_t mb_replay_decisions(const mb_replay *r) { return r->decision_rows; }
+
+bool mb_replay_enable_siblings(mb_replay *r, mb_error *err) {
+  if (r->sib_action) return true;
+  size_t c = (size_t)r->capacity;
+  r->sib_action = malloc(c * sizeof *r->sib_action);
+  r->sib_reward = calloc(c, sizeof *r->sib_reward);
+  r->sib_obs = malloc(c * (size_t)r->obs_dim * sizeof *r->sib_obs);
+  r->sib_terminal = calloc(c, 1);
+  if (!r->sib_action || !r->sib_reward || !r->sib_obs || !r->sib_terminal) {
+    free(r->sib_action);
+    free(r->sib_reward);
+    free(r->sib_obs);
+    free(r->sib_terminal);
+    r->sib_action = NULL;
+    r->sib_reward = NULL;
+    r->sib_obs = NULL;
+    r->sib_terminal = NULL;
+    return mb_fail(err, "replay: out of memory for sibling transitions");
+  }
+  for (size_t i = 0; i < c; i++) r->sib_action[i] = -1;
+  return true;
+}
 
 int64_t mb_replay_sample(const mb_replay *r, mb_rng *rng) {
   if (r->count == 0) return -1;

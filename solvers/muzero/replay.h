@@ -71,6 +71,13 @@ typedef struct mb_replay {
   uint8_t *terminal;     /* final rows: 1 terminal, 0 truncated */
   int64_t decision_rows; /* decision rows stored */
   mb_replay_priorities prio;
+  /* Sibling transitions (mb_replay_enable_siblings; NULL when off): per decision row, one other
+   * legal action tried from the same state in the real game, its reward and the observation it
+   * leads to (terminal: the episode would have ended). -1 where none was recorded. */
+  int32_t *sib_action;
+  float *sib_reward;
+  float *sib_obs; /* capacity x obs_dim */
+  uint8_t *sib_terminal;
 } mb_replay;
 
 /* One trajectory being built by an actor (growable, owned by the caller). */
@@ -85,6 +92,12 @@ typedef struct mb_trajectory {
   float *value;
   bool terminal; /* the episode ended after the last decision */
   double ret;    /* sum of rewards */
+  /* sibling transitions (mb_trajectory_enable_siblings): per decision, as in mb_replay */
+  bool siblings;
+  int32_t *sib_action;
+  float *sib_reward;
+  float *sib_obs; /* len x obs_dim when siblings */
+  uint8_t *sib_terminal;
 } mb_trajectory;
 
 bool mb_trajectory_init(mb_trajectory *t, int32_t obs_dim, int32_t A, mb_error *err);
@@ -94,6 +107,12 @@ void mb_trajectory_clear(mb_trajectory *t);
 bool mb_trajectory_push(mb_trajectory *t, const float *obs, const uint8_t *mask,
                         const float *policy, int32_t action, float reward, float value,
                         mb_error *err);
+/* Records sibling transitions from now on (call before the first push). */
+bool mb_trajectory_enable_siblings(mb_trajectory *t, mb_error *err);
+/* Attaches to the last pushed decision the sibling `action` (legal, not the one taken), its
+ * reward, the observation after it and whether it ended the episode. */
+bool mb_trajectory_set_sibling(mb_trajectory *t, int32_t action, float reward, const float *obs,
+                               bool terminal, mb_error *err);
 /* Sets the observation after the last decision and whether the episode ended there. */
 bool mb_trajectory_finish(mb_trajectory *t, const float *final_obs, bool terminal, mb_error *err);
 
@@ -103,6 +122,9 @@ void mb_replay_free(mb_replay *r);
 bool mb_replay_add(mb_replay *r, const mb_trajectory *t, mb_error *err);
 /* Decision rows stored. */
 int64_t mb_replay_decisions(const mb_replay *r);
+/* Stores sibling transitions of the trajectories added from now on (an extra obs_dim floats per
+ * row). */
+bool mb_replay_enable_siblings(mb_replay *r, mb_error *err);
 /* A uniformly drawn decision row (ring index), -1 when empty. */
 int64_t mb_replay_sample(const mb_replay *r, mb_rng *rng);
 

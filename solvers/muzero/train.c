@@ -69,12 +69,12 @@ bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
   if (!(c->gamma > 0 && c->gamma <= 1))
     return mb_fail(err, "train config: gamma %g: expected in (0, 1]", c->gamma);
   if (!(c->lr > 0) || !(c->weight_decay >= 0) || !(c->max_grad_norm > 0) ||
-      !(c->value_weight >= 0) || !(c->consistency_weight >= 0))
+      !(c->value_weight >= 0) || !(c->consistency_weight >= 0) || !(c->sibling_weight >= 0))
     return mb_fail(err,
                    "train config: lr %g, weight decay %g, clip %g, value weight %g, consistency "
-                   "weight %g: bad value",
-                   c->lr, c->weight_decay, c->max_grad_norm, c->value_weight,
-                   c->consistency_weight);
+                   "weight %g, sibling weight %g: bad value",
+                   c->lr, c->weight_decay, c->max_grad_norm, c->value_weight, c->consistency_weight,
+                   c->sibling_weight);
   if (c->replay_capacity < 2 * (int64_t)(c->segment + 1))
     return mb_fail(err, "train config: replay capacity %lld < two segments of %d",
                    (long long)c->replay_capacity, c->segment);
@@ -365,6 +365,7 @@ typedef struct actor {
   mb_player *player;
   mb_game **games; /* per catalogue workload, created on first use */
   mb_trajectory traj;
+  float *sib_obs; /* observation after a sibling action (sibling transitions) */
   /* the round's job */
   mb_rng rng;
   int32_t n_synth; /* > 0: play a fresh synthetic workload of that many buffers */
@@ -393,6 +394,27 @@ static mb_workload *synth_workload(mb_rng *rng, int32_t n_buffers, const mb_hard
   if (cap <= 0) cap = base->capacity;
   *hw = mb_hardware_with_capacity(base, cap);
   return w;
+}
+
+/* Sibling transition of the decision about to be played: one other legal action, drawn
+ * uniformly, tried in the real game (snapshot, step, observe, restore) so that the learned model
+ * is also trained on an action search compares but self-play did not take. Returns the action
+ * (-1 when the root has no other legal one). */
+static int32_t try_sibling(actor *a, mb_game *g, const uint8_t *mask, int32_t taken, double rscale,
+                           float *reward, bool *terminal, mb_error *err) {
+  int32_t A = mb_game_n_actions(g), n = 0;
+  for (int32_t b = 0; b < A; b++) n += mask[b] && b != taken;
+  if (n == 0) return -1;
+  int32_t k = (int32_t)mb_rng_below(&a->rng, (uint64_t)n), b = 0;
+  for (; b < A; b++)
+    if (mask[b] && b != taken && k-- == 0) break;
+  mb_game_snapshot snap = mb_game_snapshot_take(g);
+  double r = 0;
+  if (!mb_game_step(g, b, &r, err)) return -2;
+  *terminal = mb_game_done(g);
+  mb_game_observe(g, a->sib_obs);
+  *reward = (float)(r * rscale);
+  return mb_game_restore(g, snap, err) ? b : -2;
 }
 
 /* Plays the actor's trajectory: whole episode, or greedy prefix + searched segment. */
@@ -443,10 +465,19 @@ static bool actor_play(trainer *T, actor *a, mb_error *err) {
     float v;
     double r = 0;
     ok = decide(p, g, &cfg->search, false, true, &a->rng, &act, &v, err);
+    int32_t sib = -1;
+    float sib_r = 0;
+    bool sib_term = false;
+    if (ok && a->sib_obs) {
+      sib = try_sibling(a, g, p->mask, act, p->rscale, &sib_r, &sib_term, err);
+      ok = sib != -2;
+    }
     /* p->obs and p->mask hold the root's observation and mask */
     ok = ok && mb_game_step(g, act, &r, err) &&
          mb_trajectory_push(&a->traj, p->obs, p->mask, p->policy, act, (float)(r * p->rscale), v,
                             err);
+    if (ok && sib >= 0)
+      ok = mb_trajectory_set_sibling(&a->traj, sib, sib_r, a->sib_obs, sib_term, err);
     raw += r;
   }
   if (ok) {
@@ -537,6 +568,13 @@ typedef struct learner {
    * unroll step 0 (for the new priorities) */
   float *isw, *v0;
   mb_tensor vlog0;
+  /* sibling transitions: one step from the root state by the sibling action (B rows) */
+  bool siblings;
+  mb_nn_tape sdyn, srew, srepr;
+  mb_tensor sin, sobs;
+  int32_t *sact;
+  float *srt, *sw;
+  double loss_s;
   double loss_p, loss_v, loss_r, loss_c; /* last update's (batch means) */
 } learner;
 
@@ -574,14 +612,24 @@ static void learner_free(learner *L) {
   free(L->boot_disc);
   free(L->past);
   free(L->isw);
+  mb_nn_tape_free(&L->sdyn);
+  mb_nn_tape_free(&L->srew);
+  mb_nn_tape_free(&L->srepr);
+  mb_tensor_free(&L->sin);
+  mb_tensor_free(&L->sobs);
+  free(L->sact);
+  free(L->srt);
+  free(L->sw);
   free(L->v0);
   mb_tensor_free(&L->vlog0);
   memset(L, 0, sizeof *L);
 }
 
-static bool learner_init(learner *L, const mb_agent *ag, int32_t B, int32_t K, mb_error *err) {
+static bool learner_init(learner *L, const mb_agent *ag, int32_t B, int32_t K, bool siblings,
+                         mb_error *err) {
   memset(L, 0, sizeof *L);
   L->B = B;
+  L->siblings = siblings;
   L->K = K;
   L->A = ag->cfg.game.n_actions;
   L->W = ag->cfg.latent;
@@ -621,6 +669,16 @@ static bool learner_init(learner *L, const mb_agent *ag, int32_t B, int32_t K, m
        mb_nn_tape_create(&L->trepr, &L->target.repr, L->NB, err) &&
        mb_nn_tape_create(&L->tpred, &L->target.pred, L->NB, err) &&
        mb_nn_tape_create(&L->crepr, &ag->repr, BK, err) && mb_tensor_init(&L->cobs, BK, L->D, err);
+  if (ok && siblings) {
+    L->sact = calloc((size_t)B, sizeof *L->sact);
+    L->srt = calloc((size_t)B, sizeof *L->srt);
+    L->sw = calloc((size_t)B, sizeof *L->sw);
+    ok = (L->sact && L->srt && L->sw) || mb_fail(err, "learner: out of memory");
+    ok = ok && mb_nn_tape_create(&L->sdyn, &ag->dyn, B, err) &&
+         mb_nn_tape_create(&L->srew, &ag->reward, B, err) &&
+         mb_nn_tape_create(&L->srepr, &ag->repr, B, err) &&
+         mb_tensor_init(&L->sin, B, L->W + L->A, err) && mb_tensor_init(&L->sobs, B, L->D, err);
+  }
   for (int32_t k = 0; ok && k <= K; k++)
     ok = mb_nn_tape_create(&L->pred[k], &ag->pred, B, err) &&
          mb_tensor_init(&L->ptarget[k], B, L->A, err);
@@ -665,6 +723,19 @@ static void learner_apply_is_weights(learner *L) {
     }
 }
 
+/* Sibling transition of batch column b drawn at row0 (weight 0 when the row has none). */
+static void learner_sibling(learner *L, const mb_replay *rb, int32_t b, int64_t row0, float scale) {
+  bool has = rb->sib_action && rb->sib_action[row0] >= 0;
+  L->sact[b] = has ? rb->sib_action[row0] : 0;
+  L->srt[b] = has ? rb->sib_reward[row0] * scale : 0.0f;
+  L->sw[b] = has ? L->isw[b] : 0.0f;
+  float *o = mb_tensor_row(&L->sobs, b);
+  if (has)
+    memcpy(o, rb->sib_obs + row0 * L->D, (size_t)L->D * sizeof(float));
+  else
+    memset(o, 0, (size_t)L->D * sizeof(float));
+}
+
 /* Fills the batch: rows, actions, policy/value/reward targets (scaled), weights. beta is the
  * importance-weight exponent when rows are drawn by priority. */
 static bool learner_batch(learner *L, const mb_replay *rb, const mb_train_config *cfg,
@@ -677,6 +748,7 @@ static bool learner_batch(learner *L, const mb_replay *rb, const mb_train_config
     int64_t row0 = learner_draw(L, b, rb, prioritised, beta, rng);
     if (row0 < 0) return mb_fail(err, "learner: empty replay buffer");
     memcpy(mb_tensor_row(&L->obs, b), rb->obs + row0 * D, (size_t)D * sizeof(float));
+    if (L->siblings) learner_sibling(L, rb, b, row0, scale);
     /* the trajectory's final row: terminal or truncated */
     bool pe;
     int64_t fin = mb_replay_offset(rb, row0, rb->to_final[row0], &pe);
@@ -782,6 +854,43 @@ static double consistency_grad(learner *L, int32_t k, const mb_tensor *target, f
   return loss;
 }
 
+/* Sibling transitions: forward the sibling step from the root state s0, then its reward and
+ * consistency losses (weight w), backward through the dynamics into L->ds (the gradient at s0,
+ * halved like every gradient entering the dynamics). Returns the loss. */
+static bool sibling_step(learner *L, const mb_agent *ag, const mb_tensor *s0, float w, double *loss,
+                         mb_error *err) {
+  int32_t B = L->B, W = L->W, A = L->A;
+  *loss = 0;
+  const mb_tensor *target = mb_nn_forward(&L->srepr, &L->sobs, err);
+  if (!target || !mb_tensor_set_cols(&L->sin, 0, s0, err) ||
+      !mb_tensor_set_onehot(&L->sin, W, A, L->sact, err))
+    return false;
+  const mb_tensor *s1 = mb_nn_forward(&L->sdyn, &L->sin, err);
+  const mb_tensor *ro = s1 ? mb_nn_forward(&L->srew, s1, err) : NULL;
+  double lr = 0;
+  if (!ro || !mb_loss_categorical(&ag->sup, ro, L->srt, L->sw, w / (float)B, &lr, &L->dr, err) ||
+      !mb_nn_backward(&L->srew, &L->dr, &L->dtmp, err))
+    return false;
+  double lc = 0;
+  for (int32_t b = 0; b < B; b++) {
+    if (L->sw[b] == 0) continue;
+    float wc = w / (float)B * L->sw[b];
+    const float *x = mb_tensor_row(s1, b), *t = mb_tensor_row(target, b);
+    float *g = mb_tensor_row(&L->dtmp, b);
+    for (int32_t j = 0; j < W; j++) {
+      float d = x[j] - t[j];
+      lc += 0.5 * (double)wc * (double)d * (double)d;
+      g[j] += wc * d;
+    }
+  }
+  if (!mb_nn_backward(&L->sdyn, &L->dtmp, &L->din, err) ||
+      !mb_tensor_get_cols(&L->carry, &L->din, 0, W, err))
+    return false;
+  mb_nn_scale_gradient(&L->carry, 0.5f);
+  *loss = lr + lc;
+  return mb_tensor_axpy(&L->ds, 1.0f, &L->carry, err);
+}
+
 /* One update: forward the unroll, losses, backward, clip, AdamW; then, with prioritised replay,
  * the drawn rows' new priorities. */
 static bool learner_step(learner *L, mb_agent *ag, mb_adam *opt, const mb_train_config *cfg,
@@ -845,6 +954,11 @@ static bool learner_step(learner *L, mb_agent *ag, mb_adam *opt, const mb_train_
       return false;
     mb_nn_scale_gradient(&L->carry, 0.5f);
   }
+  double ls = 0;
+  if (L->siblings &&
+      !sibling_step(L, ag, mb_nn_tape_output(&L->repr), (float)cfg->sibling_weight, &ls, err))
+    return false;
+  L->loss_s = ls;
   if (!mb_nn_backward(&L->repr, &L->ds, NULL, err)) return false;
   mb_adam_clip_grad_norm(opt, cfg->max_grad_norm);
   if (!mb_adam_step(opt, err)) return false;
@@ -872,6 +986,7 @@ static void free_actors(trainer *T, int32_t n) {
     for (int32_t w = 0; a->games && w < T->n_wl; w++) mb_game_free(a->games[w]);
     free(a->games);
     mb_trajectory_free(&a->traj);
+    free(a->sib_obs);
     mb_agent_free(&a->ag);
   }
   free(T->actors);
@@ -986,6 +1101,11 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
     mb_rng_seed(&r0, 0);
     ok = mb_agent_create(&a->ag, &ag->cfg, &r0, err) &&
          mb_trajectory_init(&a->traj, ag->cfg.obs_dim, A, err);
+    if (ok && cfg->sibling_weight > 0) {
+      ok = mb_trajectory_enable_siblings(&a->traj, err);
+      a->sib_obs = malloc((size_t)ag->cfg.obs_dim * sizeof *a->sib_obs);
+      if (ok && !a->sib_obs) ok = mb_fail(err, "train: out of memory");
+    }
     if (ok) a->player = mb_player_create(&a->ag, cfg->search.simulations, err);
     if (ok && !a->player) ok = false;
     if (ok && n_workloads > 0) {
@@ -993,9 +1113,10 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
       if (!a->games) ok = mb_fail(err, "train: out of memory");
     }
   }
-  ok = ok && learner_init(&L, ag, cfg->batch, cfg->unroll, err) &&
+  ok = ok && learner_init(&L, ag, cfg->batch, cfg->unroll, cfg->sibling_weight > 0, err) &&
        mb_replay_init(&rb, cfg->replay_capacity, ag->cfg.obs_dim, A, err);
   if (ok && cfg->priority_alpha > 0) ok = mb_replay_enable_priority(&rb, cfg->priority_alpha, err);
+  if (ok && cfg->sibling_weight > 0) ok = mb_replay_enable_siblings(&rb, err);
 
   /* ---- rounds ---- */
   double owed = 0, sp_sum = 0, loss_sum = 0, t_self = 0, t_learn = 0, last_log = mb_train_now();
@@ -1051,7 +1172,7 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
       owed -= 1;
       res->prog.steps++;
       updates++;
-      loss_sum += L.loss_p + L.loss_v + L.loss_r + L.loss_c;
+      loss_sum += L.loss_p + L.loss_v + L.loss_r + L.loss_c + L.loss_s;
       loss_n++;
       if (ok && res->prog.steps % cfg->target_period == 0)
         ok = mb_agent_copy_weights(&L.target, ag, err);

@@ -92,6 +92,9 @@ typedef struct mb_train_config {
   double gamma;
   double value_weight;
   double consistency_weight; /* dynamics state vs representation of the reached observation */
+  double sibling_weight;     /* > 0: sibling transitions (a second legal action per decision, tried
+                                in the real game) train the dynamics' reward and consistency with
+                                this weight; 0 (default): off */
   double lr, weight_decay, max_grad_norm;
   int64_t replay_capacity; /* transitions */
   double replay_ratio;     /* samples drawn per new decision */

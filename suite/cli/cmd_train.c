@@ -42,6 +42,8 @@ static void usage(FILE *out) {
           "  --value-weight X (0.25)  --consistency X (1: weight of the dynamics state vs the\n"
           "                    representation of the observation reached, EfficientZero; 0: off)\n"
           "  --support N (31 value/reward atoms; fresh agents)  --c-scale X (0.1)\n"
+          "  --siblings W (0: off; > 0: per decision, one other legal action is tried in the\n"
+          "                    real game and trains the dynamics' reward and consistency)\n"
           "  --replay N (50000 transitions)  --ratio R (4 samples per new decision)\n"
           "  --priority ALPHA (0: uniform replay; in (0, 1]: rows drawn with probability\n"
           "                    ~ |value error|^ALPHA, losses weighted by importance weights)\n"
@@ -162,6 +164,8 @@ int mb_cmd_train(int argc, char **argv) {
       ok = p_f64(v, 0, 1e6, &cfg.value_weight);
     else if (!strcmp(a, "--consistency"))
       ok = p_f64(v, 0, 1e6, &cfg.consistency_weight);
+    else if (!strcmp(a, "--siblings"))
+      ok = p_f64(v, 0, 1e6, &cfg.sibling_weight);
     else if (!strcmp(a, "--support"))
       ok = p_i32(v, 2, 100000, &cfg.agent.support);
     else if (!strcmp(a, "--c-scale"))
