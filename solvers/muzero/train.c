@@ -398,23 +398,25 @@ static mb_workload *synth_workload(mb_rng *rng, int32_t n_buffers, const mb_hard
 
 /* Sibling transition of the decision about to be played: one other legal action, drawn
  * uniformly, tried in the real game (snapshot, step, observe, restore) so that the learned model
- * is also trained on an action search compares but self-play did not take. Returns the action
- * (-1 when the root has no other legal one). */
-static int32_t try_sibling(actor *a, mb_game *g, const uint8_t *mask, int32_t taken, double rscale,
-                           float *reward, bool *terminal, mb_error *err) {
+ * is also trained on an action search compares but self-play did not take. *action is -1 when
+ * the root has no other legal one. False on a game error. */
+static bool try_sibling(actor *a, mb_game *g, const uint8_t *mask, int32_t taken, double rscale,
+                        int32_t *action, float *reward, bool *terminal, mb_error *err) {
   int32_t A = mb_game_n_actions(g), n = 0;
   for (int32_t b = 0; b < A; b++) n += mask[b] && b != taken;
-  if (n == 0) return -1;
+  *action = -1;
+  if (n == 0) return true;
   int32_t k = (int32_t)mb_rng_below(&a->rng, (uint64_t)n), b = 0;
   for (; b < A; b++)
     if (mask[b] && b != taken && k-- == 0) break;
   mb_game_snapshot snap = mb_game_snapshot_take(g);
   double r = 0;
-  if (!mb_game_step(g, b, &r, err)) return -2;
+  if (!mb_game_step(g, b, &r, err)) return false;
   *terminal = mb_game_done(g);
   mb_game_observe(g, a->sib_obs);
   *reward = (float)(r * rscale);
-  return mb_game_restore(g, snap, err) ? b : -2;
+  *action = b;
+  return mb_game_restore(g, snap, err);
 }
 
 /* Plays the actor's trajectory: whole episode, or greedy prefix + searched segment. */
@@ -468,10 +470,8 @@ static bool actor_play(trainer *T, actor *a, mb_error *err) {
     int32_t sib = -1;
     float sib_r = 0;
     bool sib_term = false;
-    if (ok && a->sib_obs) {
-      sib = try_sibling(a, g, p->mask, act, p->rscale, &sib_r, &sib_term, err);
-      ok = sib != -2;
-    }
+    if (ok && a->sib_obs)
+      ok = try_sibling(a, g, p->mask, act, p->rscale, &sib, &sib_r, &sib_term, err);
     /* p->obs and p->mask hold the root's observation and mask */
     ok = ok && mb_game_step(g, act, &r, err) &&
          mb_trajectory_push(&a->traj, p->obs, p->mask, p->policy, act, (float)(r * p->rscale), v,
@@ -830,6 +830,25 @@ static void learner_set_priorities(const learner *L, mb_replay *rb) {
     mb_replay_set_priority(rb, L->rows[b], fabs((double)L->v0[b] - (double)L->vt[b]));
 }
 
+/* sum_b 0.5 w row_w[b] ||x_b - t_b||^2 over B rows of W floats (rows with weight 0 skipped);
+ * adds the gradient w row_w[b] (x_b - t_b) into g. Returns the loss. */
+static double latent_mse_grad(const float *x, const float *t, const float *row_w, float w,
+                              int32_t B, int32_t W, float *g) {
+  double loss = 0;
+  for (int32_t b = 0; b < B; b++) {
+    if (row_w[b] == 0) continue;
+    float wb = w * row_w[b];
+    const float *xb = x + (int64_t)b * W, *tb = t + (int64_t)b * W;
+    float *gb = g + (int64_t)b * W;
+    for (int32_t j = 0; j < W; j++) {
+      float d = xb[j] - tb[j];
+      loss += 0.5 * (double)wb * (double)d * (double)d;
+      gb[j] += wb * d;
+    }
+  }
+  return loss;
+}
+
 /* Consistency (EfficientZero, Ye et al. 2021): the dynamics' state after k steps should be the
  * representation of the observation actually reached, 0.5 w ||g^k(s, a) - sg(h(o_{t+k}))||^2.
  * MuZero's losses constrain the learned states only through one scalar value and reward per
@@ -837,21 +856,11 @@ static void learner_set_priorities(const learner *L, mb_replay *rb) {
  * and the value of an untaken sibling action is then poorly predicted (measured by `bench muzero
  * --model-error`). Adds the gradient into L->ds; returns the loss. */
 static double consistency_grad(learner *L, int32_t k, const mb_tensor *target, float w) {
-  const mb_tensor *sk = mb_nn_tape_output(&L->dyn[k - 1]);
-  double loss = 0;
-  for (int32_t b = 0; b < L->B; b++) {
-    int32_t c = (k - 1) * L->B + b;
-    if (L->cw[c] == 0) continue;
-    float wc = w * L->cw[c]; /* cw: 0/1 existence times the importance weight */
-    const float *x = mb_tensor_row(sk, b), *t = mb_tensor_row(target, c);
-    float *g = mb_tensor_row(&L->ds, b);
-    for (int32_t j = 0; j < L->W; j++) {
-      float d = x[j] - t[j];
-      loss += 0.5 * (double)wc * (double)d * (double)d;
-      g[j] += wc * d;
-    }
-  }
-  return loss;
+  /* cw: 0/1 existence times the importance weight */
+  int32_t first = (k - 1) * L->B;
+  return latent_mse_grad(mb_tensor_row(mb_nn_tape_output(&L->dyn[k - 1]), 0),
+                         mb_tensor_row(target, first), L->cw + first, w, L->B, L->W,
+                         mb_tensor_row(&L->ds, 0));
 }
 
 /* Sibling transitions: forward the sibling step from the root state s0, then its reward and
@@ -871,18 +880,8 @@ static bool sibling_step(learner *L, const mb_agent *ag, const mb_tensor *s0, fl
   if (!ro || !mb_loss_categorical(&ag->sup, ro, L->srt, L->sw, w / (float)B, &lr, &L->dr, err) ||
       !mb_nn_backward(&L->srew, &L->dr, &L->dtmp, err))
     return false;
-  double lc = 0;
-  for (int32_t b = 0; b < B; b++) {
-    if (L->sw[b] == 0) continue;
-    float wc = w / (float)B * L->sw[b];
-    const float *x = mb_tensor_row(s1, b), *t = mb_tensor_row(target, b);
-    float *g = mb_tensor_row(&L->dtmp, b);
-    for (int32_t j = 0; j < W; j++) {
-      float d = x[j] - t[j];
-      lc += 0.5 * (double)wc * (double)d * (double)d;
-      g[j] += wc * d;
-    }
-  }
+  double lc = latent_mse_grad(mb_tensor_row(s1, 0), mb_tensor_row(target, 0), L->sw, w / (float)B,
+                              B, W, mb_tensor_row(&L->dtmp, 0));
   if (!mb_nn_backward(&L->sdyn, &L->dtmp, &L->din, err) ||
       !mb_tensor_get_cols(&L->carry, &L->din, 0, W, err))
     return false;
