@@ -9,6 +9,7 @@
 #include "support.h"
 
 #include <hdf5.h>
+#include <sys/stat.h>
 
 #include <math.h>
 #include <stdbool.h>
@@ -153,6 +154,9 @@ static void test_checkpoint_next_buffers(void **state) {
   assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
   char *path = temp_path("agent_next.h5");
   assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  assert_int_equal(st.st_mode & 0777, 0644); /* shareable, not mkstemp's 0600 */
   assert_true(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
   assert_int_equal(back.cfg.game.next_buffers, 2);
   assert_int_equal(back.cfg.obs_dim, cfg.obs_dim);

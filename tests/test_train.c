@@ -180,8 +180,9 @@ static void test_priority_replay(void **state) {
   mb_train_result_free(&u);
 }
 
-/* Sibling transitions: training with them finishes, is deterministic (the sibling is drawn
- * from the actor's stream), changes the weights, and works with prioritised replay too. */
+/* Sibling transitions (and the consistency loss): training with them finishes, is deterministic
+ * (the sibling is drawn from the actor's stream), changes the weights, and works with prioritised
+ * replay too. */
 static void test_sibling_transitions(void **state) {
   (void)state;
   mb_blas_set_threads(1);
@@ -198,6 +199,13 @@ static void test_sibling_transitions(void **state) {
   cfg.sibling_weight = 0;
   assert_true(mb_train(&cfg, NULL, 0, NULL, &u, &err));
   assert_false(same_weights(&a.agent, &u.agent));
+  /* the consistency loss (on by default) reaches the weights too */
+  mb_train_result c0;
+  cfg.consistency_weight = 0;
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &c0, &err));
+  assert_false(same_weights(&c0.agent, &u.agent));
+  mb_train_result_free(&c0);
+  cfg.consistency_weight = 1;
   mb_train_result_free(&b);
   cfg.sibling_weight = 1.0;
   cfg.priority_alpha = 0.6;
