@@ -29,51 +29,87 @@ static void make_traj(mb_trajectory *t, int id, int len, bool terminal) {
   assert_true(mb_trajectory_finish(t, fin, terminal, &err));
 }
 
-/* Sibling transitions: stored with their decision row (action, reward, observation, terminal),
- * -1 on decisions without one and on final rows, absent when the buffer does not enable them;
- * misuse is refused. Rows wrap around the ring like the others. */
+/* Sibling paths: stored with their decision row (actions, rewards, observations, length,
+ * terminal), length 0 on decisions without one and on final rows, absent when the buffer does
+ * not enable them; misuse is refused. Rows wrap around the ring like the others. */
 static void test_sibling_transitions(void **state) {
   (void)state;
   mb_error err = {{0}};
   mb_trajectory t;
   assert_true(mb_trajectory_init(&t, D, A, &err));
-  float obs[D] = {1, 2, 3};
-  assert_false(mb_trajectory_set_sibling(&t, 1, 0.5f, obs, false, &err)); /* not enabled */
+  float obs[2 * D] = {1, 2, 3, 4, 5, 6};
+  int32_t one[1] = {1}, two[2] = {3, 0};
+  float r1[1] = {0.5f}, r2[2] = {0.25f, 0.125f};
+  assert_false(mb_trajectory_set_sibling(&t, 1, one, r1, obs, false, &err)); /* not enabled */
   assert_non_null(strstr(err.message, "not enabled"));
-  assert_true(mb_trajectory_enable_siblings(&t, &err));
-  assert_false(mb_trajectory_set_sibling(&t, 1, 0.5f, obs, false, &err)); /* no decision */
-  mb_replay r, plain;
+  assert_false(mb_trajectory_enable_siblings(&t, 0, &err));
+  assert_false(mb_trajectory_enable_siblings(&t, MB_SIBLING_MAX_DEPTH + 1, &err));
+  assert_true(mb_trajectory_enable_siblings(&t, 2, &err));
+  assert_false(mb_trajectory_set_sibling(&t, 1, one, r1, obs, false, &err)); /* no decision */
+  mb_replay r, plain, cut;
   assert_true(mb_replay_init(&r, 7, D, A, &err));
   assert_true(mb_replay_init(&plain, 7, D, A, &err));
-  assert_true(mb_replay_enable_siblings(&r, &err));
+  assert_true(mb_replay_init(&cut, 7, D, A, &err));
+  assert_true(mb_replay_enable_siblings(&r, 2, &err));
+  assert_true(mb_replay_enable_siblings(&r, 2, &err)); /* again: no change */
+  assert_false(mb_replay_enable_siblings(&r, 3, &err));
+  assert_true(mb_replay_enable_siblings(&cut, 1, &err));
   for (int ep = 0; ep < 3; ep++) {
     make_traj(&t, ep, 3, ep == 2);
     /* make_traj plays i % 2; siblings on decisions 0 and 2 only */
-    assert_false(mb_trajectory_set_sibling(&t, t.action[2], 0.1f, obs, false, &err));
+    int32_t taken[1] = {t.action[2]}, bad[2] = {1, A};
+    assert_false(mb_trajectory_set_sibling(&t, 1, taken, r1, obs, false, &err));
     assert_non_null(strstr(err.message, "another action"));
-    float o0[D] = {(float)ep, 0, 9}, o2[D] = {(float)ep, 2, 9};
+    assert_false(mb_trajectory_set_sibling(&t, 3, two, r2, obs, false, &err)); /* too long */
+    assert_false(mb_trajectory_set_sibling(&t, 2, bad, r2, obs, false, &err));
+    float o0[2 * D] = {(float)ep, 0, 9, (float)ep, 0, 10};
+    float r0[2] = {0.25f + (float)ep, 0.5f};
     t.len = 1; /* attach to decision 0, then restore the length */
-    assert_true(mb_trajectory_set_sibling(&t, 3, 0.25f + (float)ep, o0, false, &err));
+    assert_true(mb_trajectory_set_sibling(&t, 2, two, r0, o0, ep == 1, &err));
     t.len = 3;
-    assert_true(mb_trajectory_set_sibling(&t, 1, 0.75f, o2, true, &err));
+    float o2[D] = {(float)ep, 2, 9};
+    assert_true(mb_trajectory_set_sibling(&t, 1, one, r1, o2, true, &err));
     assert_true(mb_replay_add(&r, &t, &err));
     assert_true(mb_replay_add(&plain, &t, &err));
+    assert_true(mb_replay_add(&cut, &t, &err));
     /* the newest trajectory sits in the 4 rows before head */
     int64_t base = (r.head - 4 + r.capacity) % r.capacity;
     int64_t row0 = base, row1 = (base + 1) % r.capacity, row2 = (base + 2) % r.capacity,
             fin = (base + 3) % r.capacity;
-    assert_int_equal(r.sib_action[row0], 3);
-    assert_true(r.sib_reward[row0] == 0.25f + (float)ep);
-    assert_memory_equal(r.sib_obs + row0 * D, o0, sizeof o0);
-    assert_int_equal(r.sib_terminal[row0], 0);
-    assert_int_equal(r.sib_action[row1], -1);
-    assert_int_equal(r.sib_action[row2], 1);
+    assert_int_equal(r.sib_len[row0], 2);
+    assert_int_equal(r.sib_action[row0 * 2], 3);
+    assert_int_equal(r.sib_action[row0 * 2 + 1], 0);
+    assert_true(r.sib_reward[row0 * 2] == 0.25f + (float)ep);
+    assert_true(r.sib_reward[row0 * 2 + 1] == 0.5f);
+    assert_memory_equal(r.sib_obs + row0 * 2 * D, o0, sizeof o0);
+    assert_int_equal(r.sib_terminal[row0], ep == 1);
+    assert_int_equal(r.sib_len[row1], 0);
+    assert_int_equal(r.sib_action[row1 * 2], -1);
+    assert_int_equal(r.sib_len[row2], 1);
+    assert_int_equal(r.sib_action[row2 * 2], 1);
+    assert_int_equal(r.sib_action[row2 * 2 + 1], -1);
     assert_int_equal(r.sib_terminal[row2], 1);
-    assert_memory_equal(r.sib_obs + row2 * D, o2, sizeof o2);
-    assert_int_equal(r.sib_action[fin], -1);
+    assert_memory_equal(r.sib_obs + row2 * 2 * D, o2, sizeof o2);
+    assert_int_equal(r.sib_len[fin], 0);
+    /* value target parts: only the first step of row0's path has a later step */
+    double sum, disc;
+    assert_true(mb_replay_sibling_target(&r, row0, 0, 0.5, &sum, &disc));
+    assert_true(sum == 0.5 && disc == (ep == 1 ? 0.0 : 0.5));
+    assert_false(mb_replay_sibling_target(&r, row0, 1, 0.5, &sum, &disc));
+    assert_false(mb_replay_sibling_target(&r, row2, 0, 0.5, &sum, &disc));
+    assert_true(sum == 0 && disc == 0);
+    assert_false(mb_replay_sibling_target(&plain, row0, 0, 0.5, &sum, &disc));
+    /* a depth-1 buffer keeps the first step; the cut path no longer ends the episode */
+    assert_int_equal(cut.sib_len[row0], 1);
+    assert_int_equal(cut.sib_action[row0], 3);
+    assert_memory_equal(cut.sib_obs + row0 * D, o0, D * sizeof(float));
+    assert_int_equal(cut.sib_terminal[row0], 0);
+    assert_int_equal(cut.sib_len[row2], 1);
+    assert_int_equal(cut.sib_terminal[row2], 1);
   }
   assert_null(plain.sib_action);
   mb_replay_free(&plain);
+  mb_replay_free(&cut);
   mb_replay_free(&r);
   /* enabling after a decision is refused */
   mb_trajectory_clear(&t);
@@ -83,7 +119,7 @@ static void test_sibling_transitions(void **state) {
   uint8_t mask[A] = {1, 1, 1, 1};
   float pol[A] = {0.25f, 0.25f, 0.25f, 0.25f};
   assert_true(mb_trajectory_push(&u, obs, mask, pol, 0, 0, 0, &err));
-  assert_false(mb_trajectory_enable_siblings(&u, &err));
+  assert_false(mb_trajectory_enable_siblings(&u, 1, &err));
   mb_trajectory_free(&u);
   mb_trajectory_free(&t);
 }

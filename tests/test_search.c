@@ -141,6 +141,22 @@ static void test_evaluation_setting_overrides_a_sharp_prior(void **state) {
   cfg.c_scale = 0.1;
   assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
   assert_int_equal(r.action, 2);
+  /* arms 10x closer (spread 0.05): the per-node min-max still gives them their whole contrast
+   * at c_scale 1, unless its floor is far above the spread (1: the prior wins again); a floor
+   * below the spread changes nothing */
+  cfg.c_scale = 1;
+  for (int a = 0; a < 6; a++) t.arm[a] /= 10;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(r.action, 1);
+  cfg.q_min_range = 1.0;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(r.action, 2);
+  cfg.q_min_range = 0.01;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(r.action, 1);
+  cfg.q_min_range = 0;
+  assert_false(mb_search_config_check(&cfg, &err));
+  assert_non_null(strstr(err.message, "q_min_range"));
   mb_search_free(s);
 }
 

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "replay.h"
 #include "tensor.h"
 #include "train.h"
 
@@ -211,6 +212,23 @@ static void test_sibling_transitions(void **state) {
   cfg.priority_alpha = 0.6;
   assert_true(mb_train(&cfg, NULL, 0, NULL, &b, &err));
   assert_false(same_weights(&a.agent, &b.agent));
+  mb_train_result_free(&b);
+  /* sibling paths of 3 steps (raw-policy moves after the sibling, value targets along them):
+   * deterministic, and not the one-step weights */
+  cfg.priority_alpha = 0;
+  cfg.sibling_depth = 3;
+  mb_train_result d;
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &b, &err));
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &d, &err));
+  assert_int_equal(b.prog.steps, 50);
+  assert_true(same_weights(&b.agent, &d.agent));
+  assert_false(same_weights(&a.agent, &b.agent));
+  mb_train_result_free(&d);
+  /* every step of the path counts: depth 2 gives other weights than depth 3 */
+  cfg.sibling_depth = 2;
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &d, &err));
+  assert_false(same_weights(&b.agent, &d.agent));
+  mb_train_result_free(&d);
   mb_train_result_free(&a);
   mb_train_result_free(&b);
   mb_train_result_free(&u);
@@ -240,6 +258,10 @@ static void test_bad_config(void **state) {
   cfg.sibling_weight = -1;
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   assert_non_null(strstr(err.message, "sibling weight"));
+  tiny_config(&cfg, 1, 10);
+  cfg.sibling_depth = MB_SIBLING_MAX_DEPTH + 1;
+  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_non_null(strstr(err.message, "sibling depth"));
   tiny_config(&cfg, 1, 10);
   cfg.priority_beta = -0.1;
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));

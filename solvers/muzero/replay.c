@@ -30,6 +30,7 @@ void mb_trajectory_free(mb_trajectory *t) {
   free(t->sib_action);
   free(t->sib_reward);
   free(t->sib_obs);
+  free(t->sib_len);
   free(t->sib_terminal);
   memset(t, 0, sizeof *t);
 }
@@ -40,8 +41,8 @@ void mb_trajectory_clear(mb_trajectory *t) {
   t->ret = 0;
 }
 
-static bool grow(mb_trajectory *t, mb_error *err) {
-  int32_t cap = t->cap ? t->cap * 2 : 64;
+/* Reallocates every array for cap decisions (cap >= len). */
+static bool resize(mb_trajectory *t, int32_t cap, mb_error *err) {
   float *obs = realloc(t->obs, (size_t)(cap + 1) * t->obs_dim * sizeof *obs);
   if (obs) t->obs = obs;
   float *pol = realloc(t->policy, (size_t)cap * t->A * sizeof *pol);
@@ -54,21 +55,29 @@ static bool grow(mb_trajectory *t, mb_error *err) {
   if (rew) t->reward = rew;
   float *val = realloc(t->value, (size_t)cap * sizeof *val);
   if (val) t->value = val;
-  int32_t *sa = realloc(t->sib_action, (size_t)cap * sizeof *sa);
-  if (sa) t->sib_action = sa;
-  float *sr = realloc(t->sib_reward, (size_t)cap * sizeof *sr);
-  if (sr) t->sib_reward = sr;
-  uint8_t *st = realloc(t->sib_terminal, (size_t)cap);
-  if (st) t->sib_terminal = st;
-  float *so = t->sib_obs;
-  if (t->siblings) {
-    so = realloc(t->sib_obs, (size_t)cap * t->obs_dim * sizeof *so);
+  uint8_t *sl = realloc(t->sib_len, (size_t)cap);
+  if (sl) t->sib_len = sl;
+  bool sib_ok = true;
+  if (t->sib_depth > 0) {
+    size_t steps = (size_t)cap * (size_t)t->sib_depth;
+    int32_t *sa = realloc(t->sib_action, steps * sizeof *sa);
+    if (sa) t->sib_action = sa;
+    float *sr = realloc(t->sib_reward, steps * sizeof *sr);
+    if (sr) t->sib_reward = sr;
+    float *so = realloc(t->sib_obs, steps * (size_t)t->obs_dim * sizeof *so);
     if (so) t->sib_obs = so;
+    uint8_t *st = realloc(t->sib_terminal, (size_t)cap);
+    if (st) t->sib_terminal = st;
+    sib_ok = sa && sr && so && st;
   }
-  if (!obs || !pol || !mask || !act || !rew || !val || !sa || !sr || !st || (t->siblings && !so))
+  if (!obs || !pol || !mask || !act || !rew || !val || !sl || !sib_ok)
     return mb_fail(err, "trajectory: out of memory growing to %d decisions", cap);
   t->cap = cap;
   return true;
+}
+
+static bool grow(mb_trajectory *t, mb_error *err) {
+  return resize(t, t->cap ? t->cap * 2 : 64, err);
 }
 
 bool mb_trajectory_push(mb_trajectory *t, const float *obs, const uint8_t *mask,
@@ -84,37 +93,56 @@ bool mb_trajectory_push(mb_trajectory *t, const float *obs, const uint8_t *mask,
   t->action[i] = action;
   t->reward[i] = reward;
   t->value[i] = value;
-  t->sib_action[i] = -1;
+  t->sib_len[i] = 0;
   t->ret += reward;
   t->len++;
   return true;
 }
 
-bool mb_trajectory_enable_siblings(mb_trajectory *t, mb_error *err) {
+bool mb_trajectory_enable_siblings(mb_trajectory *t, int32_t depth, mb_error *err) {
   if (t->len > 0) return mb_fail(err, "trajectory: enable siblings before the first decision");
-  t->siblings = true;
-  if (t->cap > 0) {
-    float *so = realloc(t->sib_obs, (size_t)t->cap * t->obs_dim * sizeof *so);
-    if (!so) return mb_fail(err, "trajectory: out of memory");
-    t->sib_obs = so;
-  }
-  return true;
+  if (depth < 1 || depth > MB_SIBLING_MAX_DEPTH)
+    return mb_fail(err, "trajectory: sibling depth %d: expected 1..%d", depth,
+                   MB_SIBLING_MAX_DEPTH);
+  free(t->sib_action);
+  free(t->sib_reward);
+  free(t->sib_obs);
+  free(t->sib_terminal);
+  t->sib_action = NULL;
+  t->sib_reward = NULL;
+  t->sib_obs = NULL;
+  t->sib_terminal = NULL;
+  t->sib_depth = depth;
+  return t->cap == 0 || resize(t, t->cap, err);
 }
 
-bool mb_trajectory_set_sibling(mb_trajectory *t, int32_t action, float reward, const float *obs,
-                               bool terminal, mb_error *err) {
-  if (!t->siblings) return mb_fail(err, "trajectory: sibling transitions are not enabled");
+bool mb_trajectory_set_sibling(mb_trajectory *t, int32_t n, const int32_t *actions,
+                               const float *rewards, const float *obs, bool terminal,
+                               mb_error *err) {
+  if (t->sib_depth < 1) return mb_fail(err, "trajectory: sibling transitions are not enabled");
   if (t->len < 1) return mb_fail(err, "trajectory: no decision to attach a sibling to");
   int64_t i = t->len - 1;
-  if (action < 0 || action >= t->A || action == t->action[i])
+  if (n < 1 || n > t->sib_depth)
+    return mb_fail(err, "trajectory: decision %lld: sibling path of %d steps: expected 1..%d",
+                   (long long)i, n, t->sib_depth);
+  if (actions[0] == t->action[i])
     return mb_fail(err,
                    "trajectory: decision %lld: sibling action %d: expected another action in "
                    "[0, %d)",
-                   (long long)i, action, t->A);
-  t->sib_action[i] = action;
-  t->sib_reward[i] = reward;
+                   (long long)i, actions[0], t->A);
+  for (int32_t j = 0; j < n; j++)
+    if (actions[j] < 0 || actions[j] >= t->A)
+      return mb_fail(err,
+                     "trajectory: decision %lld: sibling path step %d: action %d outside [0, %d)",
+                     (long long)i, j, actions[j], t->A);
+  int64_t base = i * t->sib_depth;
+  for (int32_t j = 0; j < t->sib_depth; j++) {
+    t->sib_action[base + j] = j < n ? actions[j] : -1;
+    t->sib_reward[base + j] = j < n ? rewards[j] : 0.0f;
+  }
+  memcpy(t->sib_obs + base * t->obs_dim, obs, (size_t)n * t->obs_dim * sizeof *obs);
+  t->sib_len[i] = (uint8_t)n;
   t->sib_terminal[i] = terminal ? 1 : 0;
-  memcpy(t->sib_obs + i * t->obs_dim, obs, (size_t)t->obs_dim * sizeof *obs);
   return true;
 }
 
@@ -165,6 +193,7 @@ void mb_replay_free(mb_replay *r) {
   free(r->sib_action);
   free(r->sib_reward);
   free(r->sib_obs);
+  free(r->sib_len);
   free(r->sib_terminal);
   free(r->prio.p);
   free(r->prio.sum);
@@ -289,14 +318,21 @@ bool mb_replay_add(mb_replay *r, const mb_trajectory *t, mb_error *err) {
     if (prio && i < t->len) prio_set(&r->prio, row, p_new);
     memcpy(r->obs + row * r->obs_dim, t->obs + (int64_t)i * r->obs_dim,
            (size_t)r->obs_dim * sizeof(float));
-    if (r->sib_action) {
-      bool has = i < t->len && t->siblings && t->sib_action[i] >= 0;
-      r->sib_action[row] = has ? t->sib_action[i] : -1;
-      r->sib_reward[row] = has ? t->sib_reward[i] : 0;
-      r->sib_terminal[row] = has ? t->sib_terminal[i] : 0;
-      if (has)
-        memcpy(r->sib_obs + row * r->obs_dim, t->sib_obs + (int64_t)i * r->obs_dim,
-               (size_t)r->obs_dim * sizeof(float));
+    if (r->sib_depth > 0) {
+      int32_t P = r->sib_depth;
+      int32_t n = i < t->len && t->sib_depth > 0 ? t->sib_len[i] : 0;
+      if (n > P) n = P;
+      int64_t src = (int64_t)i * t->sib_depth, dst = row * P;
+      for (int32_t j = 0; j < P; j++) {
+        r->sib_action[dst + j] = j < n ? t->sib_action[src + j] : -1;
+        r->sib_reward[dst + j] = j < n ? t->sib_reward[src + j] : 0.0f;
+      }
+      if (n > 0)
+        memcpy(r->sib_obs + dst * r->obs_dim, t->sib_obs + src * r->obs_dim,
+               (size_t)n * r->obs_dim * sizeof(float));
+      r->sib_len[row] = (uint8_t)n;
+      /* a path cut to the buffer's depth no longer reaches its end */
+      r->sib_terminal[row] = n > 0 && n == t->sib_len[i] ? t->sib_terminal[i] : 0;
     }
     if (i < t->len) {
       memcpy(r->policy + row * r->A, t->policy + (int64_t)i * r->A, (size_t)r->A * sizeof(float));
@@ -324,25 +360,51 @@ bool mb_replay_add(mb_replay *r, const mb_trajectory *t, mb_error *err) {
 
 int64_t mb_replay_decisions(const mb_replay *r) { return r->decision_rows; }
 
-bool mb_replay_enable_siblings(mb_replay *r, mb_error *err) {
-  if (r->sib_action) return true;
-  size_t c = (size_t)r->capacity;
-  r->sib_action = malloc(c * sizeof *r->sib_action);
-  r->sib_reward = calloc(c, sizeof *r->sib_reward);
-  r->sib_obs = malloc(c * (size_t)r->obs_dim * sizeof *r->sib_obs);
+bool mb_replay_enable_siblings(mb_replay *r, int32_t depth, mb_error *err) {
+  if (depth < 1 || depth > MB_SIBLING_MAX_DEPTH)
+    return mb_fail(err, "replay: sibling depth %d: expected 1..%d", depth, MB_SIBLING_MAX_DEPTH);
+  if (r->sib_depth == depth) return true;
+  if (r->sib_depth > 0)
+    return mb_fail(err, "replay: sibling depth already %d (asked %d)", r->sib_depth, depth);
+  size_t c = (size_t)r->capacity, steps = c * (size_t)depth;
+  r->sib_action = malloc(steps * sizeof *r->sib_action);
+  r->sib_reward = calloc(steps, sizeof *r->sib_reward);
+  r->sib_obs = malloc(steps * (size_t)r->obs_dim * sizeof *r->sib_obs);
+  r->sib_len = calloc(c, 1);
   r->sib_terminal = calloc(c, 1);
-  if (!r->sib_action || !r->sib_reward || !r->sib_obs || !r->sib_terminal) {
+  if (!r->sib_action || !r->sib_reward || !r->sib_obs || !r->sib_len || !r->sib_terminal) {
     free(r->sib_action);
     free(r->sib_reward);
     free(r->sib_obs);
+    free(r->sib_len);
     free(r->sib_terminal);
     r->sib_action = NULL;
     r->sib_reward = NULL;
     r->sib_obs = NULL;
+    r->sib_len = NULL;
     r->sib_terminal = NULL;
-    return mb_fail(err, "replay: out of memory for sibling transitions");
+    return mb_fail(err, "replay: out of memory for sibling paths of %d steps", depth);
   }
-  for (size_t i = 0; i < c; i++) r->sib_action[i] = -1;
+  for (size_t i = 0; i < steps; i++) r->sib_action[i] = -1;
+  r->sib_depth = depth;
+  return true;
+}
+
+bool mb_replay_sibling_target(const mb_replay *r, int64_t row, int32_t j, double gamma,
+                              double *reward_sum, double *boot_discount) {
+  *reward_sum = 0;
+  *boot_discount = 0;
+  if (r->sib_depth < 1 || row < 0 || row >= r->count) return false;
+  int32_t n = r->sib_len[row];
+  if (j < 0 || j >= n - 1) return false;
+  const float *rew = r->sib_reward + row * r->sib_depth;
+  double sum = 0, disc = 1;
+  for (int32_t i = n - 1; i > j; i--) {
+    sum = rew[i] + gamma * sum;
+    disc *= gamma;
+  }
+  *reward_sum = sum;
+  *boot_discount = r->sib_terminal[row] ? 0.0 : disc;
   return true;
 }
 

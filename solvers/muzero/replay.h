@@ -71,12 +71,16 @@ typedef struct mb_replay {
   uint8_t *terminal;     /* final rows: 1 terminal, 0 truncated */
   int64_t decision_rows; /* decision rows stored */
   mb_replay_priorities prio;
-  /* Sibling transitions (mb_replay_enable_siblings; NULL when off): per decision row, one other
-   * legal action tried from the same state in the real game, its reward and the observation it
-   * leads to (terminal: the episode would have ended). -1 where none was recorded. */
-  int32_t *sib_action;
-  float *sib_reward;
-  float *sib_obs; /* capacity x obs_dim */
+  /* Sibling paths (mb_replay_enable_siblings; NULL when off): per decision row, a path of up to
+   * sib_depth steps tried from the same state in the real game: first another legal action (the
+   * sibling), then the raw policy network's greedy moves. Step j's action, reward and the
+   * observation it leads to are at [row * sib_depth + j]; sib_len is the number of steps (0: none
+   * recorded) and sib_terminal whether the path's last step ended the episode. */
+  int32_t sib_depth;
+  int32_t *sib_action; /* capacity x sib_depth (-1 beyond the path) */
+  float *sib_reward;   /* capacity x sib_depth */
+  float *sib_obs;      /* capacity x sib_depth x obs_dim */
+  uint8_t *sib_len;
   uint8_t *sib_terminal;
 } mb_replay;
 
@@ -92,11 +96,12 @@ typedef struct mb_trajectory {
   float *value;
   bool terminal; /* the episode ended after the last decision */
   double ret;    /* sum of rewards */
-  /* sibling transitions (mb_trajectory_enable_siblings): per decision, as in mb_replay */
-  bool siblings;
+  /* sibling paths (mb_trajectory_enable_siblings): per decision, laid out as in mb_replay */
+  int32_t sib_depth; /* 0: off */
   int32_t *sib_action;
   float *sib_reward;
-  float *sib_obs; /* len x obs_dim when siblings */
+  float *sib_obs; /* len x sib_depth x obs_dim */
+  uint8_t *sib_len;
   uint8_t *sib_terminal;
 } mb_trajectory;
 
@@ -107,12 +112,17 @@ void mb_trajectory_clear(mb_trajectory *t);
 bool mb_trajectory_push(mb_trajectory *t, const float *obs, const uint8_t *mask,
                         const float *policy, int32_t action, float reward, float value,
                         mb_error *err);
-/* Records sibling transitions from now on (call before the first push). */
-bool mb_trajectory_enable_siblings(mb_trajectory *t, mb_error *err);
-/* Attaches to the last pushed decision the sibling `action` (legal, not the one taken), its
- * reward, the observation after it and whether it ended the episode. */
-bool mb_trajectory_set_sibling(mb_trajectory *t, int32_t action, float reward, const float *obs,
-                               bool terminal, mb_error *err);
+/* Longest sibling path. */
+#define MB_SIBLING_MAX_DEPTH 16
+/* Records sibling paths of up to depth (1..MB_SIBLING_MAX_DEPTH) steps from now on (call before
+ * the first push). */
+bool mb_trajectory_enable_siblings(mb_trajectory *t, int32_t depth, mb_error *err);
+/* Attaches to the last pushed decision a sibling path of n steps (1..depth): actions[0] is legal
+ * and not the action taken, actions[1..n) the moves after it; rewards[n], obs[n x obs_dim] (the
+ * observation after each step) and whether the last step ended the episode. */
+bool mb_trajectory_set_sibling(mb_trajectory *t, int32_t n, const int32_t *actions,
+                               const float *rewards, const float *obs, bool terminal,
+                               mb_error *err);
 /* Sets the observation after the last decision and whether the episode ended there. */
 bool mb_trajectory_finish(mb_trajectory *t, const float *final_obs, bool terminal, mb_error *err);
 
@@ -122,9 +132,15 @@ void mb_replay_free(mb_replay *r);
 bool mb_replay_add(mb_replay *r, const mb_trajectory *t, mb_error *err);
 /* Decision rows stored. */
 int64_t mb_replay_decisions(const mb_replay *r);
-/* Stores sibling transitions of the trajectories added from now on (an extra obs_dim floats per
- * row). */
-bool mb_replay_enable_siblings(mb_replay *r, mb_error *err);
+/* Stores sibling paths of up to depth steps (1..MB_SIBLING_MAX_DEPTH) of the trajectories added
+ * from now on (depth x obs_dim extra floats per row); a trajectory's longer paths are cut. */
+bool mb_replay_enable_siblings(mb_replay *r, int32_t depth, mb_error *err);
+/* Value target parts of the state after step j of row's sibling path, for j < sib_len - 1 (the
+ * path continues past it): *reward_sum = sum_{i > j} gamma^(i-j-1) r_i over the path's later
+ * steps, and *boot_discount = gamma^(n-1-j) on the value of its last observation, 0 when the
+ * path ended the episode. False (both 0) for other j. */
+bool mb_replay_sibling_target(const mb_replay *r, int64_t row, int32_t j, double gamma,
+                              double *reward_sum, double *boot_discount);
 /* A uniformly drawn decision row (ring index), -1 when empty. */
 int64_t mb_replay_sample(const mb_replay *r, mb_rng *rng);
 

@@ -43,6 +43,7 @@ void mb_search_config_default(mb_search_config *c) {
   c->c_visit = 50;
   c->c_scale = 0.1;
   c->gamma = 1.0;
+  c->q_min_range = 1e-8;
   c->gumbel_noise = true;
   c->dirichlet_alpha = 0.3;
   c->dirichlet_frac = 0.25;
@@ -69,6 +70,8 @@ bool mb_search_config_check(const mb_search_config *c, mb_error *err) {
     return mb_fail(err, "search config: max_considered %d: expected >= 1", c->max_considered);
   if (!(c->gamma > 0 && c->gamma <= 1))
     return mb_fail(err, "search config: gamma %g: expected in (0, 1]", c->gamma);
+  if (!(c->q_min_range > 0 && c->q_min_range <= 1))
+    return mb_fail(err, "search config: q_min_range %g: expected in (0, 1]", c->q_min_range);
   if (!(c->c_visit >= 0) || !(c->c_scale >= 0))
     return mb_fail(err, "search config: c_visit %g / c_scale %g: expected >= 0", c->c_visit,
                    c->c_scale);
@@ -239,7 +242,7 @@ static int32_t completed_q(mb_search *s, const mb_search_config *cfg, const node
     for (int32_t a = 0; a < s->A; a++) s->qhat[a] = nd->mask[a] ? normalise(s, s->qhat[a]) : 0;
     return max_n;
   }
-  double range = hi - lo > 1e-8 ? hi - lo : 1e-8;
+  double range = hi - lo > cfg->q_min_range ? hi - lo : cfg->q_min_range;
   for (int32_t a = 0; a < s->A; a++) s->qhat[a] = nd->mask[a] ? (s->qhat[a] - lo) / range : 0;
   return max_n;
 }

@@ -59,6 +59,11 @@ typedef struct mb_search_config {
   double gamma;            /* discount, (0, 1]; default 1 */
   bool gumbel_noise;       /* Gumbel: sample g (self-play); false: g = 0 (evaluation) */
   mb_q_rescale rescale;    /* Gumbel: MB_Q_NODE (default) or MB_Q_TREE */
+  double q_min_range;      /* Gumbel, per node: min-max divides by max(hi - lo, this); default
+                              1e-8 (mctx). A larger floor keeps Q differences below it from
+                              outweighing the prior (`bench muzero --q-range`); measured on the
+                              train split it did not make learned-model search beat the raw
+                              policy, so the default stays */
   double dirichlet_alpha, dirichlet_frac; /* pUCT root noise: 0.3, 0.25 (frac 0: none) */
   double c1, c2;                          /* pUCT: 1.25, 19652 */
   bool sample;                            /* pUCT: sample the move by visit counts */

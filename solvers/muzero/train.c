@@ -39,6 +39,7 @@ void mb_train_config_default(mb_train_config *c) {
   c->replay_ratio = 4.0;
   c->priority_alpha = 0.0;
   c->priority_beta = 0.4;
+  c->sibling_depth = 1;
   c->target_period = 100;
   c->actors_per_round = 2;
   c->jobs = 1;
@@ -75,6 +76,9 @@ bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
                    "weight %g, sibling weight %g: bad value",
                    c->lr, c->weight_decay, c->max_grad_norm, c->value_weight, c->consistency_weight,
                    c->sibling_weight);
+  if (c->sibling_depth < 1 || c->sibling_depth > MB_SIBLING_MAX_DEPTH)
+    return mb_fail(err, "train config: sibling depth %d: expected 1..%d", c->sibling_depth,
+                   MB_SIBLING_MAX_DEPTH);
   if (c->replay_capacity < 2 * (int64_t)(c->segment + 1))
     return mb_fail(err, "train config: replay capacity %lld < two segments of %d",
                    (long long)c->replay_capacity, c->segment);
@@ -365,7 +369,11 @@ typedef struct actor {
   mb_player *player;
   mb_game **games; /* per catalogue workload, created on first use */
   mb_trajectory traj;
-  float *sib_obs; /* observation after a sibling action (sibling transitions) */
+  /* sibling paths (sibling_weight > 0): the path's actions, rewards and observations (one per
+   * step), and the legal mask at its current state */
+  int32_t *sib_act;
+  float *sib_rew, *sib_obs;
+  uint8_t *sib_mask;
   /* the round's job */
   mb_rng rng;
   int32_t n_synth; /* > 0: play a fresh synthetic workload of that many buffers */
@@ -396,27 +404,42 @@ static mb_workload *synth_workload(mb_rng *rng, int32_t n_buffers, const mb_hard
   return w;
 }
 
-/* Sibling transition of the decision about to be played: one other legal action, drawn
- * uniformly, tried in the real game (snapshot, step, observe, restore) so that the learned model
- * is also trained on an action search compares but self-play did not take. *action is -1 when
- * the root has no other legal one. False on a game error. */
-static bool try_sibling(actor *a, mb_game *g, const uint8_t *mask, int32_t taken, double rscale,
-                        int32_t *action, float *reward, bool *terminal, mb_error *err) {
-  int32_t A = mb_game_n_actions(g), n = 0;
-  for (int32_t b = 0; b < A; b++) n += mask[b] && b != taken;
-  *action = -1;
+/* Sibling path of the decision about to be played: one other legal action, drawn uniformly,
+ * tried in the real game, then up to depth - 1 greedy moves of the raw policy network (snapshot,
+ * steps, observations, restore), so that the learned model is also trained on actions search
+ * compares but self-play did not take, and on the states a search reaches below them. *len is 0
+ * when the root has no other legal action. p's root observation, mask and policy are left as
+ * they are; its logits are scratch. False on a game or network error. */
+static bool sibling_path(actor *a, mb_player *p, mb_game *g, int32_t taken, int32_t depth,
+                         int32_t *len, bool *terminal, mb_error *err) {
+  int32_t A = mb_game_n_actions(g), n = 0, D = a->ag.cfg.obs_dim;
+  for (int32_t b = 0; b < A; b++) n += p->mask[b] && b != taken;
+  *len = 0;
+  *terminal = false;
   if (n == 0) return true;
   int32_t k = (int32_t)mb_rng_below(&a->rng, (uint64_t)n), b = 0;
   for (; b < A; b++)
-    if (mask[b] && b != taken && k-- == 0) break;
+    if (p->mask[b] && b != taken && k-- == 0) break;
   mb_game_snapshot snap = mb_game_snapshot_take(g);
-  double r = 0;
-  if (!mb_game_step(g, b, &r, err)) return false;
-  *terminal = mb_game_done(g);
-  mb_game_observe(g, a->sib_obs);
-  *reward = (float)(r * rscale);
-  *action = b;
-  return mb_game_restore(g, snap, err);
+  bool ok = true;
+  for (int32_t j = 0; ok && j < depth; j++) {
+    if (j > 0) { /* the raw policy's move at the state the path reached */
+      float v;
+      mb_game_legal_mask(g, a->sib_mask);
+      ok = mb_agent_initial(&p->inf, a->sib_obs + (int64_t)(j - 1) * D, NULL, p->logits, &v, err);
+      b = ok ? mb_agent_greedy(p->logits, a->sib_mask, A) : -1;
+      if (!ok || b < 0) break;
+    }
+    double r = 0;
+    ok = mb_game_step(g, b, &r, err);
+    if (!ok) break;
+    a->sib_act[j] = b;
+    a->sib_rew[j] = (float)(r * p->rscale);
+    mb_game_observe(g, a->sib_obs + (int64_t)j * D);
+    *len = j + 1;
+    if ((*terminal = mb_game_done(g))) break;
+  }
+  return mb_game_restore(g, snap, ok ? err : &(mb_error){{0}}) && ok;
 }
 
 /* Plays the actor's trajectory: whole episode, or greedy prefix + searched segment. */
@@ -467,17 +490,17 @@ static bool actor_play(trainer *T, actor *a, mb_error *err) {
     float v;
     double r = 0;
     ok = decide(p, g, &cfg->search, false, true, &a->rng, &act, &v, err);
-    int32_t sib = -1;
-    float sib_r = 0;
+    int32_t sib_len = 0;
     bool sib_term = false;
-    if (ok && a->sib_obs)
-      ok = try_sibling(a, g, p->mask, act, p->rscale, &sib, &sib_r, &sib_term, err);
+    if (ok && a->sib_act)
+      ok = sibling_path(a, p, g, act, cfg->sibling_depth, &sib_len, &sib_term, err);
     /* p->obs and p->mask hold the root's observation and mask */
     ok = ok && mb_game_step(g, act, &r, err) &&
          mb_trajectory_push(&a->traj, p->obs, p->mask, p->policy, act, (float)(r * p->rscale), v,
                             err);
-    if (ok && sib >= 0)
-      ok = mb_trajectory_set_sibling(&a->traj, sib, sib_r, a->sib_obs, sib_term, err);
+    if (ok && sib_len > 0)
+      ok = mb_trajectory_set_sibling(&a->traj, sib_len, a->sib_act, a->sib_rew, a->sib_obs,
+                                     sib_term, err);
     raw += r;
   }
   if (ok) {
@@ -550,6 +573,7 @@ static bool run_actors(trainer *T, int32_t n, int32_t jobs, mb_error *err) {
 
 typedef struct learner {
   int32_t B, K, A, W, S, D, NB;
+  int32_t NBOOT; /* rows of the target-network bootstrap batch: NB, + B with sibling paths */
   mb_agent target;
   mb_nn_tape repr, *pred, *dyn, *rew, trepr, tpred;
   /* consistency targets: the current representation of the observations after steps 1..K
@@ -568,12 +592,15 @@ typedef struct learner {
    * unroll step 0 (for the new priorities) */
   float *isw, *v0;
   mb_tensor vlog0;
-  /* sibling transitions: one step from the root state by the sibling action (B rows) */
-  bool siblings;
-  mb_nn_tape sdyn, srew, srepr;
-  mb_tensor sin, sobs;
+  /* sibling paths (P > 0): P dynamics steps from the root state along the stored path; step j's
+   * rows are [j * B, (j + 1) * B). Value heads at steps 0..P-2 (the path continues past them). */
+  int32_t P;
+  mb_nn_tape *sdyn, *srew, *spred, srepr;
+  mb_tensor sin, sobs, sds, scarry, svlog, sdpred;
   int32_t *sact;
-  float *srt, *sw;
+  float *srt, *sw, *svt, *svw;
+  double *ssum, *sdisc; /* value target parts: rewards to the path's end, discount to it */
+  int64_t *sboot;       /* per column: its bootstrap row in bobs (-1: none) */
   double loss_s;
   double loss_p, loss_v, loss_r, loss_c; /* last update's (batch means) */
 } learner;
@@ -612,30 +639,40 @@ static void learner_free(learner *L) {
   free(L->boot_disc);
   free(L->past);
   free(L->isw);
-  mb_nn_tape_free(&L->sdyn);
-  mb_nn_tape_free(&L->srew);
+  for (int32_t j = 0; L->sdyn && j < L->P; j++) mb_nn_tape_free(&L->sdyn[j]);
+  for (int32_t j = 0; L->srew && j < L->P; j++) mb_nn_tape_free(&L->srew[j]);
+  for (int32_t j = 0; L->spred && j + 1 < L->P; j++) mb_nn_tape_free(&L->spred[j]);
+  free(L->sdyn);
+  free(L->srew);
+  free(L->spred);
   mb_nn_tape_free(&L->srepr);
-  mb_tensor_free(&L->sin);
-  mb_tensor_free(&L->sobs);
+  mb_tensor *sts[] = {&L->sin, &L->sobs, &L->sds, &L->scarry, &L->svlog, &L->sdpred};
+  for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++) mb_tensor_free(sts[i]);
   free(L->sact);
   free(L->srt);
   free(L->sw);
+  free(L->svt);
+  free(L->svw);
+  free(L->ssum);
+  free(L->sdisc);
+  free(L->sboot);
   free(L->v0);
   mb_tensor_free(&L->vlog0);
   memset(L, 0, sizeof *L);
 }
 
-static bool learner_init(learner *L, const mb_agent *ag, int32_t B, int32_t K, bool siblings,
+/* P: sibling path steps (0: off). */
+static bool learner_init(learner *L, const mb_agent *ag, int32_t B, int32_t K, int32_t P,
                          mb_error *err) {
   memset(L, 0, sizeof *L);
   L->B = B;
-  L->siblings = siblings;
   L->K = K;
   L->A = ag->cfg.game.n_actions;
   L->W = ag->cfg.latent;
   L->S = ag->cfg.support;
   L->D = ag->cfg.obs_dim;
   L->NB = B * (K + 1);
+  L->NBOOT = L->NB + (P >= 2 ? B : 0);
   mb_rng r0;
   mb_rng_seed(&r0, 0);
   bool ok =
@@ -651,7 +688,7 @@ static bool learner_init(learner *L, const mb_agent *ag, int32_t B, int32_t K, b
   L->pw = calloc((size_t)nb, sizeof(float));
   L->rt = calloc((size_t)nb, sizeof(float));
   L->rw = calloc((size_t)nb, sizeof(float));
-  L->bootv = calloc((size_t)nb, sizeof(float));
+  L->bootv = calloc((size_t)L->NBOOT, sizeof(float));
   L->rows = calloc((size_t)nb, sizeof(int64_t));
   L->boot_idx = calloc((size_t)nb, sizeof(int64_t));
   L->boot_sum = calloc((size_t)nb, sizeof(double));
@@ -666,18 +703,35 @@ static bool learner_init(learner *L, const mb_agent *ag, int32_t B, int32_t K, b
              !L->boot_sum || !L->boot_disc || !L->past || !L->isw || !L->v0))
     ok = mb_fail(err, "learner: out of memory");
   ok = ok && mb_nn_tape_create(&L->repr, &ag->repr, B, err) &&
-       mb_nn_tape_create(&L->trepr, &L->target.repr, L->NB, err) &&
-       mb_nn_tape_create(&L->tpred, &L->target.pred, L->NB, err) &&
+       mb_nn_tape_create(&L->trepr, &L->target.repr, L->NBOOT, err) &&
+       mb_nn_tape_create(&L->tpred, &L->target.pred, L->NBOOT, err) &&
        mb_nn_tape_create(&L->crepr, &ag->repr, BK, err) && mb_tensor_init(&L->cobs, BK, L->D, err);
-  if (ok && siblings) {
-    L->sact = calloc((size_t)B, sizeof *L->sact);
-    L->srt = calloc((size_t)B, sizeof *L->srt);
-    L->sw = calloc((size_t)B, sizeof *L->sw);
-    ok = (L->sact && L->srt && L->sw) || mb_fail(err, "learner: out of memory");
-    ok = ok && mb_nn_tape_create(&L->sdyn, &ag->dyn, B, err) &&
-         mb_nn_tape_create(&L->srew, &ag->reward, B, err) &&
-         mb_nn_tape_create(&L->srepr, &ag->repr, B, err) &&
-         mb_tensor_init(&L->sin, B, L->W + L->A, err) && mb_tensor_init(&L->sobs, B, L->D, err);
+  if (ok && P > 0) {
+    size_t n = (size_t)B * (size_t)P;
+    L->sdyn = calloc((size_t)P, sizeof *L->sdyn);
+    L->srew = calloc((size_t)P, sizeof *L->srew);
+    L->spred = calloc((size_t)P, sizeof *L->spred);
+    L->sact = calloc(n, sizeof *L->sact);
+    L->srt = calloc(n, sizeof *L->srt);
+    L->sw = calloc(n, sizeof *L->sw);
+    L->svt = calloc(n, sizeof *L->svt);
+    L->svw = calloc(n, sizeof *L->svw);
+    L->ssum = calloc(n, sizeof *L->ssum);
+    L->sdisc = calloc(n, sizeof *L->sdisc);
+    L->sboot = calloc((size_t)B, sizeof *L->sboot);
+    ok = (L->sdyn && L->srew && L->spred && L->sact && L->srt && L->sw && L->svt && L->svw &&
+          L->ssum && L->sdisc && L->sboot) ||
+         mb_fail(err, "learner: out of memory");
+    if (ok) L->P = P; /* the tape arrays exist: learner_free may walk them */
+    for (int32_t j = 0; ok && j < P; j++)
+      ok = mb_nn_tape_create(&L->sdyn[j], &ag->dyn, B, err) &&
+           mb_nn_tape_create(&L->srew[j], &ag->reward, B, err) &&
+           (j + 1 == P || mb_nn_tape_create(&L->spred[j], &ag->pred, B, err));
+    ok = ok && mb_nn_tape_create(&L->srepr, &ag->repr, B * P, err) &&
+         mb_tensor_init(&L->sin, B, L->W + L->A, err) &&
+         mb_tensor_init(&L->sobs, B * P, L->D, err) && mb_tensor_init(&L->sds, B, L->W, err) &&
+         mb_tensor_init(&L->scarry, B, L->W, err) && mb_tensor_init(&L->svlog, B, L->S, err) &&
+         mb_tensor_init(&L->sdpred, B, L->A + L->S, err);
   }
   for (int32_t k = 0; ok && k <= K; k++)
     ok = mb_nn_tape_create(&L->pred[k], &ag->pred, B, err) &&
@@ -687,8 +741,8 @@ static bool learner_init(learner *L, const mb_agent *ag, int32_t B, int32_t K, b
          mb_nn_tape_create(&L->rew[k], &ag->reward, B, err);
   int32_t W = L->W, A = L->A, S = L->S;
   ok = ok && mb_tensor_init(&L->obs, B, L->D, err) && mb_tensor_init(&L->in, B, W + A, err) &&
-       mb_tensor_init(&L->bobs, L->NB, L->D, err) && mb_tensor_init(&L->logits, B, A, err) &&
-       mb_tensor_init(&L->vlog, L->NB, S, err) && mb_tensor_init(&L->dpol, B, A, err) &&
+       mb_tensor_init(&L->bobs, L->NBOOT, L->D, err) && mb_tensor_init(&L->logits, B, A, err) &&
+       mb_tensor_init(&L->vlog, L->NBOOT, S, err) && mb_tensor_init(&L->dpol, B, A, err) &&
        mb_tensor_init(&L->dval, B, S, err) && mb_tensor_init(&L->dpred, B, A + S, err) &&
        mb_tensor_init(&L->ds, B, W, err) && mb_tensor_init(&L->dtmp, B, W, err) &&
        mb_tensor_init(&L->din, B, W + A, err) && mb_tensor_init(&L->carry, B, W, err) &&
@@ -723,17 +777,40 @@ static void learner_apply_is_weights(learner *L) {
     }
 }
 
-/* Sibling transition of batch column b drawn at row0 (weight 0 when the row has none). */
-static void learner_sibling(learner *L, const mb_replay *rb, int32_t b, int64_t row0, float scale) {
-  bool has = rb->sib_action && rb->sib_action[row0] >= 0;
-  L->sact[b] = has ? rb->sib_action[row0] : 0;
-  L->srt[b] = has ? rb->sib_reward[row0] * scale : 0.0f;
-  L->sw[b] = has ? L->isw[b] : 0.0f;
-  float *o = mb_tensor_row(&L->sobs, b);
-  if (has)
-    memcpy(o, rb->sib_obs + row0 * L->D, (size_t)L->D * sizeof(float));
-  else
-    memset(o, 0, (size_t)L->D * sizeof(float));
+/* Sibling path of batch column b drawn at row0 (weights 0 beyond the path, everywhere when the
+ * row has none): actions, reward targets, consistency observations, value target parts (and the
+ * observation to bootstrap from, appended to bobs at *nboot). */
+static void learner_sibling(learner *L, const mb_replay *rb, int32_t b, int64_t row0, float scale,
+                            double gamma, int32_t *nboot) {
+  int32_t B = L->B, P = L->P, n = rb->sib_len[row0];
+  int64_t base = row0 * P;
+  for (int32_t j = 0; j < P; j++) {
+    int64_t i = (int64_t)j * B + b;
+    bool has = j < n;
+    L->sact[i] = has ? rb->sib_action[base + j] : 0;
+    L->srt[i] = has ? rb->sib_reward[base + j] * scale : 0.0f;
+    L->sw[i] = has ? L->isw[b] : 0.0f;
+    float *o = mb_tensor_row(&L->sobs, (int32_t)i);
+    if (has)
+      memcpy(o, rb->sib_obs + (base + j) * L->D, (size_t)L->D * sizeof(float));
+    else
+      memset(o, 0, (size_t)L->D * sizeof(float));
+    L->svw[i] = 0;
+  }
+  /* value targets at the steps the path continues past: the path's later rewards, then the
+   * target network's value of its last observation unless the episode ended there */
+  L->sboot[b] = -1;
+  if (n < 2) return;
+  if (!rb->sib_terminal[row0]) {
+    memcpy(mb_tensor_row(&L->bobs, *nboot), rb->sib_obs + (base + n - 1) * L->D,
+           (size_t)L->D * sizeof(float));
+    L->sboot[b] = (*nboot)++;
+  }
+  for (int32_t j = 0; j + 1 < n; j++) {
+    int64_t i = (int64_t)j * B + b;
+    mb_replay_sibling_target(rb, row0, j, gamma, &L->ssum[i], &L->sdisc[i]);
+    L->svw[i] = L->isw[b];
+  }
 }
 
 /* Fills the batch: rows, actions, policy/value/reward targets (scaled), weights. beta is the
@@ -748,7 +825,7 @@ static bool learner_batch(learner *L, const mb_replay *rb, const mb_train_config
     int64_t row0 = learner_draw(L, b, rb, prioritised, beta, rng);
     if (row0 < 0) return mb_fail(err, "learner: empty replay buffer");
     memcpy(mb_tensor_row(&L->obs, b), rb->obs + row0 * D, (size_t)D * sizeof(float));
-    if (L->siblings) learner_sibling(L, rb, b, row0, scale);
+    if (L->P > 0) learner_sibling(L, rb, b, row0, scale, cfg->gamma, &nboot);
     /* the trajectory's final row: terminal or truncated */
     bool pe;
     int64_t fin = mb_replay_offset(rb, row0, rb->to_final[row0], &pe);
@@ -802,7 +879,14 @@ static bool learner_batch(learner *L, const mb_replay *rb, const mb_train_config
     if (!o || !mb_tensor_get_cols(&L->vlog, o, A, L->S, err) ||
         !mb_categorical_decode(&L->target.sup, &L->vlog, L->bootv, err))
       return false;
-    if (!mb_tensor_reshape(&L->bobs, L->NB, D, err)) return false;
+    if (!mb_tensor_reshape(&L->bobs, L->NBOOT, D, err)) return false;
+  }
+  for (int32_t b = 0; b < B && L->P >= 2; b++) {
+    double v = L->sboot[b] >= 0 ? L->bootv[L->sboot[b]] / scale : 0.0;
+    for (int32_t j = 0; j + 1 < L->P; j++) {
+      int64_t i = (int64_t)j * B + b;
+      L->svt[i] = L->svw[i] > 0 ? (float)((L->ssum[i] + L->sdisc[i] * v) * scale) : 0.0f;
+    }
   }
   for (int32_t k = 0; k <= K; k++)
     for (int32_t b = 0; b < B; b++) {
@@ -863,31 +947,59 @@ static double consistency_grad(learner *L, int32_t k, const mb_tensor *target, f
                          mb_tensor_row(&L->ds, 0));
 }
 
-/* Sibling transitions: forward the sibling step from the root state s0, then its reward and
- * consistency losses (weight w), backward through the dynamics into L->ds (the gradient at s0,
- * halved like every gradient entering the dynamics). Returns the loss. */
-static bool sibling_step(learner *L, const mb_agent *ag, const mb_tensor *s0, float w, double *loss,
-                         mb_error *err) {
-  int32_t B = L->B, W = L->W, A = L->A;
+/* Sibling paths: forward P dynamics steps from the root state s0 along the stored paths, then
+ * at every step the reward and consistency losses and, where the path continues, the value loss
+ * (all weighted sibling_weight / P, the value also value_weight), backward through the chain into
+ * L->ds (the gradient at s0; halved at every dynamics step like the main unroll's). Returns the
+ * loss. With P = 1 this is one step with reward and consistency only. */
+static bool sibling_paths(learner *L, const mb_agent *ag, const mb_tensor *s0,
+                          const mb_train_config *cfg, double *loss, mb_error *err) {
+  int32_t B = L->B, W = L->W, A = L->A, S = L->S, P = L->P;
+  float sc = (float)cfg->sibling_weight / (float)(B * P);
   *loss = 0;
   const mb_tensor *target = mb_nn_forward(&L->srepr, &L->sobs, err);
-  if (!target || !mb_tensor_set_cols(&L->sin, 0, s0, err) ||
-      !mb_tensor_set_onehot(&L->sin, W, A, L->sact, err))
-    return false;
-  const mb_tensor *s1 = mb_nn_forward(&L->sdyn, &L->sin, err);
-  const mb_tensor *ro = s1 ? mb_nn_forward(&L->srew, s1, err) : NULL;
-  double lr = 0;
-  if (!ro || !mb_loss_categorical(&ag->sup, ro, L->srt, L->sw, w / (float)B, &lr, &L->dr, err) ||
-      !mb_nn_backward(&L->srew, &L->dr, &L->dtmp, err))
-    return false;
-  double lc = latent_mse_grad(mb_tensor_row(s1, 0), mb_tensor_row(target, 0), L->sw, w / (float)B,
-                              B, W, mb_tensor_row(&L->dtmp, 0));
-  if (!mb_nn_backward(&L->sdyn, &L->dtmp, &L->din, err) ||
-      !mb_tensor_get_cols(&L->carry, &L->din, 0, W, err))
-    return false;
-  mb_nn_scale_gradient(&L->carry, 0.5f);
-  *loss = lr + lc;
-  return mb_tensor_axpy(&L->ds, 1.0f, &L->carry, err);
+  if (!target) return false;
+  const mb_tensor *s = s0;
+  for (int32_t j = 0; j < P; j++) {
+    if (!mb_tensor_set_cols(&L->sin, 0, s, err) ||
+        !mb_tensor_set_onehot(&L->sin, W, A, L->sact + (int64_t)j * B, err))
+      return false;
+    s = mb_nn_forward(&L->sdyn[j], &L->sin, err);
+    if (!s || !mb_nn_forward(&L->srew[j], s, err)) return false;
+    if (j + 1 < P && !mb_nn_forward(&L->spred[j], s, err)) return false;
+  }
+  mb_tensor_zero(&L->scarry);
+  mb_tensor_zero(&L->sdpred); /* the policy columns get no gradient */
+  for (int32_t j = P - 1; j >= 0; j--) {
+    int64_t first = (int64_t)j * B;
+    double lv = 0, lr = 0;
+    mb_tensor_zero(&L->sds);
+    if (j + 1 < P) {
+      if (!mb_tensor_get_cols(&L->svlog, mb_nn_tape_output(&L->spred[j]), A, S, err) ||
+          !mb_tensor_reshape(&L->dr, B, S, err) ||
+          !mb_loss_categorical(&ag->sup, &L->svlog, L->svt + first, L->svw + first,
+                               sc * (float)cfg->value_weight, &lv, &L->dr, err) ||
+          !mb_tensor_set_cols(&L->sdpred, A, &L->dr, err) ||
+          !mb_nn_backward(&L->spred[j], &L->sdpred, &L->dtmp, err) ||
+          !mb_tensor_axpy(&L->sds, 1.0f, &L->dtmp, err))
+        return false;
+    }
+    if (!mb_loss_categorical(&ag->sup, mb_nn_tape_output(&L->srew[j]), L->srt + first,
+                             L->sw + first, sc, &lr, &L->dr, err) ||
+        !mb_nn_backward(&L->srew[j], &L->dr, &L->dtmp, err) ||
+        !mb_tensor_axpy(&L->sds, 1.0f, &L->dtmp, err))
+      return false;
+    double lc = latent_mse_grad(mb_tensor_row(mb_nn_tape_output(&L->sdyn[j]), 0),
+                                mb_tensor_row(target, (int32_t)first), L->sw + first, sc, B, W,
+                                mb_tensor_row(&L->sds, 0));
+    if (!mb_tensor_axpy(&L->sds, 1.0f, &L->scarry, err) ||
+        !mb_nn_backward(&L->sdyn[j], &L->sds, &L->din, err) ||
+        !mb_tensor_get_cols(&L->scarry, &L->din, 0, W, err))
+      return false;
+    mb_nn_scale_gradient(&L->scarry, 0.5f);
+    *loss += lv + lr + lc;
+  }
+  return mb_tensor_axpy(&L->ds, 1.0f, &L->scarry, err);
 }
 
 /* One update: forward the unroll, losses, backward, clip, AdamW; then, with prioritised replay,
@@ -954,9 +1066,7 @@ static bool learner_step(learner *L, mb_agent *ag, mb_adam *opt, const mb_train_
     mb_nn_scale_gradient(&L->carry, 0.5f);
   }
   double ls = 0;
-  if (L->siblings &&
-      !sibling_step(L, ag, mb_nn_tape_output(&L->repr), (float)cfg->sibling_weight, &ls, err))
-    return false;
+  if (L->P > 0 && !sibling_paths(L, ag, mb_nn_tape_output(&L->repr), cfg, &ls, err)) return false;
   L->loss_s = ls;
   if (!mb_nn_backward(&L->repr, &L->ds, NULL, err)) return false;
   mb_adam_clip_grad_norm(opt, cfg->max_grad_norm);
@@ -985,7 +1095,10 @@ static void free_actors(trainer *T, int32_t n) {
     for (int32_t w = 0; a->games && w < T->n_wl; w++) mb_game_free(a->games[w]);
     free(a->games);
     mb_trajectory_free(&a->traj);
+    free(a->sib_act);
+    free(a->sib_rew);
     free(a->sib_obs);
+    free(a->sib_mask);
     mb_agent_free(&a->ag);
   }
   free(T->actors);
@@ -1101,9 +1214,14 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
     ok = mb_agent_create(&a->ag, &ag->cfg, &r0, err) &&
          mb_trajectory_init(&a->traj, ag->cfg.obs_dim, A, err);
     if (ok && cfg->sibling_weight > 0) {
-      ok = mb_trajectory_enable_siblings(&a->traj, err);
-      a->sib_obs = malloc((size_t)ag->cfg.obs_dim * sizeof *a->sib_obs);
-      if (ok && !a->sib_obs) ok = mb_fail(err, "train: out of memory");
+      int32_t P = cfg->sibling_depth;
+      ok = mb_trajectory_enable_siblings(&a->traj, P, err);
+      a->sib_act = malloc((size_t)P * sizeof *a->sib_act);
+      a->sib_rew = malloc((size_t)P * sizeof *a->sib_rew);
+      a->sib_obs = malloc((size_t)P * ag->cfg.obs_dim * sizeof *a->sib_obs);
+      a->sib_mask = malloc((size_t)A);
+      if (ok && (!a->sib_act || !a->sib_rew || !a->sib_obs || !a->sib_mask))
+        ok = mb_fail(err, "train: out of memory");
     }
     if (ok) a->player = mb_player_create(&a->ag, cfg->search.simulations, err);
     if (ok && !a->player) ok = false;
@@ -1112,10 +1230,12 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
       if (!a->games) ok = mb_fail(err, "train: out of memory");
     }
   }
-  ok = ok && learner_init(&L, ag, cfg->batch, cfg->unroll, cfg->sibling_weight > 0, err) &&
+  ok = ok &&
+       learner_init(&L, ag, cfg->batch, cfg->unroll,
+                    cfg->sibling_weight > 0 ? cfg->sibling_depth : 0, err) &&
        mb_replay_init(&rb, cfg->replay_capacity, ag->cfg.obs_dim, A, err);
   if (ok && cfg->priority_alpha > 0) ok = mb_replay_enable_priority(&rb, cfg->priority_alpha, err);
-  if (ok && cfg->sibling_weight > 0) ok = mb_replay_enable_siblings(&rb, err);
+  if (ok && cfg->sibling_weight > 0) ok = mb_replay_enable_siblings(&rb, cfg->sibling_depth, err);
 
   /* ---- rounds ---- */
   double owed = 0, sp_sum = 0, loss_sum = 0, t_self = 0, t_learn = 0, last_log = mb_train_now();

@@ -31,6 +31,16 @@
  * worse than the raw policy (datasets/agents/README.md). Losses of unroll steps 1..K are scaled by
  * 1/K; AdamW with global gradient clipping.
  *
+ * Sibling paths (optional, sibling_weight > 0). Search asks the learned model about actions
+ * self-play did not take, and about the states below them; trained only on the taken ones, its
+ * answers there were measured to be poor (datasets/agents/README.md). So each self-play decision
+ * also tries one other legal action in the real game, then sibling_depth - 1 greedy moves of the
+ * raw policy network (snapshot, steps, restore), and stores the path with the decision. The
+ * learner unrolls the dynamics along it from the decision's state: reward and consistency losses
+ * at every step and, at the steps the path continues past, a value loss against the path's later
+ * rewards plus the target network's value of its last observation (0 when the episode ended); all
+ * weighted sibling_weight / sibling_depth.
+ *
  * Prioritised replay (optional, priority_alpha > 0; Schaul et al. 2016, as in MuZero): rows are
  * drawn with probability proportional to p^alpha (replay.h), and every loss of a drawn row (all
  * unroll steps: policy, value, reward, consistency) is multiplied by its importance weight, so
@@ -92,9 +102,12 @@ typedef struct mb_train_config {
   double gamma;
   double value_weight;
   double consistency_weight; /* dynamics state vs representation of the reached observation */
-  double sibling_weight;     /* > 0: sibling transitions (a second legal action per decision, tried
+  double sibling_weight;     /* > 0: sibling paths (a second legal action per decision, tried
                                 in the real game) train the dynamics' reward and consistency with
                                 this weight; 0 (default): off */
+  int32_t sibling_depth;     /* steps of a sibling path (1..MB_SIBLING_MAX_DEPTH, default 1): the
+                                sibling, then the raw policy's greedy moves; from 2 on, the path's
+                                rewards also give value targets along it */
   double lr, weight_decay, max_grad_norm;
   int64_t replay_capacity; /* transitions */
   double replay_ratio;     /* samples drawn per new decision */

@@ -37,6 +37,7 @@ static void usage(FILE *out) {
       "                                [--split S | --workloads REGEX | --episodes 8\n"
       "                                 --buffers 256 --seed 1000] [--rescale node]\n"
       "                                [--c-visit 50 --c-scale 1 --considered 16]\n"
+      "                                [--q-range 1e-8]\n"
       "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n\n"
       "Prints mallocMuZero's search simulations per second (learned model and exact game),\n"
       "raw-policy decisions per second, and training updates and self-play decisions per\n"
@@ -50,8 +51,9 @@ static void usage(FILE *out) {
       "catalogue's --split or --workloads, else --episodes synthetic ones of 32..--buffers\n"
       "buffers from seed --seed (keep them apart from training's streams). --rescale node|tree\n"
       "picks the Gumbel Q normalisation, --c-visit 50 --c-scale 1 the weight of Q against\n"
-      "the prior and --considered 16 the Gumbel root's m; the defaults are what the\n"
-      "mallocmuzero solvers play with (mb_search_config_evaluation, solvers/muzero/search.h).\n\n"
+      "the prior, --considered 16 the Gumbel root's m and --q-range the smallest spread the\n"
+      "per-node min-max divides by; the defaults are what the mallocmuzero solvers play\n"
+      "with (mb_search_config_evaluation, solvers/muzero/search.h).\n\n"
       "--model-error N (with --agent; same workload options) measures the search's one-step\n"
       "evaluations at every N-th decision of the raw policy's episodes: for each legal action,\n"
       "the learned model's reward and r^ + v^ against the exact game's r + v(next state) and\n"
@@ -449,6 +451,16 @@ int mb_bench_muzero(int argc, char **argv) {
         return 2;
       }
       scfg.rescale = strcmp(v, "node") ? MB_Q_TREE : MB_Q_NODE;
+    } else if (!strcmp(a, "--q-range")) {
+      char *end;
+      errno = 0;
+      double d = strtod(v, &end);
+      if (errno || end == v || *end || !(d > 0 && d <= 1)) {
+        fprintf(stderr, "mallocbench bench muzero: --q-range '%s': expected a number in (0, 1]\n",
+                v);
+        return 2;
+      }
+      scfg.q_min_range = d;
     } else if (!strcmp(a, "--c-scale") || !strcmp(a, "--c-visit")) {
       char *end;
       errno = 0;

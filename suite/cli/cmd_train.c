@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "paths.h"
+#include "replay.h"
 #include "search.h"
 #include "tensor.h"
 #include "train.h"
@@ -44,6 +45,8 @@ static void usage(FILE *out) {
           "  --support N (31 value/reward atoms; fresh agents)  --c-scale X (0.1)\n"
           "  --siblings W (0: off; > 0: per decision, one other legal action is tried in the\n"
           "                    real game and trains the dynamics' reward and consistency)\n"
+          "  --sibling-depth P (1: the sibling step only; P > 1: then P - 1 greedy moves of\n"
+          "                    the raw policy, whose rewards also train the value along it)\n"
           "  --replay N (50000 transitions)  --ratio R (4 samples per new decision)\n"
           "  --priority ALPHA (0: uniform replay; in (0, 1]: rows drawn with probability\n"
           "                    ~ |value error|^ALPHA, losses weighted by importance weights)\n"
@@ -166,6 +169,8 @@ int mb_cmd_train(int argc, char **argv) {
       ok = p_f64(v, 0, 1e6, &cfg.consistency_weight);
     else if (!strcmp(a, "--siblings"))
       ok = p_f64(v, 0, 1e6, &cfg.sibling_weight);
+    else if (!strcmp(a, "--sibling-depth"))
+      ok = p_i32(v, 1, MB_SIBLING_MAX_DEPTH, &cfg.sibling_depth);
     else if (!strcmp(a, "--support"))
       ok = p_i32(v, 2, 100000, &cfg.agent.support);
     else if (!strcmp(a, "--c-scale"))
