@@ -63,7 +63,7 @@ static void test_policy_learns(void **state) {
   mb_train_config cfg;
   /* seed 2: the untrained network happens to send every buffer to slow memory (return 0),
    * so any improvement is learned, not inherited from the initialisation */
-  tiny_config(&cfg, 2, 500);
+  tiny_config(&cfg, 2, 1000);
   mb_train_result res;
   mb_error err = {{0}};
   assert_true(mb_train(&cfg, NULL, 0, NULL, &res, &err));
@@ -71,7 +71,7 @@ static void test_policy_learns(void **state) {
                 res.untrained_policy, res.final_policy, res.random_policy, res.heuristic_play);
   assert_true(res.final_policy > res.untrained_policy + 0.01);
   assert_true(res.final_policy > res.random_policy + 0.005);
-  assert_int_equal(res.prog.steps, 500);
+  assert_int_equal(res.prog.steps, 1000);
   assert_true(res.curve.len >= 2);
   mb_train_result_free(&res);
 }

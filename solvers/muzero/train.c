@@ -32,6 +32,7 @@ void mb_train_config_default(mb_train_config *c) {
   c->gamma = 1.0;
   c->value_weight = 0.25;
   c->consistency_weight = 1.0;
+  c->sibling_weight = 1.0; /* measured: datasets/agents/README.md */
   c->lr = 1e-3;
   c->weight_decay = 1e-4;
   c->max_grad_norm = 5.0;

@@ -31,7 +31,7 @@
  * worse than the raw policy (datasets/agents/README.md). Losses of unroll steps 1..K are scaled by
  * 1/K; AdamW with global gradient clipping.
  *
- * Sibling paths (optional, sibling_weight > 0). Search asks the learned model about actions
+ * Sibling paths (sibling_weight > 0, the default). Search asks the learned model about actions
  * self-play did not take, and about the states below them; trained only on the taken ones, its
  * answers there were measured to be poor (datasets/agents/README.md). So each self-play decision
  * also tries one other legal action in the real game, then sibling_depth - 1 greedy moves of the
@@ -102,9 +102,9 @@ typedef struct mb_train_config {
   double gamma;
   double value_weight;
   double consistency_weight; /* dynamics state vs representation of the reached observation */
-  double sibling_weight;     /* > 0: sibling paths (a second legal action per decision, tried
-                                in the real game) train the dynamics' reward and consistency with
-                                this weight; 0 (default): off */
+  double sibling_weight;     /* > 0 (default 1): sibling paths (a second legal action per
+                                decision, tried in the real game) train the dynamics' reward and
+                                consistency with this weight; 0: off */
   int32_t sibling_depth;     /* steps of a sibling path (1..MB_SIBLING_MAX_DEPTH, default 1): the
                                 sibling, then the raw policy's greedy moves; from 2 on, the path's
                                 rewards also give value targets along it */
@@ -132,10 +132,11 @@ typedef struct mb_train_config {
 } mb_train_config;
 
 /* Defaults: Gumbel search with 8 simulations (m = 16), B 64, K 5, n 10, gamma 1, value weight
- * 0.25, consistency weight 1, lr 1e-3, weight decay 1e-4, clip 5, replay 50000 transitions, ratio
- * 4, uniform sampling (priority alpha 0; beta 0.4 when it is switched on), target every 100, 2
- * actors per round, 1 job, segment 48, synthetic 16..256 buffers, share 0.5, evaluation every 100
- * updates on at most 8 workloads, checkpoint every 200, seed 0, log every 5 s. */
+ * 0.25, consistency weight 1, sibling paths of 1 step with weight 1, lr 1e-3, weight decay 1e-4,
+ * clip 5, replay 50000 transitions, ratio 4, uniform sampling (priority alpha 0; beta 0.4 when it
+ * is switched on), target every 100, 2 actors per round, 1 job, segment 48, synthetic 16..256
+ * buffers, share 0.5, evaluation every 100 updates on at most 8 workloads, checkpoint every 200,
+ * seed 0, log every 5 s. */
 void mb_train_config_default(mb_train_config *c);
 bool mb_train_config_check(const mb_train_config *c, mb_error *err);
 
