@@ -104,15 +104,8 @@ bool mb_trajectory_enable_siblings(mb_trajectory *t, int32_t depth, mb_error *er
   if (depth < 1 || depth > MB_SIBLING_MAX_DEPTH)
     return mb_fail(err, "trajectory: sibling depth %d: expected 1..%d", depth,
                    MB_SIBLING_MAX_DEPTH);
-  free(t->sib_action);
-  free(t->sib_reward);
-  free(t->sib_obs);
-  free(t->sib_terminal);
-  t->sib_action = NULL;
-  t->sib_reward = NULL;
-  t->sib_obs = NULL;
-  t->sib_terminal = NULL;
   t->sib_depth = depth;
+  /* resize reallocates the sibling arrays (if any) for the new depth */
   return t->cap == 0 || resize(t, t->cap, err);
 }
 
@@ -181,6 +174,21 @@ bool mb_replay_init(mb_replay *r, int64_t capacity, int32_t obs_dim, int32_t A, 
   return true;
 }
 
+/* Frees the sibling arrays and turns sibling paths off. */
+static void siblings_free(mb_replay *r) {
+  free(r->sib_action);
+  free(r->sib_reward);
+  free(r->sib_obs);
+  free(r->sib_len);
+  free(r->sib_terminal);
+  r->sib_action = NULL;
+  r->sib_reward = NULL;
+  r->sib_obs = NULL;
+  r->sib_len = NULL;
+  r->sib_terminal = NULL;
+  r->sib_depth = 0;
+}
+
 void mb_replay_free(mb_replay *r) {
   free(r->obs);
   free(r->policy);
@@ -190,11 +198,7 @@ void mb_replay_free(mb_replay *r) {
   free(r->value);
   free(r->to_final);
   free(r->terminal);
-  free(r->sib_action);
-  free(r->sib_reward);
-  free(r->sib_obs);
-  free(r->sib_len);
-  free(r->sib_terminal);
+  siblings_free(r);
   free(r->prio.p);
   free(r->prio.sum);
   free(r->prio.min);
@@ -373,16 +377,7 @@ bool mb_replay_enable_siblings(mb_replay *r, int32_t depth, mb_error *err) {
   r->sib_len = calloc(c, 1);
   r->sib_terminal = calloc(c, 1);
   if (!r->sib_action || !r->sib_reward || !r->sib_obs || !r->sib_len || !r->sib_terminal) {
-    free(r->sib_action);
-    free(r->sib_reward);
-    free(r->sib_obs);
-    free(r->sib_len);
-    free(r->sib_terminal);
-    r->sib_action = NULL;
-    r->sib_reward = NULL;
-    r->sib_obs = NULL;
-    r->sib_len = NULL;
-    r->sib_terminal = NULL;
+    siblings_free(r);
     return mb_fail(err, "replay: out of memory for sibling paths of %d steps", depth);
   }
   for (size_t i = 0; i < steps; i++) r->sib_action[i] = -1;

@@ -74,6 +74,21 @@ static bool parse_long(const char *flag, const char *v, long lo, long hi, long *
   return true;
 }
 
+/* A number in [lo, hi], or (lo, hi] when lo_open. */
+static bool parse_double(const char *flag, const char *v, double lo, bool lo_open, double hi,
+                         double *out) {
+  char *end;
+  errno = 0;
+  double d = strtod(v, &end);
+  if (errno || end == v || *end || !(lo_open ? d > lo : d >= lo) || !(d <= hi)) {
+    fprintf(stderr, "mallocbench bench muzero: %s '%s': expected a number in %c%g, %g]\n", flag, v,
+            lo_open ? '(' : '[', lo, hi);
+    return false;
+  }
+  *out = d;
+  return true;
+}
+
 /* Plays episodes (restarting when done) until `seconds` pass; returns decisions/s and
  * the simulations done. */
 static bool measure_play(const mb_agent *ag, mb_game *g, double scale, int sims, bool exact,
@@ -452,24 +467,11 @@ int mb_bench_muzero(int argc, char **argv) {
       }
       scfg.rescale = strcmp(v, "node") ? MB_Q_TREE : MB_Q_NODE;
     } else if (!strcmp(a, "--q-range")) {
-      char *end;
-      errno = 0;
-      double d = strtod(v, &end);
-      if (errno || end == v || *end || !(d > 0 && d <= 1)) {
-        fprintf(stderr, "mallocbench bench muzero: --q-range '%s': expected a number in (0, 1]\n",
-                v);
-        return 2;
-      }
-      scfg.q_min_range = d;
-    } else if (!strcmp(a, "--c-scale") || !strcmp(a, "--c-visit")) {
-      char *end;
-      errno = 0;
-      double d = strtod(v, &end);
-      if (errno || end == v || *end || !(d >= 0 && d <= 1e6)) {
-        fprintf(stderr, "mallocbench bench muzero: %s '%s': expected a number in [0, 1e6]\n", a, v);
-        return 2;
-      }
-      *(!strcmp(a, "--c-scale") ? &scfg.c_scale : &scfg.c_visit) = d;
+      if (!parse_double(a, v, 0, true, 1, &scfg.q_min_range)) return 2;
+    } else if (!strcmp(a, "--c-scale")) {
+      if (!parse_double(a, v, 0, false, 1e6, &scfg.c_scale)) return 2;
+    } else if (!strcmp(a, "--c-visit")) {
+      if (!parse_double(a, v, 0, false, 1e6, &scfg.c_visit)) return 2;
     } else if (!strcmp(a, "--considered")) {
       if (!parse_long(a, v, 1, 4096, &x)) return 2;
       scfg.max_considered = (int32_t)x;
