@@ -188,6 +188,10 @@ static void test_sibling_transitions(void **state) {
   (void)state;
   mb_blas_set_threads(1);
   mb_train_config cfg;
+  /* the measured default (datasets/agents/README.md): one sibling step per decision, weight 1 */
+  mb_train_config_default(&cfg);
+  assert_true(cfg.sibling_weight == 1.0);
+  assert_int_equal(cfg.sibling_depth, 1);
   tiny_config(&cfg, 5, 50);
   cfg.sibling_weight = 1.0;
   mb_train_result a, b, u;
