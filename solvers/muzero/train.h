@@ -13,7 +13,11 @@
  * policy network plays greedily (no search) up to a random start, then search plays `segment`
  * decisions that are stored; the value after the segment is bootstrapped (replay.h). Small
  * workloads are played whole. Self-play uses the Gumbel search in the learned model (or pUCT)
- * with Gumbel noise on, `search.simulations` per move.
+ * with Gumbel noise on, `search.simulations` per move. With self_play_exact the same search steps
+ * the real game instead (AlphaZero's setting: the game's rules are known to a compiler), so the
+ * policy targets are those of the stronger exact search; the learned model is still trained on
+ * every stored transition, and evaluation chooses its search separately (mallocmuzero or
+ * mallocmuzero-exact).
  *
  * Workloads. The catalogue workloads given by the caller, and/or synthetic random workloads
  * (random_workload.h) on the TPU-v4-like profile with the catalogue's capacity rule: each episode
@@ -108,6 +112,10 @@ typedef struct mb_train_config {
   int32_t sibling_depth;     /* steps of a sibling path (1..MB_SIBLING_MAX_DEPTH, default 1): the
                                 sibling, then the raw policy's greedy moves; from 2 on, the path's
                                 rewards also give value targets along it */
+  bool sibling_value_end;    /* also a value target at a sibling path's last step: the target
+                                network's value of its last observation (0 at the episode's end) */
+  bool self_play_exact;      /* self-play searches the real game (snapshot / restore, as
+                                mallocmuzero-exact) instead of the learned model (default false) */
   double lr, weight_decay, max_grad_norm;
   int64_t replay_capacity; /* transitions */
   double replay_ratio;     /* samples drawn per new decision */

@@ -39,6 +39,8 @@ static void usage(FILE *out) {
           "  --latent W (128)  --blocks N (1)  --actions A (16)\n"
           "  --next-buffers N (0: the observation also describes the next N buffers)\n"
           "  --simulations N (8)  --search gumbel|puct (gumbel)  --segment N (48)\n"
+          "  --self-play learned|exact (learned: self-play searches the learned model; exact:\n"
+          "                    the real game, as mallocmuzero-exact, AlphaZero-style)\n"
           "  --batch B (64)  --unroll K (5)  --td-steps N (10)  --lr X (0.001)\n"
           "  --value-weight X (0.25)  --consistency X (1: weight of the dynamics state vs the\n"
           "                    representation of the observation reached, EfficientZero; 0: off)\n"
@@ -63,27 +65,43 @@ static int bad(const char *flag, const char *v, const char *what) {
   return 2;
 }
 
-static bool p_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+/* Value parsers: on failure they describe what was expected in `expect` (for bad()). */
+enum { EXPECT_LEN = 96 };
+
+static bool p_i64(const char *s, int64_t lo, int64_t hi, int64_t *out, char *expect) {
   char *end;
   errno = 0;
   long long v = strtoll(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi) return false;
+  if (errno || end == s || *end || v < lo || v > hi) {
+    snprintf(expect, EXPECT_LEN, "an integer in %lld..%lld", (long long)lo, (long long)hi);
+    return false;
+  }
   *out = v;
   return true;
 }
 
-static bool p_i32(const char *s, int32_t lo, int32_t hi, int32_t *out) {
+static bool p_i32(const char *s, int32_t lo, int32_t hi, int32_t *out, char *expect) {
   int64_t v;
-  if (!p_i64(s, lo, hi, &v)) return false;
+  if (!p_i64(s, lo, hi, &v, expect)) return false;
   *out = (int32_t)v;
   return true;
 }
 
-static bool p_f64(const char *s, double lo, double hi, double *out) {
+static bool p_bool(const char *s, bool *out, char *expect) {
+  int32_t v = 0;
+  if (!p_i32(s, 0, 1, &v, expect)) return false;
+  *out = v == 1;
+  return true;
+}
+
+static bool p_f64(const char *s, double lo, double hi, double *out, char *expect) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
-  if (errno || end == s || *end || !(v >= lo && v <= hi)) return false;
+  if (errno || end == s || *end || !(v >= lo && v <= hi)) {
+    snprintf(expect, EXPECT_LEN, "a number in [%g, %g]", lo, hi);
+    return false;
+  }
   *out = v;
   return true;
 }
@@ -116,6 +134,7 @@ int mb_cmd_train(int argc, char **argv) {
     }
     const char *v = argv[++i];
     bool ok = true;
+    char expect[EXPECT_LEN] = "a valid value (see --help)";
     if (!strcmp(a, "--workloads"))
       regex = v;
     else if (!strcmp(a, "--split")) {
@@ -130,74 +149,81 @@ int mb_cmd_train(int argc, char **argv) {
     else if (!strcmp(a, "--resume"))
       cfg.resume = v;
     else if (!strcmp(a, "--steps"))
-      ok = p_i64(v, 1, INT64_MAX / 2, &cfg.steps);
+      ok = p_i64(v, 1, INT64_MAX / 2, &cfg.steps, expect);
     else if (!strcmp(a, "--minutes"))
-      ok = p_f64(v, 1e-4, 1e7, &minutes);
+      ok = p_f64(v, 1e-4, 1e7, &minutes, expect);
     else if (!strcmp(a, "--max-buffers"))
-      ok = p_i64(v, 1, INT32_MAX, &max_buffers);
+      ok = p_i64(v, 1, INT32_MAX, &max_buffers, expect);
     else if (!strcmp(a, "--jobs"))
-      ok = p_i32(v, 1, 64, &cfg.jobs);
+      ok = p_i32(v, 1, 64, &cfg.jobs, expect);
     else if (!strcmp(a, "--seed")) {
       int64_t sd = 0;
-      ok = p_i64(v, 0, INT64_MAX, &sd);
+      ok = p_i64(v, 0, INT64_MAX, &sd, expect);
       cfg.seed = (uint64_t)sd;
     } else if (!strcmp(a, "--latent"))
-      ok = p_i32(v, 4, 4096, &cfg.agent.latent);
+      ok = p_i32(v, 4, 4096, &cfg.agent.latent, expect);
     else if (!strcmp(a, "--blocks"))
-      ok = p_i32(v, 0, 16, &cfg.agent.blocks);
+      ok = p_i32(v, 0, 16, &cfg.agent.blocks, expect);
     else if (!strcmp(a, "--actions"))
-      ok = p_i32(v, 2, 1024, &cfg.agent.game.n_actions);
+      ok = p_i32(v, 2, 1024, &cfg.agent.game.n_actions, expect);
     else if (!strcmp(a, "--next-buffers"))
-      ok = p_i32(v, 0, 64, &cfg.agent.game.next_buffers);
+      ok = p_i32(v, 0, 64, &cfg.agent.game.next_buffers, expect);
     else if (!strcmp(a, "--simulations"))
-      ok = p_i32(v, 1, 100000, &cfg.search.simulations);
-    else if (!strcmp(a, "--search"))
+      ok = p_i32(v, 1, 100000, &cfg.search.simulations, expect);
+    else if (!strcmp(a, "--search")) {
       ok = mb_search_kind_parse(v, &cfg.search.kind);
-    else if (!strcmp(a, "--segment"))
-      ok = p_i32(v, 1, 1000000, &cfg.segment);
+      if (!ok) snprintf(expect, sizeof expect, "gumbel or puct");
+    } else if (!strcmp(a, "--self-play")) {
+      ok = !strcmp(v, "learned") || !strcmp(v, "exact");
+      if (!ok) snprintf(expect, sizeof expect, "learned or exact");
+      cfg.self_play_exact = ok && !strcmp(v, "exact");
+    } else if (!strcmp(a, "--segment"))
+      ok = p_i32(v, 1, 1000000, &cfg.segment, expect);
     else if (!strcmp(a, "--batch"))
-      ok = p_i32(v, 1, 4096, &cfg.batch);
+      ok = p_i32(v, 1, 4096, &cfg.batch, expect);
     else if (!strcmp(a, "--unroll"))
-      ok = p_i32(v, 0, 32, &cfg.unroll);
+      ok = p_i32(v, 0, 32, &cfg.unroll, expect);
     else if (!strcmp(a, "--td-steps"))
-      ok = p_i32(v, 1, 100000, &cfg.td_steps);
+      ok = p_i32(v, 1, 100000, &cfg.td_steps, expect);
     else if (!strcmp(a, "--lr"))
-      ok = p_f64(v, 1e-9, 1, &cfg.lr);
+      ok = p_f64(v, 1e-9, 1, &cfg.lr, expect);
     else if (!strcmp(a, "--value-weight"))
-      ok = p_f64(v, 0, 1e6, &cfg.value_weight);
+      ok = p_f64(v, 0, 1e6, &cfg.value_weight, expect);
     else if (!strcmp(a, "--consistency"))
-      ok = p_f64(v, 0, 1e6, &cfg.consistency_weight);
+      ok = p_f64(v, 0, 1e6, &cfg.consistency_weight, expect);
     else if (!strcmp(a, "--siblings"))
-      ok = p_f64(v, 0, 1e6, &cfg.sibling_weight);
+      ok = p_f64(v, 0, 1e6, &cfg.sibling_weight, expect);
     else if (!strcmp(a, "--sibling-depth"))
-      ok = p_i32(v, 1, MB_SIBLING_MAX_DEPTH, &cfg.sibling_depth);
+      ok = p_i32(v, 1, MB_SIBLING_MAX_DEPTH, &cfg.sibling_depth, expect);
+    else if (!strcmp(a, "--sibling-value-end"))
+      ok = p_bool(v, &cfg.sibling_value_end, expect);
     else if (!strcmp(a, "--support"))
-      ok = p_i32(v, 2, 100000, &cfg.agent.support);
+      ok = p_i32(v, 2, 100000, &cfg.agent.support, expect);
     else if (!strcmp(a, "--c-scale"))
-      ok = p_f64(v, 0, 1e6, &cfg.search.c_scale);
+      ok = p_f64(v, 0, 1e6, &cfg.search.c_scale, expect);
     else if (!strcmp(a, "--replay"))
-      ok = p_i64(v, 2, (int64_t)1 << 30, &cfg.replay_capacity);
+      ok = p_i64(v, 2, (int64_t)1 << 30, &cfg.replay_capacity, expect);
     else if (!strcmp(a, "--ratio"))
-      ok = p_f64(v, 1e-6, 1e6, &cfg.replay_ratio);
+      ok = p_f64(v, 1e-6, 1e6, &cfg.replay_ratio, expect);
     else if (!strcmp(a, "--priority"))
-      ok = p_f64(v, 0, 1, &cfg.priority_alpha);
+      ok = p_f64(v, 0, 1, &cfg.priority_alpha, expect);
     else if (!strcmp(a, "--priority-beta"))
-      ok = p_f64(v, 0, 1, &cfg.priority_beta);
+      ok = p_f64(v, 0, 1, &cfg.priority_beta, expect);
     else if (!strcmp(a, "--actors"))
-      ok = p_i32(v, 1, 1024, &cfg.actors_per_round);
+      ok = p_i32(v, 1, 1024, &cfg.actors_per_round, expect);
     else if (!strcmp(a, "--checkpoint-every"))
-      ok = p_i32(v, 0, INT32_MAX, &cfg.checkpoint_every);
+      ok = p_i32(v, 0, INT32_MAX, &cfg.checkpoint_every, expect);
     else if (!strcmp(a, "--eval-every"))
-      ok = p_i32(v, 0, INT32_MAX, &cfg.eval_every);
+      ok = p_i32(v, 0, INT32_MAX, &cfg.eval_every, expect);
     else if (!strcmp(a, "--synth-min"))
-      ok = p_i32(v, 2, 1000000, &cfg.synth_min);
+      ok = p_i32(v, 2, 1000000, &cfg.synth_min, expect);
     else if (!strcmp(a, "--synth-max"))
-      ok = p_i32(v, 2, 1000000, &cfg.synth_max);
+      ok = p_i32(v, 2, 1000000, &cfg.synth_max, expect);
     else {
       fprintf(stderr, "mallocbench train: unknown option '%s'; see --help\n", a);
       return 2;
     }
-    if (!ok) return bad(a, v, "a valid value (see --help)");
+    if (!ok) return bad(a, v, expect);
   }
   if (!cfg.out) {
     fprintf(stderr, "mallocbench train: --out AGENT.h5 is required\n");
@@ -258,9 +284,11 @@ int mb_cmd_train(int argc, char **argv) {
     if (cfg.priority_alpha > 0)
       snprintf(replay, sizeof replay, "prioritised replay alpha %g, beta %g%s", cfg.priority_alpha,
                cfg.priority_beta, cfg.steps > 0 ? " -> 1" : "");
-    fprintf(stderr, "train: %d catalogue workloads%s; %s search, %d simulations; %s; out %s\n", L.n,
-            cfg.synthetic ? " + synthetic curriculum" : "",
-            cfg.search.kind == MB_SEARCH_GUMBEL ? "gumbel" : "puct", cfg.search.simulations, replay,
+    fprintf(stderr,
+            "train: %d catalogue workloads%s; %s search in the %s, %d simulations; %s; out %s\n",
+            L.n, cfg.synthetic ? " + synthetic curriculum" : "",
+            cfg.search.kind == MB_SEARCH_GUMBEL ? "gumbel" : "puct",
+            cfg.self_play_exact ? "real game" : "learned model", cfg.search.simulations, replay,
             cfg.out);
   }
   mb_train_result res;

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# `mallocbench train` through the CLI, on a tiny network and tiny synthetic workloads (seconds):
+# bad values are refused with exit 2 and a message naming the flag and what it expects; a run
+# writes a checkpoint with its command line; a resumed run continues the update count; the same
+# seed gives bit-identical weights; self-play in the real game (--self-play exact) and value
+# targets at a sibling path's end (--sibling-value-end 1) train and change the weights.
+# Usage: train.sh MALLOCBENCH_BINARY (run from the source tree).
+set -u
+MB=${1:?usage: train.sh MALLOCBENCH_BINARY}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# expect STATUS PATTERN CMD...: exit status STATUS and stderr matching PATTERN
+expect() {
+  local want=$1 pattern=$2
+  shift 2
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local got=$?
+  [ "$got" = "$want" ] || fail "'$*' exited $got, expected $want; stderr: $(cat "$TMP/err")"
+  grep -qE -- "$pattern" "$TMP/err" || fail "'$*': stderr does not match '$pattern': $(cat "$TMP/err")"
+}
+
+# same_weights A B: the four networks are bit-identical
+same_weights() {
+  for g in repr dyn reward pred; do
+    h5diff -d 0 "$1" "$2" "/$g" "/$g" >/dev/null || return 1
+  done
+}
+
+NET=(--synthetic --latent 16 --actions 8 --synth-min 16 --synth-max 32 --batch 16)
+TINY=("${NET[@]}" -q)
+
+"$MB" train --help | grep -q -- "--self-play learned|exact" || fail "--help does not list --self-play"
+
+expect 2 "--sibling-depth '0': expected an integer in 1\.\.16" \
+  "$MB" train "${TINY[@]}" --steps 5 --sibling-depth 0 --out "$TMP/x.h5"
+expect 2 "--siblings '-1': expected a number in \[0, " \
+  "$MB" train "${TINY[@]}" --steps 5 --siblings -1 --out "$TMP/x.h5"
+expect 2 "--self-play 'model': expected learned or exact" \
+  "$MB" train "${TINY[@]}" --steps 5 --self-play model --out "$TMP/x.h5"
+expect 2 "--search 'mcts': expected gumbel or puct" \
+  "$MB" train "${TINY[@]}" --steps 5 --search mcts --out "$TMP/x.h5"
+expect 2 "--sibling-value-end 'yes': expected an integer in 0\.\.1" \
+  "$MB" train "${TINY[@]}" --steps 5 --sibling-value-end yes --out "$TMP/x.h5"
+expect 2 "--out AGENT.h5 is required" "$MB" train "${TINY[@]}" --steps 5
+expect 2 "give --steps N or --minutes M" "$MB" train "${TINY[@]}" --out "$TMP/x.h5"
+expect 2 "no workloads" "$MB" train --steps 5 --out "$TMP/x.h5"
+[ ! -e "$TMP/x.h5" ] || fail "a refused run wrote a checkpoint"
+
+# a run, its provenance, and a resumed run
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --out "$TMP/a.h5" >"$TMP/out" 2>"$TMP/err" ||
+  fail "train: $(cat "$TMP/err")"
+grep -q "trained 30 updates (30 total)" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
+h5dump -a /training "$TMP/a.h5" | grep -q -- "--steps 30 --seed 3" ||
+  fail "the checkpoint does not record its command line"
+cp "$TMP/a.h5" "$TMP/r.h5"
+"$MB" train "${TINY[@]}" --steps 50 --seed 3 --resume "$TMP/r.h5" --out "$TMP/r.h5" \
+  >"$TMP/out" 2>"$TMP/err" || fail "resume: $(cat "$TMP/err")"
+grep -q "trained 20 updates (50 total)" "$TMP/out" || fail "resumed summary: $(cat "$TMP/out")"
+
+# determinism, and options that reach the weights
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --out "$TMP/b.h5" >/dev/null || fail "second run"
+same_weights "$TMP/a.h5" "$TMP/b.h5" || fail "the same seed gave other weights"
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --self-play exact --out "$TMP/e.h5" \
+  >/dev/null 2>"$TMP/err" || fail "--self-play exact: $(cat "$TMP/err")"
+! same_weights "$TMP/a.h5" "$TMP/e.h5" || fail "--self-play exact did not change the weights"
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --sibling-value-end 1 --out "$TMP/v.h5" \
+  >/dev/null 2>"$TMP/err" || fail "--sibling-value-end 1: $(cat "$TMP/err")"
+! same_weights "$TMP/a.h5" "$TMP/v.h5" || fail "--sibling-value-end 1 did not change the weights"
+"$MB" train "${NET[@]}" --steps 2 --self-play exact --out "$TMP/l.h5" >/dev/null 2>"$TMP/err"
+grep -q "search in the real game" "$TMP/err" || fail "banner: $(cat "$TMP/err")"
+echo "train e2e: ok"
