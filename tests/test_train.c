@@ -238,9 +238,9 @@ static void test_sibling_transitions(void **state) {
   mb_train_result_free(&u);
 }
 
-/* Self-play searching the real game, and value targets at a sibling path's last step: each
- * trains deterministically and reaches the weights (other weights than without it). */
-static void test_self_play_exact_and_value_end(void **state) {
+/* Self-play searching the real game trains deterministically and reaches the weights (other
+ * weights than self-play in the learned model). */
+static void test_self_play_exact(void **state) {
   (void)state;
   mb_blas_set_threads(1);
   mb_train_config cfg;
@@ -256,21 +256,6 @@ static void test_self_play_exact_and_value_end(void **state) {
   assert_false(same_weights(&a.agent, &base.agent));
   mb_train_result_free(&a);
   mb_train_result_free(&b);
-  cfg.self_play_exact = false;
-  for (int32_t depth = 1; depth <= 3; depth += 2) {
-    mb_train_result without;
-    cfg.sibling_depth = depth;
-    cfg.sibling_value_end = false;
-    assert_true(mb_train(&cfg, NULL, 0, NULL, &without, &err));
-    cfg.sibling_value_end = true;
-    assert_true(mb_train(&cfg, NULL, 0, NULL, &a, &err));
-    assert_true(mb_train(&cfg, NULL, 0, NULL, &b, &err));
-    assert_true(same_weights(&a.agent, &b.agent));
-    assert_false(same_weights(&a.agent, &without.agent));
-    mb_train_result_free(&without);
-    mb_train_result_free(&a);
-    mb_train_result_free(&b);
-  }
   mb_train_result_free(&base);
 }
 
@@ -310,13 +295,10 @@ static void test_bad_config(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_policy_learns),
-      cmocka_unit_test(test_resume),
-      cmocka_unit_test(test_determinism),
-      cmocka_unit_test(test_priority_replay),
-      cmocka_unit_test(test_sibling_transitions),
-      cmocka_unit_test(test_bad_config),
-      cmocka_unit_test(test_self_play_exact_and_value_end),
+      cmocka_unit_test(test_policy_learns),       cmocka_unit_test(test_resume),
+      cmocka_unit_test(test_determinism),         cmocka_unit_test(test_priority_replay),
+      cmocka_unit_test(test_sibling_transitions), cmocka_unit_test(test_bad_config),
+      cmocka_unit_test(test_self_play_exact),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -594,11 +594,8 @@ typedef struct learner {
   float *isw, *v0;
   mb_tensor vlog0;
   /* sibling paths (P > 0): P dynamics steps from the root state along the stored path; step j's
-   * rows are [j * B, (j + 1) * B). Value heads at steps 0..P-2 (the path continues past them),
-   * and at step P-1 too with value_end (its target: the target network's value of the path's
-   * last observation). */
+   * rows are [j * B, (j + 1) * B). Value heads at steps 0..P-2 (the path continues past them). */
   int32_t P;
-  bool value_end;
   mb_nn_tape *sdyn, *srew, *spred, srepr;
   mb_tensor sin, sobs, sds, scarry, svlog, sdpred;
   int32_t *sact;
@@ -645,7 +642,7 @@ static void learner_free(learner *L) {
   free(L->isw);
   for (int32_t j = 0; L->sdyn && j < L->P; j++) mb_nn_tape_free(&L->sdyn[j]);
   for (int32_t j = 0; L->srew && j < L->P; j++) mb_nn_tape_free(&L->srew[j]);
-  for (int32_t j = 0; L->spred && j < L->P; j++) mb_nn_tape_free(&L->spred[j]);
+  for (int32_t j = 0; L->spred && j + 1 < L->P; j++) mb_nn_tape_free(&L->spred[j]);
   free(L->sdyn);
   free(L->srew);
   free(L->spred);
@@ -665,12 +662,9 @@ static void learner_free(learner *L) {
   memset(L, 0, sizeof *L);
 }
 
-/* Does sibling path step j have a value head (and a value target)? */
-static bool sibling_has_value(const learner *L, int32_t j) { return j + 1 < L->P || L->value_end; }
-
-/* P: sibling path steps (0: off); value_end: a value target at the path's last step too. */
+/* P: sibling path steps (0: off). */
 static bool learner_init(learner *L, const mb_agent *ag, int32_t B, int32_t K, int32_t P,
-                         bool value_end, mb_error *err) {
+                         mb_error *err) {
   memset(L, 0, sizeof *L);
   L->B = B;
   L->K = K;
@@ -679,8 +673,7 @@ static bool learner_init(learner *L, const mb_agent *ag, int32_t B, int32_t K, i
   L->S = ag->cfg.support;
   L->D = ag->cfg.obs_dim;
   L->NB = B * (K + 1);
-  L->value_end = P > 0 && value_end;
-  L->NBOOT = L->NB + (P >= 2 || L->value_end ? B : 0);
+  L->NBOOT = L->NB + (P >= 2 ? B : 0);
   mb_rng r0;
   mb_rng_seed(&r0, 0);
   bool ok =
@@ -734,7 +727,7 @@ static bool learner_init(learner *L, const mb_agent *ag, int32_t B, int32_t K, i
     for (int32_t j = 0; ok && j < P; j++)
       ok = mb_nn_tape_create(&L->sdyn[j], &ag->dyn, B, err) &&
            mb_nn_tape_create(&L->srew[j], &ag->reward, B, err) &&
-           (!sibling_has_value(L, j) || mb_nn_tape_create(&L->spred[j], &ag->pred, B, err));
+           (j + 1 == P || mb_nn_tape_create(&L->spred[j], &ag->pred, B, err));
     ok = ok && mb_nn_tape_create(&L->srepr, &ag->repr, B * P, err) &&
          mb_tensor_init(&L->sin, B, L->W + L->A, err) &&
          mb_tensor_init(&L->sobs, B * P, L->D, err) && mb_tensor_init(&L->sds, B, L->W, err) &&
@@ -806,10 +799,9 @@ static void learner_sibling(learner *L, const mb_replay *rb, int32_t b, int64_t 
     L->svw[i] = 0;
   }
   /* value targets at the steps the path continues past: the path's later rewards, then the
-   * target network's value of its last observation unless the episode ended there; with
-   * value_end also at the last step (that value alone) */
+   * target network's value of its last observation unless the episode ended there */
   L->sboot[b] = -1;
-  if (n < (L->value_end ? 1 : 2)) return;
+  if (n < 2) return;
   if (!rb->sib_terminal[row0]) {
     memcpy(mb_tensor_row(&L->bobs, *nboot), rb->sib_obs + (base + n - 1) * L->D,
            (size_t)L->D * sizeof(float));
@@ -818,12 +810,6 @@ static void learner_sibling(learner *L, const mb_replay *rb, int32_t b, int64_t 
   for (int32_t j = 0; j + 1 < n; j++) {
     int64_t i = (int64_t)j * B + b;
     mb_replay_sibling_target(rb, row0, j, gamma, &L->ssum[i], &L->sdisc[i]);
-    L->svw[i] = L->isw[b];
-  }
-  if (L->value_end) {
-    int64_t i = (int64_t)(n - 1) * B + b;
-    L->ssum[i] = 0;
-    L->sdisc[i] = rb->sib_terminal[row0] ? 0.0 : 1.0;
     L->svw[i] = L->isw[b];
   }
 }
@@ -896,9 +882,9 @@ static bool learner_batch(learner *L, const mb_replay *rb, const mb_train_config
       return false;
     if (!mb_tensor_reshape(&L->bobs, L->NBOOT, D, err)) return false;
   }
-  for (int32_t b = 0; b < B && (L->P >= 2 || L->value_end); b++) {
+  for (int32_t b = 0; b < B && L->P >= 2; b++) {
     double v = L->sboot[b] >= 0 ? L->bootv[L->sboot[b]] / scale : 0.0;
-    for (int32_t j = 0; j < L->P; j++) {
+    for (int32_t j = 0; j + 1 < L->P; j++) {
       int64_t i = (int64_t)j * B + b;
       L->svt[i] = L->svw[i] > 0 ? (float)((L->ssum[i] + L->sdisc[i] * v) * scale) : 0.0f;
     }
@@ -981,7 +967,7 @@ static bool sibling_paths(learner *L, const mb_agent *ag, const mb_tensor *s0,
       return false;
     s = mb_nn_forward(&L->sdyn[j], &L->sin, err);
     if (!s || !mb_nn_forward(&L->srew[j], s, err)) return false;
-    if (sibling_has_value(L, j) && !mb_nn_forward(&L->spred[j], s, err)) return false;
+    if (j + 1 < P && !mb_nn_forward(&L->spred[j], s, err)) return false;
   }
   mb_tensor_zero(&L->scarry);
   mb_tensor_zero(&L->sdpred); /* the policy columns get no gradient */
@@ -989,7 +975,7 @@ static bool sibling_paths(learner *L, const mb_agent *ag, const mb_tensor *s0,
     int64_t first = (int64_t)j * B;
     double lv = 0, lr = 0;
     mb_tensor_zero(&L->sds);
-    if (sibling_has_value(L, j)) {
+    if (j + 1 < P) {
       if (!mb_tensor_get_cols(&L->svlog, mb_nn_tape_output(&L->spred[j]), A, S, err) ||
           !mb_tensor_reshape(&L->dr, B, S, err) ||
           !mb_loss_categorical(&ag->sup, &L->svlog, L->svt + first, L->svw + first,
@@ -1245,11 +1231,10 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
       if (!a->games) ok = mb_fail(err, "train: out of memory");
     }
   }
-  ok =
-      ok &&
-      learner_init(&L, ag, cfg->batch, cfg->unroll,
-                   cfg->sibling_weight > 0 ? cfg->sibling_depth : 0, cfg->sibling_value_end, err) &&
-      mb_replay_init(&rb, cfg->replay_capacity, ag->cfg.obs_dim, A, err);
+  ok = ok &&
+       learner_init(&L, ag, cfg->batch, cfg->unroll,
+                    cfg->sibling_weight > 0 ? cfg->sibling_depth : 0, err) &&
+       mb_replay_init(&rb, cfg->replay_capacity, ag->cfg.obs_dim, A, err);
   if (ok && cfg->priority_alpha > 0) ok = mb_replay_enable_priority(&rb, cfg->priority_alpha, err);
   if (ok && cfg->sibling_weight > 0) ok = mb_replay_enable_siblings(&rb, cfg->sibling_depth, err);
 

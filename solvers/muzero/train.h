@@ -112,8 +112,6 @@ typedef struct mb_train_config {
   int32_t sibling_depth;     /* steps of a sibling path (1..MB_SIBLING_MAX_DEPTH, default 1): the
                                 sibling, then the raw policy's greedy moves; from 2 on, the path's
                                 rewards also give value targets along it */
-  bool sibling_value_end;    /* also a value target at a sibling path's last step: the target
-                                network's value of its last observation (0 at the episode's end) */
   bool self_play_exact;      /* self-play searches the real game (snapshot / restore, as
                                 mallocmuzero-exact) instead of the learned model (default false) */
   double lr, weight_decay, max_grad_norm;

@@ -87,13 +87,6 @@ static bool p_i32(const char *s, int32_t lo, int32_t hi, int32_t *out, char *exp
   return true;
 }
 
-static bool p_bool(const char *s, bool *out, char *expect) {
-  int32_t v = 0;
-  if (!p_i32(s, 0, 1, &v, expect)) return false;
-  *out = v == 1;
-  return true;
-}
-
 static bool p_f64(const char *s, double lo, double hi, double *out, char *expect) {
   char *end;
   errno = 0;
@@ -195,8 +188,6 @@ int mb_cmd_train(int argc, char **argv) {
       ok = p_f64(v, 0, 1e6, &cfg.sibling_weight, expect);
     else if (!strcmp(a, "--sibling-depth"))
       ok = p_i32(v, 1, MB_SIBLING_MAX_DEPTH, &cfg.sibling_depth, expect);
-    else if (!strcmp(a, "--sibling-value-end"))
-      ok = p_bool(v, &cfg.sibling_value_end, expect);
     else if (!strcmp(a, "--support"))
       ok = p_i32(v, 2, 100000, &cfg.agent.support, expect);
     else if (!strcmp(a, "--c-scale"))

@@ -2,8 +2,8 @@
 # `mallocbench train` through the CLI, on a tiny network and tiny synthetic workloads (seconds):
 # bad values are refused with exit 2 and a message naming the flag and what it expects; a run
 # writes a checkpoint with its command line; a resumed run continues the update count; the same
-# seed gives bit-identical weights; self-play in the real game (--self-play exact) and value
-# targets at a sibling path's end (--sibling-value-end 1) train and change the weights.
+# seed gives bit-identical weights; self-play in the real game (--self-play exact) trains and
+# changes the weights.
 # Usage: train.sh MALLOCBENCH_BINARY (run from the source tree).
 set -u
 MB=${1:?usage: train.sh MALLOCBENCH_BINARY}
@@ -41,8 +41,6 @@ expect 2 "--self-play 'model': expected learned or exact" \
   "$MB" train "${TINY[@]}" --steps 5 --self-play model --out "$TMP/x.h5"
 expect 2 "--search 'mcts': expected gumbel or puct" \
   "$MB" train "${TINY[@]}" --steps 5 --search mcts --out "$TMP/x.h5"
-expect 2 "--sibling-value-end 'yes': expected an integer in 0\.\.1" \
-  "$MB" train "${TINY[@]}" --steps 5 --sibling-value-end yes --out "$TMP/x.h5"
 expect 2 "--out AGENT.h5 is required" "$MB" train "${TINY[@]}" --steps 5
 expect 2 "give --steps N or --minutes M" "$MB" train "${TINY[@]}" --out "$TMP/x.h5"
 expect 2 "no workloads" "$MB" train --steps 5 --out "$TMP/x.h5"
@@ -65,9 +63,6 @@ same_weights "$TMP/a.h5" "$TMP/b.h5" || fail "the same seed gave other weights"
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --self-play exact --out "$TMP/e.h5" \
   >/dev/null 2>"$TMP/err" || fail "--self-play exact: $(cat "$TMP/err")"
 ! same_weights "$TMP/a.h5" "$TMP/e.h5" || fail "--self-play exact did not change the weights"
-"$MB" train "${TINY[@]}" --steps 30 --seed 3 --sibling-value-end 1 --out "$TMP/v.h5" \
-  >/dev/null 2>"$TMP/err" || fail "--sibling-value-end 1: $(cat "$TMP/err")"
-! same_weights "$TMP/a.h5" "$TMP/v.h5" || fail "--sibling-value-end 1 did not change the weights"
 "$MB" train "${NET[@]}" --steps 2 --self-play exact --out "$TMP/l.h5" >/dev/null 2>"$TMP/err"
 grep -q "search in the real game" "$TMP/err" || fail "banner: $(cat "$TMP/err")"
 echo "train e2e: ok"
