@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalogue.h"
 #include "result_matrix.h"
 
 static void num(char *out, size_t n, double v, const char *fmt) {
@@ -14,51 +15,16 @@ static void num(char *out, size_t n, double v, const char *fmt) {
     snprintf(out, n, fmt, v);
 }
 
-bool mb_summary_print(mb_results *r, FILE *out, mb_error *err) {
-  return mb_summary_print_split(r, NULL, out, err);
-}
-
-bool mb_summary_print_split(mb_results *r, const char *split, FILE *out, mb_error *err) {
-  if (split && strcmp(split, "train") && strcmp(split, "test"))
-    return mb_fail(err, "split '%s': expected train or test", split);
-  mb_result_matrix *m = mb_result_matrix_load(r, err);
-  if (!m) return false;
-  int32_t n_split = split ? mb_result_matrix_count_split(m, split) : m->n_cases;
-  int32_t n_unknown = mb_result_matrix_count_split(m, "");
-  if (split && m->n_cases > 0 && n_unknown == m->n_cases) {
-    mb_result_matrix_free(m);
-    return mb_fail(err,
-                   "%s: no split information (the file was written before results recorded "
-                   "each workload's catalogue split): cannot restrict the summary to the %s "
-                   "split; rerun the benchmark, or use mallocbench summary without --split",
-                   mb_results_path(r), split);
-  }
-  int64_t planned = -1, complete = 0;
-  mb_results_get_attr_int(r, "planned_jobs", &planned, NULL);
-  mb_results_get_attr_int(r, "complete", &complete, NULL);
-  fprintf(out, "%s: %" PRId64 " result rows", mb_results_path(r), m->n_rows);
-  if (planned >= 0) fprintf(out, " of %" PRId64 " planned jobs", planned);
-  fprintf(out, ", %d workload x hardware case(s)%s\n", (int)m->n_cases,
-          complete ? "" : " -- INCOMPLETE run (resume it with mallocbench run --resume FILE)");
-  if (split) {
-    fprintf(out, "%s split: %d of %d cases", split, (int)n_split, (int)m->n_cases);
-    if (n_unknown > 0) fprintf(out, " (%d without split information)", (int)n_unknown);
-    fprintf(out, "%s\n",
-            !strcmp(split, "test") ? "; workloads mallocMuZero never saw in training" : "");
-  }
+/* The explanation and the per-solver rows over the matrix's (already filtered) cases. */
+static void print_table(FILE *out, const mb_result_matrix *m, const mb_solver_summary *s,
+                        const char *split) {
   fprintf(out,
           "Times are simulated by the mallocbench cost model; speedup = T_heuristic / T_solver "
           "on the same workload\nand hardware (geometric mean over cases, each case the "
           "geometric mean over seeds); gap = (T_solver - T_bound) / T_bound.\n\n");
-  mb_solver_summary *s = calloc(m->n_solvers ? (size_t)m->n_solvers : 1, sizeof *s);
-  if (!s) {
-    mb_result_matrix_free(m);
-    return mb_fail(err, "out of memory");
-  }
-  mb_result_matrix_summarise_split(m, split, s);
   fprintf(out, "%-20s %6s %9s %9s %5s %5s %6s %6s %9s %10s\n", "solver", "cases", "geomean", "max",
           "wins", "ties", "losses", "failed", "mean gap", "wall (s)");
-  for (int32_t i = 0; i < m->n_solvers && n_split > 0; i++) {
+  for (int32_t i = 0; i < m->n_solvers && m->n_cases > 0; i++) {
     char g[32], mx[32], gap[32];
     num(g, sizeof g, s[i].geomean_speedup, "%.4fx");
     num(mx, sizeof mx, s[i].max_speedup, "%.4fx");
@@ -69,9 +35,152 @@ bool mb_summary_print_split(mb_results *r, const char *split, FILE *out, mb_erro
   }
   if (m->n_solvers == 0)
     fprintf(out, "(no results yet)\n");
-  else if (n_split == 0)
+  else if (m->n_cases == 0 && split)
     fprintf(out, "(no case of the %s split in this file)\n", split);
+}
+
+bool mb_summary_print(mb_results *r, FILE *out, mb_error *err) {
+  return mb_summary_print_filtered(r, NULL, NULL, out, err);
+}
+
+bool mb_summary_print_split(mb_results *r, const char *split, FILE *out, mb_error *err) {
+  return mb_summary_print_filtered(r, split, NULL, out, err);
+}
+
+/* Sets match[c] for the cases whose workload name `regex` matches. The names go through
+ * mb_catalogue_select, the matcher of run and list --workloads, as a catalogue of names only, so
+ * the three commands select the same names and word their regex errors alike. */
+static bool match_workloads(const mb_result_matrix *m, const char *regex, bool *match,
+                            mb_error *err) {
+  _Static_assert(sizeof(((mb_catalogue_entry *)0)->name) >= MB_RES_WORKLOAD,
+                 "a stored workload name must fit a catalogue name: no truncated match");
+  mb_catalogue names = {
+      .n_entries = m->n_cases,
+      .entries = calloc(m->n_cases ? (size_t)m->n_cases : 1, sizeof(mb_catalogue_entry))};
+  if (!names.entries) return mb_fail(err, "out of memory");
+  for (int32_t c = 0; c < m->n_cases; c++)
+    snprintf(names.entries[c].name, sizeof names.entries[c].name, "%s", m->cases[c].workload);
+  bool ok = mb_catalogue_select(&names, regex, "--workloads", match, err);
+  free(names.entries);
+  return ok;
+}
+
+/* The file's distinct workload names, comma-separated, the first few only: a pattern that
+ * matches nothing is usually a misremembered name, and the error shows what there is. */
+static void list_workloads(const mb_result_matrix *m, char *out, size_t n) {
+  enum { SHOWN = 6 };
+  int32_t distinct = 0;
+  size_t used = 0;
+  out[0] = '\0';
+  for (int32_t c = 0; c < m->n_cases; c++) {
+    bool seen = false;
+    for (int32_t d = 0; d < c && !seen; d++)
+      seen = !strcmp(m->cases[d].workload, m->cases[c].workload);
+    if (seen) continue;
+    if (distinct++ < SHOWN && used < n)
+      used += (size_t)snprintf(out + used, n - used, "%s%s", distinct > 1 ? ", " : "",
+                               m->cases[c].workload);
+  }
+  if (distinct > SHOWN && used < n) snprintf(out + used, n - used, ", ... %d in all", distinct);
+}
+
+/* Why the filters left no case, in err; false. */
+static bool fail_empty(const mb_result_matrix *m, const char *path, const char *split,
+                       const char *workloads, const bool *match, mb_error *err) {
+  if (m->n_cases == 0)
+    return mb_fail(err, "%s: --workloads '%s': the file holds no result yet, no case to match",
+                   path, workloads);
+  int32_t n_match = 0, n_other = 0, n_unknown = 0;
+  for (int32_t c = 0; c < m->n_cases; c++) {
+    if (!match[c]) continue;
+    n_match++;
+    if (!m->cases[c].split[0])
+      n_unknown++;
+    else if (split && strcmp(m->cases[c].split, split))
+      n_other++;
+  }
+  if (n_match == 0) {
+    char names[512];
+    list_workloads(m, names, sizeof names);
+    return mb_fail(err,
+                   "%s: --workloads '%s' matches no workload name of the file's %d case(s) "
+                   "(workloads: %s)",
+                   path, workloads, (int)m->n_cases, names);
+  }
+  char unknown[64] = "";
+  if (n_unknown > 0)
+    snprintf(unknown, sizeof unknown, ", %d without split information", (int)n_unknown);
+  return mb_fail(err,
+                 "%s: --workloads '%s' matches %d case(s), none of them in the %s split (%d in the "
+                 "%s split%s)",
+                 path, workloads, (int)n_match, split, (int)n_other,
+                 strcmp(split, "test") ? "test" : "train", unknown);
+}
+
+bool mb_summary_print_filtered(mb_results *r, const char *split, const char *workloads, FILE *out,
+                               mb_error *err) {
+  if (split && strcmp(split, "train") && strcmp(split, "test"))
+    return mb_fail(err, "split '%s': expected train or test", split);
+  mb_result_matrix *m = mb_result_matrix_load(r, err);
+  if (!m) return false;
+  int32_t n_unknown = mb_result_matrix_count_split(m, "");
+  if (split && m->n_cases > 0 && n_unknown == m->n_cases) {
+    mb_result_matrix_free(m);
+    return mb_fail(err,
+                   "%s: no split information (the file was written before results recorded "
+                   "each workload's catalogue split): cannot restrict the summary to the %s "
+                   "split; rerun the benchmark, or use mallocbench summary without --split",
+                   mb_results_path(r), split);
+  }
+  /* the kept cases, as a matrix of their own (a view: rows and solver names are m's), so the
+   * per-solver numbers come from the one summarising function whatever the filters */
+  size_t n_alloc = m->n_cases ? (size_t)m->n_cases : 1;
+  bool *keep = calloc(n_alloc, sizeof *keep);
+  mb_result_matrix view = *m;
+  view.cases = calloc(n_alloc, sizeof *view.cases);
+  view.cells = calloc(n_alloc * (m->n_solvers ? (size_t)m->n_solvers : 1), sizeof *view.cells);
+  mb_solver_summary *s = calloc(m->n_solvers ? (size_t)m->n_solvers : 1, sizeof *s);
+  bool ok = keep && view.cases && view.cells && s;
+  if (!ok) mb_fail(err, "out of memory");
+  if (ok && workloads)
+    ok = match_workloads(m, workloads, keep, err);
+  else
+    for (int32_t c = 0; ok && c < m->n_cases; c++) keep[c] = true;
+  view.n_cases = 0;
+  for (int32_t c = 0; ok && c < m->n_cases; c++) {
+    if (!keep[c] || (split && strcmp(m->cases[c].split, split))) continue;
+    view.cases[view.n_cases] = m->cases[c];
+    if (m->n_solvers > 0)
+      memcpy(mb_matrix_cell_at(&view, view.n_cases, 0), mb_matrix_cell_at(m, c, 0),
+             (size_t)m->n_solvers * sizeof *view.cells);
+    view.n_cases++;
+  }
+  if (ok && workloads && view.n_cases == 0)
+    ok = fail_empty(m, mb_results_path(r), split, workloads, keep, err);
+  if (ok) {
+    mb_result_matrix_summarise_split(&view, NULL, s);
+    int64_t planned = -1, complete = 0;
+    mb_results_get_attr_int(r, "planned_jobs", &planned, NULL);
+    mb_results_get_attr_int(r, "complete", &complete, NULL);
+    fprintf(out, "%s: %" PRId64 " result rows", mb_results_path(r), m->n_rows);
+    if (planned >= 0) fprintf(out, " of %" PRId64 " planned jobs", planned);
+    fprintf(out, ", %d workload x hardware case(s)%s\n", (int)m->n_cases,
+            complete ? "" : " -- INCOMPLETE run (resume it with mallocbench run --resume FILE)");
+    if (split || workloads) {
+      if (split) fprintf(out, "%s split", split);
+      if (workloads) fprintf(out, "%sworkloads matching '%s'", split ? ", " : "", workloads);
+      fprintf(out, ": %d of %d cases", (int)view.n_cases, (int)m->n_cases);
+      if (split && n_unknown > 0) fprintf(out, " (%d without split information)", (int)n_unknown);
+      fprintf(
+          out, "%s\n",
+          split && !strcmp(split, "test") ? "; workloads mallocMuZero never saw in training" : "");
+    }
+    print_table(out, &view, s, split);
+  }
   free(s);
+  free(view.cells);
+  free(view.cases);
+  free(keep);
   mb_result_matrix_free(m);
-  return true;
+  return ok;
 }

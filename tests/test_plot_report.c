@@ -3,7 +3,9 @@
  * those computed independently from the HDF5 rows, LaTeX tables compile where pdflatex exists.
  * Splits: the summary of one catalogue split equals an independent computation from the rows,
  * `summary --split` refuses files without split information, and the test-split table is
- * written (and the paper builds with it) only when the file has both splits. */
+ * written (and the paper builds with it) only when the file has both splits.
+ * Workload families: the summary over the cases whose workload matches a pattern (alone or with
+ * a split) equals the computation from the rows; bad patterns and empty selections are errors. */
 #include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
@@ -290,12 +292,23 @@ typedef struct split_expect {
   double geomean, wall;
 } split_expect;
 
-static split_expect expect_from_rows(const mb_result_row *rows, int64_t n, const char *solver,
-                                     const char *split) {
+/* Whether `workload` is in the NULL-terminated list `names` (a NULL list holds every name). */
+static bool listed(const char *const *names, const char *workload) {
+  if (!names) return true;
+  for (; *names; names++)
+    if (!strcmp(*names, workload)) return true;
+  return false;
+}
+
+/* The same over the cases whose workload is in `names` (NULL: every workload) and, unless `split`
+ * is NULL, in that split. */
+static split_expect expect_from_rows_in(const mb_result_row *rows, int64_t n, const char *solver,
+                                        const char *split, const char *const *names) {
   split_expect e = {0};
   double log_sum = 0;
   for (int64_t i = 0; i < n; i++) {
-    if (strcmp(rows[i].solver, solver) || strcmp(catalogue_split(rows[i].workload), split))
+    if (strcmp(rows[i].solver, solver) || !listed(names, rows[i].workload) ||
+        (split && strcmp(catalogue_split(rows[i].workload), split)))
       continue;
     e.wall += rows[i].wall_s;
     if (rows[i].seed != 0) continue;
@@ -319,6 +332,11 @@ static split_expect expect_from_rows(const mb_result_row *rows, int64_t n, const
   }
   e.geomean = e.cases ? exp(log_sum / e.cases) : NAN;
   return e;
+}
+
+static split_expect expect_from_rows(const mb_result_row *rows, int64_t n, const char *solver,
+                                     const char *split) {
+  return expect_from_rows_in(rows, n, solver, split, NULL);
 }
 
 static void read_all_rows(const char *path, mb_result_row **rows, int64_t *n) {
@@ -474,6 +492,145 @@ static void test_summary_split_errors(void **state) {
   free(e);
 }
 
+/* ---- summary of a workload family (--workloads) ---- */
+
+/* mb_summary_print_filtered's output for the results file at `path`; NULL with err set when it
+ * fails, after checking it printed nothing. */
+static char *summary_text(const char *path, const char *split, const char *workloads,
+                          mb_error *err) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  assert_non_null(out);
+  mb_results *r = mb_results_open(path, false, err);
+  if (!r) fail_msg("%s", err->message);
+  bool ok = mb_summary_print_filtered(r, split, workloads, out, err);
+  mb_results_close(r, NULL);
+  fclose(out);
+  if (ok) return text;
+  if (len != 0) fail_msg("failed summary printed:\n%s", text);
+  free(text);
+  return NULL;
+}
+
+/* The table's row of `solver` shows the cases, geomean (4 decimals) and wins/ties/losses of e. */
+static void assert_summary_row(const char *text, const char *solver, split_expect e) {
+  char key[64];
+  snprintf(key, sizeof key, "\n%-20s ", solver); /* summary.c's layout */
+  const char *row = strstr(text, key);
+  if (!row) fail_msg("no row of %s in:\n%s", solver, text);
+  int cases, wins, ties, losses;
+  double geomean;
+  if (sscanf(row + strlen(key), "%d %lfx %*s %d %d %d", &cases, &geomean, &wins, &ties, &losses) !=
+      5)
+    fail_msg("unreadable row of %s in:\n%s", solver, text);
+  if (cases != e.cases || wins != e.wins || ties != e.ties || losses != e.losses ||
+      fabs(geomean - e.geomean) > 0.00005 + 1e-12)
+    fail_msg("%s: table shows %d cases %.4fx %d/%d/%d, rows give %d cases %.6fx %d/%d/%d:\n%s",
+             solver, cases, geomean, wins, ties, losses, e.cases, e.geomean, e.wins, e.ties,
+             e.losses, text);
+}
+
+static void test_workloads_summary_matches_rows(void **state) {
+  fixture *fx = *state;
+  mb_result_row *rows;
+  int64_t n;
+  read_all_rows(fx->results, &rows, &n);
+  const char *solvers[] = {"heuristic", "greedy", "with_curve"};
+  const char *blocks[] = {"attention_block", "conv_block", NULL};
+  const char *test_att_str[] = {"attention_block", "strassen2_1024_f32-gpu", NULL};
+  struct {
+    const char *split, *regex, *header;
+    const char *const *names;
+    int cases;
+  } cases[] = {
+      {NULL, "_block$", "\nworkloads matching '_block$': 2 of 4 cases\nTimes", blocks, 2},
+      {"train", "_block$", "\ntrain split, workloads matching '_block$': 1 of 4 cases\nTimes",
+       blocks, 1},
+      {"test", "^(att|str)",
+       "\ntest split, workloads matching '^(att|str)': 2 of 4 cases; workloads mallocMuZero "
+       "never saw in training\nTimes",
+       test_att_str, 2},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    mb_error err;
+    char *text = summary_text(fx->results, cases[k].split, cases[k].regex, &err);
+    if (!text) fail_msg("%s", err.message);
+    if (!strstr(text, cases[k].header)) fail_msg("lacks '%s':\n%s", cases[k].header + 1, text);
+    if (!cases[k].split) assert_null(strstr(text, "split"));
+    for (size_t s = 0; s < sizeof solvers / sizeof solvers[0]; s++) {
+      split_expect e = expect_from_rows_in(rows, n, solvers[s], cases[k].split, cases[k].names);
+      assert_int_equal(e.cases, cases[k].cases);
+      assert_summary_row(text, solvers[s], e);
+    }
+    free(text);
+  }
+  free(rows);
+  /* a pattern that matches every case prints the unfiltered table */
+  mb_error err;
+  char *all = summary_text(fx->results, NULL, NULL, &err);
+  char *dot = summary_text(fx->results, NULL, ".", &err);
+  assert_non_null(all);
+  assert_non_null(dot);
+  assert_non_null(strstr(dot, "\nworkloads matching '.': 4 of 4 cases\n"));
+  assert_string_equal(strstr(all, "Times are"), strstr(dot, "Times are"));
+  free(all);
+  free(dot);
+}
+
+static void test_workloads_summary_errors(void **state) {
+  fixture *fx = *state;
+  mb_error err;
+  assert_null(summary_text(fx->results, NULL, "x(", &err));
+  assert_string_equal(err.message, "--workloads 'x(': column 3: missing closing parenthesis");
+  assert_null(summary_text(fx->results, "test", "a{2,1}", &err));
+  assert_non_null(strstr(err.message, "--workloads 'a{2,1}': column "));
+  assert_null(summary_text(fx->results, NULL, "^zzz", &err));
+  char want[1400];
+  snprintf(want, sizeof want,
+           "%s: --workloads '^zzz' matches no workload name of the file's 4 case(s) (workloads: ",
+           fx->results);
+  if (strncmp(err.message, want, strlen(want))) fail_msg("message: %s", err.message);
+  assert_non_null(strstr(err.message, "mlp_tiny"));
+  assert_non_null(strstr(err.message, "strassen2_1024_f32-gpu"));
+  assert_null(summary_text(fx->results, "test", "^(mlp|conv)", &err));
+  snprintf(want, sizeof want,
+           "%s: --workloads '^(mlp|conv)' matches 2 case(s), none of them in the test split (2 in "
+           "the train split)",
+           fx->results);
+  assert_string_equal(err.message, want);
+  assert_null(summary_text(fx->results, "dev", ".", &err));
+  assert_string_equal(err.message, "split 'dev': expected train or test");
+  /* a file without split information: --workloads alone works, with --split it is refused */
+  char old[1024];
+  split_variant(fx, "nosplit-workloads.h5", NULL, old, sizeof old);
+  char *text = summary_text(old, NULL, "_block$", &err);
+  if (!text) fail_msg("%s", err.message);
+  assert_non_null(strstr(text, "\nworkloads matching '_block$': 2 of 4 cases\n"));
+  free(text);
+  assert_null(summary_text(old, "train", "_block$", &err));
+  assert_non_null(strstr(err.message, "no split information"));
+
+  /* the CLI: exit 2 and the message */
+  char args[2048], *e = NULL;
+  snprintf(args, sizeof args, "summary '%s' --workloads 'x('", fx->results);
+  assert_int_equal(cli(fx, args, &e), 2);
+  assert_non_null(
+      strstr(e, "mallocbench summary: --workloads 'x(': column 3: missing closing parenthesis"));
+  free(e);
+  snprintf(args, sizeof args, "summary '%s' --split=train --workloads=attention", fx->results);
+  assert_int_equal(cli(fx, args, &e), 2);
+  assert_non_null(strstr(e, "none of them in the train split (1 in the test split)"));
+  free(e);
+  snprintf(args, sizeof args, "summary '%s' --workloads", fx->results);
+  assert_int_equal(cli(fx, args, &e), 2);
+  assert_non_null(strstr(e, "--workloads needs a value"));
+  free(e);
+  snprintf(args, sizeof args, "summary --workloads=_block --split test '%s'", fx->results);
+  assert_int_equal(cli(fx, args, &e), 0);
+  free(e);
+}
+
 /* Builds a copy of paper/main.tex against the tables in tex_dir; true when pdflatex succeeds. */
 static bool paper_builds(const fixture *fx, const char *tex_dir) {
   char cmd[8192];
@@ -585,6 +742,8 @@ int main(void) {
       cmocka_unit_test(test_alphatensor_names),
       cmocka_unit_test(test_split_summary_matches_rows),
       cmocka_unit_test(test_summary_split_errors),
+      cmocka_unit_test(test_workloads_summary_matches_rows),
+      cmocka_unit_test(test_workloads_summary_errors),
       cmocka_unit_test(test_report_test_split_table),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,5 +1,6 @@
-/* mallocbench summary FILE [--split train|test]: the end-of-run summary table of a stored
- * results file, over every case or over one catalogue split's cases. */
+/* mallocbench summary FILE [--split train|test] [--workloads REGEX]: the end-of-run summary
+ * table of a stored results file, over every case, one catalogue split's cases, the cases whose
+ * workload name matches a pattern (one workload family), or both. */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,19 +10,25 @@
 
 static int usage(FILE *out, int status) {
   fprintf(out,
-          "usage: mallocbench summary FILE [--split train|test]\n\n"
+          "usage: mallocbench summary FILE [--split train|test] [--workloads REGEX]\n\n"
           "Prints the summary table of a results file, as `mallocbench run` does at the end:\n"
           "per solver, the geometric-mean speedup over the heuristic, wins/ties/losses, the\n"
           "mean gap to the LP bound and the total wall time.\n\n"
           "  --split train|test   only the cases whose workload is in this catalogue split\n"
           "                       (mallocMuZero trains on train: judge it on test). Needs a\n"
-          "                       file that records each workload's split.\n");
+          "                       file that records each workload's split.\n"
+          "  --workloads REGEX    only the cases whose workload name matches REGEX (PCRE2,\n"
+          "                       unanchored, as run and list --workloads), e.g. '^minimalloc'\n"
+          "                       or '^(at|strassen|standard)_' for one workload family.\n\n"
+          "Both filters may be given: a case must pass both. The header says which applied and\n"
+          "how many cases are left. A REGEX that does not compile, or filters that leave no\n"
+          "case, are errors (exit 2).\n");
   return status;
 }
 
 int mb_cmd_summary(int argc, char **argv) {
   if (mb_wants_help(argc, argv)) return usage(stdout, 0);
-  const char *file = NULL, *split = NULL;
+  const char *file = NULL, *split = NULL, *workloads = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--split") || !strncmp(a, "--split=", 8)) {
@@ -38,6 +45,15 @@ int mb_cmd_summary(int argc, char **argv) {
         return 2;
       }
       split = val;
+    } else if (!strcmp(a, "--workloads") || !strncmp(a, "--workloads=", 12)) {
+      if (a[11] == '=') {
+        workloads = a + 12;
+      } else if (i + 1 < argc) {
+        workloads = argv[++i];
+      } else {
+        fprintf(stderr, "mallocbench summary: --workloads needs a value (a PCRE2 pattern)\n");
+        return 2;
+      }
     } else if (!strncmp(a, "--", 2)) {
       fprintf(stderr, "mallocbench summary: unknown option '%s' (see mallocbench summary --help)\n",
               a);
@@ -53,7 +69,7 @@ int mb_cmd_summary(int argc, char **argv) {
   if (!file) return usage(stderr, 2);
   mb_error err = {{0}};
   mb_results *r = mb_results_open(file, false, &err);
-  if (!r || !mb_summary_print_split(r, split, stdout, &err)) {
+  if (!r || !mb_summary_print_filtered(r, split, workloads, stdout, &err)) {
     fprintf(stderr, "mallocbench summary: %s\n", err.message);
     mb_results_close(r, NULL);
     return 2;

@@ -2,6 +2,9 @@
 # Catalogue splits through the CLI: a run over a train and a test workload records each split;
 # `summary --split` restricts the table to one split and says so; the end-of-run summary of
 # `run` is unchanged (no split line); `report` writes the test-split table.
+# `summary --workloads REGEX` restricts it to the cases whose workload name matches, alone or
+# with --split; its greedy geomean equals one computed from the exported rows; a regex that does
+# not compile and filters that leave nothing exit 2 naming the cause.
 # Usage: summary_split.sh MALLOCBENCH_BINARY (run from the source tree).
 set -u
 MB=${1:?usage: summary_split.sh MALLOCBENCH_BINARY}
@@ -34,6 +37,69 @@ grep -qE "^greedy +3 " "$TMP/all.out" || fail "greedy over 3 cases: $(cat "$TMP/
 "$MB" summary "$TMP/r.h5" --split dev >/dev/null 2>"$TMP/err"
 [ $? = 2 ] || fail "--split dev: expected exit 2"
 grep -q "summary: --split 'dev': expected train or test" "$TMP/err" || fail "message: $(cat "$TMP/err")"
+
+# --workloads. Independent expectation from the exported rows: per case the geometric mean over
+# seeds of t_heuristic / t_solver, then the geometric mean over the named workloads' cases.
+"$MB" export "$TMP/r.h5" --csv "$TMP/csv" >/dev/null 2>"$TMP/err" || fail "export: $(cat "$TMP/err")"
+expect_geomean() { # SOLVER "WORKLOAD ..."
+  awk -F, -v solver="$1" -v names=" $2 " '
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $col["solver"] == solver && index(names, " " $col["workload"] " ") {
+      k = $col["workload"] "@" $col["hardware"]
+      sum[k] += log($col["t_heuristic_ps"] / $col["t_solver_ps"]); n[k]++ }
+    END { for (k in sum) { s += sum[k] / n[k]; c++ } if (c) printf "%.6f %d\n", exp(s / c), c }
+  ' "$TMP/csv/results.csv"
+}
+# SOLVER OUTPUT-FILE "WORKLOAD ...": the table's row agrees with the rows (4 decimals shown)
+check_row() {
+  local want shown
+  want=$(expect_geomean "$1" "$3")
+  [ -n "$want" ] || fail "no exported row of $1 on $3"
+  shown=$(awk -v s="$1" '$1 == s { sub(/x$/, "", $3); print $3, $2 }' "$2")
+  awk -v w="$want" -v s="$shown" 'BEGIN { split(w, a, " "); split(s, b, " ");
+    exit !(b[2] == a[2] && (b[1] - a[1])^2 <= 0.00006^2) }' ||
+    fail "$1 on '$3': shown '$shown' (geomean cases), rows give '$want': $(cat "$2")"
+}
+"$MB" summary "$TMP/r.h5" --workloads '^(attention|conv)$' >"$TMP/w.out" 2>"$TMP/err" ||
+  fail "summary --workloads: $(cat "$TMP/err")"
+grep -q "^workloads matching '^(attention|conv)\$': 2 of 3 cases$" "$TMP/w.out" ||
+  fail "header: $(cat "$TMP/w.out")"
+grep -q "split" "$TMP/w.out" && fail "summary --workloads alone mentions a split: $(cat "$TMP/w.out")"
+check_row greedy "$TMP/w.out" "attention conv"
+check_row heuristic "$TMP/w.out" "attention conv"
+"$MB" summary --workloads=att "$TMP/r.h5" >"$TMP/w1.out" 2>"$TMP/err" || fail "--workloads=att: $(cat "$TMP/err")"
+grep -q "^workloads matching 'att': 1 of 3 cases$" "$TMP/w1.out" || fail "header: $(cat "$TMP/w1.out")"
+check_row greedy "$TMP/w1.out" "attention"
+
+# with --split: both filters apply, the header names both
+"$MB" summary "$TMP/r.h5" --split test --workloads '^(mlp|conv)' >"$TMP/ws.out" 2>"$TMP/err" ||
+  fail "summary --split test --workloads: $(cat "$TMP/err")"
+grep -q "^test split, workloads matching '^(mlp|conv)': 1 of 3 cases; workloads mallocMuZero never saw in training$" \
+  "$TMP/ws.out" || fail "header: $(cat "$TMP/ws.out")"
+check_row greedy "$TMP/ws.out" "conv"
+"$MB" summary "$TMP/r.h5" --workloads '^(mlp|conv)' --split train >"$TMP/ws.out" 2>"$TMP/err" ||
+  fail "summary --workloads --split train: $(cat "$TMP/err")"
+grep -q "^train split, workloads matching '^(mlp|conv)': 1 of 3 cases$" "$TMP/ws.out" ||
+  fail "header: $(cat "$TMP/ws.out")"
+check_row greedy "$TMP/ws.out" "mlp_tiny"
+
+# errors: exit 2, nothing on stdout, the message says why
+expect_error() { # MESSAGE-FRAGMENT ARGS...
+  local want=$1
+  shift
+  "$MB" summary "$@" >"$TMP/e.out" 2>"$TMP/err"
+  local rc=$?
+  [ $rc = 2 ] || fail "summary $*: exit $rc, expected 2"
+  [ -s "$TMP/e.out" ] && fail "summary $*: printed a table on error: $(cat "$TMP/e.out")"
+  grep -qF -- "$want" "$TMP/err" || fail "summary $*: message lacks '$want': $(cat "$TMP/err")"
+}
+expect_error "summary: --workloads 'x(': column 3: missing closing parenthesis" "$TMP/r.h5" --workloads 'x('
+expect_error "r.h5: --workloads '^zzz' matches no workload name of the file's 3 case(s) (workloads: mlp_tiny, attention, conv)" \
+  "$TMP/r.h5" --workloads '^zzz'
+expect_error "r.h5: --workloads '^(attention|conv)$' matches 2 case(s), none of them in the train split (2 in the test split)" \
+  "$TMP/r.h5" --split train --workloads '^(attention|conv)$'
+expect_error "--workloads needs a value" "$TMP/r.h5" --workloads
+"$MB" summary --help | grep -q -- "--workloads REGEX" || fail "--help lacks --workloads"
 
 "$MB" report "$TMP/r.h5" --md "$TMP/R.md" --tex-dir "$TMP/gen" --figures "$TMP/none" \
   2>"$TMP/err" || fail "report: $(cat "$TMP/err")"
