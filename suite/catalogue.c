@@ -676,8 +676,14 @@ mb_workload *mb_catalogue_load_workload(const mb_catalogue_entry *e, const char 
 
 bool mb_catalogue_select(const mb_catalogue *c, const char *regex, const char *option,
                          bool *selected, mb_error *err) {
+  return mb_names_select(c->n_entries > 0 ? c->entries[0].name : NULL, sizeof *c->entries,
+                         c->n_entries, regex, option, selected, err);
+}
+
+bool mb_names_select(const char *first, size_t stride, int32_t n, const char *regex,
+                     const char *option, bool *selected, mb_error *err) {
   if (!regex) {
-    for (int32_t i = 0; i < c->n_entries; i++) selected[i] = true;
+    for (int32_t i = 0; i < n; i++) selected[i] = true;
     return true;
   }
   int code;
@@ -689,9 +695,9 @@ bool mb_catalogue_select(const mb_catalogue *c, const char *regex, const char *o
     return mb_fail(err, "%s '%s': column %zu: %s", option, regex, (size_t)off + 1, (char *)msg);
   }
   pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-  for (int32_t i = 0; md && i < c->n_entries; i++)
-    selected[i] =
-        pcre2_match(re, (PCRE2_SPTR)c->entries[i].name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) >= 0;
+  for (int32_t i = 0; md && i < n; i++)
+    selected[i] = pcre2_match(re, (PCRE2_SPTR)(first + (size_t)i * stride), PCRE2_ZERO_TERMINATED,
+                              0, 0, md, NULL) >= 0;
   bool ok = md != NULL;
   pcre2_match_data_free(md);
   pcre2_code_free(re);

@@ -60,6 +60,11 @@ int64_t mb_catalogue_auto_capacity(const mb_workload *w, const mb_hardware *hw);
  * "--workloads 'x(': column 3: missing closing parenthesis". */
 bool mb_catalogue_select(const mb_catalogue *c, const char *regex, const char *option,
                          bool *selected, mb_error *err);
+/* The same over n names that sit `stride` bytes apart from `first` (a name field in an array of
+ * structs; first may be NULL when n is 0), so that every --workloads filter (run, list, train,
+ * summary) matches alike. */
+bool mb_names_select(const char *first, size_t stride, int32_t n, const char *regex,
+                     const char *option, bool *selected, mb_error *err);
 /* SHA-256 (hex) of the catalogue file's bytes, for provenance. */
 bool mb_catalogue_hash(const mb_catalogue *c, char out[65], mb_error *err);
 

@@ -47,22 +47,12 @@ bool mb_summary_print_split(mb_results *r, const char *split, FILE *out, mb_erro
   return mb_summary_print_filtered(r, split, NULL, out, err);
 }
 
-/* Sets match[c] for the cases whose workload name `regex` matches. The names go through
- * mb_catalogue_select, the matcher of run and list --workloads, as a catalogue of names only, so
- * the three commands select the same names and word their regex errors alike. */
+/* Sets match[c] for the cases whose workload name `regex` matches, with the matcher of run and
+ * list --workloads, so the three commands select the same names and word their errors alike. */
 static bool match_workloads(const mb_result_matrix *m, const char *regex, bool *match,
                             mb_error *err) {
-  _Static_assert(sizeof(((mb_catalogue_entry *)0)->name) >= MB_RES_WORKLOAD,
-                 "a stored workload name must fit a catalogue name: no truncated match");
-  mb_catalogue names = {
-      .n_entries = m->n_cases,
-      .entries = calloc(m->n_cases ? (size_t)m->n_cases : 1, sizeof(mb_catalogue_entry))};
-  if (!names.entries) return mb_fail(err, "out of memory");
-  for (int32_t c = 0; c < m->n_cases; c++)
-    snprintf(names.entries[c].name, sizeof names.entries[c].name, "%s", m->cases[c].workload);
-  bool ok = mb_catalogue_select(&names, regex, "--workloads", match, err);
-  free(names.entries);
-  return ok;
+  return mb_names_select(m->n_cases > 0 ? m->cases[0].workload : NULL, sizeof *m->cases, m->n_cases,
+                         regex, "--workloads", match, err);
 }
 
 /* The file's distinct workload names, comma-separated, the first few only: a pattern that

@@ -24,7 +24,7 @@ bool mb_summary_print(mb_results *r, FILE *out, mb_error *err);
 bool mb_summary_print_split(mb_results *r, const char *split, FILE *out, mb_error *err);
 /* The same over the cases that pass both filters (each may be NULL: no filter): `split` as
  * above, and `workloads`, a PCRE2 pattern matched unanchored against each case's stored workload
- * name by the matcher of `mallocbench run/list --workloads` (mb_catalogue_select), so the three
+ * name by the matcher of `mallocbench run/list --workloads` (mb_names_select), so the three
  * select the same names. The header says which filters applied ("test split, workloads matching
  * '^minimalloc': 6 of 46 cases"). False, printing nothing, when the pattern does not compile
  * (err: the PCRE2 message and column), matches no case's workload, or matches only cases outside

@@ -26,34 +26,43 @@ static int usage(FILE *out, int status) {
   return status;
 }
 
+/* Option `name` at argv[*i], as "NAME VALUE" or "NAME=VALUE": 1 with *val set (and *i past the
+ * value), 0 when argv[*i] is another argument, -1 when the value is missing. */
+static int option_value(int argc, char **argv, int *i, const char *name, const char **val) {
+  const char *a = argv[*i];
+  size_t n = strlen(name);
+  if (strncmp(a, name, n)) return 0;
+  if (a[n] == '=') {
+    *val = a + n + 1;
+    return 1;
+  }
+  if (a[n] != '\0') return 0;
+  if (*i + 1 >= argc) return -1;
+  *val = argv[++*i];
+  return 1;
+}
+
 int mb_cmd_summary(int argc, char **argv) {
   if (mb_wants_help(argc, argv)) return usage(stdout, 0);
   const char *file = NULL, *split = NULL, *workloads = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "--split") || !strncmp(a, "--split=", 8)) {
-      const char *val = a[7] == '=' ? a + 8 : NULL;
-      if (!val) {
-        if (i + 1 >= argc) {
-          fprintf(stderr, "mallocbench summary: --split needs a value (train or test)\n");
-          return 2;
-        }
-        val = argv[++i];
-      }
+    const char *val = NULL;
+    int is_split = option_value(argc, argv, &i, "--split", &val);
+    int is_workloads = is_split ? 0 : option_value(argc, argv, &i, "--workloads", &val);
+    if (is_split < 0 || is_workloads < 0) {
+      fprintf(stderr, "mallocbench summary: %s needs a value (%s)\n", a,
+              is_split ? "train or test" : "a PCRE2 pattern");
+      return 2;
+    }
+    if (is_split) {
       if (strcmp(val, "train") && strcmp(val, "test")) {
         fprintf(stderr, "mallocbench summary: --split '%s': expected train or test\n", val);
         return 2;
       }
       split = val;
-    } else if (!strcmp(a, "--workloads") || !strncmp(a, "--workloads=", 12)) {
-      if (a[11] == '=') {
-        workloads = a + 12;
-      } else if (i + 1 < argc) {
-        workloads = argv[++i];
-      } else {
-        fprintf(stderr, "mallocbench summary: --workloads needs a value (a PCRE2 pattern)\n");
-        return 2;
-      }
+    } else if (is_workloads) {
+      workloads = val;
     } else if (!strncmp(a, "--", 2)) {
       fprintf(stderr, "mallocbench summary: unknown option '%s' (see mallocbench summary --help)\n",
               a);

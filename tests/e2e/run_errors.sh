@@ -5,20 +5,8 @@
 set -u
 MB=${1:?usage: run_errors.sh MALLOCBENCH_BINARY}
 SRC=$(pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# expect STATUS PATTERN CMD...: exit status STATUS and stderr matching PATTERN
-expect() {
-  local want=$1 pattern=$2
-  shift 2
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local got=$?
-  [ "$got" = "$want" ] || fail "'$*' exited $got, expected $want; stderr: $(cat "$TMP/err")"
-  [ $got -lt 128 ] || fail "'$*' crashed (status $got)"
-  grep -qE -- "$pattern" "$TMP/err" || fail "'$*': stderr does not match '$pattern': $(cat "$TMP/err")"
-}
+# $TMP, fail, expect STATUS PATTERN CMD...
+source "$(dirname "$0")/lib/expect.bash"
 
 cat >"$TMP/cat.txt" <<CAT
 name kind source args hardware capacity split tags

@@ -9,19 +9,8 @@
 set -u
 MB=${1:?usage: run_muzero_options.sh MALLOCBENCH_BINARY}
 SRC=$(pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# expect STATUS PATTERN CMD...: exit status STATUS and stderr matching PATTERN
-expect() {
-  local want=$1 pattern=$2
-  shift 2
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local got=$?
-  [ "$got" = "$want" ] || fail "'$*' exited $got, expected $want; stderr: $(cat "$TMP/err")"
-  grep -qE -- "$pattern" "$TMP/err" || fail "'$*': stderr does not match '$pattern': $(cat "$TMP/err")"
-}
+# $TMP, fail, expect STATUS PATTERN CMD...
+source "$(dirname "$0")/lib/expect.bash"
 
 # attr FILE NAME: the value of a scalar root attribute, as h5dump prints it
 attr() { h5dump -a "/$2" "$1" 2>/dev/null | sed -n 's/^ *(0): *//p' | tr -d '"'; }

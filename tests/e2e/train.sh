@@ -7,19 +7,8 @@
 # Usage: train.sh MALLOCBENCH_BINARY (run from the source tree).
 set -u
 MB=${1:?usage: train.sh MALLOCBENCH_BINARY}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# expect STATUS PATTERN CMD...: exit status STATUS and stderr matching PATTERN
-expect() {
-  local want=$1 pattern=$2
-  shift 2
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local got=$?
-  [ "$got" = "$want" ] || fail "'$*' exited $got, expected $want; stderr: $(cat "$TMP/err")"
-  grep -qE -- "$pattern" "$TMP/err" || fail "'$*': stderr does not match '$pattern': $(cat "$TMP/err")"
-}
+# $TMP, fail, expect STATUS PATTERN CMD...
+source "$(dirname "$0")/lib/expect.bash"
 
 # same_weights A B: the four networks are bit-identical
 same_weights() {

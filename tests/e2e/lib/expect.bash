@@ -1,0 +1,17 @@
+# Shared set-up of the fail-fast end-to-end scripts (sourced; not a test itself: CMake runs
+# tests/e2e/*.sh only). Gives a temporary folder $TMP removed on exit, fail (message, exit 1)
+# and expect STATUS PATTERN CMD...: the command exits with STATUS, does not crash, and its
+# stderr matches the extended regex PATTERN (stdout and stderr are kept in $TMP/out, $TMP/err).
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+expect() {
+  local want=$1 pattern=$2
+  shift 2
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local got=$?
+  [ "$got" = "$want" ] || fail "'$*' exited $got, expected $want; stderr: $(cat "$TMP/err")"
+  [ $got -lt 128 ] || fail "'$*' crashed (status $got)"
+  grep -qE -- "$pattern" "$TMP/err" || fail "'$*': stderr does not match '$pattern': $(cat "$TMP/err")"
+}
