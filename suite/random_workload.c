@@ -154,3 +154,120 @@ done:
   free(pinned);
   return w;
 }
+
+void mb_packing_options_default(mb_packing_options *opt) {
+  opt->height = 1 << 20;
+  opt->quantum = 1024;
+  opt->length = 1 << 20;
+}
+
+typedef struct rect {
+  int64_t t0, t1, a0, a1; /* time [t0, t1), address [a0, a1) */
+} rect;
+
+/* A cut point in units of 1..extent-1, uniform in the middle 80% of the extent. */
+static int64_t cut_point(mb_rng *rng, int64_t extent) {
+  int64_t margin = extent / 10 > 1 ? extent / 10 : 1;
+  int64_t lo = margin, hi = extent - margin;
+  if (hi < lo) hi = lo;
+  return mb_rng_range(rng, lo, hi);
+}
+
+mb_workload *mb_random_packing_workload(mb_rng *rng, int32_t n_buffers,
+                                        const mb_packing_options *opt, const char *name,
+                                        int64_t *offsets, mb_error *err) {
+  mb_packing_options def;
+  if (!opt) {
+    mb_packing_options_default(&def);
+    opt = &def;
+  }
+  if (n_buffers < 1) {
+    mb_fail(err, "packing workload: n_buffers %d < 1", n_buffers);
+    return NULL;
+  }
+  if (opt->quantum < 1 || opt->height < opt->quantum || opt->height % opt->quantum != 0) {
+    mb_fail(err, "packing workload: height %lld is not a positive multiple of quantum %lld",
+            (long long)opt->height, (long long)opt->quantum);
+    return NULL;
+  }
+  if (opt->length < 1) {
+    mb_fail(err, "packing workload: length %d < 1", opt->length);
+    return NULL;
+  }
+  char wname[MB_NAME_MAX];
+  if (name)
+    snprintf(wname, sizeof wname, "%s", name);
+  else
+    snprintf(wname, sizeof wname, "packing-%d", n_buffers);
+
+  rect *r = malloc(sizeof *r * (size_t)n_buffers);
+  int32_t *order = malloc(sizeof *order * (size_t)n_buffers);
+  mb_workload_builder *b =
+      mb_builder_new(wname, "mb_random_packing_workload (suite/random_workload.c)");
+  mb_workload *w = NULL;
+  if (!r || !order || !b) {
+    mb_fail(err, "packing workload '%s': out of memory for %d buffers", wname, n_buffers);
+    goto done;
+  }
+  const int64_t q = opt->quantum;
+  r[0] = (rect){0, opt->length, 0, opt->height};
+  for (int32_t n = 1; n < n_buffers; n++) {
+    int32_t best = -1;
+    int64_t best_area = 0;
+    for (int32_t i = 0; i < n; i++) {
+      bool cuttable = r[i].t1 - r[i].t0 >= 2 || r[i].a1 - r[i].a0 >= 2 * q;
+      int64_t area = (r[i].t1 - r[i].t0) * ((r[i].a1 - r[i].a0) / q);
+      if (cuttable && area > best_area) best = i, best_area = area;
+    }
+    if (best < 0) {
+      mb_fail(
+          err,
+          "packing workload '%s': %lld x %d cannot be cut into %d buffers of at least %lld bytes",
+          wname, (long long)opt->height, opt->length, n_buffers, (long long)q);
+      goto done;
+    }
+    rect *c = &r[best];
+    bool by_time = c->t1 - c->t0 >= 2, by_address = c->a1 - c->a0 >= 2 * q;
+    if (by_time && by_address) by_time = mb_rng_below(rng, 2) == 0;
+    r[n] = *c;
+    if (by_time) {
+      int64_t t = c->t0 + cut_point(rng, c->t1 - c->t0);
+      c->t1 = t;
+      r[n].t0 = t;
+    } else {
+      int64_t a = c->a0 + q * cut_point(rng, (c->a1 - c->a0) / q);
+      c->a1 = a;
+      r[n].a0 = a;
+    }
+  }
+  for (int32_t i = 0; i < n_buffers; i++) order[i] = i;
+  for (int32_t i = n_buffers - 1; i > 0; i--) { /* Fisher-Yates */
+    int32_t j = (int32_t)mb_rng_below(rng, (uint64_t)i + 1), t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  int64_t total = 0;
+  char nm[MB_NAME_MAX];
+  for (int32_t i = 0; i < n_buffers; i++) {
+    const rect *c = &r[order[i]];
+    snprintf(nm, sizeof nm, "b%d", i);
+    int32_t buf =
+        mb_builder_add_buffer(b, nm, c->a1 - c->a0, (int32_t)c->t0, (int32_t)c->t1 - 1, false);
+    if (buf < 0) {
+      mb_fail(err, "packing workload '%s': out of memory adding buffer %d", wname, i);
+      goto done;
+    }
+    mb_builder_set_benefit(b, buf, c->a1 - c->a0); /* as the CSV importer: benefit = size */
+    if (offsets) offsets[i] = c->a0;
+    total += c->a1 - c->a0;
+  }
+  /* As for MiniMalloc CSVs (csv_import.h): half of the all-slow time is removable stall. */
+  mb_builder_set_schedule(b, opt->length, 2 * total);
+  w = mb_builder_finish(b, err);
+  b = NULL; /* consumed */
+done:
+  mb_builder_free(b);
+  free(r);
+  free(order);
+  return w;
+}

@@ -51,4 +51,29 @@ void mb_random_options_default(mb_random_options *opt);
 mb_workload *mb_random_workload(mb_rng *rng, int32_t n_buffers, const mb_random_options *opt,
                                 const char *name, mb_error *err);
 
+/* Random packing instances, shaped like MiniMalloc's "challenging" sets: op-less workloads
+ * (buffer lifetimes and sizes only, benefit = size, as the CSV importer defines them) made by
+ * cutting the rectangle [0, length) x [0, height) of time x address into n_buffers rectangles,
+ * so that all of them fit exactly in `height` bytes (a perfect packing exists by
+ * construction). Each cut splits the largest-area rectangle that can still be cut, along time
+ * or address (chosen at random among the cuttable ones), at a uniform point in its middle 80%
+ * rounded to `quantum` (addresses) or to a step (time). The buffers are listed in random
+ * order, so their order says nothing about the packing. */
+typedef struct mb_packing_options {
+  int64_t height;  /* bytes; the capacity of the perfect packing */
+  int64_t quantum; /* sizes are multiples of this; height must be one */
+  int32_t length;  /* time steps (the schedule length) */
+} mb_packing_options;
+
+/* MiniMalloc's sets: height 1 MiB in multiples of 1 KiB, 1,048,576 time steps. */
+void mb_packing_options_default(mb_packing_options *opt);
+
+/* A packing workload named `name` (NULL: "packing-N"), n_buffers >= 1. When `offsets` is not
+ * NULL (n_buffers entries) it receives the perfect packing: buffer b's offset in `height` bytes.
+ * NULL with err set on bad options (n_buffers more than the rectangle can be cut into, too) or
+ * allocation failure. */
+mb_workload *mb_random_packing_workload(mb_rng *rng, int32_t n_buffers,
+                                        const mb_packing_options *opt, const char *name,
+                                        int64_t *offsets, mb_error *err);
+
 #endif

@@ -8,6 +8,7 @@
 
 #include "random_workload.h"
 #include "support.h"
+#include "validator.h"
 #include "workload_io.h"
 
 static void test_deterministic(void **state) {
@@ -109,11 +110,75 @@ static void test_bad_options(void **state) {
   mb_workload_free(w);
 }
 
+/* Packing instances: deterministic, op-less with benefit = size, sizes in quanta, and the
+ * packing they were cut from is valid in exactly `height` bytes (checked by the independent
+ * validator), filling every time step completely. */
+static void test_packing(void **state) {
+  (void)state;
+  mb_packing_options o = {.height = 64 * 1024, .quantum = 1024, .length = 97};
+  const int32_t n = 150;
+  int64_t off[150], off2[150];
+  mb_rng a, b;
+  mb_rng_seed(&a, 6);
+  mb_rng_seed(&b, 6);
+  mb_error err;
+  mb_workload *w = mb_random_packing_workload(&a, n, &o, NULL, off, &err);
+  mb_workload *v = mb_random_packing_workload(&b, n, &o, "p", off2, &err);
+  assert_non_null(w);
+  assert_non_null(v);
+  assert_string_equal(w->name, "packing-150");
+  assert_memory_equal(off, off2, sizeof off);
+  assert_int_equal(w->n_buffers, n);
+  assert_int_equal(w->n_ops, 0);
+  assert_int_equal(w->schedule_length, o.length);
+  int64_t total = 0, area = 0, live[97] = {0};
+  for (int32_t i = 0; i < n; i++) {
+    const mb_buffer *buf = &w->buffers[i];
+    assert_true(buf->has_benefit);
+    assert_int_equal(buf->benefit_ps, buf->size);
+    assert_int_equal(buf->size % o.quantum, 0);
+    assert_int_equal(buf->size, v->buffers[i].size);
+    total += buf->size;
+    area += buf->size * (buf->end - buf->start + 1);
+    for (int32_t t = buf->start; t <= buf->end; t++) live[t] += buf->size;
+  }
+  assert_int_equal(w->slow_time_ps, 2 * total);
+  assert_int_equal(area, o.height * o.length);
+  for (int32_t t = 0; t < o.length; t++) assert_int_equal(live[t], o.height);
+
+  mb_hardware hw;
+  assert_true(mb_hardware_find("tpu-v4i", NULL, &hw, &err));
+  hw = mb_hardware_with_capacity(&hw, o.height);
+  mb_assignment *as = mb_assignment_new(n);
+  assert_non_null(as);
+  for (int32_t i = 0; i < n; i++) as->offset[i] = off[i];
+  if (!mb_validate(w, &hw, as, &err)) fail_msg("the generated packing is invalid: %s", err.message);
+  as->offset[0] = off[0] == 0 ? o.quantum : off[0] - o.quantum; /* moved: now it must collide */
+  assert_false(mb_validate(w, &hw, as, &err));
+  mb_assignment_free(as);
+
+  /* Rectangles that cannot be cut further, and bad options. */
+  mb_packing_options tiny = {.height = 2048, .quantum = 1024, .length = 2};
+  mb_workload *full = mb_random_packing_workload(&a, 4, &tiny, NULL, NULL, &err);
+  assert_non_null(full);
+  assert_null(mb_random_packing_workload(&a, 5, &tiny, NULL, NULL, &err));
+  assert_non_null(strstr(err.message, "cannot be cut into 5 buffers"));
+  tiny.height = 1500;
+  assert_null(mb_random_packing_workload(&a, 2, &tiny, NULL, NULL, &err));
+  assert_non_null(strstr(err.message, "multiple of quantum"));
+  assert_null(mb_random_packing_workload(&a, 0, NULL, NULL, NULL, &err));
+  assert_non_null(strstr(err.message, "n_buffers"));
+  mb_workload_free(full);
+  mb_workload_free(w);
+  mb_workload_free(v);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_shape),
       cmocka_unit_test(test_bad_options),
+      cmocka_unit_test(test_packing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

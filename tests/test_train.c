@@ -259,6 +259,27 @@ static void test_self_play_exact(void **state) {
   mb_train_result_free(&base);
 }
 
+/* Packing instances in the synthetic curriculum: deterministic, and they reach the weights
+ * (share 0 draws nothing, so it is the plain curriculum). */
+static void test_synth_packing(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  mb_train_config cfg;
+  tiny_config(&cfg, 6, 40);
+  mb_train_result base, a, b;
+  mb_error err = {{0}};
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &base, &err));
+  cfg.synth_packing_share = 1;
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &a, &err));
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &b, &err));
+  assert_int_equal(a.prog.steps, 40);
+  assert_true(same_weights(&a.agent, &b.agent));
+  assert_false(same_weights(&a.agent, &base.agent));
+  mb_train_result_free(&a);
+  mb_train_result_free(&b);
+  mb_train_result_free(&base);
+}
+
 static void test_bad_config(void **state) {
   (void)state;
   mb_train_config cfg;
@@ -275,6 +296,10 @@ static void test_bad_config(void **state) {
   cfg.synthetic = false;
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   assert_non_null(strstr(err.message, "no workloads"));
+  tiny_config(&cfg, 1, 10);
+  cfg.synth_packing_share = -0.5;
+  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_non_null(strstr(err.message, "synth_packing_share"));
   tiny_config(&cfg, 1, 10);
   cfg.priority_alpha = 1.5;
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
@@ -298,7 +323,7 @@ int main(void) {
       cmocka_unit_test(test_policy_learns),       cmocka_unit_test(test_resume),
       cmocka_unit_test(test_determinism),         cmocka_unit_test(test_priority_replay),
       cmocka_unit_test(test_sibling_transitions), cmocka_unit_test(test_bad_config),
-      cmocka_unit_test(test_self_play_exact),
+      cmocka_unit_test(test_self_play_exact),     cmocka_unit_test(test_synth_packing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

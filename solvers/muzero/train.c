@@ -49,6 +49,7 @@ void mb_train_config_default(mb_train_config *c) {
   c->synth_min = 16;
   c->synth_max = 256;
   c->synth_share = 0.5;
+  c->synth_packing_share = 0.0;
   c->eval_every = 100;
   c->eval_max = 8;
   c->checkpoint_every = 200;
@@ -99,6 +100,9 @@ bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
                    c->synth_min, c->synth_max);
   if (!(c->synth_share >= 0 && c->synth_share <= 1))
     return mb_fail(err, "train config: synth_share %g: expected in [0, 1]", c->synth_share);
+  if (!(c->synth_packing_share >= 0 && c->synth_packing_share <= 1))
+    return mb_fail(err, "train config: synth_packing_share %g: expected in [0, 1]",
+                   c->synth_packing_share);
   if (c->eval_every < 0 || c->eval_max < 1 || c->checkpoint_every < 0)
     return mb_fail(err, "train config: eval_every %d, eval_max %d, checkpoint_every %d: bad value",
                    c->eval_every, c->eval_max, c->checkpoint_every);
@@ -377,7 +381,8 @@ typedef struct actor {
   uint8_t *sib_mask;
   /* the round's job */
   mb_rng rng;
-  int32_t n_synth; /* > 0: play a fresh synthetic workload of that many buffers */
+  int32_t n_synth;    /* > 0: play a fresh synthetic workload of that many buffers */
+  bool synth_packing; /* that workload is a packing instance, not a program */
   int32_t workload;
   /* results */
   bool ok, full_episode;
@@ -393,8 +398,20 @@ typedef struct trainer {
   actor *actors;
 } trainer;
 
-static mb_workload *synth_workload(mb_rng *rng, int32_t n_buffers, const mb_hardware *base,
-                                   mb_hardware *hw, mb_error *err) {
+static mb_workload *synth_workload(mb_rng *rng, int32_t n_buffers, bool packing,
+                                   const mb_hardware *base, mb_hardware *hw, mb_error *err) {
+  if (packing) {
+    mb_packing_options po;
+    mb_packing_options_default(&po);
+    po.length = 1 << 16; /* MiniMalloc's 2^20 steps cost 16x more per new game, shape the same */
+    mb_workload *w = mb_random_packing_workload(rng, n_buffers, &po, NULL, NULL, err);
+    if (!w) return NULL;
+    int64_t quanta = po.height / po.quantum, cap = po.height;
+    if (mb_rng_below(rng, 2)) /* choose what fits: [1/4, 1) of the perfect packing's height */
+      cap = po.quantum * mb_rng_range(rng, quanta / 4 > 1 ? quanta / 4 : 1, quanta - 1);
+    *hw = mb_hardware_with_capacity(base, cap);
+    return w;
+  }
   mb_random_options o;
   mb_random_options_default(&o);
   mb_workload *w = mb_random_workload(rng, n_buffers, &o, NULL, err);
@@ -451,7 +468,7 @@ static bool actor_play(trainer *T, actor *a, mb_error *err) {
   mb_hardware synth_hw = T->synth_hw;
   bool ok = true;
   if (a->n_synth > 0) {
-    own = synth_workload(&a->rng, a->n_synth, &T->synth_hw, &synth_hw, err);
+    own = synth_workload(&a->rng, a->n_synth, a->synth_packing, &T->synth_hw, &synth_hw, err);
     if (!own) return false;
     g = mb_game_new(own, &synth_hw, &a->ag.cfg.game, err);
     if (!g) {
@@ -1180,7 +1197,7 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
         mb_rng r = mb_rng_split(&base, 0xe7a1 + (uint64_t)i);
         int32_t nb =
             cfg->synth_min + (cfg->synth_max - cfg->synth_min) * i / (n_eval > 1 ? n_eval - 1 : 1);
-        eval_own[i] = synth_workload(&r, nb, &T.synth_hw, &eval_set[i].hw, err);
+        eval_own[i] = synth_workload(&r, nb, false, &T.synth_hw, &eval_set[i].hw, err);
         if (!eval_own[i]) ok = false;
         eval_set[i].w = eval_own[i];
         eval_set[i].name = "synthetic-eval";
@@ -1261,10 +1278,14 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
       bool synth =
           cfg->synthetic && (n_workloads == 0 || mb_rng_uniform(&a->rng) < cfg->synth_share);
       a->n_synth = 0;
+      a->synth_packing = false;
       if (synth) {
         double f = progress * 2 > 1 ? 1 : progress * 2;
         int32_t hi = cfg->synth_min + (int32_t)lround(f * (cfg->synth_max - cfg->synth_min));
         a->n_synth = (int32_t)mb_rng_range(&a->rng, cfg->synth_min, hi);
+        /* drawn only when asked for, so that runs without packing keep their random stream */
+        a->synth_packing =
+            cfg->synth_packing_share > 0 && mb_rng_uniform(&a->rng) < cfg->synth_packing_share;
       } else {
         a->workload = (int32_t)mb_rng_below(&a->rng, (uint64_t)n_workloads);
       }

@@ -23,7 +23,11 @@
  * (random_workload.h) on the TPU-v4-like profile with the catalogue's capacity rule: each episode
  * draws a fresh one whose buffer count grows from synth_min to synth_max over the first half of
  * training (curriculum from small to large). With both, an episode is synthetic with
- * probability synth_share.
+ * probability synth_share. A synthetic episode is a packing instance (mb_random_packing_workload:
+ * op-less, benefit = size, cut from a 1 MiB x 2^20-step rectangle) with probability
+ * synth_packing_share, otherwise a program; a packing instance's capacity is the full 1 MiB
+ * half of the time (every buffer fits: the optimum is the perfect packing), otherwise a uniform
+ * fraction of it in [1/4, 1), rounded to 1 KiB (choose what fits).
  *
  * Learner. Batch of B decision rows, unroll K steps through the dynamics (gradient into the
  * state halved at each step), losses: policy cross-entropy against the search policy (illegal
@@ -126,6 +130,8 @@ typedef struct mb_train_config {
   bool synthetic;
   int32_t synth_min, synth_max;
   double synth_share;
+  double synth_packing_share; /* of the synthetic episodes, the share of packing instances
+                                 (MiniMalloc-like, random_workload.h) instead of programs */
   int32_t eval_every;       /* updates between raw-policy evaluations (0: only at start and end) */
   int32_t eval_max;         /* evaluation workloads (first ones) */
   int32_t checkpoint_every; /* updates between checkpoints (0: only at the end) */
@@ -141,8 +147,8 @@ typedef struct mb_train_config {
  * 0.25, consistency weight 1, sibling paths of 1 step with weight 1, lr 1e-3, weight decay 1e-4,
  * clip 5, replay 50000 transitions, ratio 4, uniform sampling (priority alpha 0; beta 0.4 when it
  * is switched on), target every 100, 2 actors per round, 1 job, segment 48, synthetic 16..256
- * buffers, share 0.5, evaluation every 100 updates on at most 8 workloads, checkpoint every 200,
- * seed 0, log every 5 s. */
+ * buffers, share 0.5, no packing instances, evaluation every 100 updates on at most 8 workloads,
+ * checkpoint every 200, seed 0, log every 5 s. */
 void mb_train_config_default(mb_train_config *c);
 bool mb_train_config_check(const mb_train_config *c, mb_error *err);
 

@@ -56,6 +56,9 @@ static void usage(FILE *out) {
           "                    fixed with --minutes only)\n"
           "  --actors N (2 per round)  --jobs J (1 thread)  --seed S (0)\n"
           "  --synth-min N (16)  --synth-max N (256)\n"
+          "  --synth-packing P (0: of the synthetic workloads, the share that are op-less\n"
+          "                    packing instances shaped like MiniMalloc's sets, capacity the\n"
+          "                    perfect packing's height or a fraction of it, instead of programs)\n"
           "  -q, --quiet         no progress lines\n"
           "Exit status: 0 ok, 1 training failed, 2 bad usage/input.\n");
 }
@@ -210,6 +213,8 @@ int mb_cmd_train(int argc, char **argv) {
       ok = p_i32(v, 2, 1000000, &cfg.synth_min, expect);
     else if (!strcmp(a, "--synth-max"))
       ok = p_i32(v, 2, 1000000, &cfg.synth_max, expect);
+    else if (!strcmp(a, "--synth-packing"))
+      ok = p_f64(v, 0, 1, &cfg.synth_packing_share, expect);
     else {
       fprintf(stderr, "mallocbench train: unknown option '%s'; see --help\n", a);
       return 2;
@@ -222,6 +227,10 @@ int mb_cmd_train(int argc, char **argv) {
   }
   if (regex && split) {
     fprintf(stderr, "mallocbench train: give --workloads or --split, not both\n");
+    return 2;
+  }
+  if (cfg.synth_packing_share > 0 && !cfg.synthetic) {
+    fprintf(stderr, "mallocbench train: --synth-packing needs --synthetic\n");
     return 2;
   }
   if (!regex && !split && !cfg.synthetic) {

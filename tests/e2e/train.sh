@@ -2,8 +2,8 @@
 # `mallocbench train` through the CLI, on a tiny network and tiny synthetic workloads (seconds):
 # bad values are refused with exit 2 and a message naming the flag and what it expects; a run
 # writes a checkpoint with its command line; a resumed run continues the update count; the same
-# seed gives bit-identical weights; self-play in the real game (--self-play exact) trains and
-# changes the weights.
+# seed gives bit-identical weights; self-play in the real game (--self-play exact) and packing
+# instances in the curriculum (--synth-packing) train and change the weights.
 # Usage: train.sh MALLOCBENCH_BINARY (run from the source tree).
 set -u
 MB=${1:?usage: train.sh MALLOCBENCH_BINARY}
@@ -30,6 +30,10 @@ expect 2 "--self-play 'model': expected learned or exact" \
   "$MB" train "${TINY[@]}" --steps 5 --self-play model --out "$TMP/x.h5"
 expect 2 "--search 'mcts': expected gumbel or puct" \
   "$MB" train "${TINY[@]}" --steps 5 --search mcts --out "$TMP/x.h5"
+expect 2 "--synth-packing '1.5': expected a number in \[0, 1\]" \
+  "$MB" train "${TINY[@]}" --steps 5 --synth-packing 1.5 --out "$TMP/x.h5"
+expect 2 "--synth-packing needs --synthetic" \
+  "$MB" train --split train --latent 16 --steps 5 --synth-packing 0.5 --out "$TMP/x.h5"
 expect 2 "--out AGENT.h5 is required" "$MB" train "${TINY[@]}" --steps 5
 expect 2 "give --steps N or --minutes M" "$MB" train "${TINY[@]}" --out "$TMP/x.h5"
 expect 2 "no workloads" "$MB" train --steps 5 --out "$TMP/x.h5"
@@ -52,6 +56,9 @@ same_weights "$TMP/a.h5" "$TMP/b.h5" || fail "the same seed gave other weights"
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --self-play exact --out "$TMP/e.h5" \
   >/dev/null 2>"$TMP/err" || fail "--self-play exact: $(cat "$TMP/err")"
 ! same_weights "$TMP/a.h5" "$TMP/e.h5" || fail "--self-play exact did not change the weights"
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --synth-packing 0.5 --out "$TMP/p.h5" \
+  >/dev/null 2>"$TMP/err" || fail "--synth-packing: $(cat "$TMP/err")"
+! same_weights "$TMP/a.h5" "$TMP/p.h5" || fail "--synth-packing did not change the weights"
 "$MB" train "${NET[@]}" --steps 2 --self-play exact --out "$TMP/l.h5" >/dev/null 2>"$TMP/err"
 grep -q "search in the real game" "$TMP/err" || fail "banner: $(cat "$TMP/err")"
 echo "train e2e: ok"
