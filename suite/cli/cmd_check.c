@@ -1,6 +1,9 @@
-/* mallocbench check WORKLOAD ASSIGNMENT.csv [--hardware NAME]: validates an assignment with
- * the solver-independent validator and prints its simulated time and speedup over all-slow.
- * Exit 0 valid, 1 invalid (the validator's message names the buffers), 2 bad input. */
+/* mallocbench check WORKLOAD ASSIGNMENT.csv [--hardware NAME] [--capacity BYTES]: validates
+ * an assignment with the solver-independent validator and prints its simulated time and speedup
+ * over all-slow. --capacity replaces the profile's fast-memory size (as the catalogue does per
+ * workload, and as a generated packing's height). Exit 0 valid, 1 invalid (the validator's
+ * message names the buffers), 2 bad input. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,14 +20,39 @@
 static void usage(FILE *out) {
   fprintf(
       out,
-      "usage: mallocbench check WORKLOAD ASSIGNMENT.csv [--hardware NAME]\n\n"
+      "usage: mallocbench check WORKLOAD ASSIGNMENT.csv [--hardware NAME] [--capacity BYTES]\n\n"
       "Validates an assignment (alignment, capacity, pinned buffers in slow memory, no two\n"
       "fast buffers overlapping in time and address) and prints its program time and its\n"
       "speedup over all-slow, both simulated by mallocbench's roofline cost model.\n"
       "Exit status: 0 valid, 1 invalid, 2 bad usage or unreadable input.\n\n"
-      "WORKLOAD        a native workload (.wl), an HLO text dump (.hlo) or a buffer CSV (.csv)\n"
-      "ASSIGNMENT.csv  rows 'buffer,offset' (offset in bytes or 'slow'); unlisted = slow\n"
-      "--hardware NAME hardware profile name or path (default tpu-v4i)\n");
+      "WORKLOAD          a native workload (.wl), an HLO text dump (.hlo) or a buffer CSV\n"
+      "ASSIGNMENT.csv    rows 'buffer,offset' (offset in bytes or 'slow'); unlisted = slow\n"
+      "--hardware NAME   hardware profile name or path (default tpu-v4i)\n"
+      "--capacity BYTES  fast-memory bytes instead of the profile's, e.g. a catalogue entry's\n"
+      "                  capacity or a generated packing's --height (units B, KiB, MiB, GiB,\n"
+      "                  KB, MB, GB)\n");
+}
+
+/* "1048576", "64KiB", "128 MiB", "2MB": bytes >= 1; false on anything else. */
+static bool parse_capacity(const char *s, int64_t *out) {
+  static const struct {
+    const char *unit;
+    int64_t scale;
+  } UNITS[] = {{"", 1},          {"B", 1},           {"KiB", 1024},
+               {"MiB", 1 << 20}, {"GiB", 1LL << 30}, {"KB", 1000},
+               {"MB", 1000000},  {"GB", 1000000000}};
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || v < 1) return false;
+  while (*end == ' ') end++;
+  for (size_t i = 0; i < sizeof UNITS / sizeof UNITS[0]; i++) {
+    if (strcmp(end, UNITS[i].unit)) continue;
+    if (v > INT64_MAX / UNITS[i].scale) return false;
+    *out = v * UNITS[i].scale;
+    return true;
+  }
+  return false;
 }
 
 int mb_cmd_check(int argc, char **argv) {
@@ -34,13 +62,24 @@ int mb_cmd_check(int argc, char **argv) {
   }
   const char *paths[2] = {NULL, NULL}, *hw_name = "tpu-v4i";
   int n_paths = 0;
+  int64_t capacity = 0; /* 0: the profile's */
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--hardware")) {
-      if (++i >= argc) {
-        fprintf(stderr, "mallocbench check: --hardware needs a value\n");
+    if (!strcmp(argv[i], "--hardware") || !strcmp(argv[i], "--capacity")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "mallocbench check: %s needs a value\n", argv[i]);
         return 2;
       }
-      hw_name = argv[i];
+      if (!strcmp(argv[i], "--hardware")) {
+        hw_name = argv[++i];
+      } else if (!parse_capacity(argv[i + 1], &capacity)) {
+        fprintf(stderr,
+                "mallocbench check: --capacity '%s': expected a positive number of bytes, "
+                "e.g. 1048576 or 4MiB\n",
+                argv[i + 1]);
+        return 2;
+      } else {
+        i++;
+      }
     } else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "mallocbench check: unknown option '%s'\n", argv[i]);
       usage(stderr);
@@ -62,6 +101,7 @@ int mb_cmd_check(int argc, char **argv) {
     fprintf(stderr, "mallocbench check: %s\n", err.message);
     return 2;
   }
+  if (capacity > 0) hw = mb_hardware_with_capacity(&hw, capacity);
   mb_workload *w = mb_workload_load_any(paths[0], &err);
   if (!w) {
     fprintf(stderr, "mallocbench check: %s\n", err.message);

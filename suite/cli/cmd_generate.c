@@ -1,21 +1,40 @@
 /* mallocbench generate: writes a generated workload in the native format.
  *   generate alphatensor (FILE | --builtin NAME) --n N [--dtype D] -o OUT [--name NAME]
- *   generate model SPEC -o OUT [--name NAME] */
+ *   generate model SPEC -o OUT [--name NAME]
+ *   generate packing --buffers N [--seed S] [--height B] [--quantum B] [--length T] -o OUT
+ *                    [--name NAME] [--solution FILE.csv]
+ * packing is MiniMalloc-like (suite/random_workload.h): op-less, benefit = size, and a perfect
+ * packing in --height bytes exists; --solution writes it as an assignment CSV for `check`. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alphatensor.h"
+#include "assignment.h"
 #include "commands.h"
 #include "model_zoo.h"
+#include "random_workload.h"
+#include "rng.h"
 #include "workload.h"
 #include "workload_io.h"
+
+/* Packing bounds. Buffers: the generator's cut loop is quadratic in N. Height x length: the
+ * generator multiplies (height / quantum) by length; 2^40 x 2^22 stays below 2^63. */
+#define PACKING_MAX_BUFFERS 100000
+#define PACKING_MAX_HEIGHT (INT64_C(1) << 40)
+#define PACKING_MAX_LENGTH (1 << 22)
 
 static void usage(FILE *out) {
   fprintf(out,
           "usage: mallocbench generate alphatensor (FILE | --builtin NAME) --n N [--dtype D]\n"
           "                                        -o OUT [--name NAME]\n"
-          "       mallocbench generate model SPEC -o OUT [--name NAME]\n\n"
+          "       mallocbench generate model SPEC -o OUT [--name NAME]\n"
+          "       mallocbench generate packing --buffers N [--seed S] [--height B] [--quantum B]\n"
+          "                                    [--length T] -o OUT [--name NAME]\n"
+          "                                    [--solution FILE.csv]\n\n"
           "alphatensor: the trace of the 4x4 block algorithm of a factorization of the 4x4x4\n"
           "  matrix-multiplication tensor (file format in ../shared/data/SOURCES.md) on N x N\n"
           "  matrices: 16 A and 16 B input blocks of N/4 x N/4 (pinned), per rank-one term the\n"
@@ -26,8 +45,21 @@ static void usage(FILE *out) {
           "  --n N             matrix size, a multiple of 4\n"
           "  --dtype D         bf16 (default), f16 or f32\n"
           "model: a model-zoo workload from a spec file (datasets/models/*.spec).\n"
+          "packing: a random MiniMalloc-like packing instance (like its \"challenging\" sets):\n"
+          "  N op-less buffers (benefit = size) cut from a HEIGHT-byte x T-step rectangle, so a\n"
+          "  perfect packing in HEIGHT bytes exists; --solution writes it as an assignment CSV\n"
+          "  ('mallocbench check OUT FILE.csv --capacity HEIGHT' accepts it).\n"
+          "  --buffers N       number of buffers, 1..%d\n"
+          "  --seed S          random seed (default 0); the same seed gives the same files\n"
+          "  --height B        bytes of the packing (default 1048576; units B, KiB, MiB, GiB)\n"
+          "  --quantum B       sizes and offsets are multiples of it (default 1024); check\n"
+          "                    needs it a multiple of the profile's alignment (tpu-v4i: 512)\n"
+          "  --length T        time steps (default 1048576, at most %d)\n"
+          "  --solution FILE   write the perfect packing (rows 'buffer,offset')\n"
           "  -o OUT            output file in the native format ('-' for stdout)\n"
-          "  --name NAME       workload name (default: derived from the source)\n");
+          "  --name NAME       workload name (default: derived from the source; packing:\n"
+          "                    packing_n<N>_s<S>)\n",
+          PACKING_MAX_BUFFERS, PACKING_MAX_LENGTH);
 }
 
 /* "path/to/tpu_v2_8192_bf16.txt" -> "tpu_v2_8192_bf16" */
@@ -183,6 +215,184 @@ static int generate_model(int argc, char **argv) {
   return rc;
 }
 
+/* A decimal integer in [lo, hi]; false on anything else (sign included for unsigned). */
+static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+static bool parse_u64(const char *s, uint64_t *out) {
+  char *end;
+  errno = 0;
+  while (*s == ' ') s++;
+  if (*s == '-' || *s == '+') return false;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s || *end) return false;
+  *out = v;
+  return true;
+}
+
+/* "1048576", "64KiB", "1 MiB": bytes in [1, max]; false on anything else. */
+static bool parse_bytes(const char *s, int64_t max, int64_t *out) {
+  static const struct {
+    const char *unit;
+    int64_t scale;
+  } UNITS[] = {{"", 1}, {"B", 1}, {"KiB", 1024}, {"MiB", 1 << 20}, {"GiB", INT64_C(1) << 30}};
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || v < 1) return false;
+  while (*end == ' ') end++;
+  for (size_t i = 0; i < sizeof UNITS / sizeof UNITS[0]; i++) {
+    if (strcmp(end, UNITS[i].unit)) continue;
+    if (v > max / UNITS[i].scale) return false;
+    *out = v * UNITS[i].scale;
+    return true;
+  }
+  return false;
+}
+
+static int bad_packing_value(const char *flag, const char *value, const char *what) {
+  fprintf(stderr, "mallocbench generate packing: %s '%s': expected %s\n", flag, value, what);
+  return 2;
+}
+
+static int generate_packing(int argc, char **argv) {
+  const char *out = NULL, *name = NULL, *solution = NULL;
+  const char *height_arg = "1048576", *quantum_arg = "1024";
+  int64_t n = 0;
+  uint64_t seed = 0;
+  mb_packing_options opt;
+  mb_packing_options_default(&opt);
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    if (a[0] != '-' || !a[1]) {
+      fprintf(stderr, "mallocbench generate packing: unexpected argument '%s'\n", a);
+      return 2;
+    }
+    if (strcmp(a, "--buffers") && strcmp(a, "--seed") && strcmp(a, "--height") &&
+        strcmp(a, "--quantum") && strcmp(a, "--length") && strcmp(a, "-o") && strcmp(a, "--name") &&
+        strcmp(a, "--solution")) {
+      fprintf(stderr, "mallocbench generate packing: unknown option '%s'\n", a);
+      return 2;
+    }
+    if (i + 1 >= argc) {
+      fprintf(stderr, "mallocbench generate packing: %s needs a value\n", a);
+      return 2;
+    }
+    const char *v = argv[++i];
+    char what[96];
+    if (!strcmp(a, "--buffers")) {
+      if (!parse_int(v, 1, PACKING_MAX_BUFFERS, &n)) {
+        snprintf(what, sizeof what, "an integer in 1..%d", PACKING_MAX_BUFFERS);
+        return bad_packing_value(a, v, what);
+      }
+    } else if (!strcmp(a, "--seed")) {
+      if (!parse_u64(v, &seed))
+        return bad_packing_value(a, v, "an integer in 0..18446744073709551615");
+    } else if (!strcmp(a, "--height") || !strcmp(a, "--quantum")) {
+      int64_t bytes;
+      if (!parse_bytes(v, PACKING_MAX_HEIGHT, &bytes))
+        return bad_packing_value(a, v, "bytes in 1..1099511627776 (units B, KiB, MiB, GiB)");
+      if (!strcmp(a, "--height"))
+        opt.height = bytes, height_arg = v;
+      else
+        opt.quantum = bytes, quantum_arg = v;
+    } else if (!strcmp(a, "--length")) {
+      int64_t len;
+      if (!parse_int(v, 1, PACKING_MAX_LENGTH, &len)) {
+        snprintf(what, sizeof what, "an integer number of time steps in 1..%d", PACKING_MAX_LENGTH);
+        return bad_packing_value(a, v, what);
+      }
+      opt.length = (int32_t)len;
+    } else if (!strcmp(a, "-o")) {
+      out = v;
+    } else if (!strcmp(a, "--solution")) {
+      if (!strcmp(v, "-") || !*v)
+        return bad_packing_value(a, v, "a file path (the solution is not written to stdout)");
+      solution = v;
+    } else {
+      if (!*v || strlen(v) >= MB_NAME_MAX) {
+        snprintf(what, sizeof what, "a name of 1..%d bytes", MB_NAME_MAX - 1);
+        return bad_packing_value(a, v, what);
+      }
+      name = v;
+    }
+  }
+  if (n == 0 || !out) {
+    fprintf(stderr, "mallocbench generate packing: need --buffers N and -o OUT\n");
+    usage(stderr);
+    return 2;
+  }
+  if (opt.height % opt.quantum != 0) {
+    fprintf(stderr,
+            "mallocbench generate packing: --height '%s' (%" PRId64
+            " B): expected a multiple of --quantum '%s' (%" PRId64 " B)\n",
+            height_arg, opt.height, quantum_arg, opt.quantum);
+    return 2;
+  }
+  /* The rectangle holds (height / quantum) x length cells of one quantum by one step, and
+   * the generator can cut it into any number of buffers up to that. */
+  int64_t rows = opt.height / opt.quantum;
+  if (rows < (n + opt.length - 1) / opt.length) {
+    fprintf(stderr,
+            "mallocbench generate packing: --buffers '%" PRId64 "': expected at most %" PRId64
+            " (the %" PRId64
+            " B x %d step rectangle holds "
+            "(--height / --quantum) x --length = %" PRId64
+            " x %d buffers of at least one quantum "
+            "by one step)\n",
+            n, rows * opt.length, opt.height, opt.length, rows, opt.length);
+    return 2;
+  }
+  char def[MB_NAME_MAX];
+  if (!name) {
+    snprintf(def, sizeof def, "packing_n%" PRId64 "_s%" PRIu64, n, seed);
+    name = def;
+  }
+  int64_t *offsets = malloc(sizeof *offsets * (size_t)n);
+  if (!offsets) {
+    fprintf(stderr, "mallocbench generate packing: out of memory for %" PRId64 " buffers\n", n);
+    return 1;
+  }
+  mb_rng rng;
+  mb_rng_seed(&rng, seed);
+  mb_error err;
+  mb_workload *w = mb_random_packing_workload(&rng, (int32_t)n, &opt, name, offsets, &err);
+  if (!w) {
+    fprintf(stderr, "mallocbench generate packing: %s\n", err.message);
+    free(offsets);
+    return 1; /* the options were checked above: out of memory */
+  }
+  int rc = write_out(w, out);
+  if (rc == 0 && solution) {
+    mb_assignment *sol = mb_assignment_new(w->n_buffers);
+    if (!sol) {
+      fprintf(stderr, "mallocbench generate packing: out of memory for the solution\n");
+      rc = 1;
+    } else {
+      /* buffer i of the workload is the generator's buffer i (the builder keeps the order) */
+      memcpy(sol->offset, offsets, sizeof *offsets * (size_t)w->n_buffers);
+      if (!mb_assignment_save_csv(sol, w, solution, &err)) {
+        fprintf(stderr, "mallocbench generate packing: --solution: %s\n", err.message);
+        rc = 1;
+      } else if (strcmp(out, "-") != 0) {
+        printf("wrote %s: the perfect packing, all %d buffers in fast memory within %" PRId64
+               " B\n",
+               solution, w->n_buffers, opt.height);
+      }
+      mb_assignment_free(sol);
+    }
+  }
+  mb_workload_free(w);
+  free(offsets);
+  return rc;
+}
+
 int mb_cmd_generate(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
     usage(argc < 2 ? stderr : stdout);
@@ -194,7 +404,10 @@ int mb_cmd_generate(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "alphatensor")) return generate_alphatensor(argc, argv);
   if (!strcmp(argv[1], "model")) return generate_model(argc, argv);
-  fprintf(stderr, "mallocbench generate: unknown generator '%s' (expected alphatensor or model)\n",
+  if (!strcmp(argv[1], "packing")) return generate_packing(argc, argv);
+  fprintf(stderr,
+          "mallocbench generate: unknown generator '%s' (expected alphatensor, model or "
+          "packing)\n",
           argv[1]);
   return 2;
 }
