@@ -36,6 +36,7 @@ static void usage(FILE *out) {
       "       mallocbench bench muzero --agent FILE --returns 0,2,8,32\n"
       "                                [--split S | --workloads REGEX | --episodes 8\n"
       "                                 --buffers 256 --seed 1000] [--rescale node]\n"
+      "                                [--catalogue FILE] [--data DIR]\n"
       "                                [--c-visit 50 --c-scale 1 --considered 16]\n"
       "                                [--q-range 1e-8]\n"
       "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n\n"
@@ -48,8 +49,9 @@ static void usage(FILE *out) {
       "simulations per decision (0: the raw policy network alone, no search), in the learned\n"
       "model and in the exact game, and prints mean returns (simulated) beside random play,\n"
       "the untrained network training starts from (seed 0) and the heuristic. Workloads: the\n"
-      "catalogue's --split or --workloads, else --episodes synthetic ones of 32..--buffers\n"
-      "buffers from seed --seed (keep them apart from training's streams). --rescale node|tree\n"
+      "catalogue's --split or --workloads (--catalogue FILE and --data DIR as for run), else\n"
+      "--episodes synthetic ones of 32..--buffers buffers from seed --seed (keep them apart\n"
+      "from training's streams). --rescale node|tree\n"
       "picks the Gumbel Q normalisation, --c-visit 50 --c-scale 1 the weight of Q against\n"
       "the prior, --considered 16 the Gumbel root's m and --q-range the smallest spread the\n"
       "per-node min-max divides by; the defaults are what the mallocmuzero solvers play\n"
@@ -437,6 +439,7 @@ int mb_bench_muzero(int argc, char **argv) {
     return 0;
   }
   const char *agent_path = NULL, *returns = NULL, *split = NULL, *regex = NULL;
+  const char *catalogue = NULL, *data = NULL;
   long model_error = 0;
   long buffers = 256, sims = 16, jobs = 1, seed = -1, episodes = 8;
   mb_search_config scfg;
@@ -458,6 +461,10 @@ int mb_bench_muzero(int argc, char **argv) {
       split = v;
     else if (!strcmp(a, "--workloads"))
       regex = v;
+    else if (!strcmp(a, "--catalogue"))
+      catalogue = v;
+    else if (!strcmp(a, "--data"))
+      data = v;
     else if (!strcmp(a, "--model-error")) {
       if (!parse_long(a, v, 1, 1000000, &model_error)) return 2;
     } else if (!strcmp(a, "--rescale")) {
@@ -524,7 +531,7 @@ int mb_bench_muzero(int argc, char **argv) {
     char what[256];
     int rc = 0;
     if (split || regex) {
-      if (!mb_train_set_load(NULL, mb_data_dir(NULL), regex, split, INT32_MAX, stderr, &set,
+      if (!mb_train_set_load(catalogue, mb_data_dir(data), regex, split, INT32_MAX, stderr, &set,
                              &err)) {
         fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
         rc = 2;

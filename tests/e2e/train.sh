@@ -3,7 +3,8 @@
 # bad values are refused with exit 2 and a message naming the flag and what it expects; a run
 # writes a checkpoint with its command line; a resumed run continues the update count; the same
 # seed gives bit-identical weights; self-play in the real game (--self-play exact) and packing
-# instances in the curriculum (--synth-packing) train and change the weights.
+# instances in the curriculum (--synth-packing) train and change the weights; bench muzero
+# evaluates an agent on a catalogue file of one's own (--catalogue).
 # Usage: train.sh MALLOCBENCH_BINARY (run from the source tree).
 set -u
 MB=${1:?usage: train.sh MALLOCBENCH_BINARY}
@@ -61,4 +62,17 @@ same_weights "$TMP/a.h5" "$TMP/b.h5" || fail "the same seed gave other weights"
 ! same_weights "$TMP/a.h5" "$TMP/p.h5" || fail "--synth-packing did not change the weights"
 "$MB" train "${NET[@]}" --steps 2 --self-play exact --out "$TMP/l.h5" >/dev/null 2>"$TMP/err"
 grep -q "search in the real game" "$TMP/err" || fail "banner: $(cat "$TMP/err")"
+# the trained agent evaluated on a catalogue of one's own (bench muzero --catalogue)
+"$MB" generate packing --buffers 24 --length 64 --seed 4 -o "$TMP/p.wl" >/dev/null ||
+  fail "generate packing"
+{
+  echo "name kind source args hardware capacity split tags"
+  echo "p-half native $TMP/p.wl - tpu-v4i 512KiB train packing"
+  echo "p-full native $TMP/p.wl - tpu-v4i 1MiB train packing"
+} >"$TMP/cat.txt"
+"$MB" bench muzero --agent "$TMP/a.h5" --returns 0,2 --catalogue "$TMP/cat.txt" --split train \
+  >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --catalogue: $(cat "$TMP/err")"
+grep -q "catalogue split 'train': 2 workloads" "$TMP/out" || fail "bench muzero: $(cat "$TMP/out")"
+expect 2 "no-such-catalogue.txt" "$MB" bench muzero --agent "$TMP/a.h5" --returns 0 \
+  --catalogue "$TMP/no-such-catalogue.txt" --split train
 echo "train e2e: ok"
