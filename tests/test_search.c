@@ -117,7 +117,8 @@ static void test_bandit_best_arm(void **state) {
 
 /* The evaluation setting (mb_search_config_evaluation) exists because a trained policy's logits
  * are sharp: with Gumbel MuZero's c_scale 0.1, sigma(q^) <= (50 + max N) * 0.1 cannot outweigh
- * a prior that prefers a worse arm by 8 logits, with c_scale 1 it does. */
+ * a prior that prefers a worse arm by 8 logits, with c_scale 1 it does; and its floor under the
+ * Q spread keeps differences at the value network's noise level from doing so. */
 static void test_evaluation_setting_overrides_a_sharp_prior(void **state) {
   (void)state;
   toy t = {.A = 6, .kind = 0, .arm = {0.1, 0.5, 0.3, 0.45, 0.0, 0.2}};
@@ -141,9 +142,10 @@ static void test_evaluation_setting_overrides_a_sharp_prior(void **state) {
   cfg.c_scale = 0.1;
   assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
   assert_int_equal(r.action, 2);
-  /* arms 10x closer (spread 0.05): the per-node min-max still gives them their whole contrast
-   * at c_scale 1, unless its floor is far above the spread (1: the prior wins again); a floor
-   * below the spread changes nothing */
+  /* arms 10x closer (spread 0.05): the evaluation's floor (0.1) halves their contrast, which
+   * still outweighs the prior; a floor far above the spread (1) lets the prior win again; a
+   * floor below the spread changes nothing */
+  assert_true(cfg.q_min_range == MB_SEARCH_EVAL_Q_MIN_RANGE);
   cfg.c_scale = 1;
   for (int a = 0; a < 6; a++) t.arm[a] /= 10;
   assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
@@ -154,6 +156,16 @@ static void test_evaluation_setting_overrides_a_sharp_prior(void **state) {
   cfg.q_min_range = 0.01;
   assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
   assert_int_equal(r.action, 1);
+  /* arms 1000x closer (spread 0.0005, value-noise level): mctx's floor (1e-8) stretches the
+   * difference over the whole contrast and it overrides the sharp prior; the evaluation's floor
+   * leaves the move to the prior: what the floor is for */
+  for (int a = 0; a < 6; a++) t.arm[a] /= 100;
+  cfg.q_min_range = 1e-8;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(r.action, 1);
+  cfg.q_min_range = MB_SEARCH_EVAL_Q_MIN_RANGE;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(r.action, 2);
   cfg.q_min_range = 0;
   assert_false(mb_search_config_check(&cfg, &err));
   assert_non_null(strstr(err.message, "q_min_range"));

@@ -128,9 +128,10 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
   stats->budget_hit = searched < decisions;
   int n = snprintf(
       stats->note, sizeof stats->note,
-      "%s search, %d sims/decision, c_scale %g: %lld of %lld decisions searched%s; return %.4f",
-      exact ? "exact-game" : "learned-model", scfg.simulations, scfg.c_scale, (long long)searched,
-      (long long)decisions,
+      "%s search, %d sims/decision, c_scale %g, Q spread floor %g: %lld of %lld decisions "
+      "searched%s; return %.4f",
+      exact ? "exact-game" : "learned-model", scfg.simulations, scfg.c_scale, scfg.q_min_range,
+      (long long)searched, (long long)decisions,
       searched < decisions ? " (budget hit: the rest played by the raw policy net)" : "", best);
   if (ft > 0 && n > 0 && n < (int)sizeof stats->note)
     snprintf(stats->note + n, sizeof stats->note - (size_t)n,

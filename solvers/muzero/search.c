@@ -57,6 +57,7 @@ void mb_search_config_evaluation(mb_search_config *c) {
   c->gumbel_noise = false;
   c->simulations = MB_SEARCH_EVAL_SIMULATIONS;
   c->c_scale = MB_SEARCH_EVAL_C_SCALE;
+  c->q_min_range = MB_SEARCH_EVAL_Q_MIN_RANGE;
 }
 
 bool mb_search_config_check(const mb_search_config *c, mb_error *err) {

@@ -60,10 +60,9 @@ typedef struct mb_search_config {
   bool gumbel_noise;       /* Gumbel: sample g (self-play); false: g = 0 (evaluation) */
   mb_q_rescale rescale;    /* Gumbel: MB_Q_NODE (default) or MB_Q_TREE */
   double q_min_range;      /* Gumbel, per node: min-max divides by max(hi - lo, this); default
-                              1e-8 (mctx). A larger floor keeps Q differences below it from
-                              outweighing the prior (`bench muzero --q-range`); measured on the
-                              train split it did not make learned-model search beat the raw
-                              policy, so the default stays */
+                              1e-8 (mctx), MB_SEARCH_EVAL_Q_MIN_RANGE at evaluation. A larger
+                              floor keeps Q differences below it from outweighing the prior
+                              (`bench muzero --q-range`) */
   double dirichlet_alpha, dirichlet_frac; /* pUCT root noise: 0.3, 0.25 (frac 0: none) */
   double c1, c2;                          /* pUCT: 1.25, 19652 */
   bool sample;                            /* pUCT: sample the move by visit counts */
@@ -77,9 +76,16 @@ void mb_search_config_default(mb_search_config *c);
  * --c-scale X`: c_scale 0.1 lets a trained policy's sharp logits override the search's Q almost
  * always (exact game, 45-minute agent, 32 simulations: 0.1098 vs 0.1096 for the raw policy),
  * c_scale 1 makes the search count (0.1218; 3 and 10: 0.1218, 0.1225, a plateau). The training
- * self-play keeps Gumbel MuZero's 0.1. */
+ * self-play keeps Gumbel MuZero's 0.1. With c_scale 1, sigma gives a node's best child at least
+ * 50 logits more than its worst whatever their Q spread, so value-network noise between
+ * siblings of equal reward decided the move; q_min_range MB_SEARCH_EVAL_Q_MIN_RANGE (in units
+ * of the return scale, ~ one episode's return) scales spreads below it down instead. Measured
+ * on the train split with three sibling-transition agents (42k, 100k, 200k updates; `--q-range
+ * X`): learned-model search at 32 simulations 0.1053 -> 0.1073, 0.1046 -> 0.1076, 0.1056 ->
+ * 0.1082; exact game 0.1193 -> 0.1222, 0.1204 -> 0.1203 (datasets/agents/README.md). */
 #define MB_SEARCH_EVAL_SIMULATIONS 32
 #define MB_SEARCH_EVAL_C_SCALE 1.0
+#define MB_SEARCH_EVAL_Q_MIN_RANGE 0.1
 void mb_search_config_evaluation(mb_search_config *c);
 bool mb_search_config_check(const mb_search_config *c, mb_error *err);
 /* "gumbel" or "puct". */

@@ -38,7 +38,7 @@ static void usage(FILE *out) {
       "                                 --buffers 256 --seed 1000] [--rescale node]\n"
       "                                [--catalogue FILE] [--data DIR]\n"
       "                                [--c-visit 50 --c-scale 1 --considered 16]\n"
-      "                                [--q-range 1e-8]\n"
+      "                                [--q-range 0.1]\n"
       "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n\n"
       "Prints mallocMuZero's search simulations per second (learned model and exact game),\n"
       "raw-policy decisions per second, and training updates and self-play decisions per\n"
