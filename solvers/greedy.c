@@ -18,13 +18,14 @@
  *      ones, evict those, re-insert the evicted wherever they still fit; keep if the time drops;
  *    - repack: a slow buffer that fits by capacity (live fast bytes + its size <= capacity
  *      over its lifetime) but not by address is admitted by repacking the whole fast set with
- *      the exact packer (solvers/packer.h) within a slice of the budget.
+ *      the exact packer (solvers/packer.h), each repack and all of them together bounded by
+ *      work (packer nodes), not by the clock.
  * Budget: it bounds the local search. Construction and the heuristic start always complete
  * (O(n log n) for bounded live sets), so a tiny budget still returns a full solution.
  * Deterministic for a seed: the seed only breaks ties in the local-search visiting order, and
- * a move limit (besides the wall-clock budget, checked every 256 moves) bounds the search, so
- * runs that converge or stop at the move limit repeat exactly; stats->budget_hit says when
- * the wall clock cut the search short. */
+ * a move limit and the repacks' work limit (besides the wall-clock budget, checked every 256
+ * moves, a safety net) bound the search, so runs that converge or stop at a work limit repeat
+ * exactly on any machine; stats->budget_hit says when the wall clock cut the search short. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,11 +37,22 @@
 #include "packer.h"
 #include "solver.h"
 
-#define DEFAULT_BUDGET_S 1.0
+/* Wall-clock budget of the local search when the caller gives none (the full profile). Large
+ * enough that every catalogue entry converges (the slowest, MiniMalloc's C set packed in 1 MiB,
+ * in 5.1 s alone on the 2-core machine; EfficientNet-B0 training in 1.9 s), so that results do
+ * not depend on the machine's speed: at 1 s, 12 of the full profile's 255 greedy rows were cut
+ * short by the clock. The quick profile passes its own 1 s (suite/driver.c). */
+#define DEFAULT_BUDGET_S 20.0
 #define MAX_EVICT 8         /* evict at most this many buffers for one insertion */
 #define MAX_OFFSETS 96      /* candidate offsets tried per evict-and-insert */
 #define MAX_REPACK_SET 4000 /* larger fast sets are not repacked (packer memory and time) */
-#define REPACK_NODES 20000  /* node limit per repack: keeps repacks repeatable */
+#define REPACK_NODES 20000  /* node limit per repack */
+/* Work limit of all repacks of one solve, in packer nodes x (buffers repacked)^2: a node was
+ * measured to cost about the square of its set's size (EfficientNet-B0 training, ~540 fast
+ * buffers: ~200 us per node; MiniMalloc's sets, ~170: ~10 times less). Work limits, not the
+ * clock, bound the repacks, so that a solve that ends before its budget repeats exactly on
+ * any machine. */
+#define REPACK_TOTAL_WORK 10000000000LL
 
 static double now_s(void) {
   struct timespec ts;
@@ -102,6 +114,7 @@ typedef struct greedy {
   int32_t *ids2;
   int64_t *offs; /* scratch offsets, n_buffers entries */
   int64_t moves, max_moves;
+  int64_t repack_work_left; /* of REPACK_TOTAL_WORK */
   double deadline;
   bool out_of_time;
   int64_t n_fill, n_swap, n_repack;
@@ -290,6 +303,7 @@ static int32_t evict_offsets(greedy *g, int32_t b, int64_t *offs) {
 static bool try_repack(greedy *g, int32_t b, double budget_s, bool *failed_alloc) {
   const mb_workload *w = g->w;
   const mb_buffer *buf = &w->buffers[b];
+  if (g->repack_work_left <= 0) return false;
   if (seg_max(&g->live, 1, 0, g->live.n - 1, buf->start, buf->end) + buf->size > g->hw->capacity)
     return false; /* does not fit by capacity: no packing can admit it */
   int32_t n = 0;
@@ -306,10 +320,16 @@ static bool try_repack(greedy *g, int32_t b, double budget_s, bool *failed_alloc
     const mb_buffer *x = &w->buffers[g->ids[i]];
     items[i] = (mb_pack_item){x->start, x->end, x->size};
   }
-  mb_pack_options po = {g->hw->capacity, g->hw->alignment, budget_s, REPACK_NODES};
+  int64_t per_node = (int64_t)n * n;
+  int64_t nodes = g->repack_work_left / per_node;
+  if (nodes > REPACK_NODES) nodes = REPACK_NODES;
+  if (nodes < 1) nodes = 1;
+  mb_pack_options po = {g->hw->capacity, g->hw->alignment, budget_s, nodes};
   mb_pack_result res;
   mb_error perr;
-  bool ok = mb_pack(items, n, &po, g->offs, &res, &perr) && res.status == MB_PACK_SOLVED;
+  bool ok = mb_pack(items, n, &po, g->offs, &res, &perr);
+  g->repack_work_left -= (ok ? res.nodes : nodes) * per_node;
+  ok = ok && res.status == MB_PACK_SOLVED;
   free(items);
   if (!ok) return false;
   /* Adopt: the set is unchanged but for b, so only offsets move; b's gain is positive. */
@@ -365,7 +385,9 @@ static bool local_search(greedy *g, mb_rng *rng, bool *failed_alloc) {
       stop = tick(g);
       double left = g->deadline - now_s();
       if (left <= 0) break;
-      if (try_repack(g, r[i].id, left < 0.25 ? left : 0.25, failed_alloc)) {
+      /* the node limit bounds a repack; the clock only as a safety net (a wall-clock slice
+       * that binds first would make the result depend on the machine's speed) */
+      if (try_repack(g, r[i].id, left, failed_alloc)) {
         g->n_repack++;
         improved = true;
       }
@@ -417,6 +439,7 @@ bool mb_solve_greedy(const mb_workload *w, const mb_hardware *hw, const mb_solve
   double budget = opt && opt->budget_seconds > 0 ? opt->budget_seconds : DEFAULT_BUDGET_S;
   g.deadline = t0 + budget;
   g.max_moves = 1000 + 200 * (int64_t)w->n_buffers;
+  g.repack_work_left = REPACK_TOTAL_WORK;
   mb_standalone_benefits(w, hw, benefit);
   int32_t n_cand = 0;
   for (int32_t b = 0; b < w->n_buffers; b++) {

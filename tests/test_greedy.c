@@ -209,6 +209,36 @@ static void test_deterministic(void **state) {
   mb_workload_free(w);
 }
 
+/* Repacks (the exact packer admitting a buffer that fits by capacity but not by address) are
+ * bounded by work, not by the clock: on a packing instance whose perfect packing best fit
+ * misses, the local search repacks, and budgets of 20 s and 60 s give the same assignment. */
+static void test_repacks_do_not_depend_on_the_clock(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 7);
+  mb_packing_options po = {.height = 1 << 20, .quantum = 1024, .length = 4096};
+  mb_error err;
+  mb_workload *w = mb_random_packing_workload(&rng, 80, &po, NULL, NULL, &err);
+  assert_non_null(w);
+  mb_hardware hw = mb_test_hardware(po.height, 512);
+  mb_solver_stats s1, s2;
+  memset(&s1, 0, sizeof s1);
+  memset(&s2, 0, sizeof s2);
+  mb_assignment *a = run("greedy", w, &hw, 3, 20.0, &s1);
+  mb_assignment *b = run("greedy", w, &hw, 3, 60.0, &s2);
+  assert_false(s1.budget_hit || s2.budget_hit);
+  const char *repacks = strstr(s1.note, " repacks");
+  assert_non_null(repacks);
+  assert_false(repacks[-1] == '0' && repacks[-2] == ' '); /* the repack path ran */
+  for (int32_t i = 0; i < w->n_buffers; i++) assert_int_equal(a->offset[i], b->offset[i]);
+  assert_int_equal(s1.iterations, s2.iterations);
+  mb_solver_stats_free(&s1);
+  mb_solver_stats_free(&s2);
+  mb_assignment_free(a);
+  mb_assignment_free(b);
+  mb_workload_free(w);
+}
+
 /* Sample workloads and real HLO modules: at the profile's capacity and at a quarter of the
  * peak live bytes (where choices matter). */
 static void check_real(const char *path, int *checked) {
@@ -271,6 +301,7 @@ int main(void) {
       cmocka_unit_test(test_brute_force_optimum),
       cmocka_unit_test(test_random_workloads),
       cmocka_unit_test(test_deterministic),
+      cmocka_unit_test(test_repacks_do_not_depend_on_the_clock),
       cmocka_unit_test(test_samples_and_hlo),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
