@@ -55,7 +55,8 @@ mb_workload *mb_random_workload(mb_rng *rng, int32_t n_buffers, const mb_random_
  * (buffer lifetimes and sizes only, benefit = size, as the CSV importer defines them) made by
  * cutting the rectangle [0, length) x [0, height) of time x address into n_buffers rectangles,
  * so that all of them fit exactly in `height` bytes (a perfect packing exists by
- * construction). Each cut splits the largest-area rectangle that can still be cut, along time
+ * construction). Each cut splits the largest-area rectangle that can still be cut (the earliest
+ * made among equal areas; O(N log N) with a heap), along time
  * or address (chosen at random among the cuttable ones), at a uniform point in its middle 80%
  * rounded to `quantum` (addresses) or to a step (time). The buffers are listed in random
  * order, so their order says nothing about the packing. */

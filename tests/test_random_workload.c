@@ -110,6 +110,48 @@ static void test_bad_options(void **state) {
   mb_workload_free(w);
 }
 
+/* A packing instance is op-less with benefit = size, its sizes are in quanta, it fills the
+ * height x length rectangle exactly (every time step carries `height` live bytes), and the
+ * independent validator accepts its offsets in exactly `height` bytes, aligned to quanta. */
+static void assert_perfect_packing(const mb_workload *w, const int64_t *off,
+                                   const mb_packing_options *o) {
+  assert_int_equal(w->n_ops, 0);
+  assert_int_equal(w->schedule_length, o->length);
+  int64_t *delta = calloc((size_t)o->length + 1, sizeof *delta); /* live bytes, differenced */
+  assert_non_null(delta);
+  int64_t total = 0, area = 0;
+  for (int32_t i = 0; i < w->n_buffers; i++) {
+    const mb_buffer *buf = &w->buffers[i];
+    assert_true(buf->has_benefit);
+    assert_int_equal(buf->benefit_ps, buf->size);
+    assert_int_equal(buf->size % o->quantum, 0);
+    assert_true(buf->start >= 0 && buf->end < o->length);
+    total += buf->size;
+    area += buf->size * (buf->end - buf->start + 1);
+    delta[buf->start] += buf->size;
+    delta[buf->end + 1] -= buf->size;
+  }
+  assert_int_equal(w->slow_time_ps, 2 * total);
+  assert_int_equal(area, o->height * o->length);
+  int64_t live = 0;
+  for (int32_t t = 0; t < o->length; t++) {
+    live += delta[t];
+    if (live != o->height) fail_msg("step %d: %lld live bytes, not the height", t, (long long)live);
+  }
+  free(delta);
+
+  mb_error err;
+  mb_hardware hw;
+  assert_true(mb_hardware_find("tpu-v4i", NULL, &hw, &err));
+  hw = mb_hardware_with_capacity(&hw, o->height);
+  hw.alignment = o->quantum; /* offsets are in quanta (some cases use 1-byte ones) */
+  mb_assignment *as = mb_assignment_new(w->n_buffers);
+  assert_non_null(as);
+  for (int32_t i = 0; i < w->n_buffers; i++) as->offset[i] = off[i];
+  if (!mb_validate(w, &hw, as, &err)) fail_msg("the generated packing is invalid: %s", err.message);
+  mb_assignment_free(as);
+}
+
 /* Packing instances: deterministic, op-less with benefit = size, sizes in quanta, and the
  * packing they were cut from is valid in exactly `height` bytes (checked by the independent
  * validator), filling every time step completely. */
@@ -129,22 +171,8 @@ static void test_packing(void **state) {
   assert_string_equal(w->name, "packing-150");
   assert_memory_equal(off, off2, sizeof off);
   assert_int_equal(w->n_buffers, n);
-  assert_int_equal(w->n_ops, 0);
-  assert_int_equal(w->schedule_length, o.length);
-  int64_t total = 0, area = 0, live[97] = {0};
-  for (int32_t i = 0; i < n; i++) {
-    const mb_buffer *buf = &w->buffers[i];
-    assert_true(buf->has_benefit);
-    assert_int_equal(buf->benefit_ps, buf->size);
-    assert_int_equal(buf->size % o.quantum, 0);
-    assert_int_equal(buf->size, v->buffers[i].size);
-    total += buf->size;
-    area += buf->size * (buf->end - buf->start + 1);
-    for (int32_t t = buf->start; t <= buf->end; t++) live[t] += buf->size;
-  }
-  assert_int_equal(w->slow_time_ps, 2 * total);
-  assert_int_equal(area, o.height * o.length);
-  for (int32_t t = 0; t < o.length; t++) assert_int_equal(live[t], o.height);
+  for (int32_t i = 0; i < n; i++) assert_int_equal(w->buffers[i].size, v->buffers[i].size);
+  assert_perfect_packing(w, off, &o);
 
   mb_hardware hw;
   assert_true(mb_hardware_find("tpu-v4i", NULL, &hw, &err));
@@ -152,7 +180,6 @@ static void test_packing(void **state) {
   mb_assignment *as = mb_assignment_new(n);
   assert_non_null(as);
   for (int32_t i = 0; i < n; i++) as->offset[i] = off[i];
-  if (!mb_validate(w, &hw, as, &err)) fail_msg("the generated packing is invalid: %s", err.message);
   as->offset[0] = off[0] == 0 ? o.quantum : off[0] - o.quantum; /* moved: now it must collide */
   assert_false(mb_validate(w, &hw, as, &err));
   mb_assignment_free(as);
@@ -173,12 +200,132 @@ static void test_packing(void **state) {
   mb_workload_free(v);
 }
 
+/* The documented cut rule, written as plainly as possible: before each cut, scan for the first
+ * rectangle of largest area (in cells of one quantum by one step) that can still be cut. The
+ * generator keeps the cuttable rectangles in a heap instead; the instances must be the same
+ * draw for draw, ties and uncuttable pieces included. Fills r[0..n) in cut order; false when
+ * nothing is left to cut. */
+typedef struct ref_rect {
+  int64_t t0, t1, a0, a1;
+} ref_rect;
+
+static int64_t ref_cut_point(mb_rng *rng, int64_t extent) {
+  int64_t margin = extent / 10 > 1 ? extent / 10 : 1;
+  return mb_rng_range(rng, margin, extent - margin > margin ? extent - margin : margin);
+}
+
+static bool reference_cuts(mb_rng *rng, int32_t n, const mb_packing_options *o, ref_rect *r) {
+  const int64_t q = o->quantum;
+  r[0] = (ref_rect){0, o->length, 0, o->height};
+  for (int32_t k = 1; k < n; k++) {
+    int32_t best = -1;
+    int64_t best_area = 0;
+    for (int32_t i = 0; i < k; i++) {
+      bool by_time = r[i].t1 - r[i].t0 >= 2, by_address = r[i].a1 - r[i].a0 >= 2 * q;
+      int64_t area = (r[i].t1 - r[i].t0) * ((r[i].a1 - r[i].a0) / q);
+      if ((by_time || by_address) && area > best_area) best = i, best_area = area;
+    }
+    if (best < 0) return false;
+    ref_rect *c = &r[best];
+    bool by_time = c->t1 - c->t0 >= 2;
+    if (by_time && c->a1 - c->a0 >= 2 * q) by_time = mb_rng_below(rng, 2) == 0;
+    r[k] = *c;
+    if (by_time)
+      c->t1 = r[k].t0 = c->t0 + ref_cut_point(rng, c->t1 - c->t0);
+    else
+      c->a1 = r[k].a0 = c->a0 + q * ref_cut_point(rng, (c->a1 - c->a0) / q);
+  }
+  return true;
+}
+
+static void test_packing_matches_scan(void **state) {
+  (void)state;
+  /* Many equal areas (a single row, a single step, 1-byte quanta), rectangles cut down to
+   * single cells (the rectangle full or nearly), and the default proportions. */
+  const struct {
+    mb_packing_options o;
+    int32_t n;
+  } cases[] = {
+      {{.height = 16384, .quantum = 1024, .length = 8}, 100},
+      {{.height = 16384, .quantum = 1024, .length = 8}, 128},
+      {{.height = 1024, .quantum = 1024, .length = 500}, 400},
+      {{.height = 1000, .quantum = 1, .length = 1}, 700},
+      {{.height = 1000, .quantum = 1, .length = 3}, 2000},
+      {{.height = 64 * 1024, .quantum = 1024, .length = 40}, 2500},
+      {{.height = 1 << 20, .quantum = 1024, .length = 1 << 20}, 1500},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    const mb_packing_options *o = &cases[k].o;
+    const int32_t n = cases[k].n;
+    ref_rect *r = malloc(sizeof *r * (size_t)n);
+    int32_t *order = malloc(sizeof *order * (size_t)n);
+    int64_t *off = malloc(sizeof *off * (size_t)n);
+    assert_true(r && order && off);
+    mb_rng a, b;
+    mb_rng_seed(&a, 100 + k);
+    mb_rng_seed(&b, 100 + k);
+    mb_error err;
+    mb_workload *w = mb_random_packing_workload(&a, n, o, NULL, off, &err);
+    if (!w) fail_msg("case %zu: %s", k, err.message);
+    assert_true(reference_cuts(&b, n, o, r));
+    for (int32_t i = 0; i < n; i++) order[i] = i; /* the generator's Fisher-Yates */
+    for (int32_t i = n - 1; i > 0; i--) {
+      int32_t j = (int32_t)mb_rng_below(&b, (uint64_t)i + 1), t = order[i];
+      order[i] = order[j];
+      order[j] = t;
+    }
+    for (int32_t i = 0; i < n; i++) {
+      const ref_rect *c = &r[order[i]];
+      const mb_buffer *buf = &w->buffers[i];
+      if (off[i] != c->a0 || buf->size != c->a1 - c->a0 || buf->start != c->t0 ||
+          buf->end != c->t1 - 1)
+        fail_msg(
+            "case %zu, buffer %d: [%d, %d] x %lld B at %lld, the scan cut [%lld, %lld) x "
+            "[%lld, %lld)",
+            k, i, buf->start, buf->end, (long long)buf->size, (long long)off[i], (long long)c->t0,
+            (long long)c->t1, (long long)c->a0, (long long)c->a1);
+    }
+    assert_int_equal(mb_rng_next(&a), mb_rng_next(&b)); /* and as many draws */
+    assert_perfect_packing(w, off, o);
+    mb_workload_free(w);
+    free(r);
+    free(order);
+    free(off);
+  }
+}
+
+/* A large instance, nearly saturated (50,000 buffers in 64 x 1,000 cells, so most rectangles
+ * end up uncuttable): still a perfect packing, and quick to make (the heap's O(N log N); the
+ * former scan, O(N^2), took seconds here). */
+static void test_packing_large(void **state) {
+  (void)state;
+  mb_packing_options o = {.height = 64 * 1024, .quantum = 1024, .length = 1000};
+  const int32_t n = 50000;
+  int64_t *off = malloc(sizeof *off * (size_t)n);
+  assert_non_null(off);
+  mb_rng rng;
+  mb_rng_seed(&rng, 7);
+  mb_error err;
+  mb_workload *w = mb_random_packing_workload(&rng, n, &o, NULL, off, &err);
+  if (!w) fail_msg("%s", err.message);
+  assert_int_equal(w->n_buffers, n);
+  assert_perfect_packing(w, off, &o);
+  mb_workload_free(w);
+  /* 64,000 cells hold 64,000 buffers of one cell at most */
+  assert_null(mb_random_packing_workload(&rng, 64001, &o, NULL, NULL, &err));
+  assert_non_null(strstr(err.message, "cannot be cut into 64001 buffers"));
+  /* areas in cells must fit in int64: (2^62 / 1) x 4 does not */
+  mb_packing_options huge = {.height = INT64_C(1) << 62, .quantum = 1, .length = 4};
+  assert_null(mb_random_packing_workload(&rng, 2, &huge, NULL, NULL, &err));
+  assert_non_null(strstr(err.message, "overflows"));
+  free(off);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_deterministic),
-      cmocka_unit_test(test_shape),
-      cmocka_unit_test(test_bad_options),
-      cmocka_unit_test(test_packing),
+      cmocka_unit_test(test_deterministic),        cmocka_unit_test(test_shape),
+      cmocka_unit_test(test_bad_options),          cmocka_unit_test(test_packing),
+      cmocka_unit_test(test_packing_matches_scan), cmocka_unit_test(test_packing_large),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

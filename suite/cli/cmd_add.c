@@ -3,11 +3,21 @@
  * The new line is checked by the catalogue parser itself (one definition of "well formed"),
  * the workload is materialised (imported or generated, so it validates), the capacity rule
  * fills in the capacity unless given, and the file is replaced atomically (temporary file in
- * the same directory, fsync, rename): an interrupted add leaves the old catalogue intact. */
+ * the same directory, fsync, rename): an interrupted add leaves the old catalogue intact.
+ *
+ * Concurrent adds (a script adding many workloads in parallel) serialise on an advisory lock,
+ * flock(LOCK_EX) on the catalogue file: under it the catalogue is re-read, the name checked
+ * again and the file replaced, so two adds can neither both take one name nor lose each
+ * other's entry. Because the file is replaced rather than written in place, a waiter may wake
+ * holding the lock of a file that is no longer the catalogue; it then retries on the new one.
+ * The slow part (materialising the workload) runs before the lock, so the lock is held for a
+ * read, a parse and a write. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +27,8 @@
 #include "workload.h"
 
 #define HEADER "name kind source args hardware capacity split tags"
+#define FRESH_CATALOGUE \
+  "# mallocbench catalogue: one workload per line; format in datasets/CATALOGUE.md\n" HEADER "\n"
 
 static void usage(FILE *out) {
   fprintf(
@@ -25,7 +37,8 @@ static void usage(FILE *out) {
       "                       [--split train|test] [--tags T1,T2] [--args A]\n"
       "                       [--catalogue FILE] [--data DIR] [--cache DIR]\n\n"
       "Validates a workload (loads it: imports or generates it) and appends an entry to the\n"
-      "catalogue (format in datasets/CATALOGUE.md). The file is replaced atomically.\n"
+      "catalogue (format in datasets/CATALOGUE.md). The file is replaced atomically, under an\n"
+      "advisory lock (flock) on it: concurrent adds are safe.\n"
       "  NAME          unique name: letters, digits and ._+- (starts with a letter or digit)\n"
       "  SOURCE        an XLA HLO text dump (.hlo), a buffer CSV (.csv), a model spec\n"
       "                (.spec), a native workload (.wl), an AlphaTensor factorization file\n"
@@ -71,15 +84,45 @@ static bool normalise_source(const char *source, const char *base, char *out, si
   return ok;
 }
 
-/* Writes text to a temporary file beside path, fsyncs it and renames it over path. */
-static bool replace_file(const char *path, const char *text, size_t len, mb_error *err) {
+/* Makes a rename or link in path's directory durable (the file's bytes are fsynced before).
+ * Best effort: some file systems refuse fsync on a directory, and every reader already sees
+ * the new catalogue. */
+static void sync_parent_dir(const char *path) {
+  char dir[4200];
+  const char *slash = strrchr(path, '/');
+  size_t n = slash ? (size_t)(slash - path) : 0;
+  if (n >= sizeof dir) return;
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (n == 0)
+    snprintf(dir, sizeof dir, "/");
+  else
+    snprintf(dir, sizeof dir, "%.*s", (int)n, path);
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)fsync(fd);
+  close(fd);
+}
+
+typedef enum { WRITE_OK, WRITE_EXISTS, WRITE_FAILED } write_status;
+
+/* Writes text to a temporary file beside path and fsyncs it, then renames it over path; or,
+ * when `exclusive`, links it to path only if path does not exist (WRITE_EXISTS when it does:
+ * another add created the catalogue first). */
+static write_status write_file(const char *path, const char *text, size_t len, bool exclusive,
+                               mb_error *err) {
   char tmp[4200];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
-    return mb_fail(err, "%s: path too long", path);
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp) {
+    mb_fail(err, "%s: path too long", path);
+    return WRITE_FAILED;
+  }
   int fd = mkstemp(tmp);
-  if (fd < 0) return mb_fail(err, "%s: cannot create a temporary file: %s", tmp, strerror(errno));
+  if (fd < 0) {
+    mb_fail(err, "%s: cannot create a temporary file: %s", tmp, strerror(errno));
+    return WRITE_FAILED;
+  }
   struct stat st;
-  if (stat(path, &st) == 0)
+  if (!exclusive && stat(path, &st) == 0)
     fchmod(fd, st.st_mode & 07777);
   else
     fchmod(fd, 0644);
@@ -93,15 +136,196 @@ static bool replace_file(const char *path, const char *text, size_t len, mb_erro
   bool ok = done == len && fsync(fd) == 0;
   int saved = errno;
   ok &= close(fd) == 0;
-  if (ok && rename(tmp, path) != 0) {
+  if (ok && (exclusive ? link(tmp, path) : rename(tmp, path)) != 0) {
     saved = errno;
     ok = false;
   }
+  if (exclusive || !ok) unlink(tmp); /* after link, path holds the file */
+  if (!ok && exclusive && saved == EEXIST) return WRITE_EXISTS;
   if (!ok) {
-    unlink(tmp);
-    return mb_fail(err, "%s: cannot write: %s (the catalogue is unchanged)", path, strerror(saved));
+    mb_fail(err, "%s: cannot write: %s (the catalogue is unchanged)", path, strerror(saved));
+    return WRITE_FAILED;
   }
-  return true;
+  sync_parent_dir(path);
+  return WRITE_OK;
+}
+
+/* Reads all of fd into a NUL-terminated malloc'd buffer; NULL (errno set) on failure. */
+static char *read_fd(int fd, size_t *len) {
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    if (n + 1 >= cap) {
+      char *bigger = realloc(buf, cap * 2);
+      if (!bigger) break;
+      buf = bigger;
+      cap *= 2;
+    }
+    ssize_t r = read(fd, buf + n, cap - 1 - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) break;
+    if (r == 0) {
+      buf[n] = '\0';
+      *len = n;
+      return buf;
+    }
+    n += (size_t)r;
+  }
+  int saved = buf ? errno : ENOMEM;
+  free(buf);
+  errno = saved;
+  return NULL;
+}
+
+typedef enum { LOCK_HELD, LOCK_ABSENT, LOCK_STALE, LOCK_FAILED } lock_status;
+
+/* Opens the catalogue and takes its exclusive advisory lock, waiting for other adds; *fd then
+ * holds it (closing fd releases it). LOCK_ABSENT: there is no catalogue. LOCK_STALE: another
+ * add replaced the file while we waited, so the lock guards nothing; try again. LOCK_FAILED:
+ * after a message naming the file. */
+static lock_status lock_catalogue(const char *path, int *fd) {
+  /* Read-write where permitted: over NFS flock is emulated with fcntl locks, and those need a
+   * writable descriptor for an exclusive lock. A read-only file in a writable directory can
+   * still be replaced, as before, so fall back to reading. */
+  *fd = open(path, O_RDWR | O_CLOEXEC);
+  if (*fd < 0 && (errno == EACCES || errno == EROFS)) *fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (*fd < 0 && errno == ENOENT) return LOCK_ABSENT;
+  if (*fd < 0) {
+    fprintf(stderr, "mallocbench add: %s: cannot open: %s (nothing was written)\n", path,
+            strerror(errno));
+    return LOCK_FAILED;
+  }
+  int r;
+  while ((r = flock(*fd, LOCK_EX)) != 0 && errno == EINTR) {
+  }
+  if (r != 0) {
+    fprintf(stderr,
+            "mallocbench add: %s: cannot take the catalogue's lock (flock LOCK_EX): %s "
+            "(nothing was written)\n",
+            path, strerror(errno));
+    close(*fd);
+    *fd = -1;
+    return LOCK_FAILED;
+  }
+  /* Still the catalogue? Another add may have renamed a new file over it (or removed it)
+   * while we waited. */
+  struct stat held, now;
+  bool gone = false;
+  if (fstat(*fd, &held) != 0 || ((gone = stat(path, &now) != 0) && errno != ENOENT)) {
+    fprintf(stderr, "mallocbench add: %s: cannot stat: %s (nothing was written)\n", path,
+            strerror(errno));
+    close(*fd);
+    *fd = -1;
+    return LOCK_FAILED;
+  }
+  if (!gone && held.st_dev == now.st_dev && held.st_ino == now.st_ino) return LOCK_HELD;
+  close(*fd);
+  *fd = -1;
+  return LOCK_STALE;
+}
+
+/* Parses catalogue text and checks that `name` is free in it; NULL after a message if not. */
+static mb_catalogue *check_catalogue(const char *text, size_t len, const char *path,
+                                     const char *name) {
+  mb_error err;
+  mb_catalogue *cat = mb_catalogue_parse(text, len, path, &err);
+  if (!cat) {
+    fprintf(stderr, "mallocbench add: %s\n", err.message);
+    fprintf(stderr, "mallocbench add: fix the catalogue first; nothing was written\n");
+    return NULL;
+  }
+  for (int32_t i = 0; i < cat->n_entries; i++)
+    if (!strcmp(cat->entries[i].name, name)) {
+      fprintf(stderr, "mallocbench add: %s:%d: a workload named '%s' already exists\n", path,
+              cat->entries[i].line, name);
+      mb_catalogue_free(cat);
+      return NULL;
+    }
+  return cat;
+}
+
+/* What the commit wrote, for the summary line. */
+typedef struct {
+  bool created;     /* there was no catalogue: this add created it */
+  int32_t line_no;  /* the new entry's line */
+  int64_t capacity; /* its capacity as parsed (0: the profile's) */
+} commit_result;
+
+enum { COMMIT_RETRY = -1, COMMIT_MAX_ATTEMPTS = 1000 };
+
+/* One attempt to append `line` (the entry `name`): under the lock, re-reads the catalogue,
+ * checks it and the name, and replaces the file. Returns the exit status, or COMMIT_RETRY. */
+static int commit_once(const char *cat_path, const char *name, const char *line,
+                       commit_result *res) {
+  int fd = -1;
+  lock_status ls = lock_catalogue(cat_path, &fd);
+  if (ls == LOCK_FAILED) return 1;
+  if (ls == LOCK_STALE) return COMMIT_RETRY;
+  size_t old_len = 0;
+  char *old = ls == LOCK_HELD ? read_fd(fd, &old_len) : strdup(FRESH_CATALOGUE);
+  if (old && ls == LOCK_ABSENT) old_len = strlen(old);
+  int rc = 2;
+  char *text = NULL;
+  mb_catalogue *cat = NULL;
+  if (!old) {
+    fprintf(stderr, "mallocbench add: %s: cannot read: %s\n", cat_path, strerror(errno));
+    goto done;
+  }
+  cat = check_catalogue(old, old_len, cat_path, name);
+  if (!cat) goto done;
+  size_t len = strlen(line);
+  text = malloc(old_len + len + 3);
+  if (!text) {
+    fprintf(stderr, "mallocbench add: out of memory\n");
+    goto done;
+  }
+  memcpy(text, old, old_len);
+  size_t pos = old_len;
+  if (pos > 0 && text[pos - 1] != '\n') text[pos++] = '\n';
+  memcpy(text + pos, line, len);
+  pos += len;
+  text[pos++] = '\n';
+  text[pos] = '\0';
+  mb_error err;
+  mb_catalogue *check = mb_catalogue_parse(text, pos, cat_path, &err);
+  if (!check) {
+    fprintf(stderr, "mallocbench add: %s\n", err.message);
+    goto done;
+  }
+  res->created = ls == LOCK_ABSENT;
+  res->line_no = check->entries[check->n_entries - 1].line;
+  res->capacity = check->entries[check->n_entries - 1].capacity;
+  mb_catalogue_free(check);
+  write_status ws = write_file(cat_path, text, pos, ls == LOCK_ABSENT, &err);
+  if (ws == WRITE_EXISTS) {
+    rc = COMMIT_RETRY; /* another add created the catalogue meanwhile: append to that one */
+  } else if (ws == WRITE_FAILED) {
+    fprintf(stderr, "mallocbench add: %s\n", err.message);
+    rc = 1;
+  } else {
+    rc = 0;
+  }
+done:
+  /* Unlock only now, after the rename: the next add then finds the new catalogue. */
+  if (fd >= 0) close(fd);
+  mb_catalogue_free(cat);
+  free(old);
+  free(text);
+  return rc;
+}
+
+/* Appends the entry so that concurrent adds serialise (see the top of the file). */
+static int commit_entry(const char *cat_path, const char *name, const char *line,
+                        commit_result *res) {
+  for (int attempt = 0; attempt < COMMIT_MAX_ATTEMPTS; attempt++) {
+    int rc = commit_once(cat_path, name, line, res);
+    if (rc != COMMIT_RETRY) return rc;
+  }
+  fprintf(stderr,
+          "mallocbench add: %s: replaced %d times while waiting for its lock; giving up "
+          "(nothing was written)\n",
+          cat_path, COMMIT_MAX_ATTEMPTS);
+  return 1;
 }
 
 int mb_cmd_add(int argc, char **argv) {
@@ -219,37 +443,22 @@ int mb_cmd_add(int argc, char **argv) {
   mb_catalogue_entry entry = one->entries[0];
   mb_catalogue_free(one);
 
-  /* The existing catalogue must be intact before we touch it. */
+  /* The existing catalogue must be intact and the name free before the workload is
+   * materialised; both are checked again under the lock when the entry is written. */
   size_t old_len = 0;
   char *old = mb_read_file(cat_path, &old_len);
-  bool creating = false;
-  if (!old) {
-    if (errno != ENOENT) {
-      fprintf(stderr, "mallocbench add: %s: cannot read: %s\n", cat_path, strerror(errno));
-      return 2;
-    }
-    creating = true;
-    const char *fresh =
-        "# mallocbench catalogue: one workload per line; format in "
-        "datasets/CATALOGUE.md\n" HEADER "\n";
-    old = strdup(fresh);
-    old_len = old ? strlen(old) : 0;
+  if (!old && errno != ENOENT) {
+    fprintf(stderr, "mallocbench add: %s: cannot read: %s\n", cat_path, strerror(errno));
+    return 2;
+  }
+  if (old) {
+    mb_catalogue *cat = check_catalogue(old, old_len, cat_path, name);
+    free(old);
+    if (!cat) return 2;
+    mb_catalogue_free(cat);
   }
   int rc = 2;
   mb_workload *w = NULL;
-  char *text = NULL;
-  mb_catalogue *cat = old ? mb_catalogue_parse(old, old_len, cat_path, &err) : NULL;
-  if (!cat) {
-    fprintf(stderr, "mallocbench add: %s\n", old ? err.message : "out of memory");
-    fprintf(stderr, "mallocbench add: fix the catalogue first; nothing was written\n");
-    goto done;
-  }
-  for (int32_t i = 0; i < cat->n_entries; i++)
-    if (!strcmp(cat->entries[i].name, name)) {
-      fprintf(stderr, "mallocbench add: %s:%d: a workload named '%s' already exists\n", cat_path,
-              cat->entries[i].line, name);
-      goto done;
-    }
   mb_hardware hw;
   if (!mb_catalogue_hardware(&entry, &hw, &err)) {
     fprintf(stderr, "mallocbench add: %s\n", err.message);
@@ -268,47 +477,25 @@ int mb_cmd_add(int argc, char **argv) {
   }
   len = snprintf(line, sizeof line, "%s %s %s %s %s %s %s %s", name, kind, stored, args, hardware,
                  capacity, split, tags);
-  size_t n = old_len + (size_t)len + 2;
-  text = malloc(n + 1);
-  if (!text) {
-    fprintf(stderr, "mallocbench add: out of memory\n");
+  if (len >= (int)sizeof line) {
+    fprintf(stderr, "mallocbench add: the entry is longer than %zu bytes\n", sizeof line - 1);
     goto done;
   }
-  memcpy(text, old, old_len);
-  size_t pos = old_len;
-  if (pos > 0 && text[pos - 1] != '\n') text[pos++] = '\n';
-  memcpy(text + pos, line, (size_t)len);
-  pos += (size_t)len;
-  text[pos++] = '\n';
-  text[pos] = '\0';
-  mb_catalogue *check = mb_catalogue_parse(text, pos, cat_path, &err);
-  if (!check) {
-    fprintf(stderr, "mallocbench add: %s\n", err.message);
-    goto done;
-  }
-  int32_t line_no = check->entries[check->n_entries - 1].line;
-  int64_t final_cap = check->entries[check->n_entries - 1].capacity;
-  if (final_cap == 0) final_cap = hw.capacity; /* 'profile' */
-  mb_catalogue_free(check);
-  if (!replace_file(cat_path, text, pos, &err)) {
-    fprintf(stderr, "mallocbench add: %s\n", err.message);
-    rc = 1;
-    goto done;
-  }
+  commit_result res;
+  rc = commit_entry(cat_path, name, line, &res);
+  if (rc != 0) goto done;
+  int64_t final_cap = res.capacity != 0 ? res.capacity : hw.capacity; /* 0: 'profile' */
   mb_workload_stats st;
   mb_workload_stats_compute(w, &st);
   int64_t placeable = mb_catalogue_placeable_peak(w);
   printf(
       "added '%s' to %s%s (line %d): %d ops, %d buffers, peak live %lld B (non-pinned %lld B), "
       "capacity %lld B (%.3f of the non-pinned peak)\n",
-      name, cat_path, creating ? " (new file)" : "", line_no, st.n_ops, st.n_buffers,
+      name, cat_path, res.created ? " (new file)" : "", res.line_no, st.n_ops, st.n_buffers,
       (long long)st.peak_live_bytes, (long long)placeable, (long long)final_cap,
       placeable > 0 ? (double)final_cap / (double)placeable : 0.0);
   rc = 0;
 done:
   mb_workload_free(w);
-  mb_catalogue_free(cat);
-  free(old);
-  free(text);
   return rc;
 }

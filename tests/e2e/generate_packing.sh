@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `mallocbench generate packing` and `check --capacity` through the CLI (well under a second):
+# `mallocbench generate packing` and `check --capacity` through the CLI (about a second):
 # a generated instance's --solution is a perfect packing that `check` accepts at the height
 # and refuses one quantum below; the same seed writes byte-identical files and another seed
-# different ones; `show` reads the instance; bad values exit 2 naming the flag.
+# different ones; `show` reads the instance; 100,001 buffers work; bad values exit 2 naming
+# the flag.
 # Usage: generate_packing.sh MALLOCBENCH_BINARY (run from the source tree).
 set -u
 MB=${1:?usage: generate_packing.sh MALLOCBENCH_BINARY}
@@ -59,10 +60,22 @@ grep -q "^buffers  *$N (0 pinned to slow memory, $N candidates), 0 uses" "$TMP/o
   fail "show: buffers line: $(cat "$TMP/out")"
 grep -q "^peak live bytes $H B" "$TMP/out" || fail "show: peak live: $(cat "$TMP/out")"
 
+# Above the former 100,000-buffer limit (the generator is no longer quadratic): still a
+# perfect packing that check accepts at the height.
+"$MB" generate packing --buffers 100001 --seed 3 --height 1MiB --length 4096 -o "$TMP/big.wl" \
+  --solution "$TMP/big.csv" >/dev/null 2>"$TMP/err" || fail "100001 buffers: $(cat "$TMP/err")"
+"$MB" check "$TMP/big.wl" "$TMP/big.csv" --capacity 1MiB >"$TMP/out" 2>"$TMP/err" ||
+  fail "check 100001 buffers: $(cat "$TMP/err")"
+grep -q "^valid      yes: 100001 of 100001 buffers in fast memory" "$TMP/out" ||
+  fail "check 100001 buffers: not every buffer fast: $(cat "$TMP/out")"
+"$MB" generate --help | grep -q -- "--buffers N .*1\.\.1000000 " || fail "--help: not 1..1000000"
+
 # Bad values: exit 2, the message names the flag and what it expects; nothing written.
 G=("$MB" generate packing)
 expect 2 "--buffers 'x': expected an integer in 1\.\.[0-9]+" "${G[@]}" --buffers x -o "$TMP/x.wl"
 expect 2 "--buffers '0': expected an integer" "${G[@]}" --buffers 0 -o "$TMP/x.wl"
+expect 2 "--buffers '1000001': expected an integer in 1\.\.1000000\$" \
+  "${G[@]}" --buffers 1000001 -o "$TMP/x.wl"
 expect 2 "--seed '-1': expected an integer in 0\.\." "${G[@]}" --buffers 4 --seed -1 -o "$TMP/x.wl"
 expect 2 "--length '0': expected an integer" "${G[@]}" --buffers 4 --length 0 -o "$TMP/x.wl"
 expect 2 "--height '1000' .*expected a multiple of --quantum '1024'" \

@@ -54,9 +54,12 @@ killed() {
       n=$({ wc -l <"$out.journal"; } 2>/dev/null || echo 0)
       sleep 0.002
     done
+    # kill succeeds on a run that has just finished but is not reaped yet (a zombie), and a
+    # finished run has removed its journal: only a journal left behind shows a real kill
     if kill -9 $pid 2>/dev/null; then
       wait $pid 2>/dev/null
-      return 0
+      [ -f "$out.journal" ] && return 0
+      continue
     fi
     wait $pid
   done
