@@ -45,6 +45,8 @@ static void usage(FILE *out) {
           "  --value-weight X (0.25)  --consistency X (1: weight of the dynamics state vs the\n"
           "                    representation of the observation reached, EfficientZero; 0: off)\n"
           "  --support N (31 value/reward atoms; fresh agents)  --c-scale X (0.1)\n"
+          "  --q-range X (1e-8: self-play search's floor under a node's Q spread, as\n"
+          "                    bench muzero --q-range; the solvers play with 0.1)\n"
           "  --siblings W (1: per decision, one other legal action is tried in the real game\n"
           "                    and trains the dynamics' reward and consistency; 0: off)\n"
           "  --sibling-depth P (1: the sibling step only; P > 1: then P - 1 greedy moves of\n"
@@ -195,6 +197,8 @@ int mb_cmd_train(int argc, char **argv) {
       ok = p_i32(v, 2, 100000, &cfg.agent.support, expect);
     else if (!strcmp(a, "--c-scale"))
       ok = p_f64(v, 0, 1e6, &cfg.search.c_scale, expect);
+    else if (!strcmp(a, "--q-range"))
+      ok = p_f64(v, 1e-12, 1, &cfg.search.q_min_range, expect);
     else if (!strcmp(a, "--replay"))
       ok = p_i64(v, 2, (int64_t)1 << 30, &cfg.replay_capacity, expect);
     else if (!strcmp(a, "--ratio"))

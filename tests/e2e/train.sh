@@ -2,8 +2,9 @@
 # `mallocbench train` through the CLI, on a tiny network and tiny synthetic workloads (seconds):
 # bad values are refused with exit 2 and a message naming the flag and what it expects; a run
 # writes a checkpoint with its command line; a resumed run continues the update count; the same
-# seed gives bit-identical weights; self-play in the real game (--self-play exact) and packing
-# instances in the curriculum (--synth-packing) train and change the weights; bench muzero
+# seed gives bit-identical weights; self-play in the real game (--self-play exact), packing
+# instances in the curriculum (--synth-packing) and a Q spread floor in self-play search
+# (--q-range) train and change the weights; bench muzero
 # evaluates an agent on a catalogue file of one's own (--catalogue).
 # Usage: train.sh MALLOCBENCH_BINARY (run from the source tree).
 set -u
@@ -33,6 +34,8 @@ expect 2 "--search 'mcts': expected gumbel or puct" \
   "$MB" train "${TINY[@]}" --steps 5 --search mcts --out "$TMP/x.h5"
 expect 2 "--synth-packing '1.5': expected a number in \[0, 1\]" \
   "$MB" train "${TINY[@]}" --steps 5 --synth-packing 1.5 --out "$TMP/x.h5"
+expect 2 "--q-range '0': expected a number in \[1e-12, 1\]" \
+  "$MB" train "${TINY[@]}" --steps 5 --q-range 0 --out "$TMP/x.h5"
 expect 2 "--synth-packing needs --synthetic" \
   "$MB" train --split train --latent 16 --steps 5 --synth-packing 0.5 --out "$TMP/x.h5"
 expect 2 "--out AGENT.h5 is required" "$MB" train "${TINY[@]}" --steps 5
@@ -60,6 +63,9 @@ same_weights "$TMP/a.h5" "$TMP/b.h5" || fail "the same seed gave other weights"
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --synth-packing 0.5 --out "$TMP/p.h5" \
   >/dev/null 2>"$TMP/err" || fail "--synth-packing: $(cat "$TMP/err")"
 ! same_weights "$TMP/a.h5" "$TMP/p.h5" || fail "--synth-packing did not change the weights"
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --q-range 0.5 --out "$TMP/q.h5" \
+  >/dev/null 2>"$TMP/err" || fail "--q-range: $(cat "$TMP/err")"
+! same_weights "$TMP/a.h5" "$TMP/q.h5" || fail "--q-range did not change the weights"
 "$MB" train "${NET[@]}" --steps 2 --self-play exact --out "$TMP/l.h5" >/dev/null 2>"$TMP/err"
 grep -q "search in the real game" "$TMP/err" || fail "banner: $(cat "$TMP/err")"
 # the trained agent evaluated on a catalogue of one's own (bench muzero --catalogue)
