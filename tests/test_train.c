@@ -9,6 +9,10 @@
  *     actors use fixed random streams); another seed gives other weights;
  *   - prioritised replay: a run finishes, is deterministic (weights and curve), and differs from
  *     the uniform run of the same seed;
+ *   - a validation set (held-out workloads) is evaluated at every evaluation point, its last
+ *     value is mb_eval_policy's on the trained agent, it does not change the weights, the best
+ *     agent is kept in a loadable file whose return is the series' maximum, a resumed run
+ *     continues the series, and a checkpoint without the series loads with it all NaN;
  *   - bad configurations fail with a message naming the field. */
 #include "support.h"
 
@@ -19,6 +23,10 @@
 #include <string.h>
 
 #include "agent.h"
+#include "catalogue.h"
+#include "hardware.h"
+#include "nn_io.h"
+#include "random_workload.h"
 #include "replay.h"
 #include "tensor.h"
 #include "train.h"
@@ -280,6 +288,135 @@ static void test_synth_packing(void **state) {
   mb_train_result_free(&base);
 }
 
+/* Held-out random programs on the TPU-v4-like profile with the catalogue's capacity rule. */
+static void make_validation(mb_train_workload *tw, mb_workload **w, int32_t n) {
+  mb_error err = {{0}};
+  mb_hardware base;
+  assert_true(mb_hardware_find("tpu-v4i", NULL, &base, &err));
+  mb_random_options o;
+  mb_random_options_default(&o);
+  mb_rng rng;
+  mb_rng_seed(&rng, 77);
+  for (int32_t i = 0; i < n; i++) {
+    w[i] = mb_random_workload(&rng, 20 + 8 * i, &o, NULL, &err);
+    assert_non_null(w[i]);
+    int64_t cap = mb_catalogue_auto_capacity(w[i], &base);
+    tw[i] = (mb_train_workload){.name = w[i]->name,
+                                .w = w[i],
+                                .hw = mb_hardware_with_capacity(&base, cap > 0 ? cap : 1 << 20)};
+  }
+}
+
+static double series_max(const double *x, int64_t n) {
+  double m = NAN;
+  for (int64_t i = 0; i < n; i++)
+    if (!isnan(x[i]) && (isnan(m) || x[i] > m)) m = x[i];
+  return m;
+}
+
+static void test_validation(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  enum { NV = 3 };
+  mb_train_workload val[NV];
+  mb_workload *vw[NV];
+  make_validation(val, vw, NV);
+  char *out = temp_path("val.h5"), *best = temp_path("val.best.h5");
+  remove(best);
+  mb_train_config cfg;
+  /* seed 7: the validation return peaks mid-run (step 40), so the kept agent is not the last */
+  tiny_config(&cfg, 7, 60);
+  cfg.eval_every = 20;
+  cfg.out = out;
+  mb_train_result plain, res;
+  mb_error err = {{0}};
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &plain, &err));
+  assert_true(isnan(plain.final_validation));
+  for (int64_t i = 0; i < plain.curve.len; i++) assert_true(isnan(plain.curve.validation[i]));
+  /* a checkpoint of a run without validation has no series, and loads with it all NaN (as
+   * checkpoints written before validation sets existed) */
+  mb_nn_file *f = mb_nn_file_open(out, &err);
+  assert_non_null(f);
+  assert_false(mb_nn_file_has_series(f, "curve_validation"));
+  assert_true(mb_nn_file_has_series(f, "curve_policy"));
+  mb_nn_file_close(f);
+  mb_agent ag;
+  mb_agent_progress prog;
+  mb_agent_curve curve;
+  assert_true(mb_agent_load(out, &ag, NULL, &prog, &curve, &err));
+  assert_int_equal(curve.len, plain.curve.len);
+  for (int64_t i = 0; i < curve.len; i++) assert_true(isnan(curve.validation[i]));
+  mb_agent_curve_free(&curve);
+  mb_agent_free(&ag);
+
+  /* best_out without a validation set is refused */
+  cfg.best_out = best;
+  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_non_null(strstr(err.message, "best_out"));
+
+  cfg.validation = val;
+  cfg.n_validation = NV;
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  /* evaluation draws from no training stream: the same weights as without validation */
+  assert_true(same_weights(&plain.agent, &res.agent));
+  /* every evaluation point (0, 20, 40, 60) has a validation return */
+  assert_int_equal(res.curve.len, 4);
+  for (int64_t i = 0; i < res.curve.len; i++) {
+    assert_true(res.curve.step[i] == 20.0 * (double)i);
+    assert_true(isfinite(res.curve.validation[i]));
+  }
+  double direct;
+  assert_true(mb_eval_policy(&res.agent, val, NV, MB_EVAL_POLICY, cfg.seed, &direct, &err));
+  assert_true(res.curve.validation[res.curve.len - 1] == direct);
+  assert_true(res.final_validation == direct);
+  double mx = series_max(res.curve.validation, res.curve.len);
+  print_message("validation: %.4f %.4f %.4f %.4f; best %.4f at step %lld\n",
+                res.curve.validation[0], res.curve.validation[1], res.curve.validation[2],
+                res.curve.validation[3], res.best_validation, (long long)res.best_step);
+  assert_true(res.best_written);
+  assert_true(res.best_validation == mx);
+  assert_true(res.best_step == 40);
+  /* the kept agent: loadable, at the best step, and its validation return is the maximum */
+  assert_true(mb_agent_load(best, &ag, NULL, &prog, &curve, &err));
+  assert_int_equal(prog.steps, res.best_step);
+  assert_true(curve.validation[curve.len - 1] == mx);
+  assert_true(mb_eval_policy(&ag, val, NV, MB_EVAL_POLICY, cfg.seed, &direct, &err));
+  assert_true(direct == mx);
+  mb_agent_curve_free(&curve);
+  mb_agent_free(&ag);
+  /* the checkpoint stores the series */
+  assert_true(mb_agent_load(out, &ag, NULL, &prog, &curve, &err));
+  assert_int_equal(curve.len, res.curve.len);
+  for (int64_t i = 0; i < curve.len; i++)
+    assert_true(curve.validation[i] == res.curve.validation[i]);
+  mb_agent_curve_free(&curve);
+  mb_agent_free(&ag);
+
+  /* resumed: the series continues; the best so far starts from the resumed curve's */
+  cfg.resume = out;
+  cfg.steps = 100;
+  mb_train_result more;
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &more, &err));
+  assert_int_equal(more.curve.len, 6);
+  for (int64_t i = 0; i < more.curve.len; i++) {
+    assert_true(isfinite(more.curve.validation[i]));
+    if (i < res.curve.len) assert_true(more.curve.validation[i] == res.curve.validation[i]);
+  }
+  assert_true(more.best_validation == series_max(more.curve.validation, more.curve.len));
+  assert_true(more.best_written == (more.best_step > 60));
+  assert_true(mb_agent_load(best, &ag, NULL, &prog, NULL, &err));
+  assert_int_equal(prog.steps, more.best_step);
+  mb_agent_free(&ag);
+  mb_train_result_free(&more);
+  mb_train_result_free(&res);
+  mb_train_result_free(&plain);
+  for (int32_t i = 0; i < NV; i++) mb_workload_free(vw[i]);
+  remove(out);
+  remove(best);
+  free(out);
+  free(best);
+}
+
 static void test_bad_config(void **state) {
   (void)state;
   mb_train_config cfg;
@@ -324,6 +461,7 @@ int main(void) {
       cmocka_unit_test(test_determinism),         cmocka_unit_test(test_priority_replay),
       cmocka_unit_test(test_sibling_transitions), cmocka_unit_test(test_bad_config),
       cmocka_unit_test(test_self_play_exact),     cmocka_unit_test(test_synth_packing),
+      cmocka_unit_test(test_validation),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

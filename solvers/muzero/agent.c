@@ -183,8 +183,9 @@ bool mb_agent_curve_push(mb_agent_curve *c, double step, double episodes, double
                          double policy, double loss, double seconds, mb_error *err) {
   if (c->len == c->cap) {
     int64_t cap = c->cap ? c->cap * 2 : 64;
-    double **cols[6] = {&c->step, &c->episodes, &c->selfplay, &c->policy, &c->loss, &c->seconds};
-    for (int i = 0; i < 6; i++) {
+    double **cols[7] = {&c->step, &c->episodes, &c->selfplay,  &c->policy,
+                        &c->loss, &c->seconds,  &c->validation};
+    for (int i = 0; i < 7; i++) {
       double *p = realloc(*cols[i], (size_t)cap * sizeof(double));
       if (!p) return mb_fail(err, "training curve: out of memory");
       *cols[i] = p;
@@ -197,8 +198,13 @@ bool mb_agent_curve_push(mb_agent_curve *c, double step, double episodes, double
   c->policy[c->len] = policy;
   c->loss[c->len] = loss;
   c->seconds[c->len] = seconds;
+  c->validation[c->len] = NAN;
   c->len++;
   return true;
+}
+
+void mb_agent_curve_set_validation(mb_agent_curve *c, double validation) {
+  if (c->len > 0) c->validation[c->len - 1] = validation;
 }
 
 void mb_agent_curve_free(mb_agent_curve *c) {
@@ -208,6 +214,7 @@ void mb_agent_curve_free(mb_agent_curve *c) {
   free(c->policy);
   free(c->loss);
   free(c->seconds);
+  free(c->validation);
   memset(c, 0, sizeof *c);
 }
 
@@ -215,6 +222,15 @@ void mb_agent_curve_free(mb_agent_curve *c) {
 
 static const char *CURVE_NAMES[6] = {"curve_step",   "curve_episodes", "curve_selfplay",
                                      "curve_policy", "curve_loss",     "curve_seconds"};
+/* Written only when some point has a validation return (runs without a validation set keep
+ * the layout they always had); read when present. */
+static const char *CURVE_VALIDATION = "curve_validation";
+
+static bool curve_has_validation(const mb_agent_curve *c) {
+  for (int64_t i = 0; c->validation && i < c->len; i++)
+    if (!isnan(c->validation[i])) return true;
+  return false;
+}
 
 bool mb_agent_save(const char *path, const mb_agent *ag, const mb_adam *opt,
                    const mb_agent_progress *prog, const mb_agent_curve *curve, const char *note,
@@ -252,6 +268,8 @@ bool mb_agent_save(const char *path, const mb_agent *ag, const mb_adam *opt,
                              curve->policy, curve->loss,     curve->seconds};
     for (int i = 0; ok && i < 6; i++)
       ok = mb_nn_file_write_series(f, CURVE_NAMES[i], cols[i], curve->len, err);
+    if (ok && curve_has_validation(curve))
+      ok = mb_nn_file_write_series(f, CURVE_VALIDATION, curve->validation, curve->len, err);
   }
   if (!ok) {
     mb_nn_file_close(f);
@@ -345,14 +363,26 @@ bool mb_agent_load(const char *path, mb_agent *ag, mb_adam *opt, mb_agent_progre
   }
   if (ok && curve) {
     memset(curve, 0, sizeof *curve);
-    double *cols[6] = {0};
-    int64_t n[6] = {0};
+    double *cols[7] = {0};
+    int64_t n[7] = {0};
     for (int i = 0; ok && i < 6; i++)
       ok = mb_nn_file_read_series(f, CURVE_NAMES[i], &cols[i], &n[i], err);
     for (int i = 1; ok && i < 6; i++)
       if (n[i] != n[0])
         ok = mb_fail(err, "%s: series %s has %lld points, %s %lld", path, CURVE_NAMES[i],
                      (long long)n[i], CURVE_NAMES[0], (long long)n[0]);
+    /* checkpoints written before validation sets, or by runs without one, have no such series:
+     * every point's validation is then NaN (absent) */
+    if (ok && mb_nn_file_has_series(f, CURVE_VALIDATION)) {
+      ok = mb_nn_file_read_series(f, CURVE_VALIDATION, &cols[6], &n[6], err);
+      if (ok && n[6] != n[0])
+        ok = mb_fail(err, "%s: series %s has %lld points, %s %lld", path, CURVE_VALIDATION,
+                     (long long)n[6], CURVE_NAMES[0], (long long)n[0]);
+    } else if (ok && n[0] > 0) {
+      cols[6] = malloc((size_t)n[0] * sizeof(double));
+      if (!cols[6]) ok = mb_fail(err, "%s: training curve: out of memory", path);
+      for (int64_t i = 0; ok && i < n[0]; i++) cols[6][i] = NAN;
+    }
     if (ok) {
       curve->len = curve->cap = n[0];
       curve->step = cols[0];
@@ -361,8 +391,9 @@ bool mb_agent_load(const char *path, mb_agent *ag, mb_adam *opt, mb_agent_progre
       curve->policy = cols[3];
       curve->loss = cols[4];
       curve->seconds = cols[5];
+      curve->validation = cols[6];
     } else {
-      for (int i = 0; i < 6; i++) free(cols[i]);
+      for (int i = 0; i < 7; i++) free(cols[i]);
     }
   }
   if (!ok) {

@@ -16,8 +16,9 @@
  * The checkpoint (HDF5 through nn_io.h) holds the four modules, the optimiser, the config as
  * root attributes (`cfg.*`), the game config it was trained with (observation layout and action
  * count are part of the networks' shape), training counters and the training curve series
- * (`curve_step`, `curve_selfplay`, `curve_policy`, ...). Loading rebuilds the networks from the
- * stored config, so a checkpoint is self-describing. */
+ * (`curve_step`, `curve_selfplay`, `curve_policy`, ..., and `curve_validation` when a run had
+ * a validation set; checkpoints without it load with that series all NaN). Loading rebuilds the
+ * networks from the stored config, so a checkpoint is self-describing. */
 #ifndef MB_AGENT_H
 #define MB_AGENT_H
 
@@ -82,17 +83,22 @@ int32_t mb_agent_greedy(const float *logits, const uint8_t *mask, int32_t A);
 /* A training curve: parallel series, appended to during training and stored in checkpoints. */
 typedef struct mb_agent_curve {
   int64_t len, cap;
-  double *step;     /* training steps */
-  double *episodes; /* self-play episodes so far */
-  double *selfplay; /* mean self-play return since the previous point */
-  double *policy;   /* mean return of the raw policy network (greedy, no search) on the train
-                       workloads; NaN when not evaluated at that point */
-  double *loss;     /* mean total loss since the previous point */
-  double *seconds;  /* wall seconds of training so far */
+  double *step;       /* training steps */
+  double *episodes;   /* self-play episodes so far */
+  double *selfplay;   /* mean self-play return since the previous point */
+  double *policy;     /* mean return of the raw policy network (greedy, no search) on the train
+                         workloads; NaN when not evaluated at that point */
+  double *loss;       /* mean total loss since the previous point */
+  double *seconds;    /* wall seconds of training so far */
+  double *validation; /* mean return of the raw policy on held-out workloads (train
+                         --validate); NaN when there was none at that point */
 } mb_agent_curve;
 
+/* Appends a point; its validation is NaN until mb_agent_curve_set_validation. */
 bool mb_agent_curve_push(mb_agent_curve *c, double step, double episodes, double selfplay,
                          double policy, double loss, double seconds, mb_error *err);
+/* Sets the validation return of the last point (no-op on an empty curve). */
+void mb_agent_curve_set_validation(mb_agent_curve *c, double validation);
 void mb_agent_curve_free(mb_agent_curve *c);
 
 /* Training state stored with the weights. */

@@ -418,6 +418,15 @@ bool mb_nn_file_write_series(mb_nn_file *f, const char *name, const double *x, i
   return ok || mb_fail(err, "%s: /series/%s: HDF5 write failed (or written twice)", f->path, name);
 }
 
+bool mb_nn_file_has_series(mb_nn_file *f, const char *name) {
+  if (f->file < 0 || !link_exists(f->file, "series")) return false;
+  hid_t g = H5Gopen2(f->file, "series", H5P_DEFAULT);
+  if (g < 0) return false;
+  bool has = link_exists(g, name);
+  H5Gclose(g);
+  return has;
+}
+
 bool mb_nn_file_read_series(mb_nn_file *f, const char *name, double **x, int64_t *n,
                             mb_error *err) {
   *x = NULL;

@@ -59,6 +59,8 @@ bool mb_nn_file_has(mb_nn_file *f, const char *key);
 /* 1-D double dataset /series/<name> (n >= 0). */
 bool mb_nn_file_write_series(mb_nn_file *f, const char *name, const double *x, int64_t n,
                              mb_error *err);
+/* Whether /series/<name> exists (for series added after files were written). */
+bool mb_nn_file_has_series(mb_nn_file *f, const char *name);
 /* Reads /series/<name> into a malloc'd array (*x, caller frees; NULL when *n == 0). */
 bool mb_nn_file_read_series(mb_nn_file *f, const char *name, double **x, int64_t *n, mb_error *err);
 

@@ -103,6 +103,11 @@ bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
   if (!(c->synth_packing_share >= 0 && c->synth_packing_share <= 1))
     return mb_fail(err, "train config: synth_packing_share %g: expected in [0, 1]",
                    c->synth_packing_share);
+  if (c->n_validation < 0 || (c->n_validation > 0 && !c->validation))
+    return mb_fail(err, "train config: validation set of %d workloads without workloads",
+                   c->n_validation);
+  if (c->best_out && c->n_validation == 0)
+    return mb_fail(err, "train config: best_out '%s' needs a validation set", c->best_out);
   if (c->eval_every < 0 || c->eval_max < 1 || c->checkpoint_every < 0)
     return mb_fail(err, "train config: eval_every %d, eval_max %d, checkpoint_every %d: bad value",
                    c->eval_every, c->eval_max, c->checkpoint_every);
@@ -1137,6 +1142,43 @@ static bool save(const mb_train_config *cfg, mb_train_result *res, mb_error *err
   return mb_agent_save(cfg->out, &res->agent, &res->opt, &res->prog, &res->curve, cfg->note, err);
 }
 
+/* The validation set at the curve's last point (which is at the current step, `seconds` into
+ * training): its return goes into the curve, and a new best is kept in best_out. */
+static bool validate(const mb_train_config *cfg, mb_train_result *res, double seconds,
+                     mb_error *err) {
+  mb_agent_curve *c = &res->curve;
+  if (cfg->n_validation == 0 || c->len == 0 || c->step[c->len - 1] != (double)res->prog.steps ||
+      !isnan(c->validation[c->len - 1]))
+    return true;
+  double v;
+  if (!mb_eval_policy(&res->agent, cfg->validation, cfg->n_validation, MB_EVAL_POLICY, cfg->seed,
+                      &v, err))
+    return mb_fail_prefix(err, "validation");
+  mb_agent_curve_set_validation(c, v);
+  if (!isnan(res->best_validation) && !(v > res->best_validation)) return true;
+  res->best_validation = v;
+  res->best_step = res->prog.steps;
+  if (!cfg->best_out) return true;
+  /* the note says which point this is: the file's curve and progress say it too */
+  const char *base = cfg->note ? cfg->note : "mallocbench train";
+  size_t n = strlen(base) + 128;
+  char *note = malloc(n);
+  if (!note) return mb_fail(err, "train: out of memory");
+  snprintf(note, n, "%s; kept as the best validation return %.6f at step %lld", base, v,
+           (long long)res->prog.steps);
+  double keep = res->prog.seconds;
+  res->prog.seconds = seconds;
+  bool ok = mb_agent_save(cfg->best_out, &res->agent, &res->opt, &res->prog, c, note, err);
+  res->prog.seconds = keep;
+  free(note);
+  if (!ok) return false;
+  res->best_written = true;
+  if (cfg->log)
+    fprintf(cfg->log, "train: step %lld: best validation return so far %.4f, written to %s\n",
+            (long long)res->prog.steps, v, cfg->best_out);
+  return true;
+}
+
 bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, int32_t n_workloads,
               const mb_agent *init, mb_train_result *res, mb_error *err) {
   memset(res, 0, sizeof *res);
@@ -1219,6 +1261,21 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
   if (ok && res->curve.len == 0)
     ok = mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes, NAN,
                              res->untrained_policy, NAN, res->prog.seconds, err);
+  /* best so far: a resumed curve's, so that best_out is only ever replaced by a better agent */
+  res->final_validation = res->best_validation = NAN;
+  res->best_step = -1;
+  for (int64_t i = 0; ok && i < res->curve.len; i++) {
+    double v = res->curve.validation[i];
+    if (!isnan(v) && (isnan(res->best_validation) || v > res->best_validation)) {
+      res->best_validation = v;
+      res->best_step = (int64_t)res->curve.step[i];
+    }
+  }
+  ok = ok && validate(cfg, res, res->prog.seconds, err);
+  if (ok && cfg->log && cfg->n_validation > 0)
+    fprintf(cfg->log, "train: validation set %d workloads: raw policy %.4f (step %lld)\n",
+            cfg->n_validation, res->curve.validation[res->curve.len - 1],
+            (long long)res->prog.steps);
   /* ---- actors, learner, replay ---- */
   int32_t NA = cfg->actors_per_round;
   if (ok) {
@@ -1323,13 +1380,19 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
              mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes,
                                  sp_n ? sp_sum / sp_n : NAN, pol, loss_n ? loss_sum / loss_n : NAN,
                                  res->prog.seconds + (mb_train_now() - t_start), err);
+        ok = ok && validate(cfg, res, res->prog.seconds + (mb_train_now() - t_start), err);
         sp_sum = loss_sum = 0;
         sp_n = loss_n = 0;
         next_eval += cfg->eval_every;
-        if (ok && cfg->log)
+        if (ok && cfg->log) {
+          char val[48] = "";
+          if (cfg->n_validation > 0)
+            snprintf(val, sizeof val, ", validation %.4f",
+                     res->curve.validation[res->curve.len - 1]);
           fprintf(cfg->log,
-                  "train: step %lld: raw policy (greedy, no search) %.4f on the eval set\n",
-                  (long long)res->prog.steps, pol);
+                  "train: step %lld: raw policy (greedy, no search) %.4f on the eval set%s\n",
+                  (long long)res->prog.steps, pol, val);
+        }
       }
       if (ok && res->prog.steps >= next_ckpt) {
         double keep = res->prog.seconds;
@@ -1365,6 +1428,9 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
       ok = mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes,
                                sp_n ? sp_sum / sp_n : NAN, res->final_policy,
                                loss_n ? loss_sum / loss_n : NAN, res->prog.seconds, err);
+    ok = ok && validate(cfg, res, res->prog.seconds, err);
+    if (ok && cfg->n_validation > 0)
+      res->final_validation = res->curve.validation[res->curve.len - 1];
     ok = ok && save(cfg, res, err);
   }
   free_actors(&T, NA);

@@ -65,7 +65,17 @@
  * (mb_agent_curve). The evaluation set is the caller's first eval_max workloads (whole
  * episodes), or 8 fixed synthetic workloads spanning synth_min..synth_max when training on
  * synthetic workloads only. The self-play column is the mean return of the trajectories played
- * since the previous point (a segment's return on big workloads). */
+ * since the previous point (a segment's return on big workloads).
+ *
+ * Validation (optional). The eval set is trained on, so its curve cannot show overfitting. A
+ * validation set (workloads the caller keeps out of training) is played the same way, by the
+ * raw policy with the eval set's seed, at the same points (start, every eval_every, end); its
+ * mean return is the curve's `validation` series (NaN at points without one). With best_out,
+ * the agent is also written there (same atomic writer, with optimiser, progress and curve up
+ * to that point) whenever the validation return is strictly higher than the best so far. A
+ * resumed run starts from the best of the resumed curve's validation series, so it only
+ * replaces best_out with a better agent (the validation sets of both runs should be the same).
+ * Evaluation draws nothing from the training streams: weights do not depend on validation. */
 #ifndef MB_TRAIN_H
 #define MB_TRAIN_H
 
@@ -136,11 +146,14 @@ typedef struct mb_train_config {
   int32_t eval_max;         /* evaluation workloads (first ones) */
   int32_t checkpoint_every; /* updates between checkpoints (0: only at the end) */
   uint64_t seed;
-  const char *out;    /* checkpoint path (NULL: none written) */
-  const char *resume; /* continue from this checkpoint (NULL: fresh) */
-  const char *note;   /* stored as the checkpoint's `training` attribute */
-  FILE *log;          /* progress lines (NULL: silent) */
-  double log_every_s; /* seconds between progress lines */
+  const char *out;                     /* checkpoint path (NULL: none written) */
+  const char *resume;                  /* continue from this checkpoint (NULL: fresh) */
+  const char *note;                    /* stored as the checkpoint's `training` attribute */
+  const mb_train_workload *validation; /* held-out workloads (owned by the caller; NULL: none) */
+  int32_t n_validation;
+  const char *best_out; /* with a validation set: the best agent so far (NULL: not kept) */
+  FILE *log;            /* progress lines (NULL: silent) */
+  double log_every_s;   /* seconds between progress lines */
 } mb_train_config;
 
 /* Defaults: Gumbel search with 8 simulations (m = 16), B 64, K 5, n 10, gamma 1, value weight
@@ -162,6 +175,11 @@ typedef struct mb_train_result {
   double random_policy;    /* uniformly random legal play on the eval set (same seeds) */
   double heuristic_play;   /* the game's heuristic action on the eval set (reference) */
   double final_policy;     /* raw-policy mean return after training */
+  double final_validation; /* raw-policy mean return on the validation set after training (NaN
+                              without one) */
+  double best_validation;  /* the best validation return of the curve (NaN: none) */
+  int64_t best_step;       /* its step */
+  bool best_written;       /* this run wrote it to best_out */
   double updates_per_s;    /* learner updates / learner seconds */
   double decisions_per_s;  /* self-play decisions / self-play seconds */
   int64_t updates;         /* made by this run */

@@ -28,6 +28,15 @@ static void usage(FILE *out) {
           "                      buffers (with catalogue workloads: half of the episodes)\n"
           "  --max-buffers N     skip catalogue workloads with more buffers (default 20000)\n"
           "  --data DIR          external data directory; --catalogue FILE\n"
+          "Validation (held-out workloads, never trained on):\n"
+          "  --validate REGEX    catalogue entries whose name matches (any split) are played\n"
+          "                      by the raw policy at every evaluation; the mean return is the\n"
+          "                      curve's `validation` series; an overlap with the training\n"
+          "                      workloads is refused\n"
+          "  --validate-catalogue FILE  their catalogue (default: --catalogue, or the suite's)\n"
+          "  --keep-best         also write the agent of the best validation return so far to\n"
+          "                      OUT with .h5 replaced by .best.h5 (a resumed run starts from\n"
+          "                      the best of its curve)\n"
           "Length and output:\n"
           "  --steps N           stop after N updates in total (counting a resumed run's)\n"
           "  --minutes M         stop after M minutes in this process\n"
@@ -104,6 +113,46 @@ static bool p_f64(const char *s, double lo, double hi, double *out, char *expect
   return true;
 }
 
+/* The validation set: catalogue entries matching vregex (any split), none of which may be a
+ * training workload (by name: the catalogue's identity of a workload). Exit 2 on failure. */
+static bool load_validation(const char *cat, const char *data, const char *vregex,
+                            int64_t max_buffers, const mb_train_set *train, mb_train_set *V) {
+  mb_error err = {{0}};
+  if (!mb_train_set_load(cat, data, vregex, NULL, max_buffers, stderr, V, &err)) {
+    fprintf(stderr, "mallocbench train: --validate: %s\n", err.message);
+    return false;
+  }
+  if (V->n == 0) {
+    fprintf(stderr,
+            "mallocbench train: --validate '%s': no catalogue workload selected (or all "
+            "skipped)\n",
+            vregex);
+    mb_train_set_free(V);
+    return false;
+  }
+  char names[512] = "";
+  int32_t shared = 0;
+  for (int32_t i = 0; i < V->n; i++)
+    for (int32_t j = 0; j < train->n; j++) {
+      if (strcmp(V->tw[i].name, train->tw[j].name)) continue;
+      size_t used = strlen(names);
+      if (shared < 3)
+        snprintf(names + used, sizeof names - used, "%s%s", shared ? ", " : "", V->tw[i].name);
+      else if (shared == 3)
+        snprintf(names + used, sizeof names - used, ", ...");
+      shared++;
+      break;
+    }
+  if (shared > 0) {
+    fprintf(stderr,
+            "mallocbench train: --validate '%s': %d validation workload%s also trained on: %s\n",
+            vregex, shared, shared > 1 ? "s are" : " is", names);
+    mb_train_set_free(V);
+    return false;
+  }
+  return true;
+}
+
 int mb_cmd_train(int argc, char **argv) {
   if (mb_wants_help(argc, argv)) {
     usage(stdout);
@@ -112,6 +161,8 @@ int mb_cmd_train(int argc, char **argv) {
   mb_train_config cfg;
   mb_train_config_default(&cfg);
   const char *regex = NULL, *split = NULL, *data = NULL, *cat = NULL;
+  const char *vregex = NULL, *vcat = NULL;
+  bool keep_best = false;
   int64_t max_buffers = 20000;
   double minutes = 0;
   bool quiet = false;
@@ -123,6 +174,10 @@ int mb_cmd_train(int argc, char **argv) {
     }
     if (!strcmp(a, "--synthetic")) {
       cfg.synthetic = true;
+      continue;
+    }
+    if (!strcmp(a, "--keep-best")) {
+      keep_best = true;
       continue;
     }
     if (a[0] != '-' || i + 1 >= argc) {
@@ -142,6 +197,10 @@ int mb_cmd_train(int argc, char **argv) {
       data = v;
     else if (!strcmp(a, "--catalogue"))
       cat = v;
+    else if (!strcmp(a, "--validate"))
+      vregex = v;
+    else if (!strcmp(a, "--validate-catalogue"))
+      vcat = v;
     else if (!strcmp(a, "--out"))
       cfg.out = v;
     else if (!strcmp(a, "--resume"))
@@ -241,6 +300,14 @@ int mb_cmd_train(int argc, char **argv) {
     fprintf(stderr, "mallocbench train: no workloads: give --workloads, --split or --synthetic\n");
     return 2;
   }
+  if (keep_best && !vregex) {
+    fprintf(stderr, "mallocbench train: --keep-best needs --validate REGEX\n");
+    return 2;
+  }
+  if (vcat && !vregex) {
+    fprintf(stderr, "mallocbench train: --validate-catalogue needs --validate REGEX\n");
+    return 2;
+  }
   if (cfg.steps == 0 && minutes <= 0) {
     fprintf(stderr, "mallocbench train: give --steps N or --minutes M\n");
     return 2;
@@ -276,6 +343,21 @@ int mb_cmd_train(int argc, char **argv) {
       return 2;
     }
   }
+  mb_train_set V = {0};
+  if (vregex &&
+      !load_validation(vcat ? vcat : cat, mb_data_dir(data), vregex, max_buffers, &L, &V)) {
+    mb_train_set_free(&L);
+    return 2;
+  }
+  cfg.validation = V.tw;
+  cfg.n_validation = V.n;
+  char best[4096];
+  if (keep_best) {
+    size_t n = strlen(cfg.out);
+    bool h5 = n >= 3 && !strcmp(cfg.out + n - 3, ".h5");
+    snprintf(best, sizeof best, "%.*s.best.h5", (int)(h5 ? n - 3 : n), cfg.out);
+    cfg.best_out = best;
+  }
   /* provenance: the command line */
   char note[2048];
   int off = snprintf(note, sizeof note, "mallocbench train");
@@ -299,6 +381,7 @@ int mb_cmd_train(int argc, char **argv) {
   bool ok = mb_train(&cfg, L.tw, L.n, NULL, &res, &err);
   if (!ok) {
     fprintf(stderr, "mallocbench train: %s\n", err.message);
+    mb_train_set_free(&V);
     mb_train_set_free(&L);
     return 1;
   }
@@ -310,8 +393,21 @@ int mb_cmd_train(int argc, char **argv) {
       res.untrained_policy, res.final_policy, res.random_policy, res.heuristic_play);
   printf("throughput: %.1f updates/s, %.0f self-play decisions/s\n", res.updates_per_s,
          res.decisions_per_s);
+  if (V.n > 0) {
+    printf(
+        "raw policy on the validation set (%d held-out workloads): after %.4f; best %.4f at "
+        "step %lld",
+        V.n, res.final_validation, res.best_validation, (long long)res.best_step);
+    if (cfg.best_out && res.best_written)
+      printf(", written to %s\n", cfg.best_out);
+    else if (cfg.best_out)
+      printf(" (the resumed curve's; %s not rewritten)\n", cfg.best_out);
+    else
+      printf("\n");
+  }
   printf("checkpoint: %s\n", cfg.out);
   mb_train_result_free(&res);
+  mb_train_set_free(&V);
   mb_train_set_free(&L);
   return 0;
 }

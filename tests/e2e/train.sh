@@ -5,7 +5,9 @@
 # seed gives bit-identical weights; self-play in the real game (--self-play exact), packing
 # instances in the curriculum (--synth-packing) and a Q spread floor in self-play search
 # (--q-range) train and change the weights; bench muzero
-# evaluates an agent on a catalogue file of one's own (--catalogue).
+# evaluates an agent on a catalogue file of one's own (--catalogue); a validation set
+# (--validate) is refused when it overlaps the training workloads, is stored as the curve's
+# validation series, leaves the weights alone, and --keep-best writes the best agent.
 # Usage: train.sh MALLOCBENCH_BINARY (run from the source tree).
 set -u
 MB=${1:?usage: train.sh MALLOCBENCH_BINARY}
@@ -81,4 +83,32 @@ grep -q "search in the real game" "$TMP/err" || fail "banner: $(cat "$TMP/err")"
 grep -q "catalogue split 'train': 2 workloads" "$TMP/out" || fail "bench muzero: $(cat "$TMP/out")"
 expect 2 "no-such-catalogue.txt" "$MB" bench muzero --agent "$TMP/a.h5" --returns 0 \
   --catalogue "$TMP/no-such-catalogue.txt" --split train
+# validation: held-out catalogue workloads, never trained on
+"$MB" generate packing --buffers 20 --length 64 --seed 5 -o "$TMP/q.wl" >/dev/null ||
+  fail "generate packing (validation)"
+echo "q-half native $TMP/q.wl - tpu-v4i 512KiB test packing" >>"$TMP/cat.txt"
+expect 2 "--validate 'half': 2 validation workloads are also trained on: p-half, q-half" \
+  "$MB" train --catalogue "$TMP/cat.txt" --workloads . --latent 16 --steps 5 -q \
+  --validate half --out "$TMP/x.h5"
+expect 2 "--validate 'nothing-matches': no catalogue workload selected" \
+  "$MB" train "${TINY[@]}" --steps 5 --validate nothing-matches \
+  --validate-catalogue "$TMP/cat.txt" --out "$TMP/x.h5"
+expect 2 "--keep-best needs --validate REGEX" \
+  "$MB" train "${TINY[@]}" --steps 5 --keep-best --out "$TMP/x.h5"
+[ ! -e "$TMP/x.h5" ] || fail "a refused validation run wrote a checkpoint"
+"$MB" train "${NET[@]}" --steps 30 --seed 3 --eval-every 10 --validate '^(p-full|q-half)$' \
+  --validate-catalogue "$TMP/cat.txt" --keep-best --out "$TMP/v.h5" >"$TMP/out" 2>"$TMP/err" ||
+  fail "train --validate: $(cat "$TMP/err")"
+grep -q "on the eval set, validation [0-9.]*$" "$TMP/err" || fail "progress: $(cat "$TMP/err")"
+BEST="best [0-9.]* at step [0-9]*, written to $TMP/v.best.h5"
+grep -q "validation set (2 held-out workloads).*$BEST" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
+h5dump -d /series/curve_validation "$TMP/v.h5" | grep -q "SIMPLE { ( 4 ) / ( 4 ) }" ||
+  fail "no 4-point validation series: $(h5dump -d /series/curve_validation "$TMP/v.h5")"
+! h5dump -d /series/curve_validation "$TMP/v.h5" | grep -qi nan || fail "NaN in the series"
+h5dump -a /training "$TMP/v.best.h5" | grep -q "kept as the best validation return" ||
+  fail "the best agent does not record its step and return"
+"$MB" bench muzero --agent "$TMP/v.best.h5" --returns 0 --catalogue "$TMP/cat.txt" --split test \
+  >/dev/null 2>"$TMP/err" || fail "the best agent does not load: $(cat "$TMP/err")"
+# evaluation draws from no training stream: the weights of the same run without validation
+same_weights "$TMP/a.h5" "$TMP/v.h5" || fail "--validate changed the weights"
 echo "train e2e: ok"
