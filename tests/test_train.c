@@ -246,19 +246,17 @@ static void test_sibling_transitions(void **state) {
   mb_train_result_free(&u);
 }
 
-/* Self-play searching the real game trains deterministically and reaches the weights (other
- * weights than self-play in the learned model). */
-static void test_self_play_exact(void **state) {
-  (void)state;
+/* An option changed from tiny_config(6, 40): the run is deterministic and reaches the weights
+ * (other weights than the plain run's). */
+static void assert_option_reaches_weights(const mb_train_config *changed) {
   mb_blas_set_threads(1);
   mb_train_config cfg;
   tiny_config(&cfg, 6, 40);
   mb_train_result base, a, b;
   mb_error err = {{0}};
   assert_true(mb_train(&cfg, NULL, 0, NULL, &base, &err));
-  cfg.self_play_exact = true;
-  assert_true(mb_train(&cfg, NULL, 0, NULL, &a, &err));
-  assert_true(mb_train(&cfg, NULL, 0, NULL, &b, &err));
+  assert_true(mb_train(changed, NULL, 0, NULL, &a, &err));
+  assert_true(mb_train(changed, NULL, 0, NULL, &b, &err));
   assert_int_equal(a.prog.steps, 40);
   assert_true(same_weights(&a.agent, &b.agent));
   assert_false(same_weights(&a.agent, &base.agent));
@@ -267,25 +265,24 @@ static void test_self_play_exact(void **state) {
   mb_train_result_free(&base);
 }
 
+/* Self-play searching the real game trains deterministically and reaches the weights (other
+ * weights than self-play in the learned model). */
+static void test_self_play_exact(void **state) {
+  (void)state;
+  mb_train_config cfg;
+  tiny_config(&cfg, 6, 40);
+  cfg.self_play_exact = true;
+  assert_option_reaches_weights(&cfg);
+}
+
 /* Packing instances in the synthetic curriculum: deterministic, and they reach the weights
  * (share 0 draws nothing, so it is the plain curriculum). */
 static void test_synth_packing(void **state) {
   (void)state;
-  mb_blas_set_threads(1);
   mb_train_config cfg;
   tiny_config(&cfg, 6, 40);
-  mb_train_result base, a, b;
-  mb_error err = {{0}};
-  assert_true(mb_train(&cfg, NULL, 0, NULL, &base, &err));
   cfg.synth_packing_share = 1;
-  assert_true(mb_train(&cfg, NULL, 0, NULL, &a, &err));
-  assert_true(mb_train(&cfg, NULL, 0, NULL, &b, &err));
-  assert_int_equal(a.prog.steps, 40);
-  assert_true(same_weights(&a.agent, &b.agent));
-  assert_false(same_weights(&a.agent, &base.agent));
-  mb_train_result_free(&a);
-  mb_train_result_free(&b);
-  mb_train_result_free(&base);
+  assert_option_reaches_weights(&cfg);
 }
 
 /* Held-out random programs on the TPU-v4-like profile with the catalogue's capacity rule. */

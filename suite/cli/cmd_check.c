@@ -33,28 +33,6 @@ static void usage(FILE *out) {
       "                  KB, MB, GB)\n");
 }
 
-/* "1048576", "64KiB", "128 MiB", "2MB": bytes >= 1; false on anything else. */
-static bool parse_capacity(const char *s, int64_t *out) {
-  static const struct {
-    const char *unit;
-    int64_t scale;
-  } UNITS[] = {{"", 1},          {"B", 1},           {"KiB", 1024},
-               {"MiB", 1 << 20}, {"GiB", 1LL << 30}, {"KB", 1000},
-               {"MB", 1000000},  {"GB", 1000000000}};
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || v < 1) return false;
-  while (*end == ' ') end++;
-  for (size_t i = 0; i < sizeof UNITS / sizeof UNITS[0]; i++) {
-    if (strcmp(end, UNITS[i].unit)) continue;
-    if (v > INT64_MAX / UNITS[i].scale) return false;
-    *out = v * UNITS[i].scale;
-    return true;
-  }
-  return false;
-}
-
 int mb_cmd_check(int argc, char **argv) {
   if (mb_wants_help(argc, argv)) {
     usage(stdout);
@@ -71,7 +49,7 @@ int mb_cmd_check(int argc, char **argv) {
       }
       if (!strcmp(argv[i], "--hardware")) {
         hw_name = argv[++i];
-      } else if (!parse_capacity(argv[i + 1], &capacity)) {
+      } else if (!mb_parse_bytes(argv[i + 1], 1, INT64_MAX, &capacity)) {
         fprintf(stderr,
                 "mallocbench check: --capacity '%s': expected a positive number of bytes, "
                 "e.g. 1048576 or 4MiB\n",

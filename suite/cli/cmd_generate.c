@@ -52,7 +52,8 @@ static void usage(FILE *out) {
           "  ('mallocbench check OUT FILE.csv --capacity HEIGHT' accepts it).\n"
           "  --buffers N       number of buffers, 1..%d (a million: ~2 s, ~60 MB)\n"
           "  --seed S          random seed (default 0); the same seed gives the same files\n"
-          "  --height B        bytes of the packing (default 1048576; units B, KiB, MiB, GiB)\n"
+          "  --height B        bytes of the packing (default 1048576; units B, KiB, MiB, GiB,\n"
+          "                    KB, MB, GB)\n"
           "  --quantum B       sizes and offsets are multiples of it (default 1024); check\n"
           "                    needs it a multiple of the profile's alignment (tpu-v4i: 512)\n"
           "  --length T        time steps (default 1048576, at most %d)\n"
@@ -237,26 +238,6 @@ static bool parse_u64(const char *s, uint64_t *out) {
   return true;
 }
 
-/* "1048576", "64KiB", "1 MiB": bytes in [1, max]; false on anything else. */
-static bool parse_bytes(const char *s, int64_t max, int64_t *out) {
-  static const struct {
-    const char *unit;
-    int64_t scale;
-  } UNITS[] = {{"", 1}, {"B", 1}, {"KiB", 1024}, {"MiB", 1 << 20}, {"GiB", INT64_C(1) << 30}};
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || v < 1) return false;
-  while (*end == ' ') end++;
-  for (size_t i = 0; i < sizeof UNITS / sizeof UNITS[0]; i++) {
-    if (strcmp(end, UNITS[i].unit)) continue;
-    if (v > max / UNITS[i].scale) return false;
-    *out = v * UNITS[i].scale;
-    return true;
-  }
-  return false;
-}
-
 static int bad_packing_value(const char *flag, const char *value, const char *what) {
   fprintf(stderr, "mallocbench generate packing: %s '%s': expected %s\n", flag, value, what);
   return 2;
@@ -297,8 +278,9 @@ static int generate_packing(int argc, char **argv) {
         return bad_packing_value(a, v, "an integer in 0..18446744073709551615");
     } else if (!strcmp(a, "--height") || !strcmp(a, "--quantum")) {
       int64_t bytes;
-      if (!parse_bytes(v, PACKING_MAX_HEIGHT, &bytes))
-        return bad_packing_value(a, v, "bytes in 1..1099511627776 (units B, KiB, MiB, GiB)");
+      if (!mb_parse_bytes(v, 1, PACKING_MAX_HEIGHT, &bytes))
+        return bad_packing_value(a, v,
+                                 "bytes in 1..1099511627776 (units B, KiB, MiB, GiB, KB, MB, GB)");
       if (!strcmp(a, "--height"))
         opt.height = bytes, height_arg = v;
       else

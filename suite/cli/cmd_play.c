@@ -55,28 +55,6 @@ static bool parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
   return true;
 }
 
-/* "1048576", "64KiB", "128 MiB", "2MB": bytes. */
-static bool parse_bytes(const char *s, int64_t *out) {
-  static const struct {
-    const char *unit;
-    int64_t scale;
-  } UNITS[] = {{"", 1},          {"B", 1},           {"KiB", 1024},
-               {"MiB", 1 << 20}, {"GiB", 1LL << 30}, {"KB", 1000},
-               {"MB", 1000000},  {"GB", 1000000000}};
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || v < 0) return false;
-  while (*end == ' ') end++;
-  for (size_t i = 0; i < sizeof UNITS / sizeof UNITS[0]; i++) {
-    if (strcmp(end, UNITS[i].unit)) continue;
-    if (v > INT64_MAX / UNITS[i].scale) return false;
-    *out = v * UNITS[i].scale;
-    return true;
-  }
-  return false;
-}
-
 static int bad_value(const char *flag, const char *value, const char *what) {
   fprintf(stderr, "mallocbench play: %s '%s': expected %s\n", flag, value, what);
   return 2;
@@ -121,7 +99,8 @@ int mb_cmd_play(int argc, char **argv) {
     if (!strcmp(arg, "--hardware")) {
       hw_name = v;
     } else if (!strcmp(arg, "--capacity")) {
-      if (!parse_bytes(v, &capacity)) return bad_value(arg, v, "bytes, e.g. 1048576 or 4MiB");
+      if (!mb_parse_bytes(v, 0, INT64_MAX, &capacity))
+        return bad_value(arg, v, "bytes, e.g. 1048576 or 4MiB");
     } else if (!strcmp(arg, "--policy")) {
       if (!strcmp(v, "random"))
         pol = POLICY_RANDOM;

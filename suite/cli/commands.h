@@ -4,6 +4,9 @@
 #ifndef MB_COMMANDS_H
 #define MB_COMMANDS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 typedef int (*mb_command_fn)(int argc, char **argv);
 
 typedef struct mb_command {
@@ -39,5 +42,9 @@ int mb_bench_muzero(int argc, char **argv);  /* suite/cli/bench_muzero.c */
 
 /* True when argv[1..] contains -h or --help. */
 int mb_wants_help(int argc, char **argv);
+
+/* A byte count for a command-line option: "1048576", "64KiB", "128 MiB", "2MB" (units B, KiB,
+ * MiB, GiB, KB, MB, GB), in [min, max] (min >= 0); false on anything else. */
+bool mb_parse_bytes(const char *s, int64_t min, int64_t max, int64_t *out);
 
 #endif
