@@ -19,6 +19,7 @@
 
 #include "agent.h"
 #include "catalogue.h"
+#include "cost.h"
 #include "game.h"
 #include "hardware.h"
 #include "random_workload.h"
@@ -212,11 +213,27 @@ static void test_solvers_valid(void **state) {
       assert_int_equal(st.curve_len, 1);
       mb_solver_stats_free(&st);
       if (seed == 1) {
-        /* per-workload fine-tuning: still the agent's own (valid) play, reported in the note */
-        opt.finetune_seconds = 0.3;
+        /* per-workload fine-tuning: still the agent's own (valid) play, the best of the
+         * episodes played (the first one and those during fine-tuning), and the assignment
+         * returned is that best episode's */
+        opt.finetune_seconds = 0.5;
         assert_true(s->solve(w, &hw, &opt, &rng, a, &st, &err));
         assert_true(mb_validate(w, &hw, a, &err));
-        assert_non_null(strstr(st.note, "fine-tuned"));
+        const char *ft = strstr(st.note, "fine-tuned");
+        assert_non_null(ft);
+        long long updates = 0;
+        int plays = 0;
+        double first = -1, best = -1;
+        assert_int_equal(sscanf(ft, "fine-tuned %lld updates, %d more plays: first %lf, best %lf",
+                                &updates, &plays, &first, &best),
+                         4);
+        assert_true(updates > 0 && plays >= 1 && best >= first);
+        bool *in_fast = malloc((size_t)w->n_buffers * sizeof *in_fast);
+        mb_assignment_fast_flags(a, in_fast);
+        double t_slow = (double)mb_slow_time(w, &hw);
+        double got = (t_slow - (double)mb_program_time(w, &hw, in_fast)) / t_slow;
+        assert_true(fabs(got - best) < 1e-4);
+        free(in_fast);
         mb_solver_stats_free(&st);
         opt.finetune_seconds = 0;
       }

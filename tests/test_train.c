@@ -414,6 +414,64 @@ static void test_validation(void **state) {
   free(best);
 }
 
+/* What the on_eval hook saw: the steps, whether the call was the final one, and a copy of the
+ * weights it was given. */
+typedef struct hook_log {
+  int32_t calls, finals;
+  int64_t steps[8];
+  mb_agent *seen;  /* NULL: not copied */
+  int32_t fail_at; /* 1-based call that returns false (0: never) */
+} hook_log;
+
+static bool record_eval(void *ctx, const mb_agent *ag, int64_t step, bool final, mb_error *err) {
+  hook_log *h = ctx;
+  if (h->calls < 8) h->steps[h->calls] = step;
+  h->calls++;
+  h->finals += final;
+  if (h->seen && !mb_agent_copy_weights(h->seen, ag, err)) return false;
+  if (h->calls == h->fail_at) return mb_fail(err, "hook refused at step %lld", (long long)step);
+  return true;
+}
+
+static void test_eval_hook(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  mb_train_config cfg;
+  tiny_config(&cfg, 5, 60);
+  cfg.eval_every = 20;
+  mb_train_result plain, res;
+  mb_error err = {{0}};
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &plain, &err));
+  mb_agent seen;
+  mb_rng rng;
+  mb_rng_seed(&rng, 1);
+  assert_true(mb_agent_create(&seen, &cfg.agent, &rng, &err));
+  hook_log h = {.seen = &seen};
+  cfg.on_eval = record_eval;
+  cfg.on_eval_ctx = &h;
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  /* steps 20, 40, 60 during training, then once more at the end (final) */
+  assert_int_equal(h.calls, 4);
+  assert_int_equal(h.finals, 1);
+  assert_int_equal(h.steps[0], 20);
+  assert_int_equal(h.steps[1], 40);
+  assert_int_equal(h.steps[2], 60);
+  assert_int_equal(h.steps[3], 60);
+  /* the hook is given the current weights (the last call: the trained ones) and does not
+   * change training */
+  assert_true(same_weights(&seen, &res.agent));
+  assert_true(same_weights(&plain.agent, &res.agent));
+  mb_agent_free(&seen);
+  mb_train_result_free(&res);
+  /* a hook that fails stops training with its error */
+  hook_log f = {.fail_at = 2};
+  cfg.on_eval_ctx = &f;
+  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_non_null(strstr(err.message, "hook refused at step 40"));
+  assert_int_equal(f.calls, 2);
+  mb_train_result_free(&plain);
+}
+
 static void test_bad_config(void **state) {
   (void)state;
   mb_train_config cfg;
@@ -458,7 +516,7 @@ int main(void) {
       cmocka_unit_test(test_determinism),         cmocka_unit_test(test_priority_replay),
       cmocka_unit_test(test_sibling_transitions), cmocka_unit_test(test_bad_config),
       cmocka_unit_test(test_self_play_exact),     cmocka_unit_test(test_synth_packing),
-      cmocka_unit_test(test_validation),
+      cmocka_unit_test(test_validation),          cmocka_unit_test(test_eval_hook),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

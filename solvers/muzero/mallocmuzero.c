@@ -9,9 +9,12 @@
  * in the model searched), Gumbel root without noise. When the time budget (opt->budget_seconds,
  * default 60 s) runs out mid-episode, the remaining decisions are played by the agent's raw
  * policy network (greedy, no search) and stats->note says how many. With opt->finetune_seconds
- * > 0 the agent first trains on this workload alone (self-play + updates) for that long, plays
- * again, and the better of the two episodes is returned. The answer is always the agent's own
- * play: no other solver's assignment is used. */
+ * > 0 the agent then trains on this workload alone (self-play + updates) for that long; at
+ * evaluation points FINETUNE_PLAYS times spread over that time, and once more at its end, it
+ * plays the whole episode again with the same search, and the best episode found is returned
+ * (the issue's "reporting the best episode found"). Fine-tuning self-play searches the model the
+ * solver searches: the learned one, or the real game for mallocmuzero-exact. The answer is always
+ * the agent's own play: no other solver's assignment is used. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,9 @@
 #include "train.h"
 
 #define DEFAULT_BUDGET_S 60.0
+/* plays during fine-tuning besides the one at its end: enough for a best-of to matter, few
+ * enough that playing takes a small share of the time on the largest workloads */
+#define FINETUNE_PLAYS 8
 
 static bool default_agent_path(char *out, size_t n) {
   return mb_path_join(out, n, mb_source_dir(), "results/agents/default.h5") != NULL;
@@ -44,6 +50,46 @@ static bool play_once(const mb_agent *ag, const mb_workload *w, const mb_hardwar
   mb_player_free(p);
   mb_game_free(g);
   return ok;
+}
+
+/* The episodes played during fine-tuning (the train loop's on_eval hook): the best one is kept. */
+typedef struct finetune_plays {
+  const mb_workload *w;
+  const mb_hardware *hw;
+  const mb_search_config *scfg;
+  bool exact;
+  double budget;    /* seconds per play */
+  double every_s;   /* between plays */
+  double next_play; /* mb_train_now() time of the next one */
+  mb_rng *rng;
+  mb_assignment *trial, *best;
+  double best_ret;
+  int64_t best_step, searched, decisions; /* of the best play (best_step -1: the first one) */
+  bool best_final;                        /* the best play is the one at the end */
+  int32_t plays;
+} finetune_plays;
+
+static bool play_during_finetune(void *ctx, const mb_agent *ag, int64_t step, bool final,
+                                 mb_error *err) {
+  finetune_plays *f = ctx;
+  double now = mb_train_now();
+  if (!final && now < f->next_play) return true;
+  f->next_play = now + f->every_s;
+  double ret = 0;
+  int64_t s = 0, d = 0;
+  if (!play_once(ag, f->w, f->hw, f->scfg, f->exact, now + f->budget, f->rng, f->trial, &ret, &s,
+                 &d, err))
+    return false;
+  f->plays++;
+  if (ret > f->best_ret) {
+    mb_assignment_copy(f->best, f->trial);
+    f->best_ret = ret;
+    f->best_step = step;
+    f->best_final = final;
+    f->searched = s;
+    f->decisions = d;
+  }
+  return true;
 }
 
 static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
@@ -88,42 +134,50 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
   double ft = opt->finetune_seconds > 0 ? opt->finetune_seconds : 0;
   /* the fine-tuning time is on top of the playing budget */
   double deadline = t0 + budget;
-  double ret = 0, ret2 = -1;
-  int64_t searched = 0, decisions = 0, s2 = 0, d2 = 0;
+  double ret = 0;
+  int64_t searched = 0, decisions = 0;
   bool ok =
       play_once(&ag, w, hw, &scfg, exact, deadline, rng, out, &ret, &searched, &decisions, err);
+  finetune_plays f = {.w = w,
+                      .hw = hw,
+                      .scfg = &scfg,
+                      .exact = exact,
+                      .budget = budget,
+                      .every_s = ft / FINETUNE_PLAYS,
+                      .rng = rng,
+                      .best_ret = ret,
+                      .best_step = -1};
   int64_t ft_steps = 0;
   if (ok && ft > 0) {
     mb_train_config tc;
     mb_train_config_default(&tc);
     tc.seconds = ft;
     tc.seed = opt->seed;
-    tc.eval_every = 0;
+    tc.eval_every = 100;
     tc.checkpoint_every = 0;
     tc.batch = 32;
+    tc.self_play_exact = exact;
+    tc.on_eval = play_during_finetune;
+    tc.on_eval_ctx = &f;
+    f.next_play = mb_train_now() + f.every_s;
+    f.trial = mb_assignment_new(w->n_buffers);
+    f.best = out;
     mb_train_workload tw = {.name = w->name, .w = w, .hw = *hw};
     mb_train_result tr;
-    ok = mb_train(&tc, &tw, 1, &ag, &tr, err);
+    ok = f.trial && mb_train(&tc, &tw, 1, &ag, &tr, err);
     if (ok) {
       ft_steps = tr.updates;
-      mb_assignment *a2 = mb_assignment_new(w->n_buffers);
-      double d2line = mb_train_now() + budget;
-      ok = a2 && play_once(&tr.agent, w, hw, &scfg, exact, d2line, rng, a2, &ret2, &s2, &d2, err);
-      if (ok && ret2 > ret) {
-        mb_assignment_copy(out, a2);
-        searched = s2;
-        decisions = d2;
-      }
-      mb_assignment_free(a2);
+      if (f.best_step >= 0) searched = f.searched, decisions = f.decisions;
       mb_train_result_free(&tr);
     }
+    mb_assignment_free(f.trial);
   }
   mb_agent_free(&ag);
   if (!ok) {
     mb_agent_curve_free(&curve);
     return false;
   }
-  double best = ret2 > ret ? ret2 : ret;
+  double best = f.best_ret;
   stats->iterations = searched * scfg.simulations;
   stats->budget_hit = searched < decisions;
   int n = snprintf(
@@ -135,7 +189,11 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
       searched < decisions ? " (budget hit: the rest played by the raw policy net)" : "", best);
   if (ft > 0 && n > 0 && n < (int)sizeof stats->note)
     snprintf(stats->note + n, sizeof stats->note - (size_t)n,
-             "; fine-tuned %lld updates: %.4f -> %.4f", (long long)ft_steps, ret, ret2);
+             "; fine-tuned %lld updates, %d more plays: first %.4f, best %.4f (%s)",
+             (long long)ft_steps, f.plays, ret, f.best_ret,
+             f.best_step < 0 ? "the first"
+             : f.best_final  ? "at the end"
+                             : "during fine-tuning");
   /* the agent's training curve: raw-policy mean return against training steps */
   if (curve.len > 0) {
     stats->curve_step = malloc((size_t)curve.len * sizeof(double));

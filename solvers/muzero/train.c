@@ -1381,6 +1381,8 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
                                  sp_n ? sp_sum / sp_n : NAN, pol, loss_n ? loss_sum / loss_n : NAN,
                                  res->prog.seconds + (mb_train_now() - t_start), err);
         ok = ok && validate(cfg, res, res->prog.seconds + (mb_train_now() - t_start), err);
+        ok = ok &&
+             (!cfg->on_eval || cfg->on_eval(cfg->on_eval_ctx, ag, res->prog.steps, false, err));
         sp_sum = loss_sum = 0;
         sp_n = loss_n = 0;
         next_eval += cfg->eval_every;
@@ -1432,6 +1434,7 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
     if (ok && cfg->n_validation > 0)
       res->final_validation = res->curve.validation[res->curve.len - 1];
     ok = ok && save(cfg, res, err);
+    ok = ok && (!cfg->on_eval || cfg->on_eval(cfg->on_eval_ctx, ag, res->prog.steps, true, err));
   }
   free_actors(&T, NA);
   learner_free(&L);

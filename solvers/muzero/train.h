@@ -154,6 +154,11 @@ typedef struct mb_train_config {
   const char *best_out; /* with a validation set: the best agent so far (NULL: not kept) */
   FILE *log;            /* progress lines (NULL: silent) */
   double log_every_s;   /* seconds between progress lines */
+  /* Called with the current weights at every evaluation point (after its curve point) and once
+   * more when training ends (`final`); false stops training with err set. NULL: none. Per-workload
+   * fine-tuning plays the solver's episode there and keeps the best (mallocmuzero.c). */
+  bool (*on_eval)(void *ctx, const mb_agent *ag, int64_t step, bool final, mb_error *err);
+  void *on_eval_ctx;
 } mb_train_config;
 
 /* Defaults: Gumbel search with 8 simulations (m = 16), B 64, K 5, n 10, gamma 1, value weight
