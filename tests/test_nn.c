@@ -849,6 +849,29 @@ static void test_determinism(void **state) {
   for (int i = 0; i < 6; i++) mb_tensor_free(ts[i]);
 }
 
+/* The BLAS thread setting: it takes effect, clamps below 1, and results at one fixed count are
+ * bit-identical run to run (the library's determinism guarantee, tensor.h). */
+static void test_blas_threads(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  assert_int_equal(mb_blas_threads(), 1);
+  mb_blas_set_threads(0); /* clamped to 1, never OpenBLAS's "all cores" */
+  assert_int_equal(mb_blas_threads(), 1);
+  mb_blas_set_threads(2); /* OpenBLAS caps it at the cores it found */
+  assert_true(mb_blas_threads() >= 1 && mb_blas_threads() <= 2);
+  mb_tensor w1, y1, w2, y2;
+  run_seeded(42, &w1, &y1);
+  run_seeded(42, &w2, &y2);
+  assert_true(mb_tensor_equal(&w1, &w2) && mb_tensor_equal(&y1, &y2));
+  mb_blas_set_threads(1);
+  assert_int_equal(mb_blas_threads(), 1);
+  mb_tensor *ts[] = {&w1, &y1, &w2, &y2};
+  for (int i = 0; i < 4; i++) mb_tensor_free(ts[i]);
+  char who[128];
+  mb_blas_describe(who, sizeof who);
+  assert_non_null(strstr(who, "OpenBLAS"));
+}
+
 /* mb_gemm against a double-precision reference for every transpose combination, and the
  * column helpers' bounds. */
 static void test_tensor_ops(void **state) {
@@ -929,7 +952,7 @@ int main(void) {
       cmocka_unit_test(test_grad_unroll),         cmocka_unit_test(test_adam_least_squares),
       cmocka_unit_test(test_adam_decay_and_clip), cmocka_unit_test(test_accumulate_and_batch),
       cmocka_unit_test(test_determinism),         cmocka_unit_test(test_building_errors),
-      cmocka_unit_test(test_tensor_ops),
+      cmocka_unit_test(test_tensor_ops),          cmocka_unit_test(test_blas_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
