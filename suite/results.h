@@ -167,6 +167,10 @@ bool mb_results_append(mb_results *r, const mb_result_row *row, const mb_assignm
 /* Reads a whole table (malloc'd array, caller frees; *n may be 0 with *rows NULL). */
 bool mb_results_read_rows(mb_results *r, mb_result_row **rows, int64_t *n, mb_error *err);
 bool mb_results_read_baselines(mb_results *r, mb_baseline_row **rows, int64_t *n, mb_error *err);
+/* Rows the readers above dropped from the end of a table because a kill -9 interrupted their
+ * write (the file's extent had grown, the row's data was not there); 0 in a file that was not
+ * killed. `run --resume` rewrites them from the journal. */
+int64_t mb_results_torn_rows(const mb_results *r);
 /* Rewrites row i of a table in place (used by tests to tamper, and by repairs). */
 bool mb_results_write_row(mb_results *r, int64_t i, const mb_result_row *row, mb_error *err);
 /* Shrinks the tables to their first n rows (resume repairs a torn tail). */

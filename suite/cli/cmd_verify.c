@@ -250,6 +250,11 @@ int mb_cmd_verify(int argc, char **argv) {
   mb_results_get_attr_int(r, "planned_jobs", &planned, NULL);
   if (v.mismatches > v.max_report)
     printf("... %" PRId64 " more mismatches not shown\n", v.mismatches - v.max_report);
+  if (mb_results_torn_rows(r) > 0)
+    printf("note: %" PRId64
+           " torn row(s) at the end of a table skipped (a kill during their "
+           "write); `mallocbench run --resume %s` restores them from its journal\n",
+           mb_results_torn_rows(r), argv[1]);
   printf("verify %s: %" PRId64 " result rows, %" PRId64
          " baselines, %d workloads checked "
          "(times simulated by the mallocbench cost model): %" PRId64 " mismatch%s%s\n",
