@@ -45,9 +45,10 @@ static void usage(FILE *out) {
           "--simulations N   mallocmuzero solvers: search simulations per decision (default %d)\n"
           "--c-scale X       mallocmuzero solvers: Gumbel sigma's c_scale at evaluation, > 0\n"
           "                  (default %g)\n"
-          "--finetune SEC    mallocmuzero solvers: fine-tune the agent on this workload for SEC\n"
-          "                  seconds before playing, on top of --budget (default 0: none);\n"
-          "                  the other solvers ignore these three options\n"
+          "--finetune SEC    mallocmuzero solvers: after a first play, train the agent on this\n"
+          "                  workload for SEC seconds (on top of --budget), playing again at\n"
+          "                  8 points and at the end; the best episode is kept (default 0:\n"
+          "                  none); the other solvers ignore these three options\n"
           "--out FILE        write the assignment CSV (readable by 'mallocbench check')\n",
           MB_SEARCH_EVAL_SIMULATIONS, MB_SEARCH_EVAL_C_SCALE);
 }
