@@ -19,7 +19,8 @@
  *     the expected offsets, and so is its row, with the expected contents;
  *   - the row of the task in flight, if there, is the plan's and has its assignment.
  * A torn in-flight row (it reads as zeros, or the table reads only up to it) is told apart:
- * every committed task is intact then, but `mallocbench verify` fails until a resume. A round
+ * every committed task is intact then; the readers (results.c, read_table) drop it and count
+ * it (mb_results_torn_rows), `mallocbench verify` notes it, and a resume writes it again. A round
  * whose child was killed before its file was set up does not count as a kill.
  *
  * Build: the CMake target hdf5_kill_stress; ctest runs only --self-test and a 200-kill variant
