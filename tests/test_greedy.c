@@ -146,6 +146,17 @@ static void test_brute_force_optimum(void **state) {
   assert_true(optimal * 100 >= 80 * total);
 }
 
+/* Two greedy runs found the same assignment with the same work; frees both runs. */
+static void assert_same_runs(const mb_workload *w, mb_assignment *a, mb_assignment *b,
+                             mb_solver_stats *s1, mb_solver_stats *s2) {
+  for (int32_t i = 0; i < w->n_buffers; i++) assert_int_equal(a->offset[i], b->offset[i]);
+  assert_int_equal(s1->iterations, s2->iterations);
+  mb_solver_stats_free(s1);
+  mb_solver_stats_free(s2);
+  mb_assignment_free(a);
+  mb_assignment_free(b);
+}
+
 /* 120 random workloads of up to 250 buffers, with ops: valid, greedy <= heuristic, bound below
  * both. */
 static void test_random_workloads(void **state) {
@@ -200,12 +211,7 @@ static void test_deterministic(void **state) {
   mb_assignment *a = run("greedy", w, &hw, 42, 20.0, &s1);
   mb_assignment *b = run("greedy", w, &hw, 42, 20.0, &s2);
   if (s1.budget_hit || s2.budget_hit) skip(); /* a wall-clock cut is not repeatable */
-  for (int32_t i = 0; i < w->n_buffers; i++) assert_int_equal(a->offset[i], b->offset[i]);
-  assert_int_equal(s1.iterations, s2.iterations);
-  mb_solver_stats_free(&s1);
-  mb_solver_stats_free(&s2);
-  mb_assignment_free(a);
-  mb_assignment_free(b);
+  assert_same_runs(w, a, b, &s1, &s2);
   mb_workload_free(w);
 }
 
@@ -230,12 +236,7 @@ static void test_repacks_do_not_depend_on_the_clock(void **state) {
   const char *repacks = strstr(s1.note, " repacks");
   assert_non_null(repacks);
   assert_false(repacks[-1] == '0' && repacks[-2] == ' '); /* the repack path ran */
-  for (int32_t i = 0; i < w->n_buffers; i++) assert_int_equal(a->offset[i], b->offset[i]);
-  assert_int_equal(s1.iterations, s2.iterations);
-  mb_solver_stats_free(&s1);
-  mb_solver_stats_free(&s2);
-  mb_assignment_free(a);
-  mb_assignment_free(b);
+  assert_same_runs(w, a, b, &s1, &s2);
   mb_workload_free(w);
 }
 

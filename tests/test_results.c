@@ -72,6 +72,15 @@ static mb_result_row make_row(int64_t task, const char *solver, int64_t seed, in
   return r;
 }
 
+/* Appends greedy rows for tasks [from, to), seed = task, t_solver_ps = 700000 + task. */
+static void append_rows(mb_results *r, int from, int to) {
+  mb_error err = {{0}};
+  for (int i = from; i < to; i++) {
+    mb_result_row row = make_row(i, "greedy", i, 700000 + i);
+    assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, &err));
+  }
+}
+
 static void test_round_trip(void **state) {
   (void)state;
   char *path = temp_path("rt.h5");
@@ -191,18 +200,12 @@ static void test_append_after_reopen_and_truncate(void **state) {
   mb_error err = {{0}};
   mb_results *r = mb_results_create(path, false, &err);
   assert_non_null(r);
-  for (int i = 0; i < 3; i++) {
-    mb_result_row row = make_row(i, "greedy", i, 700000 + i);
-    assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, &err));
-  }
+  append_rows(r, 0, 3);
   assert_true(mb_results_close(r, &err));
   /* reopen and append more than one chunk's worth */
   r = mb_results_open(path, true, &err);
   assert_non_null(r);
-  for (int i = 3; i < 100; i++) {
-    mb_result_row row = make_row(i, "greedy", i, 700000 + i);
-    assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, &err));
-  }
+  append_rows(r, 3, 100);
   assert_true(mb_results_close(r, &err));
   r = mb_results_open(path, true, &err);
   assert_non_null(r);
@@ -239,10 +242,7 @@ static void test_torn_tail(void **state) {
   mb_error err = {{0}};
   mb_results *r = mb_results_create(path, false, &err);
   assert_non_null(r);
-  for (int i = 0; i < 65; i++) { /* the 65th row starts a second chunk */
-    mb_result_row row = make_row(i, "greedy", i, 700000 + i);
-    assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, &err));
-  }
+  append_rows(r, 0, 65); /* the 65th row starts a second chunk */
   mb_result_row *rows = NULL;
   int64_t n = 0;
   assert_true(mb_results_read_rows(r, &rows, &n, &err));

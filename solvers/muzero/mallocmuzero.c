@@ -177,16 +177,16 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
     mb_agent_curve_free(&curve);
     return false;
   }
-  double best = f.best_ret;
   stats->iterations = searched * scfg.simulations;
   stats->budget_hit = searched < decisions;
-  int n = snprintf(
-      stats->note, sizeof stats->note,
-      "%s search, %d sims/decision, c_scale %g, Q spread floor %g: %lld of %lld decisions "
-      "searched%s; return %.4f",
-      exact ? "exact-game" : "learned-model", scfg.simulations, scfg.c_scale, scfg.q_min_range,
-      (long long)searched, (long long)decisions,
-      searched < decisions ? " (budget hit: the rest played by the raw policy net)" : "", best);
+  int n =
+      snprintf(stats->note, sizeof stats->note,
+               "%s search, %d sims/decision, c_scale %g, Q spread floor %g: %lld of %lld decisions "
+               "searched%s; return %.4f",
+               exact ? "exact-game" : "learned-model", scfg.simulations, scfg.c_scale,
+               scfg.q_min_range, (long long)searched, (long long)decisions,
+               searched < decisions ? " (budget hit: the rest played by the raw policy net)" : "",
+               f.best_ret);
   if (ft > 0 && n > 0 && n < (int)sizeof stats->note)
     snprintf(stats->note + n, sizeof stats->note - (size_t)n,
              "; fine-tuned %lld updates, %d more plays: first %.4f, best %.4f (%s)",
