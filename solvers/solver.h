@@ -22,6 +22,8 @@ typedef struct mb_solver_options {
   int simulations;         /* mallocMuZero: simulations per step (0: default) */
   double c_scale;          /* mallocMuZero: Gumbel sigma's c_scale at evaluation (0: default) */
   double finetune_seconds; /* mallocMuZero: per-workload fine-tuning budget (0: none) */
+  int64_t finetune_steps;  /* mallocMuZero: fine-tuning by updates instead of time (0: none);
+                              reproducible, unlike seconds; not both */
   const char *order;       /* mallocGame buffer order: "heuristic" (default), "start", "size" */
 } mb_solver_options;
 

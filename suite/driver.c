@@ -41,9 +41,10 @@ const char MB_QUICK_FALLBACK_REGEX[] =
 #define QUICK_SEEDS 1
 #define FULL_SEEDS 3
 #define MAX_SOLVERS 16
-#define MAX_SIMULATIONS 1000000  /* --simulations: the CLI's integer limit */
-#define PROGRESS_PERIOD_TTY 0.25 /* seconds between redraws of the progress line */
-#define PROGRESS_PERIOD_LOG 10.0 /* seconds between plain progress lines (not a terminal) */
+#define MAX_SIMULATIONS 1000000      /* --simulations: the CLI's integer limit */
+#define MAX_FINETUNE_STEPS 100000000 /* --finetune-steps: days of updates on this machine */
+#define PROGRESS_PERIOD_TTY 0.25     /* seconds between redraws of the progress line */
+#define PROGRESS_PERIOD_LOG 10.0     /* seconds between plain progress lines (not a terminal) */
 
 /* ---- small utilities ---- */
 
@@ -145,6 +146,7 @@ typedef struct run {
   /* mallocMuZero's evaluation options (0: the solvers' defaults; mb_run_config) */
   int simulations;
   double c_scale, finetune;
+  int64_t finetune_steps;
   double bound_budget; /* seconds for the LP bound (derived from the profile) */
   char *catalogue_path;
   char *data_dir;
@@ -367,8 +369,8 @@ static bool profile_file_sha(const char *name, char out[MB_RES_SHA]) {
 
 /* Checks mallocMuZero's evaluation options (0 everywhere: the solvers' defaults). `stored`:
  * NULL for the caller's flags, else the file being resumed they were read from. */
-static bool muzero_options_ok(int simulations, double c_scale, double finetune, const char *stored,
-                              mb_error *err) {
+static bool muzero_options_ok(int simulations, double c_scale, double finetune,
+                              int64_t finetune_steps, const char *stored, mb_error *err) {
   const char *where = stored ? stored : "", *sep = stored ? ": " : "";
   if (simulations < 0 || simulations > MAX_SIMULATIONS)
     return mb_fail(err, "%s%s%s %d: expected an integer in 1..%d (0: the solvers' default)", where,
@@ -379,11 +381,19 @@ static bool muzero_options_ok(int simulations, double c_scale, double finetune, 
   if (!(finetune >= 0) || !isfinite(finetune))
     return mb_fail(err, "%s%s%s %g: expected finite seconds >= 0", where, sep,
                    stored ? "run_finetune_s" : "--finetune", finetune);
+  if (finetune_steps < 0 || finetune_steps > MAX_FINETUNE_STEPS)
+    return mb_fail(err, "%s%s%s %" PRId64 ": expected updates in 0..%d", where, sep,
+                   stored ? "run_finetune_steps" : "--finetune-steps", finetune_steps,
+                   MAX_FINETUNE_STEPS);
+  if (finetune > 0 && finetune_steps > 0)
+    return mb_fail(err, "%s%s%s and %s: fine-tune by seconds or by updates, not both", where, sep,
+                   stored ? "run_finetune_s" : "--finetune",
+                   stored ? "run_finetune_steps" : "--finetune-steps");
   return true;
 }
 
 static bool muzero_options_set(const run *R) {
-  return R->simulations != 0 || R->c_scale != 0 || R->finetune != 0;
+  return R->simulations != 0 || R->c_scale != 0 || R->finetune != 0 || R->finetune_steps != 0;
 }
 
 /* Catalogue -> workloads -> pairs -> tasks, and the plan hash. */
@@ -394,7 +404,7 @@ static bool make_plan(run *R, mb_error *err) {
   if (R->seeds < 1 || R->seeds > 1000000)
     return mb_fail(err, "seeds %" PRId64 ": expected 1..1000000", R->seeds);
   if (!(R->budget >= 0)) return mb_fail(err, "budget %g: expected seconds >= 0", R->budget);
-  if (!muzero_options_ok(R->simulations, R->c_scale, R->finetune,
+  if (!muzero_options_ok(R->simulations, R->c_scale, R->finetune, R->finetune_steps,
                          R->cfg->resume ? R->cfg->resume : NULL, err))
     return false;
   /* the agent decides mallocMuZero's numbers: its content is part of the plan */
@@ -528,11 +538,16 @@ static bool make_plan(run *R, mb_error *err) {
    * plan that leaves them at their defaults) keep their hash and their files still resume. */
   mb_sha256 h;
   mb_sha256_init(&h);
-  char line[1024], muzero[160] = "";
+  char line[1024], muzero[192] = "";
   R->bound_budget = !strcmp(R->profile, "full") ? FULL_BOUND_S : QUICK_BOUND_S;
-  if (muzero_options_set(R))
-    snprintf(muzero, sizeof muzero, " muzero sims %d c_scale %.17g finetune %.17g", R->simulations,
-             R->c_scale, R->finetune);
+  /* finetune_steps enters only when set: plans made before it keep their hash */
+  if (muzero_options_set(R)) {
+    int n = snprintf(muzero, sizeof muzero, " muzero sims %d c_scale %.17g finetune %.17g",
+                     R->simulations, R->c_scale, R->finetune);
+    if (R->finetune_steps && n > 0 && n < (int)sizeof muzero)
+      snprintf(muzero + n, sizeof muzero - (size_t)n, " finetune_steps %" PRId64,
+               R->finetune_steps);
+  }
   int n = snprintf(line, sizeof line,
                    "format %d budget %.17g bound %.17g seeds %" PRId64 " solvers %s agent %s%s\n",
                    MB_RESULTS_FORMAT, R->budget, R->bound_budget, R->seeds, R->solvers_list,
@@ -578,6 +593,7 @@ static void solver_options(const run *R, int64_t seed, mb_solver_options *opt) {
   opt->simulations = R->simulations;
   opt->c_scale = R->c_scale;
   opt->finetune_seconds = R->finetune;
+  opt->finetune_steps = R->finetune_steps;
 }
 
 static void compute_baseline(run *R, task *t) {
@@ -882,6 +898,7 @@ static bool journal_header_line(run *R, char **out) {
   if (muzero_options_set(R))
     sb_printf(&b, " simulations %d c_scale %.17g finetune %.17g", R->simulations, R->c_scale,
               R->finetune);
+  if (R->finetune_steps) sb_printf(&b, " finetune_steps %" PRId64, R->finetune_steps);
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
     enc_str(e, 3 * 8192 + 8, fields[i][1]);
     sb_printf(&b, " %s %s", fields[i][0], e);
@@ -908,7 +925,7 @@ static bool journal_read_header(run *R, const char *line, bool set_options, char
   char buf[8192];
   plan[0] = '\0';
   /* a header without them predates mallocMuZero's evaluation options: the defaults */
-  if (set_options) R->simulations = 0, R->c_scale = R->finetune = 0;
+  if (set_options) R->simulations = 0, R->c_scale = R->finetune = 0, R->finetune_steps = 0;
   while (ok && (tok = strtok_r(NULL, " ", &save))) {
     char *val = strtok_r(NULL, " ", &save);
     if (!val) {
@@ -920,15 +937,18 @@ static bool journal_read_header(run *R, const char *line, bool set_options, char
       if (set_options && tok[0] == 'b') R->budget = strtod(val, NULL);
       continue;
     }
-    if (!strcmp(tok, "simulations") || !strcmp(tok, "c_scale") || !strcmp(tok, "finetune")) {
+    if (!strcmp(tok, "simulations") || !strcmp(tok, "c_scale") || !strcmp(tok, "finetune") ||
+        !strcmp(tok, "finetune_steps")) {
       char *end;
       double x = strtod(val, &end);
       ok = end != val && !*end;
+      bool integral = x >= 0 && x <= INT32_MAX && x == floor(x);
       /* out-of-range values are refused by make_plan's check */
-      if (ok && set_options && tok[0] == 's')
-        R->simulations = x >= 0 && x <= INT32_MAX && x == floor(x) ? (int)x : -1;
-      if (ok && set_options && tok[0] == 'c') R->c_scale = x;
-      if (ok && set_options && tok[0] == 'f') R->finetune = x;
+      if (ok && set_options && !strcmp(tok, "simulations")) R->simulations = integral ? (int)x : -1;
+      if (ok && set_options && !strcmp(tok, "c_scale")) R->c_scale = x;
+      if (ok && set_options && !strcmp(tok, "finetune")) R->finetune = x;
+      if (ok && set_options && !strcmp(tok, "finetune_steps"))
+        R->finetune_steps = integral ? (int64_t)x : -1;
       continue;
     }
     if (!dec_str(val, buf, sizeof buf)) {
@@ -1203,6 +1223,7 @@ static bool write_provenance(run *R, bool fresh, mb_error *err) {
          mb_results_set_attr_int(r, "run_simulations", R->simulations, err) &&
          mb_results_set_attr_double(r, "run_c_scale", R->c_scale, err) &&
          mb_results_set_attr_double(r, "run_finetune_s", R->finetune, err) &&
+         mb_results_set_attr_int(r, "run_finetune_steps", R->finetune_steps, err) &&
          mb_results_set_attr_string(r, "time_unit", "ps (simulated by the mallocbench cost model)",
                                     err);
 }
@@ -1272,7 +1293,7 @@ static bool read_options(run *R, mb_results *r, mb_error *err) {
   double budget = 0;
   ok = ok && mb_results_get_attr_double(r, "run_budget_s", &budget, err);
   /* files made before mallocMuZero's evaluation options lack them: the defaults (0) */
-  int64_t sims = 0;
+  int64_t sims = 0, finetune_steps = 0;
   double c_scale = 0, finetune = 0;
   ok = ok && (!mb_results_has_attr(r, "run_simulations") ||
               mb_results_get_attr_int(r, "run_simulations", &sims, err));
@@ -1280,6 +1301,8 @@ static bool read_options(run *R, mb_results *r, mb_error *err) {
               mb_results_get_attr_double(r, "run_c_scale", &c_scale, err));
   ok = ok && (!mb_results_has_attr(r, "run_finetune_s") ||
               mb_results_get_attr_double(r, "run_finetune_s", &finetune, err));
+  ok = ok && (!mb_results_has_attr(r, "run_finetune_steps") ||
+              mb_results_get_attr_int(r, "run_finetune_steps", &finetune_steps, err));
   char *agent = ok ? mb_results_get_attr_string(r, "run_agent", err) : NULL;
   ok = ok && agent;
   if (ok) {
@@ -1297,6 +1320,7 @@ static bool read_options(run *R, mb_results *r, mb_error *err) {
     R->simulations = sims >= 0 && sims <= INT32_MAX ? (int)sims : -1;
     R->c_scale = c_scale;
     R->finetune = finetune;
+    R->finetune_steps = finetune_steps;
     free(R->agent_path);
     R->agent_path = agent;
     agent = NULL;
@@ -1563,10 +1587,13 @@ static bool prepare_options(run *R, mb_error *err) {
   if (cfg->budget < 0 || isnan(cfg->budget))
     return mb_fail(err, "--budget %g: expected seconds >= 0", cfg->budget);
   R->budget = cfg->budget > 0 ? cfg->budget : (quick ? QUICK_BUDGET_S : 0.0);
-  if (!muzero_options_ok(cfg->simulations, cfg->c_scale, cfg->finetune, NULL, err)) return false;
+  if (!muzero_options_ok(cfg->simulations, cfg->c_scale, cfg->finetune, cfg->finetune_steps, NULL,
+                         err))
+    return false;
   R->simulations = cfg->simulations;
   R->c_scale = cfg->c_scale;
   R->finetune = cfg->finetune;
+  R->finetune_steps = cfg->finetune_steps;
   return true;
 }
 

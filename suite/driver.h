@@ -21,10 +21,11 @@
  * uninterrupted run's except wall times, solver notes and timestamps. The journal is deleted when
  * the run completes.
  *
- * mallocMuZero options. simulations, c_scale and finetune reach every solve (mb_solver_options);
- * only the mallocmuzero solvers read them. They are plan options like the budget, but enter the
- * plan hash and the journal header only when one is non-zero: a run at the defaults hashes as
- * runs made before they existed, so those files still resume (and read the options as 0). */
+ * mallocMuZero options. simulations, c_scale, finetune and finetune_steps reach every solve
+ * (mb_solver_options); only the mallocmuzero solvers read them. They are plan options like the
+ * budget, but enter the plan hash and the journal header only when one is non-zero (and
+ * finetune_steps only when it is): a run at the defaults hashes as runs made before they
+ * existed, so those files still resume (and read the options as 0). */
 #ifndef MB_DRIVER_H
 #define MB_DRIVER_H
 
@@ -56,6 +57,8 @@ typedef struct mb_run_config {
                                decision; 0: the solvers' default */
   double c_scale;           /* mallocMuZero: Gumbel sigma's c_scale at evaluation; 0: default */
   double finetune;          /* mallocMuZero: seconds of per-workload fine-tuning; 0: none */
+  int64_t finetune_steps;   /* mallocMuZero: fine-tuning by updates instead (reproducible);
+                               0: none; not both */
   const char *data_dir;     /* external data; NULL: mb_data_dir(NULL) */
   const char *catalogue;    /* NULL: mb_catalogue_default_path() */
   const char *out;          /* results file; NULL: results/<profile>-<stamp>.h5 + latest.h5 */

@@ -236,6 +236,29 @@ static void test_solvers_valid(void **state) {
         free(in_fast);
         mb_solver_stats_free(&st);
         opt.finetune_seconds = 0;
+        /* fine-tuning by updates: exactly that many, 8 plays besides the first, and the same
+         * episode (and note) from the same seed: reproducible, unlike seconds */
+        opt.finetune_steps = 40;
+        char notes[2][sizeof st.note];
+        mb_assignment *again = mb_assignment_new(w->n_buffers);
+        for (int run = 0; run < 2; run++) {
+          mb_rng r;
+          mb_rng_seed(&r, 99);
+          assert_true(s->solve(w, &hw, &opt, &r, run ? again : a, &st, &err));
+          memcpy(notes[run], st.note, sizeof st.note);
+          mb_solver_stats_free(&st);
+        }
+        assert_non_null(strstr(notes[0], "fine-tuned 40 updates, 8 more plays"));
+        assert_string_equal(notes[0], notes[1]);
+        assert_memory_equal(a->offset, again->offset, (size_t)w->n_buffers * sizeof *a->offset);
+        assert_true(mb_validate(w, &hw, a, &err));
+        mb_assignment_free(again);
+        /* seconds and updates together: refused, naming both */
+        opt.finetune_seconds = 1;
+        assert_false(s->solve(w, &hw, &opt, &rng, a, &st, &err));
+        assert_non_null(strstr(err.message, "give one of them"));
+        opt.finetune_seconds = 0;
+        opt.finetune_steps = 0;
       }
       /* a missing checkpoint: a clear error that says how to make one */
       opt.agent_path = "/nonexistent/agent.h5";

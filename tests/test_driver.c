@@ -544,8 +544,8 @@ static void test_curves_invalid_and_errors(void **state) {
 static bool fake_opts(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
                       mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, mb_error *err) {
   if (!mb_solve_heuristic(w, hw, opt, rng, out, stats, err)) return false;
-  snprintf(stats->note, sizeof stats->note, "sims %d c_scale %.17g finetune %.17g",
-           opt->simulations, opt->c_scale, opt->finetune_seconds);
+  snprintf(stats->note, sizeof stats->note, "sims %d c_scale %.17g finetune %.17g steps %lld",
+           opt->simulations, opt->c_scale, opt->finetune_seconds, (long long)opt->finetune_steps);
   return true;
 }
 
@@ -562,10 +562,13 @@ static void opts_config(const fixture *f, mb_run_config *cfg, const char *out) {
   cfg->jobs = 1;
 }
 
-static void set_muzero(mb_run_config *cfg) {
+/* muzero options: 1 sets them with fine-tuning by seconds, 2 by updates (0: the defaults) */
+static void set_muzero(mb_run_config *cfg, int muzero) {
+  if (!muzero) return;
   cfg->simulations = 4;
   cfg->c_scale = 2.5;
-  cfg->finetune = 0.25;
+  cfg->finetune = muzero == 1 ? 0.25 : 0;
+  cfg->finetune_steps = muzero == 2 ? 300 : 0;
 }
 
 /* The plan options come from the file (or its journal) on resume: none given here. */
@@ -580,11 +583,11 @@ static void opts_resume_config(const fixture *f, mb_run_config *cfg, const char 
 /* Interrupts a run into `out` after one commit and cuts its journal to the header line
  * (returned, malloc'd): a resume then computes every task again, with the options it restored
  * (the file's rows are not taken when a journal exists). */
-static char *interrupted(const fixture *f, const char *out, bool muzero) {
+static char *interrupted(const fixture *f, const char *out, int muzero) {
   mb_run_config cfg;
   mb_run_stats st;
   opts_config(f, &cfg, out);
-  if (muzero) set_muzero(&cfg);
+  set_muzero(&cfg, muzero);
   cfg.stop_after = 1;
   run_ok(&cfg, &st);
   fclose(cfg.log);
@@ -624,38 +627,45 @@ static char *attr_string(const char *path, const char *key) {
 }
 
 /* Every row was computed with these options. */
-static void assert_solved_with(const char *path, int sims, double c_scale, double finetune) {
+static void assert_solved_with(const char *path, int sims, double c_scale, double finetune,
+                               int64_t steps) {
   tables t = {0};
   read_tables(path, &t);
   char want[256];
-  snprintf(want, sizeof want, "sims %d c_scale %.17g finetune %.17g", sims, c_scale, finetune);
+  snprintf(want, sizeof want, "sims %d c_scale %.17g finetune %.17g steps %lld", sims, c_scale,
+           finetune, (long long)steps);
   assert_int_equal(t.n_rows, 2 * 2);
   for (int64_t i = 0; i < t.n_rows; i++) assert_string_equal(t.rows[i].note, want);
   free_tables(&t);
 }
 
 /* The file records these options. */
-static void assert_stored(const char *path, int sims, double c_scale, double finetune) {
+static void assert_stored(const char *path, int sims, double c_scale, double finetune,
+                          int64_t steps) {
   mb_error err = {{0}};
   mb_results *r = mb_results_open(path, false, &err);
   if (!r) fail_msg("%s", err.message);
-  int64_t s = -1;
+  int64_t s = -1, fs = -1;
   double c = -1, ft = -1;
   assert_true(mb_results_get_attr_int(r, "run_simulations", &s, &err));
   assert_true(mb_results_get_attr_double(r, "run_c_scale", &c, &err));
   assert_true(mb_results_get_attr_double(r, "run_finetune_s", &ft, &err));
+  assert_true(mb_results_get_attr_int(r, "run_finetune_steps", &fs, &err));
   mb_results_close(r, NULL);
   assert_int_equal(s, sims);
   assert_true(c == c_scale && ft == finetune);
+  assert_int_equal(fs, steps);
 }
 
-static const char *const MUZERO_ATTRS[] = {"run_simulations", "run_c_scale", "run_finetune_s"};
+static const char *const MUZERO_ATTRS[] = {"run_simulations", "run_c_scale", "run_finetune_s",
+                                           "run_finetune_steps"};
 
 /* Makes a file look like one written before the options existed. */
 static void delete_muzero_attrs(const char *path) {
   hid_t fid = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
   assert_true(fid >= 0);
-  for (int i = 0; i < 3; i++) assert_true(H5Adelete(fid, MUZERO_ATTRS[i]) >= 0);
+  for (size_t i = 0; i < sizeof MUZERO_ATTRS / sizeof *MUZERO_ATTRS; i++)
+    assert_true(H5Adelete(fid, MUZERO_ATTRS[i]) >= 0);
   assert_true(H5Fclose(fid) >= 0);
 }
 
@@ -667,38 +677,38 @@ static void test_muzero_options_reach_solvers_and_resume(void **state) {
   mb_run_stats st;
   /* a fresh run: the solvers get the options, the file stores them */
   opts_config(f, &cfg, full);
-  set_muzero(&cfg);
+  set_muzero(&cfg, 1);
   run_ok(&cfg, &st);
   fclose(cfg.log);
-  assert_solved_with(full, 4, 2.5, 0.25);
-  assert_stored(full, 4, 2.5, 0.25);
+  assert_solved_with(full, 4, 2.5, 0.25, 0);
+  assert_stored(full, 4, 2.5, 0.25, 0);
   /* they are part of the plan: the same run at the defaults hashes differently */
   opts_config(f, &cfg, plain);
   run_ok(&cfg, &st);
   fclose(cfg.log);
-  assert_solved_with(plain, 0, 0, 0);
-  assert_stored(plain, 0, 0, 0);
+  assert_solved_with(plain, 0, 0, 0, 0);
+  assert_stored(plain, 0, 0, 0, 0);
   char *h_full = attr_string(full, "plan_sha256"), *h_plain = attr_string(plain, "plan_sha256");
   assert_string_not_equal(h_full, h_plain);
 
   /* resumed from the file's attributes */
-  char *head = interrupted(f, part, true);
+  char *head = interrupted(f, part, 1);
   assert_non_null(strstr(head,
                          " budget 0.20000000000000001 simulations 4 c_scale 2.5 "
                          "finetune 0.25 plan s"));
   free(head);
   resume_all(f, part);
-  assert_solved_with(part, 4, 2.5, 0.25);
-  assert_stored(part, 4, 2.5, 0.25);
+  assert_solved_with(part, 4, 2.5, 0.25, 0);
+  assert_stored(part, 4, 2.5, 0.25, 0);
   char *h_part = attr_string(part, "plan_sha256");
   assert_string_equal(h_part, h_full);
 
   /* resumed from the journal's header alone: the HDF5 file no longer opens */
-  free(interrupted(f, wreck, true));
+  free(interrupted(f, wreck, 1));
   assert_int_equal(truncate(wreck, 2048), 0);
   resume_all(f, wreck);
-  assert_solved_with(wreck, 4, 2.5, 0.25);
-  assert_stored(wreck, 4, 2.5, 0.25);
+  assert_solved_with(wreck, 4, 2.5, 0.25, 0);
+  assert_stored(wreck, 4, 2.5, 0.25, 0);
   char *h_wreck = attr_string(wreck, "plan_sha256");
   assert_string_equal(h_wreck, h_full);
   free(h_full);
@@ -711,6 +721,40 @@ static void test_muzero_options_reach_solvers_and_resume(void **state) {
   free(wreck);
 }
 
+/* Fine-tuning by updates: a plan option like the others, stored, in the journal header only
+ * when set (so the header of a run fine-tuned by seconds is unchanged), restored on resume from
+ * the file or from the journal alone. */
+static void test_finetune_steps_plan_and_resume(void **state) {
+  fixture *f = *state;
+  char *part = path_in(f, "fs_part.h5"), *wreck = path_in(f, "fs_wreck.h5"),
+       *secs = path_in(f, "fs_secs.h5");
+  char *head = interrupted(f, part, 2);
+  assert_non_null(strstr(head, " simulations 4 c_scale 2.5 finetune 0 finetune_steps 300 plan s"));
+  free(head);
+  resume_all(f, part);
+  assert_solved_with(part, 4, 2.5, 0, 300);
+  assert_stored(part, 4, 2.5, 0, 300);
+  free(interrupted(f, wreck, 2));
+  assert_int_equal(truncate(wreck, 2048), 0);
+  resume_all(f, wreck);
+  assert_solved_with(wreck, 4, 2.5, 0, 300);
+  assert_stored(wreck, 4, 2.5, 0, 300);
+  /* a different plan from the same options fine-tuned by seconds (and no steps in its header) */
+  head = interrupted(f, secs, 1);
+  assert_null(strstr(head, "finetune_steps"));
+  free(head);
+  char *h_steps = attr_string(part, "plan_sha256"), *h_wreck = attr_string(wreck, "plan_sha256"),
+       *h_secs = attr_string(secs, "plan_sha256");
+  assert_string_equal(h_steps, h_wreck);
+  assert_string_not_equal(h_steps, h_secs);
+  free(h_steps);
+  free(h_wreck);
+  free(h_secs);
+  free(part);
+  free(wreck);
+  free(secs);
+}
+
 /* At the defaults the journal header is the one runs wrote before these options existed, and a
  * file without their attributes (written before) resumes at the defaults. A file whose options
  * were set and then lost does not resume: the plan hash covers them. Bad values are refused
@@ -718,7 +762,7 @@ static void test_muzero_options_reach_solvers_and_resume(void **state) {
 static void test_muzero_options_defaults_keep_old_plans(void **state) {
   fixture *f = *state;
   char *old = path_in(f, "mz_old.h5"), *lost = path_in(f, "mz_lost.h5");
-  char *head = interrupted(f, old, false);
+  char *head = interrupted(f, old, 0);
   char want[256];
   snprintf(want, sizeof want, "mallocbench-journal 1 seeds %d budget %.17g plan s", 2, 0.2);
   if (strncmp(head, want, strlen(want))) fail_msg("journal header: %s", head);
@@ -728,9 +772,9 @@ static void test_muzero_options_defaults_keep_old_plans(void **state) {
   free(head);
   delete_muzero_attrs(old);
   resume_all(f, old);
-  assert_solved_with(old, 0, 0, 0);
+  assert_solved_with(old, 0, 0, 0, 0);
 
-  free(interrupted(f, lost, true));
+  free(interrupted(f, lost, 1));
   delete_muzero_attrs(lost);
   mb_run_config cfg;
   mb_run_stats st;
@@ -744,16 +788,24 @@ static void test_muzero_options_defaults_keep_old_plans(void **state) {
   struct {
     int sims;
     double c_scale, finetune;
+    int64_t steps;
     const char *field;
-  } cases[] = {{-1, 0, 0, "--simulations -1"},    {2000000, 0, 0, "--simulations 2000000"},
-               {0, -1, 0, "--c-scale -1"},        {0, NAN, 0, "--c-scale nan"},
-               {0, INFINITY, 0, "--c-scale inf"}, {0, 0, -0.5, "--finetune -0.5"},
-               {0, 0, NAN, "--finetune nan"}};
+  } cases[] = {{-1, 0, 0, 0, "--simulations -1"},
+               {2000000, 0, 0, 0, "--simulations 2000000"},
+               {0, -1, 0, 0, "--c-scale -1"},
+               {0, NAN, 0, 0, "--c-scale nan"},
+               {0, INFINITY, 0, 0, "--c-scale inf"},
+               {0, 0, -0.5, 0, "--finetune -0.5"},
+               {0, 0, NAN, 0, "--finetune nan"},
+               {0, 0, 0, -1, "--finetune-steps -1"},
+               {0, 0, 0, 200000000, "--finetune-steps 200000000"},
+               {0, 0, 5, 100, "--finetune and --finetune-steps"}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     opts_config(f, &cfg, bad);
     cfg.simulations = cases[i].sims;
     cfg.c_scale = cases[i].c_scale;
     cfg.finetune = cases[i].finetune;
+    cfg.finetune_steps = cases[i].steps;
     assert_false(mb_run(&cfg, &st, &err));
     if (!strstr(err.message, cases[i].field))
       fail_msg("case %zu: '%s' does not name '%s'", i, err.message, cases[i].field);
@@ -831,6 +883,7 @@ int main(void) {
       cmocka_unit_test(test_export_csv),
       cmocka_unit_test(test_curves_invalid_and_errors),
       cmocka_unit_test(test_muzero_options_reach_solvers_and_resume),
+      cmocka_unit_test(test_finetune_steps_plan_and_resume),
       cmocka_unit_test(test_muzero_options_defaults_keep_old_plans),
       cmocka_unit_test(test_split_on_resume_without_journal),
   };

@@ -12,9 +12,12 @@
  * > 0 the agent then trains on this workload alone (self-play + updates) for that long; at
  * evaluation points FINETUNE_PLAYS times spread over that time, and once more at its end, it
  * plays the whole episode again with the same search, and the best episode found is returned
- * (the issue's "reporting the best episode found"). Fine-tuning self-play searches the model the
- * solver searches: the learned one, or the real game for mallocmuzero-exact. The answer is always
- * the agent's own play: no other solver's assignment is used. */
+ * (the issue's "reporting the best episode found"). opt->finetune_steps > 0 does the same for a
+ * fixed number of updates, with the plays spread over updates: the same answer on any machine
+ * (unless a play hits the time budget), where seconds depend on the machine's speed and load.
+ * Fine-tuning self-play searches the model the solver searches: the learned one, or the real game
+ * for mallocmuzero-exact. The answer is always the agent's own play: no other solver's assignment
+ * is used. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,9 +61,10 @@ typedef struct finetune_plays {
   const mb_hardware *hw;
   const mb_search_config *scfg;
   bool exact;
-  double budget;    /* seconds per play */
-  double every_s;   /* between plays */
-  double next_play; /* mb_train_now() time of the next one */
+  double budget; /* seconds per play */
+  /* when the next play is due: by time (every_s > 0), else by updates (every_steps) */
+  double every_s, next_play;                 /* mb_train_now() seconds */
+  int64_t every_steps, next_step, last_step; /* last_step: the final play's */
   mb_rng *rng;
   mb_assignment *trial, *best;
   double best_ret;
@@ -73,8 +77,10 @@ static bool play_during_finetune(void *ctx, const mb_agent *ag, int64_t step, bo
                                  mb_error *err) {
   finetune_plays *f = ctx;
   double now = mb_train_now();
-  if (!final && now < f->next_play) return true;
+  bool due = f->every_s > 0 ? now >= f->next_play : step >= f->next_step && step < f->last_step;
+  if (!final && !due) return true;
   f->next_play = now + f->every_s;
+  f->next_step = step + f->every_steps;
   double ret = 0;
   int64_t s = 0, d = 0;
   if (!play_once(ag, f->w, f->hw, f->scfg, f->exact, now + f->budget, f->rng, f->trial, &ret, &s,
@@ -132,34 +138,50 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
   }
   double budget = opt->budget_seconds > 0 ? opt->budget_seconds : DEFAULT_BUDGET_S;
   double ft = opt->finetune_seconds > 0 ? opt->finetune_seconds : 0;
+  int64_t ft_updates = opt->finetune_steps > 0 ? opt->finetune_steps : 0;
+  if (ft > 0 && ft_updates > 0) {
+    mb_agent_free(&ag);
+    mb_agent_curve_free(&curve);
+    return mb_fail(err,
+                   "mallocmuzero: fine-tuning by seconds (%g) and by updates (%lld): give "
+                   "one of them",
+                   ft, (long long)ft_updates);
+  }
+  bool finetune = ft > 0 || ft_updates > 0;
   /* the fine-tuning time is on top of the playing budget */
   double deadline = t0 + budget;
   double ret = 0;
   int64_t searched = 0, decisions = 0;
   bool ok =
       play_once(&ag, w, hw, &scfg, exact, deadline, rng, out, &ret, &searched, &decisions, err);
-  finetune_plays f = {.w = w,
-                      .hw = hw,
-                      .scfg = &scfg,
-                      .exact = exact,
-                      .budget = budget,
-                      .every_s = ft / FINETUNE_PLAYS,
-                      .rng = rng,
-                      .best_ret = ret,
-                      .best_step = -1};
+  finetune_plays f = {
+      .w = w,
+      .hw = hw,
+      .scfg = &scfg,
+      .exact = exact,
+      .budget = budget,
+      .every_s = ft / FINETUNE_PLAYS,
+      .every_steps = ft_updates / FINETUNE_PLAYS > 0 ? ft_updates / FINETUNE_PLAYS : 1,
+      .rng = rng,
+      .best_ret = ret,
+      .best_step = -1};
   int64_t ft_steps = 0;
-  if (ok && ft > 0) {
+  if (ok && finetune) {
     mb_train_config tc;
     mb_train_config_default(&tc);
     tc.seconds = ft;
+    tc.steps = ft_updates;
     tc.seed = opt->seed;
-    tc.eval_every = 100;
+    /* the hook runs at evaluation points: often enough to play on time, or at each play due */
+    tc.eval_every = ft > 0 ? 100 : (int32_t)(f.every_steps < 100 ? f.every_steps : 100);
     tc.checkpoint_every = 0;
     tc.batch = 32;
     tc.self_play_exact = exact;
     tc.on_eval = play_during_finetune;
     tc.on_eval_ctx = &f;
     f.next_play = mb_train_now() + f.every_s;
+    f.next_step = f.every_steps;
+    f.last_step = ft_updates;
     f.trial = mb_assignment_new(w->n_buffers);
     f.best = out;
     mb_train_workload tw = {.name = w->name, .w = w, .hw = *hw};
@@ -187,7 +209,7 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
                scfg.q_min_range, (long long)searched, (long long)decisions,
                searched < decisions ? " (budget hit: the rest played by the raw policy net)" : "",
                f.best_ret);
-  if (ft > 0 && n > 0 && n < (int)sizeof stats->note)
+  if (finetune && n > 0 && n < (int)sizeof stats->note)
     snprintf(stats->note + n, sizeof stats->note - (size_t)n,
              "; fine-tuned %lld updates, %d more plays: first %.4f, best %.4f (%s)",
              (long long)ft_steps, f.plays, ret, f.best_ret,

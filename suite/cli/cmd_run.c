@@ -41,7 +41,11 @@ static void usage(FILE *out) {
           "  --finetune SEC        mallocmuzero solvers: after a first play, train the agent on\n"
           "                        each workload for SEC seconds (on top of --budget), playing\n"
           "                        again at 8 points and at the end; the best episode is kept\n"
-          "                        (default 0: none); the other solvers ignore these options\n"
+          "                        (default 0: none)\n"
+          "  --finetune-steps N    mallocmuzero solvers: the same for N training updates instead\n"
+          "                        of seconds, playing every N/8 updates: reproducible on any\n"
+          "                        machine, unlike --finetune (not both); the other solvers\n"
+          "                        ignore these options\n"
           "  --data DIR            external data directory (default: MALLOCBENCH_DATA or\n"
           "                        ../shared/data)\n"
           "  --catalogue FILE      catalogue file (default: datasets/catalogue.txt)\n"
@@ -166,9 +170,9 @@ int mb_cmd_run(int argc, char **argv) {
       continue;
     }
     static const char *const with_value[] = {
-        "--profile", "--workloads",   "--split",   "--solvers", "--seeds",     "--hardware",
-        "--agent",   "--jobs",        "--budget",  "--data",    "--catalogue", "--out",
-        "--resume",  "--simulations", "--c-scale", "--finetune"};
+        "--profile", "--workloads",   "--split",   "--solvers",  "--seeds",         "--hardware",
+        "--agent",   "--jobs",        "--budget",  "--data",     "--catalogue",     "--out",
+        "--resume",  "--simulations", "--c-scale", "--finetune", "--finetune-steps"};
     bool known = false;
     for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
       known |= !strcmp(name, with_value[k]);
@@ -229,12 +233,18 @@ int mb_cmd_run(int argc, char **argv) {
     } else if (!strcmp(name, "--finetune")) {
       if (!parse_seconds(name, val, true, &cfg.finetune)) return 2;
       plan_option = true;
+    } else if (!strcmp(name, "--finetune-steps")) {
+      int n = 0;
+      if (!parse_int(name, val, 0, &n)) return 2;
+      cfg.finetune_steps = n;
+      plan_option = true;
     }
   }
   if (cfg.resume && plan_option) {
     fprintf(stderr,
             "mallocbench run: --resume takes the plan (profile, workloads, split, solvers, "
-            "seeds, hardware, agent, budget, simulations, c-scale, finetune) from the file; "
+            "seeds, hardware, agent, budget, simulations, c-scale, finetune, finetune-steps) from "
+            "the file; "
             "drop those options\n");
     return 2;
   }

@@ -25,7 +25,8 @@ static void usage(FILE *out) {
           "usage: mallocbench solve WORKLOAD --solver NAME [--hardware H] [--capacity C]\n"
           "                         [--seed S] [--budget SEC] [--bound-budget SEC]\n"
           "                         [--agent CHECKPOINT.h5] [--simulations N] [--c-scale X]\n"
-          "                         [--finetune SEC] [--out ASSIGNMENT.csv]\n\n"
+          "                         [--finetune SEC | --finetune-steps N]\n"
+          "                         [--out ASSIGNMENT.csv]\n\n"
           "Solves one workload and prints T_slow, T_heuristic and T_solver (all simulated by\n"
           "mallocbench's roofline cost model, not measured), the speedups, the LP upper bound on\n"
           "the saving and the solver's gap to it, fast-memory utilisation, and whether the\n"
@@ -48,7 +49,10 @@ static void usage(FILE *out) {
           "--finetune SEC    mallocmuzero solvers: after a first play, train the agent on this\n"
           "                  workload for SEC seconds (on top of --budget), playing again at\n"
           "                  8 points and at the end; the best episode is kept (default 0:\n"
-          "                  none); the other solvers ignore these three options\n"
+          "                  none)\n"
+          "--finetune-steps N  mallocmuzero solvers: the same for N training updates instead of\n"
+          "                  seconds, playing every N/8 updates: reproducible on any machine,\n"
+          "                  unlike --finetune (not both); the other solvers ignore these options\n"
           "--out FILE        write the assignment CSV (readable by 'mallocbench check')\n",
           MB_SEARCH_EVAL_SIMULATIONS, MB_SEARCH_EVAL_C_SCALE);
 }
@@ -114,13 +118,15 @@ int mb_cmd_solve(int argc, char **argv) {
   double budget = 0, bound_budget = 30;
   int simulations = 0;              /* mallocMuZero: 0 = the solver's default */
   double c_scale = 0, finetune = 0; /* idem; finetune 0 = none */
+  int finetune_steps = 0;           /* idem; 0 = none */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
     if (a[0] == '-' && a[1] && strcmp(a, "--solver") && strcmp(a, "--hardware") &&
         strcmp(a, "--capacity") && strcmp(a, "--seed") && strcmp(a, "--budget") &&
         strcmp(a, "--bound-budget") && strcmp(a, "--out") && strcmp(a, "--agent") &&
-        strcmp(a, "--simulations") && strcmp(a, "--c-scale") && strcmp(a, "--finetune")) {
+        strcmp(a, "--simulations") && strcmp(a, "--c-scale") && strcmp(a, "--finetune") &&
+        strcmp(a, "--finetune-steps")) {
       fprintf(stderr, "mallocbench solve: unknown option '%s'\n", a);
       usage(stderr);
       return 2;
@@ -157,6 +163,13 @@ int mb_cmd_solve(int argc, char **argv) {
                 argv[i]);
         return 2;
       }
+    } else if (!strcmp(a, "--finetune-steps")) {
+      if (!parse_int(argv[++i], 0, 100000000, &finetune_steps)) {
+        fprintf(stderr,
+                "mallocbench solve: --finetune-steps '%s': expected an integer in 0..100000000\n",
+                argv[i]);
+        return 2;
+      }
     } else if (!strcmp(a, "--c-scale")) {
       if (!parse_double(argv[++i], &c_scale) || !(c_scale > 0)) {
         fprintf(stderr, "mallocbench solve: --c-scale '%s': expected a finite number > 0\n",
@@ -177,6 +190,10 @@ int mb_cmd_solve(int argc, char **argv) {
     } else {
       path = a;
     }
+  }
+  if (finetune > 0 && finetune_steps > 0) {
+    fprintf(stderr, "mallocbench solve: --finetune and --finetune-steps: give one of them\n");
+    return 2;
   }
   if (!path || !solver_name) {
     fprintf(stderr, "mallocbench solve: %s\n", !path ? "missing WORKLOAD" : "missing --solver");
@@ -220,6 +237,7 @@ int mb_cmd_solve(int argc, char **argv) {
   opt.simulations = simulations;
   opt.c_scale = c_scale;
   opt.finetune_seconds = finetune;
+  opt.finetune_steps = finetune_steps;
   mb_rng rng;
   mb_rng_seed(&rng, seed);
   double t0 = now_s();

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# mallocMuZero's evaluation options (--simulations, --c-scale, --finetune) through the CLI,
+# mallocMuZero's evaluation options (--simulations, --c-scale, --finetune, --finetune-steps)
+# through the CLI,
 # without an agent (tests cannot afford to train one): `run` stores them as run attributes,
 # in the journal header and in the plan hash, and takes them back on every resume path; at
 # their defaults the journal header keeps the layout runs had before these options existed;
@@ -31,13 +32,22 @@ MZ=(--simulations 4 --c-scale 2 --finetune 0)
 [ "$(attr "$TMP/mz.h5" run_simulations)" = 4 ] || fail "run_simulations: '$(attr "$TMP/mz.h5" run_simulations)'"
 [ "$(attr "$TMP/mz.h5" run_c_scale)" = 2 ] || fail "run_c_scale: '$(attr "$TMP/mz.h5" run_c_scale)'"
 [ "$(attr "$TMP/mz.h5" run_finetune_s)" = 0 ] || fail "run_finetune_s: '$(attr "$TMP/mz.h5" run_finetune_s)'"
-for a in run_simulations run_c_scale run_finetune_s; do
+for a in run_simulations run_c_scale run_finetune_s run_finetune_steps; do
   [ "$(attr "$TMP/plain.h5" $a)" = 0 ] || fail "$a of a run without the options: '$(attr "$TMP/plain.h5" $a)'"
 done
 h_mz=$(attr "$TMP/mz.h5" plan_sha256)
 h_plain=$(attr "$TMP/plain.h5" plan_sha256)
 [ ${#h_mz} = 64 ] && [ ${#h_plain} = 64 ] || fail "plan hashes: '$h_mz' '$h_plain'"
 [ "$h_mz" != "$h_plain" ] || fail "the options do not enter the plan hash"
+# fine-tuning by updates: stored, another plan
+"$MB" run "${OPTS[@]}" --finetune-steps 50 --out "$TMP/fs.h5" >/dev/null 2>"$TMP/err" ||
+  fail "run with --finetune-steps: $(cat "$TMP/err")"
+[ "$(attr "$TMP/fs.h5" run_finetune_steps)" = 50 ] || fail "run_finetune_steps: '$(attr "$TMP/fs.h5" run_finetune_steps)'"
+h_fs=$(attr "$TMP/fs.h5" plan_sha256)
+[ "$h_fs" != "$h_plain" ] && [ "$h_fs" != "$h_mz" ] || fail "--finetune-steps does not enter the plan hash"
+expect 2 "--finetune and --finetune-steps: fine-tune by seconds or by updates, not both" \
+  "$MB" run "${OPTS[@]}" --finetune 1 --finetune-steps 50 --out "$TMP/both.h5"
+[ ! -e "$TMP/both.h5" ] || fail "a refused run left a file"
 "$MB" verify "$TMP/mz.h5" >/dev/null || fail "verify the run with the options"
 
 # killed FILE ARGS...: starts a run into FILE and kills it once its journal holds a few tasks
@@ -104,7 +114,8 @@ grep -q "rebuilding it from" "$TMP/err" || fail "no rebuild note: $(cat "$TMP/er
 "$MB" run --help | grep -qE '^  --simulations N +mallocmuzero' || fail "run --help: no --simulations"
 "$MB" run --help | grep -qE '^  --c-scale X +mallocmuzero' || fail "run --help: no --c-scale"
 "$MB" run --help | grep -qE '^  --finetune SEC +mallocmuzero' || fail "run --help: no --finetune"
-for o in --simulations --c-scale --finetune; do
+"$MB" run --help | grep -qE '^  --finetune-steps N +mallocmuzero' || fail "run --help: no --finetune-steps"
+for o in --simulations --c-scale --finetune --finetune-steps; do
   "$MB" solve --help | grep -qE -- "^$o " || fail "solve --help: no $o"
 done
 
@@ -113,11 +124,14 @@ WL=datasets/samples/mlp_tiny.wl
 "$MB" solve "$WL" --solver heuristic --capacity 1MiB "${MZ[@]}" >/dev/null 2>"$TMP/err" ||
   fail "solve with valid options: $(cat "$TMP/err")"
 for bad in "--simulations 0" "--simulations x" "--simulations 2.5" "--c-scale 0" "--c-scale -2" \
-  "--c-scale nan" "--finetune -1" "--finetune inf" "--finetune 1s"; do
+  "--c-scale nan" "--finetune -1" "--finetune inf" "--finetune 1s" "--finetune-steps -1" \
+  "--finetune-steps 1.5"; do
   read -r opt val <<<"$bad"
   expect 2 "^mallocbench solve: $opt '$val'" "$MB" solve "$WL" --solver heuristic "$opt" "$val"
 done
 expect 2 "--c-scale needs a value" "$MB" solve "$WL" --solver heuristic --c-scale
+expect 2 "--finetune and --finetune-steps: give one of them" \
+  "$MB" solve "$WL" --solver heuristic --finetune 1 --finetune-steps 5
 # the options reach mallocmuzero's own checks (here: the missing checkpoint)
 expect 2 "agent checkpoint '$TMP/none.h5' not found" \
   "$MB" solve "$WL" --solver mallocmuzero --agent "$TMP/none.h5" "${MZ[@]}"
