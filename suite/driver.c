@@ -1383,12 +1383,14 @@ static bool adopt_committed(run *R, mb_error *err) {
   R->committed = i;
   R->n_results_rows = ir;
   R->n_baseline_rows = ib;
-  if ((ir < nr || ib < nb) &&
-      (!mb_results_truncate(R->res, ir, ib, err) || !mb_results_flush(R->res, err)))
+  /* the readers skipped a torn tail (a kill during its write), but it is still in the tables:
+   * shrink them too, or the next rows would land after it */
+  int64_t dropped = (nr - ir) + (nb - ib) + mb_results_torn_rows(R->res);
+  if (dropped > 0 && (!mb_results_truncate(R->res, ir, ib, err) || !mb_results_flush(R->res, err)))
     return false;
-  if (ir < nr || ib < nb)
-    fprintf(R->log, "mallocbench run: dropped %" PRId64 " torn row(s) at the end of %s\n",
-            (nr - ir) + (nb - ib), R->out_path);
+  if (dropped > 0)
+    fprintf(R->log, "mallocbench run: dropped %" PRId64 " torn row(s) at the end of %s\n", dropped,
+            R->out_path);
   return true;
 }
 

@@ -253,7 +253,7 @@ int mb_cmd_verify(int argc, char **argv) {
   if (mb_results_torn_rows(r) > 0)
     printf("note: %" PRId64
            " torn row(s) at the end of a table skipped (a kill during their "
-           "write); `mallocbench run --resume %s` restores them from its journal\n",
+           "write); `mallocbench run --resume %s` writes them again\n",
            mb_results_torn_rows(r), argv[1]);
   printf("verify %s: %" PRId64 " result rows, %" PRId64
          " baselines, %d workloads checked "
