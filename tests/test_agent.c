@@ -253,6 +253,12 @@ static void test_solvers_valid(void **state) {
         assert_memory_equal(a->offset, again->offset, (size_t)w->n_buffers * sizeof *a->offset);
         assert_true(mb_validate(w, &hw, a, &err));
         mb_assignment_free(again);
+        /* plays every N/8 updates also when that is not a multiple of the usual evaluation
+         * period (100): 7 during fine-tuning, 1 at its end */
+        opt.finetune_steps = 808;
+        assert_true(s->solve(w, &hw, &opt, &rng, a, &st, &err));
+        assert_non_null(strstr(st.note, "fine-tuned 808 updates, 8 more plays"));
+        mb_solver_stats_free(&st);
         /* seconds and updates together: refused, naming both */
         opt.finetune_seconds = 1;
         assert_false(s->solve(w, &hw, &opt, &rng, a, &st, &err));

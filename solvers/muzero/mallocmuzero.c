@@ -172,8 +172,9 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
     tc.seconds = ft;
     tc.steps = ft_updates;
     tc.seed = opt->seed;
-    /* the hook runs at evaluation points: often enough to play on time, or at each play due */
-    tc.eval_every = ft > 0 ? 100 : (int32_t)(f.every_steps < 100 ? f.every_steps : 100);
+    /* the hook runs at evaluation points: often enough to play on time, or exactly when a
+     * play by updates is due */
+    tc.eval_every = ft > 0 ? 100 : (int32_t)(f.every_steps < INT32_MAX ? f.every_steps : INT32_MAX);
     tc.checkpoint_every = 0;
     tc.batch = 32;
     tc.self_play_exact = exact;
