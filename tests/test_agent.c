@@ -259,6 +259,13 @@ static void test_solvers_valid(void **state) {
         assert_true(s->solve(w, &hw, &opt, &rng, a, &st, &err));
         assert_non_null(strstr(st.note, "fine-tuned 808 updates, 8 more plays"));
         mb_solver_stats_free(&st);
+        /* a workload without a decision (fast memory smaller than every buffer): nothing to
+         * fine-tune on, said in the note (fine-tuning by updates would otherwise never end) */
+        mb_hardware none = mb_hardware_with_capacity(&hw, 1);
+        assert_true(s->solve(w, &none, &opt, &rng, a, &st, &err));
+        assert_non_null(strstr(st.note, "0 of 0 decisions searched"));
+        assert_non_null(strstr(st.note, "not fine-tuned: no decision to learn from"));
+        mb_solver_stats_free(&st);
         /* seconds and updates together: refused, naming both */
         opt.finetune_seconds = 1;
         assert_false(s->solve(w, &hw, &opt, &rng, a, &st, &err));

@@ -304,6 +304,24 @@ static void make_validation(mb_train_workload *tw, mb_workload **w, int32_t n) {
   }
 }
 
+/* Workloads without a single decision (fast memory smaller than every buffer): training bounded
+ * by updates stops with an error naming the cause instead of waiting forever for data. */
+static void test_no_decisions(void **state) {
+  (void)state;
+  mb_train_workload tw[2];
+  mb_workload *w[2];
+  make_validation(tw, w, 2);
+  for (int i = 0; i < 2; i++) tw[i].hw = mb_hardware_with_capacity(&tw[i].hw, 1);
+  mb_train_config cfg;
+  tiny_config(&cfg, 5, 10);
+  cfg.synthetic = false;
+  mb_train_result res;
+  mb_error err = {{0}};
+  assert_false(mb_train(&cfg, tw, 2, NULL, &res, &err));
+  assert_non_null(strstr(err.message, "episodes without a decision"));
+  for (int i = 0; i < 2; i++) mb_workload_free(w[i]);
+}
+
 static double series_max(const double *x, int64_t n) {
   double m = NAN;
   for (int64_t i = 0; i < n; i++)
@@ -517,6 +535,7 @@ int main(void) {
       cmocka_unit_test(test_sibling_transitions), cmocka_unit_test(test_bad_config),
       cmocka_unit_test(test_self_play_exact),     cmocka_unit_test(test_synth_packing),
       cmocka_unit_test(test_validation),          cmocka_unit_test(test_eval_hook),
+      cmocka_unit_test(test_no_decisions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -166,7 +166,9 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
       .best_ret = ret,
       .best_step = -1};
   int64_t ft_steps = 0;
-  if (ok && finetune) {
+  /* a workload without a decision (nothing visitable) has nothing to fine-tune on */
+  bool nothing_to_learn = ok && finetune && decisions == 0;
+  if (ok && finetune && !nothing_to_learn) {
     mb_train_config tc;
     mb_train_config_default(&tc);
     tc.seconds = ft;
@@ -210,7 +212,10 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
                scfg.q_min_range, (long long)searched, (long long)decisions,
                searched < decisions ? " (budget hit: the rest played by the raw policy net)" : "",
                f.best_ret);
-  if (finetune && n > 0 && n < (int)sizeof stats->note)
+  if (nothing_to_learn && n > 0 && n < (int)sizeof stats->note)
+    snprintf(stats->note + n, sizeof stats->note - (size_t)n,
+             "; not fine-tuned: no decision to learn from");
+  else if (finetune && n > 0 && n < (int)sizeof stats->note)
     snprintf(stats->note + n, sizeof stats->note - (size_t)n,
              "; fine-tuned %lld updates, %d more plays: first %.4f, best %.4f (%s)",
              (long long)ft_steps, f.plays, ret, f.best_ret,

@@ -1,6 +1,7 @@
 /* mallocMuZero self-play, learner, evaluation and the playing loop (see train.h). */
 #include "train.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -12,6 +13,9 @@
 #include "paths.h"
 #include "random_workload.h"
 #include "replay.h"
+
+/* Self-play episodes in a row without a single decision before training gives up. */
+#define EMPTY_EPISODES_MAX 64
 
 double mb_train_now(void) {
   struct timespec ts;
@@ -1314,7 +1318,7 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
 
   /* ---- rounds ---- */
   double owed = 0, sp_sum = 0, loss_sum = 0, t_self = 0, t_learn = 0, last_log = mb_train_now();
-  int64_t sp_n = 0, loss_n = 0, updates = 0, decisions_run = 0;
+  int64_t sp_n = 0, loss_n = 0, updates = 0, decisions_run = 0, episodes_run = 0;
   int64_t next_eval = cfg->eval_every > 0 ? res->prog.steps + cfg->eval_every : INT64_MAX;
   int64_t next_ckpt =
       cfg->checkpoint_every > 0 ? res->prog.steps + cfg->checkpoint_every : INT64_MAX;
@@ -1360,7 +1364,17 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
     res->prog.episodes += NA;
     res->prog.decisions += new_dec;
     decisions_run += new_dec;
+    episodes_run += NA;
     t_self += mb_train_now() - t0;
+    /* without a single decision nothing is ever learned, and a run bounded by --steps would
+     * never end */
+    if (ok && decisions_run == 0 && episodes_run >= EMPTY_EPISODES_MAX)
+      ok = mb_fail(err,
+                   "train: %" PRId64
+                   " episodes without a decision: the workloads have nothing "
+                   "to learn from (every buffer pinned, larger than the fast memory or without "
+                   "benefit)",
+                   episodes_run);
     /* learner */
     t0 = mb_train_now();
     if (rb.total_added >= cfg->batch) owed += (double)new_dec * cfg->replay_ratio / cfg->batch;
