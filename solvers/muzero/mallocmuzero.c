@@ -154,17 +154,19 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
   int64_t searched = 0, decisions = 0;
   bool ok =
       play_once(&ag, w, hw, &scfg, exact, deadline, rng, out, &ret, &searched, &decisions, err);
-  finetune_plays f = {
-      .w = w,
-      .hw = hw,
-      .scfg = &scfg,
-      .exact = exact,
-      .budget = budget,
-      .every_s = ft / FINETUNE_PLAYS,
-      .every_steps = ft_updates / FINETUNE_PLAYS > 0 ? ft_updates / FINETUNE_PLAYS : 1,
-      .rng = rng,
-      .best_ret = ret,
-      .best_step = -1};
+  int64_t every_steps = ft_updates / FINETUNE_PLAYS > 0 ? ft_updates / FINETUNE_PLAYS : 1;
+  finetune_plays f = {.w = w,
+                      .hw = hw,
+                      .scfg = &scfg,
+                      .exact = exact,
+                      .budget = budget,
+                      .every_s = ft / FINETUNE_PLAYS,
+                      .every_steps = every_steps,
+                      .next_step = every_steps,
+                      .last_step = ft_updates,
+                      .rng = rng,
+                      .best_ret = ret,
+                      .best_step = -1};
   int64_t ft_steps = 0;
   /* a workload without a decision (nothing visitable) has nothing to fine-tune on */
   bool nothing_to_learn = ok && finetune && decisions == 0;
@@ -183,8 +185,6 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
     tc.on_eval = play_during_finetune;
     tc.on_eval_ctx = &f;
     f.next_play = mb_train_now() + f.every_s;
-    f.next_step = f.every_steps;
-    f.last_step = ft_updates;
     f.trial = mb_assignment_new(w->n_buffers);
     f.best = out;
     mb_train_workload tw = {.name = w->name, .w = w, .hw = *hw};

@@ -156,18 +156,12 @@ int mb_cmd_solve(int argc, char **argv) {
         fprintf(stderr, "mallocbench solve: --seed '%s' is not an unsigned integer\n", argv[i]);
         return 2;
       }
-    } else if (!strcmp(a, "--simulations")) {
-      if (!parse_int(argv[++i], 1, 1000000, &simulations)) {
-        fprintf(stderr,
-                "mallocbench solve: --simulations '%s': expected an integer in 1..1000000\n",
-                argv[i]);
-        return 2;
-      }
-    } else if (!strcmp(a, "--finetune-steps")) {
-      if (!parse_int(argv[++i], 0, 100000000, &finetune_steps)) {
-        fprintf(stderr,
-                "mallocbench solve: --finetune-steps '%s': expected an integer in 0..100000000\n",
-                argv[i]);
+    } else if (!strcmp(a, "--simulations") || !strcmp(a, "--finetune-steps")) {
+      bool sims = !strcmp(a, "--simulations");
+      long lo = sims ? 1 : 0, hi = sims ? 1000000 : 100000000;
+      if (!parse_int(argv[++i], lo, hi, sims ? &simulations : &finetune_steps)) {
+        fprintf(stderr, "mallocbench solve: %s '%s': expected an integer in %ld..%ld\n", a, argv[i],
+                lo, hi);
         return 2;
       }
     } else if (!strcmp(a, "--c-scale")) {
