@@ -27,6 +27,10 @@ typedef struct mb_solver_options {
   const char *order;       /* mallocGame buffer order: "heuristic" (default), "start", "size" */
 } mb_solver_options;
 
+/* Upper limits of the mallocMuZero options, one for every entry point (CLI, driver, solver). */
+#define MB_SOLVER_MAX_SIMULATIONS 1000000
+#define MB_SOLVER_MAX_FINETUNE_STEPS 100000000 /* days of updates on a 2-core machine */
+
 /* What a solver reports besides the assignment (all optional to fill). */
 typedef struct mb_solver_stats {
   int64_t iterations; /* solver-specific effort counter (moves tried, simulations, ...) */

@@ -41,10 +41,8 @@ const char MB_QUICK_FALLBACK_REGEX[] =
 #define QUICK_SEEDS 1
 #define FULL_SEEDS 3
 #define MAX_SOLVERS 16
-#define MAX_SIMULATIONS 1000000      /* --simulations: the CLI's integer limit */
-#define MAX_FINETUNE_STEPS 100000000 /* --finetune-steps: days of updates on this machine */
-#define PROGRESS_PERIOD_TTY 0.25     /* seconds between redraws of the progress line */
-#define PROGRESS_PERIOD_LOG 10.0     /* seconds between plain progress lines (not a terminal) */
+#define PROGRESS_PERIOD_TTY 0.25 /* seconds between redraws of the progress line */
+#define PROGRESS_PERIOD_LOG 10.0 /* seconds between plain progress lines (not a terminal) */
 
 /* ---- small utilities ---- */
 
@@ -372,19 +370,20 @@ static bool profile_file_sha(const char *name, char out[MB_RES_SHA]) {
 static bool muzero_options_ok(int simulations, double c_scale, double finetune,
                               int64_t finetune_steps, const char *stored, mb_error *err) {
   const char *where = stored ? stored : "", *sep = stored ? ": " : "";
-  if (simulations < 0 || simulations > MAX_SIMULATIONS)
+  if (simulations < 0 || simulations > MB_SOLVER_MAX_SIMULATIONS)
     return mb_fail(err, "%s%s%s %d: expected an integer in 1..%d (0: the solvers' default)", where,
-                   sep, stored ? "run_simulations" : "--simulations", simulations, MAX_SIMULATIONS);
+                   sep, stored ? "run_simulations" : "--simulations", simulations,
+                   MB_SOLVER_MAX_SIMULATIONS);
   if (!(c_scale >= 0) || !isfinite(c_scale))
     return mb_fail(err, "%s%s%s %g: expected a finite number > 0 (0: the solvers' default)", where,
                    sep, stored ? "run_c_scale" : "--c-scale", c_scale);
   if (!(finetune >= 0) || !isfinite(finetune))
     return mb_fail(err, "%s%s%s %g: expected finite seconds >= 0", where, sep,
                    stored ? "run_finetune_s" : "--finetune", finetune);
-  if (finetune_steps < 0 || finetune_steps > MAX_FINETUNE_STEPS)
+  if (finetune_steps < 0 || finetune_steps > MB_SOLVER_MAX_FINETUNE_STEPS)
     return mb_fail(err, "%s%s%s %" PRId64 ": expected updates in 0..%d", where, sep,
                    stored ? "run_finetune_steps" : "--finetune-steps", finetune_steps,
-                   MAX_FINETUNE_STEPS);
+                   MB_SOLVER_MAX_FINETUNE_STEPS);
   if (finetune > 0 && finetune_steps > 0)
     return mb_fail(err, "%s%s%s and %s: fine-tune by seconds or by updates, not both", where, sep,
                    stored ? "run_finetune_s" : "--finetune",

@@ -1,4 +1,5 @@
 /* mallocbench run: the whole benchmark (suite/driver.h), then the summary table. */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -89,14 +90,15 @@ static char *join_args(int argc, char **argv) {
   return s;
 }
 
-static bool parse_int(const char *opt, const char *v, int lo, int *out) {
+static bool parse_int(const char *opt, const char *v, long lo, long hi, long *out) {
   char *end;
+  errno = 0;
   long x = strtol(v, &end, 10);
-  if (!*v || *end || x < lo || x > 1000000) {
-    fprintf(stderr, "mallocbench run: %s '%s': expected an integer >= %d\n", opt, v, lo);
+  if (!*v || *end || errno || x < lo || x > hi) {
+    fprintf(stderr, "mallocbench run: %s '%s': expected an integer in %ld..%ld\n", opt, v, lo, hi);
     return false;
   }
-  *out = (int)x;
+  *out = x;
   return true;
 }
 
@@ -212,15 +214,21 @@ int mb_cmd_run(int argc, char **argv) {
     else if (!strcmp(name, "--resume"))
       cfg.resume = val;
     else if (!strcmp(name, "--seeds")) {
-      if (!parse_int(name, val, 1, &cfg.seeds)) return 2;
+      long n = 0;
+      if (!parse_int(name, val, 1, 1000000, &n)) return 2;
+      cfg.seeds = (int)n;
       plan_option = true;
     } else if (!strcmp(name, "--jobs")) {
-      if (!parse_int(name, val, 1, &cfg.jobs)) return 2;
+      long n = 0;
+      if (!parse_int(name, val, 1, 1000000, &n)) return 2;
+      cfg.jobs = (int)n;
     } else if (!strcmp(name, "--budget")) {
       if (!parse_seconds(name, val, false, &cfg.budget)) return 2;
       plan_option = true;
     } else if (!strcmp(name, "--simulations")) {
-      if (!parse_int(name, val, 1, &cfg.simulations)) return 2;
+      long n = 0;
+      if (!parse_int(name, val, 1, MB_SOLVER_MAX_SIMULATIONS, &n)) return 2;
+      cfg.simulations = (int)n;
       plan_option = true;
     } else if (!strcmp(name, "--c-scale")) {
       char *end;
@@ -234,8 +242,8 @@ int mb_cmd_run(int argc, char **argv) {
       if (!parse_seconds(name, val, true, &cfg.finetune)) return 2;
       plan_option = true;
     } else if (!strcmp(name, "--finetune-steps")) {
-      int n = 0;
-      if (!parse_int(name, val, 0, &n)) return 2;
+      long n = 0;
+      if (!parse_int(name, val, 0, MB_SOLVER_MAX_FINETUNE_STEPS, &n)) return 2;
       cfg.finetune_steps = n;
       plan_option = true;
     }

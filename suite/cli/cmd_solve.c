@@ -158,7 +158,7 @@ int mb_cmd_solve(int argc, char **argv) {
       }
     } else if (!strcmp(a, "--simulations") || !strcmp(a, "--finetune-steps")) {
       bool sims = !strcmp(a, "--simulations");
-      long lo = sims ? 1 : 0, hi = sims ? 1000000 : 100000000;
+      long lo = sims ? 1 : 0, hi = sims ? MB_SOLVER_MAX_SIMULATIONS : MB_SOLVER_MAX_FINETUNE_STEPS;
       if (!parse_int(argv[++i], lo, hi, sims ? &simulations : &finetune_steps)) {
         fprintf(stderr, "mallocbench solve: %s '%s': expected an integer in %ld..%ld\n", a, argv[i],
                 lo, hi);

@@ -41,6 +41,13 @@ for bad in "--simulations 0" "--simulations -3" "--simulations many" "--simulati
   expect 2 "$opt '$val': expected" "$MB" run "${OPTS[@]}" "$opt" "$val" --out "$TMP/x.h5"
   expect 2 "$opt '$val': expected" "$MB" run "${OPTS[@]}" "$opt=$val" --out "$TMP/x.h5"
 done
+# run and solve share the solver's limits (solver.h)
+expect 2 "--finetune-steps '100000001': expected an integer in 0\\.\\.100000000\$" \
+  "$MB" run "${OPTS[@]}" --finetune-steps 100000001 --out "$TMP/x.h5"
+expect 2 "--finetune-steps '100000001': expected an integer in 0\\.\\.100000000\$" \
+  "$MB" solve --solver mallocmuzero --finetune-steps 100000001 "$TMP/cat.txt"
+expect 2 "--simulations '1000001': expected an integer in 1\\.\\.1000000\$" \
+  "$MB" run "${OPTS[@]}" --simulations 1000001 --out "$TMP/x.h5"
 expect 2 "--finetune needs a value" "$MB" run "${OPTS[@]}" --out "$TMP/x.h5" --finetune
 expect 2 "takes the plan" "$MB" run --resume "$TMP/good.h5" --seeds 2
 for opt in "--simulations 4" "--c-scale 1" "--finetune 0" "--finetune-steps 10"; do
