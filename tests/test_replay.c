@@ -2,14 +2,20 @@
  * on a hand-made episode (terminal and truncated), unroll offsets past the end, and overwriting
  * of the oldest rows; prioritised sampling: the sum tree against brute-force sums under random
  * adds, evictions and updates, draw frequencies against p^alpha / sum p^alpha, final and evicted
- * rows never drawn, importance weights against their formula, equal priorities = uniform.
+ * rows never drawn, importance weights against their formula, equal priorities = uniform; saving
+ * and restoring (train_state.h): a wrapped buffer with priorities and sibling paths comes back
+ * field for field, draws the same rows and grows the same way afterwards, and a buffer of another
+ * shape or a damaged row is refused with the field named.
  * Expected values are computed here from the definitions. */
 #include "support.h"
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "nn_io.h"
 #include "replay.h"
 #include "rng.h"
 
@@ -507,6 +513,160 @@ static void test_priority_bad_input(void **state) {
   mb_trajectory_free(&t);
 }
 
+/* A buffer of capacity 11 with sibling paths (depth 2) and priorities (alpha 0.7), wrapped. */
+static void fill_for_saving(mb_replay *r, mb_trajectory *t, int first_ep, int episodes) {
+  mb_error err = {{0}};
+  for (int ep = first_ep; ep < first_ep + episodes; ep++) {
+    make_traj(t, ep, 2 + ep % 2, ep % 3 == 0);
+    /* a two-step path after decision 0 (rebuilt: make_traj clears the trajectory) */
+    mb_trajectory_clear(t);
+    uint8_t mask[A] = {1, 1, 0, 1};
+    float pol[A] = {0.5f, 0.25f, 0.0f, 0.25f};
+    for (int i = 0; i < 2 + ep % 2; i++) {
+      float obs[D] = {(float)ep, (float)i, 0};
+      assert_true(mb_trajectory_push(t, obs, mask, pol, i % 2, 0.1f * (float)(i + 1), 0, &err));
+      if (i == 0) {
+        int32_t acts[2] = {3, 0};
+        float rews[2] = {0.5f, (float)ep}, sobs[2 * D] = {(float)ep, 7, 7, (float)ep, 8, 8};
+        assert_true(mb_trajectory_set_sibling(t, 1 + ep % 2, acts, rews, sobs, ep == 4, &err));
+      }
+    }
+    float fin[D] = {(float)ep, 9, 1};
+    assert_true(mb_trajectory_finish(t, fin, ep % 3 == 0, &err));
+    assert_true(mb_replay_add(r, t, &err));
+    mb_replay_set_priority(r, (r->head + r->capacity - 2) % r->capacity, 0.25 * (ep + 1));
+  }
+}
+
+static void assert_same_buffers(const mb_replay *a, const mb_replay *b) {
+  assert_int_equal(a->head, b->head);
+  assert_int_equal(a->count, b->count);
+  assert_int_equal(a->total_added, b->total_added);
+  assert_int_equal(a->trajectories, b->trajectories);
+  assert_int_equal(a->decision_rows, b->decision_rows);
+  size_t n = (size_t)a->count, P = (size_t)a->sib_depth;
+  assert_memory_equal(a->obs, b->obs, n * D * sizeof(float));
+  assert_memory_equal(a->policy, b->policy, n * A * sizeof(float));
+  assert_memory_equal(a->mask, b->mask, n * A);
+  assert_memory_equal(a->action, b->action, n * sizeof(int32_t));
+  assert_memory_equal(a->reward, b->reward, n * sizeof(float));
+  assert_memory_equal(a->value, b->value, n * sizeof(float));
+  assert_memory_equal(a->to_final, b->to_final, n * sizeof(int32_t));
+  assert_memory_equal(a->terminal, b->terminal, n);
+  assert_memory_equal(a->sib_action, b->sib_action, n * P * sizeof(int32_t));
+  assert_memory_equal(a->sib_reward, b->sib_reward, n * P * sizeof(float));
+  assert_memory_equal(a->sib_obs, b->sib_obs, n * P * D * sizeof(float));
+  assert_memory_equal(a->sib_len, b->sib_len, n);
+  assert_memory_equal(a->sib_terminal, b->sib_terminal, n);
+  assert_memory_equal(a->prio.p, b->prio.p, n * sizeof(double));
+  size_t tree = 2 * (size_t)a->prio.leaves;
+  assert_memory_equal(a->prio.sum, b->prio.sum, tree * sizeof(double));
+  assert_memory_equal(a->prio.min, b->prio.min, tree * sizeof(double));
+  assert_memory_equal(a->prio.max, b->prio.max, tree * sizeof(double));
+}
+
+static void shaped(mb_replay *r, int64_t capacity, int32_t sib_depth, double alpha) {
+  mb_error err = {{0}};
+  assert_true(mb_replay_init(r, capacity, D, A, &err));
+  if (sib_depth > 0) assert_true(mb_replay_enable_siblings(r, sib_depth, &err));
+  if (alpha > 0) assert_true(mb_replay_enable_priority(r, alpha, &err));
+}
+
+static char *save_to(const mb_replay *r, const char *name) {
+  mb_error err = {{0}};
+  char *dir = mb_test_temp_dir();
+  assert_non_null(dir);
+  char *path = malloc(strlen(dir) + strlen(name) + 2);
+  sprintf(path, "%s/%s", dir, name);
+  free(dir);
+  mb_nn_file *f = mb_nn_file_create(path, &err);
+  assert_non_null(f);
+  assert_true(mb_replay_save(r, f, &err));
+  assert_true(mb_nn_file_commit(f, &err));
+  return path;
+}
+
+static bool load_from(mb_replay *r, const char *path, mb_error *err) {
+  mb_nn_file *f = mb_nn_file_open(path, err);
+  assert_non_null(f);
+  bool ok = mb_replay_load(r, f, err);
+  mb_nn_file_close(f);
+  return ok;
+}
+
+static void test_save_load(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_trajectory t;
+  assert_true(mb_trajectory_init(&t, D, A, &err));
+  assert_true(mb_trajectory_enable_siblings(&t, 2, &err));
+  mb_replay r, back;
+  shaped(&r, 11, 2, 0.7);
+  fill_for_saving(&r, &t, 0, 6); /* 6 trajectories of 3-4 rows: the ring wraps */
+  assert_true(r.count == r.capacity && r.total_added > r.capacity);
+  char *path = save_to(&r, "replay.h5");
+  shaped(&back, 11, 2, 0.7);
+  assert_true(load_from(&back, path, &err));
+  assert_same_buffers(&r, &back);
+  /* the same draws, importance weights and n-step targets */
+  mb_rng g1, g2;
+  mb_rng_seed(&g1, 5);
+  mb_rng_seed(&g2, 5);
+  for (int i = 0; i < 200; i++) {
+    double w1, w2;
+    assert_int_equal(mb_replay_sample_prioritised(&r, &g1, 0.5, &w1),
+                     mb_replay_sample_prioritised(&back, &g2, 0.5, &w2));
+    assert_true(w1 == w2);
+  }
+  /* and both grow the same way */
+  fill_for_saving(&r, &t, 6, 3);
+  fill_for_saving(&back, &t, 6, 3);
+  assert_same_buffers(&r, &back);
+  mb_replay_free(&back);
+
+  /* a buffer of another shape is refused, the field named */
+  const struct {
+    int64_t capacity;
+    int32_t depth;
+    double alpha;
+    const char *field;
+  } other[] = {{12, 2, 0.7, "replay.capacity"},
+               {11, 1, 0.7, "replay.sib_depth"},
+               {11, 2, 0, "replay.priority_alpha"},
+               {11, 2, 0.5, "replay.priority_alpha"}};
+  for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+    shaped(&back, other[i].capacity, other[i].depth, other[i].alpha);
+    assert_false(load_from(&back, path, &err));
+    assert_non_null(strstr(err.message, other[i].field));
+    assert_non_null(strstr(err.message, path));
+    mb_replay_free(&back);
+  }
+  free(path);
+
+  /* a damaged row (an action outside the game) is refused */
+  r.action[2] = A + 3;
+  path = save_to(&r, "replay_damaged.h5");
+  shaped(&back, 11, 2, 0.7);
+  assert_false(load_from(&back, path, &err));
+  assert_non_null(strstr(err.message, "row 2 is damaged"));
+  mb_replay_free(&back);
+  free(path);
+
+  /* an empty buffer round-trips too */
+  mb_replay empty;
+  shaped(&empty, 11, 0, 0);
+  path = save_to(&empty, "replay_empty.h5");
+  shaped(&back, 11, 0, 0);
+  assert_true(load_from(&back, path, &err));
+  assert_int_equal(back.count, 0);
+  assert_int_equal(mb_replay_sample(&back, &g1), -1);
+  mb_replay_free(&back);
+  mb_replay_free(&empty);
+  free(path);
+  mb_replay_free(&r);
+  mb_trajectory_free(&t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_nstep_terminal),
@@ -520,6 +680,7 @@ int main(void) {
       cmocka_unit_test(test_priority_equal_is_uniform),
       cmocka_unit_test(test_priority_bad_input),
       cmocka_unit_test(test_sibling_transitions),
+      cmocka_unit_test(test_save_load),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

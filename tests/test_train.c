@@ -13,6 +13,11 @@
  *     value is mb_eval_policy's on the trained agent, it does not change the weights, the best
  *     agent is kept in a loadable file whose return is the series' maximum, a resumed run
  *     continues the series, and a checkpoint without the series loads with it all NaN;
+ *   - training state: a run stopped by an error after its state was written, resumed from that
+ *     state, ends with the weights, optimiser step and curve returns of the run that never
+ *     stopped (prioritised replay, a wrapping buffer); resumed from the checkpoint alone it
+ *     does not; the state is removed when a run ends normally; a state of another buffer
+ *     shape, or a plain checkpoint given as a state, is refused with the field named;
  *   - bad configurations fail with a message naming the field. */
 #include "support.h"
 
@@ -21,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "catalogue.h"
@@ -490,6 +496,103 @@ static void test_eval_hook(void **state) {
   mb_train_result_free(&plain);
 }
 
+static void assert_same_curve_returns(const mb_agent_curve *a, const mb_agent_curve *b) {
+  assert_int_equal(a->len, b->len);
+  const size_t n = (size_t)a->len * sizeof(double);
+  assert_memory_equal(a->step, b->step, n);
+  assert_memory_equal(a->episodes, b->episodes, n);
+  assert_memory_equal(a->selfplay, b->selfplay, n);
+  assert_memory_equal(a->policy, b->policy, n);
+  assert_memory_equal(a->loss, b->loss, n);
+}
+
+static void test_state_resume(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  char *ref_out = temp_path("st_ref.h5"), *ref_state = temp_path("st_ref.state.h5");
+  char *out = temp_path("st.h5"), *st = temp_path("st.state.h5");
+  char *alone = temp_path("st_alone.h5");
+  mb_train_config cfg;
+  tiny_config(&cfg, 6, 120);
+  cfg.priority_alpha = 0.6;
+  cfg.replay_capacity = 400; /* wraps within the run */
+  cfg.eval_every = 20;
+  cfg.checkpoint_every = 20;
+  cfg.target_period = 20;
+  cfg.state_every = 40;
+  mb_error err = {{0}};
+  mb_train_result ref, res;
+  cfg.out = ref_out;
+  cfg.state_out = ref_state;
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &ref, &err));
+  assert_int_equal(access(ref_state, F_OK), -1); /* a finished run leaves no state */
+
+  /* the same run, stopped by an error at step 100: its last state is at step 80 */
+  hook_log h = {.fail_at = 5};
+  cfg.out = out;
+  cfg.state_out = st;
+  cfg.on_eval = record_eval;
+  cfg.on_eval_ctx = &h;
+  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_non_null(strstr(err.message, "hook refused at step 100"));
+  mb_agent ag;
+  mb_agent_progress prog;
+  assert_true(mb_agent_load(st, &ag, NULL, &prog, NULL, &err)); /* a state is a checkpoint */
+  assert_int_equal(prog.steps, 80);
+  mb_agent_free(&ag);
+  cfg.on_eval = NULL;
+
+  /* from the checkpoint alone: an empty buffer, another run */
+  cfg.resume = out;
+  cfg.out = alone;
+  cfg.state_out = NULL;
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_int_equal(res.prog.steps, 120);
+  assert_false(same_weights(&ref.agent, &res.agent));
+  mb_train_result_free(&res);
+
+  /* a state of another buffer shape, or a checkpoint that is no state, is refused */
+  cfg.resume_state = st;
+  cfg.replay_capacity = 500;
+  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_non_null(strstr(err.message, "replay.capacity"));
+  assert_non_null(strstr(err.message, st));
+  cfg.replay_capacity = 400;
+  cfg.resume_state = ref_out;
+  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_non_null(strstr(err.message, "not a training state"));
+
+  /* from the state: the run that never stopped, bit for bit */
+  cfg.resume_state = st;
+  cfg.out = out;
+  cfg.state_out = st;
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_int_equal(res.prog.steps, 120);
+  assert_int_equal(res.updates, 40);
+  assert_true(same_weights(&ref.agent, &res.agent));
+  assert_int_equal(res.opt.step, ref.opt.step);
+  assert_int_equal(res.prog.episodes, ref.prog.episodes);
+  assert_int_equal(res.prog.decisions, ref.prog.decisions);
+  assert_same_curve_returns(&ref.curve, &res.curve);
+  assert_true(res.final_policy == ref.final_policy);
+  assert_int_equal(access(st, F_OK), -1);
+  mb_train_result_free(&res);
+
+  cfg.resume = NULL;
+  cfg.resume_state = st;
+  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err)); /* a state needs its checkpoint */
+  assert_non_null(strstr(err.message, "resume_state"));
+  mb_train_result_free(&ref);
+  unlink(out);
+  unlink(ref_out);
+  unlink(alone);
+  free(ref_out);
+  free(ref_state);
+  free(out);
+  free(st);
+  free(alone);
+}
+
 static void test_bad_config(void **state) {
   (void)state;
   mb_train_config cfg;
@@ -535,7 +638,7 @@ int main(void) {
       cmocka_unit_test(test_sibling_transitions), cmocka_unit_test(test_bad_config),
       cmocka_unit_test(test_self_play_exact),     cmocka_unit_test(test_synth_packing),
       cmocka_unit_test(test_validation),          cmocka_unit_test(test_eval_hook),
-      cmocka_unit_test(test_no_decisions),
+      cmocka_unit_test(test_no_decisions),        cmocka_unit_test(test_state_resume),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -232,11 +232,10 @@ static bool curve_has_validation(const mb_agent_curve *c) {
   return false;
 }
 
-bool mb_agent_save(const char *path, const mb_agent *ag, const mb_adam *opt,
-                   const mb_agent_progress *prog, const mb_agent_curve *curve, const char *note,
-                   mb_error *err) {
-  mb_nn_file *f = mb_nn_file_create(path, err);
-  if (!f) return false;
+bool mb_agent_write(mb_nn_file *f, const mb_agent *ag, const mb_adam *opt,
+                    const mb_agent_progress *prog, const mb_agent_curve *curve, const char *note,
+                    mb_error *err) {
+  const char *path = mb_nn_file_path(f);
   const mb_agent_config *c = &ag->cfg;
   mb_nn_module *mods[4];
   mb_agent_modules((mb_agent *)ag, mods);
@@ -271,9 +270,17 @@ bool mb_agent_save(const char *path, const mb_agent *ag, const mb_adam *opt,
     if (ok && curve_has_validation(curve))
       ok = mb_nn_file_write_series(f, CURVE_VALIDATION, curve->validation, curve->len, err);
   }
-  if (!ok) {
+  return ok || mb_fail_prefix(err, "%s", path);
+}
+
+bool mb_agent_save(const char *path, const mb_agent *ag, const mb_adam *opt,
+                   const mb_agent_progress *prog, const mb_agent_curve *curve, const char *note,
+                   mb_error *err) {
+  mb_nn_file *f = mb_nn_file_create(path, err);
+  if (!f) return false;
+  if (!mb_agent_write(f, ag, opt, prog, curve, note, err)) {
     mb_nn_file_close(f);
-    return mb_fail_prefix(err, "%s", path);
+    return false;
   }
   return mb_nn_file_commit(f, err);
 }
@@ -287,11 +294,10 @@ static bool get_int(mb_nn_file *f, const char *path, const char *key, int32_t *o
   return true;
 }
 
-bool mb_agent_load(const char *path, mb_agent *ag, mb_adam *opt, mb_agent_progress *prog,
+bool mb_agent_read(mb_nn_file *f, mb_agent *ag, mb_adam *opt, mb_agent_progress *prog,
                    mb_agent_curve *curve, mb_error *err) {
   memset(ag, 0, sizeof *ag);
-  mb_nn_file *f = mb_nn_file_open(path, err);
-  if (!f) return false;
+  const char *path = mb_nn_file_path(f);
   char fmt[64], order[32];
   mb_agent_config c;
   mb_agent_config_default(&c);
@@ -325,15 +331,8 @@ bool mb_agent_load(const char *path, mb_agent *ag, mb_adam *opt, mb_agent_progre
   c.value_scale = (float)vscale;
   mb_rng rng;
   mb_rng_seed(&rng, 0);
-  if (ok && !mb_agent_create(ag, &c, &rng, err)) {
-    mb_fail_prefix(err, "%s", path);
-    mb_nn_file_close(f);
-    return false;
-  }
-  if (!ok) {
-    mb_nn_file_close(f);
-    return false;
-  }
+  if (ok && !mb_agent_create(ag, &c, &rng, err)) return mb_fail_prefix(err, "%s", path);
+  if (!ok) return false;
   mb_nn_module *mods[4];
   mb_agent_modules(ag, mods);
   for (int i = 0; ok && i < 4; i++) ok = mb_nn_file_read_module(f, mods[i], err);
@@ -398,11 +397,19 @@ bool mb_agent_load(const char *path, mb_agent *ag, mb_adam *opt, mb_agent_progre
   }
   if (!ok) {
     mb_fail_prefix(err, "%s", path);
-    mb_nn_file_close(f);
     if (opt && opt->slots) mb_adam_free(opt);
     mb_agent_free(ag);
     return false;
   }
-  mb_nn_file_close(f);
   return true;
+}
+
+bool mb_agent_load(const char *path, mb_agent *ag, mb_adam *opt, mb_agent_progress *prog,
+                   mb_agent_curve *curve, mb_error *err) {
+  memset(ag, 0, sizeof *ag);
+  mb_nn_file *f = mb_nn_file_open(path, err);
+  if (!f) return false;
+  bool ok = mb_agent_read(f, ag, opt, prog, curve, err);
+  mb_nn_file_close(f);
+  return ok;
 }

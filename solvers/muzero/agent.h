@@ -29,6 +29,7 @@
 #include "error.h"
 #include "game.h"
 #include "nn.h"
+#include "nn_io.h"
 #include "rng.h"
 
 typedef struct mb_agent_config {
@@ -120,6 +121,13 @@ bool mb_agent_save(const char *path, const mb_agent *ag, const mb_adam *opt,
  * zeroed struct: it is created over ag's modules with the stored state. prog and curve may be
  * NULL. On failure nothing needs freeing. */
 bool mb_agent_load(const char *path, mb_agent *ag, mb_adam *opt, mb_agent_progress *prog,
+                   mb_agent_curve *curve, mb_error *err);
+/* The same on a file the caller opened (mb_nn_file_create / mb_nn_file_open) and then commits
+ * or closes: the training state (train_state.h) writes its arrays into the same file. */
+bool mb_agent_write(mb_nn_file *f, const mb_agent *ag, const mb_adam *opt,
+                    const mb_agent_progress *prog, const mb_agent_curve *curve, const char *note,
+                    mb_error *err);
+bool mb_agent_read(mb_nn_file *f, mb_agent *ag, mb_adam *opt, mb_agent_progress *prog,
                    mb_agent_curve *curve, mb_error *err);
 
 #endif

@@ -83,6 +83,8 @@ mb_nn_file *mb_nn_file_open(const char *path, mb_error *err) {
   return f;
 }
 
+const char *mb_nn_file_path(const mb_nn_file *f) { return f->path; }
+
 void mb_nn_file_close(mb_nn_file *f) {
   if (!f) return;
   if (f->writing && f->file >= 0) {
@@ -458,4 +460,92 @@ bool mb_nn_file_read_series(mb_nn_file *f, const char *name, double **x, int64_t
   }
   *n = (int64_t)dims[0];
   return true;
+}
+
+/* ---------------------------------------------------------------- arrays */
+
+static const struct {
+  const char *name;
+  size_t size;
+  H5T_class_t cls;
+  bool is_signed;
+} DTYPES[] = {{"uint8", 1, H5T_INTEGER, false},
+              {"int32", 4, H5T_INTEGER, true},
+              {"float32", 4, H5T_FLOAT, true},
+              {"float64", 8, H5T_FLOAT, true}};
+
+static hid_t dtype_hdf5(mb_nn_dtype t) {
+  switch (t) {
+    case MB_NN_U8:
+      return H5T_NATIVE_UINT8;
+    case MB_NN_I32:
+      return H5T_NATIVE_INT32;
+    case MB_NN_F32:
+      return H5T_NATIVE_FLOAT;
+    case MB_NN_F64:
+      return H5T_NATIVE_DOUBLE;
+  }
+  return -1;
+}
+
+static bool dtype_ok(mb_nn_dtype t) { return t >= MB_NN_U8 && t <= MB_NN_F64; }
+
+bool mb_nn_file_write_array(mb_nn_file *f, const char *name, mb_nn_dtype type, const void *x,
+                            int64_t n, mb_error *err) {
+  if (!f->writing) return mb_fail(err, "%s: opened for reading", f->path);
+  if (!check_key(f, "array", name, err)) return false;
+  if (!dtype_ok(type)) return mb_fail(err, "%s: /arrays/%s: unknown type %d", f->path, name, type);
+  if (n < 0) return mb_fail(err, "%s: /arrays/%s: length %lld < 0", f->path, name, (long long)n);
+  hid_t g = open_or_create_group(f->file, "arrays");
+  if (g < 0) return mb_fail(err, "%s: /arrays: cannot create group", f->path);
+  hsize_t dims[1] = {(hsize_t)n};
+  hid_t space = H5Screate_simple(1, dims, NULL);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  bool ok = space >= 0 && dcpl >= 0 && !link_exists(g, name);
+  if (ok && n > 0) {
+    /* chunks of about 1 MiB: small enough for deflate's window to matter, few enough to index */
+    hsize_t chunk[1] = {(hsize_t)(((int64_t)1 << 20) / (int64_t)DTYPES[type].size)};
+    if ((int64_t)chunk[0] > n) chunk[0] = (hsize_t)n;
+    ok = H5Pset_chunk(dcpl, 1, chunk) >= 0 && H5Pset_shuffle(dcpl) >= 0 &&
+         H5Pset_deflate(dcpl, 1) >= 0;
+  }
+  hid_t ds = ok ? H5Dcreate2(g, name, dtype_hdf5(type), space, H5P_DEFAULT, dcpl, H5P_DEFAULT) : -1;
+  ok = ds >= 0 && (n == 0 || H5Dwrite(ds, dtype_hdf5(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+  if (ds >= 0) H5Dclose(ds);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (space >= 0) H5Sclose(space);
+  H5Gclose(g);
+  return ok || mb_fail(err, "%s: /arrays/%s: HDF5 write failed (or written twice)", f->path, name);
+}
+
+bool mb_nn_file_read_array(mb_nn_file *f, const char *name, mb_nn_dtype type, void *x, int64_t n,
+                           mb_error *err) {
+  if (!check_key(f, "array", name, err)) return false;
+  if (!dtype_ok(type)) return mb_fail(err, "%s: /arrays/%s: unknown type %d", f->path, name, type);
+  if (f->file < 0 || !link_exists(f->file, "arrays"))
+    return mb_fail(err, "%s: /arrays/%s: missing", f->path, name);
+  hid_t g = H5Gopen2(f->file, "arrays", H5P_DEFAULT);
+  if (g < 0) return mb_fail(err, "%s: /arrays: not a group", f->path);
+  hid_t ds = link_exists(g, name) ? H5Dopen2(g, name, H5P_DEFAULT) : -1;
+  hid_t space = ds >= 0 ? H5Dget_space(ds) : -1;
+  hid_t ft = ds >= 0 ? H5Dget_type(ds) : -1;
+  hsize_t dims[1] = {0};
+  bool found = ds >= 0 && space >= 0 && ft >= 0 && H5Sget_simple_extent_ndims(space) == 1 &&
+               H5Sget_simple_extent_dims(space, dims, NULL) == 1;
+  bool typed =
+      found && H5Tget_class(ft) == DTYPES[type].cls && H5Tget_size(ft) == DTYPES[type].size &&
+      (DTYPES[type].cls != H5T_INTEGER || (H5Tget_sign(ft) == H5T_SGN_2) == DTYPES[type].is_signed);
+  bool ok = typed && (int64_t)dims[0] == n &&
+            (n == 0 || H5Dread(ds, dtype_hdf5(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+  if (ft >= 0) H5Tclose(ft);
+  if (space >= 0) H5Sclose(space);
+  if (ds >= 0) H5Dclose(ds);
+  H5Gclose(g);
+  if (!found) return mb_fail(err, "%s: /arrays/%s: missing or not 1-D", f->path, name);
+  if (!typed)
+    return mb_fail(err, "%s: /arrays/%s: expected %s elements", f->path, name, DTYPES[type].name);
+  if ((int64_t)dims[0] != n)
+    return mb_fail(err, "%s: /arrays/%s: %llu elements, expected %lld", f->path, name,
+                   (unsigned long long)dims[0], (long long)n);
+  return ok || mb_fail(err, "%s: /arrays/%s: read failed", f->path, name);
 }

@@ -9,6 +9,8 @@
  *   /adam/<module>/<param>.m   first and second moments, shaped like the parameter
  *   /adam/<module>/<param>.v
  *   /series/<name>             1-D float64 datasets (training curves)
+ *   /arrays/<name>             1-D typed datasets (training state: the replay buffer's rows),
+ *                              chunked, shuffled and deflated (observations are mostly zeros)
  *   /                          metadata attributes (string or double) set by the caller
  * Writing goes to a temporary file beside the target that is renamed over it on commit (after
  * fsync), so a crash never leaves a truncated checkpoint under the real name. Loading checks
@@ -36,6 +38,8 @@ mb_nn_file *mb_nn_file_open(const char *path, mb_error *err);
 /* Writing: closes, fsyncs and renames the temporary file to the target. Reading: closes.
  * Frees f in every case; on failure of a write the target is untouched. */
 bool mb_nn_file_commit(mb_nn_file *f, mb_error *err);
+/* The path given at creation or opening (the target, not the temporary file). */
+const char *mb_nn_file_path(const mb_nn_file *f);
 /* Closes without committing (a written temporary file is removed). Frees f; NULL is fine. */
 void mb_nn_file_close(mb_nn_file *f);
 
@@ -63,5 +67,15 @@ bool mb_nn_file_write_series(mb_nn_file *f, const char *name, const double *x, i
 bool mb_nn_file_has_series(mb_nn_file *f, const char *name);
 /* Reads /series/<name> into a malloc'd array (*x, caller frees; NULL when *n == 0). */
 bool mb_nn_file_read_series(mb_nn_file *f, const char *name, double **x, int64_t *n, mb_error *err);
+
+/* Element types of /arrays/<name>. */
+typedef enum mb_nn_dtype { MB_NN_U8 = 0, MB_NN_I32, MB_NN_F32, MB_NN_F64 } mb_nn_dtype;
+/* Writes the n (>= 0) elements of x as /arrays/<name>; a name is written once per file. */
+bool mb_nn_file_write_array(mb_nn_file *f, const char *name, mb_nn_dtype type, const void *x,
+                            int64_t n, mb_error *err);
+/* Reads /arrays/<name> into x, which has room for exactly n elements. Fails before reading
+ * anything when the array is missing, of another element type or of another length. */
+bool mb_nn_file_read_array(mb_nn_file *f, const char *name, mb_nn_dtype type, void *x, int64_t n,
+                           mb_error *err);
 
 #endif

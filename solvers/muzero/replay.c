@@ -2,6 +2,7 @@
 #include "replay.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -334,6 +335,8 @@ bool mb_replay_add(mb_replay *r, const mb_trajectory *t, mb_error *err) {
       if (n > 0)
         memcpy(r->sib_obs + dst * r->obs_dim, t->sib_obs + src * r->obs_dim,
                (size_t)n * r->obs_dim * sizeof(float));
+      /* never read, but saved with the buffer (mb_replay_save): zeros, not stale memory */
+      memset(r->sib_obs + (dst + n) * r->obs_dim, 0, (size_t)(P - n) * r->obs_dim * sizeof(float));
       r->sib_len[row] = (uint8_t)n;
       /* a path cut to the buffer's depth no longer reaches its end */
       r->sib_terminal[row] = n > 0 && n == t->sib_len[i] ? t->sib_terminal[i] : 0;
@@ -436,4 +439,132 @@ void mb_replay_nstep(const mb_replay *r, int64_t row, int32_t n, double gamma, d
   *reward_sum = sum;
   *boot_discount = disc;
   *boot_row = (steps == left && r->terminal[end]) ? -1 : end;
+}
+
+/* ================================ saving and restoring ================================ */
+
+/* The buffer's arrays, each with its element type and elements per row (0: not stored when the
+ * feature is off). */
+typedef struct replay_field {
+  const char *name;
+  mb_nn_dtype type;
+  void *data;
+  int64_t per_row;
+} replay_field;
+
+static int replay_fields(mb_replay *r, replay_field *out) {
+  int64_t P = r->sib_depth;
+  replay_field f[] = {
+      {"replay.obs", MB_NN_F32, r->obs, r->obs_dim},
+      {"replay.policy", MB_NN_F32, r->policy, r->A},
+      {"replay.mask", MB_NN_U8, r->mask, r->A},
+      {"replay.action", MB_NN_I32, r->action, 1},
+      {"replay.reward", MB_NN_F32, r->reward, 1},
+      {"replay.value", MB_NN_F32, r->value, 1},
+      {"replay.to_final", MB_NN_I32, r->to_final, 1},
+      {"replay.terminal", MB_NN_U8, r->terminal, 1},
+      {"replay.priority", MB_NN_F64, r->prio.p, r->prio.p ? 1 : 0},
+      {"replay.sib_action", MB_NN_I32, r->sib_action, P},
+      {"replay.sib_reward", MB_NN_F32, r->sib_reward, P},
+      {"replay.sib_obs", MB_NN_F32, r->sib_obs, P * r->obs_dim},
+      {"replay.sib_len", MB_NN_U8, r->sib_len, P > 0 ? 1 : 0},
+      {"replay.sib_terminal", MB_NN_U8, r->sib_terminal, P > 0 ? 1 : 0},
+  };
+  int n = 0;
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+    if (f[i].per_row > 0) out[n++] = f[i];
+  return n;
+}
+
+#define REPLAY_MAX_FIELDS 14
+
+/* The shape and counters, as attributes: the shape must match on restore. */
+static const char *const REPLAY_SHAPE[] = {"replay.capacity", "replay.obs_dim", "replay.actions",
+                                           "replay.sib_depth", "replay.priority_alpha"};
+static const char *const REPLAY_COUNTERS[] = {"replay.head", "replay.count", "replay.total_added",
+                                              "replay.trajectories", "replay.decision_rows"};
+
+static void replay_shape(const mb_replay *r, double *v) {
+  v[0] = (double)r->capacity;
+  v[1] = r->obs_dim;
+  v[2] = r->A;
+  v[3] = r->sib_depth;
+  v[4] = r->prio.p ? r->prio.alpha : 0;
+}
+
+bool mb_replay_save(const mb_replay *r, mb_nn_file *f, mb_error *err) {
+  double shape[5], counters[5] = {(double)r->head, (double)r->count, (double)r->total_added,
+                                  (double)r->trajectories, (double)r->decision_rows};
+  replay_shape(r, shape);
+  bool ok = true;
+  for (int i = 0; ok && i < 5; i++) ok = mb_nn_file_set_double(f, REPLAY_SHAPE[i], shape[i], err);
+  for (int i = 0; ok && i < 5; i++)
+    ok = mb_nn_file_set_double(f, REPLAY_COUNTERS[i], counters[i], err);
+  /* rows [0, count) are the stored ones: the ring fills from row 0 and only wraps when full */
+  replay_field fields[REPLAY_MAX_FIELDS];
+  int n = replay_fields((mb_replay *)r, fields);
+  for (int i = 0; ok && i < n; i++)
+    ok = mb_nn_file_write_array(f, fields[i].name, fields[i].type, fields[i].data,
+                                r->count * fields[i].per_row, err);
+  return ok;
+}
+
+bool mb_replay_load(mb_replay *r, mb_nn_file *f, mb_error *err) {
+  const char *path = mb_nn_file_path(f);
+  double want[5], got[5], c[5];
+  replay_shape(r, want);
+  for (int i = 0; i < 5; i++) {
+    if (!mb_nn_file_get_double(f, REPLAY_SHAPE[i], &got[i], err)) return false;
+    if (got[i] != want[i])
+      return mb_fail(err, "%s: attribute %s = %g: this run's replay buffer has %g", path,
+                     REPLAY_SHAPE[i], got[i], want[i]);
+  }
+  for (int i = 0; i < 5; i++)
+    if (!mb_nn_file_get_double(f, REPLAY_COUNTERS[i], &c[i], err)) return false;
+  /* counters: integers, rows within the capacity, the head where the ring left it */
+  for (int i = 0; i < 5; i++)
+    if (!(c[i] >= 0 && c[i] <= 9007199254740992.0) || c[i] != floor(c[i]))
+      return mb_fail(err, "%s: attribute %s = %g: expected an integer >= 0", path,
+                     REPLAY_COUNTERS[i], c[i]);
+  int64_t head = (int64_t)c[0], count = (int64_t)c[1];
+  if (count > r->capacity || head >= r->capacity || (count < r->capacity && head != count))
+    return mb_fail(err,
+                   "%s: attributes replay.head %lld / replay.count %lld: inconsistent with a "
+                   "ring of %lld rows",
+                   path, (long long)head, (long long)count, (long long)r->capacity);
+  replay_field fields[REPLAY_MAX_FIELDS];
+  int n = replay_fields(r, fields);
+  for (int i = 0; i < n; i++)
+    if (!mb_nn_file_read_array(f, fields[i].name, fields[i].type, fields[i].data,
+                               count * fields[i].per_row, err))
+      return false;
+  r->head = head;
+  r->count = count;
+  r->total_added = (int64_t)c[2];
+  r->trajectories = (int64_t)c[3];
+  r->decision_rows = (int64_t)c[4];
+  /* rows that restore cannot vouch for would mislead the learner: check what it relies on */
+  int64_t decisions = 0;
+  for (int64_t i = 0; i < count; i++) {
+    bool decision = r->action[i] >= 0;
+    decisions += decision;
+    if ((decision && r->action[i] >= r->A) || r->to_final[i] < 0 ||
+        (int64_t)r->to_final[i] >= r->capacity || (!decision && r->to_final[i] != 0) ||
+        (r->sib_depth > 0 && r->sib_len[i] > r->sib_depth))
+      return mb_fail(err, "%s: /arrays/replay.*: row %lld is damaged (action %d, to_final %d)",
+                     path, (long long)i, r->action[i], r->to_final[i]);
+  }
+  if (decisions != r->decision_rows)
+    return mb_fail(err, "%s: attribute replay.decision_rows = %lld: the rows hold %lld", path,
+                   (long long)r->decision_rows, (long long)decisions);
+  /* the trees are a function of the raw priorities: rebuilt exactly as they were */
+  if (r->prio.p)
+    for (int64_t i = 0; i < count; i++) {
+      double p = r->prio.p[i];
+      if (!(p >= 0) || !isfinite(p) || (r->action[i] >= 0) != (p > 0))
+        return mb_fail(err, "%s: /arrays/replay.priority: row %lld: priority %g", path,
+                       (long long)i, p);
+      prio_set(&r->prio, i, p);
+    }
+  return true;
 }

@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "nn_io.h"
 #include "rng.h"
 
 /* Priorities of the rows (see "Priority layout" above); all NULL while sampling is uniform. */
@@ -171,5 +172,14 @@ int64_t mb_replay_offset(const mb_replay *r, int64_t row, int32_t k, bool *past_
  * the target ends in a terminal state), *boot_discount = gamma^n'. */
 void mb_replay_nstep(const mb_replay *r, int64_t row, int32_t n, double gamma, double *reward_sum,
                      int64_t *boot_row, double *boot_discount);
+
+/* Saving and restoring (train_state.h): the stored rows [0, count), the ring's counters, the raw
+ * priorities and the sibling paths, as arrays and attributes named replay.* in f. Restoring goes
+ * into a buffer set up as the saved one (capacity, obs_dim, actions, sibling depth, priority
+ * alpha or off) and fails naming the first difference, or a damaged row; the priority trees are
+ * rebuilt from the raw priorities, exactly as they were (every tree node is a function of the
+ * leaves). On failure the buffer's rows are undefined: free it or restore again. */
+bool mb_replay_save(const mb_replay *r, mb_nn_file *f, mb_error *err);
+bool mb_replay_load(mb_replay *r, mb_nn_file *f, mb_error *err);
 
 #endif

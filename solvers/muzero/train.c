@@ -1,18 +1,22 @@
 /* mallocMuZero self-play, learner, evaluation and the playing loop (see train.h). */
 #include "train.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "catalogue.h"
 #include "cost.h"
 #include "paths.h"
 #include "random_workload.h"
 #include "replay.h"
+#include "train_state.h"
 
 /* Self-play episodes in a row without a single decision before training gives up. */
 #define EMPTY_EPISODES_MAX 64
@@ -57,6 +61,7 @@ void mb_train_config_default(mb_train_config *c) {
   c->eval_every = 100;
   c->eval_max = 8;
   c->checkpoint_every = 200;
+  c->state_every = MB_TRAIN_STATE_EVERY;
   c->seed = 0;
   c->log_every_s = 5.0;
 }
@@ -112,9 +117,13 @@ bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
                    c->n_validation);
   if (c->best_out && c->n_validation == 0)
     return mb_fail(err, "train config: best_out '%s' needs a validation set", c->best_out);
-  if (c->eval_every < 0 || c->eval_max < 1 || c->checkpoint_every < 0)
-    return mb_fail(err, "train config: eval_every %d, eval_max %d, checkpoint_every %d: bad value",
-                   c->eval_every, c->eval_max, c->checkpoint_every);
+  if (c->eval_every < 0 || c->eval_max < 1 || c->checkpoint_every < 0 || c->state_every < 0)
+    return mb_fail(err,
+                   "train config: eval_every %d, eval_max %d, checkpoint_every %d, state_every %d: "
+                   "bad value",
+                   c->eval_every, c->eval_max, c->checkpoint_every, c->state_every);
+  if (c->resume_state && !c->resume)
+    return mb_fail(err, "train config: resume_state '%s' without resume", c->resume_state);
   return true;
 }
 
@@ -1132,6 +1141,11 @@ static void free_actors(trainer *T, int32_t n) {
   T->actors = NULL;
 }
 
+/* The first multiple of `every` above step (INT64_MAX when every is 0: never). */
+static int64_t next_multiple(int64_t step, int64_t every) {
+  return every > 0 ? (step / every + 1) * every : INT64_MAX;
+}
+
 /* Importance-weight exponent at update `step`: linear from priority_beta to 1 over the step
  * limit (full correction at the end), constant without one. */
 static double priority_beta(const mb_train_config *cfg, int64_t step) {
@@ -1194,8 +1208,9 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
   mb_rng_seed(&base, cfg->seed);
   /* ---- the agent ---- */
   if (cfg->resume) {
-    if (!mb_agent_load(cfg->resume, &res->agent, &res->opt, &res->prog, &res->curve, err))
-      return false;
+    /* a training state is a checkpoint too: its agent is the one to continue */
+    const char *from = cfg->resume_state ? cfg->resume_state : cfg->resume;
+    if (!mb_agent_load(from, &res->agent, &res->opt, &res->prog, &res->curve, err)) return false;
     res->opt.cfg.lr = cfg->lr;
   } else {
     mb_rng r = mb_rng_split(&base, 0x5eed);
@@ -1317,17 +1332,105 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
   if (ok && cfg->sibling_weight > 0) ok = mb_replay_enable_siblings(&rb, cfg->sibling_depth, err);
 
   /* ---- rounds ---- */
-  double owed = 0, sp_sum = 0, loss_sum = 0, t_self = 0, t_learn = 0, last_log = mb_train_now();
-  int64_t sp_n = 0, loss_n = 0, updates = 0, decisions_run = 0, episodes_run = 0;
-  int64_t next_eval = cfg->eval_every > 0 ? res->prog.steps + cfg->eval_every : INT64_MAX;
-  int64_t next_ckpt =
-      cfg->checkpoint_every > 0 ? res->prog.steps + cfg->checkpoint_every : INT64_MAX;
-  mb_rng lrng = mb_rng_split(&base, 0x1ea4 + (uint64_t)res->prog.steps);
+  double t_self = 0, t_learn = 0, last_log = mb_train_now();
+  int64_t updates = 0, decisions_run = 0, episodes_run = 0;
+  mb_train_counters k = {.learner_rng = mb_rng_split(&base, 0x1ea4 + (uint64_t)res->prog.steps)};
+  /* the learner target was copied from the weights above: at a state's step they are equal */
+  if (ok && cfg->resume_state) ok = mb_train_state_load(cfg->resume_state, &rb, &k, err);
+  if (ok && cfg->resume && cfg->log) {
+    if (cfg->resume_state)
+      fprintf(cfg->log,
+              "train: resumed at step %lld from the training state %s (%lld transitions in the "
+              "replay buffer): the run continues as if it had never stopped\n",
+              (long long)res->prog.steps, cfg->resume_state, (long long)rb.count);
+    else
+      fprintf(cfg->log,
+              "train: resumed at step %lld from the checkpoint %s alone (no training state): the "
+              "replay buffer starts empty, so this run will differ from an uninterrupted one\n",
+              (long long)res->prog.steps, cfg->resume);
+  }
+  /* on the grids of the run that started at step 0, wherever this one resumes */
+  int64_t next_eval = next_multiple(res->prog.steps, cfg->eval_every);
+  int64_t next_ckpt = next_multiple(res->prog.steps, cfg->checkpoint_every);
+  int64_t next_state =
+      cfg->state_out ? next_multiple(res->prog.steps, cfg->state_every) : INT64_MAX;
   while (ok) {
+    /* learner: the updates the replay ratio owes (a resumed state may owe some still) */
+    double t0 = mb_train_now();
+    while (ok && k.owed >= 1 && !(cfg->steps > 0 && res->prog.steps >= cfg->steps)) {
+      ok = learner_step(&L, ag, &res->opt, cfg, &rb, priority_beta(cfg, res->prog.steps),
+                        &k.learner_rng, err);
+      k.owed -= 1;
+      res->prog.steps++;
+      updates++;
+      k.loss_sum += L.loss_p + L.loss_v + L.loss_r + L.loss_c + L.loss_s;
+      k.loss_n++;
+      if (ok && res->prog.steps % cfg->target_period == 0)
+        ok = mb_agent_copy_weights(&L.target, ag, err);
+      if (ok && res->prog.steps >= next_eval) {
+        double pol;
+        ok = mb_eval_policy(ag, eval_set, n_eval, MB_EVAL_POLICY, cfg->seed, &pol, err) &&
+             mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes,
+                                 k.selfplay_n ? k.selfplay_sum / k.selfplay_n : NAN, pol,
+                                 k.loss_n ? k.loss_sum / k.loss_n : NAN,
+                                 res->prog.seconds + (mb_train_now() - t_start), err);
+        ok = ok && validate(cfg, res, res->prog.seconds + (mb_train_now() - t_start), err);
+        ok = ok &&
+             (!cfg->on_eval || cfg->on_eval(cfg->on_eval_ctx, ag, res->prog.steps, false, err));
+        k.selfplay_sum = k.loss_sum = 0;
+        k.selfplay_n = k.loss_n = 0;
+        next_eval = next_multiple(res->prog.steps, cfg->eval_every);
+        if (ok && cfg->log) {
+          char val[48] = "";
+          if (cfg->n_validation > 0)
+            snprintf(val, sizeof val, ", validation %.4f",
+                     res->curve.validation[res->curve.len - 1]);
+          fprintf(cfg->log,
+                  "train: step %lld: raw policy (greedy, no search) %.4f on the eval set%s\n",
+                  (long long)res->prog.steps, pol, val);
+        }
+      }
+      bool at_ckpt = res->prog.steps >= next_ckpt;
+      /* the target network equals the weights only right after a copy */
+      bool at_state = res->prog.steps >= next_state && res->prog.steps % cfg->target_period == 0;
+      if (ok && (at_ckpt || at_state)) {
+        double keep = res->prog.seconds;
+        res->prog.seconds = keep + (mb_train_now() - t_start);
+        if (at_ckpt) ok = save(cfg, res, err);
+        if (ok && at_state) {
+          double t_state = mb_train_now();
+          ok = mb_train_state_save(cfg->state_out, &res->agent, &res->opt, &res->prog, &res->curve,
+                                   cfg->note, &rb, &k, err);
+          struct stat st;
+          if (ok && cfg->log && stat(cfg->state_out, &st) == 0)
+            fprintf(cfg->log, "train: step %lld: training state written to %s (%.1f MB, %.2f s)\n",
+                    (long long)res->prog.steps, cfg->state_out, (double)st.st_size / 1e6,
+                    mb_train_now() - t_state);
+        }
+        res->prog.seconds = keep;
+        if (at_ckpt) next_ckpt = next_multiple(res->prog.steps, cfg->checkpoint_every);
+        if (at_state) next_state = next_multiple(res->prog.steps, cfg->state_every);
+      }
+    }
+    t_learn += mb_train_now() - t0;
+    if (ok && cfg->log && mb_train_now() - last_log >= cfg->log_every_s) {
+      last_log = mb_train_now();
+      fprintf(
+          cfg->log,
+          "train: step %lld  episodes %lld  decisions %lld  self-play return %.4f  loss "
+          "policy %.3f value %.3f reward %.3f consistency %.3f  %.1f steps/s  %.0f decisions/s  "
+          "replay %lld\n",
+          (long long)res->prog.steps, (long long)res->prog.episodes, (long long)res->prog.decisions,
+          k.selfplay_n ? k.selfplay_sum / k.selfplay_n : NAN, L.loss_p, L.loss_v, L.loss_r,
+          L.loss_c, t_learn > 0 ? updates / t_learn : 0.0,
+          t_self > 0 ? decisions_run / t_self : 0.0, (long long)rb.count);
+      fflush(cfg->log);
+    }
+    if (!ok) break;
     if (cfg->steps > 0 && res->prog.steps >= cfg->steps) break;
     if (cfg->seconds > 0 && mb_train_now() - t_start >= cfg->seconds) break;
     /* self-play round */
-    double t0 = mb_train_now();
+    t0 = mb_train_now();
     double progress = cfg->steps > 0
                           ? (double)res->prog.steps / (double)cfg->steps
                           : (mb_train_now() - t_start) / (cfg->seconds > 0 ? cfg->seconds : 1);
@@ -1358,8 +1461,8 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
       if (a->traj.len == 0) continue; /* an episode without decisions */
       ok = mb_replay_add(&rb, &a->traj, err);
       new_dec += a->traj.len;
-      sp_sum += a->ret;
-      sp_n++;
+      k.selfplay_sum += a->ret;
+      k.selfplay_n++;
     }
     res->prog.episodes += NA;
     res->prog.decisions += new_dec;
@@ -1375,63 +1478,7 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
                    "to learn from (every buffer pinned, larger than the fast memory or without "
                    "benefit)",
                    episodes_run);
-    /* learner */
-    t0 = mb_train_now();
-    if (rb.total_added >= cfg->batch) owed += (double)new_dec * cfg->replay_ratio / cfg->batch;
-    while (ok && owed >= 1 && !(cfg->steps > 0 && res->prog.steps >= cfg->steps)) {
-      ok = learner_step(&L, ag, &res->opt, cfg, &rb, priority_beta(cfg, res->prog.steps), &lrng,
-                        err);
-      owed -= 1;
-      res->prog.steps++;
-      updates++;
-      loss_sum += L.loss_p + L.loss_v + L.loss_r + L.loss_c + L.loss_s;
-      loss_n++;
-      if (ok && res->prog.steps % cfg->target_period == 0)
-        ok = mb_agent_copy_weights(&L.target, ag, err);
-      if (ok && res->prog.steps >= next_eval) {
-        double pol;
-        ok = mb_eval_policy(ag, eval_set, n_eval, MB_EVAL_POLICY, cfg->seed, &pol, err) &&
-             mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes,
-                                 sp_n ? sp_sum / sp_n : NAN, pol, loss_n ? loss_sum / loss_n : NAN,
-                                 res->prog.seconds + (mb_train_now() - t_start), err);
-        ok = ok && validate(cfg, res, res->prog.seconds + (mb_train_now() - t_start), err);
-        ok = ok &&
-             (!cfg->on_eval || cfg->on_eval(cfg->on_eval_ctx, ag, res->prog.steps, false, err));
-        sp_sum = loss_sum = 0;
-        sp_n = loss_n = 0;
-        next_eval += cfg->eval_every;
-        if (ok && cfg->log) {
-          char val[48] = "";
-          if (cfg->n_validation > 0)
-            snprintf(val, sizeof val, ", validation %.4f",
-                     res->curve.validation[res->curve.len - 1]);
-          fprintf(cfg->log,
-                  "train: step %lld: raw policy (greedy, no search) %.4f on the eval set%s\n",
-                  (long long)res->prog.steps, pol, val);
-        }
-      }
-      if (ok && res->prog.steps >= next_ckpt) {
-        double keep = res->prog.seconds;
-        res->prog.seconds = keep + (mb_train_now() - t_start);
-        ok = save(cfg, res, err);
-        res->prog.seconds = keep;
-        next_ckpt += cfg->checkpoint_every;
-      }
-    }
-    t_learn += mb_train_now() - t0;
-    if (ok && cfg->log && mb_train_now() - last_log >= cfg->log_every_s) {
-      last_log = mb_train_now();
-      fprintf(
-          cfg->log,
-          "train: step %lld  episodes %lld  decisions %lld  self-play return %.4f  loss "
-          "policy %.3f value %.3f reward %.3f consistency %.3f  %.1f steps/s  %.0f decisions/s  "
-          "replay %lld\n",
-          (long long)res->prog.steps, (long long)res->prog.episodes, (long long)res->prog.decisions,
-          sp_n ? sp_sum / sp_n : NAN, L.loss_p, L.loss_v, L.loss_r, L.loss_c,
-          t_learn > 0 ? updates / t_learn : 0.0, t_self > 0 ? decisions_run / t_self : 0.0,
-          (long long)rb.count);
-      fflush(cfg->log);
-    }
+    if (rb.total_added >= cfg->batch) k.owed += (double)new_dec * cfg->replay_ratio / cfg->batch;
   }
   res->prog.seconds += mb_train_now() - t_start;
   res->updates = updates;
@@ -1441,14 +1488,19 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
     ok = mb_eval_policy(ag, eval_set, n_eval, MB_EVAL_POLICY, cfg->seed, &res->final_policy, err);
     if (ok &&
         (res->curve.len == 0 || res->curve.step[res->curve.len - 1] != (double)res->prog.steps))
-      ok = mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes,
-                               sp_n ? sp_sum / sp_n : NAN, res->final_policy,
-                               loss_n ? loss_sum / loss_n : NAN, res->prog.seconds, err);
+      ok =
+          mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes,
+                              k.selfplay_n ? k.selfplay_sum / k.selfplay_n : NAN, res->final_policy,
+                              k.loss_n ? k.loss_sum / k.loss_n : NAN, res->prog.seconds, err);
     ok = ok && validate(cfg, res, res->prog.seconds, err);
     if (ok && cfg->n_validation > 0)
       res->final_validation = res->curve.validation[res->curve.len - 1];
     ok = ok && save(cfg, res, err);
     ok = ok && (!cfg->on_eval || cfg->on_eval(cfg->on_eval_ctx, ag, res->prog.steps, true, err));
+    /* the run is complete: its state has nothing left to resume */
+    if (ok && cfg->state_out && unlink(cfg->state_out) != 0 && errno != ENOENT && cfg->log)
+      fprintf(cfg->log, "train: note: cannot remove the training state %s: %s\n", cfg->state_out,
+              strerror(errno));
   }
   free_actors(&T, NA);
   learner_free(&L);

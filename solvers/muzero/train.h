@@ -75,7 +75,17 @@
  * to that point) whenever the validation return is strictly higher than the best so far. A
  * resumed run starts from the best of the resumed curve's validation series, so it only
  * replaces best_out with a better agent (the validation sets of both runs should be the same).
- * Evaluation draws nothing from the training streams: weights do not depend on validation. */
+ * Evaluation draws nothing from the training streams: weights do not depend on validation.
+ *
+ * Training state (train_state.h). A checkpoint alone resumes with an empty replay buffer and a
+ * new learner stream: the resumed run trains well but not as the uninterrupted one would. With
+ * state_out, the full state (a checkpoint plus replay buffer, learner stream and counters) is
+ * also written every state_every updates, at the first step at or after each multiple of it
+ * where the target network has just been copied. Resuming from it (resume_state) continues the
+ * run bit for bit: the weights, optimiser, curve returns and every later checkpoint are those
+ * of the run that was never stopped (wall times excepted), for a run bounded by --steps (the
+ * curriculum and beta follow the step count; under a time limit they follow the clock). A state
+ * older than the checkpoint rolls the run back to the state's step. */
 #ifndef MB_TRAIN_H
 #define MB_TRAIN_H
 
@@ -145,10 +155,15 @@ typedef struct mb_train_config {
   int32_t eval_every;       /* updates between raw-policy evaluations (0: only at start and end) */
   int32_t eval_max;         /* evaluation workloads (first ones) */
   int32_t checkpoint_every; /* updates between checkpoints (0: only at the end) */
+  int32_t state_every;      /* with state_out: updates between training states (0: none) */
   uint64_t seed;
-  const char *out;                     /* checkpoint path (NULL: none written) */
-  const char *resume;                  /* continue from this checkpoint (NULL: fresh) */
-  const char *note;                    /* stored as the checkpoint's `training` attribute */
+  const char *out;          /* checkpoint path (NULL: none written) */
+  const char *resume;       /* continue from this checkpoint (NULL: fresh) */
+  const char *resume_state; /* with resume: continue from this training state instead (see
+                               "Training state" above; NULL: the checkpoint alone) */
+  const char *state_out;    /* training state written every state_every updates, removed when
+                               the run ends normally (NULL: none) */
+  const char *note;         /* stored as the checkpoint's `training` attribute */
   const mb_train_workload *validation; /* held-out workloads (owned by the caller; NULL: none) */
   int32_t n_validation;
   const char *best_out; /* with a validation set: the best agent so far (NULL: not kept) */
@@ -166,7 +181,9 @@ typedef struct mb_train_config {
  * clip 5, replay 50000 transitions, ratio 4, uniform sampling (priority alpha 0; beta 0.4 when it
  * is switched on), target every 100, 2 actors per round, 1 job, segment 48, synthetic 16..256
  * buffers, share 0.5, no packing instances, evaluation every 100 updates on at most 8 workloads,
- * checkpoint every 200, seed 0, log every 5 s. */
+ * checkpoint every 200, training state every MB_TRAIN_STATE_EVERY (when state_out is set), seed
+ * 0, log every 5 s. */
+#define MB_TRAIN_STATE_EVERY 5000
 void mb_train_config_default(mb_train_config *c);
 bool mb_train_config_check(const mb_train_config *c, mb_error *err);
 

@@ -1,11 +1,13 @@
 /* `mallocbench train`: trains a mallocMuZero agent (solvers/muzero/train.h) on catalogue
  * workloads and/or synthetic random workloads and writes its checkpoint (HDF5, atomic, every
- * --checkpoint-every updates). Resumable with --resume; deterministic for a seed (the actors of a
- * round use fixed random streams, and OpenBLAS runs single-threaded). */
+ * --checkpoint-every updates) and its training state (every --state-every updates, removed at the
+ * end). Resumable with --resume, bit for bit from a state; deterministic for a seed (the actors of
+ * a round use fixed random streams, and OpenBLAS runs single-threaded). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "paths.h"
@@ -13,6 +15,7 @@
 #include "search.h"
 #include "tensor.h"
 #include "train.h"
+#include "train_state.h"
 
 static void usage(FILE *out) {
   fprintf(out,
@@ -41,8 +44,14 @@ static void usage(FILE *out) {
           "  --steps N           stop after N updates in total (counting a resumed run's)\n"
           "  --minutes M         stop after M minutes in this process\n"
           "  --out FILE          checkpoint to write (required)\n"
-          "  --resume FILE       continue from this checkpoint (its network config is kept)\n"
+          "  --resume FILE       continue from this checkpoint (its network config is kept);\n"
+          "                      from its training state instead when there is one (FILE\n"
+          "                      with .h5 replaced by .state.h5): then the run continues bit\n"
+          "                      for bit as if it had never stopped\n"
           "  --checkpoint-every N  updates between checkpoints (default 200)\n"
+          "  --state-every N     updates between training states (default 5000; 0: none): a\n"
+          "                      checkpoint plus the replay buffer, written beside OUT as\n"
+          "                      .state.h5 and removed when the run ends normally\n"
           "  --eval-every N      updates between raw-policy evaluations (default 100)\n"
           "Agent and search (fresh agents only for the network sizes):\n"
           "  --latent W (128)  --blocks N (1)  --actions A (16)\n"
@@ -268,6 +277,8 @@ int mb_cmd_train(int argc, char **argv) {
       ok = p_f64(v, 0, 1, &cfg.priority_beta, expect);
     else if (!strcmp(a, "--actors"))
       ok = p_i32(v, 1, 1024, &cfg.actors_per_round, expect);
+    else if (!strcmp(a, "--state-every"))
+      ok = p_i32(v, 0, INT32_MAX, &cfg.state_every, expect);
     else if (!strcmp(a, "--checkpoint-every"))
       ok = p_i32(v, 0, INT32_MAX, &cfg.checkpoint_every, expect);
     else if (!strcmp(a, "--eval-every"))
@@ -358,6 +369,20 @@ int mb_cmd_train(int argc, char **argv) {
     snprintf(best, sizeof best, "%.*s.best.h5", (int)(h5 ? n - 3 : n), cfg.out);
     cfg.best_out = best;
   }
+  /* the training state beside the checkpoint: written for OUT, resumed from beside FILE */
+  char state_out[4096], state_in[4096];
+  if (cfg.state_every > 0) {
+    if (!mb_train_state_path(cfg.out, state_out, sizeof state_out)) {
+      fprintf(stderr, "mallocbench train: --out %s: path too long\n", cfg.out);
+      mb_train_set_free(&V);
+      mb_train_set_free(&L);
+      return 2;
+    }
+    cfg.state_out = state_out;
+  }
+  if (cfg.resume && mb_train_state_path(cfg.resume, state_in, sizeof state_in) &&
+      access(state_in, F_OK) == 0)
+    cfg.resume_state = state_in;
   /* provenance: the command line */
   char note[2048];
   int off = snprintf(note, sizeof note, "mallocbench train");

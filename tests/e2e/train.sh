@@ -7,7 +7,8 @@
 # (--q-range) train and change the weights; bench muzero
 # evaluates an agent on a catalogue file of one's own (--catalogue); a validation set
 # (--validate) is refused when it overlaps the training workloads, is stored as the curve's
-# validation series, leaves the weights alone, and --keep-best writes the best agent.
+# validation series, leaves the weights alone, and --keep-best writes the best agent; a run
+# killed with SIGKILL resumes from its training state (--state-every) bit for bit.
 # Usage: train.sh MALLOCBENCH_BINARY (run from the source tree).
 set -u
 MB=${1:?usage: train.sh MALLOCBENCH_BINARY}
@@ -55,6 +56,38 @@ cp "$TMP/a.h5" "$TMP/r.h5"
 "$MB" train "${TINY[@]}" --steps 50 --seed 3 --resume "$TMP/r.h5" --out "$TMP/r.h5" \
   >"$TMP/out" 2>"$TMP/err" || fail "resume: $(cat "$TMP/err")"
 grep -q "trained 20 updates (50 total)" "$TMP/out" || fail "resumed summary: $(cat "$TMP/out")"
+
+# a run killed (SIGKILL) once its training state exists resumes from it bit for bit: the same
+# weights, optimiser and curve returns as the run that never stopped, which leaves no state
+STATE=("${TINY[@]}" --steps 2000 --seed 5 --state-every 100)
+"$MB" train "${STATE[@]}" --out "$TMP/u.h5" >/dev/null 2>"$TMP/err" || fail "train: $(cat "$TMP/err")"
+[ ! -e "$TMP/u.state.h5" ] || fail "a finished run left its training state"
+"$MB" train "${STATE[@]}" --out "$TMP/k.h5" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 3000); do
+  { [ -e "$TMP/k.state.h5" ] || ! kill -0 "$pid" 2>/dev/null; } && break
+  sleep 0.01
+done
+kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+[ -e "$TMP/k.state.h5" ] || fail "test setup: the run ended before it could be killed"
+"$MB" train "${NET[@]}" --steps 2000 --seed 5 --state-every 100 --resume "$TMP/k.h5" \
+  --out "$TMP/k.h5" >"$TMP/out" 2>"$TMP/err" || fail "resume from the state: $(cat "$TMP/err")"
+grep -q "resumed at step [1-9][0-9]* from the training state $TMP/k.state.h5" "$TMP/err" ||
+  fail "the resume does not say it used the training state: $(head -3 "$TMP/err")"
+same_weights "$TMP/u.h5" "$TMP/k.h5" || fail "resumed from the state: other weights"
+for x in /adam /series/curve_policy /series/curve_selfplay /series/curve_loss; do
+  h5diff -d 0 "$TMP/u.h5" "$TMP/k.h5" "$x" "$x" >/dev/null || fail "resumed from the state: $x differs"
+done
+[ ! -e "$TMP/k.state.h5" ] || fail "the resumed run left its training state"
+# without a state the resume says what it loses
+cp "$TMP/u.h5" "$TMP/v.h5"
+"$MB" train "${NET[@]}" --steps 2010 --seed 5 --resume "$TMP/v.h5" --out "$TMP/v.h5" \
+  >/dev/null 2>"$TMP/err" || fail "resume without a state: $(cat "$TMP/err")"
+grep -q "from the checkpoint $TMP/v.h5 alone (no training state): the replay buffer starts empty" \
+  "$TMP/err" || fail "resume without a state: $(head -3 "$TMP/err")"
+expect 2 "--state-every '-1': expected" "$MB" train "${TINY[@]}" --steps 5 --state-every -1 \
+  --out "$TMP/x.h5"
 
 # determinism, and options that reach the weights
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --out "$TMP/b.h5" >/dev/null || fail "second run"
