@@ -142,6 +142,11 @@ int32_t mb_result_matrix_count_split(const mb_result_matrix *m, const char *spli
   return n;
 }
 
+bool mb_matrix_case_heuristic_at_bound(const mb_matrix_case *c) {
+  return c->t_bound_ps > 0 &&
+         (double)(c->t_heuristic_ps - c->t_bound_ps) <= MB_AT_BOUND_TOL * (double)c->t_bound_ps;
+}
+
 void mb_result_matrix_summarise(const mb_result_matrix *m, mb_solver_summary *out) {
   mb_result_matrix_summarise_split(m, NULL, out);
 }

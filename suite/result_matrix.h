@@ -80,5 +80,11 @@ void mb_result_matrix_summarise_split(const mb_result_matrix *m, const char *spl
                                       mb_solver_summary *out);
 /* Cases whose split is exactly `split` ("" counts the cases without split information). */
 int32_t mb_result_matrix_count_split(const mb_result_matrix *m, const char *split);
+/* Whether the heuristic is already within MB_AT_BOUND_TOL (relative) of the case's LP bound:
+ * no solver can beat it there by more, so such a case is a tie or a loss for everyone (the
+ * summary says how many there are, to read wins against the cases that leave room). False
+ * without a bound. */
+#define MB_AT_BOUND_TOL 1e-5
+bool mb_matrix_case_heuristic_at_bound(const mb_matrix_case *c);
 
 #endif

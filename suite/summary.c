@@ -33,6 +33,14 @@ static void print_table(FILE *out, const mb_result_matrix *m, const mb_solver_su
             g, mx, (int)s[i].wins, (int)s[i].ties, (int)s[i].losses, (int)s[i].n_failed, gap,
             s[i].total_wall_s);
   }
+  int32_t at_bound = 0;
+  for (int32_t c = 0; c < m->n_cases; c++)
+    at_bound += mb_matrix_case_heuristic_at_bound(&m->cases[c]);
+  if (at_bound > 0 && m->n_solvers > 0)
+    fprintf(out,
+            "\nIn %d of these %d cases the heuristic is within %g%% of the LP bound, so no solver "
+            "can beat it there by\nmore than that; the other %d leave room for a win.\n",
+            (int)at_bound, (int)m->n_cases, 100 * MB_AT_BOUND_TOL, (int)(m->n_cases - at_bound));
   if (m->n_solvers == 0)
     fprintf(out, "(no results yet)\n");
   else if (m->n_cases == 0 && split)

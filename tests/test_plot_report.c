@@ -401,6 +401,37 @@ static void test_split_summary_matches_rows(void **state) {
   snprintf(want, sizeof want, "\n%-20s %6d %9s ", "greedy", 2, gm); /* summary.c's layout */
   if (!strstr(text, want)) fail_msg("summary --split test lacks '%s':\n%s", want + 1, text);
   free(text);
+  /* the footer counts the cases whose heuristic is already at the LP bound (from the rows): none
+   * in the test split, one in the train split */
+  const char *footer_splits[3] = {"test", "train", NULL};
+  int at_bound_all = 0;
+  for (int k = 0; k < 3; k++) {
+    int at_bound = 0, cases = 0;
+    for (int64_t i = 0; i < n; i++) {
+      if (strcmp(rows[i].solver, "heuristic") || rows[i].seed != 0 ||
+          (footer_splits[k] && strcmp(catalogue_split(rows[i].workload), footer_splits[k])))
+        continue;
+      cases++;
+      at_bound += rows[i].t_bound_ps > 0 && (double)(rows[i].t_heuristic_ps - rows[i].t_bound_ps) <=
+                                                1e-5 * (double)rows[i].t_bound_ps;
+    }
+    out = open_memstream(&text, &len);
+    r = mb_results_open(fx->results, false, &err);
+    assert_true(mb_summary_print_split(r, footer_splits[k], out, &err));
+    mb_results_close(r, NULL);
+    fclose(out);
+    snprintf(want, sizeof want, "In %d of these %d cases the heuristic is within 0.001%% of the LP",
+             at_bound, cases);
+    if (at_bound > 0 ? !strstr(text, want) : strstr(text, "of the LP bound") != NULL)
+      fail_msg("summary: %d of %d case(s) at the bound, footer:\n%s", at_bound, cases, text);
+    if (at_bound > 0) {
+      snprintf(want, sizeof want, "the other %d leave room for a win", cases - at_bound);
+      if (!strstr(text, want)) fail_msg("summary lacks '%s':\n%s", want, text);
+    }
+    at_bound_all += at_bound;
+    free(text);
+  }
+  assert_true(at_bound_all > 0); /* the fixture exercises the footer */
   free(sum);
   free(rows);
   mb_result_matrix_free(m);
