@@ -527,10 +527,21 @@ static void test_state_resume(void **state) {
   assert_true(mb_train(&cfg, NULL, 0, NULL, &ref, &err));
   assert_int_equal(access(ref_state, F_OK), -1); /* a finished run leaves no state */
 
-  /* the same run, stopped by an error at step 100: its last state is at step 80 */
-  hook_log h = {.fail_at = 5};
+  /* a fresh run removes a stale state at its state path at once (stopped here at step 20, before
+   * its own first state) */
   cfg.out = out;
   cfg.state_out = st;
+  FILE *stale = fopen(st, "w");
+  assert_non_null(stale);
+  fclose(stale);
+  hook_log h0 = {.fail_at = 1};
+  cfg.on_eval = record_eval;
+  cfg.on_eval_ctx = &h0;
+  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_int_equal(access(st, F_OK), -1);
+
+  /* the same run, stopped by an error at step 100: its last state is at step 80 */
+  hook_log h = {.fail_at = 5};
   cfg.on_eval = record_eval;
   cfg.on_eval_ctx = &h;
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));

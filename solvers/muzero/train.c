@@ -1337,6 +1337,11 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
   mb_train_counters k = {.learner_rng = mb_rng_split(&base, 0x1ea4 + (uint64_t)res->prog.steps)};
   /* the learner target was copied from the weights above: at a state's step they are equal */
   if (ok && cfg->resume_state) ok = mb_train_state_load(cfg->resume_state, &rb, &k, err);
+  /* a state already at state_out belongs to another run (one this run overwrites): left there,
+   * a later --resume would take it for this run's */
+  if (ok && cfg->state_out && !(cfg->resume_state && !strcmp(cfg->resume_state, cfg->state_out)) &&
+      unlink(cfg->state_out) == 0 && cfg->log)
+    fprintf(cfg->log, "train: removed %s, the training state of an earlier run\n", cfg->state_out);
   if (ok && cfg->resume && cfg->log) {
     if (cfg->resume_state)
       fprintf(cfg->log,
