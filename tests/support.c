@@ -52,3 +52,14 @@ char *mb_test_temp_dir(void) {
   }
   return path;
 }
+
+char *mb_test_temp_path(const char *name) {
+  char *dir = mb_test_temp_dir();
+  assert_non_null(dir);
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = malloc(n);
+  assert_non_null(p);
+  snprintf(p, n, "%s/%s", dir, name);
+  free(dir);
+  return p;
+}

@@ -21,5 +21,8 @@ const char *mb_test_data_dir(void);
 char *mb_test_write_temp(const char *suffix, const char *text);
 /* A fresh temporary directory (caller frees the path; removed by the OS's tmp cleaning). */
 char *mb_test_temp_dir(void);
+/* `name` inside a fresh temporary directory (caller frees the path; fails the test when the
+ * directory cannot be made). */
+char *mb_test_temp_path(const char *name);
 
 #endif

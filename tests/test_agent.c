@@ -51,15 +51,6 @@ static mb_workload *small_workload(uint64_t seed, int n, mb_hardware *hw) {
   return w;
 }
 
-static char *temp_path(const char *name) {
-  char *dir = mb_test_temp_dir();
-  assert_non_null(dir);
-  char *p = malloc(strlen(dir) + strlen(name) + 2);
-  sprintf(p, "%s/%s", dir, name);
-  free(dir);
-  return p;
-}
-
 static void test_checkpoint_round_trip(void **state) {
   (void)state;
   mb_error err = {{0}};
@@ -79,7 +70,7 @@ static void test_checkpoint_round_trip(void **state) {
   mb_agent_curve curve = {0};
   assert_true(mb_agent_curve_push(&curve, 0, 0, NAN, 0.01, NAN, 0, &err));
   assert_true(mb_agent_curve_push(&curve, 42, 7, 0.02, 0.03, 1.25, 1.5, &err));
-  char *path = temp_path("agent.h5");
+  char *path = mb_test_temp_path("agent.h5");
   assert_true(mb_agent_save(path, &ag, &opt, &prog, &curve, "unit test", &err));
 
   mb_agent back;
@@ -153,7 +144,7 @@ static void test_checkpoint_next_buffers(void **state) {
   mb_rng_seed(&rng, 3);
   mb_agent ag, back;
   assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
-  char *path = temp_path("agent_next.h5");
+  char *path = mb_test_temp_path("agent_next.h5");
   assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
   struct stat st;
   assert_int_equal(stat(path, &st), 0);
@@ -191,7 +182,7 @@ static void test_solvers_valid(void **state) {
   mb_agent_progress prog = {0};
   mb_agent_curve curve = {0};
   assert_true(mb_agent_curve_push(&curve, 0, 0, NAN, 0.0, NAN, 0, &err));
-  char *path = temp_path("solver-agent.h5");
+  char *path = mb_test_temp_path("solver-agent.h5");
   assert_true(mb_agent_save(path, &ag, NULL, &prog, &curve, NULL, &err));
   const char *names[2] = {"mallocmuzero", "mallocmuzero-exact"};
   for (int k = 0; k < 2; k++) {

@@ -1,6 +1,7 @@
 /* Tests of HDF5 checkpoints (solvers/muzero/nn_io): bit-exact round trips of weights, optimiser
  * state and metadata; clear failures on another architecture, a missing or damaged file; the
- * temporary-file-and-rename commit. */
+ * temporary-file-and-rename commit; typed arrays (every element type, empty ones) and counters
+ * round-trip, and another type, length or a missing array is refused with the name. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,16 +53,6 @@ static void agent_free(agent *a) {
   mb_nn_module_free(&a->pred);
 }
 
-static char *temp_path(const char *leaf) {
-  char *dir = mb_test_temp_dir();
-  assert_non_null(dir);
-  size_t n = strlen(dir) + strlen(leaf) + 2;
-  char *p = malloc(n);
-  snprintf(p, n, "%s/%s", dir, leaf);
-  free(dir);
-  return p;
-}
-
 static void save(const agent *a, const char *path, double curve_scale) {
   mb_nn_file *f;
   CHECK((f = mb_nn_file_create(path, err)) != NULL);
@@ -79,7 +70,7 @@ static void save(const agent *a, const char *path, double curve_scale) {
 
 static void test_round_trip(void **state) {
   (void)state;
-  char *path = temp_path("agent.h5");
+  char *path = mb_test_temp_path("agent.h5");
   agent a, b;
   agent_build(&a, 8, 2, 1, 3);
   agent_build(&b, 8, 2, 2, 0); /* other weights, fresh optimiser */
@@ -136,7 +127,7 @@ static void test_round_trip(void **state) {
 
 static void test_wrong_architecture(void **state) {
   (void)state;
-  char *path = temp_path("agent.h5");
+  char *path = mb_test_temp_path("agent.h5");
   agent a, wide, deep, shallow;
   agent_build(&a, 8, 2, 1, 1);
   agent_build(&wide, 16, 2, 1, 0);
@@ -186,7 +177,7 @@ static int count_entries(const char *dir) {
  * temporary file behind. */
 static void test_commit_is_atomic(void **state) {
   (void)state;
-  char *path = temp_path("ckpt.h5");
+  char *path = mb_test_temp_path("ckpt.h5");
   char dir[1024];
   snprintf(dir, sizeof dir, "%s", path);
   *strrchr(dir, '/') = '\0';
@@ -225,7 +216,7 @@ static void test_bad_files(void **state) {
   free(junk);
   assert_null(mb_nn_file_create("/nonexistent/dir/x.h5", &e));
   assert_non_null(strstr(e.message, "temporary file"));
-  char *path = temp_path("meta.h5");
+  char *path = mb_test_temp_path("meta.h5");
   mb_nn_file *f = mb_nn_file_create(path, &e);
   assert_non_null(f);
   assert_false(mb_nn_file_set_double(f, "bad key", 1.0, &e));
@@ -238,12 +229,68 @@ static void test_bad_files(void **state) {
   free(path);
 }
 
+static void test_arrays_and_counts(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("arrays.h5");
+  mb_error err = {{0}};
+  uint8_t u8[5] = {0, 1, 2, 254, 255}, u8b[5];
+  int32_t i32[4] = {-7, 0, 3, 2147483647}, i32b[4];
+  float f32[3] = {0.5f, -1e30f, 3.25f}, f32b[3];
+  double f64[2] = {1e-300, -2.5}, f64b[2];
+  mb_nn_file *f = mb_nn_file_create(path, &err);
+  assert_non_null(f);
+  assert_true(mb_nn_file_write_array(f, "a.u8", MB_NN_U8, u8, 5, &err));
+  assert_true(mb_nn_file_write_array(f, "a.i32", MB_NN_I32, i32, 4, &err));
+  assert_true(mb_nn_file_write_array(f, "a.f32", MB_NN_F32, f32, 3, &err));
+  assert_true(mb_nn_file_write_array(f, "a.f64", MB_NN_F64, f64, 2, &err));
+  assert_true(mb_nn_file_write_array(f, "a.empty", MB_NN_F32, NULL, 0, &err));
+  assert_false(mb_nn_file_write_array(f, "a.u8", MB_NN_U8, u8, 5, &err)); /* twice */
+  assert_non_null(strstr(err.message, "/arrays/a.u8"));
+  assert_false(mb_nn_file_write_array(f, "bad/name", MB_NN_U8, u8, 5, &err));
+  assert_true(mb_nn_file_set_double(f, "n.ok", 12345, &err));
+  assert_true(mb_nn_file_set_double(f, "n.neg", -1, &err));
+  assert_true(mb_nn_file_set_double(f, "n.frac", 2.5, &err));
+  assert_true(mb_nn_file_commit(f, &err));
+
+  f = mb_nn_file_open(path, &err);
+  assert_non_null(f);
+  assert_true(mb_nn_file_read_array(f, "a.u8", MB_NN_U8, u8b, 5, &err));
+  assert_true(mb_nn_file_read_array(f, "a.i32", MB_NN_I32, i32b, 4, &err));
+  assert_true(mb_nn_file_read_array(f, "a.f32", MB_NN_F32, f32b, 3, &err));
+  assert_true(mb_nn_file_read_array(f, "a.f64", MB_NN_F64, f64b, 2, &err));
+  assert_memory_equal(u8, u8b, sizeof u8);
+  assert_memory_equal(i32, i32b, sizeof i32);
+  assert_memory_equal(f32, f32b, sizeof f32);
+  assert_memory_equal(f64, f64b, sizeof f64);
+  assert_true(mb_nn_file_read_array(f, "a.empty", MB_NN_F32, NULL, 0, &err));
+  /* another element type (signedness and width count), another length, a missing array */
+  assert_false(mb_nn_file_read_array(f, "a.u8", MB_NN_I32, i32b, 5, &err));
+  assert_non_null(strstr(err.message, "a.u8: expected int32 elements"));
+  assert_false(mb_nn_file_read_array(f, "a.i32", MB_NN_F32, f32b, 4, &err));
+  assert_non_null(strstr(err.message, "expected float32"));
+  assert_false(mb_nn_file_read_array(f, "a.f32", MB_NN_F32, f32b, 2, &err));
+  assert_non_null(strstr(err.message, "a.f32: 3 elements, expected 2"));
+  assert_false(mb_nn_file_read_array(f, "a.none", MB_NN_F32, f32b, 2, &err));
+  assert_non_null(strstr(err.message, "a.none: missing"));
+  assert_non_null(strstr(err.message, path));
+  int64_t n = 0;
+  assert_true(mb_nn_file_get_count(f, "n.ok", &n, &err));
+  assert_int_equal(n, 12345);
+  assert_false(mb_nn_file_get_count(f, "n.neg", &n, &err));
+  assert_non_null(strstr(err.message, "n.neg = -1: expected an integer >= 0"));
+  assert_false(mb_nn_file_get_count(f, "n.frac", &n, &err));
+  assert_false(mb_nn_file_get_count(f, "n.none", &n, &err));
+  assert_non_null(strstr(err.message, "missing"));
+  mb_nn_file_close(f);
+  unlink(path);
+  free(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_round_trip),
-      cmocka_unit_test(test_wrong_architecture),
-      cmocka_unit_test(test_commit_is_atomic),
-      cmocka_unit_test(test_bad_files),
+      cmocka_unit_test(test_round_trip),        cmocka_unit_test(test_wrong_architecture),
+      cmocka_unit_test(test_commit_is_atomic),  cmocka_unit_test(test_bad_files),
+      cmocka_unit_test(test_arrays_and_counts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -574,11 +574,7 @@ static void shaped(mb_replay *r, int64_t capacity, int32_t sib_depth, double alp
 
 static char *save_to(const mb_replay *r, const char *name) {
   mb_error err = {{0}};
-  char *dir = mb_test_temp_dir();
-  assert_non_null(dir);
-  char *path = malloc(strlen(dir) + strlen(name) + 2);
-  sprintf(path, "%s/%s", dir, name);
-  free(dir);
+  char *path = mb_test_temp_path(name);
   mb_nn_file *f = mb_nn_file_create(path, &err);
   assert_non_null(f);
   assert_true(mb_replay_save(r, f, &err));

@@ -36,16 +36,6 @@ static mb_workload *make_workload(const char *name) {
   return w;
 }
 
-static char *temp_path(const char *name) {
-  char *dir = mb_test_temp_dir();
-  assert_non_null(dir);
-  size_t n = strlen(dir) + strlen(name) + 2;
-  char *p = malloc(n);
-  snprintf(p, n, "%s/%s", dir, name);
-  free(dir);
-  return p;
-}
-
 static mb_result_row make_row(int64_t task, const char *solver, int64_t seed, int64_t t_solver) {
   mb_result_row r;
   memset(&r, 0, sizeof r);
@@ -83,7 +73,7 @@ static void append_rows(mb_results *r, int from, int to) {
 
 static void test_round_trip(void **state) {
   (void)state;
-  char *path = temp_path("rt.h5");
+  char *path = mb_test_temp_path("rt.h5");
   mb_error err = {{0}};
   mb_workload *w = make_workload("net/a%b");
   assert_non_null(w);
@@ -196,7 +186,7 @@ static void test_round_trip(void **state) {
 
 static void test_append_after_reopen_and_truncate(void **state) {
   (void)state;
-  char *path = temp_path("append.h5");
+  char *path = mb_test_temp_path("append.h5");
   mb_error err = {{0}};
   mb_results *r = mb_results_create(path, false, &err);
   assert_non_null(r);
@@ -238,7 +228,7 @@ static void test_append_after_reopen_and_truncate(void **state) {
  * drop such a torn tail and count it; rows before it, and files without one, read unchanged. */
 static void test_torn_tail(void **state) {
   (void)state;
-  char *path = temp_path("torn.h5");
+  char *path = mb_test_temp_path("torn.h5");
   mb_error err = {{0}};
   mb_results *r = mb_results_create(path, false, &err);
   assert_non_null(r);
@@ -271,7 +261,7 @@ static void test_torn_tail(void **state) {
 
 static void test_provenance(void **state) {
   (void)state;
-  char *path = temp_path("prov.h5");
+  char *path = mb_test_temp_path("prov.h5");
   mb_error err = {{0}};
   mb_results *r = mb_results_create(path, false, &err);
   assert_non_null(r);
@@ -317,7 +307,7 @@ static void test_provenance(void **state) {
 
 static void test_refuses_and_reports(void **state) {
   (void)state;
-  char *path = temp_path("exists.h5");
+  char *path = mb_test_temp_path("exists.h5");
   mb_error err = {{0}};
   mb_results *r = mb_results_create(path, false, &err);
   assert_non_null(r);
@@ -355,7 +345,7 @@ static void test_refuses_and_reports(void **state) {
 
 static void test_truncated_file(void **state) {
   (void)state;
-  char *path = temp_path("trunc.h5");
+  char *path = mb_test_temp_path("trunc.h5");
   mb_error err = {{0}};
   mb_results *r = mb_results_create(path, false, &err);
   for (int i = 0; i < 10; i++) {
@@ -417,7 +407,7 @@ static void raw_split_edit(const char *path, const char *group, bool delete_it, 
 
 static void test_workload_split(void **state) {
   (void)state;
-  char *path = temp_path("split.h5");
+  char *path = mb_test_temp_path("split.h5");
   mb_error err = {{0}};
   mb_workload *w = make_workload("net/a%b");
   assert_non_null(w);
@@ -484,7 +474,7 @@ static void test_workload_split(void **state) {
  * split's cases alone. */
 static void test_matrix_split(void **state) {
   (void)state;
-  char *path = temp_path("msplit.h5");
+  char *path = mb_test_temp_path("msplit.h5");
   mb_error err = {{0}};
   mb_workload *w = make_workload("w");
   mb_results *r = mb_results_create(path, false, &err);

@@ -52,15 +52,6 @@ static void tiny_config(mb_train_config *c, uint64_t seed, int64_t steps) {
   c->checkpoint_every = 0;
 }
 
-static char *temp_path(const char *name) {
-  char *dir = mb_test_temp_dir();
-  assert_non_null(dir);
-  char *p = malloc(strlen(dir) + strlen(name) + 2);
-  sprintf(p, "%s/%s", dir, name);
-  free(dir);
-  return p;
-}
-
 static bool same_weights(mb_agent *a, mb_agent *b) {
   mb_nn_module *ma[4], *mb[4];
   mb_agent_modules(a, ma);
@@ -93,7 +84,7 @@ static void test_policy_learns(void **state) {
 static void test_resume(void **state) {
   (void)state;
   mb_blas_set_threads(1);
-  char *path = temp_path("resume.h5");
+  char *path = mb_test_temp_path("resume.h5");
   mb_train_config cfg;
   tiny_config(&cfg, 4, 40);
   cfg.out = path;
@@ -342,7 +333,7 @@ static void test_validation(void **state) {
   mb_train_workload val[NV];
   mb_workload *vw[NV];
   make_validation(val, vw, NV);
-  char *out = temp_path("val.h5"), *best = temp_path("val.best.h5");
+  char *out = mb_test_temp_path("val.h5"), *best = mb_test_temp_path("val.best.h5");
   remove(best);
   mb_train_config cfg;
   /* seed 7: the validation return peaks mid-run (step 40), so the kept agent is not the last */
@@ -509,9 +500,9 @@ static void assert_same_curve_returns(const mb_agent_curve *a, const mb_agent_cu
 static void test_state_resume(void **state) {
   (void)state;
   mb_blas_set_threads(1);
-  char *ref_out = temp_path("st_ref.h5"), *ref_state = temp_path("st_ref.state.h5");
-  char *out = temp_path("st.h5"), *st = temp_path("st.state.h5");
-  char *alone = temp_path("st_alone.h5");
+  char *ref_out = mb_test_temp_path("st_ref.h5"), *ref_state = mb_test_temp_path("st_ref.state.h5");
+  char *out = mb_test_temp_path("st.h5"), *st = mb_test_temp_path("st.state.h5");
+  char *alone = mb_test_temp_path("st_alone.h5");
   mb_train_config cfg;
   tiny_config(&cfg, 6, 120);
   cfg.priority_alpha = 0.6;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <hdf5.h>
 #include <hdf5_hl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,6 +400,15 @@ bool mb_nn_file_get_double(mb_nn_file *f, const char *key, double *value, mb_err
                    (unsigned long long)dims);
   if (H5LTget_attribute_double(f->file, "/", key, value) < 0)
     return mb_fail(err, "%s: attribute '%s': read failed", f->path, key);
+  return true;
+}
+
+bool mb_nn_file_get_count(mb_nn_file *f, const char *key, int64_t *value, mb_error *err) {
+  double v;
+  if (!mb_nn_file_get_double(f, key, &v, err)) return false;
+  if (!(v >= 0 && v <= 9007199254740992.0) || v != floor(v))
+    return mb_fail(err, "%s: attribute %s = %g: expected an integer >= 0", f->path, key, v);
+  *value = (int64_t)v;
   return true;
 }
 

@@ -57,6 +57,8 @@ bool mb_nn_file_set_double(mb_nn_file *f, const char *key, double value, mb_erro
 /* Reads a string attribute into out (size n); fails when missing, not a string, or too long. */
 bool mb_nn_file_get_string(mb_nn_file *f, const char *key, char *out, int n, mb_error *err);
 bool mb_nn_file_get_double(mb_nn_file *f, const char *key, double *value, mb_error *err);
+/* A number attribute that must be an integer >= 0 (counters: exact up to 2^53 in a double). */
+bool mb_nn_file_get_count(mb_nn_file *f, const char *key, int64_t *value, mb_error *err);
 /* Whether the root group has the attribute (for attributes added after files were written). */
 bool mb_nn_file_has(mb_nn_file *f, const char *key);
 

@@ -452,6 +452,8 @@ typedef struct replay_field {
   int64_t per_row;
 } replay_field;
 
+#define REPLAY_MAX_FIELDS 14
+
 static int replay_fields(mb_replay *r, replay_field *out) {
   int64_t P = r->sib_depth;
   replay_field f[] = {
@@ -475,8 +477,6 @@ static int replay_fields(mb_replay *r, replay_field *out) {
     if (f[i].per_row > 0) out[n++] = f[i];
   return n;
 }
-
-#define REPLAY_MAX_FIELDS 14
 
 /* The shape and counters, as attributes: the shape must match on restore. */
 static const char *const REPLAY_SHAPE[] = {"replay.capacity", "replay.obs_dim", "replay.actions",
@@ -511,7 +511,8 @@ bool mb_replay_save(const mb_replay *r, mb_nn_file *f, mb_error *err) {
 
 bool mb_replay_load(mb_replay *r, mb_nn_file *f, mb_error *err) {
   const char *path = mb_nn_file_path(f);
-  double want[5], got[5], c[5];
+  double want[5], got[5];
+  int64_t c[5];
   replay_shape(r, want);
   for (int i = 0; i < 5; i++) {
     if (!mb_nn_file_get_double(f, REPLAY_SHAPE[i], &got[i], err)) return false;
@@ -520,13 +521,9 @@ bool mb_replay_load(mb_replay *r, mb_nn_file *f, mb_error *err) {
                      REPLAY_SHAPE[i], got[i], want[i]);
   }
   for (int i = 0; i < 5; i++)
-    if (!mb_nn_file_get_double(f, REPLAY_COUNTERS[i], &c[i], err)) return false;
-  /* counters: integers, rows within the capacity, the head where the ring left it */
-  for (int i = 0; i < 5; i++)
-    if (!(c[i] >= 0 && c[i] <= 9007199254740992.0) || c[i] != floor(c[i]))
-      return mb_fail(err, "%s: attribute %s = %g: expected an integer >= 0", path,
-                     REPLAY_COUNTERS[i], c[i]);
-  int64_t head = (int64_t)c[0], count = (int64_t)c[1];
+    if (!mb_nn_file_get_count(f, REPLAY_COUNTERS[i], &c[i], err)) return false;
+  /* rows within the capacity, the head where the ring left it */
+  int64_t head = c[0], count = c[1];
   if (count > r->capacity || head >= r->capacity || (count < r->capacity && head != count))
     return mb_fail(err,
                    "%s: attributes replay.head %lld / replay.count %lld: inconsistent with a "
@@ -540,9 +537,9 @@ bool mb_replay_load(mb_replay *r, mb_nn_file *f, mb_error *err) {
       return false;
   r->head = head;
   r->count = count;
-  r->total_added = (int64_t)c[2];
-  r->trajectories = (int64_t)c[3];
-  r->decision_rows = (int64_t)c[4];
+  r->total_added = c[2];
+  r->trajectories = c[3];
+  r->decision_rows = c[4];
   /* rows that restore cannot vouch for would mislead the learner: check what it relies on */
   int64_t decisions = 0;
   for (int64_t i = 0; i < count; i++) {

@@ -2,7 +2,6 @@
 #include "train_state.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,16 +53,6 @@ bool mb_train_state_save(const char *path, const mb_agent *ag, const mb_adam *op
   return mb_nn_file_commit(f, err);
 }
 
-static bool get_count(mb_nn_file *f, const char *key, int64_t *out, mb_error *err) {
-  double v;
-  if (!mb_nn_file_get_double(f, key, &v, err)) return false;
-  if (!(v >= 0 && v <= 9007199254740992.0) || v != floor(v))
-    return mb_fail(err, "%s: attribute %s = %g: expected an integer >= 0", mb_nn_file_path(f), key,
-                   v);
-  *out = (int64_t)v;
-  return true;
-}
-
 bool mb_train_state_load(const char *path, mb_replay *rb, mb_train_counters *c, mb_error *err) {
   mb_nn_file *f = mb_nn_file_open(path, err);
   if (!f) return false;
@@ -80,9 +69,9 @@ bool mb_train_state_load(const char *path, mb_replay *rb, mb_train_counters *c, 
     ok = mb_fail(err, "%s: attribute state.learner_rng '%s': expected 64 hex digits", path, rng);
   ok = ok && mb_nn_file_get_double(f, "state.owed", &k.owed, err) &&
        mb_nn_file_get_double(f, "state.selfplay_sum", &k.selfplay_sum, err) &&
-       get_count(f, "state.selfplay_n", &k.selfplay_n, err) &&
+       mb_nn_file_get_count(f, "state.selfplay_n", &k.selfplay_n, err) &&
        mb_nn_file_get_double(f, "state.loss_sum", &k.loss_sum, err) &&
-       get_count(f, "state.loss_n", &k.loss_n, err);
+       mb_nn_file_get_count(f, "state.loss_n", &k.loss_n, err);
   if (ok && !(k.owed >= 0 && k.owed < 1e9))
     ok = mb_fail(err, "%s: attribute state.owed = %g: expected in [0, 1e9)", path, k.owed);
   ok = ok && mb_replay_load(rb, f, err);
