@@ -80,6 +80,7 @@ void mb_game_config_default(mb_game_config *c) {
   c->lookahead = 32;
   c->auto_slow = true;
   c->next_buffers = 0;
+  c->gain_features = false;
 }
 
 bool mb_game_config_check(const mb_game_config *c, mb_error *err) {
@@ -126,7 +127,11 @@ const char *mb_game_order_name(mb_game_order order) {
 int32_t mb_game_observation_size(const mb_game_config *c) {
   return MB_GAME_OBS_BUFFER + c->addr_bins * c->time_bins +
          (c->n_actions - 1) * MB_GAME_OBS_PER_CANDIDATE + c->next_buffers * MB_GAME_OBS_PER_NEXT +
-         MB_GAME_OBS_PROGRESS;
+         mb_game_gain_block_size(c) + MB_GAME_OBS_PROGRESS;
+}
+
+int32_t mb_game_gain_block_size(const mb_game_config *c) {
+  return c->gain_features ? MB_GAME_OBS_GAIN + c->next_buffers : 0;
 }
 
 /* ---- visiting order ---- */
@@ -596,6 +601,14 @@ void mb_game_observe(mb_game *g, float *obs) {
     nf[MB_GAME_N_END] = clamp01((double)(rb->end + 1) / L);
     nf[MB_GAME_N_BENEFIT] = clamp01((double)g->benefit[r] / g->t_norm);
     nf[MB_GAME_N_OVERLAPS] = rb->start <= buf->end && buf->start <= rb->end ? 1.0f : 0.0f;
+  }
+  if (c->gain_features && g->benefit_left[0] > 0) {
+    float *gf = prog - mb_game_gain_block_size(c);
+    double total = (double)g->benefit_left[0];
+    gf[MB_GAME_G_GAIN] = clamp01((double)-mb_cost_delta(&g->cost, b, true) / total);
+    gf[MB_GAME_G_SHARE] = clamp01((double)g->benefit[b] / total);
+    for (int32_t k = 1; k <= c->next_buffers && g->cursor + k < g->n_visit; k++)
+      gf[MB_GAME_G_SHARE + k] = clamp01((double)g->benefit[g->visit[g->cursor + k]] / total);
   }
   float *cf = obs + MB_GAME_OBS_BUFFER + c->addr_bins * c->time_bins;
   for (int32_t i = 0; i < g->n_cand; i++, cf += MB_GAME_OBS_PER_CANDIDATE) {

@@ -71,6 +71,8 @@ typedef struct mb_game_config {
   int32_t next_buffers; /* upcoming buffers of the order the observation describes, [0, 64];
                            default 0. A learned model can only predict the next state when the
                            buffer it is centred on is in the current one (agents README). */
+  bool gain_features;   /* the observation also gives the current buffer's exact gain now and
+                           its standalone benefit, in the agent's reward unit (below) */
 } mb_game_config;
 
 /* Observation block sizes and the fields of the fixed blocks. */
@@ -105,6 +107,19 @@ enum {
   MB_GAME_N_BENEFIT,     /* standalone benefit / T_slow */
   MB_GAME_N_OVERLAPS,    /* 1 when its live range overlaps the current buffer's */
 };
+/* With gain_features, a block of MB_GAME_OBS_GAIN + next_buffers values between the next
+ * buffers and the progress block, in units of the summed standalone benefit of the visitable
+ * buffers (the unit mallocMuZero's rewards are normalised by, train.h): without it an agent
+ * cannot tell the size of the reward a placement earns (agents README, "Gain features"). */
+#define MB_GAME_OBS_GAIN 2
+enum {
+  MB_GAME_G_GAIN = 0, /* time saved if the buffer were placed now (the reward of every
+                         candidate action) / summed standalone benefit */
+  MB_GAME_G_SHARE,    /* standalone benefit / summed standalone benefit; then the same for each
+                         of the next_buffers next buffers of the order (0 beyond its end) */
+};
+/* Size of the gain block (0 without gain_features). */
+int32_t mb_game_gain_block_size(const mb_game_config *c);
 #define MB_GAME_OBS_PROGRESS 5
 enum {
   MB_GAME_P_VISITED = 0,  /* visitable buffers already decided / visitable buffers */
@@ -132,7 +147,7 @@ bool mb_game_config_check(const mb_game_config *c, mb_error *err);
 /* "heuristic", "start", "size". */
 bool mb_game_order_parse(const char *s, mb_game_order *out);
 const char *mb_game_order_name(mb_game_order order);
-/* Length of the observation vector: 10 + B*T + (A-1)*6 + N*6 + 5. */
+/* Length of the observation vector: 10 + B*T + (A-1)*6 + N*6 (+ 2 + N with gain_features) + 5. */
 int32_t mb_game_observation_size(const mb_game_config *c);
 
 /* NULL with err set on a bad config, a bad hardware profile (capacity < 0, alignment < 1) or

@@ -131,42 +131,70 @@ static void test_checkpoint_round_trip(void **state) {
   free(path);
 }
 
-/* next_buffers is part of the observation layout: a checkpoint keeps it, and a checkpoint
- * written before the option existed (no game.next_buffers attribute) reads as 0. */
-static void test_checkpoint_next_buffers(void **state) {
+/* next_buffers and gain_features are part of the observation layout: a checkpoint keeps them,
+ * a checkpoint written before an option existed (no attribute) reads as without it, and an
+ * attribute with a value the option cannot have is refused, naming it. */
+static void set_next_buffers(mb_agent_config *c) { c->game.next_buffers = 2; }
+static void set_gain_features(mb_agent_config *c) { c->game.gain_features = true; }
+
+static void test_checkpoint_layout_options(void **state) {
   (void)state;
+  const struct {
+    const char *attr;
+    void (*set)(mb_agent_config *c);
+  } options[] = {{"game.next_buffers", set_next_buffers},
+                 {"game.gain_features", set_gain_features}};
   mb_error err = {{0}};
-  mb_agent_config cfg;
-  small_config(&cfg);
-  cfg.game.next_buffers = 2;
-  cfg.obs_dim = mb_game_observation_size(&cfg.game);
-  mb_rng rng;
-  mb_rng_seed(&rng, 3);
-  mb_agent ag, back;
-  assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
-  char *path = mb_test_temp_path("agent_next.h5");
-  assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
-  struct stat st;
-  assert_int_equal(stat(path, &st), 0);
-  assert_int_equal(st.st_mode & 0777, 0644); /* shareable, not mkstemp's 0600 */
-  assert_true(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
-  assert_int_equal(back.cfg.game.next_buffers, 2);
-  assert_int_equal(back.cfg.obs_dim, cfg.obs_dim);
-  mb_agent_free(&back);
-  mb_agent_free(&ag);
-  /* an older checkpoint: the attribute removed from a next_buffers = 0 one */
-  small_config(&cfg);
-  assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
-  assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
-  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-  assert_true(f >= 0);
-  assert_true(H5Adelete(f, "game.next_buffers") >= 0);
-  H5Fclose(f);
-  assert_true(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
-  assert_int_equal(back.cfg.game.next_buffers, 0);
-  assert_int_equal(back.cfg.obs_dim, cfg.obs_dim);
-  mb_agent_free(&back);
-  mb_agent_free(&ag);
+  char *path = mb_test_temp_path("agent_layout.h5");
+  for (size_t o = 0; o < sizeof options / sizeof options[0]; o++) {
+    mb_agent_config cfg, plain;
+    small_config(&plain); /* without either option (the defaults have both) */
+    plain.game.next_buffers = 0;
+    plain.game.gain_features = false;
+    plain.obs_dim = mb_game_observation_size(&plain.game);
+    cfg = plain;
+    options[o].set(&cfg);
+    cfg.obs_dim = mb_game_observation_size(&cfg.game);
+    assert_true(cfg.obs_dim > plain.obs_dim);
+    mb_rng rng;
+    mb_rng_seed(&rng, 3);
+    mb_agent ag, back;
+    assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
+    assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0644); /* shareable, not mkstemp's 0600 */
+    assert_true(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
+    assert_int_equal(back.cfg.game.next_buffers, cfg.game.next_buffers);
+    assert_int_equal(back.cfg.game.gain_features, cfg.game.gain_features);
+    assert_int_equal(back.cfg.obs_dim, cfg.obs_dim);
+    mb_agent_free(&back);
+    mb_agent_free(&ag);
+    /* an older checkpoint: the attribute removed from one without the option */
+    assert_true(mb_agent_create(&ag, &plain, &rng, &err));
+    assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    assert_true(H5Adelete(f, options[o].attr) >= 0);
+    H5Fclose(f);
+    if (!mb_agent_load(path, &back, NULL, NULL, NULL, &err)) fail_msg("%s", err.message);
+    assert_int_equal(back.cfg.game.next_buffers, 0);
+    assert_false(back.cfg.game.gain_features);
+    assert_int_equal(back.cfg.obs_dim, plain.obs_dim);
+    mb_agent_free(&back);
+    /* a value out of range */
+    assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
+    f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t at = H5Aopen(f, options[o].attr, H5P_DEFAULT);
+    double bad = 99;
+    assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_DOUBLE, &bad) >= 0);
+    H5Aclose(at);
+    H5Fclose(f);
+    assert_false(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
+    if (!strstr(err.message, options[o].attr + 5)) fail_msg("%s: %s", options[o].attr, err.message);
+    mb_agent_free(&ag);
+  }
   free(path);
 }
 
@@ -319,7 +347,7 @@ static void test_exact_search_beats_raw_policy(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_checkpoint_round_trip),
-      cmocka_unit_test(test_checkpoint_next_buffers),
+      cmocka_unit_test(test_checkpoint_layout_options),
       cmocka_unit_test(test_solvers_valid),
       cmocka_unit_test(test_exact_search_beats_raw_policy),
   };

@@ -420,6 +420,86 @@ static void test_next_buffers(void **state) {
   free(prev);
 }
 
+/* The gain block: 2 + next_buffers floats before the progress block; at every decision the gain
+ * equals the time a from-scratch evaluation (mb_program_time) saves by adding the buffer to the
+ * current placement, and the shares equal the standalone benefits of the buffer and of the next
+ * ones of the order, all over the summed standalone benefit of the visitable buffers; the block
+ * is zero once the episode is over. */
+static void test_gain_features(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 11);
+  mb_game_config c;
+  mb_game_config_default(&c);
+  assert_false(c.gain_features);
+  assert_int_equal(mb_game_gain_block_size(&c), 0);
+  int64_t checked = 0, positive = 0, reduced = 0;
+  for (int iter = 0; iter < 40; iter++) {
+    mb_game_config_default(&c);
+    int32_t base = mb_game_observation_size(&c);
+    c.gain_features = true;
+    c.next_buffers = iter % 4 == 1 ? 3 : 0;
+    int32_t n = mb_game_observation_size(&c), gsize = MB_GAME_OBS_GAIN + c.next_buffers;
+    assert_int_equal(mb_game_gain_block_size(&c), gsize);
+    assert_int_equal(n, base + c.next_buffers * MB_GAME_OBS_PER_NEXT + gsize);
+    int32_t gain_at = n - MB_GAME_OBS_PROGRESS - gsize;
+    float *obs = malloc(sizeof *obs * (size_t)n);
+    assert_non_null(obs);
+    mb_hardware hw = test_hardware(&rng);
+    /* a slow compute peak makes ops compute-bound once part of their bytes are fast: the gain
+     * of a buffer then depends on what is already placed (less than its standalone benefit) */
+    if (iter % 2) hw.peak_flops = 2e9;
+    mb_workload *w = random_workload(&rng, hw.capacity, iter % 3 == 0);
+    mb_error err;
+    mb_game *g = mb_game_new(w, &hw, &c, &err);
+    if (!g) fail_msg("game: %s", err.message);
+    mb_time_ps *benefit = malloc(sizeof *benefit * (size_t)w->n_buffers);
+    bool *fast = calloc((size_t)w->n_buffers, sizeof *fast);
+    assert_non_null(benefit);
+    assert_non_null(fast);
+    mb_standalone_benefits(w, &hw, benefit);
+    const int32_t *visit = mb_game_visit_order(g);
+    int32_t n_visit = mb_game_n_visitable(g), cursor = 0;
+    double total = 0;
+    for (int32_t i = 0; i < n_visit; i++) total += (double)benefit[visit[i]];
+    uint8_t mask[16];
+    while (!mb_game_done(g)) {
+      mb_game_observe(g, obs);
+      int32_t b = mb_game_current_buffer(g);
+      while (visit[cursor] != b) cursor++; /* auto_slow skips some */
+      mb_time_ps before = mb_program_time(w, &hw, fast);
+      fast[b] = true;
+      mb_time_ps after = mb_program_time(w, &hw, fast);
+      fast[b] = false;
+      const float *gf = obs + gain_at;
+      assert_true(fabs(gf[MB_GAME_G_GAIN] - (double)(before - after) / total) < 1e-6);
+      for (int32_t k = 0; k <= c.next_buffers; k++) {
+        double want = cursor + k < n_visit ? (double)benefit[visit[cursor + k]] / total : 0;
+        assert_true(fabs(gf[MB_GAME_G_SHARE + k] - want) < 1e-6);
+      }
+      positive += gf[MB_GAME_G_GAIN] > 0;
+      reduced += gf[MB_GAME_G_GAIN] < gf[MB_GAME_G_SHARE] - 1e-6f;
+      checked++;
+      int32_t legal = mb_game_legal_mask(g, mask), k = (int32_t)mb_rng_below(&rng, (uint64_t)legal);
+      int32_t act = 0;
+      for (; act < c.n_actions; act++)
+        if (mask[act] && k-- == 0) break;
+      assert_true(mb_game_step(g, act, NULL, &err));
+      fast[b] = act != mb_game_slow_action(g);
+    }
+    mb_game_observe(g, obs);
+    for (int32_t i = 0; i < gsize; i++) assert_true(obs[gain_at + i] == 0.0f);
+    free(obs);
+    free(benefit);
+    free(fast);
+    mb_game_free(g);
+    mb_workload_free(w);
+  }
+  assert_true(checked > 100);
+  assert_true(positive > checked / 2);
+  assert_true(reduced > 10);
+}
+
 /* A hand-made case whose candidates are worked out on paper. Capacity 100, alignment 10.
  * a [0,2] size 30 at 0 and c [0,2] size 20 at 60 leave gaps [30,60) and [80,100) over [1,1]:
  * for b (size 15): gap 20 -> low 80, top 80 (deduplicated); gap 30 -> low 30, top 40. */
@@ -849,10 +929,10 @@ static void test_real_data(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_config),           cmocka_unit_test(test_next_buffers),
-      cmocka_unit_test(test_hand_made),        cmocka_unit_test(test_random_workloads),
-      cmocka_unit_test(test_snapshot_restore), cmocka_unit_test(test_determinism),
-      cmocka_unit_test(test_degenerate),       cmocka_unit_test(test_samples),
-      cmocka_unit_test(test_real_data),
+      cmocka_unit_test(test_gain_features),    cmocka_unit_test(test_hand_made),
+      cmocka_unit_test(test_random_workloads), cmocka_unit_test(test_snapshot_restore),
+      cmocka_unit_test(test_determinism),      cmocka_unit_test(test_degenerate),
+      cmocka_unit_test(test_samples),          cmocka_unit_test(test_real_data),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -66,9 +66,9 @@ static void test_policy_learns(void **state) {
   (void)state;
   mb_blas_set_threads(1);
   mb_train_config cfg;
-  /* seed 2: the untrained network happens to send every buffer to slow memory (return 0),
+  /* seed 4: the untrained network happens to send every buffer to slow memory (return 0),
    * so any improvement is learned, not inherited from the initialisation */
-  tiny_config(&cfg, 2, 1000);
+  tiny_config(&cfg, 4, 1000);
   mb_train_result res;
   mb_error err = {{0}};
   assert_true(mb_train(&cfg, NULL, 0, NULL, &res, &err));
@@ -336,8 +336,8 @@ static void test_validation(void **state) {
   char *out = mb_test_temp_path("val.h5"), *best = mb_test_temp_path("val.best.h5");
   remove(best);
   mb_train_config cfg;
-  /* seed 7: the validation return peaks mid-run (step 40), so the kept agent is not the last */
-  tiny_config(&cfg, 7, 60);
+  /* seed 10: the validation return peaks mid-run (step 40), so the kept agent is not the last */
+  tiny_config(&cfg, 10, 60);
   cfg.eval_every = 20;
   cfg.out = out;
   mb_train_result plain, res;
@@ -595,6 +595,38 @@ static void test_state_resume(void **state) {
   free(alone);
 }
 
+/* Segment starts: how often each decision of an episode is stored. Uniform starts store the
+ * first decision n - S + 1 times less often than a middle one; covering starts store every
+ * decision at least as often as a middle one (those near either end up to twice); both stay
+ * inside the episode, and episodes no longer than a segment start at 0. */
+static void test_segment_start(void **state) {
+  (void)state;
+  enum { N = 200, S = 48, DRAWS = 200000 };
+  mb_rng rng;
+  mb_rng_seed(&rng, 9);
+  for (int cover = 0; cover <= 1; cover++) {
+    static int64_t stored[N];
+    memset(stored, 0, sizeof stored);
+    for (int i = 0; i < DRAWS; i++) {
+      int32_t s = mb_segment_start(N, S, cover, &rng);
+      assert_true(s >= 0 && s <= N - S);
+      for (int32_t d = s; d < s + S; d++) stored[d]++;
+    }
+    double middle = (double)stored[N / 2];
+    if (!cover) {
+      assert_true(stored[0] < middle / 20); /* (N - S + 1) = 153 times less, expected */
+    } else {
+      for (int32_t d = 0; d < N; d++) {
+        assert_true(stored[d] > 0.95 * middle);
+        assert_true(stored[d] < 2.1 * middle);
+      }
+      assert_true(stored[S - 1] > 1.8 * middle); /* S - 1 + S starts of 2S - 1 reach it */
+    }
+    assert_int_equal(mb_segment_start(S, S, cover, &rng), 0);
+    assert_int_equal(mb_segment_start(3, S, cover, &rng), 0);
+  }
+}
+
 static void test_bad_config(void **state) {
   (void)state;
   mb_train_config cfg;
@@ -641,6 +673,7 @@ int main(void) {
       cmocka_unit_test(test_self_play_exact),     cmocka_unit_test(test_synth_packing),
       cmocka_unit_test(test_validation),          cmocka_unit_test(test_eval_hook),
       cmocka_unit_test(test_no_decisions),        cmocka_unit_test(test_state_resume),
+      cmocka_unit_test(test_segment_start),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,10 @@
 void mb_agent_config_default(mb_agent_config *c) {
   memset(c, 0, sizeof *c);
   mb_game_config_default(&c->game);
+  /* the agent's observation also shows the gain block and the next 4 buffers: measured in
+   * datasets/agents/README.md ("Gain features and covering segments") */
+  c->game.gain_features = true;
+  c->game.next_buffers = 4;
   c->obs_dim = mb_game_observation_size(&c->game);
   c->latent = 128;
   c->blocks = 1;
@@ -252,7 +256,8 @@ bool mb_agent_write(mb_nn_file *f, const mb_agent *ag, const mb_adam *opt,
             mb_nn_file_set_double(f, "game.time_bins", c->game.time_bins, err) &&
             mb_nn_file_set_double(f, "game.lookahead", c->game.lookahead, err) &&
             mb_nn_file_set_double(f, "game.auto_slow", c->game.auto_slow ? 1 : 0, err) &&
-            mb_nn_file_set_double(f, "game.next_buffers", c->game.next_buffers, err);
+            mb_nn_file_set_double(f, "game.next_buffers", c->game.next_buffers, err) &&
+            mb_nn_file_set_double(f, "game.gain_features", c->game.gain_features ? 1 : 0, err);
   for (int i = 0; ok && i < 4; i++) ok = mb_nn_file_write_module(f, mods[i], err);
   if (ok && opt) ok = mb_nn_file_write_adam(f, opt, err);
   if (ok && prog)
@@ -317,9 +322,18 @@ bool mb_agent_read(mb_nn_file *f, mb_agent *ag, mb_adam *opt, mb_agent_progress 
        get_int(f, path, "game.time_bins", &c.game.time_bins, err) &&
        get_int(f, path, "game.lookahead", &c.game.lookahead, err) &&
        get_int(f, path, "game.auto_slow", &auto_slow, err);
-  /* checkpoints written before the next-buffers block have none */
+  /* checkpoints written before the next-buffers block have none (not the default's 4) */
+  c.game.next_buffers = 0;
   if (ok && mb_nn_file_has(f, "game.next_buffers"))
     ok = get_int(f, path, "game.next_buffers", &c.game.next_buffers, err);
+  /* and before the gain block (game.h): read as without it */
+  int32_t gain_features = 0;
+  if (ok && mb_nn_file_has(f, "game.gain_features"))
+    ok = get_int(f, path, "game.gain_features", &gain_features, err);
+  if (ok && gain_features != 0 && gain_features != 1)
+    ok =
+        mb_fail(err, "%s: attribute game.gain_features = %d: expected 0 or 1", path, gain_features);
+  c.game.gain_features = gain_features != 0;
   ok = ok && mb_nn_file_get_double(f, "cfg.support_max", &smax, err) &&
        mb_nn_file_get_double(f, "cfg.value_scale", &vscale, err) &&
        mb_nn_file_get_string(f, "game.order", order, sizeof order, err);

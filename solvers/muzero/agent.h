@@ -42,8 +42,9 @@ typedef struct mb_agent_config {
   float value_scale;   /* network units per unit of return (fraction of T_slow) */
 } mb_agent_config;
 
-/* Defaults: game defaults (A = 16, 16 x 16 occupancy picture), latent 128, 1 block, support 31
- * atoms over [0, 10.5] (h(100) = 9.15), value_scale 100. */
+/* Defaults: game defaults (A = 16, 16 x 16 occupancy picture) with the gain block and the next
+ * 4 buffers in the observation, latent 128, 1 block, support 31 atoms over [0, 10.5]
+ * (h(100) = 9.15), value_scale 100. */
 void mb_agent_config_default(mb_agent_config *c);
 bool mb_agent_config_check(const mb_agent_config *c, mb_error *err);
 

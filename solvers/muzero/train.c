@@ -53,6 +53,7 @@ void mb_train_config_default(mb_train_config *c) {
   c->actors_per_round = 2;
   c->jobs = 1;
   c->segment = 48;
+  c->segment_cover = true; /* measured: datasets/agents/README.md */
   c->synthetic = false;
   c->synth_min = 16;
   c->synth_max = 256;
@@ -325,6 +326,16 @@ static bool decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bool 
   return true;
 }
 
+bool mb_player_decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
+                      mb_rng *rng, int32_t *action, mb_error *err) {
+  if (scfg->simulations > p->max_sims)
+    return mb_fail(err, "player: %d simulations exceed the %d it was created for",
+                   scfg->simulations, p->max_sims);
+  if (mb_game_done(g)) return mb_fail(err, "player: the episode is over");
+  float v;
+  return decide(p, g, scfg, exact, true, rng, action, &v, err);
+}
+
 bool mb_player_play(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
                     double deadline, mb_rng *rng, int64_t *searched, int64_t *decisions,
                     mb_error *err) {
@@ -440,6 +451,14 @@ static mb_workload *synth_workload(mb_rng *rng, int32_t n_buffers, bool packing,
   return w;
 }
 
+int32_t mb_segment_start(int32_t n, int32_t segment, bool cover, mb_rng *rng) {
+  if (n <= segment) return 0;
+  if (!cover) return (int32_t)mb_rng_below(rng, (uint64_t)(n - segment + 1));
+  /* a start in [-(segment - 1), n - 1], clamped into [0, n - segment] */
+  int64_t s = (int64_t)mb_rng_below(rng, (uint64_t)n + (uint64_t)segment - 1) - (segment - 1);
+  return (int32_t)(s < 0 ? 0 : (s > n - segment ? n - segment : s));
+}
+
 /* Sibling path of the decision about to be played: one other legal action, drawn uniformly,
  * tried in the real game, then up to depth - 1 greedy moves of the raw policy network (snapshot,
  * steps, observations, restore), so that the learned model is also trained on actions search
@@ -511,7 +530,7 @@ static bool actor_play(trainer *T, actor *a, mb_error *err) {
   /* decisions of an episode are at most the visitable buffers */
   int32_t n_vis = mb_game_n_visitable(g), start = 0;
   if (n_vis > cfg->segment)
-    start = (int32_t)mb_rng_below(&a->rng, (uint64_t)(n_vis - cfg->segment + 1));
+    start = mb_segment_start(n_vis, cfg->segment, cfg->segment_cover, &a->rng);
   int32_t played = 0;
   while (ok && !mb_game_done(g) && played < start) {
     int32_t act;

@@ -145,8 +145,9 @@ typedef struct mb_train_config {
   double priority_beta;    /* importance-weight exponent at the start, in [0, 1] */
   int32_t target_period;   /* updates between target-network copies */
   int32_t actors_per_round;
-  int32_t jobs;    /* threads playing the actors of a round */
-  int32_t segment; /* max stored decisions per trajectory */
+  int32_t jobs;       /* threads playing the actors of a round */
+  int32_t segment;    /* max stored decisions per trajectory */
+  bool segment_cover; /* segment starts by mb_segment_start's cover rule (below) */
   bool synthetic;
   int32_t synth_min, synth_max;
   double synth_share;
@@ -179,10 +180,10 @@ typedef struct mb_train_config {
 /* Defaults: Gumbel search with 8 simulations (m = 16), B 64, K 5, n 10, gamma 1, value weight
  * 0.25, consistency weight 1, sibling paths of 1 step with weight 1, lr 1e-3, weight decay 1e-4,
  * clip 5, replay 50000 transitions, ratio 4, uniform sampling (priority alpha 0; beta 0.4 when it
- * is switched on), target every 100, 2 actors per round, 1 job, segment 48, synthetic 16..256
- * buffers, share 0.5, no packing instances, evaluation every 100 updates on at most 8 workloads,
- * checkpoint every 200, training state every MB_TRAIN_STATE_EVERY (when state_out is set), seed
- * 0, log every 5 s. */
+ * is switched on), target every 100, 2 actors per round, 1 job, segment 48 with covering starts,
+ * synthetic 16..256 buffers, share 0.5, no packing instances, evaluation every 100 updates on at
+ * most 8 workloads, checkpoint every 200, training state every MB_TRAIN_STATE_EVERY (when state_out
+ * is set), seed 0, log every 5 s. */
 #define MB_TRAIN_STATE_EVERY 5000
 void mb_train_config_default(mb_train_config *c);
 bool mb_train_config_check(const mb_train_config *c, mb_error *err);
@@ -242,6 +243,17 @@ void mb_player_free(mb_player *p);
 bool mb_player_play(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
                     double deadline, mb_rng *rng, int64_t *searched, int64_t *decisions,
                     mb_error *err);
+/* One searched decision at g's current state (g is left there): the action the search plays. */
+bool mb_player_decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
+                      mb_rng *rng, int32_t *action, mb_error *err);
+/* The first stored decision of a segment of `segment` decisions in an episode of n (0 when
+ * n <= segment). Uniform (cover false): a start drawn from [0, n - segment], which stores
+ * decision i < segment only (i + 1) / segment as often as the middle ones, and the first
+ * decision n - segment + 1 times less often. Cover: a start drawn from [-(segment - 1), n - 1]
+ * and clamped into [0, n - segment], which stores every decision at least as often as the
+ * middle ones (those within a segment of either end up to twice as often): the first
+ * decisions of the heuristic order are the most memory-bound buffers. */
+int32_t mb_segment_start(int32_t n, int32_t segment, bool cover, mb_rng *rng);
 /* Monotonic seconds. */
 double mb_train_now(void);
 

@@ -39,7 +39,9 @@ static void usage(FILE *out) {
       "                                [--catalogue FILE] [--data DIR]\n"
       "                                [--c-visit 50 --c-scale 1 --considered 16]\n"
       "                                [--q-range 0.1]\n"
-      "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n\n"
+      "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n"
+      "       mallocbench bench muzero --agent FILE --search-regret N [--simulations 16]\n"
+      "                                [workload and search options]\n\n"
       "Prints mallocMuZero's search simulations per second (learned model and exact game),\n"
       "raw-policy decisions per second, and training updates and self-play decisions per\n"
       "second, on one synthetic workload of --buffers buffers. --seconds is the time per\n"
@@ -60,7 +62,14 @@ static void usage(FILE *out) {
       "evaluations at every N-th decision of the raw policy's episodes: for each legal action,\n"
       "the learned model's reward and r^ + v^ against the exact game's r + v(next state) and\n"
       "against a raw-policy rollout (the truth for one step of policy improvement), and how\n"
-      "often each, and the policy's logits, orders sibling actions like the rollouts.\n");
+      "often each, and the policy's logits, orders sibling actions like the rollouts.\n\n"
+      "--search-regret N (with --agent; same workload and search options) compares, at every\n"
+      "N-th decision of the raw policy's episodes, the move of the raw policy, of search in\n"
+      "the learned model and of search in the exact game (--simulations each) by the\n"
+      "rollouts above: mean regret against the rollout-best move (one step of policy\n"
+      "improvement, normalised units 1 / R_ref), and where the learned search departs from\n"
+      "the raw policy, what it gains or loses by kind of change (another offset, to slow,\n"
+      "to fast).\n");
 }
 
 static bool parse_long(const char *flag, const char *v, long lo, long hi, long *out) {
@@ -401,6 +410,149 @@ static int model_error_table(const mb_agent *ag, const mb_train_workload *set, i
   return 0;
 }
 
+/* --search-regret: which moves the searches change, and whether the change pays, judged by
+ * raw-policy rollouts (see diag_workload). Kinds of change from the raw policy's move: 0
+ * another offset, 1 fast to slow, 2 slow to fast. */
+typedef struct regret_sums {
+  int64_t roots, changed[3];
+  double regret[3];        /* raw policy, learned search, exact search */
+  double gain[3], loss[3]; /* the learned search's changes, by kind */
+  double exact_gain[3];    /* the exact search's changes, by kind (net) */
+  int64_t exact_changed[3];
+} regret_sums;
+
+/* Raw-policy rollout of every legal action from g's current state (g is restored):
+ * qr[a] = r(a) + the raw policy's return after it, normalised. */
+static bool rollout_values(mb_agent_infer *inf, mb_game *g, const uint8_t *mask, double rs,
+                           float *obs, float *logits, uint8_t *m2, double *qr, mb_error *err) {
+  int32_t A = mb_game_n_actions(g);
+  mb_game_snapshot snap = mb_game_snapshot_take(g);
+  bool ok = true;
+  for (int32_t a = 0; ok && a < A; a++) {
+    if (!mask[a]) continue;
+    double r = 0, G = 0;
+    ok = mb_game_restore(g, snap, err) && mb_game_step(g, a, &r, err);
+    while (ok && !mb_game_done(g)) {
+      double r2 = 0;
+      float v;
+      mb_game_observe(g, obs);
+      mb_game_legal_mask(g, m2);
+      ok = mb_agent_initial(inf, obs, NULL, logits, &v, err) &&
+           mb_game_step(g, mb_agent_greedy(logits, m2, A), &r2, err);
+      G += r2;
+    }
+    qr[a] = (r + G) * rs;
+  }
+  return mb_game_restore(g, snap, ok ? err : &(mb_error){{0}}) && ok;
+}
+
+static int change_kind(int32_t from, int32_t to, int32_t slow) {
+  if ((from == slow) == (to == slow)) return 0;
+  return to == slow ? 1 : 2;
+}
+
+static bool regret_workload(const mb_agent *ag, mb_game *g, double scale, int32_t stride,
+                            const mb_search_config *scfg, regret_sums *d, mb_error *err) {
+  int32_t A = ag->cfg.game.n_actions, slow = A - 1;
+  mb_agent_infer inf;
+  if (!mb_agent_infer_create(&inf, ag, err)) return false;
+  mb_player *learned = mb_player_create(ag, scfg->simulations, err);
+  mb_player *exact = learned ? mb_player_create(ag, scfg->simulations, err) : NULL;
+  float *obs = malloc((size_t)ag->cfg.obs_dim * sizeof(float));
+  float *logits = malloc((size_t)A * sizeof(float));
+  double *qr = malloc((size_t)A * sizeof(double));
+  uint8_t *mask = malloc((size_t)A), *m2 = malloc((size_t)A);
+  bool ok = learned && exact && obs && logits && qr && mask && m2;
+  if (!ok && learned && exact) mb_fail(err, "bench muzero: out of memory");
+  if (ok) {
+    mb_player_set_scale(learned, scale);
+    mb_player_set_scale(exact, scale);
+  }
+  mb_rng rng;
+  mb_rng_seed(&rng, 1); /* unused by evaluation search (no noise) */
+  if (ok) mb_game_reset(g);
+  for (int32_t t = 0; ok && !mb_game_done(g); t++) {
+    float v;
+    int32_t n_legal = mb_game_legal_mask(g, mask);
+    mb_game_observe(g, obs);
+    ok = mb_agent_initial(&inf, obs, NULL, logits, &v, err);
+    int32_t raw = ok ? mb_agent_greedy(logits, mask, A) : -1;
+    if (ok && t % stride == 0 && n_legal >= 2) {
+      int32_t al = -1, ae = -1, best = raw;
+      ok = mb_player_decide(learned, g, scfg, false, &rng, &al, err) &&
+           mb_player_decide(exact, g, scfg, true, &rng, &ae, err) &&
+           rollout_values(&inf, g, mask, 1.0 / scale, obs, logits, m2, qr, err);
+      if (!ok) break;
+      for (int32_t a = 0; a < A; a++)
+        if (mask[a] && qr[a] > qr[best]) best = a;
+      d->roots++;
+      d->regret[0] += qr[best] - qr[raw];
+      d->regret[1] += qr[best] - qr[al];
+      d->regret[2] += qr[best] - qr[ae];
+      if (al != raw) {
+        int k = change_kind(raw, al, slow);
+        d->changed[k]++;
+        double x = qr[al] - qr[raw];
+        if (x > 0)
+          d->gain[k] += x;
+        else
+          d->loss[k] -= x;
+      }
+      if (ae != raw) {
+        int k = change_kind(raw, ae, slow);
+        d->exact_changed[k]++;
+        d->exact_gain[k] += qr[ae] - qr[raw];
+      }
+    }
+    ok = ok && mb_game_step(g, raw, NULL, err);
+  }
+  free(obs);
+  free(logits);
+  free(qr);
+  free(mask);
+  free(m2);
+  mb_player_free(learned);
+  mb_player_free(exact);
+  mb_agent_infer_free(&inf);
+  return ok;
+}
+
+static int search_regret_table(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
+                               int32_t stride, const mb_search_config *scfg, const char *what) {
+  regret_sums d = {0};
+  mb_error err = {{0}};
+  for (int32_t e = 0; e < n_set; e++) {
+    mb_game *g = mb_game_new(set[e].w, &set[e].hw, &ag->cfg.game, &err);
+    if (!g ||
+        !regret_workload(ag, g, mb_return_scale(set[e].w, &set[e].hw, g), stride, scfg, &d, &err)) {
+      fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
+      mb_game_free(g);
+      return 1;
+    }
+    mb_game_free(g);
+  }
+  if (d.roots == 0) {
+    fprintf(stderr, "mallocbench bench muzero: no decision with two legal actions\n");
+    return 1;
+  }
+  printf(
+      "one step of policy improvement over %s: %lld roots (every %d-th raw-policy decision), "
+      "%d simulations, judged by raw-policy rollouts (normalised units 1 / R_ref, x 1000)\n",
+      what, (long long)d.roots, stride, scfg->simulations);
+  printf(
+      "  mean regret against the rollout-best move: raw policy %.4f, learned-model search "
+      "%.4f, exact-game search %.4f\n",
+      1e3 * d.regret[0] / d.roots, 1e3 * d.regret[1] / d.roots, 1e3 * d.regret[2] / d.roots);
+  const char *kind[3] = {"another offset", "fast to slow", "slow to fast"};
+  for (int k = 0; k < 3; k++)
+    printf(
+        "  moves changed, %-14s learned: %5lld, gained %9.3f, lost %9.3f (net %9.3f) | "
+        "exact: %5lld, net %9.3f\n",
+        kind[k], (long long)d.changed[k], 1e3 * d.gain[k], 1e3 * d.loss[k],
+        1e3 * (d.gain[k] - d.loss[k]), (long long)d.exact_changed[k], 1e3 * d.exact_gain[k]);
+  return 0;
+}
+
 /* `episodes` synthetic workloads with sizes spread over 32..max_buffers. */
 static bool synthetic_set(long episodes, long max_buffers, long seed, mb_train_set *set) {
   mb_error err = {{0}};
@@ -440,7 +592,7 @@ int mb_bench_muzero(int argc, char **argv) {
   }
   const char *agent_path = NULL, *returns = NULL, *split = NULL, *regex = NULL;
   const char *catalogue = NULL, *data = NULL;
-  long model_error = 0;
+  long model_error = 0, search_regret = 0;
   long buffers = 256, sims = 16, jobs = 1, seed = -1, episodes = 8;
   mb_search_config scfg;
   mb_search_config_evaluation(&scfg); /* --returns measures what the solvers play */
@@ -467,6 +619,8 @@ int mb_bench_muzero(int argc, char **argv) {
       data = v;
     else if (!strcmp(a, "--model-error")) {
       if (!parse_long(a, v, 1, 1000000, &model_error)) return 2;
+    } else if (!strcmp(a, "--search-regret")) {
+      if (!parse_long(a, v, 1, 1000000, &search_regret)) return 2;
     } else if (!strcmp(a, "--rescale")) {
       if (strcmp(v, "node") && strcmp(v, "tree")) {
         fprintf(stderr, "mallocbench bench muzero: --rescale '%s': expected node or tree\n", v);
@@ -501,10 +655,10 @@ int mb_bench_muzero(int argc, char **argv) {
     }
   }
   mb_blas_set_threads(1);
-  if (model_error && !returns) returns = "0";
+  if ((model_error || search_regret) && !returns) returns = "0";
   if (returns && !agent_path) {
     fprintf(stderr, "mallocbench bench muzero: --%s needs --agent FILE\n",
-            model_error ? "model-error" : "returns");
+            model_error ? "model-error" : (search_regret ? "search-regret" : "returns"));
     return 2;
   }
   if (returns && buffers < 32) buffers = 32;
@@ -547,8 +701,11 @@ int mb_bench_muzero(int argc, char **argv) {
       fprintf(stderr, "mallocbench bench muzero: no workload selected\n");
       rc = 2;
     }
+    scfg.simulations = (int32_t)sims;
     if (rc == 0 && model_error)
       rc = model_error_table(&ag, set.tw, set.n, (int32_t)model_error, what);
+    else if (rc == 0 && search_regret)
+      rc = search_regret_table(&ag, set.tw, set.n, (int32_t)search_regret, &scfg, what);
     else if (rc == 0)
       rc = returns_table(&ag, returns, &scfg, set.tw, set.n, what);
     mb_train_set_free(&set);

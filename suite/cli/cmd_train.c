@@ -55,8 +55,14 @@ static void usage(FILE *out) {
           "  --eval-every N      updates between raw-policy evaluations (default 100)\n"
           "Agent and search (fresh agents only for the network sizes):\n"
           "  --latent W (128)  --blocks N (1)  --actions A (16)\n"
-          "  --next-buffers N (0: the observation also describes the next N buffers)\n"
+          "  --next-buffers N (4: the observation also describes the next N buffers)\n"
+          "  --gain-features 0|1 (1: the observation shows the current buffer's exact gain if\n"
+          "                    placed now and the standalone benefits of it and of the next\n"
+          "                    buffers, in the agent's reward unit; 0: without them)\n"
           "  --simulations N (8)  --search gumbel|puct (gumbel)  --segment N (48)\n"
+          "  --segment-start cover|uniform (cover: a long episode's stored segment starts so\n"
+          "                    that its first decisions are stored as often as the middle ones;\n"
+          "                    uniform: they are stored up to N times less often)\n"
           "  --self-play learned|exact (learned: self-play searches the learned model; exact:\n"
           "                    the real game, as mallocmuzero-exact, AlphaZero-style)\n"
           "  --batch B (64)  --unroll K (5)  --td-steps N (10)  --lr X (0.001)\n"
@@ -234,7 +240,11 @@ int mb_cmd_train(int argc, char **argv) {
       ok = p_i32(v, 2, 1024, &cfg.agent.game.n_actions, expect);
     else if (!strcmp(a, "--next-buffers"))
       ok = p_i32(v, 0, 64, &cfg.agent.game.next_buffers, expect);
-    else if (!strcmp(a, "--simulations"))
+    else if (!strcmp(a, "--gain-features")) {
+      int32_t on = 0;
+      ok = p_i32(v, 0, 1, &on, expect);
+      cfg.agent.game.gain_features = on != 0;
+    } else if (!strcmp(a, "--simulations"))
       ok = p_i32(v, 1, 100000, &cfg.search.simulations, expect);
     else if (!strcmp(a, "--search")) {
       ok = mb_search_kind_parse(v, &cfg.search.kind);
@@ -245,7 +255,11 @@ int mb_cmd_train(int argc, char **argv) {
       cfg.self_play_exact = ok && !strcmp(v, "exact");
     } else if (!strcmp(a, "--segment"))
       ok = p_i32(v, 1, 1000000, &cfg.segment, expect);
-    else if (!strcmp(a, "--batch"))
+    else if (!strcmp(a, "--segment-start")) {
+      ok = !strcmp(v, "uniform") || !strcmp(v, "cover");
+      if (!ok) snprintf(expect, sizeof expect, "uniform or cover");
+      cfg.segment_cover = !strcmp(v, "cover");
+    } else if (!strcmp(a, "--batch"))
       ok = p_i32(v, 1, 4096, &cfg.batch, expect);
     else if (!strcmp(a, "--unroll"))
       ok = p_i32(v, 0, 32, &cfg.unroll, expect);

@@ -4,8 +4,9 @@
 # writes a checkpoint with its command line; a resumed run continues the update count; the same
 # seed gives bit-identical weights; self-play in the real game (--self-play exact), packing
 # instances in the curriculum (--synth-packing) and a Q spread floor in self-play search
-# (--q-range) train and change the weights; bench muzero
-# evaluates an agent on a catalogue file of one's own (--catalogue); a validation set
+# (--q-range) and uniform segment starts (--segment-start uniform) train and change the
+# weights; the gain block (--gain-features) is recorded in the checkpoint and played with; bench muzero evaluates an agent on a catalogue file of one's own (--catalogue)
+# and measures search's one-step policy improvement (--search-regret); a validation set
 # (--validate) is refused when it overlaps the training workloads, is stored as the curve's
 # validation series, leaves the weights alone, and --keep-best writes the best agent; a run
 # killed with SIGKILL resumes from its training state (--state-every) bit for bit.
@@ -39,6 +40,10 @@ expect 2 "--synth-packing '1.5': expected a number in \[0, 1\]" \
   "$MB" train "${TINY[@]}" --steps 5 --synth-packing 1.5 --out "$TMP/x.h5"
 expect 2 "--q-range '0': expected a number in \[1e-12, 1\]" \
   "$MB" train "${TINY[@]}" --steps 5 --q-range 0 --out "$TMP/x.h5"
+expect 2 "--gain-features '2': expected an integer in 0\.\.1" \
+  "$MB" train "${TINY[@]}" --steps 5 --gain-features 2 --out "$TMP/x.h5"
+expect 2 "--segment-start 'middle': expected uniform or cover" \
+  "$MB" train "${TINY[@]}" --steps 5 --segment-start middle --out "$TMP/x.h5"
 expect 2 "--synth-packing needs --synthetic" \
   "$MB" train --split train --latent 16 --steps 5 --synth-packing 0.5 --out "$TMP/x.h5"
 expect 2 "--out AGENT.h5 is required" "$MB" train "${TINY[@]}" --steps 5
@@ -103,6 +108,28 @@ same_weights "$TMP/a.h5" "$TMP/b.h5" || fail "the same seed gave other weights"
 ! same_weights "$TMP/a.h5" "$TMP/q.h5" || fail "--q-range did not change the weights"
 "$MB" train "${NET[@]}" --steps 2 --self-play exact --out "$TMP/l.h5" >/dev/null 2>"$TMP/err"
 grep -q "search in the real game" "$TMP/err" || fail "banner: $(cat "$TMP/err")"
+# segment starts: covering (the default) or uniform (segments of 8 on 16-32 buffers)
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --segment 8 --out "$TMP/s8.h5" >/dev/null ||
+  fail "--segment 8"
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --segment 8 --segment-start uniform \
+  --out "$TMP/su.h5" >/dev/null 2>"$TMP/err" || fail "--segment-start uniform: $(cat "$TMP/err")"
+! same_weights "$TMP/s8.h5" "$TMP/su.h5" || fail "--segment-start uniform did not change the weights"
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --segment 8 --segment-start cover \
+  --out "$TMP/sc.h5" >/dev/null 2>"$TMP/err" || fail "--segment-start cover: $(cat "$TMP/err")"
+same_weights "$TMP/s8.h5" "$TMP/sc.h5" || fail "--segment-start cover is not the default"
+# the gain block (on by default): recorded in the checkpoint (2 + 4 more inputs with the 4
+# next buffers), and the agent plays with it
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --gain-features 0 --out "$TMP/g0.h5" \
+  >/dev/null 2>"$TMP/err" || fail "--gain-features 0: $(cat "$TMP/err")"
+h5dump -a game.gain_features "$TMP/a.h5" | grep -q "(0): 1" ||
+  fail "the checkpoint does not record game.gain_features = 1"
+h5dump -a game.gain_features "$TMP/g0.h5" | grep -q "(0): 0" ||
+  fail "the checkpoint does not record game.gain_features = 0"
+dims() { h5dump -a cfg.obs_dim "$1" | sed -n 's/.*(0): \([0-9]*\).*/\1/p'; }
+[ "$(dims "$TMP/a.h5")" -eq $(($(dims "$TMP/g0.h5") + 6)) ] ||
+  fail "obs_dim $(dims "$TMP/a.h5") with the gain block, $(dims "$TMP/g0.h5") without"
+"$MB" solve datasets/samples/conv_block.wl --solver mallocmuzero-exact --agent "$TMP/a.h5" \
+  --simulations 4 >"$TMP/out" 2>"$TMP/err" || fail "solve with the gain block: $(cat "$TMP/err")"
 # the trained agent evaluated on a catalogue of one's own (bench muzero --catalogue)
 "$MB" generate packing --buffers 24 --length 64 --seed 4 -o "$TMP/p.wl" >/dev/null ||
   fail "generate packing"
@@ -114,6 +141,14 @@ grep -q "search in the real game" "$TMP/err" || fail "banner: $(cat "$TMP/err")"
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 0,2 --catalogue "$TMP/cat.txt" --split train \
   >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --catalogue: $(cat "$TMP/err")"
 grep -q "catalogue split 'train': 2 workloads" "$TMP/out" || fail "bench muzero: $(cat "$TMP/out")"
+# one step of policy improvement by search, judged by rollouts (bench muzero --search-regret)
+"$MB" bench muzero --agent "$TMP/a.h5" --search-regret 1 --simulations 4 --catalogue \
+  "$TMP/cat.txt" --split train >"$TMP/out" 2>"$TMP/err" ||
+  fail "bench muzero --search-regret: $(cat "$TMP/err")"
+grep -Eq "^  mean regret against the rollout-best move: raw policy [0-9.]+, learned-model search \
+[0-9.]+, exact-game search [0-9.]+$" "$TMP/out" || fail "--search-regret: $(cat "$TMP/out")"
+[ "$(grep -c "^  moves changed" "$TMP/out")" -eq 3 ] || fail "--search-regret: $(cat "$TMP/out")"
+expect 2 "--search-regret needs --agent FILE" "$MB" bench muzero --search-regret 1
 expect 2 "no-such-catalogue.txt" "$MB" bench muzero --agent "$TMP/a.h5" --returns 0 \
   --catalogue "$TMP/no-such-catalogue.txt" --split train
 # validation: held-out catalogue workloads, never trained on
