@@ -596,7 +596,7 @@ static void test_state_resume(void **state) {
 }
 
 /* Segment starts: how often each decision of an episode is stored. Uniform starts store the
- * first decision n - S + 1 times less often than a middle one; covering starts store every
+ * first decision S times less often than a middle one; covering starts store every
  * decision at least as often as a middle one (those near either end up to twice); both stay
  * inside the episode, and episodes no longer than a segment start at 0. */
 static void test_segment_start(void **state) {
@@ -614,7 +614,7 @@ static void test_segment_start(void **state) {
     }
     double middle = (double)stored[N / 2];
     if (!cover) {
-      assert_true(stored[0] < middle / 20); /* (N - S + 1) = 153 times less, expected */
+      assert_true(stored[0] < middle / 20); /* S = 48 times less, expected */
     } else {
       for (int32_t d = 0; d < N; d++) {
         assert_true(stored[d] > 0.95 * middle);

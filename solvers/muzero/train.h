@@ -248,8 +248,9 @@ bool mb_player_decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bo
                       mb_rng *rng, int32_t *action, mb_error *err);
 /* The first stored decision of a segment of `segment` decisions in an episode of n (0 when
  * n <= segment). Uniform (cover false): a start drawn from [0, n - segment], which stores
- * decision i < segment only (i + 1) / segment as often as the middle ones, and the first
- * decision n - segment + 1 times less often. Cover: a start drawn from [-(segment - 1), n - 1]
+ * decision i < segment only (i + 1) / segment as often as the middle ones (the first one
+ * `segment` times less often), and the last ones alike. Cover: a start drawn from
+ * [-(segment - 1), n - 1]
  * and clamped into [0, n - segment], which stores every decision at least as often as the
  * middle ones (those within a segment of either end up to twice as often): the first
  * decisions of the heuristic order are the most memory-bound buffers. */
