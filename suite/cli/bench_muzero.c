@@ -239,6 +239,31 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
   return 0;
 }
 
+/* Raw-policy rollout of every legal action from g's current state (g is restored):
+ * qr[a] = r(a) + the raw policy's return after it, normalised. */
+static bool rollout_values(mb_agent_infer *inf, mb_game *g, const uint8_t *mask, double rs,
+                           float *obs, float *logits, uint8_t *m2, double *qr, mb_error *err) {
+  int32_t A = mb_game_n_actions(g);
+  mb_game_snapshot snap = mb_game_snapshot_take(g);
+  bool ok = true;
+  for (int32_t a = 0; ok && a < A; a++) {
+    if (!mask[a]) continue;
+    double r = 0, G = 0;
+    ok = mb_game_restore(g, snap, err) && mb_game_step(g, a, &r, err);
+    while (ok && !mb_game_done(g)) {
+      double r2 = 0;
+      float v;
+      mb_game_observe(g, obs);
+      mb_game_legal_mask(g, m2);
+      ok = mb_agent_initial(inf, obs, NULL, logits, &v, err) &&
+           mb_game_step(g, mb_agent_greedy(logits, m2, A), &r2, err);
+      G += r2;
+    }
+    qr[a] = (r + G) * rs;
+  }
+  return mb_game_restore(g, snap, ok ? err : &(mb_error){{0}}) && ok;
+}
+
 /* --model-error: how well the search's one-step evaluations rank a state's legal actions.
  * One episode per workload; at every `stride`-th decision ("root") and for every legal action a:
  *   exact one-step Q1(a) = r(a) + v(h(obs after a)) (the exact-game search's leaf),
@@ -287,10 +312,11 @@ static bool diag_workload(const mb_agent *ag, mb_game *g, double scale, int32_t 
       double *q1l = q1 + A, *qr = q1 + 2 * A, *lg = q1 + 3 * A, *rr = q1 + 4 * A;
       mb_game_snapshot snap = mb_game_snapshot_take(g);
       double rmean = 0, qmean = 0;
+      ok = rollout_values(&inf, g, mask, rs, obs, l2, m2, qr, err);
       for (int32_t a = 0; ok && a < A; a++) {
         if (!mask[a]) continue;
         float rhat, vhat, v2 = 0;
-        double r = 0, G = 0;
+        double r = 0;
         ok = mb_agent_recurrent(&inf, lat, a, NULL, &rhat, l2, &vhat, err) &&
              mb_game_restore(g, snap, err) && mb_game_step(g, a, &r, err);
         r *= rs;
@@ -298,19 +324,9 @@ static bool diag_workload(const mb_agent *ag, mb_game *g, double scale, int32_t 
           mb_game_observe(g, obs);
           ok = mb_agent_initial(&inf, obs, NULL, l2, &v2, err);
         }
-        while (ok && !mb_game_done(g)) {
-          double r2 = 0;
-          float vv;
-          mb_game_observe(g, obs);
-          mb_game_legal_mask(g, m2);
-          ok = mb_agent_initial(&inf, obs, NULL, l2, &vv, err) &&
-               mb_game_step(g, mb_agent_greedy(l2, m2, A), &r2, err);
-          G += r2 * rs;
-        }
         rr[a] = r;
         q1[a] = r + v2;
         q1l[a] = rhat + vhat;
-        qr[a] = r + G;
         lg[a] = logits[a];
         d->r_abs_err += fabs(rhat - r);
         d->q_abs_err += fabs(q1l[a] - q1[a]);
@@ -420,31 +436,6 @@ typedef struct regret_sums {
   double exact_gain[3];    /* the exact search's changes, by kind (net) */
   int64_t exact_changed[3];
 } regret_sums;
-
-/* Raw-policy rollout of every legal action from g's current state (g is restored):
- * qr[a] = r(a) + the raw policy's return after it, normalised. */
-static bool rollout_values(mb_agent_infer *inf, mb_game *g, const uint8_t *mask, double rs,
-                           float *obs, float *logits, uint8_t *m2, double *qr, mb_error *err) {
-  int32_t A = mb_game_n_actions(g);
-  mb_game_snapshot snap = mb_game_snapshot_take(g);
-  bool ok = true;
-  for (int32_t a = 0; ok && a < A; a++) {
-    if (!mask[a]) continue;
-    double r = 0, G = 0;
-    ok = mb_game_restore(g, snap, err) && mb_game_step(g, a, &r, err);
-    while (ok && !mb_game_done(g)) {
-      double r2 = 0;
-      float v;
-      mb_game_observe(g, obs);
-      mb_game_legal_mask(g, m2);
-      ok = mb_agent_initial(inf, obs, NULL, logits, &v, err) &&
-           mb_game_step(g, mb_agent_greedy(logits, m2, A), &r2, err);
-      G += r2;
-    }
-    qr[a] = (r + G) * rs;
-  }
-  return mb_game_restore(g, snap, ok ? err : &(mb_error){{0}}) && ok;
-}
 
 static int change_kind(int32_t from, int32_t to, int32_t slow) {
   if ((from == slow) == (to == slow)) return 0;
