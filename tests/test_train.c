@@ -627,6 +627,37 @@ static void test_segment_start(void **state) {
   }
 }
 
+/* The cosine schedule: lr at the start, lr_end at the step limit, their mean half-way,
+ * non-increasing; constant without lr_end or without a step limit. Training applies it: the
+ * optimiser ends at the last update's rate and the weights differ from a constant-rate run. */
+static void test_lr_schedule(void **state) {
+  (void)state;
+  mb_train_config cfg;
+  tiny_config(&cfg, 9, 1000);
+  assert_true(mb_train_lr(&cfg, 0) == cfg.lr && mb_train_lr(&cfg, 999) == cfg.lr);
+  cfg.lr_end = 1e-4;
+  assert_true(fabs(mb_train_lr(&cfg, 0) - 1e-3) < 1e-12);
+  assert_true(fabs(mb_train_lr(&cfg, 500) - 5.5e-4) < 1e-12);
+  assert_true(fabs(mb_train_lr(&cfg, 1000) - 1e-4) < 1e-12);
+  assert_true(fabs(mb_train_lr(&cfg, 5000) - 1e-4) < 1e-12);
+  for (int64_t s = 1; s <= 1000; s++) assert_true(mb_train_lr(&cfg, s) <= mb_train_lr(&cfg, s - 1));
+  cfg.steps = 0;
+  assert_true(mb_train_lr(&cfg, 500) == cfg.lr);
+
+  mb_blas_set_threads(1);
+  mb_train_result constant, cosine;
+  mb_error err = {{0}};
+  tiny_config(&cfg, 9, 40);
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &constant, &err));
+  cfg.lr_end = 0;
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &cosine, &err));
+  assert_true(constant.opt.cfg.lr == cfg.lr);
+  assert_true(cosine.opt.cfg.lr == mb_train_lr(&cfg, 39) && cosine.opt.cfg.lr < 1e-5);
+  assert_false(same_weights(&constant.agent, &cosine.agent));
+  mb_train_result_free(&constant);
+  mb_train_result_free(&cosine);
+}
+
 static void test_bad_config(void **state) {
   (void)state;
   mb_train_config cfg;
@@ -663,6 +694,10 @@ static void test_bad_config(void **state) {
   cfg.priority_beta = -0.1;
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   assert_non_null(strstr(err.message, "priority_beta"));
+  tiny_config(&cfg, 1, 10);
+  cfg.lr_end = 2 * cfg.lr;
+  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_non_null(strstr(err.message, "lr_end"));
 }
 
 int main(void) {
@@ -673,7 +708,7 @@ int main(void) {
       cmocka_unit_test(test_self_play_exact),     cmocka_unit_test(test_synth_packing),
       cmocka_unit_test(test_validation),          cmocka_unit_test(test_eval_hook),
       cmocka_unit_test(test_no_decisions),        cmocka_unit_test(test_state_resume),
-      cmocka_unit_test(test_segment_start),
+      cmocka_unit_test(test_segment_start),       cmocka_unit_test(test_lr_schedule),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

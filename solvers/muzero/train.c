@@ -42,6 +42,7 @@ void mb_train_config_default(mb_train_config *c) {
   c->consistency_weight = 1.0;
   c->sibling_weight = 1.0; /* measured: datasets/agents/README.md */
   c->lr = 1e-3;
+  c->lr_end = NAN; /* = lr: constant */
   c->weight_decay = 1e-4;
   c->max_grad_norm = 5.0;
   c->replay_capacity = 50000;
@@ -88,6 +89,8 @@ bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
                    "weight %g, sibling weight %g: bad value",
                    c->lr, c->weight_decay, c->max_grad_norm, c->value_weight, c->consistency_weight,
                    c->sibling_weight);
+  if (!isnan(c->lr_end) && !(c->lr_end >= 0 && c->lr_end <= c->lr))
+    return mb_fail(err, "train config: lr_end %g: expected in [0, lr = %g]", c->lr_end, c->lr);
   if (c->sibling_depth < 1 || c->sibling_depth > MB_SIBLING_MAX_DEPTH)
     return mb_fail(err, "train config: sibling depth %d: expected 1..%d", c->sibling_depth,
                    MB_SIBLING_MAX_DEPTH);
@@ -1165,6 +1168,13 @@ static int64_t next_multiple(int64_t step, int64_t every) {
   return every > 0 ? (step / every + 1) * every : INT64_MAX;
 }
 
+double mb_train_lr(const mb_train_config *c, int64_t step) {
+  if (isnan(c->lr_end) || c->steps <= 0) return c->lr;
+  double f = step <= 0 ? 0 : (double)step / (double)c->steps;
+  if (f > 1) f = 1;
+  return c->lr_end + (c->lr - c->lr_end) * 0.5 * (1.0 + cos(M_PI * f));
+}
+
 /* Importance-weight exponent at update `step`: linear from priority_beta to 1 over the step
  * limit (full correction at the end), constant without one. */
 static double priority_beta(const mb_train_config *cfg, int64_t step) {
@@ -1382,6 +1392,7 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
     /* learner: the updates the replay ratio owes (a resumed state may owe some still) */
     double t0 = mb_train_now();
     while (ok && k.owed >= 1 && !(cfg->steps > 0 && res->prog.steps >= cfg->steps)) {
+      res->opt.cfg.lr = mb_train_lr(cfg, res->prog.steps);
       ok = learner_step(&L, ag, &res->opt, cfg, &rb, priority_beta(cfg, res->prog.steps),
                         &k.learner_rng, err);
       k.owed -= 1;

@@ -139,6 +139,8 @@ typedef struct mb_train_config {
   bool self_play_exact;      /* self-play searches the real game (snapshot / restore, as
                                 mallocmuzero-exact) instead of the learned model (default false) */
   double lr, weight_decay, max_grad_norm;
+  double lr_end; /* learning rate at the step limit: cosine from lr down to lr_end over `steps`
+                    (mb_train_lr; constant lr without a step limit). Default: lr (constant) */
   int64_t replay_capacity; /* transitions */
   double replay_ratio;     /* samples drawn per new decision */
   double priority_alpha;   /* prioritised replay exponent in [0, 1] (0: uniform sampling) */
@@ -178,7 +180,8 @@ typedef struct mb_train_config {
 } mb_train_config;
 
 /* Defaults: Gumbel search with 8 simulations (m = 16), B 64, K 5, n 10, gamma 1, value weight
- * 0.25, consistency weight 1, sibling paths of 1 step with weight 1, lr 1e-3, weight decay 1e-4,
+ * 0.25, consistency weight 1, sibling paths of 1 step with weight 1, lr 1e-3 (constant: lr_end
+ * NAN, read as lr), weight decay 1e-4,
  * clip 5, replay 50000 transitions, ratio 4, uniform sampling (priority alpha 0; beta 0.4 when it
  * is switched on), target every 100, 2 actors per round, 1 job, segment 48 with covering starts,
  * synthetic 16..256 buffers, share 0.5, no packing instances, evaluation every 100 updates on at
@@ -255,6 +258,11 @@ bool mb_player_decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bo
  * middle ones (those within a segment of either end up to twice as often): the first
  * decisions of the heuristic order are the most memory-bound buffers. */
 int32_t mb_segment_start(int32_t n, int32_t segment, bool cover, mb_rng *rng);
+/* The learning rate of update `step` (0-based): lr_end + (lr - lr_end) * (1 + cos(pi * f)) / 2
+ * with f = step / steps (clamped to 1), so lr at the start and lr_end at the step limit; lr for a
+ * run bounded only by time (steps 0), whose end is not known in updates. A function of the step
+ * alone, so a resumed run follows the same schedule. */
+double mb_train_lr(const mb_train_config *c, int64_t step);
 /* Monotonic seconds. */
 double mb_train_now(void);
 

@@ -4,6 +4,7 @@
  * end). Resumable with --resume, bit for bit from a state; deterministic for a seed (the actors of
  * a round use fixed random streams, and OpenBLAS runs single-threaded). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,8 @@ static void usage(FILE *out) {
           "  --self-play learned|exact (learned: self-play searches the learned model; exact:\n"
           "                    the real game, as mallocmuzero-exact, AlphaZero-style)\n"
           "  --batch B (64)  --unroll K (5)  --td-steps N (10)  --lr X (0.001)\n"
+          "  --lr-end X (--lr: constant; else cosine decay from --lr to X over --steps, which\n"
+          "                    it then requires)\n"
           "  --value-weight X (0.25)  --consistency X (1: weight of the dynamics state vs the\n"
           "                    representation of the observation reached, EfficientZero; 0: off)\n"
           "  --support N (31 value/reward atoms; fresh agents)  --c-scale X (0.1)\n"
@@ -267,6 +270,8 @@ int mb_cmd_train(int argc, char **argv) {
       ok = p_i32(v, 1, 100000, &cfg.td_steps, expect);
     else if (!strcmp(a, "--lr"))
       ok = p_f64(v, 1e-9, 1, &cfg.lr, expect);
+    else if (!strcmp(a, "--lr-end"))
+      ok = p_f64(v, 0, 1, &cfg.lr_end, expect);
     else if (!strcmp(a, "--value-weight"))
       ok = p_f64(v, 0, 1e6, &cfg.value_weight, expect);
     else if (!strcmp(a, "--consistency"))
@@ -335,6 +340,15 @@ int mb_cmd_train(int argc, char **argv) {
   }
   if (cfg.steps == 0 && minutes <= 0) {
     fprintf(stderr, "mallocbench train: give --steps N or --minutes M\n");
+    return 2;
+  }
+  if (!isnan(cfg.lr_end) && cfg.steps == 0) {
+    fprintf(stderr, "mallocbench train: --lr-end decays over --steps N; give --steps\n");
+    return 2;
+  }
+  if (!isnan(cfg.lr_end) && cfg.lr_end > cfg.lr) {
+    fprintf(stderr, "mallocbench train: --lr-end %g: expected at most --lr (%g)\n", cfg.lr_end,
+            cfg.lr);
     return 2;
   }
   cfg.seconds = minutes * 60.0;

@@ -4,8 +4,10 @@
 # writes a checkpoint with its command line; a resumed run continues the update count; the same
 # seed gives bit-identical weights; self-play in the real game (--self-play exact), packing
 # instances in the curriculum (--synth-packing) and a Q spread floor in self-play search
-# (--q-range) and uniform segment starts (--segment-start uniform) train and change the
-# weights; the gain block (--gain-features) is recorded in the checkpoint and played with; bench muzero evaluates an agent on a catalogue file of one's own (--catalogue)
+# (--q-range), uniform segment starts (--segment-start uniform) and a cosine learning-rate
+# decay (--lr-end) train and change the weights; the gain block (--gain-features) is recorded in
+# the checkpoint and played with; bench muzero evaluates an agent on a catalogue file of one's
+# own (--catalogue)
 # and measures search's one-step policy improvement (--search-regret); a validation set
 # (--validate) is refused when it overlaps the training workloads, is stored as the curve's
 # validation series, leaves the weights alone, and --keep-best writes the best agent; a run
@@ -48,6 +50,10 @@ expect 2 "--synth-packing needs --synthetic" \
   "$MB" train --split train --latent 16 --steps 5 --synth-packing 0.5 --out "$TMP/x.h5"
 expect 2 "--out AGENT.h5 is required" "$MB" train "${TINY[@]}" --steps 5
 expect 2 "give --steps N or --minutes M" "$MB" train "${TINY[@]}" --out "$TMP/x.h5"
+expect 2 "--lr-end decays over --steps N; give --steps" \
+  "$MB" train "${TINY[@]}" --minutes 0.1 --lr-end 1e-4 --out "$TMP/x.h5"
+expect 2 "--lr-end 0.01: expected at most --lr \(0.001\)" \
+  "$MB" train "${TINY[@]}" --steps 5 --lr-end 0.01 --out "$TMP/x.h5"
 expect 2 "no workloads" "$MB" train --steps 5 --out "$TMP/x.h5"
 [ ! -e "$TMP/x.h5" ] || fail "a refused run wrote a checkpoint"
 
@@ -108,6 +114,10 @@ same_weights "$TMP/a.h5" "$TMP/b.h5" || fail "the same seed gave other weights"
 ! same_weights "$TMP/a.h5" "$TMP/q.h5" || fail "--q-range did not change the weights"
 "$MB" train "${NET[@]}" --steps 2 --self-play exact --out "$TMP/l.h5" >/dev/null 2>"$TMP/err"
 grep -q "search in the real game" "$TMP/err" || fail "banner: $(cat "$TMP/err")"
+# a cosine learning-rate decay changes the weights
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --lr-end 0 --out "$TMP/lr.h5" \
+  >/dev/null 2>"$TMP/err" || fail "--lr-end 0: $(cat "$TMP/err")"
+! same_weights "$TMP/a.h5" "$TMP/lr.h5" || fail "--lr-end did not change the weights"
 # segment starts: covering (the default) or uniform (segments of 8 on 16-32 buffers)
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --segment 8 --out "$TMP/s8.h5" >/dev/null ||
   fail "--segment 8"
