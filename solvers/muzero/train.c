@@ -531,9 +531,8 @@ static bool actor_play(trainer *T, actor *a, mb_error *err) {
                                          a->n_synth > 0 ? &synth_hw : &T->wl[a->workload].hw, g));
   double raw = 0;
   /* decisions of an episode are at most the visitable buffers */
-  int32_t n_vis = mb_game_n_visitable(g), start = 0;
-  if (n_vis > cfg->segment)
-    start = mb_segment_start(n_vis, cfg->segment, cfg->segment_cover, &a->rng);
+  int32_t start =
+      mb_segment_start(mb_game_n_visitable(g), cfg->segment, cfg->segment_cover, &a->rng);
   int32_t played = 0;
   while (ok && !mb_game_done(g) && played < start) {
     int32_t act;
@@ -1170,8 +1169,7 @@ static int64_t next_multiple(int64_t step, int64_t every) {
 
 double mb_train_lr(const mb_train_config *c, int64_t step) {
   if (isnan(c->lr_end) || c->steps <= 0) return c->lr;
-  double f = step <= 0 ? 0 : (double)step / (double)c->steps;
-  if (f > 1) f = 1;
+  double f = fmin(1.0, (double)step / (double)c->steps);
   return c->lr_end + (c->lr - c->lr_end) * 0.5 * (1.0 + cos(M_PI * f));
 }
 

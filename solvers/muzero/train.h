@@ -181,12 +181,11 @@ typedef struct mb_train_config {
 
 /* Defaults: Gumbel search with 8 simulations (m = 16), B 64, K 5, n 10, gamma 1, value weight
  * 0.25, consistency weight 1, sibling paths of 1 step with weight 1, lr 1e-3 (constant: lr_end
- * NAN, read as lr), weight decay 1e-4,
- * clip 5, replay 50000 transitions, ratio 4, uniform sampling (priority alpha 0; beta 0.4 when it
- * is switched on), target every 100, 2 actors per round, 1 job, segment 48 with covering starts,
- * synthetic 16..256 buffers, share 0.5, no packing instances, evaluation every 100 updates on at
- * most 8 workloads, checkpoint every 200, training state every MB_TRAIN_STATE_EVERY (when state_out
- * is set), seed 0, log every 5 s. */
+ * NAN, read as lr), weight decay 1e-4, clip 5, replay 50000 transitions, ratio 4, uniform sampling
+ * (priority alpha 0; beta 0.4 when it is switched on), target every 100, 2 actors per round, 1 job,
+ * segment 48 with covering starts, synthetic 16..256 buffers, share 0.5, no packing instances,
+ * evaluation every 100 updates on at most 8 workloads, checkpoint every 200, training state every
+ * MB_TRAIN_STATE_EVERY (when state_out is set), seed 0, log every 5 s. */
 #define MB_TRAIN_STATE_EVERY 5000
 void mb_train_config_default(mb_train_config *c);
 bool mb_train_config_check(const mb_train_config *c, mb_error *err);
@@ -253,10 +252,9 @@ bool mb_player_decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bo
  * n <= segment). Uniform (cover false): a start drawn from [0, n - segment], which stores
  * decision i < segment only (i + 1) / segment as often as the middle ones (the first one
  * `segment` times less often), and the last ones alike. Cover: a start drawn from
- * [-(segment - 1), n - 1]
- * and clamped into [0, n - segment], which stores every decision at least as often as the
- * middle ones (those within a segment of either end up to twice as often): the first
- * decisions of the heuristic order are the most memory-bound buffers. */
+ * [-(segment - 1), n - 1] and clamped into [0, n - segment], which stores every decision at
+ * least as often as the middle ones (those within a segment of either end up to twice as
+ * often): the first decisions of the heuristic order are the most memory-bound buffers. */
 int32_t mb_segment_start(int32_t n, int32_t segment, bool cover, mb_rng *rng);
 /* The learning rate of update `step` (0-based): lr_end + (lr - lr_end) * (1 + cos(pi * f)) / 2
  * with f = step / steps (clamped to 1), so lr at the start and lr_end at the step limit; lr for a

@@ -692,12 +692,12 @@ int mb_bench_muzero(int argc, char **argv) {
       fprintf(stderr, "mallocbench bench muzero: no workload selected\n");
       rc = 2;
     }
-    scfg.simulations = (int32_t)sims;
     if (rc == 0 && model_error)
       rc = model_error_table(&ag, set.tw, set.n, (int32_t)model_error, what);
-    else if (rc == 0 && search_regret)
+    else if (rc == 0 && search_regret) {
+      scfg.simulations = (int32_t)sims; /* --returns takes its budgets from its list */
       rc = search_regret_table(&ag, set.tw, set.n, (int32_t)search_regret, &scfg, what);
-    else if (rc == 0)
+    } else if (rc == 0)
       rc = returns_table(&ag, returns, &scfg, set.tw, set.n, what);
     mb_train_set_free(&set);
     mb_agent_free(&ag);

@@ -8,7 +8,8 @@
 # decay (--lr-end) train and change the weights; the gain block (--gain-features) is recorded in
 # the checkpoint and played with; bench muzero evaluates an agent on a catalogue file of one's
 # own (--catalogue)
-# and measures search's one-step policy improvement (--search-regret); a validation set
+# and measures search's one-step evaluations (--model-error) and policy improvement
+# (--search-regret); a validation set
 # (--validate) is refused when it overlaps the training workloads, is stored as the curve's
 # validation series, leaves the weights alone, and --keep-best writes the best agent; a run
 # killed with SIGKILL resumes from its training state (--state-every) bit for bit.
@@ -159,6 +160,14 @@ grep -Eq "^  mean regret against the rollout-best move: raw policy [0-9.]+, lear
 [0-9.]+, exact-game search [0-9.]+$" "$TMP/out" || fail "--search-regret: $(cat "$TMP/out")"
 [ "$(grep -c "^  moves changed" "$TMP/out")" -eq 3 ] || fail "--search-regret: $(cat "$TMP/out")"
 expect 2 "--search-regret needs --agent FILE" "$MB" bench muzero --search-regret 1
+# the search's one-step evaluations against the same rollouts (bench muzero --model-error)
+"$MB" bench muzero --agent "$TMP/a.h5" --model-error 1 --catalogue "$TMP/cat.txt" --split train \
+  >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --model-error: $(cat "$TMP/err")"
+grep -Eq "^  exact Q1 vs raw-policy rollout \|diff\| +[0-9]+\.[0-9]+$" "$TMP/out" ||
+  fail "--model-error: $(cat "$TMP/out")"
+grep -Eq "^  argmax is a rollout-best action: exact Q1 [01]\.[0-9]+, learned Q1\^ [01]\.[0-9]+, \
+policy logits [01]\.[0-9]+$" "$TMP/out" || fail "--model-error: $(cat "$TMP/out")"
+expect 2 "--model-error needs --agent FILE" "$MB" bench muzero --model-error 1
 expect 2 "no-such-catalogue.txt" "$MB" bench muzero --agent "$TMP/a.h5" --returns 0 \
   --catalogue "$TMP/no-such-catalogue.txt" --split train
 # validation: held-out catalogue workloads, never trained on
