@@ -2,7 +2,8 @@
  * values are known, driven through the model callback with exact dynamics:
  *   - a bandit: the best arm is chosen (noise off: always; noise on: in most seeds), with pUCT too;
  *   - a delayed-reward tree where the prior and the immediate reward both point to the wrong
- *     move: enough simulations find the right one, one simulation does not;
+ *     move: enough simulations find the right one, one simulation (or a depth limit of 1) does
+ *     not;
  *   - visit counts sum to the budget for every (considered, budget) pair; the halving schedule
  *     has the documented shape;
  *   - the improved policy target sums to 1 and is 0 on illegal actions; illegal actions are
@@ -197,6 +198,15 @@ static void test_delayed_reward(void **state) {
   assert_true(r.search_value > 0.3f && r.search_value <= 1.0f + 1e-6f);
   /* each simulation expands at most one node */
   assert_true(r.nodes <= 49);
+  /* a depth limit of 1 hides the delayed reward whatever the budget, and no node is expanded
+   * below it (the root and its 4 children); 2 finds it again */
+  cfg.max_depth = 1;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(r.action, 0);
+  assert_int_equal(r.nodes, 5);
+  cfg.max_depth = 2;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_not_equal(r.action, 0);
   mb_search_free(s);
 }
 
@@ -286,6 +296,10 @@ static void test_bad_input(void **state) {
   cfg.gamma = 0;
   assert_false(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
   assert_non_null(strstr(err.message, "gamma"));
+  cfg.gamma = 1;
+  cfg.max_depth = -1;
+  assert_false(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_non_null(strstr(err.message, "max_depth"));
   mb_search_free(s);
 }
 

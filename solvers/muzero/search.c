@@ -69,6 +69,8 @@ bool mb_search_config_check(const mb_search_config *c, mb_error *err) {
     return mb_fail(err, "search config: simulations %d: expected >= 1", c->simulations);
   if (c->max_considered < 1)
     return mb_fail(err, "search config: max_considered %d: expected >= 1", c->max_considered);
+  if (c->max_depth < 0)
+    return mb_fail(err, "search config: max_depth %d: expected >= 0 (0: no limit)", c->max_depth);
   if (!(c->gamma > 0 && c->gamma <= 1))
     return mb_fail(err, "search config: gamma %g: expected in (0, 1]", c->gamma);
   if (!(c->q_min_range > 0 && c->q_min_range <= 1))
@@ -393,7 +395,8 @@ bool mb_search_run(mb_search *s, const mb_search_config *cfg, const mb_search_mo
 
   for (int32_t sim = 0; sim < cfg->simulations; sim++) {
     int32_t cur = 0, depth = 0, a, leaf = -1;
-    /* descend until an unexpanded edge (expand it) or a terminal node (value 0) */
+    /* descend until an unexpanded edge (expand it), a terminal node (value 0) or a node at
+     * max_depth (its value again) */
     for (;;) {
       node *nd = &s->nodes[cur];
       if (cur == 0 && cfg->kind == MB_SEARCH_GUMBEL)
@@ -404,7 +407,7 @@ bool mb_search_run(mb_search *s, const mb_search_config *cfg, const mb_search_mo
       s->path[depth++] = a;
       if (nd->child[a] < 0) break;
       cur = nd->child[a];
-      if (s->nodes[cur].terminal) {
+      if (s->nodes[cur].terminal || (cfg->max_depth > 0 && s->nodes[cur].depth >= cfg->max_depth)) {
         leaf = cur;
         break;
       }

@@ -63,6 +63,8 @@ typedef struct mb_search_config {
                               1e-8 (mctx), MB_SEARCH_EVAL_Q_MIN_RANGE at evaluation. A larger
                               floor keeps Q differences below it from outweighing the prior
                               (`bench muzero --q-range`) */
+  int32_t max_depth;       /* a node this deep is a leaf: simulations reaching it again back up
+                              its value without expanding below it; 0 (default): no limit */
   double dirichlet_alpha, dirichlet_frac; /* pUCT root noise: 0.3, 0.25 (frac 0: none) */
   double c1, c2;                          /* pUCT: 1.25, 19652 */
   bool sample;                            /* pUCT: sample the move by visit counts */

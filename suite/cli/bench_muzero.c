@@ -38,7 +38,7 @@ static void usage(FILE *out) {
       "                                 --buffers 256 --seed 1000] [--rescale node]\n"
       "                                [--catalogue FILE] [--data DIR]\n"
       "                                [--c-visit 50 --c-scale 1 --considered 16]\n"
-      "                                [--q-range 0.1]\n"
+      "                                [--q-range 0.1] [--max-depth 0]\n"
       "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --search-regret N [--simulations 16]\n"
       "                                [workload and search options]\n\n"
@@ -56,8 +56,9 @@ static void usage(FILE *out) {
       "from training's streams). --rescale node|tree\n"
       "picks the Gumbel Q normalisation, --c-visit 50 --c-scale 1 the weight of Q against\n"
       "the prior, --considered 16 the Gumbel root's m and --q-range the smallest spread the\n"
-      "per-node min-max divides by; the defaults are what the mallocmuzero solvers play\n"
-      "with (mb_search_config_evaluation, solvers/muzero/search.h).\n\n"
+      "per-node min-max divides by, --max-depth D stops the tree D steps below the root\n"
+      "(0: no limit); the defaults are what the mallocmuzero solvers play with\n"
+      "(mb_search_config_evaluation, solvers/muzero/search.h).\n\n"
       "--model-error N (with --agent; same workload options) measures the search's one-step\n"
       "evaluations at every N-th decision of the raw policy's episodes: for each legal action,\n"
       "the learned model's reward and r^ + v^ against the exact game's r + v(next state) and\n"
@@ -624,6 +625,9 @@ int mb_bench_muzero(int argc, char **argv) {
       if (!parse_double(a, v, 0, false, 1e6, &scfg.c_scale)) return 2;
     } else if (!strcmp(a, "--c-visit")) {
       if (!parse_double(a, v, 0, false, 1e6, &scfg.c_visit)) return 2;
+    } else if (!strcmp(a, "--max-depth")) {
+      if (!parse_long(a, v, 0, 4096, &x)) return 2;
+      scfg.max_depth = (int32_t)x;
     } else if (!strcmp(a, "--considered")) {
       if (!parse_long(a, v, 1, 4096, &x)) return 2;
       scfg.max_considered = (int32_t)x;
