@@ -40,6 +40,9 @@ typedef struct mb_solver_stats {
   int32_t curve_len;
   double *curve_step;   /* training steps */
   double *curve_return; /* mean episode return at that step */
+  /* The curve's reference: the heuristic's mean return on the same episodes; NaN when unknown.
+   * Read only with a curve: a solver that reports a curve sets it. */
+  double curve_heuristic;
 } mb_solver_stats;
 
 void mb_solver_stats_free(mb_solver_stats *st);

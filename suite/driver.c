@@ -112,6 +112,7 @@ typedef struct task_out {
   mb_assignment *a; /* job: the solver's; baseline: the heuristic's */
   int32_t curve_len;
   double *curve_step, *curve_return;
+  double curve_heuristic; /* the curve's heuristic reference (NaN: none) */
   /* baseline */
   mb_time_ps t_slow, t_heur, t_bound;
   char bound_status[MB_RES_STATUS];
@@ -188,6 +189,7 @@ static void free_out(task_out *o) {
   o->a = NULL;
   o->curve_step = o->curve_return = NULL;
   o->curve_len = 0;
+  o->curve_heuristic = NAN;
 }
 
 static void run_free(run *R) {
@@ -644,7 +646,7 @@ static void compute_job(run *R, task *t) {
   solver_options(R, t->seed, &opt);
   mb_rng rng;
   mb_rng_seed(&rng, (uint64_t)t->seed);
-  mb_solver_stats st = {0};
+  mb_solver_stats st = {.curve_heuristic = NAN};
   o->t_solver = -1;
   o->a = mb_assignment_new(w->n_buffers);
   bool *in_fast = calloc(w->n_buffers ? (size_t)w->n_buffers : 1, sizeof *in_fast);
@@ -682,6 +684,7 @@ static void compute_job(run *R, task *t) {
     o->curve_len = st.curve_len;
     o->curve_step = st.curve_step;
     o->curve_return = st.curve_return;
+    o->curve_heuristic = st.curve_heuristic;
     st.curve_step = st.curve_return = NULL;
     st.curve_len = 0;
   }
@@ -782,6 +785,9 @@ static bool journal_write(run *R, int64_t i, mb_error *err) {
     sb_printf(&b, " %d", (int)o->curve_len);
     for (int32_t k = 0; k < o->curve_len; k++)
       sb_printf(&b, " %.17g %.17g", o->curve_step[k], o->curve_return[k]);
+    /* only when known: lines without it (and those written before it) read as NaN */
+    if (o->curve_len > 0 && isfinite(o->curve_heuristic))
+      sb_printf(&b, " heuristic %.17g", o->curve_heuristic);
   }
   char sha[65];
   if (!b.failed) mb_sha256_hex(b.s, b.len, sha);
@@ -826,7 +832,7 @@ static bool journal_parse(run *R, char *line, int64_t *index) {
   if (i < 0 || i >= R->n_tasks) return false;
   task *t = &R->tasks[i];
   if ((kind[0] == 'B') != (t->kind == TASK_BASELINE)) return false;
-  task_out o = {0};
+  task_out o = {.curve_heuristic = NAN};
 #define NEXT() ((tok = strtok_r(NULL, " ", &save)) != NULL)
   bool ok = true;
   if (t->kind == TASK_BASELINE) {
@@ -866,6 +872,11 @@ static bool journal_parse(run *R, char *line, int64_t *index) {
         ok = NEXT() && (o.curve_step[k] = strtod(tok, NULL), NEXT()) &&
              (o.curve_return[k] = strtod(tok, NULL), true);
     }
+    /* the curve's heuristic reference, optional (absent: NaN) */
+    char *end = NULL;
+    if (ok && len > 0 && (tok = strtok_r(NULL, " ", &save)) != NULL)
+      ok = !strcmp(tok, "heuristic") && NEXT() &&
+           (o.curve_heuristic = strtod(tok, &end), end != tok && !*end);
   }
 #undef NEXT
   if (!ok || strtok_r(NULL, " ", &save)) {
@@ -1108,7 +1119,7 @@ static bool commit(run *R, int64_t i, mb_error *err) {
     mb_result_row row;
     fill_row(R, i, &row);
     ok = mb_results_append(R->res, &row, t->out.a, t->out.curve_step, t->out.curve_return,
-                           t->out.curve_len, err);
+                           t->out.curve_len, t->out.curve_heuristic, err);
     if (ok) R->n_results_rows++;
     if (!strcmp(row.status, "invalid")) R->stats->n_invalid++;
     if (!strcmp(row.status, "error")) R->stats->n_error++;

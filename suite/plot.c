@@ -359,10 +359,11 @@ static bool curve_named(char names[][256], int n, const char *solver) {
   return false;
 }
 
-/* True when two curves are the same series (the same agent reported by several solvers). */
-static bool same_curve(const double *s1, const double *r1, int32_t n1, const double *s2,
-                       const double *r2, int32_t n2) {
-  if (n1 != n2) return false;
+/* True when two curves are the same series (the same agent reported by several solvers), with
+ * the same heuristic reference (h, NaN: none). */
+static bool same_curve(const double *s1, const double *r1, int32_t n1, double h1, const double *s2,
+                       const double *r2, int32_t n2, double h2) {
+  if (n1 != n2 || (isnan(h1) ? !isnan(h2) : h1 != h2)) return false;
   for (int32_t k = 0; k < n1; k++)
     if (s1[k] != s2[k] || r1[k] != r2[k]) return false;
   return true;
@@ -373,6 +374,7 @@ static bool figure_curves(plot_job *job, mb_results *r, const mb_result_matrix *
   char path[2048];
   double *steps[MAX_CURVES] = {0}, *rets[MAX_CURVES] = {0};
   int32_t lens[MAX_CURVES] = {0};
+  double heur[MAX_CURVES]; /* each curve's heuristic reference (NaN: none) */
   char names[MAX_CURVES][256];
   int n = 0;
   bool ok = true;
@@ -382,12 +384,16 @@ static bool figure_curves(plot_job *job, mb_results *r, const mb_result_matrix *
     const mb_result_row *row = &m->rows[i];
     double *step = NULL, *ret = NULL;
     int32_t len = 0;
-    if (!mb_results_get_curve(r, row, &step, &ret, &len, err)) {
+    double h = NAN;
+    if (!mb_results_get_curve(r, row, &step, &ret, &len, err) ||
+        (len > 0 && !mb_results_get_curve_heuristic(r, row, &h, err))) {
+      free(step);
+      free(ret);
       ok = false;
       break;
     }
     int k = 0;
-    while (k < n && !same_curve(steps[k], rets[k], lens[k], step, ret, len)) k++;
+    while (k < n && !same_curve(steps[k], rets[k], lens[k], heur[k], step, ret, len, h)) k++;
     /* named by solver: the seeds of one solver play with the same agent, so its curve is the
      * same; seeds only distinguish curves that differ (their own entries below) */
     char label[128];
@@ -404,6 +410,7 @@ static bool figure_curves(plot_job *job, mb_results *r, const mb_result_matrix *
       steps[n] = step;
       rets[n] = ret;
       lens[n] = len;
+      heur[n] = h;
       snprintf(names[n], sizeof names[n], "%s", label);
       n++;
       continue;
@@ -411,7 +418,7 @@ static bool figure_curves(plot_job *job, mb_results *r, const mb_result_matrix *
     free(step);
     free(ret);
   }
-  char curves[MAX_CURVES * 260] = "";
+  char curves[MAX_CURVES * 260] = "", refs[MAX_CURVES * 4] = "";
   FILE *f = ok && n > 0 ? open_data(job, "curves.dat", path, sizeof path, err) : NULL;
   if (ok && n > 0 && !f) ok = false;
   for (int k = 0; f && k < n; k++) {
@@ -420,6 +427,19 @@ static bool figure_curves(plot_job *job, mb_results *r, const mb_result_matrix *
     size_t used = strlen(curves);
     snprintf(curves + used, sizeof curves - used, "%s%s", k ? " " : "", names[k]);
   }
+  /* then one block per reference: a horizontal segment over its curve's steps; REFS lists the
+   * (1-based) curves that have one, in block order */
+  for (int k = 0; f && k < n; k++) {
+    if (!isfinite(heur[k])) continue;
+    double lo = steps[k][0], hi = steps[k][0];
+    for (int32_t j = 1; j < lens[k]; j++) {
+      if (steps[k][j] < lo) lo = steps[k][j];
+      if (steps[k][j] > hi) hi = steps[k][j];
+    }
+    fprintf(f, "\n\n%.9g %.9g\n%.9g %.9g\n", lo, heur[k], hi, heur[k]);
+    size_t used = strlen(refs);
+    snprintf(refs + used, sizeof refs - used, "%s%d", used ? " " : "", k + 1);
+  }
   if (f && fclose(f) != 0) ok = mb_fail(err, "%s: write failed", path);
   for (int k = 0; k < n; k++) {
     free(steps[k]);
@@ -427,7 +447,7 @@ static bool figure_curves(plot_job *job, mb_results *r, const mb_result_matrix *
   }
   if (!ok || n == 0) return ok;
   char vars[8192];
-  snprintf(vars, sizeof vars, "DATA='%s'; CURVES='%s'", path, curves);
+  snprintf(vars, sizeof vars, "DATA='%s'; CURVES='%s'; REFS='%s'", path, curves, refs);
   return draw(job, "training_curves.gp", "training_curves", 1000, 650, vars, err);
 }
 

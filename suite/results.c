@@ -47,6 +47,10 @@ typedef struct curve_rec {
   double ret;
 } curve_rec;
 
+/* Attribute of a curve table: the heuristic's mean return on the curve's episodes (its
+ * reference); absent when unknown, and in files written before it was stored. */
+#define CURVE_HEURISTIC "heuristic_return"
+
 /* ---- errors: the innermost HDF5 message says why (e.g. "No space left on device") ---- */
 
 static herr_t first_error(unsigned n, const H5E_error2_t *e, void *data) {
@@ -1209,7 +1213,7 @@ bool mb_results_append_baseline(mb_results *r, const mb_baseline_row *row,
 
 bool mb_results_append(mb_results *r, const mb_result_row *row, const mb_assignment *a,
                        const double *curve_step, const double *curve_return, int32_t curve_len,
-                       mb_error *err) {
+                       double curve_heuristic, mb_error *err) {
   char path[1024];
   if (a) {
     if (!row_path(r, row, "/assignments", path, sizeof path, err) ||
@@ -1229,6 +1233,8 @@ bool mb_results_append(mb_results *r, const mb_result_row *row, const mb_assignm
     hid_t t = curve_type();
     hid_t d = create_table(r->file, path, t, (hsize_t)curve_len, true);
     bool ok = d >= 0 && write_rows(d, t, 0, (hsize_t)curve_len, c);
+    if (ok && isfinite(curve_heuristic))
+      ok = set_num_attr(d, CURVE_HEURISTIC, H5T_NATIVE_DOUBLE, &curve_heuristic);
     if (d >= 0) H5Dclose(d);
     H5Tclose(t);
     free(c);
@@ -1345,6 +1351,32 @@ bool mb_results_get_curve(mb_results *r, const mb_result_row *row, double **step
   }
   *len = (int32_t)n;
   free(c);
+  return true;
+}
+
+bool mb_results_get_curve_heuristic(mb_results *r, const mb_result_row *row, double *heuristic,
+                                    mb_error *err) {
+  *heuristic = NAN;
+  char path[1024];
+  if (!row_path(r, row, "/curves", path, sizeof path, err)) return false;
+  if (!path_exists(r->file, path)) return true;
+  hid_t d = H5Dopen2(r->file, path, H5P_DEFAULT);
+  if (d < 0) return h5_fail(err, r, "cannot open %s", path);
+  bool ok = true;
+  if (H5Aexists(d, CURVE_HEURISTIC) > 0) {
+    hid_t a = H5Aopen(d, CURVE_HEURISTIC, H5P_DEFAULT);
+    hid_t ft = a >= 0 ? H5Aget_type(a) : -1;
+    hid_t sp = a >= 0 ? H5Aget_space(a) : -1;
+    ok = ft >= 0 && sp >= 0 && H5Tget_class(ft) == H5T_FLOAT &&
+         H5Sget_simple_extent_npoints(sp) == 1 && H5Aread(a, H5T_NATIVE_DOUBLE, heuristic) >= 0;
+    if (sp >= 0) H5Sclose(sp);
+    if (ft >= 0) H5Tclose(ft);
+    if (a >= 0) H5Aclose(a);
+    if (!ok) *heuristic = NAN;
+  }
+  H5Dclose(d);
+  if (!ok)
+    return mb_fail(err, "%s: %s: attribute '%s' is not a number", r->path, path, CURVE_HEURISTIC);
   return true;
 }
 

@@ -14,7 +14,8 @@
  *   /workloads/<w>/{ops,buffers,uses}   the workload's tables, attributes sha256 and split
  *   /assignments/<w>/<hw>/<solver>/<seed>   int64 offsets per buffer (-1 = slow memory)
  *   /assignments/<w>/<hw>/baseline          the heuristic baseline's offsets
- *   /curves/<w>/<hw>/<solver>/<seed>        (step, return) table, when the solver has one
+ *   /curves/<w>/<hw>/<solver>/<seed>        (step, return) table, when the solver has one;
+ *                                           attribute heuristic_return when it has a reference
  *
  * Threads: one mb_results handle belongs to one thread. (Debian 12's HDF5 1.10.8 is built
  * thread-safe, H5is_library_threadsafe() = 1, so other threads may use HDF5 on other files at
@@ -158,12 +159,14 @@ bool mb_results_get_workload_split(mb_results *r, const char *key, char split[MB
 bool mb_results_append_baseline(mb_results *r, const mb_baseline_row *row,
                                 const mb_assignment *heuristic, mb_error *err);
 /* Appends a result row, its assignment (may be NULL: solver error) and its curve
- * (curve_len 0: none). The assignment and curve are written and flushed before the row, so an
- * interrupted append never leaves a row without them; one left behind without its row is
- * replaced when the row is appended again. The caller flushes after the row. */
+ * (curve_len 0: none) with the curve's heuristic reference (the heuristic's mean return on the
+ * curve's episodes; stored as the curve's attribute heuristic_return unless NaN). The
+ * assignment and curve are written and flushed before the row, so an interrupted append never
+ * leaves a row without them; one left behind without its row is replaced when the row is
+ * appended again. The caller flushes after the row. */
 bool mb_results_append(mb_results *r, const mb_result_row *row, const mb_assignment *a,
                        const double *curve_step, const double *curve_return, int32_t curve_len,
-                       mb_error *err);
+                       double curve_heuristic, mb_error *err);
 /* Reads a whole table (malloc'd array, caller frees; *n may be 0 with *rows NULL). */
 bool mb_results_read_rows(mb_results *r, mb_result_row **rows, int64_t *n, mb_error *err);
 bool mb_results_read_baselines(mb_results *r, mb_baseline_row **rows, int64_t *n, mb_error *err);
@@ -187,6 +190,10 @@ bool mb_results_put_assignment(mb_results *r, const mb_result_row *row, const mb
 /* The stored curve of a result row; *len = 0 and true when there is none. */
 bool mb_results_get_curve(mb_results *r, const mb_result_row *row, double **step, double **ret,
                           int32_t *len, mb_error *err);
+/* The heuristic reference of that curve; NaN and true when the row has no curve or the curve
+ * none (files written before references were stored). */
+bool mb_results_get_curve_heuristic(mb_results *r, const mb_result_row *row, double *heuristic,
+                                    mb_error *err);
 
 /* Percent-encodes '/', '%' and a leading '.' so that a name is one HDF5 link name; returns
  * out, or NULL when it does not fit in n bytes. */

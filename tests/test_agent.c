@@ -1,6 +1,7 @@
 /* Tests of the mallocMuZero agent (solvers/muzero/agent.h) and its two solvers:
- *   - checkpoint round trip: weights, config, progress and curve come back identical and the
- *     reloaded networks give bit-identical outputs; bad files fail with a message naming them;
+ *   - checkpoint round trip: weights, config, progress and curve (with its references) come
+ *     back identical and the reloaded networks give bit-identical outputs; a checkpoint without
+ *     the references loads with NaN; bad files fail with a message naming them;
  *   - the dynamics/prediction shapes: policy logits over A, finite values, latent in [0, 1];
  *   - mallocmuzero and mallocmuzero-exact return assignments the validator accepts, and say
  *     clearly when the checkpoint is missing;
@@ -67,9 +68,13 @@ static void test_checkpoint_round_trip(void **state) {
   mb_adam_config_default(&ac);
   assert_true(mb_adam_create(&opt, mods, 4, &ac, &err));
   mb_agent_progress prog = {.steps = 42, .episodes = 7, .decisions = 99, .seed = 5, .seconds = 1.5};
-  mb_agent_curve curve = {0};
+  mb_agent_curve curve;
+  mb_agent_curve_init(&curve);
+  assert_true(isnan(curve.heuristic) && isnan(curve.random));
   assert_true(mb_agent_curve_push(&curve, 0, 0, NAN, 0.01, NAN, 0, &err));
   assert_true(mb_agent_curve_push(&curve, 42, 7, 0.02, 0.03, 1.25, 1.5, &err));
+  curve.heuristic = 0.0625;
+  curve.random = -0.015625;
   char *path = mb_test_temp_path("agent.h5");
   assert_true(mb_agent_save(path, &ag, &opt, &prog, &curve, "unit test", &err));
 
@@ -91,6 +96,7 @@ static void test_checkpoint_round_trip(void **state) {
   assert_int_equal(prog2.episodes, 7);
   assert_int_equal(curve2.len, 2);
   assert_true(curve2.policy[1] == 0.03 && isnan(curve2.selfplay[0]) && curve2.loss[1] == 1.25);
+  assert_true(curve2.heuristic == 0.0625 && curve2.random == -0.015625);
 
   /* same outputs from both */
   mb_agent_infer i1, i2;
@@ -114,6 +120,30 @@ static void test_checkpoint_round_trip(void **state) {
   mb_agent_infer_free(&i1);
   mb_agent_infer_free(&i2);
   mb_adam_free(&opt2);
+  mb_agent_curve_free(&curve2);
+  assert_true(curve2.len == 0 && isnan(curve2.heuristic)); /* freed: as after init */
+  mb_agent_free(&back);
+
+  /* an older checkpoint, without the references: the curve loads, its references NaN */
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0);
+  assert_true(H5Adelete(f, "curve.heuristic") >= 0 && H5Adelete(f, "curve.random") >= 0);
+  H5Fclose(f);
+  if (!mb_agent_load(path, &back, NULL, NULL, &curve2, &err)) fail_msg("%s", err.message);
+  assert_int_equal(curve2.len, 2);
+  assert_true(isnan(curve2.heuristic) && isnan(curve2.random));
+  mb_agent_curve_free(&curve2);
+  mb_agent_free(&back);
+  /* unknown references are not written (so such a file reads as NaN again), a known one is */
+  curve.heuristic = NAN;
+  assert_true(mb_agent_save(path, &ag, NULL, NULL, &curve, NULL, &err));
+  f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(f >= 0);
+  assert_int_equal(H5Aexists(f, "curve.heuristic"), 0);
+  assert_int_equal(H5Aexists(f, "curve.random"), 1);
+  H5Fclose(f);
+  assert_true(mb_agent_load(path, &back, NULL, NULL, &curve2, &err));
+  assert_true(isnan(curve2.heuristic) && curve2.random == -0.015625);
   mb_agent_curve_free(&curve2);
   mb_agent_free(&back);
 
@@ -208,8 +238,10 @@ static void test_solvers_valid(void **state) {
   mb_agent ag;
   assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
   mb_agent_progress prog = {0};
-  mb_agent_curve curve = {0};
+  mb_agent_curve curve;
+  mb_agent_curve_init(&curve);
   assert_true(mb_agent_curve_push(&curve, 0, 0, NAN, 0.0, NAN, 0, &err));
+  curve.heuristic = 0.25;
   char *path = mb_test_temp_path("solver-agent.h5");
   assert_true(mb_agent_save(path, &ag, NULL, &prog, &curve, NULL, &err));
   const char *names[2] = {"mallocmuzero", "mallocmuzero-exact"};
@@ -230,6 +262,7 @@ static void test_solvers_valid(void **state) {
       assert_true(mb_validate(w, &hw, a, &err));
       assert_non_null(strstr(st.note, "decisions searched"));
       assert_int_equal(st.curve_len, 1);
+      assert_true(st.curve_heuristic == 0.25); /* the curve's reference, from the checkpoint */
       mb_solver_stats_free(&st);
       if (seed == 1) {
         /* per-workload fine-tuning: still the agent's own (valid) play, the best of the

@@ -2,7 +2,8 @@
  * interruption, skipping entries with missing data, errors that leave files intact, and the
  * verify/export commands on the files it writes, mallocMuZero's evaluation options (they reach
  * the solvers, survive every resume path, and leave default plans as they were), each stored
- * workload's catalogue split (on fresh runs and on both resume paths). Uses the built-in
+ * workload's catalogue split (on fresh runs and on both resume paths), curves' heuristic
+ * references (through the journal, and absent in journals written before them). Uses the built-in
  * samples through a catalogue written to a temporary directory, so it needs no external data. */
 #include <hdf5.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include "driver.h"
 #include "paths.h"
 #include "results.h"
+#include "sha256.h"
 #include "solver.h"
 #include "support.h"
 
@@ -421,6 +423,39 @@ static void test_export_csv(void **state) {
 
 /* ---- fake solvers: a training curve, an invalid assignment, a failure ---- */
 
+/* fake_curve's heuristic reference on a seed that has one (not a short decimal) */
+static double fake_reference(uint64_t seed) { return 0.5 + (double)seed / 7.0; }
+
+/* The stored heuristic reference of fake_curve's rows: fake_reference on odd seeds, none (NaN)
+ * on even ones, and also NaN on the tasks listed in `stripped` (n of them: their journal lines
+ * were made old-format). */
+static void assert_fake_references(const char *path, const int64_t *stripped, int n) {
+  mb_error err = {{0}};
+  mb_results *r = mb_results_open(path, false, &err);
+  if (!r) fail_msg("%s", err.message);
+  mb_result_row *rows = NULL;
+  int64_t nr = 0;
+  assert_true(mb_results_read_rows(r, &rows, &nr, &err));
+  int with = 0;
+  for (int64_t i = 0; i < nr; i++) {
+    if (strcmp(rows[i].solver, "fake_curve")) continue;
+    bool old = false;
+    for (int k = 0; k < n; k++) old |= stripped[k] == rows[i].task;
+    double h = 0;
+    if (!mb_results_get_curve_heuristic(r, &rows[i], &h, &err)) fail_msg("%s", err.message);
+    if (rows[i].seed % 2 && !old) {
+      if (h != fake_reference((uint64_t)rows[i].seed)) /* exact through the journal's text */
+        fail_msg("task %lld: reference %.17g", (long long)rows[i].task, h);
+      with++;
+    } else if (!isnan(h)) {
+      fail_msg("task %lld: reference %.17g, expected none", (long long)rows[i].task, h);
+    }
+  }
+  assert_int_equal(with, 3 - n); /* 3 workloads, seed 1 */
+  free(rows);
+  mb_results_close(r, NULL);
+}
+
 static bool fake_curve(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
                        mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, mb_error *err) {
   if (!mb_solve_heuristic(w, hw, opt, rng, out, stats, err)) return false;
@@ -431,6 +466,8 @@ static bool fake_curve(const mb_workload *w, const mb_hardware *hw, const mb_sol
     stats->curve_step[i] = 10.0 * i;
     stats->curve_return[i] = (double)opt->seed + 0.1 * i + 1.0 / 3.0; /* not a short decimal */
   }
+  /* a heuristic reference on odd seeds only (the driver's default: NaN, none) */
+  if (opt->seed % 2) stats->curve_heuristic = fake_reference(opt->seed);
   snprintf(stats->note, sizeof stats->note, "fake, with a comma and \"quotes\"");
   return true;
 }
@@ -528,6 +565,8 @@ static void test_curves_invalid_and_errors(void **state) {
   }
   assert_int_equal(curves, 3 * 2);
   mb_results_close(r, NULL);
+  assert_fake_references(full, NULL, 0);
+  assert_fake_references(part, NULL, 0); /* through the journal */
   /* a file with invalid and failed rows is still consistent: verify passes */
   char args[4200];
   snprintf(args, sizeof args, "verify %s", part);
@@ -535,6 +574,62 @@ static void test_curves_invalid_and_errors(void **state) {
   free_tables(&a);
   free_tables(&b);
   free(full);
+  free(part);
+}
+
+/* A journal written before curves had a heuristic reference (job lines end with the curve's
+ * points) still resumes: its lines are taken, not dropped as torn, and their curves have no
+ * reference (NaN). Made here by removing the reference from a new journal's lines and
+ * re-hashing them. */
+static void test_old_journal_without_reference(void **state) {
+  fixture *f = *state;
+  char *part = path_in(f, "fake_oldj.h5");
+  mb_run_config cfg;
+  mb_run_stats st;
+  fake_config(f, &cfg, part);
+  cfg.stop_after = 20;
+  run_ok(&cfg, &st);
+  fclose(cfg.log);
+  assert_true(st.stopped);
+  char j[4200];
+  snprintf(j, sizeof j, "%s.journal", part);
+  char *text = mb_read_file(j, NULL);
+  assert_non_null(text);
+  FILE *o = fopen(j, "w");
+  assert_non_null(o);
+  int64_t stripped[8];
+  int n = 0, lines = 0;
+  for (char *line = text, *next; *line; line = next) {
+    char *nl = strchr(line, '\n');
+    assert_non_null(nl);
+    *nl = '\0';
+    next = nl + 1;
+    char *ref = strstr(line, " heuristic "), *hash = strstr(line, " #");
+    if (ref && hash) {
+      assert_true(n < 8);
+      stripped[n++] = strtoll(line + 2, NULL, 10); /* "J <task> ..." */
+      *ref = '\0';
+      char sha[65];
+      mb_sha256_hex(line, strlen(line), sha);
+      fprintf(o, "%s #%.16s\n", line, sha);
+    } else {
+      fprintf(o, "%s\n", line);
+    }
+    lines++;
+  }
+  fclose(o);
+  free(text);
+  assert_true(lines >= 1 + 20); /* the header and every finished task */
+  assert_true(n >= 1);          /* the new journal has references to remove */
+  fake_config(f, &cfg, NULL);
+  cfg.workloads = cfg.solvers = NULL;
+  cfg.seeds = 0;
+  cfg.budget = 0;
+  cfg.resume = part;
+  run_ok(&cfg, &st);
+  fclose(cfg.log);
+  assert_int_equal(st.tasks_reused, lines - 1); /* every line taken, none dropped as torn */
+  assert_fake_references(part, stripped, n);
   free(part);
 }
 
@@ -882,6 +977,7 @@ int main(void) {
       cmocka_unit_test(test_verify_detects_tampering),
       cmocka_unit_test(test_export_csv),
       cmocka_unit_test(test_curves_invalid_and_errors),
+      cmocka_unit_test(test_old_journal_without_reference),
       cmocka_unit_test(test_muzero_options_reach_solvers_and_resume),
       cmocka_unit_test(test_finetune_steps_plan_and_resume),
       cmocka_unit_test(test_muzero_options_defaults_keep_old_plans),

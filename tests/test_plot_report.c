@@ -38,7 +38,8 @@ static const char *CATALOGUE =
     "test matmul\n";
 
 /* A stand-in for an agent-based solver: the heuristic's answer plus a training curve that is
- * the same on every workload (one agent), so the curve figure must draw it once. */
+ * the same on every workload (one agent), so the curve figure must draw it once, with its
+ * heuristic reference line. */
 static bool curve_solver(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
                          mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, mb_error *err) {
   if (!mb_solve_heuristic(w, hw, opt, rng, out, stats, err)) return false;
@@ -49,6 +50,7 @@ static bool curve_solver(const mb_workload *w, const mb_hardware *hw, const mb_s
     stats->curve_step[i] = 100.0 * i;
     stats->curve_return[i] = 0.1 * (1.0 - 1.0 / (1.0 + i));
   }
+  stats->curve_heuristic = 0.075; /* the reference line, crossed by the curve */
   return true;
 }
 
@@ -142,6 +144,60 @@ static void test_plot_writes_every_figure(void **state) {
   assert_non_null(text);
   assert_non_null(strstr(text, ">with_curve<"));
   assert_null(strstr(text, "with_curve/seed"));
+  /* its reference: one dashed line at the heuristic's return, labelled as such */
+  const char *ref = strstr(text, ">heuristic (same eval set)<");
+  assert_non_null(ref);
+  assert_null(strstr(ref + strlen(">heuristic (same eval set)<"), "same eval set"));
+  free(text);
+}
+
+/* A results file written before curves had references (the attribute removed from every curve
+ * of a copy): the training-curve figure is drawn as it was, the curve without a reference line. */
+static void test_plot_curves_without_reference(void **state) {
+  fixture *fx = *state;
+  char gnuplot[1024];
+  if (!mb_plot_find_gnuplot(gnuplot, sizeof gnuplot)) skip();
+  char old[1200], cmd[2600];
+  snprintf(old, sizeof old, "%s/old-results.h5", fx->dir);
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", fx->results, old);
+  assert_int_equal(system(cmd), 0);
+  mb_error err;
+  mb_results *r = mb_results_open(old, false, &err);
+  assert_non_null(r);
+  mb_result_row *rows = NULL;
+  int64_t n = 0;
+  assert_true(mb_results_read_rows(r, &rows, &n, &err));
+  mb_results_close(r, NULL);
+  hid_t f = H5Fopen(old, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0);
+  int removed = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (strcmp(rows[i].solver, "with_curve")) continue;
+    char w[512], hw[256], path[1024];
+    assert_non_null(mb_results_encode_name(rows[i].workload, w, sizeof w));
+    assert_non_null(mb_results_encode_name(rows[i].hardware, hw, sizeof hw));
+    snprintf(path, sizeof path, "/curves/%s/%s/with_curve/%lld", w, hw, (long long)rows[i].seed);
+    hid_t o = H5Oopen(f, path, H5P_DEFAULT);
+    assert_true(o >= 0);
+    assert_true(H5Adelete(o, "heuristic_return") >= 0);
+    H5Oclose(o);
+    removed++;
+  }
+  assert_true(H5Fclose(f) >= 0);
+  free(rows);
+  assert_true(removed > 0);
+  char out[1200];
+  snprintf(out, sizeof out, "%s/figures-old", fx->dir);
+  mb_plot_options opt = {.out_dir = out, .formats = MB_PLOT_SVG};
+  mb_plot_outputs outputs;
+  if (!mb_plot_all(old, &opt, &outputs, &err)) fail_msg("%s", err.message);
+  char svg[1300];
+  snprintf(svg, sizeof svg, "%s/training_curves.svg", out);
+  char *text = mb_read_file(svg, NULL);
+  assert_non_null(text);
+  assert_non_null(strstr(text, ">with_curve<"));
+  assert_null(strstr(text, "same eval set"));
+  assert_null(strstr(text, "gnuplot_plot_2")); /* one plot, not an empty second one */
   free(text);
 }
 
@@ -767,6 +823,7 @@ static void test_alphatensor_names(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_plot_writes_every_figure),
+      cmocka_unit_test(test_plot_curves_without_reference),
       cmocka_unit_test(test_plot_errors),
       cmocka_unit_test(test_report_numbers_match_hdf5),
       cmocka_unit_test(test_report_errors),

@@ -1,6 +1,6 @@
 /* The HDF5 results store: round trips, appends after reopening, provenance, name encoding,
- * workload splits (and their absence in older files), refusing to clobber files, and clear
- * errors on files that are not results files. */
+ * workload splits and curve references (and their absence in older files), refusing to clobber
+ * files, and clear errors on files that are not results files. */
 #include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
@@ -67,7 +67,7 @@ static void append_rows(mb_results *r, int from, int to) {
   mb_error err = {{0}};
   for (int i = from; i < to; i++) {
     mb_result_row row = make_row(i, "greedy", i, 700000 + i);
-    assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, &err));
+    assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, NAN, &err));
   }
 }
 
@@ -107,8 +107,8 @@ static void test_round_trip(void **state) {
   double steps[3] = {0, 100, 200}, rets[3] = {0.1, 0.25, 0.5};
   mb_result_row rows[2] = {make_row(1, "greedy", 0, 700000),
                            make_row(2, "mallocmuzero", 0, 650000)};
-  assert_true(mb_results_append(r, &rows[0], a, NULL, NULL, 0, &err));
-  assert_true(mb_results_append(r, &rows[1], a, steps, rets, 3, &err));
+  assert_true(mb_results_append(r, &rows[0], a, NULL, NULL, 0, NAN, &err));
+  assert_true(mb_results_append(r, &rows[1], a, steps, rets, 3, 0.375, &err));
   assert_true(mb_results_close(r, &err));
 
   r = mb_results_open(path, false, &err);
@@ -148,6 +148,11 @@ static void test_round_trip(void **state) {
   for (int i = 0; i < 3; i++) assert_true(s2[i] == steps[i] && r2[i] == rets[i]);
   free(s2);
   free(r2);
+  double h = 0;
+  assert_true(mb_results_get_curve_heuristic(r, &back[0], &h, &err));
+  assert_true(isnan(h)); /* no curve, no reference */
+  assert_true(mb_results_get_curve_heuristic(r, &back[1], &h, &err));
+  assert_true(h == 0.375);
 
   mb_baseline_row *bb = NULL;
   assert_true(mb_results_read_baselines(r, &bb, &n, &err));
@@ -217,7 +222,7 @@ static void test_append_after_reopen_and_truncate(void **state) {
   free(rows);
   /* a read-only handle refuses writes with an error, not a crash */
   mb_result_row row = make_row(0, "greedy", 0, 1);
-  assert_false(mb_results_append(r, &row, NULL, NULL, NULL, 0, &err));
+  assert_false(mb_results_append(r, &row, NULL, NULL, NULL, 0, NAN, &err));
   assert_non_null(strstr(err.message, path));
   assert_true(mb_results_close(r, &err));
   free(path);
@@ -312,7 +317,7 @@ static void test_refuses_and_reports(void **state) {
   mb_results *r = mb_results_create(path, false, &err);
   assert_non_null(r);
   mb_result_row row = make_row(0, "greedy", 0, 5);
-  assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, &err));
+  assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, NAN, &err));
   assert_true(mb_results_close(r, &err));
   /* an existing file is never replaced without force, and stays intact */
   assert_null(mb_results_create(path, false, &err));
@@ -350,7 +355,7 @@ static void test_truncated_file(void **state) {
   mb_results *r = mb_results_create(path, false, &err);
   for (int i = 0; i < 10; i++) {
     mb_result_row row = make_row(i, "greedy", 0, 5);
-    assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, &err));
+    assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, NAN, &err));
   }
   assert_true(mb_results_close(r, &err));
   struct stat st;
@@ -470,6 +475,89 @@ static void test_workload_split(void **state) {
   free(path);
 }
 
+/* A curve's heuristic reference: stored only when known (NaN: no attribute), read back as
+ * NaN from a curve without it (files written before it was stored), and a damaged attribute
+ * is an error naming the file, the curve and the attribute. */
+static void raw_curve_edit(const char *path, const char *curve, bool as_string) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0);
+  hid_t o = H5Oopen(f, curve, H5P_DEFAULT);
+  assert_true(o >= 0);
+  assert_true(H5Adelete(o, "heuristic_return") >= 0);
+  if (as_string) {
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, 4);
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(o, "heuristic_return", t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(a >= 0 && H5Awrite(a, t, "0.5") >= 0);
+    H5Aclose(a);
+    H5Sclose(sp);
+    H5Tclose(t);
+  }
+  H5Oclose(o);
+  assert_true(H5Fclose(f) >= 0);
+}
+
+static void test_curve_heuristic(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("curve_ref.h5");
+  mb_error err = {{0}};
+  mb_results *r = mb_results_create(path, false, &err);
+  assert_non_null(r);
+  double steps[2] = {0, 50}, rets[2] = {0.125, 0.25};
+  mb_result_row rows[3] = {make_row(0, "mallocmuzero", 0, 650000),
+                           make_row(1, "mallocmuzero", 1, 650000),
+                           make_row(2, "mallocmuzero", 2, 650000)};
+  assert_true(mb_results_append(r, &rows[0], NULL, steps, rets, 2, 1.0 / 3.0, &err));
+  assert_true(mb_results_append(r, &rows[1], NULL, steps, rets, 2, NAN, &err));
+  assert_true(mb_results_append(r, &rows[2], NULL, steps, rets, 2, 0.5, &err));
+  assert_true(mb_results_close(r, &err));
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(f >= 0);
+  assert_int_equal(H5Aexists_by_name(f, "/curves/net%2Fa%25b/tpu-v4i/mallocmuzero/0",
+                                     "heuristic_return", H5P_DEFAULT),
+                   1);
+  assert_int_equal(H5Aexists_by_name(f, "/curves/net%2Fa%25b/tpu-v4i/mallocmuzero/1",
+                                     "heuristic_return", H5P_DEFAULT),
+                   0);
+  H5Fclose(f);
+  r = mb_results_open(path, false, &err);
+  double h = 0;
+  assert_true(mb_results_get_curve_heuristic(r, &rows[0], &h, &err));
+  assert_true(h == 1.0 / 3.0);
+  assert_true(mb_results_get_curve_heuristic(r, &rows[1], &h, &err));
+  assert_true(isnan(h));
+  mb_results_close(r, NULL);
+
+  /* an older file: the curve without the attribute reads as NaN, the curve itself unchanged */
+  raw_curve_edit(path, "/curves/net%2Fa%25b/tpu-v4i/mallocmuzero/0", false);
+  r = mb_results_open(path, false, &err);
+  h = 0;
+  assert_true(mb_results_get_curve_heuristic(r, &rows[0], &h, &err));
+  assert_true(isnan(h));
+  double *s2 = NULL, *r2 = NULL;
+  int32_t len = 0;
+  assert_true(mb_results_get_curve(r, &rows[0], &s2, &r2, &len, &err));
+  assert_int_equal(len, 2);
+  assert_true(s2[1] == 50 && r2[1] == 0.25);
+  free(s2);
+  free(r2);
+  assert_true(mb_results_get_curve_heuristic(r, &rows[2], &h, &err));
+  assert_true(h == 0.5);
+  mb_results_close(r, NULL);
+
+  /* a damaged attribute (a string) */
+  raw_curve_edit(path, "/curves/net%2Fa%25b/tpu-v4i/mallocmuzero/2", true);
+  r = mb_results_open(path, false, &err);
+  assert_false(mb_results_get_curve_heuristic(r, &rows[2], &h, &err));
+  assert_true(isnan(h));
+  assert_non_null(strstr(err.message, path));
+  assert_non_null(strstr(err.message, "/curves/net%2Fa%25b/tpu-v4i/mallocmuzero/2"));
+  assert_non_null(strstr(err.message, "'heuristic_return'"));
+  mb_results_close(r, NULL);
+  free(path);
+}
+
 /* The result matrix gives each case its workload's split ("" without one) and summarises one
  * split's cases alone. */
 static void test_matrix_split(void **state) {
@@ -488,7 +576,7 @@ static void test_matrix_split(void **state) {
     mb_result_row row = make_row(i, "greedy", 0, t_solver[i]);
     snprintf(row.workload, sizeof row.workload, "%s", names[i]);
     mb_result_row_derive(&row);
-    assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, &err));
+    assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, NAN, &err));
   }
   mb_result_matrix *m = mb_result_matrix_load(r, &err);
   assert_non_null(m);
@@ -526,6 +614,7 @@ int main(void) {
       cmocka_unit_test(test_truncated_file),
       cmocka_unit_test(test_name_encoding),
       cmocka_unit_test(test_workload_split),
+      cmocka_unit_test(test_curve_heuristic),
       cmocka_unit_test(test_matrix_split),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,9 @@
  *     plays clearly better than the same network untrained and than random play, on 8 fixed
  *     synthetic evaluation workloads (returns simulated by the cost model);
  *   - checkpoint and resume: a run stopped at N updates and resumed to 2N keeps its counters
- *     and training curve, and the checkpoint round-trips;
+ *     and training curve, and the checkpoint round-trips; the curve's references (heuristic and
+ *     random play on the eval set) are stored, and measured again when resuming a checkpoint
+ *     without them;
  *   - determinism: the same seed gives bit-identical weights with --jobs 1 (and with 2 threads:
  *     actors use fixed random streams); another seed gives other weights;
  *   - prioritised replay: a run finishes, is deterministic (weights and curve), and differs from
@@ -20,6 +22,8 @@
  *     shape, or a plain checkpoint given as a state, is refused with the field named;
  *   - bad configurations fail with a message naming the field. */
 #include "support.h"
+
+#include <hdf5.h>
 
 #include <math.h>
 #include <stdbool.h>
@@ -95,6 +99,10 @@ static void test_resume(void **state) {
   assert_true(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   int64_t len1 = res.curve.len;
   double first = res.curve.policy[0];
+  /* the curve's references are the run's own measurements on its eval set */
+  double heuristic = res.heuristic_play, random = res.random_policy;
+  assert_true(isfinite(heuristic) && isfinite(random) && heuristic != random);
+  assert_true(res.curve.heuristic == heuristic && res.curve.random == random);
   mb_train_result_free(&res);
 
   mb_agent ag;
@@ -103,6 +111,21 @@ static void test_resume(void **state) {
   assert_true(mb_agent_load(path, &ag, NULL, &prog, &curve, &err));
   assert_int_equal(prog.steps, 40);
   assert_int_equal(curve.len, len1);
+  assert_true(curve.heuristic == heuristic && curve.random == random);
+  mb_agent_curve_free(&curve);
+  mb_agent_free(&ag);
+  /* play a checkpoint written before the references were stored: the resumed run measures
+   * them again and its checkpoints carry them */
+  mb_nn_file *nf = mb_nn_file_open(path, &err);
+  assert_non_null(nf);
+  assert_true(mb_nn_file_has(nf, "curve.heuristic") && mb_nn_file_has(nf, "curve.random"));
+  mb_nn_file_close(nf);
+  hid_t h5 = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(h5 >= 0);
+  assert_true(H5Adelete(h5, "curve.heuristic") >= 0 && H5Adelete(h5, "curve.random") >= 0);
+  H5Fclose(h5);
+  assert_true(mb_agent_load(path, &ag, NULL, &prog, &curve, &err));
+  assert_true(isnan(curve.heuristic) && isnan(curve.random));
   mb_agent_curve_free(&curve);
   mb_agent_free(&ag);
 
@@ -115,9 +138,12 @@ static void test_resume(void **state) {
   assert_true(res.curve.policy[0] == first);
   for (int64_t i = 1; i < res.curve.len; i++)
     assert_true(res.curve.step[i] >= res.curve.step[i - 1]);
+  assert_true(res.curve.heuristic == heuristic && res.curve.random == random);
   mb_train_result_free(&res);
-  assert_true(mb_agent_load(path, &ag, NULL, &prog, NULL, &err));
+  assert_true(mb_agent_load(path, &ag, NULL, &prog, &curve, &err));
   assert_int_equal(prog.steps, 80);
+  assert_true(curve.heuristic == heuristic && curve.random == random);
+  mb_agent_curve_free(&curve);
   mb_agent_free(&ag);
 
   /* resuming from a missing file fails with its name */
@@ -392,6 +418,7 @@ static void test_validation(void **state) {
   assert_true(mb_agent_load(best, &ag, NULL, &prog, &curve, &err));
   assert_int_equal(prog.steps, res.best_step);
   assert_true(curve.validation[curve.len - 1] == mx);
+  assert_true(curve.heuristic == res.heuristic_play && curve.random == res.random_policy);
   assert_true(mb_eval_policy(&ag, val, NV, MB_EVAL_POLICY, cfg.seed, &direct, &err));
   assert_true(direct == mx);
   mb_agent_curve_free(&curve);
@@ -539,8 +566,11 @@ static void test_state_resume(void **state) {
   assert_non_null(strstr(err.message, "hook refused at step 100"));
   mb_agent ag;
   mb_agent_progress prog;
-  assert_true(mb_agent_load(st, &ag, NULL, &prog, NULL, &err)); /* a state is a checkpoint */
+  mb_agent_curve curve;
+  assert_true(mb_agent_load(st, &ag, NULL, &prog, &curve, &err)); /* a state is a checkpoint */
   assert_int_equal(prog.steps, 80);
+  assert_true(curve.heuristic == ref.heuristic_play && curve.random == ref.random_policy);
+  mb_agent_curve_free(&curve);
   mb_agent_free(&ag);
   cfg.on_eval = NULL;
 

@@ -184,6 +184,11 @@ int32_t mb_agent_greedy(const float *logits, const uint8_t *mask, int32_t A) {
 
 /* ---- curve ---- */
 
+void mb_agent_curve_init(mb_agent_curve *c) {
+  memset(c, 0, sizeof *c);
+  c->heuristic = c->random = NAN;
+}
+
 bool mb_agent_curve_push(mb_agent_curve *c, double step, double episodes, double selfplay,
                          double policy, double loss, double seconds, mb_error *err) {
   if (c->len == c->cap) {
@@ -220,7 +225,7 @@ void mb_agent_curve_free(mb_agent_curve *c) {
   free(c->loss);
   free(c->seconds);
   free(c->validation);
-  memset(c, 0, sizeof *c);
+  mb_agent_curve_init(c);
 }
 
 /* ---- checkpoints ---- */
@@ -230,6 +235,8 @@ static const char *CURVE_NAMES[6] = {"curve_step",   "curve_episodes", "curve_se
 /* Written only when some point has a validation return (runs without a validation set keep
  * the layout they always had); read when present. */
 static const char *CURVE_VALIDATION = "curve_validation";
+/* The curve's references (root attributes): written only when known, NaN when absent. */
+static const char *CURVE_REFS[2] = {"curve.heuristic", "curve.random"};
 
 static bool curve_has_validation(const mb_agent_curve *c) {
   for (int64_t i = 0; c->validation && i < c->len; i++)
@@ -275,6 +282,9 @@ bool mb_agent_write(mb_nn_file *f, const mb_agent *ag, const mb_adam *opt,
       ok = mb_nn_file_write_series(f, CURVE_NAMES[i], cols[i], curve->len, err);
     if (ok && curve_has_validation(curve))
       ok = mb_nn_file_write_series(f, CURVE_VALIDATION, curve->validation, curve->len, err);
+    const double refs[2] = {curve->heuristic, curve->random};
+    for (int i = 0; ok && i < 2; i++)
+      if (isfinite(refs[i])) ok = mb_nn_file_set_double(f, CURVE_REFS[i], refs[i], err);
   }
   return ok || mb_fail_prefix(err, "%s", path);
 }
@@ -376,7 +386,12 @@ bool mb_agent_read(mb_nn_file *f, mb_agent *ag, mb_adam *opt, mb_agent_progress 
     prog->seconds = secs;
   }
   if (ok && curve) {
-    memset(curve, 0, sizeof *curve);
+    mb_agent_curve_init(curve);
+    /* checkpoints written before the references were stored have none: NaN */
+    double refs[2] = {NAN, NAN};
+    for (int i = 0; ok && i < 2; i++)
+      if (mb_nn_file_has(f, CURVE_REFS[i]))
+        ok = mb_nn_file_get_double(f, CURVE_REFS[i], &refs[i], err);
     double *cols[7] = {0};
     int64_t n[7] = {0};
     for (int i = 0; ok && i < 6; i++)
@@ -406,6 +421,8 @@ bool mb_agent_read(mb_nn_file *f, mb_agent *ag, mb_adam *opt, mb_agent_progress 
       curve->loss = cols[4];
       curve->seconds = cols[5];
       curve->validation = cols[6];
+      curve->heuristic = refs[0];
+      curve->random = refs[1];
     } else {
       for (int i = 0; i < 7; i++) free(cols[i]);
     }

@@ -17,8 +17,10 @@
  * root attributes (`cfg.*`), the game config it was trained with (observation layout and action
  * count are part of the networks' shape), training counters and the training curve series
  * (`curve_step`, `curve_selfplay`, `curve_policy`, ..., and `curve_validation` when a run had
- * a validation set; checkpoints without it load with that series all NaN). Loading rebuilds the
- * networks from the stored config, so a checkpoint is self-describing. */
+ * a validation set; checkpoints without it load with that series all NaN), with the curve's
+ * references as root attributes `curve.heuristic` and `curve.random` (each only when known;
+ * checkpoints without them load with NaN). Loading rebuilds the networks from the stored
+ * config, so a checkpoint is self-describing. */
 #ifndef MB_AGENT_H
 #define MB_AGENT_H
 
@@ -94,13 +96,20 @@ typedef struct mb_agent_curve {
   double *seconds;    /* wall seconds of training so far */
   double *validation; /* mean return of the raw policy on held-out workloads (train
                          --validate); NaN when there was none at that point */
+  /* References on the same eval set as `policy` (mean returns, simulated): the game's
+   * heuristic action and uniformly random legal play; NaN when unknown (checkpoints written
+   * before they were stored). */
+  double heuristic, random;
 } mb_agent_curve;
 
+/* An empty curve with unknown references (a zeroed struct would claim references of 0). */
+void mb_agent_curve_init(mb_agent_curve *c);
 /* Appends a point; its validation is NaN until mb_agent_curve_set_validation. */
 bool mb_agent_curve_push(mb_agent_curve *c, double step, double episodes, double selfplay,
                          double policy, double loss, double seconds, mb_error *err);
 /* Sets the validation return of the last point (no-op on an empty curve). */
 void mb_agent_curve_set_validation(mb_agent_curve *c, double validation);
+/* Frees the series and leaves the curve as mb_agent_curve_init does. */
 void mb_agent_curve_free(mb_agent_curve *c);
 
 /* Training state stored with the weights. */

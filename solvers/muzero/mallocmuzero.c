@@ -120,7 +120,8 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
    * built thread-safe here (H5_HAVE_THREADSAFE), so driver workers may load concurrently */
   mb_agent ag;
   mb_agent_progress prog;
-  mb_agent_curve curve = {0};
+  mb_agent_curve curve;
+  mb_agent_curve_init(&curve);
   if (!mb_agent_load(agent_path, &ag, NULL, &prog, &curve, err)) return false;
   mb_search_config scfg;
   mb_search_config_evaluation(&scfg);
@@ -222,7 +223,8 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
              f.best_step < 0 ? "the first"
              : f.best_final  ? "at the end"
                              : "during fine-tuning");
-  /* the agent's training curve: raw-policy mean return against training steps */
+  /* the agent's training curve: raw-policy mean return against training steps, and the
+   * heuristic's on the same eval set (NaN from checkpoints that predate it) */
   if (curve.len > 0) {
     stats->curve_step = malloc((size_t)curve.len * sizeof(double));
     stats->curve_return = malloc((size_t)curve.len * sizeof(double));
@@ -230,6 +232,7 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
       memcpy(stats->curve_step, curve.step, (size_t)curve.len * sizeof(double));
       memcpy(stats->curve_return, curve.policy, (size_t)curve.len * sizeof(double));
       stats->curve_len = (int32_t)curve.len;
+      stats->curve_heuristic = curve.heuristic;
     } else {
       free(stats->curve_step);
       free(stats->curve_return);

@@ -1304,6 +1304,12 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
             "heuristic %.4f (mean return, simulated)\n",
             (long long)mb_agent_param_count(ag), n_eval, res->untrained_policy, res->random_policy,
             res->heuristic_play);
+  /* the curve's references, on the same eval set as its raw-policy returns; a resumed run
+   * measures them again (its eval set is the one of the points it adds) */
+  if (ok) {
+    res->curve.heuristic = res->heuristic_play;
+    res->curve.random = res->random_policy;
+  }
   if (ok && res->curve.len == 0)
     ok = mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes, NAN,
                              res->untrained_policy, NAN, res->prog.seconds, err);

@@ -65,7 +65,9 @@
  * (mb_agent_curve). The evaluation set is the caller's first eval_max workloads (whole
  * episodes), or 8 fixed synthetic workloads spanning synth_min..synth_max when training on
  * synthetic workloads only. The self-play column is the mean return of the trajectories played
- * since the previous point (a segment's return on big workloads).
+ * since the previous point (a segment's return on big workloads). The heuristic's and random
+ * play's mean returns on the same set, measured at the start of every run (resumed ones too),
+ * are the curve's references (`heuristic`, `random`), stored with it.
  *
  * Validation (optional). The eval set is trained on, so its curve cannot show overfitting. A
  * validation set (workloads the caller keeps out of training) is played the same way, by the

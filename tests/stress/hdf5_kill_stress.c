@@ -46,6 +46,7 @@
 #include <fcntl.h>
 #include <hdf5.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -273,7 +274,7 @@ static int child_main(const config *c, const plan *p, const char *path, int repo
     } else {
       mb_result_row row = make_row(c, p, t);
       sh->phase = PH_APPEND;
-      ok = mb_results_append(r, &row, a, NULL, NULL, 0, &err);
+      ok = mb_results_append(r, &row, a, NULL, NULL, 0, NAN, &err);
     }
     sh->phase = PH_FLUSH;
     ok = ok && mb_results_flush(r, &err);
