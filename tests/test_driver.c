@@ -571,6 +571,33 @@ static void test_curves_invalid_and_errors(void **state) {
   char args[4200];
   snprintf(args, sizeof args, "verify %s", part);
   assert_int_equal(cli(args), 0);
+  /* export: curves.csv has a point per row and step, with the reference on odd seeds only */
+  char dir[4200], path[4300], line[1024];
+  snprintf(dir, sizeof dir, "%s/fake_csv", f->dir);
+  snprintf(args, sizeof args, "export %s --csv %s", part, dir);
+  assert_int_equal(cli(args), 0);
+  snprintf(path, sizeof path, "%s/curves.csv", dir);
+  FILE *in = fopen(path, "r");
+  assert_non_null(in);
+  assert_non_null(fgets(line, sizeof line, in));
+  assert_string_equal(line, "workload,hardware,solver,seed,step,return,heuristic_return\n");
+  int points = 0;
+  while (fgets(line, sizeof line, in)) {
+    char *seed = strstr(line, ",fake_curve,");
+    assert_non_null(seed);
+    long s = strtol(seed + strlen(",fake_curve,"), NULL, 10);
+    const char *ref = strrchr(line, ',') + 1;
+    if (s % 2) {
+      char want[64];
+      snprintf(want, sizeof want, "%.17g\n", fake_reference((uint64_t)s));
+      assert_string_equal(ref, want);
+    } else {
+      assert_string_equal(ref, "\n");
+    }
+    points++;
+  }
+  fclose(in);
+  assert_int_equal(points, 3 * 2 * 3); /* 3 workloads x 2 seeds x 3 points */
   free_tables(&a);
   free_tables(&b);
   free(full);

@@ -198,11 +198,15 @@ static bool export_curves(mb_results *r, const char *dir, const mb_result_row *r
                           mb_error *err) {
   out_file o;
   if (!out_open(&o, dir, "curves.csv", err)) return false;
-  fprintf(o.f, "workload,hardware,solver,seed,step,return\n");
+  /* heuristic_return: the curve's reference on the same episodes, empty when unknown */
+  fprintf(o.f, "workload,hardware,solver,seed,step,return,heuristic_return\n");
   for (int64_t i = 0; i < n; i++) {
-    double *step = NULL, *ret = NULL;
+    double *step = NULL, *ret = NULL, heuristic = NAN;
     int32_t len = 0;
-    if (!mb_results_get_curve(r, &rows[i], &step, &ret, &len, err)) {
+    if (!mb_results_get_curve(r, &rows[i], &step, &ret, &len, err) ||
+        (len > 0 && !mb_results_get_curve_heuristic(r, &rows[i], &heuristic, err))) {
+      free(step);
+      free(ret);
       fclose(o.f);
       remove(o.tmp);
       return false;
@@ -213,7 +217,9 @@ static bool export_curves(mb_results *r, const char *dir, const mb_result_row *r
       csv_str(o.f, rows[i].hardware);
       fputc(',', o.f);
       csv_str(o.f, rows[i].solver);
-      fprintf(o.f, ",%" PRId64 ",%.17g,%.17g\n", rows[i].seed, step[k], ret[k]);
+      fprintf(o.f, ",%" PRId64 ",%.17g,%.17g,", rows[i].seed, step[k], ret[k]);
+      if (isfinite(heuristic)) fprintf(o.f, "%.17g", heuristic);
+      fputc('\n', o.f);
     }
     free(step);
     free(ret);
