@@ -1454,14 +1454,16 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
     t_learn += mb_train_now() - t0;
     if (ok && cfg->log && mb_train_now() - last_log >= cfg->log_every_s) {
       last_log = mb_train_now();
+      /* "-" when no trajectory ended since the last curve point (its mean restarts there) */
+      char selfplay[32] = "-";
+      if (k.selfplay_n) snprintf(selfplay, sizeof selfplay, "%.4f", k.selfplay_sum / k.selfplay_n);
       fprintf(
           cfg->log,
-          "train: step %lld  episodes %lld  decisions %lld  self-play return %.4f  loss "
+          "train: step %lld  episodes %lld  decisions %lld  self-play return %s  loss "
           "policy %.3f value %.3f reward %.3f consistency %.3f  %.1f steps/s  %.0f decisions/s  "
           "replay %lld\n",
           (long long)res->prog.steps, (long long)res->prog.episodes, (long long)res->prog.decisions,
-          k.selfplay_n ? k.selfplay_sum / k.selfplay_n : NAN, L.loss_p, L.loss_v, L.loss_r,
-          L.loss_c, t_learn > 0 ? updates / t_learn : 0.0,
+          selfplay, L.loss_p, L.loss_v, L.loss_r, L.loss_c, t_learn > 0 ? updates / t_learn : 0.0,
           t_self > 0 ? decisions_run / t_self : 0.0, (long long)rb.count);
       fflush(cfg->log);
     }
