@@ -67,6 +67,15 @@ static void base_config(const fixture *f, mb_run_config *cfg, const char *out) {
   cfg->log = fopen("/dev/null", "w");
 }
 
+/* Turns a config into a resume of `file`: the plan (workloads, solvers, seeds, budget) comes
+ * from the file or its journal, none is given. */
+static void as_resume(mb_run_config *cfg, const char *file) {
+  cfg->workloads = cfg->solvers = NULL;
+  cfg->seeds = 0;
+  cfg->budget = 0;
+  cfg->resume = file;
+}
+
 static char *path_in(const fixture *f, const char *name) {
   size_t n = strlen(f->dir) + strlen(name) + 2;
   char *p = malloc(n);
@@ -219,10 +228,7 @@ static void test_resume_equals_uninterrupted(void **state) {
   for (int k = 0; k < 2; k++) {
     mb_run_config rc;
     base_config(f, &rc, NULL);
-    rc.workloads = rc.solvers = NULL;
-    rc.seeds = 0;
-    rc.budget = 0;
-    rc.resume = part;
+    as_resume(&rc, part);
     rc.stop_after = k == 0 ? 3 : 0;
     run_ok(&rc, &st);
     assert_true(st.tasks_reused >= 4);
@@ -240,10 +246,7 @@ static void test_resume_equals_uninterrupted(void **state) {
   assert_int_equal(stat(part, &s1), 0);
   mb_run_config rc;
   base_config(f, &rc, NULL);
-  rc.workloads = rc.solvers = NULL;
-  rc.seeds = 0;
-  rc.budget = 0;
-  rc.resume = part;
+  as_resume(&rc, part);
   run_ok(&rc, &st);
   fclose(rc.log);
   assert_true(st.was_complete);
@@ -293,10 +296,7 @@ static void test_errors_leave_files_intact(void **state) {
   fclose(c);
   mb_run_config rc;
   base_config(f, &rc, NULL);
-  rc.workloads = rc.solvers = NULL;
-  rc.seeds = 0;
-  rc.budget = 0;
-  rc.resume = p;
+  as_resume(&rc, p);
   rc.catalogue = cat2;
   assert_false(mb_run(&rc, &st, &err));
   assert_non_null(strstr(err.message, "plan changed"));
@@ -500,6 +500,15 @@ static void fake_config(const fixture *f, mb_run_config *cfg, const char *out) {
   cfg->n_extra_solvers = 3;
 }
 
+/* Resumes the fake-solver run in `file`. */
+static void fake_resume(const fixture *f, const char *file, mb_run_stats *st) {
+  mb_run_config cfg;
+  fake_config(f, &cfg, NULL);
+  as_resume(&cfg, file);
+  run_ok(&cfg, st);
+  fclose(cfg.log);
+}
+
 static void test_curves_invalid_and_errors(void **state) {
   fixture *f = *state;
   char *full = path_in(f, "fake_full.h5"), *part = path_in(f, "fake_part.h5");
@@ -515,13 +524,7 @@ static void test_curves_invalid_and_errors(void **state) {
   cfg.stop_after = 7;
   run_ok(&cfg, &st);
   fclose(cfg.log);
-  fake_config(f, &cfg, NULL);
-  cfg.workloads = cfg.solvers = NULL;
-  cfg.seeds = 0;
-  cfg.budget = 0;
-  cfg.resume = part;
-  run_ok(&cfg, &st);
-  fclose(cfg.log);
+  fake_resume(f, part, &st);
   assert_true(st.tasks_reused >= 7);
 
   tables a = {0}, b = {0};
@@ -648,13 +651,7 @@ static void test_old_journal_without_reference(void **state) {
   free(text);
   assert_true(lines >= 1 + 20); /* the header and every finished task */
   assert_true(n >= 1);          /* the new journal has references to remove */
-  fake_config(f, &cfg, NULL);
-  cfg.workloads = cfg.solvers = NULL;
-  cfg.seeds = 0;
-  cfg.budget = 0;
-  cfg.resume = part;
-  run_ok(&cfg, &st);
-  fclose(cfg.log);
+  fake_resume(f, part, &st);
   assert_int_equal(st.tasks_reused, lines - 1); /* every line taken, none dropped as torn */
   assert_fake_references(part, stripped, n);
   free(part);
@@ -696,10 +693,7 @@ static void set_muzero(mb_run_config *cfg, int muzero) {
 /* The plan options come from the file (or its journal) on resume: none given here. */
 static void opts_resume_config(const fixture *f, mb_run_config *cfg, const char *file) {
   opts_config(f, cfg, NULL);
-  cfg->workloads = cfg->solvers = NULL;
-  cfg->seeds = 0;
-  cfg->budget = 0;
-  cfg->resume = file;
+  as_resume(cfg, file);
 }
 
 /* Interrupts a run into `out` after one commit and cuts its journal to the header line
@@ -976,10 +970,7 @@ static void test_split_on_resume_without_journal(void **state) {
   base_config(f, &rc, NULL);
   fclose(rc.log);
   rc.log = fopen(log, "w");
-  rc.workloads = rc.solvers = NULL;
-  rc.seeds = 0;
-  rc.budget = 0;
-  rc.resume = p;
+  as_resume(&rc, p);
   rc.catalogue = cat3;
   run_ok(&rc, &st);
   fclose(rc.log);

@@ -107,6 +107,17 @@ static long file_size(const char *path) {
   return stat(path, &st) == 0 ? (long)st.st_size : -1;
 }
 
+/* The training-curve figure's SVG in dir (malloc'd), checked to draw the curve of the solver
+ * with_curve under its name. */
+static char *read_curves_svg(const char *dir) {
+  char svg[1300];
+  snprintf(svg, sizeof svg, "%s/training_curves.svg", dir);
+  char *text = mb_read_file(svg, NULL);
+  assert_non_null(text);
+  assert_non_null(strstr(text, ">with_curve<"));
+  return text;
+}
+
 static void test_plot_writes_every_figure(void **state) {
   fixture *fx = *state;
   char out[1024];
@@ -138,11 +149,7 @@ static void test_plot_writes_every_figure(void **state) {
   assert_int_equal(outputs.n, 12);
   /* one agent's curve, reported by every job of the solver, is drawn once under the solver's
    * name (not once per seed, nor with a label listing every seed) */
-  char svg[1200];
-  snprintf(svg, sizeof svg, "%s/training_curves.svg", out);
-  char *text = mb_read_file(svg, NULL);
-  assert_non_null(text);
-  assert_non_null(strstr(text, ">with_curve<"));
+  char *text = read_curves_svg(out);
   assert_null(strstr(text, "with_curve/seed"));
   /* its reference: one dashed line at the heuristic's return, labelled as such */
   const char *ref = strstr(text, ">heuristic (same eval set)<");
@@ -191,11 +198,7 @@ static void test_plot_curves_without_reference(void **state) {
   mb_plot_options opt = {.out_dir = out, .formats = MB_PLOT_SVG};
   mb_plot_outputs outputs;
   if (!mb_plot_all(old, &opt, &outputs, &err)) fail_msg("%s", err.message);
-  char svg[1300];
-  snprintf(svg, sizeof svg, "%s/training_curves.svg", out);
-  char *text = mb_read_file(svg, NULL);
-  assert_non_null(text);
-  assert_non_null(strstr(text, ">with_curve<"));
+  char *text = read_curves_svg(out);
   assert_null(strstr(text, "same eval set"));
   assert_null(strstr(text, "gnuplot_plot_2")); /* one plot, not an empty second one */
   free(text);
