@@ -10,7 +10,8 @@
  *     decisions per second, from a short synthetic training run (mb_train).
  * The agent is --agent's checkpoint or a fresh one of the default size. Wall-clock numbers on a
  * shared machine; OpenBLAS runs single-threaded (as in training). --returns compares returns by
- * simulation count; --model-error measures why search does or does not help (see below). */
+ * simulation count; --model-error, --unroll-error and --search-regret measure why search does or
+ * does not help (see below). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@ static void usage(FILE *out) {
       "                                [--c-visit 50 --c-scale 1 --considered 16]\n"
       "                                [--q-range 0.1] [--max-depth 0]\n"
       "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n"
+      "       mallocbench bench muzero --agent FILE --unroll-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --search-regret N [--simulations 16]\n"
       "                                [workload and search options]\n\n"
       "Prints mallocMuZero's search simulations per second (learned model and exact game),\n"
@@ -64,6 +66,11 @@ static void usage(FILE *out) {
       "the learned model's reward and r^ + v^ against the exact game's r + v(next state) and\n"
       "against a raw-policy rollout (the truth for one step of policy improvement), and how\n"
       "often each, and the policy's logits, orders sibling actions like the rollouts.\n\n"
+      "--unroll-error N (with --agent; same workload options) follows the raw policy's own\n"
+      "episodes and, from every N-th decision, values the path of its next k = 0..12 moves\n"
+      "as a search of depth k would: in the exact game (true rewards + v of the state\n"
+      "reached) and in the learned model (predicted rewards + v^ after k dynamics steps),\n"
+      "against the true return to go; shows how the learned model drifts with depth.\n\n"
       "--search-regret N (with --agent; same workload and search options) compares, at every\n"
       "N-th decision of the raw policy's episodes, the move of the raw policy, of search in\n"
       "the learned model and of search in the exact game (--simulations each) by the\n"
@@ -545,6 +552,135 @@ static int search_regret_table(const mb_agent *ag, const mb_train_workload *set,
   return 0;
 }
 
+/* --unroll-error: how the learned model's path values drift with depth. One raw-policy episode
+ * per workload (greedy, no search); at every `stride`-th decision t and for k = 0..UNROLL_MAX
+ * with t + k <= T (the episode's length), along the actions the episode took:
+ *   exact   E_k  = r_t + ... + r_{t+k-1} + v(h(o_{t+k}))   (v = 0 at the end),
+ *   learned E^_k = r^_1 + ... + r^_k + v^(g^k(h(o_t), a_t..a_{t+k-1})),
+ * the values a search path of depth k gets in the real game and in the learned model, against
+ * the true return to go G_t = r_t + ... + r_{T-1} (normalised units 1 / R_ref). E^_0 = E_0. */
+enum { UNROLL_MAX = 12 };
+
+typedef struct unroll_sums {
+  int64_t n[UNROLL_MAX + 1];
+  double exact_err[UNROLL_MAX + 1], learned_err[UNROLL_MAX + 1];
+  double gap[UNROLL_MAX + 1], bias[UNROLL_MAX + 1]; /* |E^_k - E_k|, E^_k - E_k */
+  double reward_bias[UNROLL_MAX + 1];               /* its rewards' part: sum r^ - sum r */
+  int64_t roots;
+} unroll_sums;
+
+static bool unroll_workload(const mb_agent *ag, mb_game *g, double scale, int32_t stride,
+                            unroll_sums *d, mb_error *err) {
+  int32_t A = ag->cfg.game.n_actions, W = ag->cfg.latent;
+  int32_t cap = mb_game_n_visitable(g) + 1; /* decisions <= visitable buffers */
+  mb_agent_infer inf;
+  if (!mb_agent_infer_create(&inf, ag, err)) return false;
+  float *obs = malloc((size_t)ag->cfg.obs_dim * sizeof(float));
+  float *logits = malloc((size_t)A * sizeof(float));
+  float *lat = malloc((size_t)cap * (size_t)W * sizeof(float));
+  float *chain = malloc(2 * (size_t)W * sizeof(float)); /* the current and next latent */
+  double *rew = malloc((size_t)cap * sizeof(double)), *val = malloc((size_t)cap * sizeof(double));
+  int32_t *act = malloc((size_t)cap * sizeof(int32_t));
+  uint8_t *mask = malloc((size_t)A);
+  bool ok = obs && logits && lat && chain && rew && val && act && mask;
+  if (!ok) mb_fail(err, "bench muzero: out of memory");
+  double rs = 1.0 / scale;
+  int32_t T = 0;
+  mb_game_reset(g);
+  while (ok && !mb_game_done(g)) {
+    if (T + 1 >= cap) {
+      ok = mb_fail(err, "bench muzero: more decisions than visitable buffers");
+      break;
+    }
+    float v;
+    double r = 0;
+    mb_game_observe(g, obs);
+    mb_game_legal_mask(g, mask);
+    ok = mb_agent_initial(&inf, obs, lat + (size_t)T * W, logits, &v, err);
+    act[T] = mb_agent_greedy(logits, mask, A);
+    ok = ok && mb_game_step(g, act[T], &r, err);
+    val[T] = v;
+    rew[T++] = r * rs;
+  }
+  if (ok) val[T] = 0; /* the episode is over: nothing left to gain */
+  double go = 0;      /* G_t, filled backwards */
+  double *to_go = ok ? malloc((size_t)(T + 1) * sizeof(double)) : NULL;
+  if (ok && !to_go) ok = mb_fail(err, "bench muzero: out of memory");
+  for (int32_t t = T; ok && t >= 0; t--) {
+    to_go[t] = go;
+    if (t > 0) go += rew[t - 1];
+  }
+  for (int32_t t = 0; ok && t < T; t += stride) {
+    double sum_r = 0, sum_rhat = 0, leaf = val[t]; /* leaf: v^ at the learned path's end */
+    float *cur = chain, *next = chain + W;
+    memcpy(cur, lat + (size_t)t * W, (size_t)W * sizeof(float));
+    d->roots++;
+    for (int32_t k = 0; ok && k <= UNROLL_MAX && t + k <= T; k++) {
+      if (k > 0) {
+        float rhat, vhat;
+        ok = mb_agent_recurrent(&inf, cur, act[t + k - 1], next, &rhat, logits, &vhat, err);
+        float *tmp = cur;
+        cur = next;
+        next = tmp;
+        sum_r += rew[t + k - 1];
+        sum_rhat += rhat;
+        leaf = vhat;
+      }
+      double exact = sum_r + val[t + k], learned = sum_rhat + leaf;
+      d->n[k]++;
+      d->exact_err[k] += fabs(exact - to_go[t]);
+      d->learned_err[k] += fabs(learned - to_go[t]);
+      d->gap[k] += fabs(learned - exact);
+      d->bias[k] += learned - exact;
+      d->reward_bias[k] += sum_rhat - sum_r;
+    }
+  }
+  free(to_go);
+  free(obs);
+  free(logits);
+  free(lat);
+  free(chain);
+  free(rew);
+  free(val);
+  free(act);
+  free(mask);
+  mb_agent_infer_free(&inf);
+  return ok;
+}
+
+static int unroll_error_table(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
+                              int32_t stride, const char *what) {
+  unroll_sums d = {0};
+  mb_error err = {{0}};
+  for (int32_t e = 0; e < n_set; e++) {
+    mb_game *g = mb_game_new(set[e].w, &set[e].hw, &ag->cfg.game, &err);
+    if (!g || !unroll_workload(ag, g, mb_return_scale(set[e].w, &set[e].hw, g), stride, &d, &err)) {
+      fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
+      mb_game_free(g);
+      return 1;
+    }
+    mb_game_free(g);
+  }
+  if (d.roots == 0) {
+    fprintf(stderr, "mallocbench bench muzero: no decision to unroll from\n");
+    return 1;
+  }
+  printf(
+      "path values k steps deep along the raw policy's episodes over %s: %lld roots (every "
+      "%d-th decision), against the true return to go G, normalised units (1 / R_ref)\n",
+      what, (long long)d.roots, stride);
+  printf(
+      "   k  paths   exact |E_k - G|   learned |E^_k - G|   |E^_k - E_k|   mean E^_k - E_k   "
+      "(rewards' part)\n");
+  for (int k = 0; k <= UNROLL_MAX && d.n[k] > 0; k++) {
+    double n = (double)d.n[k];
+    printf("  %2d  %6lld   %15.5f   %18.5f   %12.5f   %15.5f   %15.5f\n", k, (long long)d.n[k],
+           d.exact_err[k] / n, d.learned_err[k] / n, d.gap[k] / n, d.bias[k] / n,
+           d.reward_bias[k] / n);
+  }
+  return 0;
+}
+
 /* `episodes` synthetic workloads with sizes spread over 32..max_buffers. */
 static bool synthetic_set(long episodes, long max_buffers, long seed, mb_train_set *set) {
   mb_error err = {{0}};
@@ -584,7 +720,7 @@ int mb_bench_muzero(int argc, char **argv) {
   }
   const char *agent_path = NULL, *returns = NULL, *split = NULL, *regex = NULL;
   const char *catalogue = NULL, *data = NULL;
-  long model_error = 0, search_regret = 0;
+  long model_error = 0, search_regret = 0, unroll_error = 0;
   long buffers = 256, sims = 16, jobs = 1, seed = -1, episodes = 8;
   mb_search_config scfg;
   mb_search_config_evaluation(&scfg); /* --returns measures what the solvers play */
@@ -613,6 +749,8 @@ int mb_bench_muzero(int argc, char **argv) {
       if (!parse_long(a, v, 1, 1000000, &model_error)) return 2;
     } else if (!strcmp(a, "--search-regret")) {
       if (!parse_long(a, v, 1, 1000000, &search_regret)) return 2;
+    } else if (!strcmp(a, "--unroll-error")) {
+      if (!parse_long(a, v, 1, 1000000, &unroll_error)) return 2;
     } else if (!strcmp(a, "--rescale")) {
       if (strcmp(v, "node") && strcmp(v, "tree")) {
         fprintf(stderr, "mallocbench bench muzero: --rescale '%s': expected node or tree\n", v);
@@ -650,10 +788,13 @@ int mb_bench_muzero(int argc, char **argv) {
     }
   }
   mb_blas_set_threads(1);
-  if ((model_error || search_regret) && !returns) returns = "0";
+  if ((model_error || search_regret || unroll_error) && !returns) returns = "0";
   if (returns && !agent_path) {
     fprintf(stderr, "mallocbench bench muzero: --%s needs --agent FILE\n",
-            model_error ? "model-error" : (search_regret ? "search-regret" : "returns"));
+            model_error     ? "model-error"
+            : search_regret ? "search-regret"
+            : unroll_error  ? "unroll-error"
+                            : "returns");
     return 2;
   }
   if (returns && buffers < 32) buffers = 32;
@@ -698,6 +839,8 @@ int mb_bench_muzero(int argc, char **argv) {
     }
     if (rc == 0 && model_error)
       rc = model_error_table(&ag, set.tw, set.n, (int32_t)model_error, what);
+    else if (rc == 0 && unroll_error)
+      rc = unroll_error_table(&ag, set.tw, set.n, (int32_t)unroll_error, what);
     else if (rc == 0 && search_regret) {
       scfg.simulations = (int32_t)sims; /* --returns takes its budgets from its list */
       rc = search_regret_table(&ag, set.tw, set.n, (int32_t)search_regret, &scfg, what);

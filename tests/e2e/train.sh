@@ -168,6 +168,18 @@ grep -Eq "^  exact Q1 vs raw-policy rollout \|diff\| +[0-9]+\.[0-9]+$" "$TMP/out
 grep -Eq "^  argmax is a rollout-best action: exact Q1 [01]\.[0-9]+, learned Q1\^ [01]\.[0-9]+, \
 policy logits [01]\.[0-9]+$" "$TMP/out" || fail "--model-error: $(cat "$TMP/out")"
 expect 2 "--model-error needs --agent FILE" "$MB" bench muzero --model-error 1
+# path values k steps deep, exact game and learned model (bench muzero --unroll-error): at k = 0
+# both are the value network's v(h(o)), so they agree exactly; paths only shrink with k
+"$MB" bench muzero --agent "$TMP/a.h5" --unroll-error 1 --catalogue "$TMP/cat.txt" --split train \
+  >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --unroll-error: $(cat "$TMP/err")"
+awk '/^ +[0-9]+ +[0-9]+ / { rows++
+       if ($1 != rows - 1 || (rows > 1 && $2 > paths)) bad = 1
+       if ($1 == 0 && ($3 != $4 || $5 != 0 || $6 != 0 || $7 != 0 || $2 < 1)) bad = 1
+       paths = $2 }
+     END { exit bad || rows < 2 }' "$TMP/out" || fail "--unroll-error: $(cat "$TMP/out")"
+expect 2 "--unroll-error needs --agent FILE" "$MB" bench muzero --unroll-error 1
+expect 2 "--unroll-error '0': expected an integer in" \
+  "$MB" bench muzero --agent "$TMP/a.h5" --unroll-error 0
 expect 2 "no-such-catalogue.txt" "$MB" bench muzero --agent "$TMP/a.h5" --returns 0 \
   --catalogue "$TMP/no-such-catalogue.txt" --split train
 # validation: held-out catalogue workloads, never trained on
