@@ -619,6 +619,7 @@ static bool unroll_workload(const mb_agent *ag, mb_game *g, double scale, int32_
       if (k > 0) {
         float rhat, vhat;
         ok = mb_agent_recurrent(&inf, cur, act[t + k - 1], next, &rhat, logits, &vhat, err);
+        if (!ok) break;
         float *tmp = cur;
         cur = next;
         next = tmp;
