@@ -1,0 +1,444 @@
+/* The search diagnostics of `mallocbench bench muzero` (muzero_diagnostics.h). */
+#include "muzero_diagnostics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "game.h"
+
+/* Raw-policy rollout of every legal action from g's current state (g is restored):
+ * qr[a] = r(a) + the raw policy's return after it, normalised. */
+static bool rollout_values(mb_agent_infer *inf, mb_game *g, const uint8_t *mask, double rs,
+                           float *obs, float *logits, uint8_t *m2, double *qr, mb_error *err) {
+  int32_t A = mb_game_n_actions(g);
+  mb_game_snapshot snap = mb_game_snapshot_take(g);
+  bool ok = true;
+  for (int32_t a = 0; ok && a < A; a++) {
+    if (!mask[a]) continue;
+    double r = 0, G = 0;
+    ok = mb_game_restore(g, snap, err) && mb_game_step(g, a, &r, err);
+    while (ok && !mb_game_done(g)) {
+      double r2 = 0;
+      float v;
+      mb_game_observe(g, obs);
+      mb_game_legal_mask(g, m2);
+      ok = mb_agent_initial(inf, obs, NULL, logits, &v, err) &&
+           mb_game_step(g, mb_agent_greedy(logits, m2, A), &r2, err);
+      G += r2;
+    }
+    qr[a] = (r + G) * rs;
+  }
+  return mb_game_restore(g, snap, ok ? err : &(mb_error){{0}}) && ok;
+}
+
+/* --model-error: how well the search's one-step evaluations rank a state's legal actions.
+ * One episode per workload; at every `stride`-th decision ("root") and for every legal action a:
+ *   exact one-step Q1(a) = r(a) + v(h(obs after a)) (the exact-game search's leaf),
+ *   learned one-step Q1^(a) = r^(a) + v^(g(h(obs), a)) (the learned-model search's leaf),
+ *   rollout QR(a) = r(a) + the return of the raw policy after a (ground truth for the policy),
+ * all in normalised units (1 / R_ref). Prints the reward head's error against the true rewards
+ * and, over sibling pairs whose rollout returns differ, how often each one-step estimate (and
+ * the policy's logits) orders the pair like the rollouts do. Roots then play the rollout-best
+ * action (the raw policy's on ties), the other decisions the raw policy: with stride 1 the
+ * episode's return is that of one step of exact policy improvement, the most a search whose
+ * leaves valued states as well as the rollouts do could gain at depth 1. */
+typedef struct diag_sums {
+  double r_abs_err, r_spread, q_abs_err, q_spread, vq_abs_err;
+  int64_t n_act, pairs, agree_exact, agree_learned, agree_logits, roots;
+  int64_t best_exact, best_learned, best_logits;
+  double r_err_greedy, q_err_greedy; /* the same errors on the raw policy's own action */
+  int64_t n_greedy;
+  double ret; /* sum of the episodes' true returns */
+} diag_sums;
+
+static int sign3(double x, double eps) { return x > eps ? 1 : (x < -eps ? -1 : 0); }
+
+static bool diag_workload(const mb_agent *ag, mb_game *g, double scale, int32_t stride,
+                          diag_sums *d, mb_error *err) {
+  int32_t A = ag->cfg.game.n_actions, W = ag->cfg.latent;
+  mb_agent_infer inf;
+  if (!mb_agent_infer_create(&inf, ag, err)) return false;
+  float *obs = malloc((size_t)ag->cfg.obs_dim * sizeof(float));
+  float *lat = malloc((size_t)W * sizeof(float)), *logits = malloc((size_t)A * sizeof(float));
+  float *l2 = malloc((size_t)A * sizeof(float));
+  double *q1 = malloc((size_t)A * 5 * sizeof(double)); /* Q1 | Q1^ | QR | logits | r */
+  uint8_t *mask = malloc((size_t)A), *m2 = malloc((size_t)A);
+  bool ok = obs && lat && logits && l2 && q1 && mask && m2;
+  if (!ok) mb_fail(err, "bench muzero: out of memory");
+  double rs = 1.0 / scale;
+  mb_game_reset(g);
+  for (int32_t t = 0; ok && !mb_game_done(g); t++) {
+    mb_game_legal_mask(g, mask);
+    mb_game_observe(g, obs);
+    float v;
+    ok = mb_agent_initial(&inf, obs, lat, logits, &v, err);
+    int32_t greedy = mb_agent_greedy(logits, mask, A);
+    int32_t n_legal = 0;
+    for (int32_t a = 0; a < A; a++) n_legal += mask[a] != 0;
+    if (ok && t % stride == 0 && n_legal >= 2) {
+      double *q1l = q1 + A, *qr = q1 + 2 * A, *lg = q1 + 3 * A, *rr = q1 + 4 * A;
+      mb_game_snapshot snap = mb_game_snapshot_take(g);
+      double rmean = 0, qmean = 0;
+      ok = rollout_values(&inf, g, mask, rs, obs, l2, m2, qr, err);
+      for (int32_t a = 0; ok && a < A; a++) {
+        if (!mask[a]) continue;
+        float rhat, vhat, v2 = 0;
+        double r = 0;
+        ok = mb_agent_recurrent(&inf, lat, a, NULL, &rhat, l2, &vhat, err) &&
+             mb_game_restore(g, snap, err) && mb_game_step(g, a, &r, err);
+        r *= rs;
+        if (ok && !mb_game_done(g)) {
+          mb_game_observe(g, obs);
+          ok = mb_agent_initial(&inf, obs, NULL, l2, &v2, err);
+        }
+        rr[a] = r;
+        q1[a] = r + v2;
+        q1l[a] = rhat + vhat;
+        lg[a] = logits[a];
+        d->r_abs_err += fabs(rhat - r);
+        d->q_abs_err += fabs(q1l[a] - q1[a]);
+        if (a == greedy) {
+          d->r_err_greedy += fabs(rhat - r);
+          d->q_err_greedy += fabs(q1l[a] - q1[a]);
+          d->n_greedy++;
+        }
+        d->vq_abs_err += fabs(q1[a] - qr[a]);
+        rmean += r;
+        qmean += q1[a];
+        d->n_act++;
+      }
+      ok = ok && mb_game_restore(g, snap, err);
+      if (!ok) break;
+      rmean /= n_legal;
+      qmean /= n_legal;
+      int32_t be = -1, bl = -1, bg = -1, br = greedy;
+      for (int32_t a = 0; a < A; a++) {
+        if (!mask[a]) continue;
+        d->r_spread += fabs(rr[a] - rmean);
+        d->q_spread += fabs(q1[a] - qmean);
+        if (be < 0 || q1[a] > q1[be]) be = a;
+        if (bl < 0 || q1l[a] > q1l[bl]) bl = a;
+        if (bg < 0 || lg[a] > lg[bg]) bg = a;
+        if (qr[a] > qr[br] + 1e-9) br = a;
+        for (int32_t b = a + 1; b < A; b++) {
+          if (!mask[b]) continue;
+          int s = sign3(qr[a] - qr[b], 1e-9);
+          if (!s) continue;
+          d->pairs++;
+          d->agree_exact += sign3(q1[a] - q1[b], 0) == s;
+          d->agree_learned += sign3(q1l[a] - q1l[b], 0) == s;
+          d->agree_logits += sign3(lg[a] - lg[b], 0) == s;
+        }
+      }
+      d->roots++;
+      d->best_exact += qr[be] >= qr[br] - 1e-9;
+      d->best_learned += qr[bl] >= qr[br] - 1e-9;
+      d->best_logits += qr[bg] >= qr[br] - 1e-9;
+      greedy = br;
+    }
+    ok = ok && mb_game_step(g, greedy, NULL, err);
+  }
+  d->ret += mb_game_return(g);
+  free(obs);
+  free(lat);
+  free(logits);
+  free(l2);
+  free(q1);
+  free(mask);
+  free(m2);
+  mb_agent_infer_free(&inf);
+  return ok;
+}
+
+int mb_diag_model_error(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
+                             int32_t stride, const char *what) {
+  diag_sums d = {0};
+  mb_error err = {{0}};
+  for (int32_t e = 0; e < n_set; e++) {
+    mb_game *g = mb_game_new(set[e].w, &set[e].hw, &ag->cfg.game, &err);
+    if (!g || !diag_workload(ag, g, mb_return_scale(set[e].w, &set[e].hw, g), stride, &d, &err)) {
+      fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
+      mb_game_free(g);
+      return 1;
+    }
+    mb_game_free(g);
+  }
+  if (d.n_act == 0 || d.pairs == 0) {
+    fprintf(stderr, "mallocbench bench muzero: no decision with two legal actions\n");
+    return 1;
+  }
+  printf(
+      "one-step model accuracy over %s: %lld roots (every %d-th raw-policy decision), "
+      "%lld legal actions, normalised units (1 / R_ref)\n",
+      what, (long long)d.roots, stride, (long long)d.n_act);
+  printf("  reward head |r^ - r|                 %.5f  (siblings' mean |r - mean r| %.5f)\n",
+         d.r_abs_err / d.n_act, d.r_spread / d.n_act);
+  printf("  learned Q1^ vs exact Q1 |diff|       %.5f  (siblings' mean |Q1 - mean Q1| %.5f)\n",
+         d.q_abs_err / d.n_act, d.q_spread / d.n_act);
+  printf("  on the raw policy's own action:     |r^ - r| %.5f, |Q1^ - Q1| %.5f\n",
+         d.r_err_greedy / d.n_greedy, d.q_err_greedy / d.n_greedy);
+  printf("  exact Q1 vs raw-policy rollout |diff| %.5f\n", d.vq_abs_err / d.n_act);
+  printf(
+      "  sibling pairs ordered like the rollouts (%lld pairs): exact Q1 %.3f, learned Q1^ "
+      "%.3f, policy logits %.3f\n",
+      (long long)d.pairs, (double)d.agree_exact / d.pairs, (double)d.agree_learned / d.pairs,
+      (double)d.agree_logits / d.pairs);
+  printf(
+      "  mean true return of these episodes (examined decisions play the rollout-best "
+      "action, the others the raw policy): %.4f\n",
+      d.ret / n_set);
+  printf("  argmax is a rollout-best action: exact Q1 %.3f, learned Q1^ %.3f, policy logits %.3f\n",
+         (double)d.best_exact / d.roots, (double)d.best_learned / d.roots,
+         (double)d.best_logits / d.roots);
+  return 0;
+}
+
+/* --search-regret: which moves the searches change, and whether the change pays, judged by
+ * raw-policy rollouts (see diag_workload). Kinds of change from the raw policy's move: 0
+ * another offset, 1 fast to slow, 2 slow to fast. */
+typedef struct regret_sums {
+  int64_t roots, changed[3];
+  double regret[3];        /* raw policy, learned search, exact search */
+  double gain[3], loss[3]; /* the learned search's changes, by kind */
+  double exact_gain[3];    /* the exact search's changes, by kind (net) */
+  int64_t exact_changed[3];
+} regret_sums;
+
+static int change_kind(int32_t from, int32_t to, int32_t slow) {
+  if ((from == slow) == (to == slow)) return 0;
+  return to == slow ? 1 : 2;
+}
+
+static bool regret_workload(const mb_agent *ag, mb_game *g, double scale, int32_t stride,
+                            const mb_search_config *scfg, regret_sums *d, mb_error *err) {
+  int32_t A = ag->cfg.game.n_actions, slow = A - 1;
+  mb_agent_infer inf;
+  if (!mb_agent_infer_create(&inf, ag, err)) return false;
+  mb_player *learned = mb_player_create(ag, scfg->simulations, err);
+  mb_player *exact = learned ? mb_player_create(ag, scfg->simulations, err) : NULL;
+  float *obs = malloc((size_t)ag->cfg.obs_dim * sizeof(float));
+  float *logits = malloc((size_t)A * sizeof(float));
+  double *qr = malloc((size_t)A * sizeof(double));
+  uint8_t *mask = malloc((size_t)A), *m2 = malloc((size_t)A);
+  bool ok = learned && exact && obs && logits && qr && mask && m2;
+  if (!ok && learned && exact) mb_fail(err, "bench muzero: out of memory");
+  if (ok) {
+    mb_player_set_scale(learned, scale);
+    mb_player_set_scale(exact, scale);
+  }
+  mb_rng rng;
+  mb_rng_seed(&rng, 1); /* unused by evaluation search (no noise) */
+  if (ok) mb_game_reset(g);
+  for (int32_t t = 0; ok && !mb_game_done(g); t++) {
+    float v;
+    int32_t n_legal = mb_game_legal_mask(g, mask);
+    mb_game_observe(g, obs);
+    ok = mb_agent_initial(&inf, obs, NULL, logits, &v, err);
+    int32_t raw = ok ? mb_agent_greedy(logits, mask, A) : -1;
+    if (ok && t % stride == 0 && n_legal >= 2) {
+      int32_t al = -1, ae = -1, best = raw;
+      ok = mb_player_decide(learned, g, scfg, false, &rng, &al, err) &&
+           mb_player_decide(exact, g, scfg, true, &rng, &ae, err) &&
+           rollout_values(&inf, g, mask, 1.0 / scale, obs, logits, m2, qr, err);
+      if (!ok) break;
+      for (int32_t a = 0; a < A; a++)
+        if (mask[a] && qr[a] > qr[best]) best = a;
+      d->roots++;
+      d->regret[0] += qr[best] - qr[raw];
+      d->regret[1] += qr[best] - qr[al];
+      d->regret[2] += qr[best] - qr[ae];
+      if (al != raw) {
+        int k = change_kind(raw, al, slow);
+        d->changed[k]++;
+        double x = qr[al] - qr[raw];
+        if (x > 0)
+          d->gain[k] += x;
+        else
+          d->loss[k] -= x;
+      }
+      if (ae != raw) {
+        int k = change_kind(raw, ae, slow);
+        d->exact_changed[k]++;
+        d->exact_gain[k] += qr[ae] - qr[raw];
+      }
+    }
+    ok = ok && mb_game_step(g, raw, NULL, err);
+  }
+  free(obs);
+  free(logits);
+  free(qr);
+  free(mask);
+  free(m2);
+  mb_player_free(learned);
+  mb_player_free(exact);
+  mb_agent_infer_free(&inf);
+  return ok;
+}
+
+int mb_diag_search_regret(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
+                               int32_t stride, const mb_search_config *scfg, const char *what) {
+  regret_sums d = {0};
+  mb_error err = {{0}};
+  for (int32_t e = 0; e < n_set; e++) {
+    mb_game *g = mb_game_new(set[e].w, &set[e].hw, &ag->cfg.game, &err);
+    if (!g ||
+        !regret_workload(ag, g, mb_return_scale(set[e].w, &set[e].hw, g), stride, scfg, &d, &err)) {
+      fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
+      mb_game_free(g);
+      return 1;
+    }
+    mb_game_free(g);
+  }
+  if (d.roots == 0) {
+    fprintf(stderr, "mallocbench bench muzero: no decision with two legal actions\n");
+    return 1;
+  }
+  printf(
+      "one step of policy improvement over %s: %lld roots (every %d-th raw-policy decision), "
+      "%d simulations, judged by raw-policy rollouts (normalised units 1 / R_ref, x 1000)\n",
+      what, (long long)d.roots, stride, scfg->simulations);
+  printf(
+      "  mean regret against the rollout-best move: raw policy %.4f, learned-model search "
+      "%.4f, exact-game search %.4f\n",
+      1e3 * d.regret[0] / d.roots, 1e3 * d.regret[1] / d.roots, 1e3 * d.regret[2] / d.roots);
+  const char *kind[3] = {"another offset", "fast to slow", "slow to fast"};
+  for (int k = 0; k < 3; k++)
+    printf(
+        "  moves changed, %-14s learned: %5lld, gained %9.3f, lost %9.3f (net %9.3f) | "
+        "exact: %5lld, net %9.3f\n",
+        kind[k], (long long)d.changed[k], 1e3 * d.gain[k], 1e3 * d.loss[k],
+        1e3 * (d.gain[k] - d.loss[k]), (long long)d.exact_changed[k], 1e3 * d.exact_gain[k]);
+  return 0;
+}
+
+/* --unroll-error: how the learned model's path values drift with depth. One raw-policy episode
+ * per workload (greedy, no search); at every `stride`-th decision t and for k = 0..UNROLL_MAX
+ * with t + k <= T (the episode's length), along the actions the episode took:
+ *   exact   E_k  = r_t + ... + r_{t+k-1} + v(h(o_{t+k}))   (v = 0 at the end),
+ *   learned E^_k = r^_1 + ... + r^_k + v^(g^k(h(o_t), a_t..a_{t+k-1})),
+ * the values a search path of depth k gets in the real game and in the learned model, against
+ * the true return to go G_t = r_t + ... + r_{T-1} (normalised units 1 / R_ref). E^_0 = E_0. */
+enum { UNROLL_MAX = 12 };
+
+typedef struct unroll_sums {
+  int64_t n[UNROLL_MAX + 1];
+  double exact_err[UNROLL_MAX + 1], learned_err[UNROLL_MAX + 1];
+  double gap[UNROLL_MAX + 1], bias[UNROLL_MAX + 1]; /* |E^_k - E_k|, E^_k - E_k */
+  double reward_bias[UNROLL_MAX + 1];               /* its rewards' part: sum r^ - sum r */
+  int64_t roots;
+} unroll_sums;
+
+static bool unroll_workload(const mb_agent *ag, mb_game *g, double scale, int32_t stride,
+                            unroll_sums *d, mb_error *err) {
+  int32_t A = ag->cfg.game.n_actions, W = ag->cfg.latent;
+  int32_t cap = mb_game_n_visitable(g) + 1; /* decisions <= visitable buffers */
+  mb_agent_infer inf;
+  if (!mb_agent_infer_create(&inf, ag, err)) return false;
+  float *obs = malloc((size_t)ag->cfg.obs_dim * sizeof(float));
+  float *logits = malloc((size_t)A * sizeof(float));
+  float *lat = malloc((size_t)cap * (size_t)W * sizeof(float));
+  float *chain = malloc(2 * (size_t)W * sizeof(float)); /* the current and next latent */
+  double *rew = malloc((size_t)cap * sizeof(double)), *val = malloc((size_t)cap * sizeof(double));
+  int32_t *act = malloc((size_t)cap * sizeof(int32_t));
+  uint8_t *mask = malloc((size_t)A);
+  bool ok = obs && logits && lat && chain && rew && val && act && mask;
+  if (!ok) mb_fail(err, "bench muzero: out of memory");
+  double rs = 1.0 / scale;
+  int32_t T = 0;
+  mb_game_reset(g);
+  while (ok && !mb_game_done(g)) {
+    if (T + 1 >= cap) {
+      ok = mb_fail(err, "bench muzero: more decisions than visitable buffers");
+      break;
+    }
+    float v;
+    double r = 0;
+    mb_game_observe(g, obs);
+    mb_game_legal_mask(g, mask);
+    ok = mb_agent_initial(&inf, obs, lat + (size_t)T * W, logits, &v, err);
+    act[T] = mb_agent_greedy(logits, mask, A);
+    ok = ok && mb_game_step(g, act[T], &r, err);
+    val[T] = v;
+    rew[T++] = r * rs;
+  }
+  if (ok) val[T] = 0; /* the episode is over: nothing left to gain */
+  double go = 0;      /* G_t, filled backwards */
+  double *to_go = ok ? malloc((size_t)(T + 1) * sizeof(double)) : NULL;
+  if (ok && !to_go) ok = mb_fail(err, "bench muzero: out of memory");
+  for (int32_t t = T; ok && t >= 0; t--) {
+    to_go[t] = go;
+    if (t > 0) go += rew[t - 1];
+  }
+  for (int32_t t = 0; ok && t < T; t += stride) {
+    double sum_r = 0, sum_rhat = 0, leaf = val[t]; /* leaf: v^ at the learned path's end */
+    float *cur = chain, *next = chain + W;
+    memcpy(cur, lat + (size_t)t * W, (size_t)W * sizeof(float));
+    d->roots++;
+    for (int32_t k = 0; ok && k <= UNROLL_MAX && t + k <= T; k++) {
+      if (k > 0) {
+        float rhat, vhat;
+        ok = mb_agent_recurrent(&inf, cur, act[t + k - 1], next, &rhat, logits, &vhat, err);
+        if (!ok) break;
+        float *tmp = cur;
+        cur = next;
+        next = tmp;
+        sum_r += rew[t + k - 1];
+        sum_rhat += rhat;
+        leaf = vhat;
+      }
+      double exact = sum_r + val[t + k], learned = sum_rhat + leaf;
+      d->n[k]++;
+      d->exact_err[k] += fabs(exact - to_go[t]);
+      d->learned_err[k] += fabs(learned - to_go[t]);
+      d->gap[k] += fabs(learned - exact);
+      d->bias[k] += learned - exact;
+      d->reward_bias[k] += sum_rhat - sum_r;
+    }
+  }
+  free(to_go);
+  free(obs);
+  free(logits);
+  free(lat);
+  free(chain);
+  free(rew);
+  free(val);
+  free(act);
+  free(mask);
+  mb_agent_infer_free(&inf);
+  return ok;
+}
+
+int mb_diag_unroll_error(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
+                              int32_t stride, const char *what) {
+  unroll_sums d = {0};
+  mb_error err = {{0}};
+  for (int32_t e = 0; e < n_set; e++) {
+    mb_game *g = mb_game_new(set[e].w, &set[e].hw, &ag->cfg.game, &err);
+    if (!g || !unroll_workload(ag, g, mb_return_scale(set[e].w, &set[e].hw, g), stride, &d, &err)) {
+      fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
+      mb_game_free(g);
+      return 1;
+    }
+    mb_game_free(g);
+  }
+  if (d.roots == 0) {
+    fprintf(stderr, "mallocbench bench muzero: no decision to unroll from\n");
+    return 1;
+  }
+  printf(
+      "path values k steps deep along the raw policy's episodes over %s: %lld roots (every "
+      "%d-th decision), against the true return to go G, normalised units (1 / R_ref)\n",
+      what, (long long)d.roots, stride);
+  printf(
+      "   k  paths   exact |E_k - G|   learned |E^_k - G|   |E^_k - E_k|   mean E^_k - E_k   "
+      "(rewards' part)\n");
+  for (int k = 0; k <= UNROLL_MAX && d.n[k] > 0; k++) {
+    double n = (double)d.n[k];
+    printf("  %2d  %6lld   %15.5f   %18.5f   %12.5f   %15.5f   %15.5f\n", k, (long long)d.n[k],
+           d.exact_err[k] / n, d.learned_err[k] / n, d.gap[k] / n, d.bias[k] / n,
+           d.reward_bias[k] / n);
+  }
+  return 0;
+}

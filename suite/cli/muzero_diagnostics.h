@@ -1,0 +1,31 @@
+/* Why mallocMuZero's search does or does not help: the diagnostics behind `mallocbench bench
+ * muzero --model-error`, `--search-regret` and `--unroll-error`. Each plays the raw policy's own
+ * episodes on a set of workloads, judges what a search would do at every `stride`-th decision
+ * against the truth (raw-policy rollouts, or the true return to go), prints one table to stdout
+ * and returns the exit status: 0, or 1 with a message naming the workload on stderr. `what`
+ * names the set in the table's title. Values are in normalised units (1 / R_ref, train.h). */
+#ifndef MB_MUZERO_DIAGNOSTICS_H
+#define MB_MUZERO_DIAGNOSTICS_H
+
+#include <stdint.h>
+
+#include "agent.h"
+#include "search.h"
+#include "train.h"
+
+/* One-step evaluations: for each legal action, the learned model's r^ + v^ against the exact
+ * game's r + v(next state) and against a rollout; how often each ranks siblings like it. */
+int mb_diag_model_error(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
+                        int32_t stride, const char *what);
+
+/* One step of policy improvement: the moves of the raw policy and of both searches
+ * (scfg->simulations each) judged by rollouts; what the learned search's changes gain or lose. */
+int mb_diag_search_regret(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
+                          int32_t stride, const mb_search_config *scfg, const char *what);
+
+/* Depth: the path of the raw policy's next k = 0..12 moves valued as a search of depth k would,
+ * in the exact game and in the learned model, against the true return to go. */
+int mb_diag_unroll_error(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
+                         int32_t stride, const char *what);
+
+#endif
