@@ -153,7 +153,7 @@ static bool diag_workload(const mb_agent *ag, mb_game *g, double scale, int32_t 
 }
 
 int mb_diag_model_error(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
-                             int32_t stride, const char *what) {
+                        int32_t stride, const char *what) {
   diag_sums d = {0};
   mb_error err = {{0}};
   for (int32_t e = 0; e < n_set; e++) {
@@ -278,7 +278,7 @@ static bool regret_workload(const mb_agent *ag, mb_game *g, double scale, int32_
 }
 
 int mb_diag_search_regret(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
-                               int32_t stride, const mb_search_config *scfg, const char *what) {
+                          int32_t stride, const mb_search_config *scfg, const char *what) {
   regret_sums d = {0};
   mb_error err = {{0}};
   for (int32_t e = 0; e < n_set; e++) {
@@ -411,7 +411,7 @@ static bool unroll_workload(const mb_agent *ag, mb_game *g, double scale, int32_
 }
 
 int mb_diag_unroll_error(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
-                              int32_t stride, const char *what) {
+                         int32_t stride, const char *what) {
   unroll_sums d = {0};
   mb_error err = {{0}};
   for (int32_t e = 0; e < n_set; e++) {
