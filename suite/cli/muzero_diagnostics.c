@@ -8,6 +8,35 @@
 
 #include "game.h"
 
+/* What one diagnostic needs on each workload: the decision stride, the search (--search-regret
+ * only) and the sums it adds to (its own type). */
+typedef struct diag_pass {
+  int32_t stride;
+  const mb_search_config *scfg;
+  void *sums;
+} diag_pass;
+
+/* One diagnostic on one workload: g is fresh, scale its R_ref. */
+typedef bool (*diag_workload_fn)(const mb_agent *ag, mb_game *g, double scale,
+                                 const diag_pass *pass, mb_error *err);
+
+/* Runs fn on every workload of the set; false, after naming the workload on stderr, at the
+ * first that fails. */
+static bool diag_over_set(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
+                          diag_workload_fn fn, const diag_pass *pass) {
+  mb_error err = {{0}};
+  for (int32_t e = 0; e < n_set; e++) {
+    mb_game *g = mb_game_new(set[e].w, &set[e].hw, &ag->cfg.game, &err);
+    bool ok = g && fn(ag, g, mb_return_scale(set[e].w, &set[e].hw, g), pass, &err);
+    mb_game_free(g);
+    if (!ok) {
+      fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
+      return false;
+    }
+  }
+  return true;
+}
+
 /* Raw-policy rollout of every legal action from g's current state (g is restored):
  * qr[a] = r(a) + the raw policy's return after it, normalised. */
 static bool rollout_values(mb_agent_infer *inf, mb_game *g, const uint8_t *mask, double rs,
@@ -55,8 +84,10 @@ typedef struct diag_sums {
 
 static int sign3(double x, double eps) { return x > eps ? 1 : (x < -eps ? -1 : 0); }
 
-static bool diag_workload(const mb_agent *ag, mb_game *g, double scale, int32_t stride,
-                          diag_sums *d, mb_error *err) {
+static bool diag_workload(const mb_agent *ag, mb_game *g, double scale, const diag_pass *pass,
+                          mb_error *err) {
+  diag_sums *d = pass->sums;
+  int32_t stride = pass->stride;
   int32_t A = ag->cfg.game.n_actions, W = ag->cfg.latent;
   mb_agent_infer inf;
   if (!mb_agent_infer_create(&inf, ag, err)) return false;
@@ -155,16 +186,7 @@ static bool diag_workload(const mb_agent *ag, mb_game *g, double scale, int32_t 
 int mb_diag_model_error(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
                         int32_t stride, const char *what) {
   diag_sums d = {0};
-  mb_error err = {{0}};
-  for (int32_t e = 0; e < n_set; e++) {
-    mb_game *g = mb_game_new(set[e].w, &set[e].hw, &ag->cfg.game, &err);
-    if (!g || !diag_workload(ag, g, mb_return_scale(set[e].w, &set[e].hw, g), stride, &d, &err)) {
-      fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
-      mb_game_free(g);
-      return 1;
-    }
-    mb_game_free(g);
-  }
+  if (!diag_over_set(ag, set, n_set, diag_workload, &(diag_pass){stride, NULL, &d})) return 1;
   if (d.n_act == 0 || d.pairs == 0) {
     fprintf(stderr, "mallocbench bench muzero: no decision with two legal actions\n");
     return 1;
@@ -211,8 +233,11 @@ static int change_kind(int32_t from, int32_t to, int32_t slow) {
   return to == slow ? 1 : 2;
 }
 
-static bool regret_workload(const mb_agent *ag, mb_game *g, double scale, int32_t stride,
-                            const mb_search_config *scfg, regret_sums *d, mb_error *err) {
+static bool regret_workload(const mb_agent *ag, mb_game *g, double scale, const diag_pass *pass,
+                            mb_error *err) {
+  regret_sums *d = pass->sums;
+  int32_t stride = pass->stride;
+  const mb_search_config *scfg = pass->scfg;
   int32_t A = ag->cfg.game.n_actions, slow = A - 1;
   mb_agent_infer inf;
   if (!mb_agent_infer_create(&inf, ag, err)) return false;
@@ -280,17 +305,7 @@ static bool regret_workload(const mb_agent *ag, mb_game *g, double scale, int32_
 int mb_diag_search_regret(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
                           int32_t stride, const mb_search_config *scfg, const char *what) {
   regret_sums d = {0};
-  mb_error err = {{0}};
-  for (int32_t e = 0; e < n_set; e++) {
-    mb_game *g = mb_game_new(set[e].w, &set[e].hw, &ag->cfg.game, &err);
-    if (!g ||
-        !regret_workload(ag, g, mb_return_scale(set[e].w, &set[e].hw, g), stride, scfg, &d, &err)) {
-      fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
-      mb_game_free(g);
-      return 1;
-    }
-    mb_game_free(g);
-  }
+  if (!diag_over_set(ag, set, n_set, regret_workload, &(diag_pass){stride, scfg, &d})) return 1;
   if (d.roots == 0) {
     fprintf(stderr, "mallocbench bench muzero: no decision with two legal actions\n");
     return 1;
@@ -330,8 +345,10 @@ typedef struct unroll_sums {
   int64_t roots;
 } unroll_sums;
 
-static bool unroll_workload(const mb_agent *ag, mb_game *g, double scale, int32_t stride,
-                            unroll_sums *d, mb_error *err) {
+static bool unroll_workload(const mb_agent *ag, mb_game *g, double scale, const diag_pass *pass,
+                            mb_error *err) {
+  unroll_sums *d = pass->sums;
+  int32_t stride = pass->stride;
   int32_t A = ag->cfg.game.n_actions, W = ag->cfg.latent;
   int32_t cap = mb_game_n_visitable(g) + 1; /* decisions <= visitable buffers */
   mb_agent_infer inf;
@@ -413,16 +430,7 @@ static bool unroll_workload(const mb_agent *ag, mb_game *g, double scale, int32_
 int mb_diag_unroll_error(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
                          int32_t stride, const char *what) {
   unroll_sums d = {0};
-  mb_error err = {{0}};
-  for (int32_t e = 0; e < n_set; e++) {
-    mb_game *g = mb_game_new(set[e].w, &set[e].hw, &ag->cfg.game, &err);
-    if (!g || !unroll_workload(ag, g, mb_return_scale(set[e].w, &set[e].hw, g), stride, &d, &err)) {
-      fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
-      mb_game_free(g);
-      return 1;
-    }
-    mb_game_free(g);
-  }
+  if (!diag_over_set(ag, set, n_set, unroll_workload, &(diag_pass){stride, NULL, &d})) return 1;
   if (d.roots == 0) {
     fprintf(stderr, "mallocbench bench muzero: no decision to unroll from\n");
     return 1;
