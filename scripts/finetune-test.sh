@@ -24,7 +24,8 @@ case "$finetune" in
 esac
 mkdir -p results/finetune
 out="results/finetune/test-${finetune}.h5"
-./build/mallocbench run --profile full --split test --seeds 1 "${option[@]}" \
+# fine-tuning trains: the OpenBLAS kernel is pinned as for training (scripts/pinned-blas.sh)
+./scripts/pinned-blas.sh ./build/mallocbench run --profile full --split test --seeds 1 "${option[@]}" \
   --solvers heuristic,greedy,mallocmuzero,mallocmuzero-exact --agent "$agent" --jobs 2 \
   --out "$out" --force --no-progress "$@"
 ./build/mallocbench verify "$out" >/dev/null

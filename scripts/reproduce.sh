@@ -20,13 +20,14 @@ export MALLOCBENCH_DATA="${MALLOCBENCH_DATA:-$(pwd)/../shared/data}"
 ./scripts/build.sh build
 mkdir -p results/agents
 # mallocMuZero's agent, trained on the train split and synthetic workloads before the run
-# (deterministic: fixed seed, step count, one thread). quick: ~1 minute; full: ~13 minutes
-# (42,000 updates: measured better than 200,000, datasets/agents/README.md).
+# (deterministic: fixed seed, step count, one thread, OpenBLAS kernel pinned so that every
+# x86-64 machine with AVX2 trains the same agent: scripts/pinned-blas.sh). quick: ~1 minute;
+# full: ~13 minutes (42,000 updates: measured better than 200,000, datasets/agents/README.md).
 agent="results/agents/$profile.h5"
 steps=6000
 [ "$profile" = full ] && steps=42000
 if [ ! -f "$agent" ]; then
-  ./build/mallocbench train --synthetic --split train --steps "$steps" --jobs 1 --seed 0 -q --out "$agent"
+  ./scripts/pinned-blas.sh ./build/mallocbench train --synthetic --split train --steps "$steps" --jobs 1 --seed 0 -q --out "$agent"
 fi
 ./build/mallocbench run --profile "$profile" --agent "$agent" "${extra[@]}"
 ./build/mallocbench verify results/latest.h5

@@ -10,10 +10,11 @@ export MALLOCBENCH_DATA="${MALLOCBENCH_DATA:-$(pwd)/../shared/data}"
 ./scripts/build.sh build
 mkdir -p results/agents
 # The quick profile's agent: trained here, deterministically (fixed seed, step count, one
-# thread), on synthetic workloads and the catalogue's train split; reused when present.
+# thread, OpenBLAS kernel pinned: scripts/pinned-blas.sh), on synthetic workloads and the
+# catalogue's train split; reused when present.
 agent=results/agents/quick.h5
 if [ ! -f "$agent" ]; then
-  ./build/mallocbench train --synthetic --split train --steps 6000 --jobs 1 --seed 0 -q --out "$agent"
+  ./scripts/pinned-blas.sh ./build/mallocbench train --synthetic --split train --steps 6000 --jobs 1 --seed 0 -q --out "$agent"
 fi
 ./build/mallocbench run --profile quick --agent "$agent" "$@"
 ./build/mallocbench verify results/latest.h5

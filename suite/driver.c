@@ -22,6 +22,7 @@
 #include "results.h"
 #include "sha256.h"
 #include "solver.h"
+#include "tensor.h"
 #include "validator.h"
 #include "version.h"
 #include "workload_io.h"
@@ -1175,8 +1176,9 @@ static void progress(run *R, int64_t current, double start, bool tty, bool final
 
 static bool write_provenance(run *R, bool fresh, mb_error *err) {
   mb_results *r = R->res;
-  char host[256] = "unknown", stamp[64], hw_hashes[4096] = "", seeds[1024] = "";
+  char host[256] = "unknown", stamp[64], hw_hashes[4096] = "", seeds[1024] = "", blas[256];
   gethostname(host, sizeof host - 1);
+  mb_blas_describe(blas, sizeof blas); /* the kernel the agents' networks ran on */
   utc_stamp(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ");
   for (int32_t p = 0; p < R->n_pairs; p++) {
     char item[256];
@@ -1208,6 +1210,7 @@ static bool write_provenance(run *R, bool fresh, mb_error *err) {
          mb_results_set_attr_int(r, "git_dirty", mb_git_dirty(), err) &&
          mb_results_set_attr_string(r, "compiler", mb_compiler(), err) &&
          mb_results_set_attr_string(r, "build_type", mb_build_type(), err) &&
+         mb_results_set_attr_string(r, "blas", blas, err) &&
          mb_results_set_attr_string(r, "command_line", cmd, err) &&
          mb_results_set_attr_string(r, "host", host, err) &&
          mb_results_set_attr_string(r, "start_time", stamp, err) &&

@@ -124,6 +124,16 @@ static void test_checkpoint_round_trip(void **state) {
   assert_true(curve2.len == 0 && isnan(curve2.heuristic)); /* freed: as after init */
   mb_agent_free(&back);
 
+  /* the BLAS kernel the agent was trained on is recorded with its progress */
+  mb_nn_file *nf = mb_nn_file_open(path, &err);
+  assert_non_null(nf);
+  char blas[256], here[256];
+  assert_true(mb_nn_file_get_string(nf, "train.blas", blas, sizeof blas, &err));
+  mb_nn_file_close(nf);
+  mb_blas_describe(here, sizeof here);
+  assert_string_equal(blas, here);
+  assert_non_null(strstr(blas, ", core "));
+
   /* an older checkpoint, without the references: the curve loads, its references NaN */
   hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
   assert_true(f >= 0);

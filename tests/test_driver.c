@@ -187,10 +187,19 @@ static void test_determinism_and_skip(void **state) {
   char *skipped = mb_results_get_attr_string(r, "skipped", &err);
   assert_non_null(strstr(skipped, "ghost"));
   free(skipped);
-  const char *attrs[] = {"mallocbench_version", "git_commit",   "compiler",
-                         "build_type",          "command_line", "catalogue_sha256",
-                         "hardware_sha256",     "seeds",        "host",
-                         "start_time",          "end_time",     "plan_sha256"};
+  const char *attrs[] = {"mallocbench_version",
+                         "git_commit",
+                         "compiler",
+                         "build_type",
+                         "command_line",
+                         "catalogue_sha256",
+                         "hardware_sha256",
+                         "seeds",
+                         "host",
+                         "start_time",
+                         "end_time",
+                         "plan_sha256",
+                         "blas"};
   for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++) {
     char *v = mb_results_get_attr_string(r, attrs[i], &err);
     if (!v) fail_msg("provenance attribute %s: %s", attrs[i], err.message);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nn_io.h"
+#include "tensor.h"
 
 void mb_agent_config_default(mb_agent_config *c) {
   memset(c, 0, sizeof *c);
@@ -274,6 +275,13 @@ bool mb_agent_write(mb_nn_file *f, const mb_agent *ag, const mb_adam *opt,
          mb_nn_file_set_double(f, "train.decisions", (double)prog->decisions, err) &&
          mb_nn_file_set_double(f, "train.seed", (double)prog->seed, err) &&
          mb_nn_file_set_double(f, "train.seconds", prog->seconds, err);
+  if (ok && prog) {
+    /* the sgemm kernel decides the last bits of every update, so the same command trains a
+     * different agent on a different kernel (tensor.h, "Determinism") */
+    char blas[256];
+    mb_blas_describe(blas, sizeof blas);
+    ok = mb_nn_file_set_string(f, "train.blas", blas, err);
+  }
   if (ok && note) ok = mb_nn_file_set_string(f, "training", note, err);
   if (ok && curve) {
     const double *cols[6] = {curve->step,   curve->episodes, curve->selfplay,

@@ -131,5 +131,6 @@ int mb_blas_threads(void) { return openblas_get_num_threads(); }
 
 void mb_blas_describe(char *out, int n) {
   const char *cfg = openblas_get_config(), *core = openblas_get_corename();
-  snprintf(out, (size_t)n, "OpenBLAS %s, core %s", cfg ? cfg : "?", core ? core : "?");
+  /* the config string starts with "OpenBLAS <version>" */
+  snprintf(out, (size_t)n, "%s, core %s", cfg ? cfg : "OpenBLAS ?", core ? core : "?");
 }

@@ -1304,6 +1304,15 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
             "heuristic %.4f (mean return, simulated)\n",
             (long long)mb_agent_param_count(ag), n_eval, res->untrained_policy, res->random_policy,
             res->heuristic_play);
+  if (ok && cfg->log) {
+    /* the agent trained depends on sgemm's kernel in its last bits (tensor.h, "Determinism") */
+    char blas[256];
+    mb_blas_describe(blas, sizeof blas);
+    fprintf(cfg->log,
+            "train: BLAS %s (another kernel trains another agent: "
+            "scripts/pinned-blas.sh)\n",
+            blas);
+  }
   /* the curve's references, on the same eval set as its raw-policy returns; a resumed run
    * measures them again (its eval set is the one of the points it adds) */
   if (ok) {
