@@ -12,7 +12,8 @@
 # (--search-regret); a validation set
 # (--validate) is refused when it overlaps the training workloads, is stored as the curve's
 # validation series, leaves the weights alone, and --keep-best writes the best agent; a run
-# killed with SIGKILL resumes from its training state (--state-every) bit for bit.
+# killed with SIGKILL resumes from its training state (--state-every) bit for bit; the checkpoint
+# records its BLAS kernel, and scripts/pinned-blas.sh pins it.
 # Usage: train.sh MALLOCBENCH_BINARY (run from the source tree).
 set -u
 MB=${1:?usage: train.sh MALLOCBENCH_BINARY}
@@ -64,6 +65,20 @@ expect 2 "no workloads" "$MB" train --steps 5 --out "$TMP/x.h5"
 grep -q "trained 30 updates (30 total)" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
 h5dump -a /training "$TMP/a.h5" | grep -q -- "--steps 30 --seed 3" ||
   fail "the checkpoint does not record its command line"
+h5dump -a /train.blas "$TMP/a.h5" | grep -q "core " ||
+  fail "the checkpoint does not record its BLAS kernel"
+# scripts/pinned-blas.sh: training under it runs on the Haswell kernel where the CPU has AVX2
+# and FMA, and a kernel the caller chose is kept
+if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && [ "$(uname -m)" = x86_64 ]; then
+  env -u OPENBLAS_CORETYPE scripts/pinned-blas.sh "$MB" train "${NET[@]}" --steps 1 \
+    --out "$TMP/p.h5" >/dev/null 2>"$TMP/err" || fail "pinned train: $(cat "$TMP/err")"
+  h5dump -a /train.blas "$TMP/p.h5" | grep -q "core Haswell" ||
+    fail "scripts/pinned-blas.sh did not pin the Haswell kernel: $(h5dump -a /train.blas "$TMP/p.h5")"
+  OPENBLAS_CORETYPE=Sandybridge scripts/pinned-blas.sh "$MB" train "${NET[@]}" --steps 1 \
+    --out "$TMP/p.h5" >/dev/null 2>"$TMP/err" || fail "pinned train: $(cat "$TMP/err")"
+  h5dump -a /train.blas "$TMP/p.h5" | grep -q "core Sandybridge" ||
+    fail "scripts/pinned-blas.sh replaced the caller's kernel"
+fi
 cp "$TMP/a.h5" "$TMP/r.h5"
 "$MB" train "${TINY[@]}" --steps 50 --seed 3 --resume "$TMP/r.h5" --out "$TMP/r.h5" \
   >"$TMP/out" 2>"$TMP/err" || fail "resume: $(cat "$TMP/err")"
