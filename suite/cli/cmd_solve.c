@@ -51,8 +51,9 @@ static void usage(FILE *out) {
           "                  8 points and at the end; the best episode is kept (default 0:\n"
           "                  none)\n"
           "--finetune-steps N  mallocmuzero solvers: the same for N training updates instead of\n"
-          "                  seconds, playing every N/8 updates: reproducible on any machine,\n"
-          "                  unlike --finetune (not both); the other solvers ignore these options\n"
+          "                  seconds, playing every N/8 updates: reproducible on any machine\n"
+          "                  with the same OpenBLAS kernel (scripts/pinned-blas.sh), unlike\n"
+          "                  --finetune (not both); the other solvers ignore these options\n"
           "--out FILE        write the assignment CSV (readable by 'mallocbench check')\n",
           MB_SEARCH_EVAL_SIMULATIONS, MB_SEARCH_EVAL_C_SCALE);
 }
