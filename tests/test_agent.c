@@ -94,6 +94,9 @@ static void test_checkpoint_round_trip(void **state) {
       assert_true(mb_tensor_equal(&mods[i]->params[p].value, &bm[i]->params[p].value));
   assert_int_equal(prog2.steps, 42);
   assert_int_equal(prog2.episodes, 7);
+  char kernel[256];
+  mb_blas_describe(kernel, sizeof kernel);
+  assert_string_equal(prog2.blas, kernel); /* recorded on write, read back on load */
   assert_int_equal(curve2.len, 2);
   assert_true(curve2.policy[1] == 0.03 && isnan(curve2.selfplay[0]) && curve2.loss[1] == 1.25);
   assert_true(curve2.heuristic == 0.0625 && curve2.random == -0.015625);

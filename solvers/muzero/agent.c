@@ -392,6 +392,8 @@ bool mb_agent_read(mb_nn_file *f, mb_agent *ag, mb_adam *opt, mb_agent_progress 
     prog->decisions = (int64_t)de;
     prog->seed = (uint64_t)sd;
     prog->seconds = secs;
+    if (ok && mb_nn_file_has(f, "train.blas"))
+      ok = mb_nn_file_get_string(f, "train.blas", prog->blas, sizeof prog->blas, err);
   }
   if (ok && curve) {
     mb_agent_curve_init(curve);

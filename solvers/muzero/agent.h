@@ -119,6 +119,9 @@ typedef struct mb_agent_progress {
   int64_t decisions; /* self-play decisions played */
   uint64_t seed;     /* the training seed */
   double seconds;    /* training wall time so far */
+  char blas[256];    /* loaded: the OpenBLAS build and kernel the checkpoint was written with
+                        ("" when it predates the attribute); written: always this process's
+                        (mb_blas_describe), since it decides the agent's last bits */
 } mb_agent_progress;
 
 /* Writes the agent (+ optimiser and progress when not NULL, curve when not NULL) atomically:

@@ -14,8 +14,8 @@
  * plays the whole episode again with the same search, and the best episode found is returned
  * (the issue's "reporting the best episode found"). opt->finetune_steps > 0 does the same for a
  * fixed number of updates, with the plays spread over updates: the same answer on any machine
- * with the same OpenBLAS kernel (tensor.h, "Determinism")
- * (unless a play hits the time budget), where seconds depend on the machine's speed and load.
+ * with the same OpenBLAS kernel (tensor.h, "Determinism"), unless a play hits the time budget,
+ * where seconds depend on the machine's speed and load.
  * Fine-tuning self-play searches the model the solver searches: the learned one, or the real game
  * for mallocmuzero-exact. The answer is always the agent's own play: no other solver's assignment
  * is used. */

@@ -17,7 +17,11 @@
  * 1 and 2 threads, because sgemm then partitions and blocks the products differently. The library
  * never changes the thread count behind the caller's back; a program that wants the
  * guarantee across runs calls mb_blas_set_threads() once at start (the mallocbench CLI
- * uses 1 thread for the networks: its batches are small and its 2 cores run other work). */
+ * uses 1 thread for the networks: its batches are small and its 2 cores run other work).
+ * Kernels matter more than bits: training is chaotic, and the same 42,000-update command
+ * trained a different agent on the Cooperlake kernel than on Haswell. OpenBLAS reads its kernel
+ * (OPENBLAS_CORETYPE) when the library loads, before main, so the program cannot choose it;
+ * scripts/pinned-blas.sh sets it for the scripts that train. */
 #ifndef MB_TENSOR_H
 #define MB_TENSOR_H
 

@@ -78,6 +78,14 @@ if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && [ "$(uname -m)" 
     --out "$TMP/p.h5" >/dev/null 2>"$TMP/err" || fail "pinned train: $(cat "$TMP/err")"
   h5dump -a /train.blas "$TMP/p.h5" | grep -q "core Sandybridge" ||
     fail "scripts/pinned-blas.sh replaced the caller's kernel"
+  # resuming on another kernel works, and warns that the agent will differ
+  OPENBLAS_CORETYPE=Haswell "$MB" train "${NET[@]}" --steps 2 --resume "$TMP/p.h5" \
+    --out "$TMP/p.h5" >"$TMP/out" 2>&1 || fail "resume on another kernel: $(cat "$TMP/out")"
+  grep -q "warning: .*trained with BLAS .*Sandybridge.*this run uses .*Haswell" "$TMP/out" ||
+    fail "no warning when resuming on another kernel: $(cat "$TMP/out")"
+  OPENBLAS_CORETYPE=Haswell "$MB" train "${NET[@]}" --steps 3 --resume "$TMP/p.h5" \
+    --out "$TMP/p.h5" >"$TMP/out" 2>&1 || fail "resume: $(cat "$TMP/out")"
+  ! grep -q "warning: .*trained with BLAS" "$TMP/out" || fail "a warning on the same kernel"
 fi
 cp "$TMP/a.h5" "$TMP/r.h5"
 "$MB" train "${TINY[@]}" --steps 50 --seed 3 --resume "$TMP/r.h5" --out "$TMP/r.h5" \
