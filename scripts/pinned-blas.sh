@@ -11,6 +11,7 @@
 # AVX2 and FMA (where the Haswell kernel cannot run): the agent is then this machine's own.
 # Usage: scripts/pinned-blas.sh COMMAND [ARGS...]
 set -euo pipefail
+[ $# -gt 0 ] || { echo "usage: scripts/pinned-blas.sh COMMAND [ARGS...]" >&2; exit 2; }
 if [ -z "${OPENBLAS_CORETYPE:-}" ] && [ "$(uname -m)" = x86_64 ] &&
    grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo 2>/dev/null; then
   export OPENBLAS_CORETYPE=Haswell
