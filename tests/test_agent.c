@@ -137,12 +137,16 @@ static void test_checkpoint_round_trip(void **state) {
   assert_string_equal(blas, here);
   assert_non_null(strstr(blas, ", core "));
 
-  /* an older checkpoint, without the references: the curve loads, its references NaN */
+  /* an older checkpoint, without the references or the BLAS kernel: the curve loads, its
+   * references NaN, the kernel empty */
   hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
   assert_true(f >= 0);
   assert_true(H5Adelete(f, "curve.heuristic") >= 0 && H5Adelete(f, "curve.random") >= 0);
+  assert_true(H5Adelete(f, "train.blas") >= 0);
   H5Fclose(f);
-  if (!mb_agent_load(path, &back, NULL, NULL, &curve2, &err)) fail_msg("%s", err.message);
+  if (!mb_agent_load(path, &back, NULL, &prog2, &curve2, &err)) fail_msg("%s", err.message);
+  assert_string_equal(prog2.blas, "");
+  assert_int_equal(prog2.steps, 42);
   assert_int_equal(curve2.len, 2);
   assert_true(isnan(curve2.heuristic) && isnan(curve2.random));
   mb_agent_curve_free(&curve2);
