@@ -1312,6 +1312,12 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
             "train: BLAS %s (another kernel trains another agent: "
             "scripts/pinned-blas.sh)\n",
             blas);
+    if (cfg->resume && res->prog.blas[0] && strcmp(res->prog.blas, blas))
+      fprintf(cfg->log,
+              "train: warning: %s was trained with BLAS '%s', this run uses '%s': the resumed "
+              "agent will differ from an uninterrupted run on either kernel "
+              "(scripts/pinned-blas.sh)\n",
+              cfg->resume, res->prog.blas, blas);
   }
   /* the curve's references, on the same eval set as its raw-policy returns; a resumed run
    * measures them again (its eval set is the one of the points it adds) */
@@ -1395,14 +1401,6 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
               "train: resumed at step %lld from the checkpoint %s alone (no training state): the "
               "replay buffer starts empty, so this run will differ from an uninterrupted one\n",
               (long long)res->prog.steps, cfg->resume);
-    char blas[256];
-    mb_blas_describe(blas, sizeof blas);
-    if (res->prog.blas[0] && strcmp(res->prog.blas, blas))
-      fprintf(cfg->log,
-              "train: warning: %s was trained with BLAS '%s', this run uses '%s': the resumed "
-              "agent will differ from an uninterrupted run on either kernel "
-              "(scripts/pinned-blas.sh)\n",
-              cfg->resume, res->prog.blas, blas);
   }
   /* on the grids of the run that started at step 0, wherever this one resumes */
   int64_t next_eval = next_multiple(res->prog.steps, cfg->eval_every);
