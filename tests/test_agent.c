@@ -394,11 +394,101 @@ static void test_exact_search_beats_raw_policy(void **state) {
   mb_agent_free(&ag);
 }
 
+/* Plays one episode by mb_player_decide, recording the actions; returns how many. */
+static int32_t play_actions(mb_player *p, mb_game *g, const mb_search_config *sc, bool exact,
+                            int32_t *actions, int32_t cap) {
+  mb_error err = {{0}};
+  mb_rng rng;
+  mb_rng_seed(&rng, 3);
+  mb_game_reset(g);
+  int32_t n = 0;
+  while (!mb_game_done(g)) {
+    int32_t a;
+    assert_true(mb_player_decide(p, g, sc, exact, &rng, &a, &err));
+    assert_true(n < cap);
+    actions[n++] = a;
+    assert_true(mb_game_step(g, a, NULL, &err));
+  }
+  return n;
+}
+
+/* The learned search with every oracle part is the exact search, move for move; without any it
+ * is the plain learned search; exact masks and ends keep every expanded path in the real game. */
+static void test_oracle_parts(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_agent_config cfg;
+  small_config(&cfg);
+  mb_rng rng;
+  mb_rng_seed(&rng, 23);
+  mb_agent ag;
+  assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
+  mb_search_config sc;
+  mb_search_config_evaluation(&sc);
+  sc.simulations = 16;
+  enum { CAP = 256 };
+  int32_t ref[CAP], got[CAP];
+  int64_t off_values = 0;
+  for (uint64_t seed = 1; seed <= 3; seed++) {
+    mb_hardware hw;
+    mb_workload *w = small_workload(300 + seed, 40, &hw);
+    mb_game *g = mb_game_new(w, &hw, &cfg.game, &err);
+    assert_non_null(g);
+    double scale = mb_return_scale(w, &hw, g);
+    mb_player *plain = mb_player_create(&ag, 16, &err), *oracle = mb_player_create(&ag, 16, &err);
+    assert_non_null(plain);
+    assert_non_null(oracle);
+    mb_player_set_scale(plain, scale);
+    mb_player_set_oracle(oracle, 0);
+    mb_player_set_scale(oracle, scale);
+    int64_t nodes, off;
+    /* no parts: the learned search itself, and no replays counted */
+    int32_t n = play_actions(plain, g, &sc, false, ref, CAP);
+    assert_int_equal(play_actions(oracle, g, &sc, false, got, CAP), n);
+    assert_memory_equal(ref, got, (size_t)n * sizeof *ref);
+    mb_player_oracle_stats(oracle, &nodes, &off);
+    assert_int_equal(nodes, 0);
+    /* all parts: the exact search's moves */
+    n = play_actions(plain, g, &sc, true, ref, CAP);
+    mb_player_set_oracle(oracle, MB_ORACLE_ALL);
+    assert_int_equal(play_actions(oracle, g, &sc, false, got, CAP), n);
+    assert_memory_equal(ref, got, (size_t)n * sizeof *ref);
+    mb_player_oracle_stats(oracle, &nodes, &off);
+    assert_true(nodes > 0);
+    assert_int_equal(off, 0);
+    /* exact masks and ends: every path stays legal */
+    mb_player_free(oracle);
+    oracle = mb_player_create(&ag, 16, &err);
+    assert_non_null(oracle);
+    mb_player_set_scale(oracle, scale);
+    mb_player_set_oracle(oracle, MB_ORACLE_MASKS | MB_ORACLE_TERMINALS);
+    play_actions(oracle, g, &sc, false, got, CAP);
+    mb_player_oracle_stats(oracle, &nodes, &off);
+    assert_true(nodes > 0);
+    assert_int_equal(off, 0);
+    /* values alone: the untrained prior leads the learned model off the real game's paths */
+    mb_player_free(oracle);
+    oracle = mb_player_create(&ag, 16, &err);
+    assert_non_null(oracle);
+    mb_player_set_scale(oracle, scale);
+    mb_player_set_oracle(oracle, MB_ORACLE_VALUES);
+    play_actions(oracle, g, &sc, false, got, CAP);
+    mb_player_oracle_stats(oracle, &nodes, &off);
+    assert_true(nodes > 0 && off <= nodes);
+    off_values += off;
+    mb_player_free(oracle);
+    mb_player_free(plain);
+    mb_game_free(g);
+    mb_workload_free(w);
+  }
+  assert_true(off_values > 0);
+  mb_agent_free(&ag);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_checkpoint_round_trip),
-      cmocka_unit_test(test_checkpoint_layout_options),
-      cmocka_unit_test(test_solvers_valid),
+      cmocka_unit_test(test_checkpoint_round_trip),         cmocka_unit_test(test_oracle_parts),
+      cmocka_unit_test(test_checkpoint_layout_options),     cmocka_unit_test(test_solvers_valid),
       cmocka_unit_test(test_exact_search_beats_raw_policy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

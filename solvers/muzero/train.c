@@ -201,9 +201,12 @@ struct mb_player {
   float *obs, *logits, *policy;
   uint8_t *mask;
   double rscale; /* 1 / R_ref: rewards are multiplied by it */
-  /* exact mode */
+  /* exact mode, and the learned mode's oracle */
   mb_game *game;
   mb_game_snapshot root;
+  unsigned oracle;                /* MB_ORACLE_* parts (0: none) */
+  float *oracle_logits;           /* A: the real observation's logits */
+  int64_t oracle_nodes, off_game; /* mb_player_oracle_stats */
 };
 
 mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_error *err) {
@@ -224,7 +227,9 @@ mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_erro
   p->logits = malloc((size_t)p->A * sizeof(float));
   p->policy = malloc((size_t)p->A * sizeof(float));
   p->mask = malloc((size_t)p->A);
-  if (!p->search || !p->latents || !p->obs || !p->logits || !p->policy || !p->mask) {
+  p->oracle_logits = malloc((size_t)p->A * sizeof(float));
+  if (!p->search || !p->latents || !p->obs || !p->logits || !p->policy || !p->mask ||
+      !p->oracle_logits) {
     if (p->search) mb_fail(err, "player: out of memory");
     mb_player_free(p);
     return NULL;
@@ -234,6 +239,13 @@ mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_erro
 
 void mb_player_set_scale(mb_player *p, double return_scale) {
   p->rscale = return_scale > 0 ? 1.0 / return_scale : 1.0;
+}
+
+void mb_player_set_oracle(mb_player *p, unsigned parts) { p->oracle = parts & MB_ORACLE_ALL; }
+
+void mb_player_oracle_stats(const mb_player *p, int64_t *nodes, int64_t *off_game) {
+  *nodes = p->oracle_nodes;
+  *off_game = p->off_game;
 }
 
 double mb_return_scale(const mb_workload *w, const mb_hardware *hw, const mb_game *g) {
@@ -257,7 +269,43 @@ void mb_player_free(mb_player *p) {
   free(p->logits);
   free(p->policy);
   free(p->mask);
+  free(p->oracle_logits);
   free(p);
+}
+
+/* Replaces the oracle parts of a learned-model node's evaluation by the real game's, when the
+ * node's path is legal there (replayed from the root snapshot). */
+static bool apply_oracle(mb_player *p, const int32_t *path, int32_t depth, mb_search_eval *out,
+                         mb_error *err) {
+  p->oracle_nodes++;
+  if (!mb_game_restore(p->game, p->root, err)) return false;
+  double r = 0;
+  for (int32_t i = 0; i < depth; i++) {
+    if (mb_game_done(p->game) || !mb_game_is_legal(p->game, path[i])) {
+      p->off_game++;
+      return true;
+    }
+    if (!mb_game_step(p->game, path[i], &r, err)) return false;
+  }
+  if (p->oracle & MB_ORACLE_REWARDS) out->reward = (float)(r * p->rscale);
+  if (mb_game_done(p->game)) {
+    if (p->oracle & MB_ORACLE_VALUES) out->value = 0;
+    if (p->oracle & MB_ORACLE_TERMINALS) out->terminal = true;
+    return true;
+  }
+  if (p->oracle & MB_ORACLE_MASKS) {
+    mb_game_legal_mask(p->game, out->mask);
+    out->has_mask = true;
+  }
+  if (p->oracle & (MB_ORACLE_VALUES | MB_ORACLE_PRIORS)) {
+    float v;
+    mb_game_observe(p->game, p->obs);
+    if (!mb_agent_initial(&p->inf, p->obs, NULL, p->oracle_logits, &v, err)) return false;
+    if (p->oracle & MB_ORACLE_VALUES) out->value = v;
+    if (p->oracle & MB_ORACLE_PRIORS)
+      memcpy(out->logits, p->oracle_logits, (size_t)p->A * sizeof(float));
+  }
+  return true;
 }
 
 static bool expand_learned(void *ctx, int32_t node, int32_t parent, int32_t action,
@@ -268,8 +316,10 @@ static bool expand_learned(void *ctx, int32_t node, int32_t parent, int32_t acti
   out->terminal = false;
   out->reward = 0;
   if (parent < 0) return mb_agent_initial(&p->inf, p->obs, lat, out->logits, &out->value, err);
-  return mb_agent_recurrent(&p->inf, p->latents + (int64_t)parent * p->W, action, lat, &out->reward,
-                            out->logits, &out->value, err);
+  if (!mb_agent_recurrent(&p->inf, p->latents + (int64_t)parent * p->W, action, lat, &out->reward,
+                          out->logits, &out->value, err))
+    return false;
+  return p->oracle == 0 || apply_oracle(p, path, depth, out, err);
 }
 
 /* The real game: replay the path from the root snapshot (exact rewards, masks, terminals). */
@@ -309,16 +359,17 @@ static bool decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bool 
   }
   mb_search_result res;
   mb_search_model model = {.ctx = p, .expand = exact ? expand_exact : expand_learned};
-  if (exact) {
+  bool replays = exact || p->oracle != 0; /* expansions step the real game */
+  if (replays) {
     p->game = g;
     p->root = mb_game_snapshot_take(g);
   }
   bool ok = mb_search_run(p->search, scfg, &model, p->mask, rng, &res, err);
-  if (exact) {
+  if (replays) {
     mb_error e2 = {{0}};
     if (!mb_game_restore(g, p->root, ok ? err : &e2)) ok = false;
     p->game = NULL;
-    /* the exact expansions overwrote p->obs and p->mask: restore the root's */
+    /* the expansions overwrote p->obs and p->mask: restore the root's */
     mb_game_legal_mask(g, p->mask);
     mb_game_observe(g, p->obs);
   }

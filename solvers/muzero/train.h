@@ -243,6 +243,25 @@ mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_erro
 /* Sets the reward normalisation of the next episodes (mb_return_scale of their workload; the
  * default is 1). */
 void mb_player_set_scale(mb_player *p, double return_scale);
+/* Oracle parts, a diagnostic (the solvers never set one): in the learned model's search, the
+ * parts named come from the real game at every node whose path from the root is legal there
+ * (replayed from a snapshot, as the exact search does), the rest from the learned model. None
+ * (0, the default) is MuZero's search; all of them is mallocmuzero-exact's, move for move. What
+ * the search gains from one part is what the learned model's version of it costs
+ * (`bench muzero --returns LIST --oracle PARTS`). */
+enum {
+  MB_ORACLE_VALUES = 1,     /* v(h(o)) of the real observation (0 at the real end) for v^(g^k) */
+  MB_ORACLE_PRIORS = 2,     /* the policy logits of the real observation */
+  MB_ORACLE_REWARDS = 4,    /* the true reward of the edge into the node */
+  MB_ORACLE_MASKS = 8,      /* the exact legal mask (the learned model allows every action) */
+  MB_ORACLE_TERMINALS = 16, /* the episode's real end: no children */
+  MB_ORACLE_ALL = 31
+};
+void mb_player_set_oracle(mb_player *p, unsigned parts);
+/* Nodes below the root that learned-model searches expanded with an oracle set (since
+ * creation), and how many of them lie on a path that is illegal in the real game (the learned
+ * model allows it; no oracle part applies there). */
+void mb_player_oracle_stats(const mb_player *p, int64_t *nodes, int64_t *off_game);
 void mb_player_free(mb_player *p);
 bool mb_player_play(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
                     double deadline, mb_rng *rng, int64_t *searched, int64_t *decisions,

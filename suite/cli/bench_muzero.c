@@ -39,7 +39,7 @@ static void usage(FILE *out) {
       "                                 --buffers 256 --seed 1000] [--rescale node]\n"
       "                                [--catalogue FILE] [--data DIR]\n"
       "                                [--c-visit 50 --c-scale 1 --considered 16]\n"
-      "                                [--q-range 0.1] [--max-depth 0]\n"
+      "                                [--q-range 0.1] [--max-depth 0] [--oracle PARTS]\n"
       "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --unroll-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --search-regret N [--simulations 16]\n"
@@ -60,7 +60,12 @@ static void usage(FILE *out) {
       "the prior, --considered 16 the Gumbel root's m and --q-range the smallest spread the\n"
       "per-node min-max divides by, --max-depth D stops the tree D steps below the root\n"
       "(0: no limit); the defaults are what the mallocmuzero solvers play with\n"
-      "(mb_search_config_evaluation, solvers/muzero/search.h).\n\n"
+      "(mb_search_config_evaluation, solvers/muzero/search.h). --oracle PARTS (a comma list\n"
+      "of values, priors, rewards, masks, terminals, or all) makes the learned-model column\n"
+      "take those parts from the real game at every node whose path is legal there (values\n"
+      "and priors: the networks on the real observation), the rest from the learned model:\n"
+      "what the search gains from a part is what the learned model's version of it costs.\n"
+      "With all of them the column equals the exact game's.\n\n"
       "--model-error N (with --agent; same workload options) measures the search's one-step\n"
       "evaluations at every N-th decision of the raw policy's episodes: for each legal action,\n"
       "the learned model's reward and r^ + v^ against the exact game's r + v(next state) and\n"
@@ -135,13 +140,61 @@ static bool measure_play(const mb_agent *ag, mb_game *g, double scale, int sims,
   return ok;
 }
 
+/* The learned model's search with oracle parts (mb_player_set_oracle), and what it saw. */
+typedef struct oracle_use {
+  unsigned parts;          /* MB_ORACLE_* (0: none) */
+  int64_t nodes, off_game; /* summed over the episodes played (mb_player_oracle_stats) */
+} oracle_use;
+
+/* Parses --oracle's comma list into MB_ORACLE_* parts. */
+static bool parse_oracle(const char *v, unsigned *parts) {
+  static const struct {
+    const char *name;
+    unsigned part;
+  } names[] = {{"values", MB_ORACLE_VALUES},       {"priors", MB_ORACLE_PRIORS},
+               {"rewards", MB_ORACLE_REWARDS},     {"masks", MB_ORACLE_MASKS},
+               {"terminals", MB_ORACLE_TERMINALS}, {"all", MB_ORACLE_ALL}};
+  *parts = 0;
+  const char *p = v;
+  for (;;) {
+    size_t len = strcspn(p, ",");
+    size_t i = 0, n = sizeof names / sizeof names[0];
+    while (i < n && !(strlen(names[i].name) == len && !strncmp(p, names[i].name, len))) i++;
+    if (i == n) {
+      fprintf(stderr,
+              "mallocbench bench muzero: --oracle '%s': unknown part '%.*s'; expected a comma "
+              "list of values, priors, rewards, masks, terminals, or all\n",
+              v, (int)len, p);
+      return false;
+    }
+    *parts |= names[i].part;
+    if (!p[len]) return true;
+    p += len + 1;
+  }
+}
+
+/* The oracle parts as the comma list --oracle takes. */
+static void oracle_name(unsigned parts, char *out, size_t cap) {
+  static const char *names[] = {"values", "priors", "rewards", "masks", "terminals"};
+  out[0] = 0;
+  if (parts == MB_ORACLE_ALL) {
+    snprintf(out, cap, "all");
+    return;
+  }
+  for (int i = 0; i < 5; i++)
+    if (parts & (1u << i))
+      snprintf(out + strlen(out), cap - strlen(out), "%s%s", out[0] ? "," : "", names[i]);
+}
+
 /* One episode of g by `ag` with `sims` simulations per decision (0: raw policy), learned model
- * or exact game; returns the true return (simulated). */
+ * (with `oracle`'s parts when given) or exact game; returns the true return (simulated). */
 static bool play_return(const mb_agent *ag, mb_game *g, double scale, int sims, bool exact,
-                        const mb_search_config *scfg, uint64_t seed, double *ret, mb_error *err) {
+                        const mb_search_config *scfg, oracle_use *oracle, uint64_t seed,
+                        double *ret, mb_error *err) {
   mb_player *pl = mb_player_create(ag, sims > 0 ? sims : 1, err);
   if (!pl) return false;
   mb_player_set_scale(pl, scale);
+  if (oracle) mb_player_set_oracle(pl, oracle->parts);
   mb_search_config sc = *scfg;
   sc.gumbel_noise = false;
   sc.simulations = sims > 0 ? sims : 1;
@@ -149,6 +202,12 @@ static bool play_return(const mb_agent *ag, mb_game *g, double scale, int sims, 
   mb_rng rng;
   mb_rng_seed(&rng, seed);
   bool ok = mb_player_play(pl, g, &sc, exact, sims > 0 ? 0 : 1e-9, &rng, &s, &d, err);
+  if (oracle) {
+    int64_t nodes, off;
+    mb_player_oracle_stats(pl, &nodes, &off);
+    oracle->nodes += nodes;
+    oracle->off_game += off;
+  }
   mb_player_free(pl);
   if (ok) *ret = mb_game_return(g);
   return ok;
@@ -172,7 +231,8 @@ static double random_return(mb_game *g, uint64_t seed) {
 /* Mean return on the set: references (random, heuristic, the untrained network training starts
  * from) and the agent at each simulation count, learned model and exact game. */
 static int returns_table(const mb_agent *ag, const char *list, const mb_search_config *scfg,
-                         const mb_train_workload *set, int32_t n_set, const char *what) {
+                         unsigned oracle_parts, const mb_train_workload *set, int32_t n_set,
+                         const char *what) {
   int sims[16], n = 0;
   const char *p = list;
   while (*p && n < 16) {
@@ -200,6 +260,7 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
   double learned[16] = {0}, exact[16] = {0}, heur = 0, rnd = 0, untrained = 0;
   double t_learned[16] = {0}, t_exact[16] = {0};
   int64_t decisions = 0;
+  oracle_use oracle = {.parts = oracle_parts};
   int rc = 0;
   for (int32_t e = 0; e < n_set && rc == 0; e++) {
     mb_game *g = mb_game_new(set[e].w, &set[e].hw, &ag->cfg.game, &err);
@@ -215,12 +276,13 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
     }
     heur += mb_game_return(g);
     rnd += random_return(g, (uint64_t)e);
-    if (!play_return(&fresh, g, scale, 0, false, scfg, 0, &r, &err)) rc = 1;
+    if (!play_return(&fresh, g, scale, 0, false, scfg, NULL, 0, &r, &err)) rc = 1;
     untrained += r;
     for (int k = 0; rc == 0 && k < n; k++)
       for (int ex = 0; rc == 0 && ex < 2; ex++) {
         double t0 = mb_train_now();
-        if (!play_return(ag, g, scale, sims[k], ex == 1, scfg, (uint64_t)e, &r, &err)) rc = 1;
+        oracle_use *o = ex == 0 && oracle_parts ? &oracle : NULL;
+        if (!play_return(ag, g, scale, sims[k], ex == 1, scfg, o, (uint64_t)e, &r, &err)) rc = 1;
         (ex ? exact : learned)[k] += r;
         (ex ? t_exact : t_learned)[k] += mb_train_now() - t0;
       }
@@ -236,13 +298,28 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
   printf("  random legal play              %.4f\n", rnd / n_set);
   printf("  untrained network (raw policy) %.4f\n", untrained / n_set);
   printf("  heuristic (reference)          %.4f\n", heur / n_set);
-  printf("  %-30s %-24s %-24s\n", "agent, simulations/decision", "learned model (wall s)",
+  char learned_label[96] = "learned model (wall s)";
+  if (oracle_parts) {
+    char parts[64];
+    oracle_name(oracle_parts, parts, sizeof parts);
+    snprintf(learned_label, sizeof learned_label, "learned + oracle %s (wall s)", parts);
+    printf(
+        "  oracle %s: the learned-model column takes them from the real game at %lld of\n"
+        "  the %lld nodes its searches expanded below the root; the rest (%.2f%%) lie on paths\n"
+        "  the real game does not allow or that run past its end\n",
+        parts, (long long)(oracle.nodes - oracle.off_game), (long long)oracle.nodes,
+        oracle.nodes ? 100.0 * (double)oracle.off_game / (double)oracle.nodes : 0.0);
+  }
+  int width = (int)strlen(learned_label) + 2; /* the learned-model column */
+  if (width < 25) width = 25;
+  printf("  %-30s %-*s%s\n", "agent, simulations/decision", width, learned_label,
          "exact game (wall s)");
   for (int k = 0; k < n; k++) {
     char label[32];
     snprintf(label, sizeof label, sims[k] ? "%d" : "0 (raw policy, no search)", sims[k]);
-    printf("  %-30s %.4f (%8.2f)        %.4f (%8.2f)\n", label, learned[k] / n_set, t_learned[k],
-           exact[k] / n_set, t_exact[k]);
+    char cell[64];
+    snprintf(cell, sizeof cell, "%.4f (%8.2f)", learned[k] / n_set, t_learned[k]);
+    printf("  %-30s %-*s%.4f (%8.2f)\n", label, width, cell, exact[k] / n_set, t_exact[k]);
   }
   return 0;
 }
@@ -287,6 +364,7 @@ int mb_bench_muzero(int argc, char **argv) {
   const char *agent_path = NULL, *returns = NULL, *split = NULL, *regex = NULL;
   const char *catalogue = NULL, *data = NULL;
   long model_error = 0, search_regret = 0, unroll_error = 0;
+  unsigned oracle_parts = 0;
   long buffers = 256, sims = 16, jobs = 1, seed = -1, episodes = 8;
   mb_search_config scfg;
   mb_search_config_evaluation(&scfg); /* --returns measures what the solvers play */
@@ -332,6 +410,8 @@ int mb_bench_muzero(int argc, char **argv) {
     } else if (!strcmp(a, "--max-depth")) {
       if (!parse_long(a, v, 0, 4096, &x)) return 2;
       scfg.max_depth = (int32_t)x;
+    } else if (!strcmp(a, "--oracle")) {
+      if (!parse_oracle(v, &oracle_parts)) return 2;
     } else if (!strcmp(a, "--considered")) {
       if (!parse_long(a, v, 1, 4096, &x)) return 2;
       scfg.max_considered = (int32_t)x;
@@ -354,6 +434,10 @@ int mb_bench_muzero(int argc, char **argv) {
     }
   }
   mb_blas_set_threads(1);
+  if (oracle_parts && (!returns || model_error || search_regret || unroll_error)) {
+    fprintf(stderr, "mallocbench bench muzero: --oracle applies to --returns LIST only\n");
+    return 2;
+  }
   if ((model_error || search_regret || unroll_error) && !returns) returns = "0";
   if (returns && !agent_path) {
     fprintf(stderr, "mallocbench bench muzero: --%s needs --agent FILE\n",
@@ -411,7 +495,7 @@ int mb_bench_muzero(int argc, char **argv) {
       scfg.simulations = (int32_t)sims; /* --returns takes its budgets from its list */
       rc = mb_diag_search_regret(&ag, set.tw, set.n, (int32_t)search_regret, &scfg, what);
     } else if (rc == 0)
-      rc = returns_table(&ag, returns, &scfg, set.tw, set.n, what);
+      rc = returns_table(&ag, returns, &scfg, oracle_parts, set.tw, set.n, what);
     mb_train_set_free(&set);
     mb_agent_free(&ag);
     return rc;

@@ -175,6 +175,24 @@ dims() { h5dump -a cfg.obs_dim "$1" | sed -n 's/.*(0): \([0-9]*\).*/\1/p'; }
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 0,2 --catalogue "$TMP/cat.txt" --split train \
   >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --catalogue: $(cat "$TMP/err")"
 grep -q "catalogue split 'train': 2 workloads" "$TMP/out" || fail "bench muzero: $(cat "$TMP/out")"
+# the learned search with oracle parts from the real game (bench muzero --oracle): with all of
+# them its column is the exact game's, row for row
+"$MB" bench muzero --agent "$TMP/a.h5" --returns 0,2,4 --catalogue "$TMP/cat.txt" --split train \
+  --oracle all >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --oracle all: $(cat "$TMP/err")"
+grep -q "learned + oracle all" "$TMP/out" || fail "--oracle all: $(cat "$TMP/out")"
+# (a row: label, learned return (wall s), exact return (wall s); returns have 4 decimals)
+[ "$(grep -E '^  [0-9]+ ' "$TMP/out" | while read -r row; do
+  echo "$row" | grep -oE '[0-9]+\.[0-9]{4}' | sort -u | wc -l; done | sort | uniq -c |
+  awk '{ print $1, $2 }')" = "3 1" ] ||
+  fail "--oracle all: the learned column is not the exact one: $(cat "$TMP/out")"
+"$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --catalogue "$TMP/cat.txt" --split train \
+  --oracle values,masks >"$TMP/out" 2>"$TMP/err" || fail "--oracle values,masks: $(cat "$TMP/err")"
+grep -q "^  oracle values,masks: the learned-model column takes them" "$TMP/out" ||
+  fail "--oracle values,masks: $(cat "$TMP/out")"
+expect 2 "--oracle 'values,depth': unknown part 'depth'" "$MB" bench muzero --agent "$TMP/a.h5" \
+  --returns 2 --oracle values,depth
+expect 2 "--oracle applies to --returns LIST only" "$MB" bench muzero --agent "$TMP/a.h5" \
+  --oracle values
 # one step of policy improvement by search, judged by rollouts (bench muzero --search-regret)
 "$MB" bench muzero --agent "$TMP/a.h5" --search-regret 1 --simulations 4 --catalogue \
   "$TMP/cat.txt" --split train >"$TMP/out" 2>"$TMP/err" ||
