@@ -259,8 +259,8 @@ enum {
 };
 void mb_player_set_oracle(mb_player *p, unsigned parts);
 /* Nodes below the root that learned-model searches expanded with an oracle set (since
- * creation), and how many of them lie on a path that is illegal in the real game (the learned
- * model allows it; no oracle part applies there). */
+ * creation), and how many of them lie on a path that the real game does not allow or that runs
+ * past its end (the learned model allows both; no oracle part applies there). */
 void mb_player_oracle_stats(const mb_player *p, int64_t *nodes, int64_t *off_game);
 void mb_player_free(mb_player *p);
 bool mb_player_play(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
