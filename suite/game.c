@@ -398,6 +398,22 @@ int32_t mb_game_current_buffer(const mb_game *g) {
   return g->cursor < g->n_visit ? g->visit[g->cursor] : -1;
 }
 const mb_game_config *mb_game_get_config(const mb_game *g) { return &g->cfg; }
+const mb_workload *mb_game_workload(const mb_game *g) { return g->w; }
+
+void mb_game_window(const mb_game *g, int32_t *start, int32_t *length) {
+  *start = *length = 0;
+  if (mb_game_done(g)) return;
+  const mb_buffer *buf = &g->w->buffers[g->visit[g->cursor]];
+  int32_t L = g->w->schedule_length > 0 ? g->w->schedule_length : 1;
+  int32_t len = buf->end - buf->start + 1;
+  int64_t want = 3 * (int64_t)len > g->cfg.time_bins ? 3 * (int64_t)len : g->cfg.time_bins;
+  int32_t wl = want < L ? (int32_t)want : L;
+  int32_t ws = buf->start - (wl - len) / 2;
+  if (ws > L - wl) ws = L - wl;
+  if (ws < 0) ws = 0;
+  *start = ws;
+  *length = wl;
+}
 int32_t mb_game_n_actions(const mb_game *g) { return g->cfg.n_actions; }
 int32_t mb_game_slow_action(const mb_game *g) { return g->n_slots; }
 int32_t mb_game_n_candidates(const mb_game *g) { return mb_game_done(g) ? 0 : g->n_cand; }
@@ -550,13 +566,8 @@ void mb_game_observe(mb_game *g, float *obs) {
   const mb_buffer *buf = &g->w->buffers[b];
   int32_t L = g->w->schedule_length > 0 ? g->w->schedule_length : 1;
   int32_t len = buf->end - buf->start + 1;
-  /* Time window: the live range with its own length on either side (at least time_bins
-   * steps), shifted to stay inside the schedule. */
-  int64_t want = 3 * (int64_t)len > c->time_bins ? 3 * (int64_t)len : c->time_bins;
-  int32_t wl = want < L ? (int32_t)want : L;
-  int32_t ws = buf->start - (wl - len) / 2;
-  if (ws > L - wl) ws = L - wl;
-  if (ws < 0) ws = 0;
+  int32_t ws, wl;
+  mb_game_window(g, &ws, &wl);
 
   float *f = obs;
   f[MB_GAME_F_SIZE] = cap > 0 ? clamp01((double)buf->size / cap) : 0.0f;

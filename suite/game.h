@@ -168,6 +168,12 @@ bool mb_game_done(const mb_game *g);
 /* Buffer to decide now, or -1 when done. */
 int32_t mb_game_current_buffer(const mb_game *g);
 const mb_game_config *mb_game_get_config(const mb_game *g);
+const mb_workload *mb_game_workload(const mb_game *g);
+/* The time window of the current buffer's occupancy picture (datasets/GAME.md, "Occupancy
+ * picture"): ops [*start, *start + *length), the live range with its own length on either side
+ * (at least time_bins ops, at most the schedule), shifted to stay inside the schedule. Length 0
+ * when the episode is over. */
+void mb_game_window(const mb_game *g, int32_t *start, int32_t *length);
 int32_t mb_game_n_actions(const mb_game *g);
 int32_t mb_game_slow_action(const mb_game *g); /* A - 1 */
 /* Number of candidate offsets offered now (legal actions = this + 1, or 0 when done). */

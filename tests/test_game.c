@@ -420,6 +420,59 @@ static void test_next_buffers(void **state) {
   free(prev);
 }
 
+/* mb_game_window: at every decision the current buffer's live range lies inside a window of
+ * at least min(time_bins, schedule) ops, three times the live range where the schedule allows,
+ * inside the schedule, and the observation's window fields locate the live range in it; length
+ * 0 once the episode is over. */
+static void test_window(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 11);
+  mb_game_config c;
+  mb_game_config_default(&c);
+  c.time_bins = 8;
+  int32_t n = mb_game_observation_size(&c);
+  float *obs = malloc(sizeof *obs * (size_t)n);
+  assert_non_null(obs);
+  mb_error err;
+  int64_t checked = 0;
+  for (int iter = 0; iter < 40; iter++) {
+    mb_hardware hw = test_hardware(&rng);
+    mb_workload *w = random_workload(&rng, hw.capacity, iter % 4 == 3);
+    mb_game *g = mb_game_new(w, &hw, &c, &err);
+    if (!g) fail_msg("game: %s", err.message);
+    assert_ptr_equal(mb_game_workload(g), w);
+    int32_t L = w->schedule_length > 0 ? w->schedule_length : 1;
+    uint8_t mask[16];
+    while (!mb_game_done(g)) {
+      int32_t ws, wl;
+      mb_game_window(g, &ws, &wl);
+      const mb_buffer *b = &w->buffers[mb_game_current_buffer(g)];
+      int32_t len = b->end - b->start + 1;
+      assert_true(ws >= 0 && wl >= 1 && ws + wl <= L);
+      assert_true(ws <= b->start && b->end < ws + wl);
+      assert_true(wl >= (c.time_bins < L ? c.time_bins : L));
+      assert_true(wl == (3 * len > c.time_bins ? 3 * len : c.time_bins) || wl == L);
+      mb_game_observe(g, obs);
+      assert_float_equal(obs[MB_GAME_F_WINDOW_START], (double)(b->start - ws) / wl, 1e-6);
+      assert_float_equal(obs[MB_GAME_F_WINDOW_END], (double)(b->end + 1 - ws) / wl, 1e-6);
+      int32_t legal = mb_game_legal_mask(g, mask), k = (int32_t)mb_rng_below(&rng, (uint64_t)legal);
+      int32_t act = 0;
+      for (; act < c.n_actions; act++)
+        if (mask[act] && k-- == 0) break;
+      assert_true(mb_game_step(g, act, NULL, &err));
+      checked++;
+    }
+    int32_t ws = -1, wl = -1;
+    mb_game_window(g, &ws, &wl);
+    assert_int_equal(wl, 0);
+    mb_game_free(g);
+    mb_workload_free(w);
+  }
+  assert_true(checked > 100);
+  free(obs);
+}
+
 /* The gain block: 2 + next_buffers floats before the progress block; at every decision the gain
  * equals the time a from-scratch evaluation (mb_program_time) saves by adding the buffer to the
  * current placement, and the shares equal the standalone benefits of the buffer and of the next
@@ -929,10 +982,11 @@ static void test_real_data(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_config),           cmocka_unit_test(test_next_buffers),
-      cmocka_unit_test(test_gain_features),    cmocka_unit_test(test_hand_made),
-      cmocka_unit_test(test_random_workloads), cmocka_unit_test(test_snapshot_restore),
-      cmocka_unit_test(test_determinism),      cmocka_unit_test(test_degenerate),
-      cmocka_unit_test(test_samples),          cmocka_unit_test(test_real_data),
+      cmocka_unit_test(test_window),           cmocka_unit_test(test_gain_features),
+      cmocka_unit_test(test_hand_made),        cmocka_unit_test(test_random_workloads),
+      cmocka_unit_test(test_snapshot_restore), cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_degenerate),       cmocka_unit_test(test_samples),
+      cmocka_unit_test(test_real_data),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

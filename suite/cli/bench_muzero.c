@@ -42,6 +42,7 @@ static void usage(FILE *out) {
       "                                [--q-range 0.1] [--max-depth 0] [--oracle PARTS]\n"
       "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --unroll-error N [workload options]\n"
+      "       mallocbench bench muzero --agent FILE --next-window N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --search-regret N [--simulations 16]\n"
       "                                [workload and search options]\n\n"
       "Prints mallocMuZero's search simulations per second (learned model and exact game),\n"
@@ -76,6 +77,11 @@ static void usage(FILE *out) {
       "as a search of depth k would: in the exact game (true rewards + v of the state\n"
       "reached) and in the learned model (predicted rewards + v^ after k dynamics steps),\n"
       "against the true return to go; shows how the learned model drifts with depth.\n\n"
+      "--next-window N (with --agent; same workload options) follows the raw policy's own\n"
+      "episodes and, at every N-th decision, compares the time window of the next\n"
+      "observation's occupancy picture with the current one's: how much of it, and of the\n"
+      "fast memory in use there, the current observation shows (what a learned dynamics\n"
+      "model cannot see but must predict).\n\n"
       "--search-regret N (with --agent; same workload and search options) compares, at every\n"
       "N-th decision of the raw policy's episodes, the move of the raw policy, of search in\n"
       "the learned model and of search in the exact game (--simulations each) by the\n"
@@ -363,7 +369,7 @@ int mb_bench_muzero(int argc, char **argv) {
   }
   const char *agent_path = NULL, *returns = NULL, *split = NULL, *regex = NULL;
   const char *catalogue = NULL, *data = NULL;
-  long model_error = 0, search_regret = 0, unroll_error = 0;
+  long model_error = 0, search_regret = 0, unroll_error = 0, next_window = 0;
   unsigned oracle_parts = 0;
   long buffers = 256, sims = 16, jobs = 1, seed = -1, episodes = 8;
   mb_search_config scfg;
@@ -395,6 +401,8 @@ int mb_bench_muzero(int argc, char **argv) {
       if (!parse_long(a, v, 1, 1000000, &search_regret)) return 2;
     } else if (!strcmp(a, "--unroll-error")) {
       if (!parse_long(a, v, 1, 1000000, &unroll_error)) return 2;
+    } else if (!strcmp(a, "--next-window")) {
+      if (!parse_long(a, v, 1, 1000000, &next_window)) return 2;
     } else if (!strcmp(a, "--rescale")) {
       if (strcmp(v, "node") && strcmp(v, "tree")) {
         fprintf(stderr, "mallocbench bench muzero: --rescale '%s': expected node or tree\n", v);
@@ -434,16 +442,17 @@ int mb_bench_muzero(int argc, char **argv) {
     }
   }
   mb_blas_set_threads(1);
-  if (oracle_parts && (!returns || model_error || search_regret || unroll_error)) {
+  if (oracle_parts && (!returns || model_error || search_regret || unroll_error || next_window)) {
     fprintf(stderr, "mallocbench bench muzero: --oracle applies to --returns LIST only\n");
     return 2;
   }
-  if ((model_error || search_regret || unroll_error) && !returns) returns = "0";
+  if ((model_error || search_regret || unroll_error || next_window) && !returns) returns = "0";
   if (returns && !agent_path) {
     fprintf(stderr, "mallocbench bench muzero: --%s needs --agent FILE\n",
             model_error     ? "model-error"
             : search_regret ? "search-regret"
             : unroll_error  ? "unroll-error"
+            : next_window   ? "next-window"
                             : "returns");
     return 2;
   }
@@ -491,6 +500,8 @@ int mb_bench_muzero(int argc, char **argv) {
       rc = mb_diag_model_error(&ag, set.tw, set.n, (int32_t)model_error, what);
     else if (rc == 0 && unroll_error)
       rc = mb_diag_unroll_error(&ag, set.tw, set.n, (int32_t)unroll_error, what);
+    else if (rc == 0 && next_window)
+      rc = mb_diag_next_window(&ag, set.tw, set.n, (int32_t)next_window, what);
     else if (rc == 0 && search_regret) {
       scfg.simulations = (int32_t)sims; /* --returns takes its budgets from its list */
       rc = mb_diag_search_regret(&ag, set.tw, set.n, (int32_t)search_regret, &scfg, what);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "assignment.h"
 #include "game.h"
 
 /* What one diagnostic needs on each workload: the decision stride, the search (--search-regret
@@ -425,6 +426,97 @@ static bool unroll_workload(const mb_agent *ag, mb_game *g, double scale, const 
   free(mask);
   mb_agent_infer_free(&inf);
   return ok;
+}
+
+typedef struct window_sums {
+  int64_t decisions; /* decisions t with a next one */
+  double covered;    /* sum over them: share of the next window inside the current one */
+  int64_t disjoint;  /* of them: windows without a common op */
+  int64_t occupied;  /* of them: some fast memory in use in the next window */
+  double unseen;     /* sum over those: share of that use outside the current window */
+} window_sums;
+
+static int64_t overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1) { /* [a0,a1) ^ [b0,b1) */
+  int64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+  return hi > lo ? hi - lo : 0;
+}
+
+static bool window_workload(const mb_agent *ag, mb_game *g, double scale, const diag_pass *pass,
+                            mb_error *err) {
+  (void)scale;
+  window_sums *d = pass->sums;
+  const mb_workload *w = mb_game_workload(g);
+  int32_t A = ag->cfg.game.n_actions;
+  mb_agent_infer inf;
+  if (!mb_agent_infer_create(&inf, ag, err)) return false;
+  float *obs = malloc((size_t)ag->cfg.obs_dim * sizeof(float));
+  float *logits = malloc((size_t)A * sizeof(float));
+  uint8_t *mask = malloc((size_t)A);
+  mb_assignment *placed = mb_assignment_new(w->n_buffers);
+  bool ok = obs && logits && mask && placed;
+  if (!ok) mb_fail(err, "bench muzero: out of memory");
+  mb_game_reset(g);
+  for (int32_t t = 0; ok && !mb_game_done(g); t++) {
+    float v;
+    int32_t c0, cl, n0, nl;
+    mb_game_window(g, &c0, &cl);
+    mb_game_observe(g, obs);
+    mb_game_legal_mask(g, mask);
+    ok = mb_agent_initial(&inf, obs, NULL, logits, &v, err) &&
+         mb_game_step(g, mb_agent_greedy(logits, mask, A), NULL, err);
+    if (!ok || mb_game_done(g) || t % pass->stride != 0) continue;
+    mb_game_window(g, &n0, &nl);
+    int64_t c1 = (int64_t)c0 + cl, n1 = (int64_t)n0 + nl, common = overlap(c0, c1, n0, n1);
+    d->decisions++;
+    d->covered += (double)common / (double)nl;
+    d->disjoint += common == 0;
+    /* fast memory in use in the next window, and the part of it in the current window too */
+    ok = mb_game_assignment(g, placed, err);
+    double in_next = 0, in_both = 0;
+    for (int32_t b = 0; ok && b < w->n_buffers; b++) {
+      if (placed->offset[b] == MB_SLOW) continue;
+      const mb_buffer *buf = &w->buffers[b];
+      int64_t s = buf->start, e = (int64_t)buf->end + 1;
+      in_next += (double)buf->size * (double)overlap(s, e, n0, n1);
+      if (common > 0) {
+        int64_t i0 = n0 > c0 ? n0 : c0, i1 = n1 < c1 ? n1 : c1;
+        in_both += (double)buf->size * (double)overlap(s, e, i0, i1);
+      }
+    }
+    if (in_next > 0) {
+      d->occupied++;
+      d->unseen += 1.0 - in_both / in_next;
+    }
+  }
+  mb_assignment_free(placed);
+  free(obs);
+  free(logits);
+  free(mask);
+  mb_agent_infer_free(&inf);
+  return ok;
+}
+
+int mb_diag_next_window(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
+                        int32_t stride, const char *what) {
+  window_sums d = {0};
+  if (!diag_over_set(ag, set, n_set, window_workload, &(diag_pass){stride, NULL, &d})) return 1;
+  if (d.decisions == 0) {
+    fprintf(stderr, "mallocbench bench muzero: no decision with a next one\n");
+    return 1;
+  }
+  printf(
+      "the next observation's occupancy picture against the current one along the raw "
+      "policy's episodes over %s: %lld decisions (every %d-th)\n",
+      what, (long long)d.decisions, stride);
+  printf("  next window's ops inside the current window   %.3f (mean share)\n",
+         d.covered / (double)d.decisions);
+  printf("  next window disjoint from the current one     %.3f (share of decisions)\n",
+         (double)d.disjoint / (double)d.decisions);
+  printf(
+      "  fast memory in use in the next window that the current window does not show  %.3f "
+      "(mean share of bytes x ops, over %lld decisions with some)\n",
+      d.occupied ? d.unseen / (double)d.occupied : 0.0, (long long)d.occupied);
+  return 0;
 }
 
 int mb_diag_unroll_error(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,

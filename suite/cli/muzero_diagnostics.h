@@ -28,4 +28,12 @@ int mb_diag_search_regret(const mb_agent *ag, const mb_train_workload *set, int3
 int mb_diag_unroll_error(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
                          int32_t stride, const char *what);
 
+/* Partial observability: how much of the next observation's occupancy picture the current one
+ * shows. At every stride-th decision t of the raw policy's episodes: the share of the next
+ * buffer's time window (mb_game_window) inside the current one's, and of the fast memory in use
+ * in the next window (bytes x ops of the buffers placed so far) the share outside the current
+ * window: what a learned dynamics model has to predict without the observation showing it. */
+int mb_diag_next_window(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
+                        int32_t stride, const char *what);
+
 #endif

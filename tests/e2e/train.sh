@@ -221,6 +221,25 @@ awk '/^ +[0-9]+ +[0-9]+ / { rows++
 expect 2 "--unroll-error needs --agent FILE" "$MB" bench muzero --unroll-error 1
 expect 2 "--unroll-error '0': expected an integer in" \
   "$MB" bench muzero --agent "$TMP/a.h5" --unroll-error 0
+# the next observation's window against the current one (bench muzero --next-window): shares
+# in [0, 1]; buffers that all live the whole schedule share one window, so nothing is unseen
+"$MB" bench muzero --agent "$TMP/a.h5" --next-window 1 --catalogue "$TMP/cat.txt" --split train \
+  >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --next-window: $(cat "$TMP/err")"
+shares() { grep -oE '  (0|1)\.[0-9]{3} \(' "$TMP/out" | tr -d ' (' | tr '\n' ' '; }
+[ "$(shares | wc -w)" -eq 3 ] || fail "--next-window: $(cat "$TMP/out")"
+{
+  echo "mallocbench-workload 1"
+  echo "name whole"
+  echo "schedule 64"
+  echo "slow_time_ps 1000000"
+  for b in 0 1 2 3 4 5; do echo "buffer b$b size=65536 start=0 end=63 benefit=$((b + 1))000"; done
+} >"$TMP/whole.wl"
+echo "name kind source args hardware capacity split tags
+whole native $TMP/whole.wl - tpu-v4i 256KiB train whole" >"$TMP/whole.txt"
+"$MB" bench muzero --agent "$TMP/a.h5" --next-window 1 --catalogue "$TMP/whole.txt" \
+  --split train >"$TMP/out" 2>"$TMP/err" || fail "--next-window (whole): $(cat "$TMP/err")"
+[ "$(shares)" = "1.000 0.000 0.000 " ] || fail "--next-window (whole): $(cat "$TMP/out")"
+expect 2 "--next-window needs --agent FILE" "$MB" bench muzero --next-window 1
 expect 2 "no-such-catalogue.txt" "$MB" bench muzero --agent "$TMP/a.h5" --returns 0 \
   --catalogue "$TMP/no-such-catalogue.txt" --split train
 # validation: held-out catalogue workloads, never trained on
