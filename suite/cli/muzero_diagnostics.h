@@ -1,9 +1,10 @@
 /* Why mallocMuZero's search does or does not help: the diagnostics behind `mallocbench bench
- * muzero --model-error`, `--search-regret` and `--unroll-error`. Each plays the raw policy's own
- * episodes on a set of workloads, judges what a search would do at every `stride`-th decision
- * against the truth (raw-policy rollouts, or the true return to go), prints one table to stdout
- * and returns the exit status: 0, or 1 with a message naming the workload on stderr. `what`
- * names the set in the table's title. Values are in normalised units (1 / R_ref, train.h). */
+ * muzero --model-error`, `--search-regret`, `--unroll-error` and `--next-window`. Each plays the
+ * raw policy's own episodes on a set of workloads and, at every `stride`-th decision, judges what
+ * a search would do against the truth (raw-policy rollouts, or the true return to go) or, for
+ * --next-window, what the observation shows the model; prints one table to stdout and returns
+ * the exit status: 0, or 1 with a message naming the workload on stderr. `what` names the set in
+ * the table's title. Values are in normalised units (1 / R_ref, train.h). */
 #ifndef MB_MUZERO_DIAGNOSTICS_H
 #define MB_MUZERO_DIAGNOSTICS_H
 
