@@ -412,6 +412,16 @@ static int32_t play_actions(mb_player *p, mb_game *g, const mb_search_config *sc
   return n;
 }
 
+/* A player of `ag` with the reward scale and oracle parts given. */
+static mb_player *oracle_player(const mb_agent *ag, double scale, unsigned parts) {
+  mb_error err = {{0}};
+  mb_player *p = mb_player_create(ag, 16, &err);
+  assert_non_null(p);
+  mb_player_set_scale(p, scale);
+  mb_player_set_oracle(p, parts);
+  return p;
+}
+
 /* The learned search with every oracle part is the exact search, move for move; without any it
  * is the plain learned search; exact masks and ends keep every expanded path in the real game. */
 static void test_oracle_parts(void **state) {
@@ -435,12 +445,9 @@ static void test_oracle_parts(void **state) {
     mb_game *g = mb_game_new(w, &hw, &cfg.game, &err);
     assert_non_null(g);
     double scale = mb_return_scale(w, &hw, g);
-    mb_player *plain = mb_player_create(&ag, 16, &err), *oracle = mb_player_create(&ag, 16, &err);
+    mb_player *plain = mb_player_create(&ag, 16, &err), *oracle = oracle_player(&ag, scale, 0);
     assert_non_null(plain);
-    assert_non_null(oracle);
     mb_player_set_scale(plain, scale);
-    mb_player_set_oracle(oracle, 0);
-    mb_player_set_scale(oracle, scale);
     int64_t nodes, off;
     /* no parts: the learned search itself, and no replays counted */
     int32_t n = play_actions(plain, g, &sc, false, ref, CAP);
@@ -458,20 +465,14 @@ static void test_oracle_parts(void **state) {
     assert_int_equal(off, 0);
     /* exact masks and ends: every path stays legal */
     mb_player_free(oracle);
-    oracle = mb_player_create(&ag, 16, &err);
-    assert_non_null(oracle);
-    mb_player_set_scale(oracle, scale);
-    mb_player_set_oracle(oracle, MB_ORACLE_MASKS | MB_ORACLE_TERMINALS);
+    oracle = oracle_player(&ag, scale, MB_ORACLE_MASKS | MB_ORACLE_TERMINALS);
     play_actions(oracle, g, &sc, false, got, CAP);
     mb_player_oracle_stats(oracle, &nodes, &off);
     assert_true(nodes > 0);
     assert_int_equal(off, 0);
     /* values alone: the untrained prior leads the learned model off the real game's paths */
     mb_player_free(oracle);
-    oracle = mb_player_create(&ag, 16, &err);
-    assert_non_null(oracle);
-    mb_player_set_scale(oracle, scale);
-    mb_player_set_oracle(oracle, MB_ORACLE_VALUES);
+    oracle = oracle_player(&ag, scale, MB_ORACLE_VALUES);
     play_actions(oracle, g, &sc, false, got, CAP);
     mb_player_oracle_stats(oracle, &nodes, &off);
     assert_true(nodes > 0 && off <= nodes);

@@ -176,6 +176,11 @@ static int32_t pick(mb_game *g, policy p, mb_rng *rng, const uint8_t *mask) {
   return k;
 }
 
+static int32_t random_legal(mb_game *g, mb_rng *rng, uint8_t *mask) {
+  mb_game_legal_mask(g, mask);
+  return pick(g, RANDOM, rng, mask);
+}
+
 /* Checks the current decision against the brute-force model and a separate occupancy. */
 static void check_decision(mb_game *g, const mb_workload *w, const mb_hardware *hw,
                            mb_assignment *a, const mb_occupancy *occ, uint8_t *mask,
@@ -456,11 +461,7 @@ static void test_window(void **state) {
       mb_game_observe(g, obs);
       assert_float_equal(obs[MB_GAME_F_WINDOW_START], (double)(b->start - ws) / wl, 1e-6);
       assert_float_equal(obs[MB_GAME_F_WINDOW_END], (double)(b->end + 1 - ws) / wl, 1e-6);
-      int32_t legal = mb_game_legal_mask(g, mask), k = (int32_t)mb_rng_below(&rng, (uint64_t)legal);
-      int32_t act = 0;
-      for (; act < c.n_actions; act++)
-        if (mask[act] && k-- == 0) break;
-      assert_true(mb_game_step(g, act, NULL, &err));
+      assert_true(mb_game_step(g, random_legal(g, &rng, mask), NULL, &err));
       checked++;
     }
     int32_t ws = -1, wl = -1;
@@ -711,11 +712,6 @@ static void state_free(state_copy *s) {
   free(s->obs);
   free(s->mask);
   mb_assignment_free(s->a);
-}
-
-static int32_t random_legal(mb_game *g, mb_rng *rng, uint8_t *mask) {
-  mb_game_legal_mask(g, mask);
-  return pick(g, RANDOM, rng, mask);
 }
 
 static void test_snapshot_restore(void **state) {

@@ -152,28 +152,33 @@ typedef struct oracle_use {
   int64_t nodes, off_game; /* summed over the episodes played (mb_player_oracle_stats) */
 } oracle_use;
 
+/* --oracle's part names; "all" last, so that printing can name the single parts first. */
+static const struct {
+  const char *name;
+  unsigned part;
+} oracle_names[] = {{"values", MB_ORACLE_VALUES},       {"priors", MB_ORACLE_PRIORS},
+                    {"rewards", MB_ORACLE_REWARDS},     {"masks", MB_ORACLE_MASKS},
+                    {"terminals", MB_ORACLE_TERMINALS}, {"all", MB_ORACLE_ALL}};
+#define N_ORACLE_NAMES (sizeof oracle_names / sizeof oracle_names[0])
+
 /* Parses --oracle's comma list into MB_ORACLE_* parts. */
 static bool parse_oracle(const char *v, unsigned *parts) {
-  static const struct {
-    const char *name;
-    unsigned part;
-  } names[] = {{"values", MB_ORACLE_VALUES},       {"priors", MB_ORACLE_PRIORS},
-               {"rewards", MB_ORACLE_REWARDS},     {"masks", MB_ORACLE_MASKS},
-               {"terminals", MB_ORACLE_TERMINALS}, {"all", MB_ORACLE_ALL}};
   *parts = 0;
   const char *p = v;
   for (;;) {
     size_t len = strcspn(p, ",");
-    size_t i = 0, n = sizeof names / sizeof names[0];
-    while (i < n && !(strlen(names[i].name) == len && !strncmp(p, names[i].name, len))) i++;
-    if (i == n) {
+    size_t i = 0;
+    while (i < N_ORACLE_NAMES &&
+           !(strlen(oracle_names[i].name) == len && !strncmp(p, oracle_names[i].name, len)))
+      i++;
+    if (i == N_ORACLE_NAMES) {
       fprintf(stderr,
               "mallocbench bench muzero: --oracle '%s': unknown part '%.*s'; expected a comma "
               "list of values, priors, rewards, masks, terminals, or all\n",
               v, (int)len, p);
       return false;
     }
-    *parts |= names[i].part;
+    *parts |= oracle_names[i].part;
     if (!p[len]) return true;
     p += len + 1;
   }
@@ -181,15 +186,15 @@ static bool parse_oracle(const char *v, unsigned *parts) {
 
 /* The oracle parts as the comma list --oracle takes. */
 static void oracle_name(unsigned parts, char *out, size_t cap) {
-  static const char *names[] = {"values", "priors", "rewards", "masks", "terminals"};
   out[0] = 0;
   if (parts == MB_ORACLE_ALL) {
     snprintf(out, cap, "all");
     return;
   }
-  for (int i = 0; i < 5; i++)
-    if (parts & (1u << i))
-      snprintf(out + strlen(out), cap - strlen(out), "%s%s", out[0] ? "," : "", names[i]);
+  for (size_t i = 0; i + 1 < N_ORACLE_NAMES; i++)
+    if (parts & oracle_names[i].part)
+      snprintf(out + strlen(out), cap - strlen(out), "%s%s", out[0] ? "," : "",
+               oracle_names[i].name);
 }
 
 /* One episode of g by `ag` with `sims` simulations per decision (0: raw policy), learned model
