@@ -57,6 +57,7 @@ static void usage(FILE *out) {
           "Agent and search (fresh agents only for the network sizes):\n"
           "  --latent W (128)  --blocks N (1)  --actions A (16)\n"
           "  --next-buffers N (4: the observation also describes the next N buffers)\n"
+          "  --order heuristic|start|size (heuristic: the game's buffer order, datasets/GAME.md)\n"
           "  --gain-features 0|1 (1: the observation shows the current buffer's exact gain if\n"
           "                    placed now and the standalone benefits of it and of the next\n"
           "                    buffers, in the agent's reward unit; 0: without them)\n"
@@ -243,7 +244,10 @@ int mb_cmd_train(int argc, char **argv) {
       ok = p_i32(v, 2, 1024, &cfg.agent.game.n_actions, expect);
     else if (!strcmp(a, "--next-buffers"))
       ok = p_i32(v, 0, 64, &cfg.agent.game.next_buffers, expect);
-    else if (!strcmp(a, "--gain-features")) {
+    else if (!strcmp(a, "--order")) {
+      ok = mb_game_order_parse(v, &cfg.agent.game.order);
+      if (!ok) snprintf(expect, sizeof expect, "heuristic, start or size");
+    } else if (!strcmp(a, "--gain-features")) {
       int32_t on = 0;
       ok = p_i32(v, 0, 1, &on, expect);
       cfg.agent.game.gain_features = on != 0;

@@ -6,7 +6,7 @@
 # instances in the curriculum (--synth-packing) and a Q spread floor in self-play search
 # (--q-range), uniform segment starts (--segment-start uniform) and a cosine learning-rate
 # decay (--lr-end) train and change the weights; the gain block (--gain-features) is recorded in
-# the checkpoint and played with; bench muzero evaluates an agent on a catalogue file of one's
+# the checkpoint and played with, and so is the buffer order (--order); bench muzero evaluates an agent on a catalogue file of one's
 # own (--catalogue)
 # and measures search's one-step evaluations (--model-error) and policy improvement
 # (--search-regret); a validation set
@@ -46,6 +46,8 @@ expect 2 "--q-range '0': expected a number in \[1e-12, 1\]" \
   "$MB" train "${TINY[@]}" --steps 5 --q-range 0 --out "$TMP/x.h5"
 expect 2 "--gain-features '2': expected an integer in 0\.\.1" \
   "$MB" train "${TINY[@]}" --steps 5 --gain-features 2 --out "$TMP/x.h5"
+expect 2 "--order 'random': expected heuristic, start or size" \
+  "$MB" train "${TINY[@]}" --steps 5 --order random --out "$TMP/x.h5"
 expect 2 "--segment-start 'middle': expected uniform or cover" \
   "$MB" train "${TINY[@]}" --steps 5 --segment-start middle --out "$TMP/x.h5"
 expect 2 "--synth-packing needs --synthetic" \
@@ -164,6 +166,17 @@ dims() { h5dump -a cfg.obs_dim "$1" | sed -n 's/.*(0): \([0-9]*\).*/\1/p'; }
   fail "obs_dim $(dims "$TMP/a.h5") with the gain block, $(dims "$TMP/g0.h5") without"
 "$MB" solve datasets/samples/conv_block.wl --solver mallocmuzero-exact --agent "$TMP/a.h5" \
   --simulations 4 >"$TMP/out" 2>"$TMP/err" || fail "solve with the gain block: $(cat "$TMP/err")"
+# the buffer order (--order): recorded in the checkpoint, changes what is learned, and the agent
+# plays in it
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --order start --out "$TMP/o.h5" \
+  >/dev/null 2>"$TMP/err" || fail "--order start: $(cat "$TMP/err")"
+h5dump -a game.order "$TMP/a.h5" | grep -q '"heuristic"' ||
+  fail "the checkpoint does not record game.order = heuristic"
+h5dump -a game.order "$TMP/o.h5" | grep -q '"start"' ||
+  fail "the checkpoint does not record game.order = start: $(h5dump -a game.order "$TMP/o.h5")"
+! same_weights "$TMP/a.h5" "$TMP/o.h5" || fail "--order start did not change the weights"
+"$MB" solve datasets/samples/conv_block.wl --solver mallocmuzero --agent "$TMP/o.h5" \
+  --simulations 4 >"$TMP/out" 2>"$TMP/err" || fail "solve in start order: $(cat "$TMP/err")"
 # the trained agent evaluated on a catalogue of one's own (bench muzero --catalogue)
 "$MB" generate packing --buffers 24 --length 64 --seed 4 -o "$TMP/p.wl" >/dev/null ||
   fail "generate packing"
