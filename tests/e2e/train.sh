@@ -5,9 +5,9 @@
 # seed gives bit-identical weights; self-play in the real game (--self-play exact), packing
 # instances in the curriculum (--synth-packing) and a Q spread floor in self-play search
 # (--q-range), uniform segment starts (--segment-start uniform) and a cosine learning-rate
-# decay (--lr-end) train and change the weights; the gain block (--gain-features) is recorded in
-# the checkpoint and played with, and so is the buffer order (--order); bench muzero evaluates an agent on a catalogue file of one's
-# own (--catalogue)
+# decay (--lr-end) train and change the weights; the gain block (--gain-features) and the buffer
+# order (--order) are recorded in the checkpoint and played with; bench muzero evaluates an
+# agent on a catalogue file of one's own (--catalogue)
 # and measures search's one-step evaluations (--model-error) and policy improvement
 # (--search-regret); a validation set
 # (--validate) is refused when it overlaps the training workloads, is stored as the curve's
@@ -167,7 +167,7 @@ dims() { h5dump -a cfg.obs_dim "$1" | sed -n 's/.*(0): \([0-9]*\).*/\1/p'; }
 "$MB" solve datasets/samples/conv_block.wl --solver mallocmuzero-exact --agent "$TMP/a.h5" \
   --simulations 4 >"$TMP/out" 2>"$TMP/err" || fail "solve with the gain block: $(cat "$TMP/err")"
 # the buffer order (--order): recorded in the checkpoint, changes what is learned, and the agent
-# plays in it
+# trained in it solves
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --order start --out "$TMP/o.h5" \
   >/dev/null 2>"$TMP/err" || fail "--order start: $(cat "$TMP/err")"
 h5dump -a game.order "$TMP/a.h5" | grep -q '"heuristic"' ||
