@@ -167,7 +167,7 @@ dims() { h5dump -a cfg.obs_dim "$1" | sed -n 's/.*(0): \([0-9]*\).*/\1/p'; }
 "$MB" solve datasets/samples/conv_block.wl --solver mallocmuzero-exact --agent "$TMP/a.h5" \
   --simulations 4 >"$TMP/out" 2>"$TMP/err" || fail "solve with the gain block: $(cat "$TMP/err")"
 # the buffer order (--order): recorded in the checkpoint, changes what is learned, and the agent
-# trained in it solves
+# trained in it solves (and plays in it: bench muzero below)
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --order start --out "$TMP/o.h5" \
   >/dev/null 2>"$TMP/err" || fail "--order start: $(cat "$TMP/err")"
 h5dump -a game.order "$TMP/a.h5" | grep -q '"heuristic"' ||
@@ -188,6 +188,12 @@ h5dump -a game.order "$TMP/o.h5" | grep -q '"start"' ||
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 0,2 --catalogue "$TMP/cat.txt" --split train \
   >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --catalogue: $(cat "$TMP/err")"
 grep -q "catalogue split 'train': 2 workloads" "$TMP/out" || fail "bench muzero: $(cat "$TMP/out")"
+grep -q "heuristic (reference)" "$TMP/out" || fail "bench muzero: no heuristic row: $(cat "$TMP/out")"
+# the agent trained in start order plays in it: its reference row is best fit in that order
+"$MB" bench muzero --agent "$TMP/o.h5" --returns 0 --catalogue "$TMP/cat.txt" --split train \
+  >"$TMP/out" 2>"$TMP/err" || fail "bench muzero, start order: $(cat "$TMP/err")"
+grep -q "best fit in start order (reference)" "$TMP/out" ||
+  fail "bench muzero, start order: $(cat "$TMP/out")"
 # the learned search with oracle parts from the real game (bench muzero --oracle): with all of
 # them its column is the exact game's, row for row
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 0,2,4 --catalogue "$TMP/cat.txt" --split train \
