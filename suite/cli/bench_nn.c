@@ -57,7 +57,7 @@ static bool parse_int(const char *flag, const char *v, int lo, int hi, int *out)
 
 static bool parse_args(int argc, char **argv, bench_opts *o) {
   *o = (bench_opts){256, 2, 600, 16, 21, 256, 1, 0.5};
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) { /* every option takes a value */
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     bool ok;
     if (!strcmp(a, "--width"))
@@ -85,7 +85,6 @@ static bool parse_args(int argc, char **argv, bench_opts *o) {
       return false;
     }
     if (!ok) return false;
-    i++;
   }
   return true;
 }
