@@ -32,18 +32,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "cost.h"
 
 const char *mb_bound_status_name(mb_bound_status s) {
   return s == MB_BOUND_SOLVED ? "solved" : "not solved";
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 typedef struct by_start {
@@ -107,7 +101,7 @@ static bool trip_push(triplets *t, int row, int col, double v) {
 
 bool mb_bound_lp(const mb_workload *w, const mb_hardware *hw, double budget_s, mb_bound_result *out,
                  mb_error *err) {
-  double t0 = now_s();
+  double t0 = mb_wall_seconds();
   memset(out, 0, sizeof *out);
   if (hw->capacity <= 0)
     return mb_fail(err, "bound: hardware '%s': capacity %lld <= 0", hw->name,
@@ -192,7 +186,7 @@ bool mb_bound_lp(const mb_workload *w, const mb_hardware *hw, double budget_s, m
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
     if (budget_s > 0) {
-      double left_ms = (budget_s - (now_s() - t0)) * 1000.0;
+      double left_ms = (budget_s - (mb_wall_seconds() - t0)) * 1000.0;
       parm.tm_lim = left_ms < 1 ? 1 : left_ms > 2e9 ? 2000000000 : (int)left_ms;
     }
     int rc = glp_simplex(lp, &parm);
@@ -238,6 +232,6 @@ done:
   free(order);
   free(ends);
   free(active);
-  out->seconds = now_s() - t0;
+  out->seconds = mb_wall_seconds() - t0;
   return ok;
 }

@@ -30,8 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "cost.h"
 #include "occupancy.h"
 #include "packer.h"
@@ -53,12 +53,6 @@
  * clock, bound the repacks, so that a solve that ends before its budget repeats exactly on
  * any machine. */
 #define REPACK_TOTAL_WORK 10000000000LL
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ---- live fast bytes over time: a segment tree with range add and range max ---- */
 typedef struct seg_tree {
@@ -144,7 +138,7 @@ static void g_clear(greedy *g) {
 /* Counts a move; true when the search must stop (move limit or wall clock). */
 static bool tick(greedy *g) {
   g->moves++;
-  if ((g->moves & 255) == 0 && now_s() > g->deadline) g->out_of_time = true;
+  if ((g->moves & 255) == 0 && mb_wall_seconds() > g->deadline) g->out_of_time = true;
   return g->out_of_time || g->moves >= g->max_moves;
 }
 
@@ -383,7 +377,7 @@ static bool local_search(greedy *g, mb_rng *rng, bool *failed_alloc) {
     n = slow_by_gain(g, r, rng);
     for (int32_t i = 0; i < n && !stop; i++) {
       stop = tick(g);
-      double left = g->deadline - now_s();
+      double left = g->deadline - mb_wall_seconds();
       if (left <= 0) break;
       /* the node limit bounds a repack; the clock only as a safety net (a wall-clock slice
        * that binds first would make the result depend on the machine's speed) */
@@ -412,7 +406,7 @@ static void greedy_free(greedy *g) {
 
 bool mb_solve_greedy(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
                      mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, mb_error *err) {
-  double t0 = now_s();
+  double t0 = mb_wall_seconds();
   if (out->n_buffers != w->n_buffers)
     return mb_fail(err, "greedy: assignment has %d buffers, workload '%s' has %d", out->n_buffers,
                    w->name, w->n_buffers);
@@ -452,7 +446,7 @@ bool mb_solve_greedy(const mb_workload *w, const mb_hardware *hw, const mb_solve
   /* 1. Construction. */
   ok = construct(&g, benefit);
   if (!ok) mb_fail(err, "greedy: out of memory in construction on workload '%s'", w->name);
-  double t_construct = now_s() - t0;
+  double t_construct = mb_wall_seconds() - t0;
   int32_t constructed = 0;
   for (int32_t b = 0; b < w->n_buffers; b++) constructed += g.offset[b] != MB_SLOW;
   mb_time_ps t_greedy = g.cs.total;

@@ -18,8 +18,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "occupancy.h"
 
 enum { R_SOLVED = 0, R_FAIL = 1, R_STOP = 2, R_LIMIT = 3 };
@@ -62,12 +62,6 @@ typedef struct packer {
   size_t arena_top, arena_cap;
   int32_t *tmp; /* n entries: merge-sort scratch */
 } packer;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
@@ -506,7 +500,7 @@ static void sort_by_minoff(packer *p, int32_t *v, int32_t n) {
 static int search(packer *p, int64_t min_off, int32_t min_rank) {
   if (p->n_placed == p->n) return R_SOLVED;
   p->nodes++;
-  if ((p->nodes & 255) == 0 && p->deadline > 0 && now_s() > p->deadline) p->stop = true;
+  if ((p->nodes & 255) == 0 && p->deadline > 0 && mb_wall_seconds() > p->deadline) p->stop = true;
   if (p->max_nodes > 0 && p->nodes >= p->max_nodes) p->stop = true;
   if (p->stop) return R_STOP;
   if (++p->run_nodes > p->run_limit) return R_LIMIT;
@@ -568,7 +562,7 @@ static int search(packer *p, int64_t min_off, int32_t min_rank) {
 
 bool mb_pack(const mb_pack_item *items, int32_t n, const mb_pack_options *opt, int64_t *offsets,
              mb_pack_result *res, mb_error *err) {
-  double t0 = now_s();
+  double t0 = mb_wall_seconds();
   memset(res, 0, sizeof *res);
   if (opt->capacity < 0) return mb_fail(err, "pack: capacity %lld < 0", (long long)opt->capacity);
   if (opt->alignment < 1)
@@ -614,7 +608,7 @@ bool mb_pack(const mb_pack_item *items, int32_t n, const mb_pack_options *opt, i
   if (r == R_SOLVED)
     for (int32_t i = 0; i < n; i++)
       if (offsets[i] + items[i].size > res->height) res->height = offsets[i] + items[i].size;
-  res->seconds = now_s() - t0;
+  res->seconds = mb_wall_seconds() - t0;
   return true;
 }
 

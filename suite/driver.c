@@ -16,6 +16,7 @@
 #include "assignment.h"
 #include "bound.h"
 #include "catalogue.h"
+#include "clock.h"
 #include "cost.h"
 #include "hardware.h"
 #include "paths.h"
@@ -46,12 +47,6 @@ const char MB_QUICK_FALLBACK_REGEX[] =
 #define PROGRESS_PERIOD_LOG 10.0 /* seconds between plain progress lines (not a terminal) */
 
 /* ---- small utilities ---- */
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void utc_stamp(char *out, size_t n, const char *fmt) {
   time_t t = time(NULL);
@@ -606,7 +601,7 @@ static void compute_baseline(run *R, task *t) {
   o->t_slow = mb_slow_time(w, &p->hw);
   o->t_heur = -1;
   o->t_bound = -1;
-  double t0 = now_s();
+  double t0 = mb_wall_seconds();
   mb_solver_options opt;
   solver_options(R, 0, &opt);
   mb_rng rng;
@@ -626,15 +621,15 @@ static void compute_baseline(run *R, task *t) {
   }
   mb_solver_stats_free(&st);
   free(in_fast);
-  o->heur_wall_s = now_s() - t0;
-  t0 = now_s();
+  o->heur_wall_s = mb_wall_seconds() - t0;
+  t0 = mb_wall_seconds();
   mb_error berr = {{0}};
   if (!lp_bound(w, &p->hw, R->bound_budget, &o->t_bound, o->bound_status, &berr)) {
     o->t_bound = -1;
     copy_str(o->bound_status, sizeof o->bound_status, "error");
     if (!o->note[0]) snprintf(o->note, sizeof o->note, "bound: %.200s", berr.message);
   }
-  o->bound_wall_s = now_s() - t0;
+  o->bound_wall_s = mb_wall_seconds() - t0;
 }
 
 static void compute_job(run *R, task *t) {
@@ -651,9 +646,9 @@ static void compute_job(run *R, task *t) {
   o->t_solver = -1;
   o->a = mb_assignment_new(w->n_buffers);
   bool *in_fast = calloc(w->n_buffers ? (size_t)w->n_buffers : 1, sizeof *in_fast);
-  double t0 = now_s();
+  double t0 = mb_wall_seconds();
   bool solved = o->a && in_fast && s->solve(w, &p->hw, &opt, &rng, o->a, &st, &err);
-  o->wall_s = now_s() - t0;
+  o->wall_s = mb_wall_seconds() - t0;
   o->iterations = st.iterations;
   o->budget_hit = st.budget_hit;
   if (!o->a || !in_fast) {
@@ -710,12 +705,12 @@ static void *worker(void *arg) {
     t->state = ST_RUNNING;
     R->current = i;
     pthread_mutex_unlock(&R->mu);
-    double t0 = now_s();
+    double t0 = mb_wall_seconds();
     if (t->kind == TASK_BASELINE)
       compute_baseline(R, t);
     else
       compute_job(R, t);
-    double dt = now_s() - t0;
+    double dt = mb_wall_seconds() - t0;
     pthread_mutex_lock(&R->mu);
     t->compute_s = dt;
     t->state = ST_DONE;
@@ -1106,7 +1101,7 @@ static void fill_baseline(run *R, int64_t i, mb_baseline_row *row) {
 static bool commit(run *R, int64_t i, mb_error *err) {
   task *t = &R->tasks[i];
   pair *p = &R->pairs[t->pair];
-  double t0 = now_s();
+  double t0 = mb_wall_seconds();
   bool ok;
   if (t->kind == TASK_BASELINE) {
     mb_baseline_row row;
@@ -1126,7 +1121,7 @@ static bool commit(run *R, int64_t i, mb_error *err) {
     if (!strcmp(row.status, "error")) R->stats->n_error++;
   }
   ok = ok && mb_results_flush(R->res, err);
-  R->stats->store_s += now_s() - t0;
+  R->stats->store_s += mb_wall_seconds() - t0;
   if (!ok) return false;
   R->stats->commits++;
   t->state = ST_COMMITTED;
@@ -1150,7 +1145,7 @@ static void fmt_dur(char *out, size_t n, double s) {
 
 static void progress(run *R, int64_t current, double start, bool tty, bool final) {
   int64_t done = R->committed, total = R->n_tasks;
-  double el = now_s() - start;
+  double el = mb_wall_seconds() - start;
   int64_t here = R->n_done_here, left = total - done;
   double eta = here > 0 ? el / (double)here * (double)left : -1;
   char e1[32], e2[32], cur[MB_RES_WORKLOAD + MB_RES_HARDWARE + 64] = "";
@@ -1500,7 +1495,7 @@ static bool resume_output(run *R, mb_results **oldp, mb_error *err) {
 static bool execute(run *R, mb_error *err) {
   const mb_run_config *cfg = R->cfg;
   bool tty = cfg->progress && isatty(fileno(R->log));
-  double start = now_s(), last = -1e9;
+  double start = mb_wall_seconds(), last = -1e9;
   int jobs = cfg->jobs > 0 ? cfg->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (jobs < 1) jobs = 1;
   int64_t pending = 0;
@@ -1522,9 +1517,9 @@ static bool execute(run *R, mb_error *err) {
     while (R->done_head < R->done_tail) {
       int64_t i = R->done_q[R->done_head++ % R->n_tasks];
       pthread_mutex_unlock(&R->mu);
-      double t0 = now_s();
+      double t0 = mb_wall_seconds();
       ok = journal_write(R, i, err);
-      R->stats->journal_s += now_s() - t0;
+      R->stats->journal_s += mb_wall_seconds() - t0;
       R->stats->solve_s += R->tasks[i].compute_s;
       R->stats->tasks_run++;
       R->n_done_here++;
@@ -1548,11 +1543,12 @@ static bool execute(run *R, mb_error *err) {
       }
     }
     if (!ok || R->stats->stopped || R->committed >= R->n_tasks) break;
-    if (cfg->progress && now_s() - last >= (tty ? PROGRESS_PERIOD_TTY : PROGRESS_PERIOD_LOG)) {
+    if (cfg->progress &&
+        mb_wall_seconds() - last >= (tty ? PROGRESS_PERIOD_TTY : PROGRESS_PERIOD_LOG)) {
       int64_t cur = R->current;
       pthread_mutex_unlock(&R->mu);
       progress(R, cur, start, tty, false);
-      last = now_s();
+      last = mb_wall_seconds();
       pthread_mutex_lock(&R->mu);
     }
     if (R->done_head == R->done_tail) {
@@ -1622,7 +1618,7 @@ bool mb_run(const mb_run_config *cfg, mb_run_stats *stats, mb_error *err) {
   R.journal_fd = -1;
   pthread_mutex_init(&R.mu, NULL);
   pthread_cond_init(&R.cv, NULL);
-  double t_start = now_s();
+  double t_start = mb_wall_seconds();
   bool ok = prepare_options(&R, err);
   bool fresh = !cfg->resume;
   mb_results *old = NULL;
@@ -1681,7 +1677,7 @@ bool mb_run(const mb_run_config *cfg, mb_run_stats *stats, mb_error *err) {
   stats->jobs_total = R.n_jobs;
   stats->n_pairs = R.n_pairs;
   stats->n_skipped = R.n_skipped;
-  stats->prepare_s = now_s() - t_start;
+  stats->prepare_s = mb_wall_seconds() - t_start;
   if (ok && !stats->was_complete) ok = execute(&R, err);
   if (ok && !stats->stopped && !stats->was_complete) {
     char stamp[64];
@@ -1702,7 +1698,7 @@ bool mb_run(const mb_run_config *cfg, mb_run_stats *stats, mb_error *err) {
     unlink(R.journal_path);
     if (!cfg->out && !cfg->resume) link_latest(&R);
   }
-  stats->wall_s = now_s() - t_start;
+  stats->wall_s = mb_wall_seconds() - t_start;
   run_free(&R);
   pthread_mutex_destroy(&R.mu);
   pthread_cond_destroy(&R.cv);

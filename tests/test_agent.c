@@ -1,4 +1,5 @@
-/* Tests of the mallocMuZero agent (solvers/muzero/agent.h) and its two solvers:
+/* Tests of the mallocMuZero agent (solvers/muzero/agent.h), its player (player.h) and its two
+ * solvers:
  *   - checkpoint round trip: weights, config, progress and curve (with its references) come
  *     back identical and the reloaded networks give bit-identical outputs; a checkpoint without
  *     the references loads with NaN; bad files fail with a message naming them;
@@ -6,7 +7,8 @@
  *   - mallocmuzero and mallocmuzero-exact return assignments the validator accepts, and say
  *     clearly when the checkpoint is missing;
  *   - the exact-game search is real: with the same (untrained) network, searching the real
- *     game gives a higher total return than the raw policy on small random workloads. */
+ *     game gives a higher total return than the raw policy on small random workloads;
+ *   - the player's raw-policy decision and what it records for self-play; the oracle parts. */
 #include "support.h"
 
 #include <hdf5.h>
@@ -486,11 +488,75 @@ static void test_oracle_parts(void **state) {
   mb_agent_free(&ag);
 }
 
+/* A raw-policy decision records the state's observation and mask, a one-hot policy on the
+ * network's greedy move and the network's value; mb_player_raw_action picks the same move from
+ * the observation alone and leaves the record alone; the reward unit is 1 / R_ref. */
+static void test_player_decision(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_agent_config cfg;
+  small_config(&cfg);
+  mb_rng rng;
+  mb_rng_seed(&rng, 31);
+  mb_agent ag;
+  assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
+  mb_agent_infer inf;
+  assert_true(mb_agent_infer_create(&inf, &ag, &err));
+  mb_hardware hw;
+  mb_workload *w = small_workload(700, 40, &hw);
+  mb_game *g = mb_game_new(w, &hw, &cfg.game, &err);
+  mb_player *p = mb_player_create(&ag, 4, &err);
+  assert_non_null(g);
+  assert_non_null(p);
+  double scale = mb_return_scale(w, &hw, g);
+  assert_true(scale > 0);
+  mb_player_set_scale(p, scale);
+  assert_true(fabs(mb_player_reward_unit(p) * scale - 1) < 1e-12);
+  const int32_t A = cfg.game.n_actions, D = cfg.obs_dim;
+  float *obs = malloc((size_t)D * sizeof *obs), logits[64], v;
+  uint8_t mask[64];
+  assert_true(obs && A <= 64);
+  int32_t decisions = 0;
+  while (!mb_game_done(g)) {
+    mb_player_decision d;
+    assert_true(mb_player_decide_record(p, g, NULL, false, false, &rng, &d, &err));
+    mb_game_observe(g, obs);
+    mb_game_legal_mask(g, mask);
+    assert_memory_equal(d.obs, obs, (size_t)D * sizeof *obs);
+    assert_memory_equal(d.mask, mask, (size_t)A);
+    assert_true(mb_agent_initial(&inf, obs, NULL, logits, &v, &err));
+    assert_int_equal(d.action, mb_agent_greedy(logits, mask, A));
+    assert_true(d.value == v);
+    for (int32_t a = 0; a < A; a++) assert_true(d.policy[a] == (a == d.action ? 1.0f : 0.0f));
+    int32_t again;
+    assert_true(mb_player_raw_action(p, obs, mask, &again, &err));
+    assert_int_equal(again, d.action);
+    assert_memory_equal(d.obs, obs, (size_t)D * sizeof *obs);
+    assert_true(mb_game_step(g, d.action, NULL, &err));
+    decisions++;
+  }
+  assert_true(decisions > 0);
+  /* the episode is over: no decision, with a message */
+  mb_player_decision d;
+  assert_false(mb_player_decide_record(p, g, NULL, false, false, &rng, &d, &err));
+  assert_non_null(strstr(err.message, "over"));
+  memset(mask, 0, sizeof mask);
+  int32_t none;
+  assert_true(mb_player_raw_action(p, obs, mask, &none, &err));
+  assert_int_equal(none, -1);
+  free(obs);
+  mb_player_free(p);
+  mb_game_free(g);
+  mb_workload_free(w);
+  mb_agent_infer_free(&inf);
+  mb_agent_free(&ag);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_checkpoint_round_trip),         cmocka_unit_test(test_oracle_parts),
       cmocka_unit_test(test_checkpoint_layout_options),     cmocka_unit_test(test_solvers_valid),
-      cmocka_unit_test(test_exact_search_beats_raw_policy),
+      cmocka_unit_test(test_exact_search_beats_raw_policy), cmocka_unit_test(test_player_decision),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "clock.h"
 #include "game.h"
 #include "paths.h"
 #include "solver.h"
@@ -64,7 +65,7 @@ typedef struct finetune_plays {
   bool exact;
   double budget; /* seconds per play */
   /* when the next play is due: by time (every_s > 0), else by updates (every_steps) */
-  double every_s, next_play;                 /* mb_train_now() seconds */
+  double every_s, next_play;                 /* mb_wall_seconds() seconds */
   int64_t every_steps, next_step, last_step; /* last_step: the final play's */
   mb_rng *rng;
   mb_assignment *trial, *best;
@@ -77,7 +78,7 @@ typedef struct finetune_plays {
 static bool play_during_finetune(void *ctx, const mb_agent *ag, int64_t step, bool final,
                                  mb_error *err) {
   finetune_plays *f = ctx;
-  double now = mb_train_now();
+  double now = mb_wall_seconds();
   bool due = f->every_s > 0 ? now >= f->next_play : step >= f->next_step && step < f->last_step;
   if (!final && !due) return true;
   f->next_play = now + f->every_s;
@@ -102,7 +103,7 @@ static bool play_during_finetune(void *ctx, const mb_agent *ag, int64_t step, bo
 static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
                   mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, bool exact,
                   mb_error *err) {
-  double t0 = mb_train_now();
+  double t0 = mb_wall_seconds();
   char path[4096];
   const char *agent_path = opt->agent_path;
   if (!agent_path) {
@@ -186,7 +187,7 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
     tc.self_play_exact = exact;
     tc.on_eval = play_during_finetune;
     tc.on_eval_ctx = &f;
-    f.next_play = mb_train_now() + f.every_s;
+    f.next_play = mb_wall_seconds() + f.every_s;
     f.trial = mb_assignment_new(w->n_buffers);
     f.best = out;
     mb_train_workload tw = {.name = w->name, .w = w, .hw = *hw};

@@ -8,11 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "catalogue.h"
-#include "cost.h"
+#include "clock.h"
 #include "paths.h"
 #include "random_workload.h"
 #include "replay.h"
@@ -20,12 +19,6 @@
 
 /* Self-play episodes in a row without a single decision before training gives up. */
 #define EMPTY_EPISODES_MAX 64
-
-double mb_train_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void mb_train_config_default(mb_train_config *c) {
   memset(c, 0, sizeof *c);
@@ -190,233 +183,18 @@ bool mb_train_set_load(const char *catalogue, const char *data_dir, const char *
   return ok;
 }
 
-/* ======================= playing: search in the learned model or the game ================== */
-
-struct mb_player {
-  const mb_agent *ag;
-  mb_agent_infer inf;
-  mb_search *search;
-  int32_t A, W, max_sims;
-  float *latents; /* (max_sims + 1) x W */
-  float *obs, *logits, *policy;
-  uint8_t *mask;
-  double rscale; /* 1 / R_ref: rewards are multiplied by it */
-  /* exact mode, and the learned mode's oracle */
-  mb_game *game;
-  mb_game_snapshot root;
-  unsigned oracle;                /* MB_ORACLE_* parts (0: none) */
-  float *oracle_logits;           /* A: the real observation's logits */
-  int64_t oracle_nodes, off_game; /* mb_player_oracle_stats */
-};
-
-mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_error *err) {
-  mb_player *p = calloc(1, sizeof *p);
-  if (!p) return mb_fail(err, "player: out of memory"), NULL;
-  p->ag = ag;
-  p->A = ag->cfg.game.n_actions;
-  p->W = ag->cfg.latent;
-  p->max_sims = max_simulations < 1 ? 1 : max_simulations;
-  p->rscale = 1.0;
-  if (!mb_agent_infer_create(&p->inf, ag, err)) {
-    free(p);
-    return NULL;
-  }
-  p->search = mb_search_create(p->A, p->max_sims, err);
-  p->latents = malloc((size_t)(p->max_sims + 1) * p->W * sizeof(float));
-  p->obs = malloc((size_t)ag->cfg.obs_dim * sizeof(float));
-  p->logits = malloc((size_t)p->A * sizeof(float));
-  p->policy = malloc((size_t)p->A * sizeof(float));
-  p->mask = malloc((size_t)p->A);
-  p->oracle_logits = malloc((size_t)p->A * sizeof(float));
-  if (!p->search || !p->latents || !p->obs || !p->logits || !p->policy || !p->mask ||
-      !p->oracle_logits) {
-    if (p->search) mb_fail(err, "player: out of memory");
-    mb_player_free(p);
-    return NULL;
-  }
-  return p;
-}
-
-void mb_player_set_scale(mb_player *p, double return_scale) {
-  p->rscale = return_scale > 0 ? 1.0 / return_scale : 1.0;
-}
-
-void mb_player_set_oracle(mb_player *p, unsigned parts) { p->oracle = parts & MB_ORACLE_ALL; }
-
-void mb_player_oracle_stats(const mb_player *p, int64_t *nodes, int64_t *off_game) {
-  *nodes = p->oracle_nodes;
-  *off_game = p->off_game;
-}
-
-double mb_return_scale(const mb_workload *w, const mb_hardware *hw, const mb_game *g) {
-  mb_time_ps *b = malloc((size_t)(w->n_buffers > 0 ? w->n_buffers : 1) * sizeof *b);
-  if (!b) return 1.0;
-  mb_standalone_benefits(w, hw, b);
-  const int32_t *order = mb_game_visit_order(g);
-  double sum = 0;
-  for (int32_t i = 0; i < mb_game_n_visitable(g); i++) sum += (double)b[order[i]];
-  free(b);
-  double ts = (double)mb_game_slow_time(g);
-  return sum > 0 && ts > 0 ? sum / ts : 1.0;
-}
-
-void mb_player_free(mb_player *p) {
-  if (!p) return;
-  mb_agent_infer_free(&p->inf);
-  mb_search_free(p->search);
-  free(p->latents);
-  free(p->obs);
-  free(p->logits);
-  free(p->policy);
-  free(p->mask);
-  free(p->oracle_logits);
-  free(p);
-}
-
-/* Replaces the oracle parts of a learned-model node's evaluation by the real game's, when the
- * node's path is legal there (replayed from the root snapshot). */
-static bool apply_oracle(mb_player *p, const int32_t *path, int32_t depth, mb_search_eval *out,
-                         mb_error *err) {
-  p->oracle_nodes++;
-  if (!mb_game_restore(p->game, p->root, err)) return false;
-  double r = 0;
-  for (int32_t i = 0; i < depth; i++) {
-    if (mb_game_done(p->game) || !mb_game_is_legal(p->game, path[i])) {
-      p->off_game++;
-      return true;
-    }
-    if (!mb_game_step(p->game, path[i], &r, err)) return false;
-  }
-  if (p->oracle & MB_ORACLE_REWARDS) out->reward = (float)(r * p->rscale);
-  if (mb_game_done(p->game)) {
-    if (p->oracle & MB_ORACLE_VALUES) out->value = 0;
-    if (p->oracle & MB_ORACLE_TERMINALS) out->terminal = true;
-    return true;
-  }
-  if (p->oracle & MB_ORACLE_MASKS) {
-    mb_game_legal_mask(p->game, out->mask);
-    out->has_mask = true;
-  }
-  if (p->oracle & (MB_ORACLE_VALUES | MB_ORACLE_PRIORS)) {
-    float v;
-    mb_game_observe(p->game, p->obs);
-    if (!mb_agent_initial(&p->inf, p->obs, NULL, p->oracle_logits, &v, err)) return false;
-    if (p->oracle & MB_ORACLE_VALUES) out->value = v;
-    if (p->oracle & MB_ORACLE_PRIORS)
-      memcpy(out->logits, p->oracle_logits, (size_t)p->A * sizeof(float));
-  }
-  return true;
-}
-
-static bool expand_learned(void *ctx, int32_t node, int32_t parent, int32_t action,
-                           const int32_t *path, int32_t depth, mb_search_eval *out, mb_error *err) {
-  mb_player *p = ctx;
-  float *lat = p->latents + (int64_t)node * p->W;
-  out->has_mask = false;
-  out->terminal = false;
-  out->reward = 0;
-  if (parent < 0) return mb_agent_initial(&p->inf, p->obs, lat, out->logits, &out->value, err);
-  if (!mb_agent_recurrent(&p->inf, p->latents + (int64_t)parent * p->W, action, lat, &out->reward,
-                          out->logits, &out->value, err))
-    return false;
-  return p->oracle == 0 || apply_oracle(p, path, depth, out, err);
-}
-
-/* The real game: replay the path from the root snapshot (exact rewards, masks, terminals). */
-static bool expand_exact(void *ctx, int32_t node, int32_t parent, int32_t action,
-                         const int32_t *path, int32_t depth, mb_search_eval *out, mb_error *err) {
-  mb_player *p = ctx;
-  if (!mb_game_restore(p->game, p->root, err)) return false;
-  double r = 0;
-  for (int32_t i = 0; i < depth; i++)
-    if (!mb_game_step(p->game, path[i], &r, err)) return false;
-  out->reward = depth > 0 ? (float)(r * p->rscale) : 0.0f;
-  if (mb_game_done(p->game)) {
-    out->terminal = true;
-    out->value = 0;
-    out->has_mask = false;
-    memset(out->logits, 0, (size_t)p->A * sizeof(float));
-    return true;
-  }
-  out->terminal = false;
-  mb_game_observe(p->game, p->obs);
-  mb_game_legal_mask(p->game, out->mask);
-  out->has_mask = true;
-  return mb_agent_initial(&p->inf, p->obs, NULL, out->logits, &out->value, err);
-}
-
-/* One decision at g's current state: search (or the raw policy when sims == 0). Fills
- * p->mask, p->obs (the observation at the state), p->policy and returns the action. */
-static bool decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
-                   bool use_search, mb_rng *rng, int32_t *action, float *value, mb_error *err) {
-  mb_game_legal_mask(g, p->mask);
-  mb_game_observe(g, p->obs);
-  if (!use_search) {
-    if (!mb_agent_initial(&p->inf, p->obs, NULL, p->logits, value, err)) return false;
-    *action = mb_agent_greedy(p->logits, p->mask, p->A);
-    for (int32_t a = 0; a < p->A; a++) p->policy[a] = a == *action ? 1.0f : 0.0f;
-    return *action >= 0 || mb_fail(err, "player: no legal action");
-  }
-  mb_search_result res;
-  mb_search_model model = {.ctx = p, .expand = exact ? expand_exact : expand_learned};
-  bool replays = exact || p->oracle != 0; /* expansions step the real game */
-  if (replays) {
-    p->game = g;
-    p->root = mb_game_snapshot_take(g);
-  }
-  bool ok = mb_search_run(p->search, scfg, &model, p->mask, rng, &res, err);
-  if (replays) {
-    mb_error e2 = {{0}};
-    if (!mb_game_restore(g, p->root, ok ? err : &e2)) ok = false;
-    p->game = NULL;
-    /* the expansions overwrote p->obs and p->mask: restore the root's */
-    mb_game_legal_mask(g, p->mask);
-    mb_game_observe(g, p->obs);
-  }
-  if (!ok) return false;
-  memcpy(p->policy, res.policy, (size_t)p->A * sizeof(float));
-  *action = res.action;
-  *value = res.search_value;
-  return true;
-}
-
-bool mb_player_decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
-                      mb_rng *rng, int32_t *action, mb_error *err) {
-  if (scfg->simulations > p->max_sims)
-    return mb_fail(err, "player: %d simulations exceed the %d it was created for",
-                   scfg->simulations, p->max_sims);
-  if (mb_game_done(g)) return mb_fail(err, "player: the episode is over");
-  float v;
-  return decide(p, g, scfg, exact, true, rng, action, &v, err);
-}
-
-bool mb_player_play(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
-                    double deadline, mb_rng *rng, int64_t *searched, int64_t *decisions,
-                    mb_error *err) {
-  if (scfg->simulations > p->max_sims)
-    return mb_fail(err, "player: %d simulations exceed the %d it was created for",
-                   scfg->simulations, p->max_sims);
-  mb_game_reset(g);
-  *searched = 0;
-  *decisions = 0;
-  while (!mb_game_done(g)) {
-    bool use_search = !(deadline > 0 && mb_train_now() > deadline);
-    int32_t a;
-    float v;
-    if (!decide(p, g, scfg, exact, use_search, rng, &a, &v, err)) return false;
-    if (!mb_game_step(g, a, NULL, err)) return false;
-    *searched += use_search;
-    (*decisions)++;
-  }
-  return true;
-}
-
 /* ================================ evaluation ================================ */
 
 bool mb_eval_policy(const mb_agent *ag, const mb_train_workload *workloads, int32_t n,
                     mb_eval_mode mode, uint64_t seed, double *mean_return, mb_error *err) {
   mb_player *p = mb_player_create(ag, 1, err);
-  if (!p) return false;
+  uint8_t *mask = malloc((size_t)ag->cfg.game.n_actions);
+  if (!p || !mask) {
+    if (p) mb_fail(err, "evaluation: out of memory");
+    mb_player_free(p);
+    free(mask);
+    return false;
+  }
   double sum = 0;
   bool ok = true;
   mb_rng base;
@@ -433,12 +211,13 @@ bool mb_eval_policy(const mb_agent *ag, const mb_train_workload *workloads, int3
       if (mode == MB_EVAL_HEURISTIC) {
         a = mb_game_heuristic_action(g);
       } else if (mode == MB_EVAL_RANDOM) {
-        int32_t nl = mb_game_legal_mask(g, p->mask), k = (int32_t)mb_rng_below(&rng, (uint64_t)nl);
-        for (a = 0; a < p->A; a++)
-          if (p->mask[a] && k-- == 0) break;
+        int32_t nl = mb_game_legal_mask(g, mask), k = (int32_t)mb_rng_below(&rng, (uint64_t)nl);
+        for (a = 0; a < mb_game_n_actions(g); a++)
+          if (mask[a] && k-- == 0) break;
       } else {
-        float v;
-        ok = decide(p, g, NULL, false, false, &rng, &a, &v, err);
+        mb_player_decision d;
+        ok = mb_player_decide_record(p, g, NULL, false, false, &rng, &d, err);
+        a = d.action;
       }
       ok = ok && mb_game_step(g, a, NULL, err);
     }
@@ -446,6 +225,7 @@ bool mb_eval_policy(const mb_agent *ag, const mb_train_workload *workloads, int3
     mb_game_free(g);
   }
   mb_player_free(p);
+  free(mask);
   *mean_return = n > 0 ? sum / n : 0;
   return ok;
 }
@@ -457,6 +237,7 @@ typedef struct actor {
   mb_player *player;
   mb_game **games; /* per catalogue workload, created on first use */
   mb_trajectory traj;
+  float *obs; /* the observation after the trajectory's last decision */
   /* sibling paths (sibling_weight > 0): the path's actions, rewards and observations (one per
    * step), and the legal mask at its current state */
   int32_t *sib_act;
@@ -517,33 +298,31 @@ int32_t mb_segment_start(int32_t n, int32_t segment, bool cover, mb_rng *rng) {
  * tried in the real game, then up to depth - 1 greedy moves of the raw policy network (snapshot,
  * steps, observations, restore), so that the learned model is also trained on actions search
  * compares but self-play did not take, and on the states a search reaches below them. *len is 0
- * when the root has no other legal action. p's root observation, mask and policy are left as
- * they are; its logits are scratch. False on a game or network error. */
-static bool sibling_path(actor *a, mb_player *p, mb_game *g, int32_t taken, int32_t depth,
-                         int32_t *len, bool *terminal, mb_error *err) {
-  int32_t A = mb_game_n_actions(g), n = 0, D = a->ag.cfg.obs_dim;
-  for (int32_t b = 0; b < A; b++) n += p->mask[b] && b != taken;
+ * when the root has no other legal action. `root` is p's decision at g's state, which stays
+ * valid. False on a game or network error. */
+static bool sibling_path(actor *a, mb_player *p, const mb_player_decision *root, mb_game *g,
+                         int32_t depth, int32_t *len, bool *terminal, mb_error *err) {
+  int32_t A = mb_game_n_actions(g), n = 0, D = a->ag.cfg.obs_dim, taken = root->action;
+  for (int32_t b = 0; b < A; b++) n += root->mask[b] && b != taken;
   *len = 0;
   *terminal = false;
   if (n == 0) return true;
   int32_t k = (int32_t)mb_rng_below(&a->rng, (uint64_t)n), b = 0;
   for (; b < A; b++)
-    if (p->mask[b] && b != taken && k-- == 0) break;
+    if (root->mask[b] && b != taken && k-- == 0) break;
   mb_game_snapshot snap = mb_game_snapshot_take(g);
   bool ok = true;
   for (int32_t j = 0; ok && j < depth; j++) {
     if (j > 0) { /* the raw policy's move at the state the path reached */
-      float v;
       mb_game_legal_mask(g, a->sib_mask);
-      ok = mb_agent_initial(&p->inf, a->sib_obs + (int64_t)(j - 1) * D, NULL, p->logits, &v, err);
-      b = ok ? mb_agent_greedy(p->logits, a->sib_mask, A) : -1;
+      ok = mb_player_raw_action(p, a->sib_obs + (int64_t)(j - 1) * D, a->sib_mask, &b, err);
       if (!ok || b < 0) break;
     }
     double r = 0;
     ok = mb_game_step(g, b, &r, err);
     if (!ok) break;
     a->sib_act[j] = b;
-    a->sib_rew[j] = (float)(r * p->rscale);
+    a->sib_rew[j] = (float)(r * mb_player_reward_unit(p));
     mb_game_observe(g, a->sib_obs + (int64_t)j * D);
     *len = j + 1;
     if ((*terminal = mb_game_done(g))) break;
@@ -585,27 +364,23 @@ static bool actor_play(trainer *T, actor *a, mb_error *err) {
   int32_t start =
       mb_segment_start(mb_game_n_visitable(g), cfg->segment, cfg->segment_cover, &a->rng);
   int32_t played = 0;
+  mb_player_decision d;
   while (ok && !mb_game_done(g) && played < start) {
-    int32_t act;
-    float v;
-    ok = decide(p, g, &cfg->search, false, false, &a->rng, &act, &v, err) &&
-         mb_game_step(g, act, NULL, err);
+    ok = mb_player_decide_record(p, g, &cfg->search, false, false, &a->rng, &d, err) &&
+         mb_game_step(g, d.action, NULL, err);
     played++;
   }
   a->full_episode = played == 0;
   while (ok && !mb_game_done(g) && a->traj.len < cfg->segment) {
-    int32_t act;
-    float v;
     double r = 0;
-    ok = decide(p, g, &cfg->search, cfg->self_play_exact, true, &a->rng, &act, &v, err);
+    ok = mb_player_decide_record(p, g, &cfg->search, cfg->self_play_exact, true, &a->rng, &d, err);
     int32_t sib_len = 0;
     bool sib_term = false;
     if (ok && a->sib_act)
-      ok = sibling_path(a, p, g, act, cfg->sibling_depth, &sib_len, &sib_term, err);
-    /* p->obs and p->mask hold the root's observation and mask */
-    ok = ok && mb_game_step(g, act, &r, err) &&
-         mb_trajectory_push(&a->traj, p->obs, p->mask, p->policy, act, (float)(r * p->rscale), v,
-                            err);
+      ok = sibling_path(a, p, &d, g, cfg->sibling_depth, &sib_len, &sib_term, err);
+    ok = ok && mb_game_step(g, d.action, &r, err) &&
+         mb_trajectory_push(&a->traj, d.obs, d.mask, d.policy, d.action,
+                            (float)(r * mb_player_reward_unit(p)), d.value, err);
     if (ok && sib_len > 0)
       ok = mb_trajectory_set_sibling(&a->traj, sib_len, a->sib_act, a->sib_rew, a->sib_obs,
                                      sib_term, err);
@@ -614,8 +389,8 @@ static bool actor_play(trainer *T, actor *a, mb_error *err) {
   if (ok) {
     bool done = mb_game_done(g);
     if (!done) a->full_episode = false;
-    mb_game_observe(g, p->obs);
-    ok = mb_trajectory_finish(&a->traj, p->obs, done, err);
+    mb_game_observe(g, a->obs);
+    ok = mb_trajectory_finish(&a->traj, a->obs, done, err);
     a->ret = a->full_episode ? mb_game_return(g) : raw;
   }
   if (own) {
@@ -1207,6 +982,7 @@ static void free_actors(trainer *T, int32_t n) {
     free(a->sib_rew);
     free(a->sib_obs);
     free(a->sib_mask);
+    free(a->obs);
     mb_agent_free(&a->ag);
   }
   free(T->actors);
@@ -1281,7 +1057,7 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
   if (!mb_train_config_check(cfg, err)) return false;
   if (n_workloads <= 0 && !cfg->synthetic)
     return mb_fail(err, "train: no workloads (give catalogue workloads or synthetic training)");
-  double t_start = mb_train_now();
+  double t_start = mb_wall_seconds();
   mb_rng base;
   mb_rng_seed(&base, cfg->seed);
   /* ---- the agent ---- */
@@ -1406,6 +1182,8 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
     mb_rng_seed(&r0, 0);
     ok = mb_agent_create(&a->ag, &ag->cfg, &r0, err) &&
          mb_trajectory_init(&a->traj, ag->cfg.obs_dim, A, err);
+    a->obs = malloc((size_t)ag->cfg.obs_dim * sizeof *a->obs);
+    if (ok && !a->obs) ok = mb_fail(err, "train: out of memory");
     if (ok && cfg->sibling_weight > 0) {
       int32_t P = cfg->sibling_depth;
       ok = mb_trajectory_enable_siblings(&a->traj, P, err);
@@ -1431,7 +1209,7 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
   if (ok && cfg->sibling_weight > 0) ok = mb_replay_enable_siblings(&rb, cfg->sibling_depth, err);
 
   /* ---- rounds ---- */
-  double t_self = 0, t_learn = 0, last_log = mb_train_now();
+  double t_self = 0, t_learn = 0, last_log = mb_wall_seconds();
   int64_t updates = 0, decisions_run = 0, episodes_run = 0;
   mb_train_counters k = {.learner_rng = mb_rng_split(&base, 0x1ea4 + (uint64_t)res->prog.steps)};
   /* the learner target was copied from the weights above: at a state's step they are equal */
@@ -1460,7 +1238,7 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
       cfg->state_out ? next_multiple(res->prog.steps, cfg->state_every) : INT64_MAX;
   while (ok) {
     /* learner: the updates the replay ratio owes (a resumed state may owe some still) */
-    double t0 = mb_train_now();
+    double t0 = mb_wall_seconds();
     while (ok && k.owed >= 1 && !(cfg->steps > 0 && res->prog.steps >= cfg->steps)) {
       res->opt.cfg.lr = mb_train_lr(cfg, res->prog.steps);
       ok = learner_step(&L, ag, &res->opt, cfg, &rb, priority_beta(cfg, res->prog.steps),
@@ -1478,8 +1256,8 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
              mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes,
                                  k.selfplay_n ? k.selfplay_sum / k.selfplay_n : NAN, pol,
                                  k.loss_n ? k.loss_sum / k.loss_n : NAN,
-                                 res->prog.seconds + (mb_train_now() - t_start), err);
-        ok = ok && validate(cfg, res, res->prog.seconds + (mb_train_now() - t_start), err);
+                                 res->prog.seconds + (mb_wall_seconds() - t_start), err);
+        ok = ok && validate(cfg, res, res->prog.seconds + (mb_wall_seconds() - t_start), err);
         ok = ok &&
              (!cfg->on_eval || cfg->on_eval(cfg->on_eval_ctx, ag, res->prog.steps, false, err));
         k.selfplay_sum = k.loss_sum = 0;
@@ -1500,26 +1278,26 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
       bool at_state = res->prog.steps >= next_state && res->prog.steps % cfg->target_period == 0;
       if (ok && (at_ckpt || at_state)) {
         double keep = res->prog.seconds;
-        res->prog.seconds = keep + (mb_train_now() - t_start);
+        res->prog.seconds = keep + (mb_wall_seconds() - t_start);
         if (at_ckpt) ok = save(cfg, res, err);
         if (ok && at_state) {
-          double t_state = mb_train_now();
+          double t_state = mb_wall_seconds();
           ok = mb_train_state_save(cfg->state_out, &res->agent, &res->opt, &res->prog, &res->curve,
                                    cfg->note, &rb, &k, err);
           struct stat st;
           if (ok && cfg->log && stat(cfg->state_out, &st) == 0)
             fprintf(cfg->log, "train: step %lld: training state written to %s (%.1f MB, %.2f s)\n",
                     (long long)res->prog.steps, cfg->state_out, (double)st.st_size / 1e6,
-                    mb_train_now() - t_state);
+                    mb_wall_seconds() - t_state);
         }
         res->prog.seconds = keep;
         if (at_ckpt) next_ckpt = next_multiple(res->prog.steps, cfg->checkpoint_every);
         if (at_state) next_state = next_multiple(res->prog.steps, cfg->state_every);
       }
     }
-    t_learn += mb_train_now() - t0;
-    if (ok && cfg->log && mb_train_now() - last_log >= cfg->log_every_s) {
-      last_log = mb_train_now();
+    t_learn += mb_wall_seconds() - t0;
+    if (ok && cfg->log && mb_wall_seconds() - last_log >= cfg->log_every_s) {
+      last_log = mb_wall_seconds();
       /* "-" when no trajectory ended since the last curve point (its mean restarts there) */
       char selfplay[32] = "-";
       if (k.selfplay_n) snprintf(selfplay, sizeof selfplay, "%.4f", k.selfplay_sum / k.selfplay_n);
@@ -1535,12 +1313,12 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
     }
     if (!ok) break;
     if (cfg->steps > 0 && res->prog.steps >= cfg->steps) break;
-    if (cfg->seconds > 0 && mb_train_now() - t_start >= cfg->seconds) break;
+    if (cfg->seconds > 0 && mb_wall_seconds() - t_start >= cfg->seconds) break;
     /* self-play round */
-    t0 = mb_train_now();
+    t0 = mb_wall_seconds();
     double progress = cfg->steps > 0
                           ? (double)res->prog.steps / (double)cfg->steps
-                          : (mb_train_now() - t_start) / (cfg->seconds > 0 ? cfg->seconds : 1);
+                          : (mb_wall_seconds() - t_start) / (cfg->seconds > 0 ? cfg->seconds : 1);
     for (int32_t i = 0; ok && i < NA; i++) {
       actor *a = &T.actors[i];
       ok = mb_agent_copy_weights(&a->ag, ag, err);
@@ -1575,7 +1353,7 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
     res->prog.decisions += new_dec;
     decisions_run += new_dec;
     episodes_run += NA;
-    t_self += mb_train_now() - t0;
+    t_self += mb_wall_seconds() - t0;
     /* without a single decision nothing is ever learned, and a run bounded by --steps would
      * never end */
     if (ok && decisions_run == 0 && episodes_run >= EMPTY_EPISODES_MAX)
@@ -1587,7 +1365,7 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
                    episodes_run);
     if (rb.total_added >= cfg->batch) k.owed += (double)new_dec * cfg->replay_ratio / cfg->batch;
   }
-  res->prog.seconds += mb_train_now() - t_start;
+  res->prog.seconds += mb_wall_seconds() - t_start;
   res->updates = updates;
   res->updates_per_s = t_learn > 0 ? updates / t_learn : 0;
   res->decisions_per_s = t_self > 0 ? decisions_run / t_self : 0;

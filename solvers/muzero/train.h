@@ -99,6 +99,7 @@
 #include "agent.h"
 #include "error.h"
 #include "hardware.h"
+#include "player.h"
 #include "search.h"
 #include "workload.h"
 
@@ -226,49 +227,6 @@ typedef enum mb_eval_mode { MB_EVAL_POLICY = 0, MB_EVAL_RANDOM, MB_EVAL_HEURISTI
 bool mb_eval_policy(const mb_agent *ag, const mb_train_workload *workloads, int32_t n,
                     mb_eval_mode mode, uint64_t seed, double *mean_return, mb_error *err);
 
-/* Reward normalisation. Workloads differ by orders of magnitude in how much one decision can
- * save (a 30-buffer program vs a 5000-buffer one), so the agent works with rewards divided by
- * R_ref = (sum of the standalone benefits of the episode's visitable buffers) / T_slow, a
- * property of the workload alone (no solver involved): normalised returns are O(1) everywhere.
- * Search runs in normalised units (learned model and exact game alike); reported returns are
- * always the game's true (T_slow - T) / T_slow. Returns 1 when the sum is 0. */
-double mb_return_scale(const mb_workload *w, const mb_hardware *hw, const mb_game *g);
-
-/* Plays one whole episode of `g` (reset first) with search: the learned model (exact false) or
- * the real game (exact true). Stops searching when `deadline` (mb_train_now() seconds; <= 0:
- * none) passes and finishes with the raw policy; *searched counts the searched decisions. The
- * final state stays in g. */
-typedef struct mb_player mb_player;
-mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_error *err);
-/* Sets the reward normalisation of the next episodes (mb_return_scale of their workload; the
- * default is 1). */
-void mb_player_set_scale(mb_player *p, double return_scale);
-/* Oracle parts, a diagnostic (the solvers never set one): in the learned model's search, the
- * parts named come from the real game at every node whose path from the root is legal there
- * (replayed from a snapshot, as the exact search does), the rest from the learned model. None
- * (0, the default) is MuZero's search; all of them is mallocmuzero-exact's, move for move. What
- * the search gains from one part is what the learned model's version of it costs
- * (`bench muzero --returns LIST --oracle PARTS`). */
-enum {
-  MB_ORACLE_VALUES = 1,     /* v(h(o)) of the real observation (0 at the real end) for v^(g^k) */
-  MB_ORACLE_PRIORS = 2,     /* the policy logits of the real observation */
-  MB_ORACLE_REWARDS = 4,    /* the true reward of the edge into the node */
-  MB_ORACLE_MASKS = 8,      /* the exact legal mask (the learned model allows every action) */
-  MB_ORACLE_TERMINALS = 16, /* the episode's real end: no children */
-  MB_ORACLE_ALL = 31
-};
-void mb_player_set_oracle(mb_player *p, unsigned parts);
-/* Nodes below the root that learned-model searches expanded with an oracle set (since
- * creation), and how many of them lie on a path that the real game does not allow or that runs
- * past its end (the learned model allows both; no oracle part applies there). */
-void mb_player_oracle_stats(const mb_player *p, int64_t *nodes, int64_t *off_game);
-void mb_player_free(mb_player *p);
-bool mb_player_play(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
-                    double deadline, mb_rng *rng, int64_t *searched, int64_t *decisions,
-                    mb_error *err);
-/* One searched decision at g's current state (g is left there): the action the search plays. */
-bool mb_player_decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
-                      mb_rng *rng, int32_t *action, mb_error *err);
 /* The first stored decision of a segment of `segment` decisions in an episode of n (0 when
  * n <= segment). Uniform (cover false): a start drawn from [0, n - segment], which stores
  * decision i < segment only (i + 1) / segment as often as the middle ones (the first one
@@ -282,7 +240,5 @@ int32_t mb_segment_start(int32_t n, int32_t segment, bool cover, mb_rng *rng);
  * run bounded only by time (steps 0), whose end is not known in updates. A function of the step
  * alone, so a resumed run follows the same schedule. */
 double mb_train_lr(const mb_train_config *c, int64_t step);
-/* Monotonic seconds. */
-double mb_train_now(void);
 
 #endif

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "assignment.h"
+#include "clock.h"
 #include "commands.h"
 #include "cost.h"
 #include "hardware.h"
@@ -19,12 +20,6 @@
 #include "workload_io.h"
 
 #define LANE_BYTES (512 * 2048) /* largest random buffer: every lane can hold any buffer */
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Process CPU time: compared with wall time it shows whether other work competed for the CPU
  * (the benchmark is single-threaded, so an idle machine gives cpu/wall close to 100%). */
@@ -210,38 +205,38 @@ int mb_bench_core(int argc, char **argv) {
     double t_write[2], t_parse[2], t_full[2], t_move[2] = {0, 0}, t_val[2];
     double w0, c0;
 
-    w0 = now_s(), c0 = cpu_s();
+    w0 = mb_wall_seconds(), c0 = cpu_s();
     size_t len = 0;
     char *text = NULL;
     for (int r = 0; r < reps; r++) {
       free(text);
       text = mb_workload_to_text(w, &len);
     }
-    t_write[0] = (now_s() - w0) / reps, t_write[1] = (cpu_s() - c0) / reps;
+    t_write[0] = (mb_wall_seconds() - w0) / reps, t_write[1] = (cpu_s() - c0) / reps;
     mb_workload *back = NULL;
-    w0 = now_s(), c0 = cpu_s();
+    w0 = mb_wall_seconds(), c0 = cpu_s();
     for (int r = 0; r < reps && text; r++) {
       mb_workload_free(back);
       back = mb_workload_read_text(text, len, "bench.wl", &err);
     }
-    t_parse[0] = (now_s() - w0) / reps, t_parse[1] = (cpu_s() - c0) / reps;
+    t_parse[0] = (mb_wall_seconds() - w0) / reps, t_parse[1] = (cpu_s() - c0) / reps;
     if (!text || !back || !mb_workload_equal(w, back, NULL, 0)) problem = "round trip failed";
 
     mb_time_ps full = 0;
-    w0 = now_s(), c0 = cpu_s();
+    w0 = mb_wall_seconds(), c0 = cpu_s();
     for (int r = 0; r < reps; r++) full = mb_program_time(w, &hw, in_fast);
-    t_full[0] = (now_s() - w0) / reps, t_full[1] = (cpu_s() - c0) / reps;
+    t_full[0] = (mb_wall_seconds() - w0) / reps, t_full[1] = (cpu_s() - c0) / reps;
 
     mb_cost_state cs;
     int64_t moves = 0;
     if (mb_cost_state_init(&cs, w, &hw)) {
-      w0 = now_s(), c0 = cpu_s();
+      w0 = mb_wall_seconds(), c0 = cpu_s();
       for (int r = 0; r < reps; r++) {
         bool to_fast = r % 2 == 0;
         for (int32_t i = 0; i < w->n_buffers; i++)
           if (in_fast[i]) mb_cost_move(&cs, i, to_fast), moves++;
       }
-      t_move[0] = now_s() - w0, t_move[1] = cpu_s() - c0;
+      t_move[0] = mb_wall_seconds() - w0, t_move[1] = cpu_s() - c0;
       if (reps % 2 == 0)
         for (int32_t i = 0; i < w->n_buffers; i++)
           if (in_fast[i]) mb_cost_move(&cs, i, true);
@@ -252,9 +247,9 @@ int mb_bench_core(int argc, char **argv) {
     }
 
     bool valid = true;
-    w0 = now_s(), c0 = cpu_s();
+    w0 = mb_wall_seconds(), c0 = cpu_s();
     for (int r = 0; r < reps; r++) valid = mb_validate(w, &hw, a, &err);
-    t_val[0] = (now_s() - w0) / reps, t_val[1] = (cpu_s() - c0) / reps;
+    t_val[0] = (mb_wall_seconds() - w0) / reps, t_val[1] = (cpu_s() - c0) / reps;
     if (!problem && !valid) problem = err.message;
 
     double per = 1e9 / (double)n;

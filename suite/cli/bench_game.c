@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "commands.h"
 #include "game.h"
 #include "hardware.h"
@@ -42,12 +42,6 @@ static void usage(FILE *out) {
       "  --random N      instead of a file: a random workload of N buffers\n"
       "                  (suite/random_workload.h defaults, seeded by --seed)\n"
       "  --data DIR      external data directory (default: MALLOCBENCH_DATA or ../shared/data)\n");
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static bool has_suffix(const char *s, const char *suffix) {
@@ -246,7 +240,7 @@ int mb_bench_game(int argc, char **argv) {
 
   /* 1. Full random episodes (reset included). */
   rate steps = {0}, obs_steps = {0}, branch = {0}, rollback = {0}, copy = {0};
-  double t0 = now_s(), t;
+  double t0 = mb_wall_seconds(), t;
   int64_t episodes = 0;
   do {
     mb_game_reset(g);
@@ -255,12 +249,12 @@ int mb_bench_game(int argc, char **argv) {
       steps.count++;
     }
     episodes++;
-  } while ((t = now_s()) - t0 < seconds);
+  } while ((t = mb_wall_seconds()) - t0 < seconds);
   steps.seconds = t - t0;
   steps.per_s = (double)steps.count / steps.seconds;
 
   /* 2. The same with one observation per decision. */
-  t0 = now_s();
+  t0 = mb_wall_seconds();
   do {
     mb_game_reset(g);
     while (!mb_game_done(g)) {
@@ -268,7 +262,7 @@ int mb_bench_game(int argc, char **argv) {
       mb_game_step(g, random_action(g, &rng, mask), NULL, NULL);
       obs_steps.count++;
     }
-  } while ((t = now_s()) - t0 < seconds);
+  } while ((t = mb_wall_seconds()) - t0 < seconds);
   obs_steps.seconds = t - t0;
   obs_steps.per_s = (double)obs_steps.count / obs_steps.seconds;
 
@@ -286,10 +280,10 @@ int mb_bench_game(int argc, char **argv) {
    * state, snapshot, try one random action, restore (then one more restore steps back to the
    * parent). Resyncing g2 to the episode's end between walks is not timed. */
   double walk_time = 0;
-  t0 = now_s();
+  t0 = mb_wall_seconds();
   do {
     mb_game_copy(g2, g, NULL);
-    double a = now_s();
+    double a = mb_wall_seconds();
     for (int32_t d = decisions - 1; d >= 0; d--) {
       mb_game_restore(g2, path_snaps[d], NULL);
       mb_game_snapshot s = mb_game_snapshot_take(g2);
@@ -297,25 +291,25 @@ int mb_bench_game(int argc, char **argv) {
       mb_game_restore(g2, s, NULL);
       branch.count++;
     }
-    walk_time += now_s() - a;
-  } while ((t = now_s()) - t0 < seconds);
+    walk_time += mb_wall_seconds() - a;
+  } while ((t = mb_wall_seconds()) - t0 < seconds);
   branch.seconds = walk_time;
   branch.per_s = (double)branch.count / walk_time;
 
   /* 4. Full rollback: copy the finished episode into g2, restore to the root. */
   double copy_time = 0, restore_time = 0;
-  t0 = now_s();
+  t0 = mb_wall_seconds();
   do {
-    double a = now_s();
+    double a = mb_wall_seconds();
     mb_game_copy(g2, g, NULL);
-    double b = now_s();
+    double b = mb_wall_seconds();
     mb_game_restore(g2, path_snaps[0], NULL);
-    double c = now_s();
+    double c = mb_wall_seconds();
     copy_time += b - a;
     restore_time += c - b;
     copy.count++;
     rollback.count++;
-  } while ((t = now_s()) - t0 < 2 * seconds);
+  } while ((t = mb_wall_seconds()) - t0 < 2 * seconds);
   copy.seconds = copy_time;
   copy.per_s = (double)copy.count / copy_time;
   rollback.seconds = restore_time;

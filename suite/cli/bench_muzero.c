@@ -19,6 +19,7 @@
 
 #include "agent.h"
 #include "catalogue.h"
+#include "clock.h"
 #include "commands.h"
 #include "game.h"
 #include "hardware.h"
@@ -131,7 +132,7 @@ static bool measure_play(const mb_agent *ag, mb_game *g, double scale, int sims,
   mb_search_config sc;
   mb_search_config_evaluation(&sc);
   sc.simulations = sims;
-  double t0 = mb_train_now(), t = t0;
+  double t0 = mb_wall_seconds(), t = t0;
   int64_t dec = 0;
   bool ok = true;
   while (ok && t - t0 < seconds) {
@@ -139,7 +140,7 @@ static bool measure_play(const mb_agent *ag, mb_game *g, double scale, int sims,
     /* play one episode; a deadline in the past makes it raw-policy play */
     ok = mb_player_play(p, g, &sc, exact, search ? 0 : 1e-9, rng, &s, &d, err);
     dec += d;
-    t = mb_train_now();
+    t = mb_wall_seconds();
   }
   mb_player_free(p);
   *decisions_per_s = dec / (t - t0);
@@ -292,11 +293,11 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
     untrained += r;
     for (int k = 0; rc == 0 && k < n; k++)
       for (int ex = 0; rc == 0 && ex < 2; ex++) {
-        double t0 = mb_train_now();
+        double t0 = mb_wall_seconds();
         oracle_use *o = ex == 0 && oracle_parts ? &oracle : NULL;
         if (!play_return(ag, g, scale, sims[k], ex == 1, scfg, o, (uint64_t)e, &r, &err)) rc = 1;
         (ex ? exact : learned)[k] += r;
-        (ex ? t_exact : t_learned)[k] += mb_train_now() - t0;
+        (ex ? t_exact : t_learned)[k] += mb_wall_seconds() - t0;
       }
     if (rc) fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
     mb_game_free(g);

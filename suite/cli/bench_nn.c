@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "commands.h"
 #include "nn.h"
 #include "rng.h"
@@ -22,12 +22,6 @@ typedef struct bench_opts {
   int width, layers, obs, actions, support, batch, threads;
   double seconds; /* per measurement */
 } bench_opts;
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void usage(FILE *out) {
   fprintf(out,
@@ -94,16 +88,16 @@ typedef bool (*bench_fn)(void *ctx);
 
 static double best_time(bench_fn run, void *ctx, double seconds, bool *ok) {
   *ok = run(ctx); /* warm-up, and calibrates the repetition count */
-  double t0 = now();
+  double t0 = mb_wall_seconds();
   *ok = *ok && run(ctx);
-  double once = now() - t0;
+  double once = mb_wall_seconds() - t0;
   long reps = once > 0 ? (long)(seconds / 5 / once) : 1000;
   if (reps < 1) reps = 1;
   double best = 1e300;
   for (int r = 0; r < 5 && *ok; r++) {
-    t0 = now();
+    t0 = mb_wall_seconds();
     for (long k = 0; k < reps && *ok; k++) *ok = run(ctx);
-    double t = (now() - t0) / (double)reps;
+    double t = (mb_wall_seconds() - t0) / (double)reps;
     if (t < best) best = t;
   }
   return best;

@@ -14,10 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bound.h"
 #include "catalogue.h"
+#include "clock.h"
 #include "commands.h"
 #include "cost.h"
 #include "csv_import.h"
@@ -50,12 +50,6 @@ static void usage(FILE *out) {
           "--bound-budget SEC LP time limit (default 30)\n");
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static mb_time_ps time_of(const mb_workload *w, const mb_hardware *hw, const mb_assignment *a) {
   bool *fast = malloc(sizeof *fast * (size_t)(w->n_buffers ? w->n_buffers : 1));
   if (!fast) return -1;
@@ -76,12 +70,12 @@ static double run_solver(const char *name, const mb_workload *w, const mb_hardwa
   mb_rng rng;
   mb_rng_seed(&rng, bo->seed);
   mb_error err;
-  double t0 = now_s();
+  double t0 = mb_wall_seconds();
   if (!s || !s->solve(w, hw, &opt, &rng, a, st, &err)) {
     fprintf(stderr, "bench solvers: %s on %s: %s\n", name, w->name, s ? err.message : "no solver");
     return -1;
   }
-  double wall = now_s() - t0;
+  double wall = mb_wall_seconds() - t0;
   if (!mb_validate(w, hw, a, &err)) {
     fprintf(stderr, "bench solvers: %s on %s: INVALID: %s\n", name, w->name, err.message);
     return -1;
@@ -130,9 +124,9 @@ static int scaling(const bench_opts *bo) {
     memset(&st, 0, sizeof st);
     double th = h ? run_solver("heuristic", w, &hw, bo, h, NULL) : -1;
     double tg = g ? run_solver("greedy", w, &hw, bo, g, &st) : -1;
-    double t0 = now_s();
+    double t0 = mb_wall_seconds();
     bool ok = c && mb_greedy_construct(w, &hw, c, &err);
-    double tc = now_s() - t0;
+    double tc = mb_wall_seconds() - t0;
     if (th < 0 || tg < 0 || !ok) {
       if (!ok) fprintf(stderr, "bench solvers: construct: %s\n", c ? err.message : "no memory");
       mb_assignment_free(h);

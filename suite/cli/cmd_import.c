@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "commands.h"
 #include "csv_import.h"
 #include "hlo_import.h"
@@ -43,12 +43,6 @@ static bool parse_bytes(const char *s, int64_t *out) {
   return true;
 }
 
-static double wall_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -67,10 +61,10 @@ static int time_imports(const char *in, bool is_hlo, const mb_hlo_options *opt, 
   }
   for (int r = 0; r < repeat; r++) {
     mb_error err = {{0}};
-    double t0 = wall_seconds();
+    double t0 = mb_wall_seconds();
     mb_workload *w = is_hlo ? mb_hlo_import_text(text, len, in, opt, NULL, &err)
                             : mb_csv_import_text(text, len, in, &err);
-    t[r] = wall_seconds() - t0;
+    t[r] = mb_wall_seconds() - t0;
     mb_workload_free(w);
   }
   qsort(t, (size_t)repeat, sizeof *t, cmp_double);

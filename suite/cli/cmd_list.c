@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "catalogue.h"
+#include "clock.h"
 #include "commands.h"
 #include "cost.h"
 #include "paths.h"
@@ -77,12 +77,6 @@ static bool has_all_tags(const char *tags, const char *want) {
     p += len + (p[len] == ',');
   }
   return true;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 int mb_cmd_list(int argc, char **argv) {
@@ -191,9 +185,9 @@ int mb_cmd_list(int argc, char **argv) {
       continue;
     }
     bool missing = false;
-    double t0 = now_s();
+    double t0 = mb_wall_seconds();
     mb_workload *w = mb_catalogue_load_workload(e, data_dir, cache, &missing, &err);
-    double load_ms = (now_s() - t0) * 1e3;
+    double load_ms = (mb_wall_seconds() - t0) * 1e3;
     if (!w) {
       printf("%-36s %s: %s\n", e->name, missing ? "skipped" : "FAILED", err.message);
       if (missing)

@@ -1,8 +1,8 @@
 /* mallocbench plot: the comparison figures from a results file, drawn by gnuplot. */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "commands.h"
 #include "plot.h"
 
@@ -60,16 +60,14 @@ int mb_cmd_plot(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  double t0 = mb_wall_seconds();
   mb_plot_outputs outputs;
   if (!mb_plot_all(file, &opt, &outputs, &err)) {
     fprintf(stderr, "mallocbench plot: %s\n", err.message);
     return 2;
   }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double wall = mb_wall_seconds() - t0;
   for (int32_t i = 0; i < outputs.n; i++) printf("%s\n", outputs.paths[i]);
-  fprintf(stderr, "mallocbench plot: %d files in %.2f s (wall)\n", outputs.n,
-          (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+  fprintf(stderr, "mallocbench plot: %d files in %.2f s (wall)\n", outputs.n, wall);
   return 0;
 }

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bound.h"
+#include "clock.h"
 #include "commands.h"
 #include "cost.h"
 #include "hardware.h"
@@ -93,12 +93,6 @@ static bool parse_int(const char *s, long lo, long hi, int *out) {
   if (end == s || *end || v < lo || v > hi) return false;
   *out = (int)v;
   return true;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static mb_time_ps time_of(const mb_workload *w, const mb_hardware *hw, const mb_assignment *a,
@@ -235,12 +229,12 @@ int mb_cmd_solve(int argc, char **argv) {
   opt.finetune_steps = finetune_steps;
   mb_rng rng;
   mb_rng_seed(&rng, seed);
-  double t0 = now_s();
+  double t0 = mb_wall_seconds();
   if (!solver->solve(w, &hw, &opt, &rng, a, &st, &err)) {
     fprintf(stderr, "mallocbench solve: %s: %s\n", solver->name, err.message);
     goto done;
   }
-  double wall = now_s() - t0;
+  double wall = mb_wall_seconds() - t0;
   mb_rng_seed(&rng, seed);
   if (!mb_solve_heuristic(w, &hw, &opt, &rng, h, &hst, &err)) {
     fprintf(stderr, "mallocbench solve: heuristic: %s\n", err.message);

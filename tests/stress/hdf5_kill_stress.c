@@ -61,6 +61,7 @@
 #include <unistd.h>
 
 #include "assignment.h"
+#include "clock.h"
 #include "error.h"
 #include "results.h"
 #include "rng.h"
@@ -478,12 +479,6 @@ static int32_t damage_total(const verdict *v) {
 
 /* ---- the parent ---- */
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void sleep_s(double s) {
   if (s <= 0) return;
   struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
@@ -521,7 +516,7 @@ static bool run_round(const config *c, const plan *p, const char *path, int64_t 
   if (pipe(fds) != 0) return false;
   sh->phase = PH_SETUP;
   sh->setup_done = 0;
-  double t0 = now_s();
+  double t0 = mb_wall_seconds();
   pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -541,7 +536,7 @@ static bool run_round(const config *c, const plan *p, const char *path, int64_t 
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  out->seconds = now_s() - t0;
+  out->seconds = mb_wall_seconds() - t0;
   out->committed = read_reports(fds[0], got, p->n_tasks + 1); /* the rest, up to EOF */
   close(fds[0]);
   out->phase = sh->phase;
@@ -774,7 +769,7 @@ static int stress(config c, const plan *pp, shared_state *sh) {
   mb_rng_seed(&rng, c.seed);
   int64_t kills = 0, early = 0, finished = 0, damaged = 0, tail_only = 0, kept = 0,
           in_phase[PH_COUNT] = {0}, damaged_in_phase[PH_COUNT] = {0}, by_kind[D_COUNT] = {0};
-  double t_start = now_s();
+  double t_start = mb_wall_seconds();
   while (kills < c.kills) {
     int64_t after = (int64_t)mb_rng_below(&rng, (uint64_t)p.n_tasks);
     double delay = 2.0 * task_s * mb_rng_uniform(&rng);
@@ -808,7 +803,7 @@ static int stress(config c, const plan *pp, shared_state *sh) {
     }
     fflush(stdout);
   }
-  double secs = now_s() - t_start;
+  double secs = mb_wall_seconds() - t_start;
   printf("kills: %" PRId64 " (plus %" PRId64 " before the file was set up, %" PRId64
          " finished first) in %.0f s\n",
          kills, early, finished, secs);

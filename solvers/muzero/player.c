@@ -1,0 +1,250 @@
+/* The mallocMuZero player (see player.h). */
+#include "player.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "cost.h"
+
+struct mb_player {
+  const mb_agent *ag;
+  mb_agent_infer inf;
+  mb_search *search;
+  int32_t A, W, max_sims;
+  float *latents; /* (max_sims + 1) x W */
+  float *obs, *logits, *policy;
+  uint8_t *mask;
+  double rscale; /* 1 / R_ref: rewards are multiplied by it */
+  /* exact mode, and the learned mode's oracle */
+  mb_game *game;
+  mb_game_snapshot root;
+  unsigned oracle;                /* MB_ORACLE_* parts (0: none) */
+  float *oracle_logits;           /* A: the real observation's logits */
+  int64_t oracle_nodes, off_game; /* mb_player_oracle_stats */
+};
+
+mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_error *err) {
+  mb_player *p = calloc(1, sizeof *p);
+  if (!p) return mb_fail(err, "player: out of memory"), NULL;
+  p->ag = ag;
+  p->A = ag->cfg.game.n_actions;
+  p->W = ag->cfg.latent;
+  p->max_sims = max_simulations < 1 ? 1 : max_simulations;
+  p->rscale = 1.0;
+  if (!mb_agent_infer_create(&p->inf, ag, err)) {
+    free(p);
+    return NULL;
+  }
+  p->search = mb_search_create(p->A, p->max_sims, err);
+  p->latents = malloc((size_t)(p->max_sims + 1) * p->W * sizeof(float));
+  p->obs = malloc((size_t)ag->cfg.obs_dim * sizeof(float));
+  p->logits = malloc((size_t)p->A * sizeof(float));
+  p->policy = malloc((size_t)p->A * sizeof(float));
+  p->mask = malloc((size_t)p->A);
+  p->oracle_logits = malloc((size_t)p->A * sizeof(float));
+  if (!p->search || !p->latents || !p->obs || !p->logits || !p->policy || !p->mask ||
+      !p->oracle_logits) {
+    if (p->search) mb_fail(err, "player: out of memory");
+    mb_player_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+void mb_player_set_scale(mb_player *p, double return_scale) {
+  p->rscale = return_scale > 0 ? 1.0 / return_scale : 1.0;
+}
+
+void mb_player_set_oracle(mb_player *p, unsigned parts) { p->oracle = parts & MB_ORACLE_ALL; }
+
+void mb_player_oracle_stats(const mb_player *p, int64_t *nodes, int64_t *off_game) {
+  *nodes = p->oracle_nodes;
+  *off_game = p->off_game;
+}
+
+double mb_return_scale(const mb_workload *w, const mb_hardware *hw, const mb_game *g) {
+  mb_time_ps *b = malloc((size_t)(w->n_buffers > 0 ? w->n_buffers : 1) * sizeof *b);
+  if (!b) return 1.0;
+  mb_standalone_benefits(w, hw, b);
+  const int32_t *order = mb_game_visit_order(g);
+  double sum = 0;
+  for (int32_t i = 0; i < mb_game_n_visitable(g); i++) sum += (double)b[order[i]];
+  free(b);
+  double ts = (double)mb_game_slow_time(g);
+  return sum > 0 && ts > 0 ? sum / ts : 1.0;
+}
+
+void mb_player_free(mb_player *p) {
+  if (!p) return;
+  mb_agent_infer_free(&p->inf);
+  mb_search_free(p->search);
+  free(p->latents);
+  free(p->obs);
+  free(p->logits);
+  free(p->policy);
+  free(p->mask);
+  free(p->oracle_logits);
+  free(p);
+}
+
+/* Replaces the oracle parts of a learned-model node's evaluation by the real game's, when the
+ * node's path is legal there (replayed from the root snapshot). */
+static bool apply_oracle(mb_player *p, const int32_t *path, int32_t depth, mb_search_eval *out,
+                         mb_error *err) {
+  p->oracle_nodes++;
+  if (!mb_game_restore(p->game, p->root, err)) return false;
+  double r = 0;
+  for (int32_t i = 0; i < depth; i++) {
+    if (mb_game_done(p->game) || !mb_game_is_legal(p->game, path[i])) {
+      p->off_game++;
+      return true;
+    }
+    if (!mb_game_step(p->game, path[i], &r, err)) return false;
+  }
+  if (p->oracle & MB_ORACLE_REWARDS) out->reward = (float)(r * p->rscale);
+  if (mb_game_done(p->game)) {
+    if (p->oracle & MB_ORACLE_VALUES) out->value = 0;
+    if (p->oracle & MB_ORACLE_TERMINALS) out->terminal = true;
+    return true;
+  }
+  if (p->oracle & MB_ORACLE_MASKS) {
+    mb_game_legal_mask(p->game, out->mask);
+    out->has_mask = true;
+  }
+  if (p->oracle & (MB_ORACLE_VALUES | MB_ORACLE_PRIORS)) {
+    float v;
+    mb_game_observe(p->game, p->obs);
+    if (!mb_agent_initial(&p->inf, p->obs, NULL, p->oracle_logits, &v, err)) return false;
+    if (p->oracle & MB_ORACLE_VALUES) out->value = v;
+    if (p->oracle & MB_ORACLE_PRIORS)
+      memcpy(out->logits, p->oracle_logits, (size_t)p->A * sizeof(float));
+  }
+  return true;
+}
+
+static bool expand_learned(void *ctx, int32_t node, int32_t parent, int32_t action,
+                           const int32_t *path, int32_t depth, mb_search_eval *out, mb_error *err) {
+  mb_player *p = ctx;
+  float *lat = p->latents + (int64_t)node * p->W;
+  out->has_mask = false;
+  out->terminal = false;
+  out->reward = 0;
+  if (parent < 0) return mb_agent_initial(&p->inf, p->obs, lat, out->logits, &out->value, err);
+  if (!mb_agent_recurrent(&p->inf, p->latents + (int64_t)parent * p->W, action, lat, &out->reward,
+                          out->logits, &out->value, err))
+    return false;
+  return p->oracle == 0 || apply_oracle(p, path, depth, out, err);
+}
+
+/* The real game: replay the path from the root snapshot (exact rewards, masks, terminals). */
+static bool expand_exact(void *ctx, int32_t node, int32_t parent, int32_t action,
+                         const int32_t *path, int32_t depth, mb_search_eval *out, mb_error *err) {
+  mb_player *p = ctx;
+  if (!mb_game_restore(p->game, p->root, err)) return false;
+  double r = 0;
+  for (int32_t i = 0; i < depth; i++)
+    if (!mb_game_step(p->game, path[i], &r, err)) return false;
+  out->reward = depth > 0 ? (float)(r * p->rscale) : 0.0f;
+  if (mb_game_done(p->game)) {
+    out->terminal = true;
+    out->value = 0;
+    out->has_mask = false;
+    memset(out->logits, 0, (size_t)p->A * sizeof(float));
+    return true;
+  }
+  out->terminal = false;
+  mb_game_observe(p->game, p->obs);
+  mb_game_legal_mask(p->game, out->mask);
+  out->has_mask = true;
+  return mb_agent_initial(&p->inf, p->obs, NULL, out->logits, &out->value, err);
+}
+
+/* One decision at g's current state: search (or the raw policy when sims == 0). Fills
+ * p->mask, p->obs (the observation at the state), p->policy and returns the action. */
+static bool decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
+                   bool use_search, mb_rng *rng, int32_t *action, float *value, mb_error *err) {
+  mb_game_legal_mask(g, p->mask);
+  mb_game_observe(g, p->obs);
+  if (!use_search) {
+    if (!mb_agent_initial(&p->inf, p->obs, NULL, p->logits, value, err)) return false;
+    *action = mb_agent_greedy(p->logits, p->mask, p->A);
+    for (int32_t a = 0; a < p->A; a++) p->policy[a] = a == *action ? 1.0f : 0.0f;
+    return *action >= 0 || mb_fail(err, "player: no legal action");
+  }
+  mb_search_result res;
+  mb_search_model model = {.ctx = p, .expand = exact ? expand_exact : expand_learned};
+  bool replays = exact || p->oracle != 0; /* expansions step the real game */
+  if (replays) {
+    p->game = g;
+    p->root = mb_game_snapshot_take(g);
+  }
+  bool ok = mb_search_run(p->search, scfg, &model, p->mask, rng, &res, err);
+  if (replays) {
+    mb_error e2 = {{0}};
+    if (!mb_game_restore(g, p->root, ok ? err : &e2)) ok = false;
+    p->game = NULL;
+    /* the expansions overwrote p->obs and p->mask: restore the root's */
+    mb_game_legal_mask(g, p->mask);
+    mb_game_observe(g, p->obs);
+  }
+  if (!ok) return false;
+  memcpy(p->policy, res.policy, (size_t)p->A * sizeof(float));
+  *action = res.action;
+  *value = res.search_value;
+  return true;
+}
+
+bool mb_player_decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
+                      mb_rng *rng, int32_t *action, mb_error *err) {
+  if (scfg->simulations > p->max_sims)
+    return mb_fail(err, "player: %d simulations exceed the %d it was created for",
+                   scfg->simulations, p->max_sims);
+  if (mb_game_done(g)) return mb_fail(err, "player: the episode is over");
+  float v;
+  return decide(p, g, scfg, exact, true, rng, action, &v, err);
+}
+
+bool mb_player_play(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
+                    double deadline, mb_rng *rng, int64_t *searched, int64_t *decisions,
+                    mb_error *err) {
+  if (scfg->simulations > p->max_sims)
+    return mb_fail(err, "player: %d simulations exceed the %d it was created for",
+                   scfg->simulations, p->max_sims);
+  mb_game_reset(g);
+  *searched = 0;
+  *decisions = 0;
+  while (!mb_game_done(g)) {
+    bool use_search = !(deadline > 0 && mb_wall_seconds() > deadline);
+    int32_t a;
+    float v;
+    if (!decide(p, g, scfg, exact, use_search, rng, &a, &v, err)) return false;
+    if (!mb_game_step(g, a, NULL, err)) return false;
+    *searched += use_search;
+    (*decisions)++;
+  }
+  return true;
+}
+
+bool mb_player_decide_record(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
+                             bool search, mb_rng *rng, mb_player_decision *out, mb_error *err) {
+  if (search && scfg->simulations > p->max_sims)
+    return mb_fail(err, "player: %d simulations exceed the %d it was created for",
+                   scfg->simulations, p->max_sims);
+  if (mb_game_done(g)) return mb_fail(err, "player: the episode is over");
+  if (!decide(p, g, scfg, exact, search, rng, &out->action, &out->value, err)) return false;
+  out->obs = p->obs;
+  out->mask = p->mask;
+  out->policy = p->policy;
+  return true;
+}
+
+bool mb_player_raw_action(mb_player *p, const float *obs, const uint8_t *mask, int32_t *action,
+                          mb_error *err) {
+  float v;
+  if (!mb_agent_initial(&p->inf, obs, NULL, p->logits, &v, err)) return false;
+  *action = mb_agent_greedy(p->logits, mask, p->A);
+  return true;
+}
+
+double mb_player_reward_unit(const mb_player *p) { return p->rscale; }
