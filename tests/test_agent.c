@@ -25,6 +25,7 @@
 #include "cost.h"
 #include "game.h"
 #include "hardware.h"
+#include "player.h"
 #include "random_workload.h"
 #include "solver.h"
 #include "train.h"

@@ -28,6 +28,7 @@
 #include "clock.h"
 #include "game.h"
 #include "paths.h"
+#include "player.h"
 #include "solver.h"
 #include "train.h"
 

@@ -13,6 +13,7 @@
 #include "catalogue.h"
 #include "clock.h"
 #include "paths.h"
+#include "player.h"
 #include "random_workload.h"
 #include "replay.h"
 #include "train_state.h"

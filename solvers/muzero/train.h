@@ -99,7 +99,6 @@
 #include "agent.h"
 #include "error.h"
 #include "hardware.h"
-#include "player.h"
 #include "search.h"
 #include "workload.h"
 

@@ -25,6 +25,7 @@
 #include "hardware.h"
 #include "muzero_diagnostics.h"
 #include "paths.h"
+#include "player.h"
 #include "random_workload.h"
 #include "search.h"
 #include "tensor.h"

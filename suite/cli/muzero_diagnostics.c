@@ -8,6 +8,7 @@
 
 #include "assignment.h"
 #include "game.h"
+#include "player.h"
 
 /* What one diagnostic needs on each workload: the decision stride, the search (--search-regret
  * only) and the sums it adds to (its own type). */
