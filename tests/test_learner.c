@@ -1,0 +1,260 @@
+/* Tests of the mallocMuZero learner (solvers/muzero/learner.h), on a tiny agent and a replay
+ * buffer of a few raw-policy episodes of small synthetic workloads:
+ *   - the losses are 0 before the first update and finite after each one;
+ *   - it learns: repeated updates on the same small buffer lower every supervised loss (policy,
+ *     value, reward), with and without sibling paths;
+ *   - the same draws give the same weights (determinism), other draws other weights;
+ *   - the target network is what the value targets bootstrap from: updates after
+ *     mb_learner_update_target differ from updates without it. */
+#include "support.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adam.h"
+#include "agent.h"
+#include "catalogue.h"
+#include "game.h"
+#include "hardware.h"
+#include "learner.h"
+#include "player.h"
+#include "random_workload.h"
+#include "replay.h"
+#include "train.h"
+
+enum { SIBLINGS = 1 }; /* sibling path steps, in the replay and the learner */
+
+static void tiny_config(mb_agent_config *c) {
+  mb_agent_config_default(c);
+  c->latent = 16;
+  c->blocks = 1;
+  c->game.n_actions = 6;
+  c->game.addr_bins = 6;
+  c->game.time_bins = 6;
+  c->obs_dim = mb_game_observation_size(&c->game);
+}
+
+/* Fills rb with the raw policy's whole episodes of 6 synthetic workloads, with one-step sibling
+ * paths (a random other legal action) when `siblings`. */
+static void fill_replay(const mb_agent *ag, mb_replay *rb, bool siblings) {
+  mb_error err = {{0}};
+  mb_hardware base;
+  assert_true(mb_hardware_find("tpu-v4i", NULL, &base, &err));
+  mb_trajectory t;
+  assert_true(mb_trajectory_init(&t, ag->cfg.obs_dim, ag->cfg.game.n_actions, &err));
+  if (siblings) assert_true(mb_trajectory_enable_siblings(&t, SIBLINGS, &err));
+  mb_player *p = mb_player_create(ag, 1, &err);
+  assert_non_null(p);
+  float *obs = malloc((size_t)ag->cfg.obs_dim * sizeof *obs);
+  assert_non_null(obs);
+  mb_rng rng;
+  mb_rng_seed(&rng, 5);
+  for (uint64_t seed = 1; seed <= 6; seed++) {
+    mb_rng wr;
+    mb_rng_seed(&wr, 100 + seed);
+    mb_random_options o;
+    mb_random_options_default(&o);
+    mb_workload *w = mb_random_workload(&wr, 24, &o, NULL, &err);
+    assert_non_null(w);
+    mb_hardware hw = mb_hardware_with_capacity(&base, mb_catalogue_auto_capacity(w, &base));
+    mb_game *g = mb_game_new(w, &hw, &ag->cfg.game, &err);
+    assert_non_null(g);
+    mb_player_set_scale(p, mb_return_scale(w, &hw, g));
+    mb_trajectory_clear(&t);
+    while (!mb_game_done(g)) {
+      mb_player_decision d;
+      assert_true(mb_player_decide_record(p, g, NULL, false, false, &rng, &d, &err));
+      int32_t sib = -1;
+      for (int32_t a = 0; a < ag->cfg.game.n_actions && sib < 0; a++)
+        if (d.mask[a] && a != d.action) sib = a;
+      float sib_rew = 0;
+      bool sib_end = false;
+      if (siblings && sib >= 0) { /* the sibling's step, observed, then undone */
+        mb_game_snapshot snap = mb_game_snapshot_take(g);
+        double r = 0;
+        assert_true(mb_game_step(g, sib, &r, &err));
+        sib_rew = (float)(r * mb_player_reward_unit(p));
+        sib_end = mb_game_done(g);
+        mb_game_observe(g, obs);
+        assert_true(mb_game_restore(g, snap, &err));
+      }
+      double r = 0;
+      assert_true(mb_game_step(g, d.action, &r, &err));
+      assert_true(mb_trajectory_push(&t, d.obs, d.mask, d.policy, d.action,
+                                     (float)(r * mb_player_reward_unit(p)), d.value, &err));
+      if (siblings && sib >= 0)
+        assert_true(mb_trajectory_set_sibling(&t, 1, &sib, &sib_rew, obs, sib_end, &err));
+    }
+    mb_game_observe(g, obs);
+    assert_true(mb_trajectory_finish(&t, obs, true, &err));
+    assert_true(mb_replay_add(rb, &t, &err));
+    mb_game_free(g);
+    mb_workload_free(w);
+  }
+  free(obs);
+  mb_player_free(p);
+  mb_trajectory_free(&t);
+}
+
+/* A fresh agent (seed 3), its optimiser and a replay filled by its raw policy. */
+typedef struct fixture {
+  mb_agent ag;
+  mb_adam opt;
+  mb_replay rb;
+  mb_train_config cfg;
+} fixture;
+
+static void fixture_init(fixture *f, bool siblings) {
+  mb_error err = {{0}};
+  memset(f, 0, sizeof *f);
+  mb_agent_config c;
+  tiny_config(&c);
+  mb_rng rng;
+  mb_rng_seed(&rng, 3);
+  assert_true(mb_agent_create(&f->ag, &c, &rng, &err));
+  mb_nn_module *mods[4];
+  mb_agent_modules(&f->ag, mods);
+  mb_adam_config ac;
+  mb_adam_config_default(&ac);
+  assert_true(mb_adam_create(&f->opt, mods, 4, &ac, &err));
+  assert_true(mb_replay_init(&f->rb, 4096, c.obs_dim, c.game.n_actions, &err));
+  if (siblings) assert_true(mb_replay_enable_siblings(&f->rb, SIBLINGS, &err));
+  fill_replay(&f->ag, &f->rb, siblings);
+  mb_train_config_default(&f->cfg);
+  f->cfg.batch = 16;
+  f->cfg.unroll = 3;
+  f->cfg.td_steps = 4;
+  f->cfg.sibling_depth = SIBLINGS;
+  f->cfg.sibling_weight = siblings ? 1.0 : 0.0;
+}
+
+static void fixture_free(fixture *f) {
+  mb_replay_free(&f->rb);
+  mb_adam_free(&f->opt);
+  mb_agent_free(&f->ag);
+}
+
+/* Mean losses of `n` updates drawn from rng. */
+static mb_learner_losses run_updates(fixture *f, mb_learner *L, int n, mb_rng *rng) {
+  mb_error err = {{0}};
+  mb_learner_losses sum = {0};
+  for (int i = 0; i < n; i++) {
+    if (!mb_learner_step(L, &f->ag, &f->opt, &f->cfg, &f->rb, 1.0, rng, &err))
+      fail_msg("%s", err.message);
+    mb_learner_losses l = mb_learner_last_losses(L);
+    assert_true(isfinite(l.policy) && isfinite(l.value) && isfinite(l.reward) &&
+                isfinite(l.consistency) && isfinite(l.sibling));
+    sum.policy += l.policy / n;
+    sum.value += l.value / n;
+    sum.reward += l.reward / n;
+    sum.sibling += l.sibling / n;
+  }
+  return sum;
+}
+
+static void learns(bool siblings) {
+  mb_error err = {{0}};
+  fixture f;
+  fixture_init(&f, siblings);
+  mb_learner *L =
+      mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, siblings ? SIBLINGS : 0, &err);
+  assert_non_null(L);
+  mb_learner_losses zero = mb_learner_last_losses(L);
+  assert_true(zero.policy == 0 && zero.value == 0 && zero.reward == 0 && zero.consistency == 0 &&
+              zero.sibling == 0);
+  mb_rng rng;
+  mb_rng_seed(&rng, 11);
+  mb_learner_losses first = run_updates(&f, L, 20, &rng);
+  for (int i = 0; i < 8; i++) {
+    run_updates(&f, L, 40, &rng);
+    assert_true(mb_learner_update_target(L, &f.ag, &err));
+  }
+  mb_learner_losses last = run_updates(&f, L, 20, &rng);
+  print_message("learner%s: policy %.3f -> %.3f, value %.3f -> %.3f, reward %.3f -> %.3f\n",
+                siblings ? " (siblings)" : "", first.policy, last.policy, first.value, last.value,
+                first.reward, last.reward);
+  assert_true(last.policy < first.policy);
+  assert_true(last.value < first.value);
+  assert_true(last.reward < first.reward);
+  if (siblings) assert_true(first.sibling > 0 && last.sibling < first.sibling);
+  mb_learner_free(L);
+  fixture_free(&f);
+}
+
+static void test_learns(void **state) {
+  (void)state;
+  learns(false);
+}
+
+static void test_learns_with_siblings(void **state) {
+  (void)state;
+  learns(true);
+}
+
+/* A learner of sibling paths refuses a replay without them, or with paths of another length. */
+static void test_sibling_depth_mismatch(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  fixture f;
+  fixture_init(&f, false);
+  mb_rng rng;
+  mb_rng_seed(&rng, 1);
+  mb_learner *L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, 2, &err);
+  assert_non_null(L);
+  assert_false(mb_learner_step(L, &f.ag, &f.opt, &f.cfg, &f.rb, 1.0, &rng, &err));
+  assert_non_null(strstr(err.message, "sibling paths of 2 steps, the replay's of 0"));
+  mb_learner_free(L);
+  fixture_free(&f);
+  fixture_init(&f, true);
+  L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, SIBLINGS + 1, &err);
+  assert_non_null(L);
+  assert_false(mb_learner_step(L, &f.ag, &f.opt, &f.cfg, &f.rb, 1.0, &rng, &err));
+  assert_non_null(strstr(err.message, "the replay's of 1"));
+  mb_learner_free(L);
+  fixture_free(&f);
+}
+
+/* The first layer's weights of the representation after `n` updates from draw seed `seed`,
+ * with the target network updated after every update when `sync`. */
+static void weights_after(uint64_t seed, int n, bool sync, float *out, size_t count) {
+  mb_error err = {{0}};
+  fixture f;
+  fixture_init(&f, false);
+  mb_learner *L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, 0, &err);
+  assert_non_null(L);
+  mb_rng rng;
+  mb_rng_seed(&rng, seed);
+  for (int i = 0; i < n; i++) {
+    assert_true(mb_learner_step(L, &f.ag, &f.opt, &f.cfg, &f.rb, 1.0, &rng, &err));
+    if (sync) assert_true(mb_learner_update_target(L, &f.ag, &err));
+  }
+  const mb_tensor *w = &f.ag.repr.params[0].value;
+  assert_true((size_t)w->rows * (size_t)w->cols >= count);
+  memcpy(out, w->data, count * sizeof *out);
+  mb_learner_free(L);
+  fixture_free(&f);
+}
+
+static void test_deterministic_and_target(void **state) {
+  (void)state;
+  enum { N = 256 };
+  float a[N], b[N], c[N], d[N];
+  weights_after(7, 30, false, a, N);
+  weights_after(7, 30, false, b, N);
+  weights_after(8, 30, false, c, N);
+  weights_after(7, 30, true, d, N);
+  assert_memory_equal(a, b, sizeof a);
+  assert_memory_not_equal(a, c, sizeof a);
+  assert_memory_not_equal(a, d, sizeof a);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_learns),
+      cmocka_unit_test(test_learns_with_siblings),
+      cmocka_unit_test(test_sibling_depth_mismatch),
+      cmocka_unit_test(test_deterministic_and_target),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
