@@ -7,7 +7,9 @@ if ! command -v clang-format >/dev/null; then
   echo "format: clang-format not found (Debian package clang-format); skipped" >&2
   exit 0
 fi
-mapfile -t files < <(git ls-files '*.c' '*.h' 2>/dev/null || find suite solvers tests -name '*.[ch]')
+# tracked files and new ones git does not ignore (a file not yet added is checked too)
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.c' '*.h' 2>/dev/null ||
+  find suite solvers tests -name '*.[ch]')
 if [ "${1:-}" = "--check" ]; then
   bad=0
   for f in "${files[@]}"; do

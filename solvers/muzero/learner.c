@@ -213,8 +213,8 @@ static void learner_apply_is_weights(mb_learner *L) {
 /* Sibling path of batch column b drawn at row0 (weights 0 beyond the path, everywhere when the
  * row has none): actions, reward targets, consistency observations, value target parts (and the
  * observation to bootstrap from, appended to bobs at *nboot). */
-static void learner_sibling(mb_learner *L, const mb_replay *rb, int32_t b, int64_t row0, float scale,
-                            double gamma, int32_t *nboot) {
+static void learner_sibling(mb_learner *L, const mb_replay *rb, int32_t b, int64_t row0,
+                            float scale, double gamma, int32_t *nboot) {
   int32_t B = L->B, P = L->P, n = rb->sib_len[row0];
   int64_t base = row0 * P;
   for (int32_t j = 0; j < P; j++) {

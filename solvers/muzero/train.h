@@ -27,10 +27,11 @@
  * op-less, benefit = size, cut from a 1 MiB x 2^20-step rectangle) with probability
  * synth_packing_share, otherwise a program; a packing instance's capacity is the full 1 MiB
  * half of the time (every buffer fits: the optimum is the perfect packing), otherwise a uniform
- * fraction of it in [1/4, 1), rounded to 1 KiB (choose what fits).
+ * fraction of it in [1/4, 1), rounded to 1 KiB (choose what fits). Actors play through the
+ * player (player.h), as the solvers do.
  *
- * Learner. Batch of B decision rows, unroll K steps through the dynamics (gradient into the
- * state halved at each step), losses: policy cross-entropy against the search policy (illegal
+ * Learner (learner.h). Batch of B decision rows, unroll K steps through the dynamics (gradient into
+ * the state halved at each step), losses: policy cross-entropy against the search policy (illegal
  * actions get target 0, so the learned model learns to avoid them below the root), value (weight
  * value_weight) against n-step targets bootstrapped from a target network (copied every
  * target_period updates), reward, and consistency (weight consistency_weight; EfficientZero): the
