@@ -8,7 +8,6 @@
 #include "cost.h"
 
 struct mb_player {
-  const mb_agent *ag;
   mb_agent_infer inf;
   mb_search *search;
   int32_t A, W, max_sims;
@@ -27,7 +26,6 @@ struct mb_player {
 mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_error *err) {
   mb_player *p = calloc(1, sizeof *p);
   if (!p) return mb_fail(err, "player: out of memory"), NULL;
-  p->ag = ag;
   p->A = ag->cfg.game.n_actions;
   p->W = ag->cfg.latent;
   p->max_sims = max_simulations < 1 ? 1 : max_simulations;
@@ -160,7 +158,7 @@ static bool expand_exact(void *ctx, int32_t node, int32_t parent, int32_t action
   return mb_agent_initial(&p->inf, p->obs, NULL, out->logits, &out->value, err);
 }
 
-/* One decision at g's current state: search (or the raw policy when sims == 0). Fills
+/* One decision at g's current state: search, or the raw policy when use_search is false. Fills
  * p->mask, p->obs (the observation at the state), p->policy and returns the action. */
 static bool decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
                    bool use_search, mb_rng *rng, int32_t *action, float *value, mb_error *err) {
@@ -195,22 +193,17 @@ static bool decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bool 
   return true;
 }
 
-bool mb_player_decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
-                      mb_rng *rng, int32_t *action, mb_error *err) {
-  if (scfg->simulations > p->max_sims)
-    return mb_fail(err, "player: %d simulations exceed the %d it was created for",
-                   scfg->simulations, p->max_sims);
-  if (mb_game_done(g)) return mb_fail(err, "player: the episode is over");
-  float v;
-  return decide(p, g, scfg, exact, true, rng, action, &v, err);
+/* The search's budget fits the player's buffers. */
+static bool budget_fits(const mb_player *p, const mb_search_config *scfg, mb_error *err) {
+  return scfg->simulations <= p->max_sims ||
+         mb_fail(err, "player: %d simulations exceed the %d it was created for", scfg->simulations,
+                 p->max_sims);
 }
 
 bool mb_player_play(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
                     double deadline, mb_rng *rng, int64_t *searched, int64_t *decisions,
                     mb_error *err) {
-  if (scfg->simulations > p->max_sims)
-    return mb_fail(err, "player: %d simulations exceed the %d it was created for",
-                   scfg->simulations, p->max_sims);
+  if (!budget_fits(p, scfg, err)) return false;
   mb_game_reset(g);
   *searched = 0;
   *decisions = 0;
@@ -228,9 +221,7 @@ bool mb_player_play(mb_player *p, mb_game *g, const mb_search_config *scfg, bool
 
 bool mb_player_decide_record(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
                              bool search, mb_rng *rng, mb_player_decision *out, mb_error *err) {
-  if (search && scfg->simulations > p->max_sims)
-    return mb_fail(err, "player: %d simulations exceed the %d it was created for",
-                   scfg->simulations, p->max_sims);
+  if (search && !budget_fits(p, scfg, err)) return false;
   if (mb_game_done(g)) return mb_fail(err, "player: the episode is over");
   if (!decide(p, g, scfg, exact, search, rng, &out->action, &out->value, err)) return false;
   out->obs = p->obs;
@@ -244,6 +235,14 @@ bool mb_player_raw_action(mb_player *p, const float *obs, const uint8_t *mask, i
   float v;
   if (!mb_agent_initial(&p->inf, obs, NULL, p->logits, &v, err)) return false;
   *action = mb_agent_greedy(p->logits, mask, p->A);
+  return true;
+}
+
+bool mb_player_decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
+                      mb_rng *rng, int32_t *action, mb_error *err) {
+  mb_player_decision d;
+  if (!mb_player_decide_record(p, g, scfg, exact, true, rng, &d, err)) return false;
+  *action = d.action;
   return true;
 }
 
