@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent.h"
+
 mb_hardware mb_test_hardware(int64_t capacity, int64_t alignment) {
   mb_hardware hw;
   memset(&hw, 0, sizeof hw);
@@ -62,4 +64,15 @@ char *mb_test_temp_path(const char *name) {
   snprintf(p, n, "%s/%s", dir, name);
   free(dir);
   return p;
+}
+
+void mb_test_agent_config(struct mb_agent_config *c, int32_t latent, int32_t actions,
+                          int32_t bins) {
+  mb_agent_config_default(c);
+  c->latent = latent;
+  c->blocks = 1;
+  c->game.n_actions = actions;
+  c->game.addr_bins = bins;
+  c->game.time_bins = bins;
+  c->obs_dim = mb_game_observation_size(&c->game);
 }

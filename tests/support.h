@@ -15,6 +15,13 @@
  * given fast-memory capacity and alignment: the solver tests' common hardware. */
 mb_hardware mb_test_hardware(int64_t capacity, int64_t alignment);
 
+/* A small agent config (agent.h) for fast tests: the defaults with a `latent`-wide latent, one
+ * residual block, `actions` actions and a bins x bins occupancy picture. Declared by its tag:
+ * agent.h is not included here, as the model zoo's tests have a type of the same name as the
+ * networks' mb_tensor. */
+struct mb_agent_config;
+void mb_test_agent_config(struct mb_agent_config *c, int32_t latent, int32_t actions, int32_t bins);
+
 /* The external data directory (MALLOCBENCH_DATA, else the build-time default). */
 const char *mb_test_data_dir(void);
 /* Writes text to a fresh temporary file and returns its path (caller frees). */

@@ -31,15 +31,7 @@
 #include "train.h"
 #include "validator.h"
 
-static void small_config(mb_agent_config *c) {
-  mb_agent_config_default(c);
-  c->latent = 24;
-  c->blocks = 1;
-  c->game.n_actions = 8;
-  c->game.addr_bins = 8;
-  c->game.time_bins = 8;
-  c->obs_dim = mb_game_observation_size(&c->game);
-}
+static void small_config(mb_agent_config *c) { mb_test_agent_config(c, 24, 8, 8); }
 
 static mb_workload *small_workload(uint64_t seed, int n, mb_hardware *hw) {
   mb_error err = {{0}};

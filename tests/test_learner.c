@@ -25,16 +25,6 @@
 
 enum { SIBLINGS = 1 }; /* sibling path steps, in the replay and the learner */
 
-static void tiny_config(mb_agent_config *c) {
-  mb_agent_config_default(c);
-  c->latent = 16;
-  c->blocks = 1;
-  c->game.n_actions = 6;
-  c->game.addr_bins = 6;
-  c->game.time_bins = 6;
-  c->obs_dim = mb_game_observation_size(&c->game);
-}
-
 /* Fills rb with the raw policy's whole episodes of 6 synthetic workloads, with one-step sibling
  * paths (a random other legal action) when `siblings`. */
 static void fill_replay(const mb_agent *ag, mb_replay *rb, bool siblings) {
@@ -109,7 +99,7 @@ static void fixture_init(fixture *f, bool siblings) {
   mb_error err = {{0}};
   memset(f, 0, sizeof *f);
   mb_agent_config c;
-  tiny_config(&c);
+  mb_test_agent_config(&c, 16, 6, 6);
   mb_rng rng;
   mb_rng_seed(&rng, 3);
   assert_true(mb_agent_create(&f->ag, &c, &rng, &err));
