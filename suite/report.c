@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "paired.h"
 #include "paths.h"
 #include "result_matrix.h"
 #include "results.h"
@@ -217,18 +218,19 @@ typedef struct report_data {
 /* One summary table from `sum` (over every case, or over one split's cases). */
 static void md_summary_table(FILE *f, const report_data *d, const mb_solver_summary *sum) {
   fprintf(f,
-          "| solver | workloads | geomean speedup | max speedup | wins / ties / losses | mean gap "
-          "to bound | failed | total wall time |\n"
-          "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+          "| solver | workloads | geomean speedup | max speedup | wins / ties / losses | sign p "
+          "| mean gap to bound | failed | total wall time |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int32_t s = 0; s < d->m->n_solvers; s++) {
     const mb_solver_summary *x = &sum[s];
-    char g[32], mx[32], gap[32], wall[32];
+    char g[32], mx[32], gap[32], wall[32], p[32];
     fmt_speedup(x->geomean_speedup, g, sizeof g);
     fmt_speedup(x->max_speedup, mx, sizeof mx);
     fmt_percent(x->mean_gap_to_bound, gap, sizeof gap);
     fmt_wall(x->total_wall_s, wall, sizeof wall);
-    fprintf(f, "| %s | %d | %s | %s | %d / %d / %d | %s | %d | %s |\n", x->solver, x->n_cases, g,
-            mx, x->wins, x->ties, x->losses, gap, x->n_failed, wall);
+    mb_format_p(p, sizeof p, mb_sign_test(x->wins, x->losses));
+    fprintf(f, "| %s | %d | %s | %s | %d / %d / %d | %s | %s | %d | %s |\n", x->solver, x->n_cases,
+            g, mx, x->wins, x->ties, x->losses, p, gap, x->n_failed, wall);
   }
   fprintf(f, "\n");
 }
@@ -237,7 +239,9 @@ static void md_summary(FILE *f, const report_data *d) {
   fprintf(f,
           "## Summary per solver\n\n"
           "Speedup = T_heuristic / T_solver (simulated), geometric mean over workloads; "
-          "wins/ties/losses against the heuristic; gap = (T_solver - T_bound) / T_bound "
+          "wins/ties/losses against the heuristic, with the two-sided exact sign test of wins "
+          "against losses (sign p: the chance of counts at least this unequal if losing a case "
+          "were as likely as winning it); gap = (T_solver - T_bound) / T_bound "
           "against the LP bound; wall time is wall clock on the machine of the run.");
   if (d->n_train + d->n_test > 0)
     fprintf(f, " All %d cases: %d of the train split, %d of the test split.", d->m->n_cases,
@@ -412,11 +416,12 @@ static bool tex_summary(const report_data *d, const char *dir, const char *file,
   FILE *f;
   if (!tex_file(dir, file, &f, path, sizeof path, tmp, sizeof tmp, err)) return false;
   fprintf(f,
-          "\\begin{tabular}{lrrrcrr}\n\\toprule\n"
-          "solver & workloads & geomean & max & W/T/L & gap to bound & wall (s) \\\\\n\\midrule\n");
+          "\\begin{tabular}{lrrrcrrr}\n\\toprule\n"
+          "solver & workloads & geomean & max & W/T/L & sign $p$ & gap to bound & wall (s) "
+          "\\\\\n\\midrule\n");
   for (int32_t s = 0; s < d->m->n_solvers; s++) {
     const mb_solver_summary *x = &sum[s];
-    char name[64], g[32], mx[32], gap[32], gt[32], mt[32], gapt[32];
+    char name[64], g[32], mx[32], gap[32], gt[32], mt[32], gapt[32], p[32];
     tex_escape(x->solver, name, sizeof name);
     fmt_speedup(x->geomean_speedup, g, sizeof g);
     fmt_speedup(x->max_speedup, mx, sizeof mx);
@@ -424,8 +429,9 @@ static bool tex_summary(const report_data *d, const char *dir, const char *file,
     tex_value(g, gt, sizeof gt);
     tex_value(mx, mt, sizeof mt);
     tex_value(gap, gapt, sizeof gapt);
-    fprintf(f, "%s & %d & %s & %s & %d/%d/%d & %s & %.1f \\\\\n", name, x->n_cases, gt, mt, x->wins,
-            x->ties, x->losses, gapt, x->total_wall_s);
+    mb_format_p(p, sizeof p, mb_sign_test(x->wins, x->losses));
+    fprintf(f, "%s & %d & %s & %s & %d/%d/%d & %s & %s & %.1f \\\\\n", name, x->n_cases, gt, mt,
+            x->wins, x->ties, x->losses, p, gapt, x->total_wall_s);
   }
   fprintf(f, "\\bottomrule\n\\end{tabular}\n");
   return close_atomic(f, tmp, path, err);

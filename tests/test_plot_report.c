@@ -603,17 +603,34 @@ static char *summary_text(const char *path, const char *split, const char *workl
   return NULL;
 }
 
-/* The table's row of `solver` shows the cases, geomean (4 decimals) and wins/ties/losses of e. */
+/* Two-sided exact sign test computed here by counting outcomes, independently of paired.c. */
+static double sign_test_by_counting(int up, int down) {
+  int m = up + down, k = up < down ? up : down;
+  if (m == 0) return 1;
+  double choose = 1, tail = 0; /* C(m, i), small m only */
+  for (int i = 0; i <= k; i++) {
+    tail += choose;
+    choose = choose * (m - i) / (i + 1);
+  }
+  double p = 2 * tail / pow(2, m);
+  return p > 1 ? 1 : p;
+}
+
+/* The table's row of `solver` shows the cases, geomean (4 decimals), wins/ties/losses of e and
+ * the sign test of those wins and losses. */
 static void assert_summary_row(const char *text, const char *solver, split_expect e) {
   char key[64];
   snprintf(key, sizeof key, "\n%-20s ", solver); /* summary.c's layout */
   const char *row = strstr(text, key);
   if (!row) fail_msg("no row of %s in:\n%s", solver, text);
   int cases, wins, ties, losses;
-  double geomean;
-  if (sscanf(row + strlen(key), "%d %lfx %*s %d %d %d", &cases, &geomean, &wins, &ties, &losses) !=
-      5)
+  double geomean, sign_p;
+  if (sscanf(row + strlen(key), "%d %lfx %*s %d %d %d %lf", &cases, &geomean, &wins, &ties, &losses,
+             &sign_p) != 6)
     fail_msg("unreadable row of %s in:\n%s", solver, text);
+  if (fabs(sign_p - sign_test_by_counting(e.wins, e.losses)) > 0.00005 + 1e-12)
+    fail_msg("%s: sign p %g, expected %g for %d wins and %d losses:\n%s", solver, sign_p,
+             sign_test_by_counting(e.wins, e.losses), e.wins, e.losses, text);
   if (cases != e.cases || wins != e.wins || ties != e.ties || losses != e.losses ||
       fabs(geomean - e.geomean) > 0.00005 + 1e-12)
     fail_msg("%s: table shows %d cases %.4fx %d/%d/%d, rows give %d cases %.6fx %d/%d/%d:\n%s",

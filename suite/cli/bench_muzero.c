@@ -24,6 +24,7 @@
 #include "game.h"
 #include "hardware.h"
 #include "muzero_diagnostics.h"
+#include "paired.h"
 #include "paths.h"
 #include "player.h"
 #include "random_workload.h"
@@ -56,7 +57,11 @@ static void usage(FILE *out) {
       "simulations per decision (0: the raw policy network alone, no search), in the learned\n"
       "model and in the exact game, and prints mean returns (simulated) beside random play,\n"
       "the untrained network training starts from (seed 0) and the heuristic (best fit in\n"
-      "the agent's buffer order; the heuristic solver in the default order). Workloads: the\n"
+      "the agent's buffer order; the heuristic solver in the default order). Then, since the\n"
+      "same workloads are played at every budget, paired per-workload differences: each\n"
+      "budget against the first listed, each against the one before and the largest against\n"
+      "the smallest search budget, as mean +- standard error, workloads higher / level /\n"
+      "lower and a two-sided exact sign test (is a rise more than noise?). Workloads: the\n"
       "catalogue's --split or --workloads (--catalogue FILE and --data DIR as for run), else\n"
       "--episodes synthetic ones of 32..--buffers buffers from seed --seed (keep them apart\n"
       "from training's streams). --rescale node|tree picks the Gumbel Q normalisation,\n"
@@ -242,6 +247,39 @@ static double random_return(mb_game *g, uint64_t seed) {
   return mb_game_return(g);
 }
 
+/* One paired comparison between two rows of the returns table, learned model and exact game. */
+static void paired_row(const int *sims, int from, int to, const double *per_wl, int32_t n_set) {
+  char label[40];
+  snprintf(label, sizeof label, "%d vs %d", sims[to], sims[from]);
+  printf("  %-14s", label);
+  for (int ex = 0; ex < 2; ex++) {
+    /* returns are sums of integer time drops over T_slow: equal episodes give equal doubles */
+    mb_paired_stats s =
+        mb_paired_compare(per_wl + (size_t)(from * 2 + ex) * (size_t)n_set,
+                          per_wl + (size_t)(to * 2 + ex) * (size_t)n_set, n_set, 1e-12);
+    char p[32];
+    mb_format_p(p, sizeof p, s.sign_p);
+    printf("  %+.4f +- %.4f %3d / %3d / %3d  %6s", s.mean, s.std_error, s.higher, s.level, s.lower,
+           p);
+  }
+  printf("\n");
+}
+
+/* Whether the differences between budgets are more than workload-to-workload noise: each
+ * budget against the first row (normally the raw policy), each against the one before, and the
+ * largest against the smallest search budget. */
+static void paired_table(const int *sims, int n, const double *per_wl, int32_t n_set) {
+  if (n < 2 || n_set < 1) return;
+  printf(
+      "paired per-workload differences: mean +- standard error, workloads higher / level /\n"
+      "lower, two-sided sign test p (a small p: more workloads moved one way than chance\n"
+      "would make)\n");
+  printf("  %-14s  %-44s  %s\n", "simulations", "learned model", "exact game");
+  for (int k = 1; k < n; k++) paired_row(sims, 0, k, per_wl, n_set);
+  for (int k = 2; k < n; k++) paired_row(sims, k - 1, k, per_wl, n_set);
+  if (n >= 4) paired_row(sims, 1, n - 1, per_wl, n_set);
+}
+
 /* Mean return on the set: references (random, heuristic, the untrained network training starts
  * from) and the agent at each simulation count, learned model and exact game. */
 static int returns_table(const mb_agent *ag, const char *list, const mb_search_config *scfg,
@@ -273,6 +311,13 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
   }
   double learned[16] = {0}, exact[16] = {0}, heur = 0, rnd = 0, untrained = 0;
   double t_learned[16] = {0}, t_exact[16] = {0};
+  /* per workload, for the paired comparisons: [(k * 2 + exact) * n_set + e] */
+  double *per_wl = calloc((size_t)n * 2 * (size_t)(n_set > 0 ? n_set : 1), sizeof *per_wl);
+  if (!per_wl) {
+    fprintf(stderr, "mallocbench bench muzero: out of memory\n");
+    mb_agent_free(&fresh);
+    return 1;
+  }
   int64_t decisions = 0;
   oracle_use oracle = {.parts = oracle_parts};
   int rc = 0;
@@ -298,13 +343,17 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
         oracle_use *o = ex == 0 && oracle_parts ? &oracle : NULL;
         if (!play_return(ag, g, scale, sims[k], ex == 1, scfg, o, (uint64_t)e, &r, &err)) rc = 1;
         (ex ? exact : learned)[k] += r;
+        per_wl[(k * 2 + ex) * n_set + e] = r;
         (ex ? t_exact : t_learned)[k] += mb_wall_seconds() - t0;
       }
     if (rc) fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
     mb_game_free(g);
   }
   mb_agent_free(&fresh);
-  if (rc) return rc;
+  if (rc) {
+    free(per_wl);
+    return rc;
+  }
   printf(
       "mean episode return (T_slow - T) / T_slow over %s: %d workloads, %lld decisions per "
       "pass (simulated by the cost model)\n",
@@ -340,6 +389,8 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
     snprintf(cell, sizeof cell, "%.4f (%8.2f)", learned[k] / n_set, t_learned[k]);
     printf("  %-30s %-*s%.4f (%8.2f)\n", label, width, cell, exact[k] / n_set, t_exact[k]);
   }
+  paired_table(sims, n, per_wl, n_set);
+  free(per_wl);
   return 0;
 }
 

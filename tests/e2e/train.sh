@@ -200,10 +200,15 @@ grep -q "best fit in start order (reference)" "$TMP/out" ||
   --oracle all >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --oracle all: $(cat "$TMP/err")"
 grep -q "learned + oracle all" "$TMP/out" || fail "--oracle all: $(cat "$TMP/out")"
 # (a row: label, learned return (wall s), exact return (wall s); returns have 4 decimals)
-[ "$(grep -E '^  [0-9]+ ' "$TMP/out" | while read -r row; do
+[ "$(grep -E '^  [0-9]+ ' "$TMP/out" | grep -v ' vs ' | while read -r row; do
   echo "$row" | grep -oE '[0-9]+\.[0-9]{4}' | sort -u | wc -l; done | sort | uniq -c |
   awk '{ print $1, $2 }')" = "3 1" ] ||
   fail "--oracle all: the learned column is not the exact one: $(cat "$TMP/out")"
+# ... and so are its paired per-workload differences (label "B vs A", then 9 fields a column)
+grep -q "^paired per-workload differences" "$TMP/out" || fail "no paired table: $(cat "$TMP/out")"
+[ "$(grep -cE '^  [0-9]+ vs [0-9]+ ' "$TMP/out")" = 3 ] || fail "paired rows: $(cat "$TMP/out")"
+grep -E '^  [0-9]+ vs [0-9]+ ' "$TMP/out" | awk '{ for (i = 4; i <= 12; i++) if ($i != $(i + 9))
+  bad = 1 } END { exit bad }' || fail "--oracle all: paired columns differ: $(cat "$TMP/out")"
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --catalogue "$TMP/cat.txt" --split train \
   --oracle values,masks >"$TMP/out" 2>"$TMP/err" || fail "--oracle values,masks: $(cat "$TMP/err")"
 grep -q "^  oracle values,masks: the learned-model column takes them" "$TMP/out" ||

@@ -1,0 +1,109 @@
+/* paired.h: paired differences, their standard error and the exact sign test. */
+#include <math.h>
+
+#include "paired.h"
+#include "rng.h"
+#include "support.h"
+
+/* Exact binomial tails worked by hand. */
+static void test_sign_test_values(void **state) {
+  (void)state;
+  assert_float_equal(mb_sign_test(5, 0), 2.0 / 32, 1e-12);
+  assert_float_equal(mb_sign_test(0, 5), 2.0 / 32, 1e-12);
+  assert_float_equal(mb_sign_test(10, 0), 2.0 / 1024, 1e-12);
+  assert_float_equal(mb_sign_test(8, 2), 2.0 * (1 + 10 + 45) / 1024, 1e-12);
+  assert_float_equal(mb_sign_test(2, 8), 2.0 * (1 + 10 + 45) / 1024, 1e-12);
+  assert_float_equal(mb_sign_test(3, 3), 1, 0); /* both tails overlap: clamped */
+  assert_float_equal(mb_sign_test(0, 0), 1, 0); /* nothing moved */
+  assert_float_equal(mb_sign_test(1, 0), 1, 0); /* one toss proves nothing */
+}
+
+/* Thousands of cases: finite, tiny for a lopsided split, ~1 for an even one. */
+static void test_sign_test_large(void **state) {
+  (void)state;
+  double p = mb_sign_test(600, 400);
+  assert_true(isfinite(p));
+  assert_true(p > 0 && p < 1e-6);
+  assert_float_equal(mb_sign_test(1000, 1000), 1, 0);
+  double q = mb_sign_test(1040, 960); /* about 1.8 standard deviations: p ~ 0.08 */
+  assert_true(q > 0.05 && q < 0.11);
+}
+
+static void test_paired_compare(void **state) {
+  (void)state;
+  const double before[] = {1, 2, 3, 4}, after[] = {1.5, 2, 2.5, 5};
+  mb_paired_stats s = mb_paired_compare(before, after, 4, 1e-9);
+  assert_int_equal(s.n, 4);
+  assert_float_equal(s.mean, 0.25, 1e-12);
+  /* deviations 0.25, -0.25, -0.75, 0.75: variance 1.25 / 3, over sqrt(4) */
+  assert_float_equal(s.std_error, sqrt(1.25 / 3) / 2, 1e-12);
+  assert_int_equal(s.higher, 2);
+  assert_int_equal(s.level, 1);
+  assert_int_equal(s.lower, 1);
+  assert_float_equal(s.sign_p, 1, 0); /* 2 up, 1 down */
+  /* a wider tolerance makes the +-0.5 cases level */
+  s = mb_paired_compare(before, after, 4, 0.6);
+  assert_int_equal(s.higher, 1);
+  assert_int_equal(s.level, 3);
+  assert_int_equal(s.lower, 0);
+  assert_float_equal(s.mean, 0.25, 1e-12);
+}
+
+static void test_paired_degenerate(void **state) {
+  (void)state;
+  mb_paired_stats s = mb_paired_compare(NULL, NULL, 0, 0);
+  assert_int_equal(s.n, 0);
+  assert_float_equal(s.mean, 0, 0);
+  assert_float_equal(s.std_error, 0, 0);
+  assert_float_equal(s.sign_p, 1, 0);
+  const double a = 0.1, b = 0.3;
+  s = mb_paired_compare(&a, &b, 1, 0);
+  assert_float_equal(s.mean, 0.2, 1e-12);
+  assert_float_equal(s.std_error, 0, 0); /* one case has no spread */
+  assert_int_equal(s.higher, 1);
+}
+
+/* Property, random cases: swapping the two sides negates the mean and swaps up and down, and
+ * leaves the standard error and the sign test alone; counts add up to n. */
+static void test_paired_swap_property(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 42);
+  double x[64], y[64];
+  for (int trial = 0; trial < 200; trial++) {
+    int32_t n = (int32_t)mb_rng_below(&rng, 64) + 1;
+    for (int32_t i = 0; i < n; i++) {
+      x[i] = (double)mb_rng_below(&rng, 1000) / 1000;
+      y[i] = mb_rng_below(&rng, 4) == 0 ? x[i] : (double)mb_rng_below(&rng, 1000) / 1000;
+    }
+    mb_paired_stats s = mb_paired_compare(x, y, n, 1e-12);
+    mb_paired_stats t = mb_paired_compare(y, x, n, 1e-12);
+    assert_int_equal(s.higher + s.level + s.lower, n);
+    assert_int_equal(s.higher, t.lower);
+    assert_int_equal(s.lower, t.higher);
+    assert_float_equal(s.mean, -t.mean, 1e-12);
+    assert_float_equal(s.std_error, t.std_error, 1e-12);
+    assert_float_equal(s.sign_p, t.sign_p, 1e-12);
+    assert_true(s.sign_p > 0 && s.sign_p <= 1);
+    assert_true(s.std_error >= 0);
+  }
+}
+
+static void test_format_p(void **state) {
+  (void)state;
+  char buf[32];
+  mb_format_p(buf, sizeof buf, 0.0125);
+  assert_string_equal(buf, "0.0125");
+  mb_format_p(buf, sizeof buf, 1);
+  assert_string_equal(buf, "1.0000");
+  mb_format_p(buf, sizeof buf, 2.6e-10); /* not "0.0000" */
+  assert_string_equal(buf, "3e-10");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_sign_test_values),     cmocka_unit_test(test_sign_test_large),
+      cmocka_unit_test(test_paired_compare),       cmocka_unit_test(test_paired_degenerate),
+      cmocka_unit_test(test_paired_swap_property), cmocka_unit_test(test_format_p)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
