@@ -277,7 +277,14 @@ static void paired_table(const int *sims, int n, const double *per_wl, int32_t n
   printf("  %-14s  %-44s  %s\n", "simulations", "learned model", "exact game");
   for (int k = 1; k < n; k++) paired_row(sims, 0, k, per_wl, n_set);
   for (int k = 2; k < n; k++) paired_row(sims, k - 1, k, per_wl, n_set);
-  if (n >= 4) paired_row(sims, 1, n - 1, per_wl, n_set);
+  int lo = -1, hi = -1; /* the smallest and largest search budgets (not the raw policy) */
+  for (int k = 0; k < n; k++)
+    if (sims[k] > 0) {
+      if (lo < 0 || sims[k] < sims[lo]) lo = k;
+      if (hi < 0 || sims[k] > sims[hi]) hi = k;
+    }
+  bool shown = lo == 0 || hi == 0 || hi == lo + 1; /* a row above already compares them */
+  if (lo >= 0 && sims[lo] < sims[hi] && !shown) paired_row(sims, lo, hi, per_wl, n_set);
 }
 
 /* Mean return on the set: references (random, heuristic, the untrained network training starts
