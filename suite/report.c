@@ -9,10 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "paired.h"
 #include "paths.h"
 #include "result_matrix.h"
 #include "results.h"
+#include "stats.h"
 
 /* The figures the Markdown report links, in the order plot.h draws them. */
 static const struct {
@@ -79,6 +79,14 @@ static void fmt_speedup(double v, char *out, size_t n) {
     snprintf(out, n, "–");
   else
     snprintf(out, n, "%.3f", v);
+}
+
+/* A summary's 95% interval of its geomean speedup, "[1.001, 1.019]", or "–" without one. */
+static void fmt_ci(const mb_solver_summary *x, char *out, size_t n) {
+  if (isnan(x->geomean_ci_low))
+    snprintf(out, n, "–");
+  else
+    snprintf(out, n, "[%.3f, %.3f]", x->geomean_ci_low, x->geomean_ci_high);
 }
 
 static void fmt_percent(double v, char *out, size_t n) {
@@ -218,19 +226,20 @@ typedef struct report_data {
 /* One summary table from `sum` (over every case, or over one split's cases). */
 static void md_summary_table(FILE *f, const report_data *d, const mb_solver_summary *sum) {
   fprintf(f,
-          "| solver | workloads | geomean speedup | max speedup | wins / ties / losses | sign p "
-          "| mean gap to bound | failed | total wall time |\n"
-          "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+          "| solver | workloads | geomean speedup | 95%% CI | max speedup | wins / ties / losses "
+          "| sign p | mean gap to bound | failed | total wall time |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int32_t s = 0; s < d->m->n_solvers; s++) {
     const mb_solver_summary *x = &sum[s];
-    char g[32], mx[32], gap[32], wall[32], p[32];
+    char g[32], ci[64], mx[32], gap[32], wall[32], p[32];
     fmt_speedup(x->geomean_speedup, g, sizeof g);
+    fmt_ci(x, ci, sizeof ci);
     fmt_speedup(x->max_speedup, mx, sizeof mx);
     fmt_percent(x->mean_gap_to_bound, gap, sizeof gap);
     fmt_wall(x->total_wall_s, wall, sizeof wall);
     mb_format_p(p, sizeof p, mb_sign_test(x->wins, x->losses));
-    fprintf(f, "| %s | %d | %s | %s | %d / %d / %d | %s | %s | %d | %s |\n", x->solver, x->n_cases,
-            g, mx, x->wins, x->ties, x->losses, p, gap, x->n_failed, wall);
+    fprintf(f, "| %s | %d | %s | %s | %s | %d / %d / %d | %s | %s | %d | %s |\n", x->solver,
+            x->n_cases, g, ci, mx, x->wins, x->ties, x->losses, p, gap, x->n_failed, wall);
   }
   fprintf(f, "\n");
 }
@@ -238,7 +247,8 @@ static void md_summary_table(FILE *f, const report_data *d, const mb_solver_summ
 static void md_summary(FILE *f, const report_data *d) {
   fprintf(f,
           "## Summary per solver\n\n"
-          "Speedup = T_heuristic / T_solver (simulated), geometric mean over workloads; "
+          "Speedup = T_heuristic / T_solver (simulated), geometric mean over workloads with its "
+          "95%% confidence interval (Student t on the log speedups); "
           "wins/ties/losses against the heuristic, with the two-sided exact sign test of wins "
           "against losses (sign p: the chance of counts at least this unequal if losing a case "
           "were as likely as winning it); gap = (T_solver - T_bound) / T_bound "
@@ -416,12 +426,13 @@ static bool tex_summary(const report_data *d, const char *dir, const char *file,
   FILE *f;
   if (!tex_file(dir, file, &f, path, sizeof path, tmp, sizeof tmp, err)) return false;
   fprintf(f,
-          "\\begin{tabular}{lrrrcrrr}\n\\toprule\n"
-          "solver & workloads & geomean & max & W/T/L & sign $p$ & gap to bound & wall (s) "
-          "\\\\\n\\midrule\n");
+          "\\begin{tabular}{lrrcrcrrr}\n\\toprule\n"
+          "solver & workloads & geomean & 95\\%% CI & max & W/T/L & sign $p$ & gap to bound & "
+          "wall (s) \\\\\n\\midrule\n");
   for (int32_t s = 0; s < d->m->n_solvers; s++) {
     const mb_solver_summary *x = &sum[s];
-    char name[64], g[32], mx[32], gap[32], gt[32], mt[32], gapt[32], p[32];
+    char name[64], g[32], ci[64], mx[32], gap[32], gt[32], mt[32], gapt[32], p[32];
+    fmt_ci(x, ci, sizeof ci);
     tex_escape(x->solver, name, sizeof name);
     fmt_speedup(x->geomean_speedup, g, sizeof g);
     fmt_speedup(x->max_speedup, mx, sizeof mx);
@@ -430,8 +441,8 @@ static bool tex_summary(const report_data *d, const char *dir, const char *file,
     tex_value(mx, mt, sizeof mt);
     tex_value(gap, gapt, sizeof gapt);
     mb_format_p(p, sizeof p, mb_sign_test(x->wins, x->losses));
-    fprintf(f, "%s & %d & %s & %s & %d/%d/%d & %s & %s & %.1f \\\\\n", name, x->n_cases, gt, mt,
-            x->wins, x->ties, x->losses, p, gapt, x->total_wall_s);
+    fprintf(f, "%s & %d & %s & %s & %s & %d/%d/%d & %s & %s & %.1f \\\\\n", name, x->n_cases, gt,
+            ci, mt, x->wins, x->ties, x->losses, p, gapt, x->total_wall_s);
   }
   fprintf(f, "\\bottomrule\n\\end{tabular}\n");
   return close_atomic(f, tmp, path, err);

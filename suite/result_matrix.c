@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats.h"
+
 static bool row_ok(const mb_result_row *row) { return !strcmp(row->status, "ok") && row->valid; }
 
 static int32_t find_case(const mb_result_matrix *m, const char *workload, const char *hardware) {
@@ -153,6 +155,8 @@ void mb_result_matrix_summarise(const mb_result_matrix *m, mb_solver_summary *ou
 
 void mb_result_matrix_summarise_split(const mb_result_matrix *m, const char *split,
                                       mb_solver_summary *out) {
+  /* one solver's per-case speedups, for the interval (NULL if out of memory: no interval) */
+  double *speedups = malloc((size_t)(m->n_cases > 0 ? m->n_cases : 1) * sizeof *speedups);
   for (int32_t s = 0; s < m->n_solvers; s++) {
     mb_solver_summary *sum = &out[s];
     memset(sum, 0, sizeof *sum);
@@ -170,6 +174,7 @@ void mb_result_matrix_summarise_split(const mb_result_matrix *m, const char *spl
       /* speedups are relative to the heuristic baseline stored in every row, so a case
        * counts even when the heuristic itself was not among the run's solvers */
       double sp = cell->speedup_heuristic;
+      if (speedups) speedups[sum->n_cases] = sp;
       sum->n_cases++;
       log_sum += log(sp);
       if (isnan(sum->max_speedup) || sp > sum->max_speedup) sum->max_speedup = sp;
@@ -185,6 +190,10 @@ void mb_result_matrix_summarise_split(const mb_result_matrix *m, const char *spl
       }
     }
     sum->geomean_speedup = sum->n_cases ? exp(log_sum / sum->n_cases) : NAN;
+    sum->geomean_ci_low = sum->geomean_ci_high = NAN;
+    if (speedups)
+      mb_geomean_ci95(speedups, sum->n_cases, &sum->geomean_ci_low, &sum->geomean_ci_high);
     sum->mean_gap_to_bound = n_gap ? gap_sum / n_gap : NAN;
   }
+  free(speedups);
 }

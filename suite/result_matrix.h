@@ -63,9 +63,11 @@ int32_t mb_matrix_solver_index(const mb_result_matrix *m, const char *solver);
 /* Per-solver summary over all cases where both the solver and the heuristic are present. */
 typedef struct mb_solver_summary {
   char solver[MB_RES_SOLVER];
-  int32_t n_cases;        /* cases with a present cell */
-  int32_t n_failed;       /* rows that were not ok/valid */
-  double geomean_speedup; /* over the heuristic */
+  int32_t n_cases;                        /* cases with a present cell */
+  int32_t n_failed;                       /* rows that were not ok/valid */
+  double geomean_speedup;                 /* over the heuristic */
+  double geomean_ci_low, geomean_ci_high; /* its 95% confidence interval over the cases
+                                           * (stats.h); NaN with fewer than 2 cases */
   double max_speedup;
   int32_t wins, ties, losses; /* vs heuristic; tie when |speedup - 1| <= 1e-9 */
   double mean_gap_to_bound;   /* over cases with a bound; NaN when none */

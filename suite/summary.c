@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "catalogue.h"
-#include "paired.h"
 #include "result_matrix.h"
+#include "stats.h"
 
 static void num(char *out, size_t n, double v, const char *fmt) {
   if (isnan(v))
@@ -23,23 +23,29 @@ static void print_table(FILE *out, const mb_result_matrix *m, const mb_solver_su
           "Times are simulated by the mallocbench cost model; speedup = T_heuristic / T_solver "
           "on the same workload\nand hardware (geometric mean over cases, each case the "
           "geometric mean over seeds); gap = (T_solver - T_bound) / T_bound.\n\n");
-  fprintf(out, "%-20s %6s %9s %9s %5s %5s %6s %7s %6s %9s %10s\n", "solver", "cases", "geomean",
-          "max", "wins", "ties", "losses", "sign p", "failed", "mean gap", "wall (s)");
+  fprintf(out, "%-20s %6s %9s %-16s %9s %5s %5s %6s %7s %6s %9s %10s\n", "solver", "cases",
+          "geomean", "95% CI", "max", "wins", "ties", "losses", "sign p", "failed", "mean gap",
+          "wall (s)");
   for (int32_t i = 0; i < m->n_solvers && m->n_cases > 0; i++) {
-    char g[32], mx[32], gap[32], p[32];
+    char g[32], ci[64], mx[32], gap[32], p[32];
     num(g, sizeof g, s[i].geomean_speedup, "%.4fx");
+    if (isnan(s[i].geomean_ci_low))
+      snprintf(ci, sizeof ci, "-");
+    else
+      snprintf(ci, sizeof ci, "[%.4f, %.4f]", s[i].geomean_ci_low, s[i].geomean_ci_high);
     num(mx, sizeof mx, s[i].max_speedup, "%.4fx");
     num(gap, sizeof gap, 100.0 * s[i].mean_gap_to_bound, "%.2f%%");
     mb_format_p(p, sizeof p, mb_sign_test(s[i].wins, s[i].losses));
-    fprintf(out, "%-20s %6d %9s %9s %5d %5d %6d %7s %6d %9s %10.2f\n", s[i].solver,
-            (int)s[i].n_cases, g, mx, (int)s[i].wins, (int)s[i].ties, (int)s[i].losses, p,
+    fprintf(out, "%-20s %6d %9s %-16s %9s %5d %5d %6d %7s %6d %9s %10.2f\n", s[i].solver,
+            (int)s[i].n_cases, g, ci, mx, (int)s[i].wins, (int)s[i].ties, (int)s[i].losses, p,
             (int)s[i].n_failed, gap, s[i].total_wall_s);
   }
   if (m->n_solvers > 0 && m->n_cases > 0)
     fprintf(out,
-            "\nsign p: two-sided exact sign test of wins against losses (ties dropped), the "
-            "chance of counts\nat least this unequal if a solver were as likely to lose a case "
-            "as to win it.\n");
+            "\n95%% CI: of the geometric mean over cases (Student t on the log speedups); sign "
+            "p: two-sided exact\nsign test of wins against losses (ties dropped), the chance of "
+            "counts at least this unequal if a\nsolver were as likely to lose a case as to win "
+            "it.\n");
   int32_t at_bound = 0;
   for (int32_t c = 0; c < m->n_cases; c++)
     at_bound += mb_matrix_case_heuristic_at_bound(&m->cases[c]);

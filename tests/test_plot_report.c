@@ -616,18 +616,27 @@ static double sign_test_by_counting(int up, int down) {
   return p > 1 ? 1 : p;
 }
 
-/* The table's row of `solver` shows the cases, geomean (4 decimals), wins/ties/losses of e and
- * the sign test of those wins and losses. */
+/* The table's row of `solver` shows the cases, geomean (4 decimals) and its interval,
+ * wins/ties/losses of e and the sign test of those wins and losses. */
 static void assert_summary_row(const char *text, const char *solver, split_expect e) {
   char key[64];
   snprintf(key, sizeof key, "\n%-20s ", solver); /* summary.c's layout */
   const char *row = strstr(text, key);
   if (!row) fail_msg("no row of %s in:\n%s", solver, text);
   int cases, wins, ties, losses;
-  double geomean, sign_p;
-  if (sscanf(row + strlen(key), "%d %lfx %*s %d %d %d %lf", &cases, &geomean, &wins, &ties, &losses,
-             &sign_p) != 6)
+  double geomean, sign_p, lo = NAN, hi = NAN;
+  const char *at = row + strlen(key);
+  if (sscanf(at, "%d %lfx [%lf, %lf] %*s %d %d %d %lf", &cases, &geomean, &lo, &hi, &wins, &ties,
+             &losses, &sign_p) != 8 &&
+      sscanf(at, "%d %lfx - %*s %d %d %d %lf", &cases, &geomean, &wins, &ties, &losses, &sign_p) !=
+          6)
     fail_msg("unreadable row of %s in:\n%s", solver, text);
+  /* the interval: shown from 2 cases on, holds the geomean, symmetric about it in log space */
+  if ((e.cases >= 2) != !isnan(lo))
+    fail_msg("%s: interval shown or not for %d cases:\n%s", solver, e.cases, text);
+  if (!isnan(lo) &&
+      !(lo <= geomean + 1e-4 && geomean <= hi + 1e-4 && fabs(lo * hi - geomean * geomean) <= 5e-4))
+    fail_msg("%s: interval [%g, %g] around %g:\n%s", solver, lo, hi, geomean, text);
   if (fabs(sign_p - sign_test_by_counting(e.wins, e.losses)) > 0.00005 + 1e-12)
     fail_msg("%s: sign p %g, expected %g for %d wins and %d losses:\n%s", solver, sign_p,
              sign_test_by_counting(e.wins, e.losses), e.wins, e.losses, text);

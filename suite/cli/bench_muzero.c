@@ -24,11 +24,11 @@
 #include "game.h"
 #include "hardware.h"
 #include "muzero_diagnostics.h"
-#include "paired.h"
 #include "paths.h"
 #include "player.h"
 #include "random_workload.h"
 #include "search.h"
+#include "stats.h"
 #include "tensor.h"
 #include "train.h"
 

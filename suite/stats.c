@@ -1,4 +1,4 @@
-#include "paired.h"
+#include "stats.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -44,4 +44,32 @@ mb_paired_stats mb_paired_compare(const double *before, const double *after, int
 
 void mb_format_p(char *out, size_t n, double p) {
   snprintf(out, n, p < 0.001 ? "%.0e" : "%.4f", p);
+}
+
+double mb_student_t_975(int32_t df) {
+  static const double table[31] = {NAN,    12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646,
+                                   2.3060, 2.2622,  2.2281, 2.2010, 2.1788, 2.1604, 2.1448, 2.1314,
+                                   2.1199, 2.1098,  2.1009, 2.0930, 2.0860, 2.0796, 2.0739, 2.0687,
+                                   2.0639, 2.0595,  2.0555, 2.0518, 2.0484, 2.0452, 2.0423};
+  if (df < 1) return NAN;
+  if (df <= 30) return table[df];
+  /* Cornish-Fisher: t = z + g1(z) / df + g2(z) / df^2 + ..., z the normal quantile */
+  const double z = 1.959963985, v = df;
+  return z + (z * z * z + z) / (4 * v) + (5 * pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * v * v) +
+         (3 * pow(z, 7) + 19 * pow(z, 5) + 17 * z * z * z - 15 * z) / (384 * v * v * v);
+}
+
+void mb_geomean_ci95(const double *x, int32_t n, double *low, double *high) {
+  *low = *high = NAN;
+  if (n < 2) return;
+  double sum = 0;
+  for (int32_t i = 0; i < n; i++) {
+    if (!(x[i] > 0)) return;
+    sum += log(x[i]);
+  }
+  double mean = sum / n, ss = 0;
+  for (int32_t i = 0; i < n; i++) ss += (log(x[i]) - mean) * (log(x[i]) - mean);
+  double half = mb_student_t_975(n - 1) * sqrt(ss / (n - 1)) / sqrt((double)n);
+  *low = exp(mean - half);
+  *high = exp(mean + half);
 }

@@ -1,8 +1,8 @@
-/* paired.h: paired differences, their standard error and the exact sign test. */
+/* stats.h: paired differences, their standard error, the exact sign test, Student t quantiles. */
 #include <math.h>
 
-#include "paired.h"
 #include "rng.h"
+#include "stats.h"
 #include "support.h"
 
 /* Exact binomial tails worked by hand. */
@@ -100,10 +100,76 @@ static void test_format_p(void **state) {
   assert_string_equal(buf, "3e-10");
 }
 
+/* Student t quantiles against published values (4 decimals), in the table and beyond it. */
+static void test_student_t(void **state) {
+  (void)state;
+  assert_true(isnan(mb_student_t_975(0)));
+  assert_float_equal(mb_student_t_975(1), 12.7062, 1e-4);
+  assert_float_equal(mb_student_t_975(10), 2.2281, 1e-4);
+  assert_float_equal(mb_student_t_975(30), 2.0423, 1e-4);
+  assert_float_equal(mb_student_t_975(31), 2.0395, 1e-4);
+  assert_float_equal(mb_student_t_975(40), 2.0211, 1e-4);
+  assert_float_equal(mb_student_t_975(45), 2.0141, 1e-4);
+  assert_float_equal(mb_student_t_975(60), 2.0003, 1e-4);
+  assert_float_equal(mb_student_t_975(120), 1.9799, 1e-4);
+  assert_float_equal(mb_student_t_975(1000000), 1.9600, 1e-4);
+  for (int32_t df = 1; df < 200; df++) /* decreasing towards the normal quantile */
+    assert_true(mb_student_t_975(df + 1) < mb_student_t_975(df));
+}
+
+static void test_geomean_ci(void **state) {
+  (void)state;
+  double lo, hi;
+  const double same[] = {1.25, 1.25, 1.25};
+  mb_geomean_ci95(same, 3, &lo, &hi); /* no spread: the interval is the point */
+  assert_float_equal(lo, 1.25, 1e-12);
+  assert_float_equal(hi, 1.25, 1e-12);
+  /* two cases: logs ln 2 and ln 8, mean ln 4, standard error ln 2, t(1) = 12.7062 */
+  const double two[] = {2, 8};
+  mb_geomean_ci95(two, 2, &lo, &hi);
+  assert_float_equal(log(lo), log(4) - 12.7062 * log(2), 1e-3);
+  assert_float_equal(log(hi), log(4) + 12.7062 * log(2), 1e-3);
+  const double one[] = {1.1}, bad[] = {1.1, 0};
+  mb_geomean_ci95(one, 1, &lo, &hi);
+  assert_true(isnan(lo) && isnan(hi));
+  mb_geomean_ci95(bad, 2, &lo, &hi);
+  assert_true(isnan(lo) && isnan(hi));
+}
+
+/* Property, random speedups: the interval holds the geometric mean, is symmetric around it in
+ * log space, and narrows when the same cases are seen four times over. */
+static void test_geomean_ci_property(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 7);
+  double x[256];
+  for (int trial = 0; trial < 100; trial++) {
+    int32_t n = (int32_t)mb_rng_below(&rng, 60) + 2;
+    double log_sum = 0;
+    for (int32_t i = 0; i < n; i++) {
+      x[i] = 0.9 + (double)mb_rng_below(&rng, 4000) / 10000; /* 0.9 .. 1.3 */
+      log_sum += log(x[i]);
+      for (int k = 1; k < 4; k++) x[i + k * n] = x[i];
+    }
+    double g = exp(log_sum / n), lo, hi, lo4, hi4;
+    mb_geomean_ci95(x, n, &lo, &hi);
+    assert_true(lo <= g + 1e-12 && g <= hi + 1e-12);
+    assert_float_equal(lo * hi, g * g, 1e-9);
+    mb_geomean_ci95(x, 4 * n, &lo4, &hi4); /* x[0..4n) is x[0..n) four times */
+    assert_true(hi4 - lo4 <= hi - lo + 1e-12);
+    assert_float_equal(lo4 * hi4, g * g, 1e-9);
+  }
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_sign_test_values),     cmocka_unit_test(test_sign_test_large),
-      cmocka_unit_test(test_paired_compare),       cmocka_unit_test(test_paired_degenerate),
-      cmocka_unit_test(test_paired_swap_property), cmocka_unit_test(test_format_p)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_sign_test_values),
+                                     cmocka_unit_test(test_sign_test_large),
+                                     cmocka_unit_test(test_paired_compare),
+                                     cmocka_unit_test(test_paired_degenerate),
+                                     cmocka_unit_test(test_paired_swap_property),
+                                     cmocka_unit_test(test_format_p),
+                                     cmocka_unit_test(test_student_t),
+                                     cmocka_unit_test(test_geomean_ci),
+                                     cmocka_unit_test(test_geomean_ci_property)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
