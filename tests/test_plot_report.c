@@ -603,7 +603,7 @@ static char *summary_text(const char *path, const char *split, const char *workl
   return NULL;
 }
 
-/* Two-sided exact sign test computed here by counting outcomes, independently of paired.c. */
+/* Two-sided exact sign test computed here by counting outcomes, independently of stats.c. */
 static double sign_test_by_counting(int up, int down) {
   int m = up + down, k = up < down ? up : down;
   if (m == 0) return 1;
