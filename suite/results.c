@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -811,7 +812,18 @@ mb_results *mb_results_open(const char *path, bool writable, mb_error *err) {
     mb_fail(err, "%s: cannot open the results file: %s", path, strerror(errno));
     return NULL;
   }
-  close(fd);
+  /* HDF5 flocks the files it opens (exclusively for writing): a file a run is still writing
+   * cannot be opened elsewhere until that run ends. Say so, rather than let HDF5's refusal read
+   * like a damaged file. */
+  bool busy = flock(fd, (writable ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd); /* closing drops the probe's lock */
+  if (busy) {
+    mb_fail(err,
+            "%s: the file is open in another process (a run still writing it?); HDF5 locks it "
+            "until that process ends: read it then, or read a copy (cp) of it",
+            path);
+    return NULL;
+  }
   if (H5Fis_hdf5(path) <= 0) {
     mb_fail(err, "%s: not an HDF5 file (or damaged beyond opening)", path);
     return NULL;

@@ -1,11 +1,13 @@
 /* The HDF5 results store: round trips, appends after reopening, provenance, name encoding,
  * workload splits and curve references (and their absence in older files), refusing to clobber
  * files, and clear errors on files that are not results files. */
+#include <fcntl.h>
 #include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -376,6 +378,39 @@ static void test_truncated_file(void **state) {
   free(path);
 }
 
+/* A file another process holds open (HDF5 flocks it: a run still writing) is refused with a
+ * message that says so, not as a damaged file; once released it opens. */
+static void test_busy_file(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("busy.h5");
+  mb_error err = {{0}};
+  mb_results *w = mb_results_create(path, false, &err);
+  assert_non_null(w);
+  mb_result_row row = make_row(1, "greedy", 0, 5);
+  assert_true(mb_results_append(w, &row, NULL, NULL, NULL, 0, NAN, &err));
+  /* the writer itself: HDF5's own lock */
+  mb_results *r = mb_results_open(path, false, &err);
+  if (r) { /* an HDF5 built without file locking: nothing to refuse */
+    mb_results_close(r, NULL);
+  } else {
+    assert_non_null(strstr(err.message, path));
+    assert_non_null(strstr(err.message, "open in another process"));
+  }
+  assert_true(mb_results_close(w, &err));
+  /* any exclusive lock, as a writer in another process holds */
+  int fd = open(path, O_RDONLY);
+  assert_true(fd >= 0);
+  assert_int_equal(flock(fd, LOCK_EX), 0);
+  assert_null(mb_results_open(path, false, &err));
+  assert_non_null(strstr(err.message, "open in another process (a run still writing it?)"));
+  assert_null(mb_results_open(path, true, &err));
+  close(fd);
+  r = mb_results_open(path, true, &err);
+  assert_non_null(r);
+  mb_results_close(r, NULL);
+  free(path);
+}
+
 static void test_name_encoding(void **state) {
   (void)state;
   const char *names[] = {"plain", "a/b", "100%", ".hidden", "", "x.y/z%2F"};
@@ -612,6 +647,7 @@ int main(void) {
       cmocka_unit_test(test_provenance),
       cmocka_unit_test(test_refuses_and_reports),
       cmocka_unit_test(test_truncated_file),
+      cmocka_unit_test(test_busy_file),
       cmocka_unit_test(test_name_encoding),
       cmocka_unit_test(test_workload_split),
       cmocka_unit_test(test_curve_heuristic),
