@@ -12,8 +12,10 @@ static int usage(FILE *out, int status) {
   fprintf(out,
           "usage: mallocbench summary FILE [--split train|test] [--workloads REGEX]\n\n"
           "Prints the summary table of a results file, as `mallocbench run` does at the end:\n"
-          "per solver, the geometric-mean speedup over the heuristic, wins/ties/losses, the\n"
-          "mean gap to the LP bound and the total wall time.\n\n"
+          "per solver, the geometric-mean speedup over the heuristic with its 95%% confidence\n"
+          "interval over the cases, wins/ties/losses with the sign test of wins against\n"
+          "losses, the mean gap to the LP bound and the total wall time. A file that a run is\n"
+          "still writing is locked by HDF5 until the run ends: summarise a copy of it.\n\n"
           "  --split train|test   only the cases whose workload is in this catalogue split\n"
           "                       (mallocMuZero trains on train: judge it on test). Needs a\n"
           "                       file that records each workload's split.\n"
