@@ -6,10 +6,13 @@
 double mb_sign_test(int32_t up, int32_t down) {
   int32_t m = up + down, k = up < down ? up : down;
   if (m <= 0) return 1;
-  /* P(X <= k) for X ~ Binomial(m, 1/2), each term in log space (m may be in the thousands) */
-  double tail = 0;
-  for (int32_t i = 0; i <= k; i++)
-    tail += exp(lgamma(m + 1.0) - lgamma(i + 1.0) - lgamma(m - i + 1.0) - m * log(2.0));
+  /* P(X <= k) for X ~ Binomial(m, 1/2), each term in log space (m may be in the thousands);
+   * log C(m, i) summed up term by term rather than by lgamma, which writes a global (signgam) */
+  double tail = 0, log_choose = 0, log_half_m = m * log(0.5);
+  for (int32_t i = 0; i <= k; i++) {
+    tail += exp(log_choose + log_half_m);
+    log_choose += log((double)(m - i)) - log((double)(i + 1));
+  }
   double p = 2 * tail; /* symmetric: both tails */
   return p > 1 ? 1 : p;
 }
