@@ -237,7 +237,7 @@ static void md_summary_table(FILE *f, const report_data *d, const mb_solver_summ
     fmt_speedup(x->max_speedup, mx, sizeof mx);
     fmt_percent(x->mean_gap_to_bound, gap, sizeof gap);
     fmt_wall(x->total_wall_s, wall, sizeof wall);
-    mb_format_p(p, sizeof p, mb_sign_test(x->wins, x->losses));
+    mb_format_p(p, sizeof p, x->sign_p);
     fprintf(f, "| %s | %d | %s | %s | %s | %d / %d / %d | %s | %s | %d | %s |\n", x->solver,
             x->n_cases, g, ci, mx, x->wins, x->ties, x->losses, p, gap, x->n_failed, wall);
   }
@@ -440,7 +440,7 @@ static bool tex_summary(const report_data *d, const char *dir, const char *file,
     tex_value(g, gt, sizeof gt);
     tex_value(mx, mt, sizeof mt);
     tex_value(gap, gapt, sizeof gapt);
-    mb_format_p(p, sizeof p, mb_sign_test(x->wins, x->losses));
+    mb_format_p(p, sizeof p, x->sign_p);
     fprintf(f, "%s & %d & %s & %s & %s & %d/%d/%d & %s & %s & %.1f \\\\\n", name, x->n_cases, gt,
             ci, mt, x->wins, x->ties, x->losses, p, gapt, x->total_wall_s);
   }

@@ -193,6 +193,7 @@ void mb_result_matrix_summarise_split(const mb_result_matrix *m, const char *spl
     sum->geomean_ci_low = sum->geomean_ci_high = NAN;
     if (speedups)
       mb_geomean_ci95(speedups, sum->n_cases, &sum->geomean_ci_low, &sum->geomean_ci_high);
+    sum->sign_p = mb_sign_test(sum->wins, sum->losses);
     sum->mean_gap_to_bound = n_gap ? gap_sum / n_gap : NAN;
   }
   free(speedups);

@@ -70,6 +70,7 @@ typedef struct mb_solver_summary {
                                            * (stats.h); NaN with fewer than 2 cases */
   double max_speedup;
   int32_t wins, ties, losses; /* vs heuristic; tie when |speedup - 1| <= 1e-9 */
+  double sign_p;              /* two-sided exact sign test of wins against losses (stats.h) */
   double mean_gap_to_bound;   /* over cases with a bound; NaN when none */
   double total_wall_s;
 } mb_solver_summary;

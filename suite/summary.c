@@ -35,7 +35,7 @@ static void print_table(FILE *out, const mb_result_matrix *m, const mb_solver_su
       snprintf(ci, sizeof ci, "[%.4f, %.4f]", s[i].geomean_ci_low, s[i].geomean_ci_high);
     num(mx, sizeof mx, s[i].max_speedup, "%.4fx");
     num(gap, sizeof gap, 100.0 * s[i].mean_gap_to_bound, "%.2f%%");
-    mb_format_p(p, sizeof p, mb_sign_test(s[i].wins, s[i].losses));
+    mb_format_p(p, sizeof p, s[i].sign_p);
     fprintf(out, "%-20s %6d %9s %-16s %9s %5d %5d %6d %7s %6d %9s %10.2f\n", s[i].solver,
             (int)s[i].n_cases, g, ci, mx, (int)s[i].wins, (int)s[i].ties, (int)s[i].losses, p,
             (int)s[i].n_failed, gap, s[i].total_wall_s);
