@@ -247,6 +247,12 @@ static double random_return(mb_game *g, uint64_t seed) {
   return mb_game_return(g);
 }
 
+static double mean_of(const double *x, int32_t n) {
+  double sum = 0;
+  for (int32_t i = 0; i < n; i++) sum += x[i];
+  return n > 0 ? sum / n : 0;
+}
+
 /* One paired comparison between two rows of the returns table, learned model and exact game. */
 static void paired_row(const int *sims, int from, int to, const double *per_wl, int32_t n_set) {
   char label[40];
@@ -316,7 +322,7 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
     fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
     return 1;
   }
-  double learned[16] = {0}, exact[16] = {0}, heur = 0, rnd = 0, untrained = 0;
+  double heur = 0, rnd = 0, untrained = 0;
   double t_learned[16] = {0}, t_exact[16] = {0};
   /* per workload, for the paired comparisons: [(k * 2 + exact) * n_set + e] */
   double *per_wl = calloc((size_t)n * 2 * (size_t)(n_set > 0 ? n_set : 1), sizeof *per_wl);
@@ -349,7 +355,6 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
         double t0 = mb_wall_seconds();
         oracle_use *o = ex == 0 && oracle_parts ? &oracle : NULL;
         if (!play_return(ag, g, scale, sims[k], ex == 1, scfg, o, (uint64_t)e, &r, &err)) rc = 1;
-        (ex ? exact : learned)[k] += r;
         per_wl[(k * 2 + ex) * n_set + e] = r;
         (ex ? t_exact : t_learned)[k] += mb_wall_seconds() - t0;
       }
@@ -393,8 +398,10 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
     char label[32];
     snprintf(label, sizeof label, sims[k] ? "%d" : "0 (raw policy, no search)", sims[k]);
     char cell[64];
-    snprintf(cell, sizeof cell, "%.4f (%8.2f)", learned[k] / n_set, t_learned[k]);
-    printf("  %-30s %-*s%.4f (%8.2f)\n", label, width, cell, exact[k] / n_set, t_exact[k]);
+    snprintf(cell, sizeof cell, "%.4f (%8.2f)", mean_of(per_wl + (size_t)(k * 2) * n_set, n_set),
+             t_learned[k]);
+    printf("  %-30s %-*s%.4f (%8.2f)\n", label, width, cell,
+           mean_of(per_wl + (size_t)(k * 2 + 1) * n_set, n_set), t_exact[k]);
   }
   paired_table(sims, n, per_wl, n_set);
   free(per_wl);
