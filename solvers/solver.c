@@ -14,11 +14,11 @@ static const mb_solver SOLVERS[] = {
      mb_solve_greedy},
     {"mallocmuzero",
      "MuZero agent (results/agents/default.h5): Gumbel search in its learned model, "
-     "16 simulations per decision",
+     "value network at the leaves",
      mb_solve_mallocmuzero},
     {"mallocmuzero-exact",
-     "ablation: the same agent searching the real game (exact rewards and masks), 8 simulations "
-     "per decision",
+     "the same agent searching the real game (exact rewards and masks), leaves valued by "
+     "rollouts of its own policy network",
      mb_solve_mallocmuzero_exact},
 };
 

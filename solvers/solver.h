@@ -21,6 +21,9 @@ typedef struct mb_solver_options {
   const char *agent_path;  /* mallocMuZero checkpoint (HDF5), NULL for solvers without one */
   int simulations;         /* mallocMuZero: simulations per step (0: default) */
   double c_scale;          /* mallocMuZero: Gumbel sigma's c_scale at evaluation (0: default) */
+  int leaf_rollout;        /* mallocMuZero: raw-policy steps played from each new search node
+                              for its value (mb_search_config.leaf_rollout); 0: the solver's
+                              default, MB_SOLVER_NO_LEAF_ROLLOUT: none (the value network alone) */
   double finetune_seconds; /* mallocMuZero: per-workload fine-tuning budget (0: none) */
   int64_t finetune_steps;  /* mallocMuZero: fine-tuning by updates instead of time (0: none);
                               reproducible, unlike seconds; not both */
@@ -30,6 +33,8 @@ typedef struct mb_solver_options {
 /* Upper limits of the mallocMuZero options, one for every entry point (CLI, driver, solver). */
 #define MB_SOLVER_MAX_SIMULATIONS 1000000
 #define MB_SOLVER_MAX_FINETUNE_STEPS 100000000 /* days of updates on a 2-core machine */
+#define MB_SOLVER_MAX_LEAF_ROLLOUT 100000      /* = MB_SEARCH_MAX_LEAF_ROLLOUT */
+#define MB_SOLVER_NO_LEAF_ROLLOUT (-1)
 
 /* What a solver reports besides the assignment (all optional to fill). */
 typedef struct mb_solver_stats {

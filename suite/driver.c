@@ -142,6 +142,7 @@ typedef struct run {
   int simulations;
   double c_scale, finetune;
   int64_t finetune_steps;
+  int leaf_rollout;
   double bound_budget; /* seconds for the LP bound (derived from the profile) */
   char *catalogue_path;
   char *data_dir;
@@ -366,7 +367,8 @@ static bool profile_file_sha(const char *name, char out[MB_RES_SHA]) {
 /* Checks mallocMuZero's evaluation options (0 everywhere: the solvers' defaults). `stored`:
  * NULL for the caller's flags, else the file being resumed they were read from. */
 static bool muzero_options_ok(int simulations, double c_scale, double finetune,
-                              int64_t finetune_steps, const char *stored, mb_error *err) {
+                              int64_t finetune_steps, int leaf_rollout, const char *stored,
+                              mb_error *err) {
   const char *where = stored ? stored : "", *sep = stored ? ": " : "";
   if (simulations < 0 || simulations > MB_SOLVER_MAX_SIMULATIONS)
     return mb_fail(err, "%s%s%s %d: expected an integer in 1..%d (0: the solvers' default)", where,
@@ -382,6 +384,12 @@ static bool muzero_options_ok(int simulations, double c_scale, double finetune,
     return mb_fail(err, "%s%s%s %" PRId64 ": expected updates in 0..%d", where, sep,
                    stored ? "run_finetune_steps" : "--finetune-steps", finetune_steps,
                    MB_SOLVER_MAX_FINETUNE_STEPS);
+  if (leaf_rollout != MB_SOLVER_NO_LEAF_ROLLOUT &&
+      (leaf_rollout < 0 || leaf_rollout > MB_SOLVER_MAX_LEAF_ROLLOUT))
+    return mb_fail(err, "%s%s%s %d: expected steps in 0..%d", where, sep,
+                   stored ? "run_leaf_rollout" : "--leaf-rollout",
+                   leaf_rollout == MB_SOLVER_NO_LEAF_ROLLOUT ? 0 : leaf_rollout,
+                   MB_SOLVER_MAX_LEAF_ROLLOUT);
   if (finetune > 0 && finetune_steps > 0)
     return mb_fail(err, "%s%s%s and %s: fine-tune by seconds or by updates, not both", where, sep,
                    stored ? "run_finetune_s" : "--finetune",
@@ -390,7 +398,8 @@ static bool muzero_options_ok(int simulations, double c_scale, double finetune,
 }
 
 static bool muzero_options_set(const run *R) {
-  return R->simulations != 0 || R->c_scale != 0 || R->finetune != 0 || R->finetune_steps != 0;
+  return R->simulations != 0 || R->c_scale != 0 || R->finetune != 0 || R->finetune_steps != 0 ||
+         R->leaf_rollout != 0;
 }
 
 /* Catalogue -> workloads -> pairs -> tasks, and the plan hash. */
@@ -402,7 +411,7 @@ static bool make_plan(run *R, mb_error *err) {
     return mb_fail(err, "seeds %" PRId64 ": expected 1..1000000", R->seeds);
   if (!(R->budget >= 0)) return mb_fail(err, "budget %g: expected seconds >= 0", R->budget);
   if (!muzero_options_ok(R->simulations, R->c_scale, R->finetune, R->finetune_steps,
-                         R->cfg->resume ? R->cfg->resume : NULL, err))
+                         R->leaf_rollout, R->cfg->resume ? R->cfg->resume : NULL, err))
     return false;
   /* the agent decides mallocMuZero's numbers: its content is part of the plan */
   if (R->agent_path[0] && !file_sha256(R->agent_path, R->agent_sha))
@@ -535,15 +544,18 @@ static bool make_plan(run *R, mb_error *err) {
    * plan that leaves them at their defaults) keep their hash and their files still resume. */
   mb_sha256 h;
   mb_sha256_init(&h);
-  char line[1024], muzero[192] = "";
+  char line[1024], muzero[256] = "";
   R->bound_budget = !strcmp(R->profile, "full") ? FULL_BOUND_S : QUICK_BOUND_S;
   /* finetune_steps enters only when set: plans made before it keep their hash */
   if (muzero_options_set(R)) {
     int n = snprintf(muzero, sizeof muzero, " muzero sims %d c_scale %.17g finetune %.17g",
                      R->simulations, R->c_scale, R->finetune);
     if (R->finetune_steps && n > 0 && n < (int)sizeof muzero)
-      snprintf(muzero + n, sizeof muzero - (size_t)n, " finetune_steps %" PRId64,
-               R->finetune_steps);
+      n += snprintf(muzero + n, sizeof muzero - (size_t)n, " finetune_steps %" PRId64,
+                    R->finetune_steps);
+    /* leaf_rollout too enters only when set: plans made before it keep their hash */
+    if (R->leaf_rollout && n > 0 && n < (int)sizeof muzero)
+      snprintf(muzero + n, sizeof muzero - (size_t)n, " leaf_rollout %d", R->leaf_rollout);
   }
   int n = snprintf(line, sizeof line,
                    "format %d budget %.17g bound %.17g seeds %" PRId64 " solvers %s agent %s%s\n",
@@ -589,6 +601,7 @@ static void solver_options(const run *R, int64_t seed, mb_solver_options *opt) {
   opt->agent_path = R->agent_path[0] ? R->agent_path : NULL;
   opt->simulations = R->simulations;
   opt->c_scale = R->c_scale;
+  opt->leaf_rollout = R->leaf_rollout;
   opt->finetune_seconds = R->finetune;
   opt->finetune_steps = R->finetune_steps;
 }
@@ -905,6 +918,7 @@ static bool journal_header_line(run *R, char **out) {
     sb_printf(&b, " simulations %d c_scale %.17g finetune %.17g", R->simulations, R->c_scale,
               R->finetune);
   if (R->finetune_steps) sb_printf(&b, " finetune_steps %" PRId64, R->finetune_steps);
+  if (R->leaf_rollout) sb_printf(&b, " leaf_rollout %d", R->leaf_rollout);
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
     enc_str(e, 3 * 8192 + 8, fields[i][1]);
     sb_printf(&b, " %s %s", fields[i][0], e);
@@ -931,7 +945,8 @@ static bool journal_read_header(run *R, const char *line, bool set_options, char
   char buf[8192];
   plan[0] = '\0';
   /* a header without them predates mallocMuZero's evaluation options: the defaults */
-  if (set_options) R->simulations = 0, R->c_scale = R->finetune = 0, R->finetune_steps = 0;
+  if (set_options)
+    R->simulations = 0, R->c_scale = R->finetune = 0, R->finetune_steps = 0, R->leaf_rollout = 0;
   while (ok && (tok = strtok_r(NULL, " ", &save))) {
     char *val = strtok_r(NULL, " ", &save);
     if (!val) {
@@ -944,7 +959,7 @@ static bool journal_read_header(run *R, const char *line, bool set_options, char
       continue;
     }
     if (!strcmp(tok, "simulations") || !strcmp(tok, "c_scale") || !strcmp(tok, "finetune") ||
-        !strcmp(tok, "finetune_steps")) {
+        !strcmp(tok, "finetune_steps") || !strcmp(tok, "leaf_rollout")) {
       char *end;
       double x = strtod(val, &end);
       ok = end != val && !*end;
@@ -955,6 +970,9 @@ static bool journal_read_header(run *R, const char *line, bool set_options, char
       if (ok && set_options && !strcmp(tok, "finetune")) R->finetune = x;
       if (ok && set_options && !strcmp(tok, "finetune_steps"))
         R->finetune_steps = integral ? (int64_t)x : -1;
+      /* -1 is MB_SOLVER_NO_LEAF_ROLLOUT; anything else not integral is refused by make_plan */
+      if (ok && set_options && !strcmp(tok, "leaf_rollout"))
+        R->leaf_rollout = integral || x == MB_SOLVER_NO_LEAF_ROLLOUT ? (int)x : -2;
       continue;
     }
     if (!dec_str(val, buf, sizeof buf)) {
@@ -1232,6 +1250,7 @@ static bool write_provenance(run *R, bool fresh, mb_error *err) {
          mb_results_set_attr_double(r, "run_c_scale", R->c_scale, err) &&
          mb_results_set_attr_double(r, "run_finetune_s", R->finetune, err) &&
          mb_results_set_attr_int(r, "run_finetune_steps", R->finetune_steps, err) &&
+         mb_results_set_attr_int(r, "run_leaf_rollout", R->leaf_rollout, err) &&
          mb_results_set_attr_string(r, "time_unit", "ps (simulated by the mallocbench cost model)",
                                     err);
 }
@@ -1301,7 +1320,7 @@ static bool read_options(run *R, mb_results *r, mb_error *err) {
   double budget = 0;
   ok = ok && mb_results_get_attr_double(r, "run_budget_s", &budget, err);
   /* files made before mallocMuZero's evaluation options lack them: the defaults (0) */
-  int64_t sims = 0, finetune_steps = 0;
+  int64_t sims = 0, finetune_steps = 0, leaf_rollout = 0;
   double c_scale = 0, finetune = 0;
   ok = ok && (!mb_results_has_attr(r, "run_simulations") ||
               mb_results_get_attr_int(r, "run_simulations", &sims, err));
@@ -1311,6 +1330,8 @@ static bool read_options(run *R, mb_results *r, mb_error *err) {
               mb_results_get_attr_double(r, "run_finetune_s", &finetune, err));
   ok = ok && (!mb_results_has_attr(r, "run_finetune_steps") ||
               mb_results_get_attr_int(r, "run_finetune_steps", &finetune_steps, err));
+  ok = ok && (!mb_results_has_attr(r, "run_leaf_rollout") ||
+              mb_results_get_attr_int(r, "run_leaf_rollout", &leaf_rollout, err));
   char *agent = ok ? mb_results_get_attr_string(r, "run_agent", err) : NULL;
   ok = ok && agent;
   if (ok) {
@@ -1329,6 +1350,8 @@ static bool read_options(run *R, mb_results *r, mb_error *err) {
     R->c_scale = c_scale;
     R->finetune = finetune;
     R->finetune_steps = finetune_steps;
+    R->leaf_rollout =
+        leaf_rollout >= INT32_MIN && leaf_rollout <= INT32_MAX ? (int)leaf_rollout : -2;
     free(R->agent_path);
     R->agent_path = agent;
     agent = NULL;
@@ -1598,13 +1621,14 @@ static bool prepare_options(run *R, mb_error *err) {
   if (cfg->budget < 0 || isnan(cfg->budget))
     return mb_fail(err, "--budget %g: expected seconds >= 0", cfg->budget);
   R->budget = cfg->budget > 0 ? cfg->budget : (quick ? QUICK_BUDGET_S : 0.0);
-  if (!muzero_options_ok(cfg->simulations, cfg->c_scale, cfg->finetune, cfg->finetune_steps, NULL,
-                         err))
+  if (!muzero_options_ok(cfg->simulations, cfg->c_scale, cfg->finetune, cfg->finetune_steps,
+                         cfg->leaf_rollout, NULL, err))
     return false;
   R->simulations = cfg->simulations;
   R->c_scale = cfg->c_scale;
   R->finetune = cfg->finetune;
   R->finetune_steps = cfg->finetune_steps;
+  R->leaf_rollout = cfg->leaf_rollout;
   return true;
 }
 

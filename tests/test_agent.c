@@ -429,7 +429,7 @@ static void test_oracle_parts(void **state) {
   mb_agent ag;
   assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
   mb_search_config sc;
-  mb_search_config_evaluation(&sc);
+  mb_search_config_evaluation(&sc, false);
   sc.simulations = 16;
   enum { CAP = 256 };
   int32_t ref[CAP], got[CAP];
@@ -545,11 +545,116 @@ static void test_player_decision(void **state) {
   mb_agent_free(&ag);
 }
 
+/* The raw policy's return from g's state to the episode's end (g is left where it was). */
+static double raw_return_to_go(mb_player *p, mb_game *g, float *obs, uint8_t *mask) {
+  mb_error err = {{0}};
+  mb_game_snapshot snap = mb_game_snapshot_take(g);
+  double before = mb_game_return(g);
+  while (!mb_game_done(g)) {
+    int32_t a;
+    mb_game_legal_mask(g, mask);
+    mb_game_observe(g, obs);
+    assert_true(mb_player_raw_action(p, obs, mask, &a, &err));
+    assert_true(mb_game_step(g, a, NULL, &err));
+  }
+  double to_go = mb_game_return(g) - before;
+  assert_true(mb_game_restore(g, snap, &err));
+  return to_go;
+}
+
+/* Leaf rollouts. In the real game, with a rollout longer than the episode a node's value is the
+ * raw policy's return from it: one simulation without noise visits the raw policy's move, so
+ * the search's value of the state is exactly the return the raw policy plays from there, and
+ * the rollouts leave the game where it was. Without a rollout (the value network of an
+ * untrained agent) it is not. In the learned model a rollout changes the values and keeps them
+ * finite. */
+static void test_leaf_rollout(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_agent_config cfg;
+  small_config(&cfg);
+  mb_rng rng;
+  mb_rng_seed(&rng, 29);
+  mb_agent ag;
+  assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
+  mb_player *p = mb_player_create(&ag, 8, &err);
+  assert_non_null(p);
+  float *obs = malloc((size_t)cfg.obs_dim * sizeof(float));
+  float *obs_after = malloc((size_t)cfg.obs_dim * sizeof(float));
+  uint8_t *mask = malloc((size_t)cfg.game.n_actions);
+  assert_true(obs && obs_after && mask);
+  mb_search_config full, none, learned;
+  mb_search_config_evaluation(&full, true);
+  full.simulations = 1;
+  full.leaf_rollout = MB_SEARCH_MAX_LEAF_ROLLOUT;
+  none = full;
+  none.leaf_rollout = 0;
+  mb_search_config_evaluation(&learned, false);
+  learned.simulations = 8;
+  int checked = 0, value_net_differs = 0, learned_differs = 0;
+  for (uint64_t seed = 1; seed <= 3; seed++) {
+    mb_hardware hw;
+    mb_workload *w = small_workload(500 + seed, 40, &hw);
+    mb_game *g = mb_game_new(w, &hw, &cfg.game, &err);
+    assert_non_null(g);
+    mb_player_set_scale(p, mb_return_scale(w, &hw, g));
+    double unit = mb_player_reward_unit(p);
+    mb_game_reset(g);
+    for (int t = 0; !mb_game_done(g); t++) {
+      mb_player_decision d;
+      if (t % 3 == 0) {
+        double to_go = raw_return_to_go(p, g, obs, mask) * unit;
+        mb_game_observe(g, obs);
+        assert_true(mb_player_decide_record(p, g, &full, true, true, &rng, &d, &err));
+        mb_game_observe(g, obs_after);
+        assert_memory_equal(obs, obs_after, (size_t)cfg.obs_dim * sizeof(float));
+        if (fabs(d.value - to_go) > 1e-4 * (1 + fabs(to_go)))
+          fail_msg("seed %llu decision %d: searched value %.6f, raw policy's return to go %.6f",
+                   (unsigned long long)seed, t, d.value, to_go);
+        checked++;
+        assert_true(mb_player_decide_record(p, g, &none, true, true, &rng, &d, &err));
+        value_net_differs += fabs(d.value - to_go) > 1e-3 * (1 + fabs(to_go));
+        float plain;
+        assert_true(mb_player_decide_record(p, g, &learned, false, true, &rng, &d, &err));
+        plain = d.value;
+        learned.leaf_rollout = 16;
+        assert_true(mb_player_decide_record(p, g, &learned, false, true, &rng, &d, &err));
+        learned.leaf_rollout = 0;
+        assert_true(isfinite(d.value));
+        learned_differs += d.value != plain;
+      }
+      mb_game_legal_mask(g, mask);
+      mb_game_observe(g, obs);
+      int32_t a;
+      assert_true(mb_player_raw_action(p, obs, mask, &a, &err));
+      assert_true(mb_game_step(g, a, NULL, &err));
+    }
+    mb_game_free(g);
+    mb_workload_free(w);
+  }
+  print_message(
+      "%d states: rollout values equal the raw policy's return; the value network's "
+      "differ at %d, learned rollouts change %d\n",
+      checked, value_net_differs, learned_differs);
+  assert_true(checked >= 10);
+  assert_true(value_net_differs > checked / 2);
+  assert_true(learned_differs > checked / 2);
+  free(obs);
+  free(obs_after);
+  free(mask);
+  mb_player_free(p);
+  mb_agent_free(&ag);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_checkpoint_round_trip),         cmocka_unit_test(test_oracle_parts),
-      cmocka_unit_test(test_checkpoint_layout_options),     cmocka_unit_test(test_solvers_valid),
-      cmocka_unit_test(test_exact_search_beats_raw_policy), cmocka_unit_test(test_player_decision),
+      cmocka_unit_test(test_checkpoint_round_trip),
+      cmocka_unit_test(test_oracle_parts),
+      cmocka_unit_test(test_checkpoint_layout_options),
+      cmocka_unit_test(test_solvers_valid),
+      cmocka_unit_test(test_exact_search_beats_raw_policy),
+      cmocka_unit_test(test_player_decision),
+      cmocka_unit_test(test_leaf_rollout),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

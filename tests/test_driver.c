@@ -672,8 +672,9 @@ static void test_old_journal_without_reference(void **state) {
 static bool fake_opts(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
                       mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, mb_error *err) {
   if (!mb_solve_heuristic(w, hw, opt, rng, out, stats, err)) return false;
-  snprintf(stats->note, sizeof stats->note, "sims %d c_scale %.17g finetune %.17g steps %lld",
-           opt->simulations, opt->c_scale, opt->finetune_seconds, (long long)opt->finetune_steps);
+  snprintf(stats->note, sizeof stats->note,
+           "sims %d c_scale %.17g finetune %.17g steps %lld leaf %d", opt->simulations,
+           opt->c_scale, opt->finetune_seconds, (long long)opt->finetune_steps, opt->leaf_rollout);
   return true;
 }
 
@@ -690,13 +691,15 @@ static void opts_config(const fixture *f, mb_run_config *cfg, const char *out) {
   cfg->jobs = 1;
 }
 
-/* muzero options: 1 sets them with fine-tuning by seconds, 2 by updates (0: the defaults) */
+/* muzero options: 1 sets them with fine-tuning by seconds, 2 by updates, 3 by updates with a
+ * leaf rollout of 7 steps, 4 with none (0: the defaults) */
 static void set_muzero(mb_run_config *cfg, int muzero) {
   if (!muzero) return;
   cfg->simulations = 4;
   cfg->c_scale = 2.5;
   cfg->finetune = muzero == 1 ? 0.25 : 0;
-  cfg->finetune_steps = muzero == 2 ? 300 : 0;
+  cfg->finetune_steps = muzero >= 2 ? 300 : 0;
+  cfg->leaf_rollout = muzero == 3 ? 7 : muzero == 4 ? MB_SOLVER_NO_LEAF_ROLLOUT : 0;
 }
 
 /* The plan options come from the file (or its journal) on resume: none given here. */
@@ -753,12 +756,12 @@ static char *attr_string(const char *path, const char *key) {
 
 /* Every row was computed with these options. */
 static void assert_solved_with(const char *path, int sims, double c_scale, double finetune,
-                               int64_t steps) {
+                               int64_t steps, int leaf) {
   tables t = {0};
   read_tables(path, &t);
   char want[256];
-  snprintf(want, sizeof want, "sims %d c_scale %.17g finetune %.17g steps %lld", sims, c_scale,
-           finetune, (long long)steps);
+  snprintf(want, sizeof want, "sims %d c_scale %.17g finetune %.17g steps %lld leaf %d", sims,
+           c_scale, finetune, (long long)steps, leaf);
   assert_int_equal(t.n_rows, 2 * 2);
   for (int64_t i = 0; i < t.n_rows; i++) assert_string_equal(t.rows[i].note, want);
   free_tables(&t);
@@ -766,24 +769,26 @@ static void assert_solved_with(const char *path, int sims, double c_scale, doubl
 
 /* The file records these options. */
 static void assert_stored(const char *path, int sims, double c_scale, double finetune,
-                          int64_t steps) {
+                          int64_t steps, int leaf) {
   mb_error err = {{0}};
   mb_results *r = mb_results_open(path, false, &err);
   if (!r) fail_msg("%s", err.message);
-  int64_t s = -1, fs = -1;
+  int64_t s = -1, fs = -1, lr = -2;
   double c = -1, ft = -1;
   assert_true(mb_results_get_attr_int(r, "run_simulations", &s, &err));
   assert_true(mb_results_get_attr_double(r, "run_c_scale", &c, &err));
   assert_true(mb_results_get_attr_double(r, "run_finetune_s", &ft, &err));
   assert_true(mb_results_get_attr_int(r, "run_finetune_steps", &fs, &err));
+  assert_true(mb_results_get_attr_int(r, "run_leaf_rollout", &lr, &err));
   mb_results_close(r, NULL);
   assert_int_equal(s, sims);
   assert_true(c == c_scale && ft == finetune);
   assert_int_equal(fs, steps);
+  assert_int_equal(lr, leaf);
 }
 
 static const char *const MUZERO_ATTRS[] = {"run_simulations", "run_c_scale", "run_finetune_s",
-                                           "run_finetune_steps"};
+                                           "run_finetune_steps", "run_leaf_rollout"};
 
 /* Makes a file look like one written before the options existed. */
 static void delete_muzero_attrs(const char *path) {
@@ -805,14 +810,14 @@ static void test_muzero_options_reach_solvers_and_resume(void **state) {
   set_muzero(&cfg, 1);
   run_ok(&cfg, &st);
   fclose(cfg.log);
-  assert_solved_with(full, 4, 2.5, 0.25, 0);
-  assert_stored(full, 4, 2.5, 0.25, 0);
+  assert_solved_with(full, 4, 2.5, 0.25, 0, 0);
+  assert_stored(full, 4, 2.5, 0.25, 0, 0);
   /* they are part of the plan: the same run at the defaults hashes differently */
   opts_config(f, &cfg, plain);
   run_ok(&cfg, &st);
   fclose(cfg.log);
-  assert_solved_with(plain, 0, 0, 0, 0);
-  assert_stored(plain, 0, 0, 0, 0);
+  assert_solved_with(plain, 0, 0, 0, 0, 0);
+  assert_stored(plain, 0, 0, 0, 0, 0);
   char *h_full = attr_string(full, "plan_sha256"), *h_plain = attr_string(plain, "plan_sha256");
   assert_string_not_equal(h_full, h_plain);
 
@@ -823,8 +828,8 @@ static void test_muzero_options_reach_solvers_and_resume(void **state) {
                          "finetune 0.25 plan s"));
   free(head);
   resume_all(f, part);
-  assert_solved_with(part, 4, 2.5, 0.25, 0);
-  assert_stored(part, 4, 2.5, 0.25, 0);
+  assert_solved_with(part, 4, 2.5, 0.25, 0, 0);
+  assert_stored(part, 4, 2.5, 0.25, 0, 0);
   char *h_part = attr_string(part, "plan_sha256");
   assert_string_equal(h_part, h_full);
 
@@ -832,8 +837,8 @@ static void test_muzero_options_reach_solvers_and_resume(void **state) {
   free(interrupted(f, wreck, 1));
   assert_int_equal(truncate(wreck, 2048), 0);
   resume_all(f, wreck);
-  assert_solved_with(wreck, 4, 2.5, 0.25, 0);
-  assert_stored(wreck, 4, 2.5, 0.25, 0);
+  assert_solved_with(wreck, 4, 2.5, 0.25, 0, 0);
+  assert_stored(wreck, 4, 2.5, 0.25, 0, 0);
   char *h_wreck = attr_string(wreck, "plan_sha256");
   assert_string_equal(h_wreck, h_full);
   free(h_full);
@@ -857,13 +862,13 @@ static void test_finetune_steps_plan_and_resume(void **state) {
   assert_non_null(strstr(head, " simulations 4 c_scale 2.5 finetune 0 finetune_steps 300 plan s"));
   free(head);
   resume_all(f, part);
-  assert_solved_with(part, 4, 2.5, 0, 300);
-  assert_stored(part, 4, 2.5, 0, 300);
+  assert_solved_with(part, 4, 2.5, 0, 300, 0);
+  assert_stored(part, 4, 2.5, 0, 300, 0);
   free(interrupted(f, wreck, 2));
   assert_int_equal(truncate(wreck, 2048), 0);
   resume_all(f, wreck);
-  assert_solved_with(wreck, 4, 2.5, 0, 300);
-  assert_stored(wreck, 4, 2.5, 0, 300);
+  assert_solved_with(wreck, 4, 2.5, 0, 300, 0);
+  assert_stored(wreck, 4, 2.5, 0, 300, 0);
   /* a different plan from the same options fine-tuned by seconds (and no steps in its header) */
   head = interrupted(f, secs, 1);
   assert_null(strstr(head, "finetune_steps"));
@@ -878,6 +883,48 @@ static void test_finetune_steps_plan_and_resume(void **state) {
   free(part);
   free(wreck);
   free(secs);
+}
+
+/* The leaf rollout: a plan option like the others, in the journal header only when set, stored,
+ * restored on resume from the file or from the journal alone; "none" (MB_SOLVER_NO_LEAF_ROLLOUT)
+ * is a plan of its own, neither the default's nor a rollout's. */
+static void test_leaf_rollout_plan_and_resume(void **state) {
+  fixture *f = *state;
+  char *part = path_in(f, "lr_part.h5"), *wreck = path_in(f, "lr_wreck.h5"),
+       *none = path_in(f, "lr_none.h5"), *steps = path_in(f, "lr_steps.h5");
+  char *head = interrupted(f, part, 3);
+  assert_non_null(strstr(head, " finetune_steps 300 leaf_rollout 7 plan s"));
+  free(head);
+  resume_all(f, part);
+  assert_solved_with(part, 4, 2.5, 0, 300, 7);
+  assert_stored(part, 4, 2.5, 0, 300, 7);
+  free(interrupted(f, wreck, 3));
+  assert_int_equal(truncate(wreck, 2048), 0);
+  resume_all(f, wreck);
+  assert_solved_with(wreck, 4, 2.5, 0, 300, 7);
+  head = interrupted(f, none, 4);
+  assert_non_null(strstr(head, " leaf_rollout -1 plan s"));
+  free(head);
+  resume_all(f, none);
+  assert_solved_with(none, 4, 2.5, 0, 300, MB_SOLVER_NO_LEAF_ROLLOUT);
+  assert_stored(none, 4, 2.5, 0, 300, MB_SOLVER_NO_LEAF_ROLLOUT);
+  head = interrupted(f, steps, 2);
+  assert_null(strstr(head, "leaf_rollout"));
+  free(head);
+  char *h_part = attr_string(part, "plan_sha256"), *h_wreck = attr_string(wreck, "plan_sha256"),
+       *h_none = attr_string(none, "plan_sha256"), *h_steps = attr_string(steps, "plan_sha256");
+  assert_string_equal(h_part, h_wreck);
+  assert_string_not_equal(h_part, h_none);
+  assert_string_not_equal(h_part, h_steps);
+  assert_string_not_equal(h_none, h_steps);
+  free(h_part);
+  free(h_wreck);
+  free(h_none);
+  free(h_steps);
+  free(part);
+  free(wreck);
+  free(none);
+  free(steps);
 }
 
 /* At the defaults the journal header is the one runs wrote before these options existed, and a
@@ -897,7 +944,7 @@ static void test_muzero_options_defaults_keep_old_plans(void **state) {
   free(head);
   delete_muzero_attrs(old);
   resume_all(f, old);
-  assert_solved_with(old, 0, 0, 0, 0);
+  assert_solved_with(old, 0, 0, 0, 0, 0);
 
   free(interrupted(f, lost, 1));
   delete_muzero_attrs(lost);
@@ -914,23 +961,27 @@ static void test_muzero_options_defaults_keep_old_plans(void **state) {
     int sims;
     double c_scale, finetune;
     int64_t steps;
+    int leaf;
     const char *field;
-  } cases[] = {{-1, 0, 0, 0, "--simulations -1"},
-               {2000000, 0, 0, 0, "--simulations 2000000"},
-               {0, -1, 0, 0, "--c-scale -1"},
-               {0, NAN, 0, 0, "--c-scale nan"},
-               {0, INFINITY, 0, 0, "--c-scale inf"},
-               {0, 0, -0.5, 0, "--finetune -0.5"},
-               {0, 0, NAN, 0, "--finetune nan"},
-               {0, 0, 0, -1, "--finetune-steps -1"},
-               {0, 0, 0, 200000000, "--finetune-steps 200000000"},
-               {0, 0, 5, 100, "--finetune and --finetune-steps"}};
+  } cases[] = {{-1, 0, 0, 0, 0, "--simulations -1"},
+               {2000000, 0, 0, 0, 0, "--simulations 2000000"},
+               {0, -1, 0, 0, 0, "--c-scale -1"},
+               {0, NAN, 0, 0, 0, "--c-scale nan"},
+               {0, INFINITY, 0, 0, 0, "--c-scale inf"},
+               {0, 0, -0.5, 0, 0, "--finetune -0.5"},
+               {0, 0, NAN, 0, 0, "--finetune nan"},
+               {0, 0, 0, -1, 0, "--finetune-steps -1"},
+               {0, 0, 0, 200000000, 0, "--finetune-steps 200000000"},
+               {0, 0, 5, 100, 0, "--finetune and --finetune-steps"},
+               {0, 0, 0, 0, -5, "--leaf-rollout -5"},
+               {0, 0, 0, 0, 200000, "--leaf-rollout 200000"}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     opts_config(f, &cfg, bad);
     cfg.simulations = cases[i].sims;
     cfg.c_scale = cases[i].c_scale;
     cfg.finetune = cases[i].finetune;
     cfg.finetune_steps = cases[i].steps;
+    cfg.leaf_rollout = cases[i].leaf;
     assert_false(mb_run(&cfg, &st, &err));
     if (!strstr(err.message, cases[i].field))
       fail_msg("case %zu: '%s' does not name '%s'", i, err.message, cases[i].field);
@@ -1007,6 +1058,7 @@ int main(void) {
       cmocka_unit_test(test_old_journal_without_reference),
       cmocka_unit_test(test_muzero_options_reach_solvers_and_resume),
       cmocka_unit_test(test_finetune_steps_plan_and_resume),
+      cmocka_unit_test(test_leaf_rollout_plan_and_resume),
       cmocka_unit_test(test_muzero_options_defaults_keep_old_plans),
       cmocka_unit_test(test_split_on_resume_without_journal),
   };

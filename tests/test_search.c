@@ -130,8 +130,12 @@ static void test_evaluation_setting_overrides_a_sharp_prior(void **state) {
   mb_search *s = mb_search_create(6, 64, &err);
   assert_non_null(s);
   mb_search_config cfg;
-  mb_search_config_evaluation(&cfg);
+  mb_search_config_evaluation(&cfg, true);
   assert_true(mb_search_config_check(&cfg, &err));
+  assert_int_equal(cfg.leaf_rollout, MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT);
+  mb_search_config_evaluation(&cfg, false);
+  assert_true(mb_search_config_check(&cfg, &err));
+  assert_int_equal(cfg.leaf_rollout, 0);
   assert_false(cfg.gumbel_noise);
   assert_int_equal(cfg.simulations, MB_SEARCH_EVAL_SIMULATIONS);
   mb_search_model m = toy_model(&t);

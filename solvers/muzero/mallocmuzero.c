@@ -5,15 +5,19 @@
  * Both load an agent checkpoint (opt->agent_path, default results/agents/default.h5 under the
  * source tree; `mallocbench train` makes it) and play one whole mallocGame episode on the
  * workload with search at every decision: opt->simulations per decision and the Gumbel sigma's
- * opt->c_scale (default: mb_search_config_evaluation, the same for both so that they differ only
- * in the model searched), Gumbel root without noise. When the time budget (opt->budget_seconds,
- * default 60 s) runs out mid-episode, the remaining decisions are played by the agent's raw
- * policy network (greedy, no search) and stats->note says how many. With opt->finetune_seconds
- * > 0 the agent then trains on this workload alone (self-play + updates) for that long; at
- * evaluation points FINETUNE_PLAYS times spread over that time, and once more at its end, it
- * plays the whole episode again with the same search, and the best episode found is returned
- * (the issue's "reporting the best episode found"). opt->finetune_steps > 0 does the same for a
- * fixed number of updates, with the plays spread over updates: the same answer on any machine
+ * opt->c_scale (default: mb_search_config_evaluation, the same for both), Gumbel root without
+ * noise. New nodes are valued by the value network (mallocmuzero) or, in the real game, by a
+ * leaf rollout of the agent's own raw policy plus the value network where it stops
+ * (mallocmuzero-exact, MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT steps; opt->leaf_rollout sets it for
+ * either, MB_SOLVER_NO_LEAF_ROLLOUT turns it off: exact search with the value network alone is
+ * then the ablation that differs from mallocmuzero only in the model searched). When the time
+ * budget (opt->budget_seconds, default 60 s) runs out mid-episode, the remaining decisions are
+ * played by the agent's raw policy network (greedy, no search) and stats->note says how many. With
+ * opt->finetune_seconds > 0 the agent then trains on this workload alone (self-play + updates) for
+ * that long; at evaluation points FINETUNE_PLAYS times spread over that time, and once more at its
+ * end, it plays the whole episode again with the same search, and the best episode found is
+ * returned (the issue's "reporting the best episode found"). opt->finetune_steps > 0 does the same
+ * for a fixed number of updates, with the plays spread over updates: the same answer on any machine
  * with the same OpenBLAS kernel (tensor.h, "Determinism"), unless a play hits the time budget,
  * where seconds depend on the machine's speed and load.
  * Fine-tuning self-play searches the model the solver searches: the learned one, or the real game
@@ -127,9 +131,13 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
   mb_agent_curve_init(&curve);
   if (!mb_agent_load(agent_path, &ag, NULL, &prog, &curve, err)) return false;
   mb_search_config scfg;
-  mb_search_config_evaluation(&scfg);
+  mb_search_config_evaluation(&scfg, exact);
   if (opt->simulations > 0) scfg.simulations = opt->simulations;
   if (opt->c_scale > 0) scfg.c_scale = opt->c_scale;
+  if (opt->leaf_rollout == MB_SOLVER_NO_LEAF_ROLLOUT)
+    scfg.leaf_rollout = 0;
+  else if (opt->leaf_rollout > 0)
+    scfg.leaf_rollout = opt->leaf_rollout;
   if (opt->order) {
     mb_game_order ord;
     if (!mb_game_order_parse(opt->order, &ord)) {
@@ -210,10 +218,10 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
   stats->budget_hit = searched < decisions;
   int n =
       snprintf(stats->note, sizeof stats->note,
-               "%s search, %d sims/decision, c_scale %g, Q spread floor %g: %lld of %lld decisions "
-               "searched%s; return %.4f",
+               "%s search, %d sims/decision, c_scale %g, Q spread floor %g, leaf rollout %d: "
+               "%lld of %lld decisions searched%s; return %.4f",
                exact ? "exact-game" : "learned-model", scfg.simulations, scfg.c_scale,
-               scfg.q_min_range, (long long)searched, (long long)decisions,
+               scfg.q_min_range, scfg.leaf_rollout, (long long)searched, (long long)decisions,
                searched < decisions ? " (budget hit: the rest played by the raw policy net)" : "",
                f.best_ret);
   if (nothing_to_learn && n > 0 && n < (int)sizeof stats->note)

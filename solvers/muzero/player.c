@@ -14,6 +14,13 @@ struct mb_player {
   float *latents; /* (max_sims + 1) x W */
   float *obs, *logits, *policy;
   uint8_t *mask;
+  /* leaf rollouts (mb_search_config.leaf_rollout): their own buffers, so that the node's
+   * logits and mask stay the node's */
+  int32_t leaf_rollout;
+  int32_t remaining; /* decisions left in the real episode at the root (bounds learned rollouts,
+                        since the learned model has no end) */
+  float *roll_latent, *roll_logits;
+  uint8_t *roll_mask;
   double rscale; /* 1 / R_ref: rewards are multiplied by it */
   /* exact mode, and the learned mode's oracle */
   mb_game *game;
@@ -41,8 +48,11 @@ mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_erro
   p->policy = malloc((size_t)p->A * sizeof(float));
   p->mask = malloc((size_t)p->A);
   p->oracle_logits = malloc((size_t)p->A * sizeof(float));
+  p->roll_latent = malloc((size_t)2 * p->W * sizeof(float));
+  p->roll_logits = malloc((size_t)p->A * sizeof(float));
+  p->roll_mask = malloc((size_t)p->A);
   if (!p->search || !p->latents || !p->obs || !p->logits || !p->policy || !p->mask ||
-      !p->oracle_logits) {
+      !p->oracle_logits || !p->roll_latent || !p->roll_logits || !p->roll_mask) {
     if (p->search) mb_fail(err, "player: out of memory");
     mb_player_free(p);
     return NULL;
@@ -83,6 +93,9 @@ void mb_player_free(mb_player *p) {
   free(p->policy);
   free(p->mask);
   free(p->oracle_logits);
+  free(p->roll_latent);
+  free(p->roll_logits);
+  free(p->roll_mask);
   free(p);
 }
 
@@ -121,6 +134,29 @@ static bool apply_oracle(mb_player *p, const int32_t *path, int32_t depth, mb_se
   return true;
 }
 
+/* Leaf rollout in the learned model: leaf_rollout greedy steps of the policy head from the
+ * node's latent (every action allowed, as below the root of the search), predicted rewards
+ * summed, the value head where they stop. Replaces out->value. */
+static bool rollout_learned(mb_player *p, const float *lat, int32_t depth, mb_search_eval *out,
+                            mb_error *err) {
+  int32_t steps = p->remaining - depth < p->leaf_rollout ? p->remaining - depth : p->leaf_rollout;
+  float *cur = p->roll_latent, *next = p->roll_latent + p->W, r, v = out->value;
+  memcpy(cur, lat, (size_t)p->W * sizeof(float));
+  memcpy(p->roll_logits, out->logits, (size_t)p->A * sizeof(float));
+  memset(p->roll_mask, 1, (size_t)p->A);
+  double g = 0;
+  for (int32_t k = 0; k < steps; k++) {
+    int32_t a = mb_agent_greedy(p->roll_logits, p->roll_mask, p->A);
+    if (!mb_agent_recurrent(&p->inf, cur, a, next, &r, p->roll_logits, &v, err)) return false;
+    g += r;
+    float *t = cur;
+    cur = next;
+    next = t;
+  }
+  out->value = (float)(g + v);
+  return true;
+}
+
 static bool expand_learned(void *ctx, int32_t node, int32_t parent, int32_t action,
                            const int32_t *path, int32_t depth, mb_search_eval *out, mb_error *err) {
   mb_player *p = ctx;
@@ -132,7 +168,8 @@ static bool expand_learned(void *ctx, int32_t node, int32_t parent, int32_t acti
   if (!mb_agent_recurrent(&p->inf, p->latents + (int64_t)parent * p->W, action, lat, &out->reward,
                           out->logits, &out->value, err))
     return false;
-  return p->oracle == 0 || apply_oracle(p, path, depth, out, err);
+  if (p->oracle != 0 && !apply_oracle(p, path, depth, out, err)) return false;
+  return p->leaf_rollout == 0 || rollout_learned(p, lat, depth, out, err);
 }
 
 /* The real game: replay the path from the root snapshot (exact rewards, masks, terminals). */
@@ -155,7 +192,28 @@ static bool expand_exact(void *ctx, int32_t node, int32_t parent, int32_t action
   mb_game_observe(p->game, p->obs);
   mb_game_legal_mask(p->game, out->mask);
   out->has_mask = true;
-  return mb_agent_initial(&p->inf, p->obs, NULL, out->logits, &out->value, err);
+  if (!mb_agent_initial(&p->inf, p->obs, NULL, out->logits, &out->value, err)) return false;
+  if (p->leaf_rollout == 0) return true;
+  /* leaf rollout in the real game: greedy raw-policy steps with exact rewards, the value
+   * network where they stop (0 at the episode's end); the root snapshot undoes them */
+  memcpy(p->roll_logits, out->logits, (size_t)p->A * sizeof(float));
+  memcpy(p->roll_mask, out->mask, (size_t)p->A);
+  double g = 0;
+  float v = out->value;
+  for (int32_t k = 0; k < p->leaf_rollout; k++) {
+    int32_t a = mb_agent_greedy(p->roll_logits, p->roll_mask, p->A);
+    if (!mb_game_step(p->game, a, &r, err)) return false;
+    g += r * p->rscale;
+    if (mb_game_done(p->game)) {
+      v = 0;
+      break;
+    }
+    mb_game_observe(p->game, p->obs);
+    mb_game_legal_mask(p->game, p->roll_mask);
+    if (!mb_agent_initial(&p->inf, p->obs, NULL, p->roll_logits, &v, err)) return false;
+  }
+  out->value = (float)(g + v);
+  return true;
 }
 
 /* One decision at g's current state: search, or the raw policy when use_search is false. Fills
@@ -172,6 +230,8 @@ static bool decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bool 
   }
   mb_search_result res;
   mb_search_model model = {.ctx = p, .expand = exact ? expand_exact : expand_learned};
+  p->leaf_rollout = scfg->leaf_rollout;
+  p->remaining = mb_game_n_visitable(g) - mb_game_snapshot_take(g).cursor;
   bool replays = exact || p->oracle != 0; /* expansions step the real game */
   if (replays) {
     p->game = g;

@@ -26,7 +26,13 @@ double mb_return_scale(const mb_workload *w, const mb_hardware *hw, const mb_gam
 /* A player: the agent's networks, a search, and the buffers one decision needs, so that playing
  * allocates nothing per move. It plays with the search in the learned model (exact false) or in
  * the real game (exact true, mallocmuzero-exact), or with the raw policy network alone. The agent
- * must outlive the player. */
+ * must outlive the player.
+ * Leaf values: the value network's, or with scfg->leaf_rollout > 0 a rollout of the raw policy
+ * (greedy) from the new node: in the real game up to leaf_rollout steps with exact rewards and
+ * masks, then the value network (0 at the episode's end), the game restored afterwards; in the
+ * learned model up to leaf_rollout dynamics steps (and no further than the decisions left in the
+ * real episode, since the learned model has no end) with predicted rewards, then the value head.
+ * The search sees only the resulting value. */
 typedef struct mb_player mb_player;
 /* A player for searches of up to max_simulations per decision. */
 mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_error *err);

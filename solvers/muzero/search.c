@@ -52,8 +52,9 @@ void mb_search_config_default(mb_search_config *c) {
   c->sample = false;
 }
 
-void mb_search_config_evaluation(mb_search_config *c) {
+void mb_search_config_evaluation(mb_search_config *c, bool exact) {
   mb_search_config_default(c);
+  c->leaf_rollout = exact ? MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT : 0;
   c->gumbel_noise = false;
   c->simulations = MB_SEARCH_EVAL_SIMULATIONS;
   c->c_scale = MB_SEARCH_EVAL_C_SCALE;
@@ -71,6 +72,9 @@ bool mb_search_config_check(const mb_search_config *c, mb_error *err) {
     return mb_fail(err, "search config: max_considered %d: expected >= 1", c->max_considered);
   if (c->max_depth < 0)
     return mb_fail(err, "search config: max_depth %d: expected >= 0 (0: no limit)", c->max_depth);
+  if (c->leaf_rollout < 0 || c->leaf_rollout > MB_SEARCH_MAX_LEAF_ROLLOUT)
+    return mb_fail(err, "search config: leaf_rollout %d: expected in [0, %d] (0: none)",
+                   c->leaf_rollout, MB_SEARCH_MAX_LEAF_ROLLOUT);
   if (!(c->gamma > 0 && c->gamma <= 1))
     return mb_fail(err, "search config: gamma %g: expected in (0, 1]", c->gamma);
   if (!(c->q_min_range > 0 && c->q_min_range <= 1))

@@ -43,6 +43,7 @@ static void usage(FILE *out) {
       "                                [--catalogue FILE] [--data DIR]\n"
       "                                [--c-visit 50 --c-scale 1 --considered 16]\n"
       "                                [--q-range 0.1] [--max-depth 0] [--oracle PARTS]\n"
+      "                                [--leaf-rollout N]\n"
       "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --unroll-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --next-window N [workload options]\n"
@@ -67,14 +68,17 @@ static void usage(FILE *out) {
       "from training's streams). --rescale node|tree picks the Gumbel Q normalisation,\n"
       "--c-visit 50 --c-scale 1 the weight of Q against the prior, --considered 16 the\n"
       "Gumbel root's m and --q-range the smallest spread the per-node min-max divides by,\n"
-      "--max-depth D stops the tree D steps below the root (0: no limit); the defaults\n"
-      "are what the mallocmuzero solvers play with (mb_search_config_evaluation,\n"
-      "solvers/muzero/search.h). --oracle PARTS (a comma list of values, priors, rewards,\n"
+      "--max-depth D stops the tree D steps below the root (0: no limit), --leaf-rollout N\n"
+      "values each new node by N raw-policy steps from it plus the value network where they\n"
+      "stop, in both columns (0: the value network alone); the defaults are what the\n"
+      "mallocmuzero solvers play with (mb_search_config_evaluation, solvers/muzero/search.h:\n"
+      "a %d-step rollout in the exact game, none in the learned model). --oracle PARTS (a comma "
+      "list of values, priors, rewards,\n"
       "masks, terminals, or all) makes the learned-model column take those parts from the\n"
       "real game at every node whose path is legal there (values and priors: the networks\n"
       "on the real observation), the rest from the learned model: what the search gains\n"
       "from a part is what the learned model's version of it costs. With all of them the\n"
-      "column equals the exact game's.\n\n"
+      "column equals the exact game's (both then without a leaf rollout).\n\n"
       "--model-error N (with --agent; same workload options) measures the search's one-step\n"
       "evaluations at every N-th decision of the raw policy's episodes: for each legal action,\n"
       "the learned model's reward and r^ + v^ against the exact game's r + v(next state) and\n"
@@ -96,7 +100,8 @@ static void usage(FILE *out) {
       "rollouts above: mean regret against the rollout-best move (one step of policy\n"
       "improvement, normalised units 1 / R_ref), and where the learned search departs from\n"
       "the raw policy, what it gains or loses by kind of change (another offset, to slow,\n"
-      "to fast).\n");
+      "to fast).\n",
+      MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT);
 }
 
 static bool parse_long(const char *flag, const char *v, long lo, long hi, long *out) {
@@ -136,7 +141,7 @@ static bool measure_play(const mb_agent *ag, mb_game *g, double scale, int sims,
   if (!p) return false;
   mb_player_set_scale(p, scale);
   mb_search_config sc;
-  mb_search_config_evaluation(&sc);
+  mb_search_config_evaluation(&sc, exact);
   sc.simulations = sims;
   double t0 = mb_wall_seconds(), t = t0;
   int64_t dec = 0;
@@ -295,7 +300,7 @@ static void paired_table(const int *sims, int n, const double *per_wl, int32_t n
 
 /* Mean return on the set: references (random, heuristic, the untrained network training starts
  * from) and the agent at each simulation count, learned model and exact game. */
-static int returns_table(const mb_agent *ag, const char *list, const mb_search_config *scfg,
+static int returns_table(const mb_agent *ag, const char *list, const mb_search_config scfg[2],
                          unsigned oracle_parts, const mb_train_workload *set, int32_t n_set,
                          const char *what) {
   int sims[16], n = 0;
@@ -348,13 +353,14 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
     }
     heur += mb_game_return(g);
     rnd += random_return(g, (uint64_t)e);
-    if (!play_return(&fresh, g, scale, 0, false, scfg, NULL, 0, &r, &err)) rc = 1;
+    if (!play_return(&fresh, g, scale, 0, false, &scfg[0], NULL, 0, &r, &err)) rc = 1;
     untrained += r;
     for (int k = 0; rc == 0 && k < n; k++)
       for (int ex = 0; rc == 0 && ex < 2; ex++) {
         double t0 = mb_wall_seconds();
         oracle_use *o = ex == 0 && oracle_parts ? &oracle : NULL;
-        if (!play_return(ag, g, scale, sims[k], ex == 1, scfg, o, (uint64_t)e, &r, &err)) rc = 1;
+        if (!play_return(ag, g, scale, sims[k], ex == 1, &scfg[ex], o, (uint64_t)e, &r, &err))
+          rc = 1;
         per_wl[(k * 2 + ex) * n_set + e] = r;
         (ex ? t_exact : t_learned)[k] += mb_wall_seconds() - t0;
       }
@@ -390,6 +396,10 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
         parts, (long long)(oracle.nodes - oracle.off_game), (long long)oracle.nodes,
         oracle.nodes ? 100.0 * (double)oracle.off_game / (double)oracle.nodes : 0.0);
   }
+  if (scfg[0].leaf_rollout || scfg[1].leaf_rollout)
+    printf(
+        "  leaf rollouts: learned model %d steps, exact game %d steps (0: value network alone)\n",
+        scfg[0].leaf_rollout, scfg[1].leaf_rollout);
   int width = (int)strlen(learned_label) + 2; /* the learned-model column */
   if (width < 25) width = 25;
   printf("  %-30s %-*s%s\n", "agent, simulations/decision", width, learned_label,
@@ -450,8 +460,11 @@ int mb_bench_muzero(int argc, char **argv) {
   long model_error = 0, search_regret = 0, unroll_error = 0, next_window = 0;
   unsigned oracle_parts = 0;
   long buffers = 256, sims = 16, jobs = 1, seed = -1, episodes = 8;
+  /* --returns measures what the solvers play: the learned model's setting, and the real game's
+   * (which differs in its leaf rollout) unless --leaf-rollout sets both */
   mb_search_config scfg;
-  mb_search_config_evaluation(&scfg); /* --returns measures what the solvers play */
+  mb_search_config_evaluation(&scfg, false);
+  long leaf_rollout = -1;
   double seconds = 3;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -496,6 +509,8 @@ int mb_bench_muzero(int argc, char **argv) {
     } else if (!strcmp(a, "--max-depth")) {
       if (!parse_long(a, v, 0, 4096, &x)) return 2;
       scfg.max_depth = (int32_t)x;
+    } else if (!strcmp(a, "--leaf-rollout")) {
+      if (!parse_long(a, v, 0, MB_SEARCH_MAX_LEAF_ROLLOUT, &leaf_rollout)) return 2;
     } else if (!strcmp(a, "--oracle")) {
       if (!parse_oracle(v, &oracle_parts)) return 2;
     } else if (!strcmp(a, "--considered")) {
@@ -522,6 +537,13 @@ int mb_bench_muzero(int argc, char **argv) {
   mb_blas_set_threads(1);
   if (oracle_parts && (!returns || model_error || search_regret || unroll_error || next_window)) {
     fprintf(stderr, "mallocbench bench muzero: --oracle applies to --returns LIST only\n");
+    return 2;
+  }
+  if (oracle_parts && leaf_rollout > 0) {
+    fprintf(stderr,
+            "mallocbench bench muzero: --oracle and --leaf-rollout %ld: the oracle replaces parts "
+            "of the learned model's nodes, not of its rollouts; give one of them\n",
+            leaf_rollout);
     return 2;
   }
   if ((model_error || search_regret || unroll_error || next_window) && !returns) returns = "0";
@@ -574,6 +596,13 @@ int mb_bench_muzero(int argc, char **argv) {
       fprintf(stderr, "mallocbench bench muzero: no workload selected\n");
       rc = 2;
     }
+    mb_search_config by_model[2] = {scfg, scfg}; /* learned model, real game */
+    by_model[0].leaf_rollout = leaf_rollout >= 0 ? (int32_t)leaf_rollout : 0;
+    /* with an oracle both columns value nodes alike (no rollout), so that with all its parts the
+     * learned column is the exact one */
+    by_model[1].leaf_rollout = leaf_rollout >= 0 ? (int32_t)leaf_rollout
+                               : oracle_parts    ? 0
+                                                 : MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT;
     if (rc == 0 && model_error)
       rc = mb_diag_model_error(&ag, set.tw, set.n, (int32_t)model_error, what);
     else if (rc == 0 && unroll_error)
@@ -581,10 +610,11 @@ int mb_bench_muzero(int argc, char **argv) {
     else if (rc == 0 && next_window)
       rc = mb_diag_next_window(&ag, set.tw, set.n, (int32_t)next_window, what);
     else if (rc == 0 && search_regret) {
-      scfg.simulations = (int32_t)sims; /* --returns takes its budgets from its list */
-      rc = mb_diag_search_regret(&ag, set.tw, set.n, (int32_t)search_regret, &scfg, what);
+      /* --returns takes its budgets from its list */
+      by_model[0].simulations = by_model[1].simulations = (int32_t)sims;
+      rc = mb_diag_search_regret(&ag, set.tw, set.n, (int32_t)search_regret, by_model, what);
     } else if (rc == 0)
-      rc = returns_table(&ag, returns, &scfg, oracle_parts, set.tw, set.n, what);
+      rc = returns_table(&ag, returns, by_model, oracle_parts, set.tw, set.n, what);
     mb_train_set_free(&set);
     mb_agent_free(&ag);
     return rc;

@@ -39,6 +39,10 @@ static void usage(FILE *out) {
           "                        (default: theirs, %d)\n"
           "  --c-scale X           mallocmuzero solvers: Gumbel sigma's c_scale at evaluation,\n"
           "                        > 0 (default: theirs, %g)\n"
+          "  --leaf-rollout N      mallocmuzero solvers: value each new search node by N steps\n"
+          "                        of the agent's raw policy from it, then its value network\n"
+          "                        (0: the value network alone; default: theirs, %d in the\n"
+          "                        real game for mallocmuzero-exact, none in the learned model)\n"
           "  --finetune SEC        mallocmuzero solvers: after a first play, train the agent on\n"
           "                        each workload for SEC seconds (on top of --budget), playing\n"
           "                        again at 8 points and at the end; the best episode is kept\n"
@@ -58,7 +62,7 @@ static void usage(FILE *out) {
           "  --no-progress         no progress line on stderr\n\n"
           "Exit status: 0 done, 1 some solver returned an invalid assignment or failed (stored\n"
           "as rows with status 'invalid'/'error'), 2 bad usage, bad input or an I/O error.\n",
-          MB_SEARCH_EVAL_SIMULATIONS, MB_SEARCH_EVAL_C_SCALE);
+          MB_SEARCH_EVAL_SIMULATIONS, MB_SEARCH_EVAL_C_SCALE, MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT);
 }
 
 /* The command line, shell-quoted where needed, for provenance. */
@@ -172,10 +176,12 @@ int mb_cmd_run(int argc, char **argv) {
       cfg.progress = false;
       continue;
     }
-    static const char *const with_value[] = {
-        "--profile", "--workloads",   "--split",   "--solvers",  "--seeds",         "--hardware",
-        "--agent",   "--jobs",        "--budget",  "--data",     "--catalogue",     "--out",
-        "--resume",  "--simulations", "--c-scale", "--finetune", "--finetune-steps"};
+    static const char *const with_value[] = {"--profile",  "--workloads",      "--split",
+                                             "--solvers",  "--seeds",          "--hardware",
+                                             "--agent",    "--jobs",           "--budget",
+                                             "--data",     "--catalogue",      "--out",
+                                             "--resume",   "--simulations",    "--c-scale",
+                                             "--finetune", "--finetune-steps", "--leaf-rollout"};
     bool known = false;
     for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
       known |= !strcmp(name, with_value[k]);
@@ -239,6 +245,11 @@ int mb_cmd_run(int argc, char **argv) {
         return 2;
       }
       plan_option = true;
+    } else if (!strcmp(name, "--leaf-rollout")) {
+      long n = 0;
+      if (!parse_int(name, val, 0, MB_SOLVER_MAX_LEAF_ROLLOUT, &n)) return 2;
+      cfg.leaf_rollout = n > 0 ? (int)n : MB_SOLVER_NO_LEAF_ROLLOUT;
+      plan_option = true;
     } else if (!strcmp(name, "--finetune")) {
       if (!parse_seconds(name, val, true, &cfg.finetune)) return 2;
       plan_option = true;
@@ -252,9 +263,8 @@ int mb_cmd_run(int argc, char **argv) {
   if (cfg.resume && plan_option) {
     fprintf(stderr,
             "mallocbench run: --resume takes the plan (profile, workloads, split, solvers, "
-            "seeds, hardware, agent, budget, simulations, c-scale, finetune, finetune-steps) from "
-            "the file; "
-            "drop those options\n");
+            "seeds, hardware, agent, budget, simulations, c-scale, leaf-rollout, finetune, "
+            "finetune-steps) from the file; drop those options\n");
     return 2;
   }
   char *cmd = join_args(argc - 1, argv + 1);

@@ -25,6 +25,7 @@ static void usage(FILE *out) {
           "usage: mallocbench solve WORKLOAD --solver NAME [--hardware H] [--capacity C]\n"
           "                         [--seed S] [--budget SEC] [--bound-budget SEC]\n"
           "                         [--agent CHECKPOINT.h5] [--simulations N] [--c-scale X]\n"
+          "                         [--leaf-rollout N]\n"
           "                         [--finetune SEC | --finetune-steps N]\n"
           "                         [--out ASSIGNMENT.csv]\n\n"
           "Solves one workload and prints T_slow, T_heuristic and T_solver (all simulated by\n"
@@ -46,6 +47,10 @@ static void usage(FILE *out) {
           "--simulations N   mallocmuzero solvers: search simulations per decision (default %d)\n"
           "--c-scale X       mallocmuzero solvers: Gumbel sigma's c_scale at evaluation, > 0\n"
           "                  (default %g)\n"
+          "--leaf-rollout N  mallocmuzero solvers: value each new search node by N steps of\n"
+          "                  the agent's raw policy from it, then its value network (0: the\n"
+          "                  value network alone; default %d for mallocmuzero-exact, in the\n"
+          "                  real game; none for mallocmuzero)\n"
           "--finetune SEC    mallocmuzero solvers: after a first play, train the agent on this\n"
           "                  workload for SEC seconds (on top of --budget), playing again at\n"
           "                  8 points and at the end; the best episode is kept (default 0:\n"
@@ -55,7 +60,7 @@ static void usage(FILE *out) {
           "                  with the same OpenBLAS kernel (scripts/pinned-blas.sh), unlike\n"
           "                  --finetune (not both); the other solvers ignore these options\n"
           "--out FILE        write the assignment CSV (readable by 'mallocbench check')\n",
-          MB_SEARCH_EVAL_SIMULATIONS, MB_SEARCH_EVAL_C_SCALE);
+          MB_SEARCH_EVAL_SIMULATIONS, MB_SEARCH_EVAL_C_SCALE, MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT);
 }
 
 /* Bytes with an optional unit; false on anything else. */
@@ -114,6 +119,7 @@ int mb_cmd_solve(int argc, char **argv) {
   int simulations = 0;              /* mallocMuZero: 0 = the solver's default */
   double c_scale = 0, finetune = 0; /* idem; finetune 0 = none */
   int finetune_steps = 0;           /* idem; 0 = none */
+  int leaf_rollout = 0;             /* idem; MB_SOLVER_NO_LEAF_ROLLOUT = none */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
@@ -121,7 +127,7 @@ int mb_cmd_solve(int argc, char **argv) {
         strcmp(a, "--capacity") && strcmp(a, "--seed") && strcmp(a, "--budget") &&
         strcmp(a, "--bound-budget") && strcmp(a, "--out") && strcmp(a, "--agent") &&
         strcmp(a, "--simulations") && strcmp(a, "--c-scale") && strcmp(a, "--finetune") &&
-        strcmp(a, "--finetune-steps")) {
+        strcmp(a, "--finetune-steps") && strcmp(a, "--leaf-rollout")) {
       fprintf(stderr, "mallocbench solve: unknown option '%s'\n", a);
       usage(stderr);
       return 2;
@@ -159,6 +165,13 @@ int mb_cmd_solve(int argc, char **argv) {
                 lo, hi);
         return 2;
       }
+    } else if (!strcmp(a, "--leaf-rollout")) {
+      if (!parse_int(argv[++i], 0, MB_SOLVER_MAX_LEAF_ROLLOUT, &leaf_rollout)) {
+        fprintf(stderr, "mallocbench solve: --leaf-rollout '%s': expected an integer in 0..%d\n",
+                argv[i], MB_SOLVER_MAX_LEAF_ROLLOUT);
+        return 2;
+      }
+      if (leaf_rollout == 0) leaf_rollout = MB_SOLVER_NO_LEAF_ROLLOUT;
     } else if (!strcmp(a, "--c-scale")) {
       if (!parse_double(argv[++i], &c_scale) || !(c_scale > 0)) {
         fprintf(stderr, "mallocbench solve: --c-scale '%s': expected a finite number > 0\n",
@@ -225,6 +238,7 @@ int mb_cmd_solve(int argc, char **argv) {
   opt.agent_path = agent;
   opt.simulations = simulations;
   opt.c_scale = c_scale;
+  opt.leaf_rollout = leaf_rollout;
   opt.finetune_seconds = finetune;
   opt.finetune_steps = finetune_steps;
   mb_rng rng;

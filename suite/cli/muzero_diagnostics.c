@@ -14,7 +14,7 @@
  * only) and the sums it adds to (its own type). */
 typedef struct diag_pass {
   int32_t stride;
-  const mb_search_config *scfg;
+  const mb_search_config *scfg; /* [0] the learned model's, [1] the real game's */
   void *sums;
 } diag_pass;
 
@@ -266,8 +266,8 @@ static bool regret_workload(const mb_agent *ag, mb_game *g, double scale, const 
     int32_t raw = ok ? mb_agent_greedy(logits, mask, A) : -1;
     if (ok && t % stride == 0 && n_legal >= 2) {
       int32_t al = -1, ae = -1, best = raw;
-      ok = mb_player_decide(learned, g, scfg, false, &rng, &al, err) &&
-           mb_player_decide(exact, g, scfg, true, &rng, &ae, err) &&
+      ok = mb_player_decide(learned, g, &scfg[0], false, &rng, &al, err) &&
+           mb_player_decide(exact, g, &scfg[1], true, &rng, &ae, err) &&
            rollout_values(&inf, g, mask, 1.0 / scale, obs, logits, m2, qr, err);
       if (!ok) break;
       for (int32_t a = 0; a < A; a++)
@@ -305,7 +305,7 @@ static bool regret_workload(const mb_agent *ag, mb_game *g, double scale, const 
 }
 
 int mb_diag_search_regret(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
-                          int32_t stride, const mb_search_config *scfg, const char *what) {
+                          int32_t stride, const mb_search_config scfg[2], const char *what) {
   regret_sums d = {0};
   if (!diag_over_set(ag, set, n_set, regret_workload, &(diag_pass){stride, scfg, &d})) return 1;
   if (d.roots == 0) {

@@ -19,10 +19,11 @@
 int mb_diag_model_error(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
                         int32_t stride, const char *what);
 
-/* One step of policy improvement: the moves of the raw policy and of both searches
- * (scfg->simulations each) judged by rollouts; what the learned search's changes gain or lose. */
+/* One step of policy improvement: the moves of the raw policy and of both searches (scfg[0] in
+ * the learned model, scfg[1] in the real game, scfg[0].simulations each) judged by rollouts;
+ * what the learned search's changes gain or lose. */
 int mb_diag_search_regret(const mb_agent *ag, const mb_train_workload *set, int32_t n_set,
-                          int32_t stride, const mb_search_config *scfg, const char *what);
+                          int32_t stride, const mb_search_config scfg[2], const char *what);
 
 /* Depth: the path of the raw policy's next k = 0..12 moves valued as a search of depth k would,
  * in the exact game and in the learned model, against the true return to go. */

@@ -115,7 +115,8 @@ grep -q "rebuilding it from" "$TMP/err" || fail "no rebuild note: $(cat "$TMP/er
 "$MB" run --help | grep -qE '^  --c-scale X +mallocmuzero' || fail "run --help: no --c-scale"
 "$MB" run --help | grep -qE '^  --finetune SEC +mallocmuzero' || fail "run --help: no --finetune"
 "$MB" run --help | grep -qE '^  --finetune-steps N +mallocmuzero' || fail "run --help: no --finetune-steps"
-for o in --simulations --c-scale --finetune --finetune-steps; do
+"$MB" run --help | grep -qE '^  --leaf-rollout N +mallocmuzero' || fail "run --help: no --leaf-rollout"
+for o in --simulations --c-scale --finetune --finetune-steps --leaf-rollout; do
   "$MB" solve --help | grep -qE -- "^$o " || fail "solve --help: no $o"
 done
 
@@ -125,7 +126,7 @@ WL=datasets/samples/mlp_tiny.wl
   fail "solve with valid options: $(cat "$TMP/err")"
 for bad in "--simulations 0" "--simulations x" "--simulations 2.5" "--c-scale 0" "--c-scale -2" \
   "--c-scale nan" "--finetune -1" "--finetune inf" "--finetune 1s" "--finetune-steps -1" \
-  "--finetune-steps 1.5"; do
+  "--finetune-steps 1.5" "--leaf-rollout -1" "--leaf-rollout 100001" "--leaf-rollout 2.5"; do
   read -r opt val <<<"$bad"
   expect 2 "^mallocbench solve: $opt '$val'" "$MB" solve "$WL" --solver heuristic "$opt" "$val"
 done
