@@ -49,7 +49,8 @@ static void usage(FILE *out) {
       "       mallocbench bench muzero --agent FILE --next-window N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --search-regret N [--simulations 16]\n"
       "                                [workload and search options]\n\n"
-      "Prints mallocMuZero's search simulations per second (learned model and exact game),\n"
+      "Prints mallocMuZero's search simulations per second (learned model; exact game with\n"
+      "the value network at the leaves and with the solvers' leaf rollouts),\n"
       "raw-policy decisions per second, and training updates and self-play decisions per\n"
       "second, on one synthetic workload of --buffers buffers. --seconds is the time per\n"
       "measurement; --jobs the self-play threads of the training measurement. Without\n"
@@ -133,16 +134,17 @@ static bool parse_double(const char *flag, const char *v, double lo, bool lo_ope
 }
 
 /* Plays episodes (restarting when done) until `seconds` pass; returns decisions/s and
- * the simulations done. */
+ * the simulations done. Leaf rollouts of leaf_rollout steps (0: the value network alone). */
 static bool measure_play(const mb_agent *ag, mb_game *g, double scale, int sims, bool exact,
-                         bool search, double seconds, mb_rng *rng, double *decisions_per_s,
-                         double *sims_per_s, mb_error *err) {
+                         int leaf_rollout, bool search, double seconds, mb_rng *rng,
+                         double *decisions_per_s, double *sims_per_s, mb_error *err) {
   mb_player *p = mb_player_create(ag, sims, err);
   if (!p) return false;
   mb_player_set_scale(p, scale);
   mb_search_config sc;
   mb_search_config_evaluation(&sc, exact);
   sc.simulations = sims;
+  sc.leaf_rollout = leaf_rollout;
   double t0 = mb_wall_seconds(), t = t0;
   int64_t dec = 0;
   bool ok = true;
@@ -649,16 +651,28 @@ int mb_bench_muzero(int argc, char **argv) {
   printf("workload: synthetic, %d buffers (%d visitable), capacity %lld B\n", w->n_buffers,
          mb_game_n_visitable(g), (long long)hw.capacity);
   double dps, sps;
-  bool ok = measure_play(&ag, g, scale, (int)sims, false, false, seconds, &rng, &dps, &sps, &err);
+  const int roll = MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT;
+  bool ok =
+      measure_play(&ag, g, scale, (int)sims, false, 0, false, seconds, &rng, &dps, &sps, &err);
   if (ok) printf("  raw policy (no search)           %10.0f decisions/s\n", dps);
-  ok = ok && measure_play(&ag, g, scale, (int)sims, false, true, seconds, &rng, &dps, &sps, &err);
+  ok =
+      ok && measure_play(&ag, g, scale, (int)sims, false, 0, true, seconds, &rng, &dps, &sps, &err);
   if (ok)
     printf("  learned-model search, %3ld sims   %10.0f simulations/s  (%.0f decisions/s)\n", sims,
            sps, dps);
-  ok = ok && measure_play(&ag, g, scale, (int)sims, true, true, seconds, &rng, &dps, &sps, &err);
+  ok = ok && measure_play(&ag, g, scale, (int)sims, true, 0, true, seconds, &rng, &dps, &sps, &err);
   if (ok)
-    printf("  exact-game search, %3ld sims      %10.0f simulations/s  (%.0f decisions/s)\n", sims,
-           sps, dps);
+    printf(
+        "  exact-game search, %3ld sims      %10.0f simulations/s  (%.0f decisions/s; value\n"
+        "                                   network at the leaves)\n",
+        sims, sps, dps);
+  ok = ok &&
+       measure_play(&ag, g, scale, (int)sims, true, roll, true, seconds, &rng, &dps, &sps, &err);
+  if (ok)
+    printf(
+        "  exact-game search, %3ld sims      %10.0f simulations/s  (%.0f decisions/s; %d-step\n"
+        "                                   leaf rollouts, as mallocmuzero-exact plays)\n",
+        sims, sps, dps, roll);
   mb_game_free(g);
   if (ok) {
     mb_train_config tc;

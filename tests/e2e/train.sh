@@ -189,6 +189,22 @@ h5dump -a game.order "$TMP/o.h5" | grep -q '"start"' ||
   >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --catalogue: $(cat "$TMP/err")"
 grep -q "catalogue split 'train': 2 workloads" "$TMP/out" || fail "bench muzero: $(cat "$TMP/out")"
 grep -q "heuristic (reference)" "$TMP/out" || fail "bench muzero: no heuristic row: $(cat "$TMP/out")"
+grep -q "leaf rollouts: learned model 0 steps, exact game 64 steps" "$TMP/out" ||
+  fail "bench muzero: the solvers' leaf rollouts not stated: $(cat "$TMP/out")"
+# --leaf-rollout sets both columns' rollouts; with --oracle it is refused (the oracle replaces
+# parts of the learned model's nodes, not of its rollouts)
+"$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --catalogue "$TMP/cat.txt" --split train \
+  --leaf-rollout 5 >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --leaf-rollout: $(cat "$TMP/err")"
+grep -q "leaf rollouts: learned model 5 steps, exact game 5 steps" "$TMP/out" ||
+  fail "bench muzero --leaf-rollout 5: $(cat "$TMP/out")"
+expect 2 "--oracle and --leaf-rollout 5" "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 \
+  --catalogue "$TMP/cat.txt" --split train --oracle values --leaf-rollout 5
+# throughput: the exact game with and without leaf rollouts, beside the learned model
+"$MB" bench muzero --agent "$TMP/a.h5" --buffers 24 --simulations 4 --seconds 1 >"$TMP/out" \
+  2>"$TMP/err" || fail "bench muzero (throughput): $(cat "$TMP/err")"
+for line in "learned-model search" "value\$" "64-step" "updates/s"; do
+  grep -q "$line" "$TMP/out" || fail "bench muzero (throughput): no '$line': $(cat "$TMP/out")"
+done
 # the agent trained in start order plays in it: its reference row is best fit in that order
 "$MB" bench muzero --agent "$TMP/o.h5" --returns 0 --catalogue "$TMP/cat.txt" --split train \
   >"$TMP/out" 2>"$TMP/err" || fail "bench muzero, start order: $(cat "$TMP/err")"
