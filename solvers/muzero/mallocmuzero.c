@@ -11,18 +11,17 @@
  * (mallocmuzero-exact, MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT steps; opt->leaf_rollout sets it for
  * either, MB_SOLVER_NO_LEAF_ROLLOUT turns it off: exact search with the value network alone is
  * then the ablation that differs from mallocmuzero only in the model searched). When the time
- * budget (opt->budget_seconds, default 60 s) runs out mid-episode, the remaining decisions are
- * played by the agent's raw policy network (greedy, no search) and stats->note says how many. With
- * opt->finetune_seconds > 0 the agent then trains on this workload alone (self-play + updates) for
- * that long; at evaluation points FINETUNE_PLAYS times spread over that time, and once more at its
- * end, it plays the whole episode again with the same search, and the best episode found is
- * returned (the issue's "reporting the best episode found"). opt->finetune_steps > 0 does the same
- * for a fixed number of updates, with the plays spread over updates: the same answer on any machine
- * with the same OpenBLAS kernel (tensor.h, "Determinism"), unless a play hits the time budget,
- * where seconds depend on the machine's speed and load.
- * Fine-tuning self-play searches the model the solver searches: the learned one, or the real game
- * for mallocmuzero-exact. The answer is always the agent's own play: no other solver's assignment
- * is used. */
+ * budget (opt->budget_seconds, default DEFAULT_BUDGET_S) runs out mid-episode, the remaining
+ * decisions are played by the agent's raw policy network (greedy, no search) and stats->note says
+ * how many. With opt->finetune_seconds > 0 the agent then trains on this workload alone (self-play
+ * + updates) for that long; at evaluation points FINETUNE_PLAYS times spread over that time, and
+ * once more at its end, it plays the whole episode again with the same search, and the best episode
+ * found is returned (the issue's "reporting the best episode found"). opt->finetune_steps > 0 does
+ * the same for a fixed number of updates, with the plays spread over updates: the same answer on
+ * any machine with the same OpenBLAS kernel (tensor.h, "Determinism"), unless a play hits the time
+ * budget, where seconds depend on the machine's speed and load. Fine-tuning self-play searches the
+ * model the solver searches: the learned one, or the real game for mallocmuzero-exact. The answer
+ * is always the agent's own play: no other solver's assignment is used. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +35,11 @@
 #include "solver.h"
 #include "train.h"
 
-#define DEFAULT_BUDGET_S 60.0
+/* seconds per play: the exact variant's leaf rollouts take ~20 s on the largest test-split
+ * workload (657 decisions) on the 2-core machine and ~3x that under scripts/pinned-blas.sh (the
+ * fine-tuning runs), so a budget that rarely cuts a search short, which would make the answer
+ * depend on the machine's speed */
+#define DEFAULT_BUDGET_S 300.0
 /* plays during fine-tuning besides the one at its end: enough for a best-of to matter, few
  * enough that playing takes a small share of the time on the largest workloads */
 #define FINETUNE_PLAYS 8
