@@ -304,6 +304,15 @@ static void test_bad_input(void **state) {
   cfg.max_depth = -1;
   assert_false(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
   assert_non_null(strstr(err.message, "max_depth"));
+  cfg.max_depth = 0;
+  cfg.leaf_rollout = -1;
+  assert_false(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_non_null(strstr(err.message, "leaf_rollout -1"));
+  cfg.leaf_rollout = MB_SEARCH_MAX_LEAF_ROLLOUT + 1;
+  assert_false(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_non_null(strstr(err.message, "leaf_rollout"));
+  cfg.leaf_rollout = MB_SEARCH_MAX_LEAF_ROLLOUT;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
   mb_search_free(s);
 }
 
