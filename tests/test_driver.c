@@ -851,6 +851,25 @@ static void test_muzero_options_reach_solvers_and_resume(void **state) {
   free(wreck);
 }
 
+/* Options `muzero` (set_muzero, fine-tuned by updates: finetune 0, 300 steps) survive an
+ * interruption: the journal header has `header`; resumed from the file (`part`) and from the
+ * journal alone (`wreck`, whose HDF5 file no longer opens), every row was solved with them and
+ * the file stores them. */
+static void resume_from_file_and_journal(const fixture *f, const char *part, const char *wreck,
+                                         int muzero, const char *header, int leaf) {
+  char *head = interrupted(f, part, muzero);
+  if (!strstr(head, header)) fail_msg("journal header '%s' lacks '%s'", head, header);
+  free(head);
+  resume_all(f, part);
+  assert_solved_with(part, 4, 2.5, 0, 300, leaf);
+  assert_stored(part, 4, 2.5, 0, 300, leaf);
+  free(interrupted(f, wreck, muzero));
+  assert_int_equal(truncate(wreck, 2048), 0);
+  resume_all(f, wreck);
+  assert_solved_with(wreck, 4, 2.5, 0, 300, leaf);
+  assert_stored(wreck, 4, 2.5, 0, 300, leaf);
+}
+
 /* Fine-tuning by updates: a plan option like the others, stored, in the journal header only
  * when set (so the header of a run fine-tuned by seconds is unchanged), restored on resume from
  * the file or from the journal alone. */
@@ -858,19 +877,10 @@ static void test_finetune_steps_plan_and_resume(void **state) {
   fixture *f = *state;
   char *part = path_in(f, "fs_part.h5"), *wreck = path_in(f, "fs_wreck.h5"),
        *secs = path_in(f, "fs_secs.h5");
-  char *head = interrupted(f, part, 2);
-  assert_non_null(strstr(head, " simulations 4 c_scale 2.5 finetune 0 finetune_steps 300 plan s"));
-  free(head);
-  resume_all(f, part);
-  assert_solved_with(part, 4, 2.5, 0, 300, 0);
-  assert_stored(part, 4, 2.5, 0, 300, 0);
-  free(interrupted(f, wreck, 2));
-  assert_int_equal(truncate(wreck, 2048), 0);
-  resume_all(f, wreck);
-  assert_solved_with(wreck, 4, 2.5, 0, 300, 0);
-  assert_stored(wreck, 4, 2.5, 0, 300, 0);
+  resume_from_file_and_journal(
+      f, part, wreck, 2, " simulations 4 c_scale 2.5 finetune 0 finetune_steps 300 plan s", 0);
   /* a different plan from the same options fine-tuned by seconds (and no steps in its header) */
-  head = interrupted(f, secs, 1);
+  char *head = interrupted(f, secs, 1);
   assert_null(strstr(head, "finetune_steps"));
   free(head);
   char *h_steps = attr_string(part, "plan_sha256"), *h_wreck = attr_string(wreck, "plan_sha256"),
@@ -892,17 +902,8 @@ static void test_leaf_rollout_plan_and_resume(void **state) {
   fixture *f = *state;
   char *part = path_in(f, "lr_part.h5"), *wreck = path_in(f, "lr_wreck.h5"),
        *none = path_in(f, "lr_none.h5"), *steps = path_in(f, "lr_steps.h5");
-  char *head = interrupted(f, part, 3);
-  assert_non_null(strstr(head, " finetune_steps 300 leaf_rollout 7 plan s"));
-  free(head);
-  resume_all(f, part);
-  assert_solved_with(part, 4, 2.5, 0, 300, 7);
-  assert_stored(part, 4, 2.5, 0, 300, 7);
-  free(interrupted(f, wreck, 3));
-  assert_int_equal(truncate(wreck, 2048), 0);
-  resume_all(f, wreck);
-  assert_solved_with(wreck, 4, 2.5, 0, 300, 7);
-  head = interrupted(f, none, 4);
+  resume_from_file_and_journal(f, part, wreck, 3, " finetune_steps 300 leaf_rollout 7 plan s", 7);
+  char *head = interrupted(f, none, 4);
   assert_non_null(strstr(head, " leaf_rollout -1 plan s"));
   free(head);
   resume_all(f, none);
