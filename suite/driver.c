@@ -386,9 +386,8 @@ static bool muzero_options_ok(int simulations, double c_scale, double finetune,
                    MB_SOLVER_MAX_FINETUNE_STEPS);
   if (leaf_rollout != MB_SOLVER_NO_LEAF_ROLLOUT &&
       (leaf_rollout < 0 || leaf_rollout > MB_SOLVER_MAX_LEAF_ROLLOUT))
-    return mb_fail(err, "%s%s%s %d: expected steps in 0..%d", where, sep,
-                   stored ? "run_leaf_rollout" : "--leaf-rollout",
-                   leaf_rollout == MB_SOLVER_NO_LEAF_ROLLOUT ? 0 : leaf_rollout,
+    return mb_fail(err, "%s%s%s %d: expected steps in 0..%d (stored: -1 for 0, none)", where, sep,
+                   stored ? "run_leaf_rollout" : "--leaf-rollout", leaf_rollout,
                    MB_SOLVER_MAX_LEAF_ROLLOUT);
   if (finetune > 0 && finetune_steps > 0)
     return mb_fail(err, "%s%s%s and %s: fine-tune by seconds or by updates, not both", where, sep,
