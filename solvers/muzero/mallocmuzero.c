@@ -51,12 +51,13 @@ static bool default_agent_path(char *out, size_t n) {
 /* Plays one episode; the assignment goes to out. */
 static bool play_once(const mb_agent *ag, const mb_workload *w, const mb_hardware *hw,
                       const mb_search_config *scfg, bool exact, double deadline, mb_rng *rng,
-                      mb_assignment *out, double *ret, mb_play_counts *counts, mb_error *err) {
+                      mb_assignment *out, double *ret, int64_t *searched, int64_t *decisions,
+                      mb_error *err) {
   mb_game *g = mb_game_new(w, hw, &ag->cfg.game, err);
   if (!g) return false;
   mb_player *p = mb_player_create(ag, scfg->simulations, err);
   if (p) mb_player_set_scale(p, mb_return_scale(w, hw, g));
-  bool ok = p && mb_player_play(p, g, scfg, exact, deadline, rng, counts, err) &&
+  bool ok = p && mb_player_play(p, g, scfg, exact, deadline, rng, searched, decisions, err) &&
             mb_game_assignment(g, out, err);
   if (ok) *ret = mb_game_return(g);
   mb_player_free(p);
@@ -77,9 +78,8 @@ typedef struct finetune_plays {
   mb_rng *rng;
   mb_assignment *trial, *best;
   double best_ret;
-  int64_t best_step;     /* of the best play (-1: the first one) */
-  mb_play_counts counts; /* of the best play */
-  bool best_final;       /* the best play is the one at the end */
+  int64_t best_step, searched, decisions; /* of the best play (best_step -1: the first one) */
+  bool best_final;                        /* the best play is the one at the end */
   int32_t plays;
 } finetune_plays;
 
@@ -92,9 +92,9 @@ static bool play_during_finetune(void *ctx, const mb_agent *ag, int64_t step, bo
   f->next_play = now + f->every_s;
   f->next_step = step + f->every_steps;
   double ret = 0;
-  mb_play_counts counts;
-  if (!play_once(ag, f->w, f->hw, f->scfg, f->exact, now + f->budget, f->rng, f->trial, &ret,
-                 &counts, err))
+  int64_t s = 0, d = 0;
+  if (!play_once(ag, f->w, f->hw, f->scfg, f->exact, now + f->budget, f->rng, f->trial, &ret, &s,
+                 &d, err))
     return false;
   f->plays++;
   if (ret > f->best_ret) {
@@ -102,7 +102,8 @@ static bool play_during_finetune(void *ctx, const mb_agent *ag, int64_t step, bo
     f->best_ret = ret;
     f->best_step = step;
     f->best_final = final;
-    f->counts = counts;
+    f->searched = s;
+    f->decisions = d;
   }
   return true;
 }
@@ -165,8 +166,9 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
   /* the fine-tuning time is on top of the playing budget */
   double deadline = t0 + budget;
   double ret = 0;
-  mb_play_counts counts = {0};
-  bool ok = play_once(&ag, w, hw, &scfg, exact, deadline, rng, out, &ret, &counts, err);
+  int64_t searched = 0, decisions = 0;
+  bool ok =
+      play_once(&ag, w, hw, &scfg, exact, deadline, rng, out, &ret, &searched, &decisions, err);
   int64_t every_steps = ft_updates / FINETUNE_PLAYS > 0 ? ft_updates / FINETUNE_PLAYS : 1;
   finetune_plays f = {.w = w,
                       .hw = hw,
@@ -182,7 +184,7 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
                       .best_step = -1};
   int64_t ft_steps = 0;
   /* a workload without a decision (nothing visitable) has nothing to fine-tune on */
-  bool nothing_to_learn = ok && finetune && counts.decisions == 0;
+  bool nothing_to_learn = ok && finetune && decisions == 0;
   if (ok && finetune && !nothing_to_learn) {
     mb_train_config tc;
     mb_train_config_default(&tc);
@@ -205,7 +207,7 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
     ok = f.trial && mb_train(&tc, &tw, 1, &ag, &tr, err);
     if (ok) {
       ft_steps = tr.updates;
-      if (f.best_step >= 0) counts = f.counts;
+      if (f.best_step >= 0) searched = f.searched, decisions = f.decisions;
       mb_train_result_free(&tr);
     }
     mb_assignment_free(f.trial);
@@ -215,22 +217,16 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
     mb_agent_curve_free(&curve);
     return false;
   }
-  stats->iterations = counts.searched * scfg.simulations;
-  /* leaf rollouts dropped to keep pace count as a budget hit too */
-  stats->budget_hit = counts.searched < counts.decisions ||
-                      (scfg.leaf_rollout > 0 && counts.rolled_out < counts.searched);
-  char rollouts[64] = "";
-  if (scfg.leaf_rollout > 0)
-    snprintf(rollouts, sizeof rollouts, ", %lld with %d-step leaf rollouts",
-             (long long)counts.rolled_out, scfg.leaf_rollout);
-  int n = snprintf(
-      stats->note, sizeof stats->note,
-      "%s search, %d sims/decision, c_scale %g, Q spread floor %g: %lld of %lld "
-      "decisions searched%s%s; return %.4f",
-      exact ? "exact-game" : "learned-model", scfg.simulations, scfg.c_scale, scfg.q_min_range,
-      (long long)counts.searched, (long long)counts.decisions, rollouts,
-      counts.searched < counts.decisions ? " (budget hit: the rest by the raw policy)" : "",
-      f.best_ret);
+  stats->iterations = searched * scfg.simulations;
+  stats->budget_hit = searched < decisions;
+  int n =
+      snprintf(stats->note, sizeof stats->note,
+               "%s search, %d sims/decision, c_scale %g, Q spread floor %g, leaf rollout %d: "
+               "%lld of %lld decisions searched%s; return %.4f",
+               exact ? "exact-game" : "learned-model", scfg.simulations, scfg.c_scale,
+               scfg.q_min_range, scfg.leaf_rollout, (long long)searched, (long long)decisions,
+               searched < decisions ? " (budget hit: the rest played by the raw policy net)" : "",
+               f.best_ret);
   if (nothing_to_learn && n > 0 && n < (int)sizeof stats->note)
     snprintf(stats->note + n, sizeof stats->note - (size_t)n,
              "; not fine-tuned: no decision to learn from");

@@ -261,30 +261,20 @@ static bool budget_fits(const mb_player *p, const mb_search_config *scfg, mb_err
 }
 
 bool mb_player_play(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
-                    double deadline, mb_rng *rng, mb_play_counts *counts, mb_error *err) {
+                    double deadline, mb_rng *rng, int64_t *searched, int64_t *decisions,
+                    mb_error *err) {
   if (!budget_fits(p, scfg, err)) return false;
   mb_game_reset(g);
-  memset(counts, 0, sizeof *counts);
-  mb_search_config without_rollout = *scfg;
-  without_rollout.leaf_rollout = 0;
-  double start = mb_wall_seconds();
-  int32_t n = mb_game_n_visitable(g);
+  *searched = 0;
+  *decisions = 0;
   while (!mb_game_done(g)) {
-    double now = mb_wall_seconds();
-    bool use_search = !(deadline > 0 && now > deadline);
-    /* on pace: the time used so far is within the budget's share of the decisions made so far,
-     * this one included */
-    int32_t done = mb_game_snapshot_take(g).cursor;
-    bool roll = scfg->leaf_rollout > 0 &&
-                (deadline <= 0 || now - start <= (deadline - start) * (done + 1) / (n > 0 ? n : 1));
+    bool use_search = !(deadline > 0 && mb_wall_seconds() > deadline);
     int32_t a;
     float v;
-    if (!decide(p, g, roll ? scfg : &without_rollout, exact, use_search, rng, &a, &v, err))
-      return false;
+    if (!decide(p, g, scfg, exact, use_search, rng, &a, &v, err)) return false;
     if (!mb_game_step(g, a, NULL, err)) return false;
-    counts->searched += use_search;
-    counts->rolled_out += use_search && roll;
-    counts->decisions++;
+    *searched += use_search;
+    (*decisions)++;
   }
   return true;
 }

@@ -59,21 +59,12 @@ void mb_player_set_oracle(mb_player *p, unsigned parts);
  * past its end (the learned model allows both; no oracle part applies there). */
 void mb_player_oracle_stats(const mb_player *p, int64_t *nodes, int64_t *off_game);
 void mb_player_free(mb_player *p);
-/* What one episode's decisions were played with. */
-typedef struct mb_play_counts {
-  int64_t decisions;  /* all of them */
-  int64_t searched;   /* by search (the rest: the raw policy, after the deadline) */
-  int64_t rolled_out; /* by search with scfg->leaf_rollout (the rest of the searched ones: the
-                         value network at the leaves, to keep pace with the deadline) */
-} mb_play_counts;
-/* Plays one whole episode of `g` (reset first) with search. With a `deadline` (mb_wall_seconds(),
- * clock.h; <= 0: none): a decision keeps scfg's leaf rollouts while the time used stays within
- * the budget's share of the decisions made (so that rollouts, which cost most, are spread over
- * the episode instead of exhausting the budget on its first decisions), and searches without
- * them otherwise; once the deadline passes the raw policy finishes the episode. The final state
- * stays in g. */
+/* Plays one whole episode of `g` (reset first) with search. Stops searching when `deadline`
+ * (mb_wall_seconds(), clock.h; <= 0: none) passes and finishes with the raw policy; *searched
+ * counts the searched decisions. The final state stays in g. */
 bool mb_player_play(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
-                    double deadline, mb_rng *rng, mb_play_counts *counts, mb_error *err);
+                    double deadline, mb_rng *rng, int64_t *searched, int64_t *decisions,
+                    mb_error *err);
 /* One searched decision at g's current state (g is left there): the action the search plays. */
 bool mb_player_decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bool exact,
                       mb_rng *rng, int32_t *action, mb_error *err);

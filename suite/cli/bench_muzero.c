@@ -149,10 +149,10 @@ static bool measure_play(const mb_agent *ag, mb_game *g, double scale, int sims,
   int64_t dec = 0;
   bool ok = true;
   while (ok && t - t0 < seconds) {
-    mb_play_counts counts;
+    int64_t s = 0, d = 0;
     /* play one episode; a deadline in the past makes it raw-policy play */
-    ok = mb_player_play(p, g, &sc, exact, search ? 0 : 1e-9, rng, &counts, err);
-    dec += counts.decisions;
+    ok = mb_player_play(p, g, &sc, exact, search ? 0 : 1e-9, rng, &s, &d, err);
+    dec += d;
     t = mb_wall_seconds();
   }
   mb_player_free(p);
@@ -224,10 +224,10 @@ static bool play_return(const mb_agent *ag, mb_game *g, double scale, int sims, 
   mb_search_config sc = *scfg;
   sc.gumbel_noise = false;
   sc.simulations = sims > 0 ? sims : 1;
-  mb_play_counts counts;
+  int64_t s = 0, d = 0;
   mb_rng rng;
   mb_rng_seed(&rng, seed);
-  bool ok = mb_player_play(pl, g, &sc, exact, sims > 0 ? 0 : 1e-9, &rng, &counts, err);
+  bool ok = mb_player_play(pl, g, &sc, exact, sims > 0 ? 0 : 1e-9, &rng, &s, &d, err);
   if (oracle) {
     int64_t nodes, off;
     mb_player_oracle_stats(pl, &nodes, &off);
