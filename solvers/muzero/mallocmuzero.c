@@ -1,6 +1,6 @@
 /* The mallocMuZero solvers: `mallocmuzero` (search in the learned model) and
  * `mallocmuzero-exact` (the same agent searching the real game: exact rewards and masks at every
- * node, the ablation).
+ * node, leaves valued by rollouts of its own policy network).
  *
  * Both load an agent checkpoint (opt->agent_path, default results/agents/default.h5 under the
  * source tree; `mallocbench train` makes it) and play one whole mallocGame episode on the
