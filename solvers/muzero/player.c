@@ -172,6 +172,30 @@ static bool expand_learned(void *ctx, int32_t node, int32_t parent, int32_t acti
   return p->leaf_rollout == 0 || rollout_learned(p, lat, depth, out, err);
 }
 
+/* Leaf rollout in the real game, from the node the game is at: leaf_rollout greedy raw-policy
+ * steps with exact rewards and masks, the value network where they stop (0 at the episode's
+ * end). Replaces out->value; the next expansion's restore of the root snapshot undoes them. */
+static bool rollout_exact(mb_player *p, mb_search_eval *out, mb_error *err) {
+  memcpy(p->roll_logits, out->logits, (size_t)p->A * sizeof(float));
+  memcpy(p->roll_mask, out->mask, (size_t)p->A);
+  double g = 0, r = 0;
+  float v = out->value;
+  for (int32_t k = 0; k < p->leaf_rollout; k++) {
+    int32_t a = mb_agent_greedy(p->roll_logits, p->roll_mask, p->A);
+    if (!mb_game_step(p->game, a, &r, err)) return false;
+    g += r * p->rscale;
+    if (mb_game_done(p->game)) {
+      v = 0;
+      break;
+    }
+    mb_game_observe(p->game, p->obs);
+    mb_game_legal_mask(p->game, p->roll_mask);
+    if (!mb_agent_initial(&p->inf, p->obs, NULL, p->roll_logits, &v, err)) return false;
+  }
+  out->value = (float)(g + v);
+  return true;
+}
+
 /* The real game: replay the path from the root snapshot (exact rewards, masks, terminals). */
 static bool expand_exact(void *ctx, int32_t node, int32_t parent, int32_t action,
                          const int32_t *path, int32_t depth, mb_search_eval *out, mb_error *err) {
@@ -193,27 +217,7 @@ static bool expand_exact(void *ctx, int32_t node, int32_t parent, int32_t action
   mb_game_legal_mask(p->game, out->mask);
   out->has_mask = true;
   if (!mb_agent_initial(&p->inf, p->obs, NULL, out->logits, &out->value, err)) return false;
-  if (p->leaf_rollout == 0) return true;
-  /* leaf rollout in the real game: greedy raw-policy steps with exact rewards, the value
-   * network where they stop (0 at the episode's end); the root snapshot undoes them */
-  memcpy(p->roll_logits, out->logits, (size_t)p->A * sizeof(float));
-  memcpy(p->roll_mask, out->mask, (size_t)p->A);
-  double g = 0;
-  float v = out->value;
-  for (int32_t k = 0; k < p->leaf_rollout; k++) {
-    int32_t a = mb_agent_greedy(p->roll_logits, p->roll_mask, p->A);
-    if (!mb_game_step(p->game, a, &r, err)) return false;
-    g += r * p->rscale;
-    if (mb_game_done(p->game)) {
-      v = 0;
-      break;
-    }
-    mb_game_observe(p->game, p->obs);
-    mb_game_legal_mask(p->game, p->roll_mask);
-    if (!mb_agent_initial(&p->inf, p->obs, NULL, p->roll_logits, &v, err)) return false;
-  }
-  out->value = (float)(g + v);
-  return true;
+  return p->leaf_rollout == 0 || rollout_exact(p, out, err);
 }
 
 /* One decision at g's current state: search, or the raw policy when use_search is false. Fills
