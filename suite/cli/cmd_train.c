@@ -68,6 +68,11 @@ static void usage(FILE *out) {
           "                    uniform: they are stored up to N times less often)\n"
           "  --self-play learned|exact (learned: self-play searches the learned model; exact:\n"
           "                    the real game, as mallocmuzero-exact, AlphaZero-style)\n"
+          "  --leaf-rollout N (0: self-play search values a new node by the value network;\n"
+          "                    N: by N greedy raw-policy steps from it in the model searched,\n"
+          "                    then the value network, as solve --leaf-rollout; with\n"
+          "                    --self-play exact: expert iteration with the exact variant's\n"
+          "                    search as the teacher)\n"
           "  --batch B (64)  --unroll K (5)  --td-steps N (10)  --lr X (0.001)\n"
           "  --lr-end X (--lr: constant; else cosine decay from --lr to X over --steps, which\n"
           "                    it then requires)\n"
@@ -261,7 +266,9 @@ int mb_cmd_train(int argc, char **argv) {
       ok = !strcmp(v, "learned") || !strcmp(v, "exact");
       if (!ok) snprintf(expect, sizeof expect, "learned or exact");
       cfg.self_play_exact = ok && !strcmp(v, "exact");
-    } else if (!strcmp(a, "--segment"))
+    } else if (!strcmp(a, "--leaf-rollout"))
+      ok = p_i32(v, 0, MB_SEARCH_MAX_LEAF_ROLLOUT, &cfg.search.leaf_rollout, expect);
+    else if (!strcmp(a, "--segment"))
       ok = p_i32(v, 1, 1000000, &cfg.segment, expect);
     else if (!strcmp(a, "--segment-start")) {
       ok = !strcmp(v, "uniform") || !strcmp(v, "cover");
@@ -428,12 +435,15 @@ int mb_cmd_train(int argc, char **argv) {
     if (cfg.priority_alpha > 0)
       snprintf(replay, sizeof replay, "prioritised replay alpha %g, beta %g%s", cfg.priority_alpha,
                cfg.priority_beta, cfg.steps > 0 ? " -> 1" : "");
+    char leaves[64] = "";
+    if (cfg.search.leaf_rollout > 0)
+      snprintf(leaves, sizeof leaves, ", %d-step leaf rollouts", cfg.search.leaf_rollout);
     fprintf(stderr,
-            "train: %d catalogue workloads%s; %s search in the %s, %d simulations; %s; out %s\n",
+            "train: %d catalogue workloads%s; %s search in the %s, %d simulations%s; %s; out %s\n",
             L.n, cfg.synthetic ? " + synthetic curriculum" : "",
             cfg.search.kind == MB_SEARCH_GUMBEL ? "gumbel" : "puct",
-            cfg.self_play_exact ? "real game" : "learned model", cfg.search.simulations, replay,
-            cfg.out);
+            cfg.self_play_exact ? "real game" : "learned model", cfg.search.simulations, leaves,
+            replay, cfg.out);
   }
   mb_train_result res;
   bool ok = mb_train(&cfg, L.tw, L.n, NULL, &res, &err);

@@ -44,6 +44,8 @@ expect 2 "--synth-packing '1.5': expected a number in \[0, 1\]" \
   "$MB" train "${TINY[@]}" --steps 5 --synth-packing 1.5 --out "$TMP/x.h5"
 expect 2 "--q-range '0': expected a number in \[1e-12, 1\]" \
   "$MB" train "${TINY[@]}" --steps 5 --q-range 0 --out "$TMP/x.h5"
+expect 2 "--leaf-rollout '-1': expected an integer in 0\.\.100000" \
+  "$MB" train "${TINY[@]}" --steps 5 --leaf-rollout -1 --out "$TMP/x.h5"
 expect 2 "--gain-features '2': expected an integer in 0\.\.1" \
   "$MB" train "${TINY[@]}" --steps 5 --gain-features 2 --out "$TMP/x.h5"
 expect 2 "--order 'random': expected heuristic, start or size" \
@@ -132,6 +134,10 @@ same_weights "$TMP/a.h5" "$TMP/b.h5" || fail "the same seed gave other weights"
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --self-play exact --out "$TMP/e.h5" \
   >/dev/null 2>"$TMP/err" || fail "--self-play exact: $(cat "$TMP/err")"
 ! same_weights "$TMP/a.h5" "$TMP/e.h5" || fail "--self-play exact did not change the weights"
+# expert iteration: the exact search with leaf rollouts as the self-play teacher
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --self-play exact --leaf-rollout 8 \
+  --out "$TMP/er.h5" >/dev/null 2>"$TMP/err" || fail "--leaf-rollout 8: $(cat "$TMP/err")"
+! same_weights "$TMP/e.h5" "$TMP/er.h5" || fail "--leaf-rollout did not change the weights"
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --synth-packing 0.5 --out "$TMP/p.h5" \
   >/dev/null 2>"$TMP/err" || fail "--synth-packing: $(cat "$TMP/err")"
 ! same_weights "$TMP/a.h5" "$TMP/p.h5" || fail "--synth-packing did not change the weights"
@@ -140,6 +146,9 @@ same_weights "$TMP/a.h5" "$TMP/b.h5" || fail "the same seed gave other weights"
 ! same_weights "$TMP/a.h5" "$TMP/q.h5" || fail "--q-range did not change the weights"
 "$MB" train "${NET[@]}" --steps 2 --self-play exact --out "$TMP/l.h5" >/dev/null 2>"$TMP/err"
 grep -q "search in the real game" "$TMP/err" || fail "banner: $(cat "$TMP/err")"
+"$MB" train "${NET[@]}" --steps 2 --self-play exact --leaf-rollout 8 --out "$TMP/l.h5" \
+  >/dev/null 2>"$TMP/err"
+grep -q "8 simulations, 8-step leaf rollouts" "$TMP/err" || fail "banner: $(cat "$TMP/err")"
 # a cosine learning-rate decay changes the weights
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --lr-end 0 --out "$TMP/lr.h5" \
   >/dev/null 2>"$TMP/err" || fail "--lr-end 0: $(cat "$TMP/err")"
