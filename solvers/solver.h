@@ -33,7 +33,7 @@ typedef struct mb_solver_options {
 /* Upper limits of the mallocMuZero options, one for every entry point (CLI, driver, solver). */
 #define MB_SOLVER_MAX_SIMULATIONS 1000000
 #define MB_SOLVER_MAX_FINETUNE_STEPS 100000000 /* days of updates on a 2-core machine */
-#define MB_SOLVER_MAX_LEAF_ROLLOUT 100000      /* = MB_SEARCH_MAX_LEAF_ROLLOUT */
+#define MB_SOLVER_MAX_LEAF_ROLLOUT 100000      /* = MB_SEARCH_MAX_LEAF_ROLLOUT (asserted) */
 #define MB_SOLVER_NO_LEAF_ROLLOUT (-1)
 
 /* What a solver reports besides the assignment (all optional to fill). */

@@ -35,6 +35,10 @@
 #include "solver.h"
 #include "train.h"
 
+/* solver.h cannot include the search's header; the two limits are one */
+_Static_assert(MB_SOLVER_MAX_LEAF_ROLLOUT == MB_SEARCH_MAX_LEAF_ROLLOUT,
+               "MB_SOLVER_MAX_LEAF_ROLLOUT must equal MB_SEARCH_MAX_LEAF_ROLLOUT");
+
 /* seconds per play: the exact variant's leaf rollouts take ~20 s on the largest test-split
  * workload (657 decisions) on the 2-core machine and ~3x that under scripts/pinned-blas.sh (the
  * fine-tuning runs), so a budget that rarely cuts a search short, which would make the answer
