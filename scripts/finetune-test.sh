@@ -2,7 +2,7 @@
 # mallocMuZero with per-workload fine-tuning on the test split: each of the 46 unseen cases is
 # played once, then the agent trains on that workload alone for SECONDS (self-play + updates,
 # its own search: learned model or real game) and plays again at 8 points and at the end; the
-# best episode found is stored (datasets/agents/README.md, "Per-workload fine-tuning"). One
+# best episode found is stored (datasets/agents/EXPERIMENTS.md, "Per-workload fine-tuning"). One
 # seed of play by default (fine-tuning is what costs: ~25 minutes at 30 s with --jobs 2; SEEDS=N
 # for more, each case then the geometric mean of its seeds), heuristic and greedy beside it. FINETUNE is seconds (30 or 30s: bounded by wall time, so results depend on the
 # machine's speed and load; each row's note records the updates made) or training updates

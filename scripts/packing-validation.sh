@@ -3,7 +3,7 @@
 # MiniMalloc-like instances (`mallocbench generate packing`, seeds 101-104, 150-201 buffers, a
 # perfect packing in 1 MiB exists) at two capacities each (512 KiB: choose what fits; 1 MiB:
 # everything fits), written to results/validation/packing/ with a catalogue of their own, then
-# an agent's search table on them (datasets/agents/README.md, "Packing instances").
+# an agent's search table on them (datasets/agents/EXPERIMENTS.md, "Packing instances").
 # Usage: scripts/packing-validation.sh AGENT.h5 [extra 'bench muzero' options]
 # Assumes a build in ./build (scripts/build.sh build).
 set -euo pipefail

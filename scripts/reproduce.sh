@@ -22,7 +22,7 @@ mkdir -p results/agents
 # mallocMuZero's agent, trained on the train split and synthetic workloads before the run
 # (deterministic: fixed seed, step count, one thread, OpenBLAS kernel pinned so that every
 # x86-64 machine with AVX2 trains the same agent: scripts/pinned-blas.sh). quick: ~1 minute;
-# full: ~13 minutes (42,000 updates: measured better than 200,000, datasets/agents/README.md).
+# full: ~13 minutes (42,000 updates: measured better than 200,000, datasets/agents/EXPERIMENTS.md).
 agent="results/agents/$profile.h5"
 steps=6000
 [ "$profile" = full ] && steps=42000

@@ -219,7 +219,8 @@ static void test_sibling_transitions(void **state) {
   (void)state;
   mb_blas_set_threads(1);
   mb_train_config cfg;
-  /* the measured default (datasets/agents/README.md): one sibling step per decision, weight 1 */
+  /* the measured default (datasets/agents/EXPERIMENTS.md): one sibling step per decision,
+   * weight 1 */
   mb_train_config_default(&cfg);
   assert_true(cfg.sibling_weight == 1.0);
   assert_int_equal(cfg.sibling_depth, 1);
@@ -289,13 +290,24 @@ static void assert_option_reaches_weights(const mb_train_config *changed) {
 }
 
 /* Self-play searching the real game trains deterministically and reaches the weights (other
- * weights than self-play in the learned model). */
+ * weights than self-play in the learned model). With leaf rollouts (expert iteration), two
+ * actor threads train the same agent as one: each actor's rollouts restore its own game. */
 static void test_self_play_exact(void **state) {
   (void)state;
   mb_train_config cfg;
   tiny_config(&cfg, 6, 40);
   cfg.self_play_exact = true;
   assert_option_reaches_weights(&cfg);
+
+  cfg.search.leaf_rollout = 4;
+  mb_train_result one, two;
+  mb_error err = {{0}};
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &one, &err));
+  cfg.jobs = 2;
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &two, &err));
+  assert_true(same_weights(&one.agent, &two.agent));
+  mb_train_result_free(&one);
+  mb_train_result_free(&two);
 }
 
 /* Packing instances in the synthetic curriculum: deterministic, and they reach the weights

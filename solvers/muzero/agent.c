@@ -12,7 +12,7 @@ void mb_agent_config_default(mb_agent_config *c) {
   memset(c, 0, sizeof *c);
   mb_game_config_default(&c->game);
   /* the agent's observation also shows the gain block and the next 4 buffers: measured in
-   * datasets/agents/README.md ("Gain features and covering segment
+   * datasets/agents/EXPERIMENTS.md ("Gain features and covering segment
    * starts") */
   c->game.gain_features = true;
   c->game.next_buffers = 4;

@@ -91,7 +91,7 @@ void mb_search_config_default(mb_search_config *c);
  * of the return scale, ~ one episode's return) scales spreads below it down instead. Measured
  * on the train split with three sibling-transition agents (42k, 100k, 200k updates; `--q-range
  * X`): learned-model search at 32 simulations 0.1053 -> 0.1073, 0.1046 -> 0.1076, 0.1056 ->
- * 0.1082; exact game 0.1193 -> 0.1222, 0.1204 -> 0.1203 (datasets/agents/README.md). */
+ * 0.1082; exact game 0.1193 -> 0.1222, 0.1204 -> 0.1203 (datasets/agents/EXPERIMENTS.md). */
 #define MB_SEARCH_EVAL_SIMULATIONS 32
 #define MB_SEARCH_EVAL_C_SCALE 1.0
 #define MB_SEARCH_EVAL_Q_MIN_RANGE 0.1
@@ -99,8 +99,8 @@ void mb_search_config_default(mb_search_config *c);
  * MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT greedy raw-policy steps from it plus the value network where
  * they stop, AlphaGo's leaf evaluation; in the learned model none (its value network alone,
  * MuZero's). Measured with the default agent, `bench muzero --returns 0,2,8,32 --leaf-rollout D`
- * (datasets/agents/README.md, "Leaf rollouts"): in the real game they make search rise with the
- * budget and beat best fit on the packing validation set, where the value network alone made
+ * (datasets/agents/EXPERIMENTS.md, "Leaf rollouts"): in the real game they make search rise with
+ * the budget and beat best fit on the packing validation set, where the value network alone made
  * search worse than the raw policy; in the learned model they make it worse at every depth. 64
  * steps keep the cost per decision bounded (simulations x 64 steps), so the largest catalogue
  * workloads stay within the solvers' time budget. */

@@ -35,7 +35,7 @@ void mb_train_config_default(mb_train_config *c) {
   c->gamma = 1.0;
   c->value_weight = 0.25;
   c->consistency_weight = 1.0;
-  c->sibling_weight = 1.0; /* measured: datasets/agents/README.md */
+  c->sibling_weight = 1.0; /* measured: datasets/agents/EXPERIMENTS.md */
   c->lr = 1e-3;
   c->lr_end = NAN; /* = lr: constant */
   c->weight_decay = 1e-4;
@@ -49,7 +49,7 @@ void mb_train_config_default(mb_train_config *c) {
   c->actors_per_round = 2;
   c->jobs = 1;
   c->segment = 48;
-  c->segment_cover = true; /* measured: datasets/agents/README.md */
+  c->segment_cover = true; /* measured: datasets/agents/EXPERIMENTS.md */
   c->synthetic = false;
   c->synth_min = 16;
   c->synth_max = 256;

@@ -37,14 +37,14 @@
  * target_period updates), reward, and consistency (weight consistency_weight; EfficientZero): the
  * dynamics' state after k steps against the representation of the observation reached, without
  * gradient into that target. Without it, the learned model's one-step Q was measured to make search
- * worse than the raw policy (datasets/agents/README.md). Losses of unroll steps 1..K are scaled by
- * 1/K; AdamW with global gradient clipping.
+ * worse than the raw policy (datasets/agents/EXPERIMENTS.md). Losses of unroll steps 1..K are
+ * scaled by 1/K; AdamW with global gradient clipping.
  *
  * Sibling paths (sibling_weight > 0, the default). Search asks the learned model about actions
  * self-play did not take, and about the states below them; trained only on the taken ones, its
- * answers there were measured to be poor (datasets/agents/README.md). So each self-play decision
- * also tries one other legal action in the real game, then sibling_depth - 1 greedy moves of the
- * raw policy network (snapshot, steps, restore), and stores the path with the decision. The
+ * answers there were measured to be poor (datasets/agents/EXPERIMENTS.md). So each self-play
+ * decision also tries one other legal action in the real game, then sibling_depth - 1 greedy moves
+ * of the raw policy network (snapshot, steps, restore), and stores the path with the decision. The
  * learner unrolls the dynamics along it from the decision's state: reward and consistency losses
  * at every step and, at the steps the path continues past, a value loss against the path's later
  * rewards plus the target network's value of its last observation (0 when the episode ended); all
