@@ -98,6 +98,8 @@ static void test_resume(void **state) {
   mb_error err = {{0}};
   assert_true(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   int64_t len1 = res.curve.len;
+  double seconds1 = res.prog.seconds;
+  assert_true(res.seconds > 0 && res.seconds == seconds1);
   double first = res.curve.policy[0];
   /* the curve's references are the run's own measurements on its eval set */
   double heuristic = res.heuristic_play, random = res.random_policy;
@@ -134,6 +136,8 @@ static void test_resume(void **state) {
   assert_true(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   assert_int_equal(res.prog.steps, 80);
   assert_int_equal(res.updates, 40);
+  /* this run's wall time, and a total that also counts the run it resumed */
+  assert_true(res.seconds > 0 && res.prog.seconds == seconds1 + res.seconds);
   assert_true(res.curve.len > len1);
   assert_true(res.curve.policy[0] == first);
   for (int64_t i = 1; i < res.curve.len; i++)

@@ -859,7 +859,8 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
                    episodes_run);
     if (rb.total_added >= cfg->batch) k.owed += (double)new_dec * cfg->replay_ratio / cfg->batch;
   }
-  res->prog.seconds += mb_wall_seconds() - t_start;
+  res->seconds = mb_wall_seconds() - t_start;
+  res->prog.seconds += res->seconds;
   res->updates = updates;
   res->updates_per_s = t_learn > 0 ? updates / t_learn : 0;
   res->decisions_per_s = t_self > 0 ? decisions_run / t_self : 0;

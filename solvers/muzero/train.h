@@ -211,6 +211,8 @@ typedef struct mb_train_result {
   double updates_per_s;    /* learner updates / learner seconds */
   double decisions_per_s;  /* self-play decisions / self-play seconds */
   int64_t updates;         /* made by this run */
+  double seconds;          /* wall time of this run's training (prog.seconds also counts the
+                              runs it resumed) */
 } mb_train_result;
 
 /* Trains from scratch (cfg->resume NULL; `init` NULL) or continues cfg->resume, or continues the

@@ -453,8 +453,10 @@ int mb_cmd_train(int argc, char **argv) {
     mb_train_set_free(&L);
     return 1;
   }
-  printf("trained %lld updates (%lld total), %lld episodes, %.0f s\n", (long long)res.updates,
-         (long long)res.prog.steps, (long long)res.prog.episodes, res.prog.seconds);
+  /* this run's time apart from the total, which counts the runs it resumed */
+  printf("trained %lld updates in %.0f s (in total: %lld updates, %lld episodes, %.0f s)\n",
+         (long long)res.updates, res.seconds, (long long)res.prog.steps,
+         (long long)res.prog.episodes, res.prog.seconds);
   printf(
       "raw policy (greedy, no search), mean return on the eval set: before %.4f, after %.4f; "
       "random play %.4f; heuristic (reference) %.4f\n",
