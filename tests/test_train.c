@@ -20,6 +20,8 @@
  *     stopped (prioritised replay, a wrapping buffer); resumed from the checkpoint alone it
  *     does not; the state is removed when a run ends normally; a state of another buffer
  *     shape, or a plain checkpoint given as a state, is refused with the field named;
+ *   - the progress line gives the wall-clock rate beside the learner's and an ETA with a step
+ *     limit;
  *   - bad configurations fail with a message naming the field. */
 #include "support.h"
 
@@ -155,6 +157,48 @@ static void test_resume(void **state) {
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   assert_non_null(strstr(err.message, "/nonexistent/resume.h5"));
   free(path);
+}
+
+/* The progress line: wall-clock steps/s with the learner's and self-play's own rates beside
+ * it, and an ETA when the run has a step limit (none with only a time limit). */
+static void test_progress_line(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  for (int limit = 0; limit < 2; limit++) {
+    mb_train_config cfg;
+    tiny_config(&cfg, 5, limit == 0 ? 30 : 0);
+    if (limit == 1) cfg.seconds = 0.5;
+    cfg.log = tmpfile();
+    assert_non_null(cfg.log);
+    cfg.log_every_s = 0;
+    mb_train_result res;
+    mb_error err = {{0}};
+    assert_true(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+    assert_true(res.seconds > 0 && res.updates > 0);
+    mb_train_result_free(&res);
+    rewind(cfg.log);
+    char line[1024];
+    int progress = 0, eta = 0, moving = 0;
+    while (fgets(line, sizeof line, cfg.log)) {
+      if (!strstr(line, "train: step ") || !strstr(line, " episodes ")) continue;
+      progress++;
+      const char *p = strstr(line, "steps/s (learner ");
+      assert_non_null(p);
+      const char *q = p - 1; /* the space before "steps/s"; the rate is the word before it */
+      while (q > line && q[-1] != ' ') q--;
+      double rate = atof(q), learner = atof(p + strlen("steps/s (learner "));
+      /* the wall-clock rate also pays for self-play, so it is below the learner's (both 0
+       * before the replay buffer holds a batch) */
+      assert_true(rate >= 0 && learner >= rate);
+      moving += rate > 0;
+      assert_non_null(strstr(line, "decisions/s)"));
+      eta += strstr(line, "  ETA ") != NULL;
+    }
+    fclose(cfg.log);
+    assert_true(progress > 0 && moving > 0);
+    /* every line with a rate has an ETA under a step limit; none under a time limit */
+    assert_true(limit == 0 ? eta >= moving : eta == 0);
+  }
 }
 
 static void test_determinism(void **state) {
@@ -755,6 +799,7 @@ int main(void) {
       cmocka_unit_test(test_validation),          cmocka_unit_test(test_eval_hook),
       cmocka_unit_test(test_no_decisions),        cmocka_unit_test(test_state_resume),
       cmocka_unit_test(test_segment_start),       cmocka_unit_test(test_lr_schedule),
+      cmocka_unit_test(test_progress_line),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -794,15 +794,21 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
       char selfplay[32] = "-";
       if (k.selfplay_n) snprintf(selfplay, sizeof selfplay, "%.4f", k.selfplay_sum / k.selfplay_n);
       mb_learner_losses loss = mb_learner_last_losses(L);
-      fprintf(
-          cfg->log,
-          "train: step %lld  episodes %lld  decisions %lld  self-play return %s  loss "
-          "policy %.3f value %.3f reward %.3f consistency %.3f  %.1f steps/s  %.0f decisions/s  "
-          "replay %lld\n",
-          (long long)res->prog.steps, (long long)res->prog.episodes, (long long)res->prog.decisions,
-          selfplay, loss.policy, loss.value, loss.reward, loss.consistency,
-          t_learn > 0 ? updates / t_learn : 0.0, t_self > 0 ? decisions_run / t_self : 0.0,
-          (long long)rb.count);
+      /* steps/s is this run's wall-clock rate (self-play, evaluations and checkpoints
+       * included), which the ETA extrapolates; the learner's and self-play's own rates follow */
+      double wall = mb_wall_seconds() - t_start, rate = wall > 0 ? updates / wall : 0.0;
+      char eta[48] = "";
+      if (cfg->steps > 0 && rate > 0)
+        snprintf(eta, sizeof eta, "  ETA %.0f min",
+                 ceil((double)(cfg->steps - res->prog.steps) / rate / 60.0));
+      fprintf(cfg->log,
+              "train: step %lld  episodes %lld  decisions %lld  self-play return %s  loss "
+              "policy %.3f value %.3f reward %.3f consistency %.3f  %.1f steps/s (learner "
+              "%.1f updates/s, self-play %.0f decisions/s)  replay %lld%s\n",
+              (long long)res->prog.steps, (long long)res->prog.episodes,
+              (long long)res->prog.decisions, selfplay, loss.policy, loss.value, loss.reward,
+              loss.consistency, rate, t_learn > 0 ? updates / t_learn : 0.0,
+              t_self > 0 ? decisions_run / t_self : 0.0, (long long)rb.count, eta);
       fflush(cfg->log);
     }
     if (!ok) break;

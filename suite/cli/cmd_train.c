@@ -24,7 +24,10 @@ static void usage(FILE *out) {
           "                         [--steps N | --minutes M] [--jobs J] [--seed S]\n"
           "                         --out AGENT.h5 [--resume AGENT.h5] [OPTIONS]\n\n"
           "Trains a mallocMuZero agent by self-play with search and K-step unroll training.\n"
-          "Returns are simulated by mallocbench's cost model (the suite's ground truth).\n\n"
+          "Returns are simulated by mallocbench's cost model (the suite's ground truth).\n"
+          "Progress lines (stderr, every 5 s): step, episodes, self-play return, losses,\n"
+          "steps/s of wall time (the learner's and self-play's own rates beside it) and,\n"
+          "with --steps, an ETA.\n\n"
           "Workloads:\n"
           "  --workloads REGEX   catalogue entries whose name matches (PCRE2)\n"
           "  --split S           catalogue entries of split S (train or test)\n"
@@ -461,8 +464,11 @@ int mb_cmd_train(int argc, char **argv) {
       "raw policy (greedy, no search), mean return on the eval set: before %.4f, after %.4f; "
       "random play %.4f; heuristic (reference) %.4f\n",
       res.untrained_policy, res.final_policy, res.random_policy, res.heuristic_play);
-  printf("throughput: %.1f updates/s, %.0f self-play decisions/s\n", res.updates_per_s,
-         res.decisions_per_s);
+  printf(
+      "throughput: learner %.1f updates/s, self-play %.0f decisions/s; %.1f updates per second "
+      "of this run's wall time\n",
+      res.updates_per_s, res.decisions_per_s,
+      res.seconds > 0 ? (double)res.updates / res.seconds : 0.0);
   if (V.n > 0) {
     printf(
         "raw policy on the validation set (%d held-out workloads): after %.4f; best %.4f at "

@@ -67,6 +67,8 @@ expect 2 "no workloads" "$MB" train --steps 5 --out "$TMP/x.h5"
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --out "$TMP/a.h5" >"$TMP/out" 2>"$TMP/err" ||
   fail "train: $(cat "$TMP/err")"
 grep -q "trained 30 updates in [0-9]* s (in total: 30 updates" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
+grep -q "throughput: learner [0-9.]* updates/s, self-play [0-9]* decisions/s; [0-9.]* updates per second of this run's wall time" \
+  "$TMP/out" || fail "throughput line: $(cat "$TMP/out")"
 h5dump -a /training "$TMP/a.h5" | grep -q -- "--steps 30 --seed 3" ||
   fail "the checkpoint does not record its command line"
 h5dump -a /train.blas "$TMP/a.h5" | grep -q "core " ||
