@@ -178,7 +178,7 @@ static void test_progress_line(void **state) {
     mb_train_result_free(&res);
     rewind(cfg.log);
     char line[1024];
-    int progress = 0, eta = 0, moving = 0;
+    int progress = 0, eta = 0, moving = 0, slower = 0;
     while (fgets(line, sizeof line, cfg.log)) {
       if (!strstr(line, "train: step ") || !strstr(line, " episodes ")) continue;
       progress++;
@@ -191,11 +191,12 @@ static void test_progress_line(void **state) {
        * before the replay buffer holds a batch) */
       assert_true(rate >= 0 && learner >= rate);
       moving += rate > 0;
+      slower += rate > 0 && rate < learner; /* not the learner's rate under another name */
       assert_non_null(strstr(line, "decisions/s)"));
       eta += strstr(line, "  ETA ") != NULL;
     }
     fclose(cfg.log);
-    assert_true(progress > 0 && moving > 0);
+    assert_true(progress > 0 && moving > 0 && slower > 0);
     /* every line with a rate has an ETA under a step limit; none under a time limit */
     assert_true(limit == 0 ? eta >= moving : eta == 0);
   }
