@@ -112,43 +112,39 @@ static void fmt_wall(double s, char *out, size_t n) {
     snprintf(out, n, "%.2f s", s);
 }
 
+/* LaTeX's spelling of a character that is special to it, or NULL for one that is not. */
+static const char *tex_replacement(char c) {
+  switch (c) {
+    case '_':
+      return "\\_";
+    case '%':
+      return "\\%";
+    case '&':
+      return "\\&";
+    case '#':
+      return "\\#";
+    case '$':
+      return "\\$";
+    case '{':
+      return "\\{";
+    case '}':
+      return "\\}";
+    case '~':
+      return "\\textasciitilde{}";
+    case '^':
+      return "\\textasciicircum{}";
+    case '\\':
+      return "\\textbackslash{}";
+    default:
+      return NULL;
+  }
+}
+
 /* LaTeX-escapes text (workload names have underscores). */
 static void tex_escape(const char *s, char *out, size_t n) {
   size_t j = 0;
   for (; *s && j + 8 < n; s++) {
-    const char *rep = NULL;
-    switch (*s) {
-      case '_':
-        rep = "\\_";
-        break;
-      case '%':
-        rep = "\\%";
-        break;
-      case '&':
-        rep = "\\&";
-        break;
-      case '#':
-        rep = "\\#";
-        break;
-      case '$':
-        rep = "\\$";
-        break;
-      case '{':
-        rep = "\\{";
-        break;
-      case '}':
-        rep = "\\}";
-        break;
-      case '~':
-        rep = "\\textasciitilde{}";
-        break;
-      case '^':
-        rep = "\\textasciicircum{}";
-        break;
-      case '\\':
-        rep = "\\textbackslash{}";
-        break;
-    }
+    const char *rep = tex_replacement(*s);
     if (rep) {
       size_t l = strlen(rep);
       if (j + l + 1 >= n) break;
@@ -159,6 +155,29 @@ static void tex_escape(const char *s, char *out, size_t n) {
     }
   }
   out[j] = '\0';
+}
+
+/* Writes s LaTeX-escaped, whole, for a \texttt cell of a paragraph column. Provenance values
+ * (hashes, workload lists, command lines) can run for hundreds of characters without a
+ * space, which TeX will not break: a break opportunity follows every separator and every
+ * TEX_BREAK_RUN characters without one (never inside a UTF-8 sequence). */
+enum { TEX_BREAK_RUN = 16 };
+static void tex_write_breakable(FILE *f, const char *s) {
+  int run = 0;
+  for (; *s; s++) {
+    const char *rep = tex_replacement(*s);
+    if (rep)
+      fputs(rep, f);
+    else
+      fputc(*s, f);
+    run = *s == ' ' ? 0 : run + 1;
+    bool separator = strchr("|,;:=/-", *s) != NULL;
+    bool inside_utf8 = ((unsigned char)s[1] & 0xC0) == 0x80;
+    if ((separator || run >= TEX_BREAK_RUN) && s[1] && !inside_utf8) {
+      fputs("\\allowbreak{}", f);
+      run = 0;
+    }
+  }
 }
 
 /* In LaTeX, the en dash used for "no value" and "%" need their own spelling. */
@@ -359,16 +378,25 @@ static bool md_alphatensor(FILE *f, const report_data *d, bool tex) {
   return rows > 0;
 }
 
+/* Writes s, whole, inside a code span of a Markdown table cell: a pipe would end the cell, so
+ * it is escaped (GitHub's tables read "\\|" as a pipe inside code spans too), and a newline
+ * would end the row, so it becomes a space. */
+static void md_write_code_cell(FILE *f, const char *s) {
+  for (; *s; s++) {
+    if (*s == '|')
+      fputs("\\|", f);
+    else
+      fputc(*s == '\n' ? ' ' : *s, f);
+  }
+}
+
 static void md_provenance(FILE *f, const report_data *d) {
   fprintf(f, "## Provenance\n\nResults file: `%s`\n\n| attribute | value |\n|---|---|\n",
           d->results_path);
   for (int32_t i = 0; i < d->n_attrs; i++) {
-    /* pipes would break the table */
-    char v[1024];
-    snprintf(v, sizeof v, "%s", d->attr_values[i]);
-    for (char *c = v; *c; c++)
-      if (*c == '|' || *c == '\n') *c = ' ';
-    fprintf(f, "| %s | `%s` |\n", d->attr_keys[i], v);
+    fprintf(f, "| %s | `", d->attr_keys[i]);
+    md_write_code_cell(f, d->attr_values[i]);
+    fprintf(f, "` |\n");
   }
   fprintf(f, "\n");
 }
@@ -499,15 +527,20 @@ static bool write_tex(const report_data *d, const char *dir, mb_error *err) {
   if (!close_atomic(f, tmp, path, err)) return false;
 
   if (!tex_file(dir, "provenance.tex", &f, path, sizeof path, tmp, sizeof tmp, err)) return false;
+  /* a longtable: the wrapped values make the table taller than a page */
   fprintf(f,
-          "\\begin{tabular}{lp{0.62\\linewidth}}\n\\toprule\nattribute & value \\\\\n\\midrule\n");
+          "\\begin{longtable}{lp{0.62\\linewidth}}\n\\toprule\nattribute & value \\\\\n"
+          "\\midrule\n\\endhead\n");
   for (int32_t i = 0; i < d->n_attrs; i++) {
-    char k[256], v[2048];
+    char k[256];
     tex_escape(d->attr_keys[i], k, sizeof k);
-    tex_escape(d->attr_values[i], v, sizeof v);
-    fprintf(f, "%s & \\texttt{%s} \\\\\n", k, v);
+    /* ragged right: a broken hash or list leaves no spaces to stretch; \tabularnewline ends
+     * the row because \raggedright redefines \\ */
+    fprintf(f, "%s & \\raggedright\\texttt{", k);
+    tex_write_breakable(f, d->attr_values[i]);
+    fprintf(f, "}\\tabularnewline\n");
   }
-  fprintf(f, "\\bottomrule\n\\end{tabular}\n");
+  fprintf(f, "\\bottomrule\n\\end{longtable}\n");
   if (!close_atomic(f, tmp, path, err)) return false;
 
   /* macros.tex: numbers quoted in the paper's text */

@@ -323,6 +323,149 @@ static void test_report_numbers_match_hdf5(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* Adds a string attribute to the root of an HDF5 file. */
+static void add_root_attribute(const char *path, const char *key, const char *value) {
+  hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(file >= 0);
+  hid_t type = H5Tcopy(H5T_C_S1);
+  assert_true(H5Tset_size(type, strlen(value) + 1) >= 0);
+  hid_t space = H5Screate(H5S_SCALAR);
+  hid_t attr = H5Acreate2(file, key, type, space, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(attr >= 0);
+  assert_true(H5Awrite(attr, type, value) >= 0);
+  H5Aclose(attr);
+  H5Sclose(space);
+  H5Tclose(type);
+  assert_true(H5Fclose(file) >= 0);
+}
+
+/* Decodes one \texttt{...} provenance cell back to its text; *longest_run is the most
+ * characters TeX would have to set without a break opportunity (a space or \allowbreak). */
+static char *decode_tex_cell(const char *cell, int *longest_run) {
+  char *out = malloc(strlen(cell) + 1);
+  assert_non_null(out);
+  static const struct {
+    const char *macro;
+    char c;
+  } words[] = {
+      {"\\textasciicircum{}", '^'}, {"\\textasciitilde{}", '~'}, {"\\textbackslash{}", '\\'}};
+  size_t j = 0;
+  int run = 0;
+  *longest_run = 0;
+  const char *p = cell;
+  while (*p && strncmp(p, "}\\tabularnewline", 16) != 0) {
+    if (!strncmp(p, "\\allowbreak{}", 13)) {
+      run = 0;
+      p += 13;
+      continue;
+    }
+    char c = 0;
+    size_t len = 0;
+    for (size_t w = 0; w < sizeof words / sizeof words[0] && !len; w++)
+      if (!strncmp(p, words[w].macro, strlen(words[w].macro))) {
+        c = words[w].c;
+        len = strlen(words[w].macro);
+      }
+    if (!len && *p == '\\') {
+      c = p[1]; /* \_ \% \& \# \$ \{ \} */
+      len = 2;
+    } else if (!len) {
+      c = *p;
+      len = 1;
+    }
+    out[j++] = c;
+    p += len;
+    if (c == ' ')
+      run = 0;
+    else if (((unsigned char)c & 0xC0) != 0x80) /* a UTF-8 sequence counts once */
+      run++;
+    if (run > *longest_run) *longest_run = run;
+  }
+  out[j] = '\0';
+  return out;
+}
+
+/* Provenance values can be long: a run over 85 named workloads stores them all in one regex,
+ * and hashes have no spaces. Both reports keep every character, and the LaTeX table gives TeX
+ * a break opportunity at least every 16 characters, so the paper's column does not overflow. */
+static void test_report_long_provenance(void **state) {
+  fixture *fx = *state;
+  char copy[1200], cmd[2600];
+  snprintf(copy, sizeof copy, "%s/long.h5", fx->dir);
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", fx->results, copy);
+  assert_int_equal(system(cmd), 0);
+  char value[6000] = "^(";
+  for (int i = 0; i < 150; i++)
+    snprintf(value + strlen(value), sizeof value - strlen(value), "%sworkload_%03d_bf16-tpu",
+             i ? "|" : "", i);
+  strcat(value, ")$ 0123456789abcdef0123456789abcdef0123456789abcdef \xe2\x80\x93 {~\\#%&}");
+  assert_true(strlen(value) > 3000);
+  add_root_attribute(copy, "zz_long_value", value);
+
+  char md[1300], tex[1300];
+  snprintf(md, sizeof md, "%s/long.md", fx->dir);
+  snprintf(tex, sizeof tex, "%s/long-tex", fx->dir);
+  mb_report_options opt = {.markdown_path = md, .tex_dir = tex};
+  mb_error err;
+  if (!mb_report_write(copy, &opt, &err)) fail_msg("%s", err.message);
+
+  /* Markdown: the whole value in a code span, pipes escaped for the table */
+  char *expect = malloc(2 * strlen(value) + 1), *e = expect;
+  assert_non_null(expect);
+  for (const char *c = value; *c; c++) {
+    if (*c == '|') *e++ = '\\';
+    *e++ = *c;
+  }
+  *e = '\0';
+  char *text = mb_read_file(md, NULL);
+  assert_non_null(text);
+  assert_non_null(strstr(text, expect));
+  free(expect);
+  free(text);
+
+  /* LaTeX: the whole value, with a break opportunity at least every 16 characters, in
+   * every provenance cell (the fixture's own hashes too) */
+  char path[1400];
+  snprintf(path, sizeof path, "%s/provenance.tex", tex);
+  text = mb_read_file(path, NULL);
+  assert_non_null(text);
+  int cells = 0;
+  bool found = false;
+  for (const char *p = strstr(text, "\\texttt{"); p; p = strstr(p + 1, "\\texttt{")) {
+    int longest;
+    char *decoded = decode_tex_cell(p + 8, &longest);
+    if (longest > 16) fail_msg("%d characters without a break in: %.60s", longest, decoded);
+    if (!strcmp(decoded, value)) found = true;
+    free(decoded);
+    cells++;
+  }
+  assert_true(cells > 5);
+  assert_true(found);
+  free(text);
+
+  /* and TeX agrees: the table overflows neither the column nor the page */
+  if (system("command -v pdflatex >/dev/null 2>&1") != 0) {
+    fprintf(stderr, "note: pdflatex not installed: LaTeX overflow check skipped\n");
+    return;
+  }
+  snprintf(path, sizeof path, "%s/check.tex", tex);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f,
+          "\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage{booktabs,longtable}"
+          "\\begin{document}\\small\\input{provenance.tex}\\end{document}\n");
+  fclose(f);
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && pdflatex -interaction=nonstopmode -halt-on-error check.tex >/dev/null 2>&1",
+           tex);
+  assert_int_equal(system(cmd), 0);
+  snprintf(path, sizeof path, "%s/check.log", tex);
+  text = mb_read_file(path, NULL);
+  assert_non_null(text);
+  if (strstr(text, "Overfull \\")) fail_msg("%s", strstr(text, "Overfull \\"));
+  free(text);
+}
+
 static void test_report_errors(void **state) {
   fixture *fx = *state;
   mb_error err;
@@ -856,6 +999,7 @@ int main(void) {
       cmocka_unit_test(test_plot_errors),
       cmocka_unit_test(test_report_numbers_match_hdf5),
       cmocka_unit_test(test_report_errors),
+      cmocka_unit_test(test_report_long_provenance),
       cmocka_unit_test(test_alphatensor_names),
       cmocka_unit_test(test_split_summary_matches_rows),
       cmocka_unit_test(test_summary_split_errors),
