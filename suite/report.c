@@ -394,6 +394,10 @@ static void md_provenance(FILE *f, const report_data *d) {
   fprintf(f, "## Provenance\n\nResults file: `%s`\n\n| attribute | value |\n|---|---|\n",
           d->results_path);
   for (int32_t i = 0; i < d->n_attrs; i++) {
+    if (!d->attr_values[i][0]) { /* an empty code span would show its two backticks */
+      fprintf(f, "| %s | |\n", d->attr_keys[i]);
+      continue;
+    }
     fprintf(f, "| %s | `", d->attr_keys[i]);
     md_write_code_cell(f, d->attr_values[i]);
     fprintf(f, "` |\n");
