@@ -386,8 +386,9 @@ static char *decode_tex_cell(const char *cell, int *longest_run) {
 }
 
 /* Provenance values can be long: a run over a catalogue split stores its workload names in one
- * regex (992 bytes for the 46 of the test split), and hashes have no spaces. Both reports keep every character, and the LaTeX table gives TeX
- * a break opportunity at least every 16 characters, so the paper's column does not overflow. */
+ * regex (992 bytes for the 46 of the test split), and hashes have no spaces. Both reports keep
+ * every character, and the LaTeX table gives TeX a break opportunity at least every 16 characters,
+ * so the paper's column does not overflow. */
 static void test_report_long_provenance(void **state) {
   fixture *fx = *state;
   char copy[1200], cmd[2600];
