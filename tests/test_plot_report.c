@@ -323,22 +323,6 @@ static void test_report_numbers_match_hdf5(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
-/* Adds a string attribute to the root of an HDF5 file. */
-static void add_root_attribute(const char *path, const char *key, const char *value) {
-  hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-  assert_true(file >= 0);
-  hid_t type = H5Tcopy(H5T_C_S1);
-  assert_true(H5Tset_size(type, strlen(value) + 1) >= 0);
-  hid_t space = H5Screate(H5S_SCALAR);
-  hid_t attr = H5Acreate2(file, key, type, space, H5P_DEFAULT, H5P_DEFAULT);
-  assert_true(attr >= 0);
-  assert_true(H5Awrite(attr, type, value) >= 0);
-  H5Aclose(attr);
-  H5Sclose(space);
-  H5Tclose(type);
-  assert_true(H5Fclose(file) >= 0);
-}
-
 /* Decodes one \texttt{...} provenance cell back to its text; *longest_run is the most
  * characters TeX would have to set without a break opportunity (a space or \allowbreak). */
 static char *decode_tex_cell(const char *cell, int *longest_run) {
@@ -401,13 +385,16 @@ static void test_report_long_provenance(void **state) {
              i ? "|" : "", i);
   strcat(value, ")$ 0123456789abcdef0123456789abcdef0123456789abcdef \xe2\x80\x93 {~\\#%&}");
   assert_true(strlen(value) > 3000);
-  add_root_attribute(copy, "zz_long_value", value);
+  mb_error err;
+  mb_results *r = mb_results_open(copy, true, &err);
+  if (!r) fail_msg("%s", err.message);
+  if (!mb_results_set_attr_string(r, "zz_long_value", value, &err)) fail_msg("%s", err.message);
+  assert_true(mb_results_close(r, &err));
 
   char md[1300], tex[1300];
   snprintf(md, sizeof md, "%s/long.md", fx->dir);
   snprintf(tex, sizeof tex, "%s/long-tex", fx->dir);
   mb_report_options opt = {.markdown_path = md, .tex_dir = tex};
-  mb_error err;
   if (!mb_report_write(copy, &opt, &err)) fail_msg("%s", err.message);
 
   /* Markdown: the whole value in a code span, pipes escaped for the table */
