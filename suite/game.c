@@ -61,6 +61,8 @@ struct mb_game {
   int32_t n_cand;
   candidate *cand;
   int64_t free_bytes; /* total size of the free gaps over its live range */
+  double potential;   /* Phi of this state (mb_game_potential) when potential_ok */
+  bool potential_ok;
 
   /* Scratch. */
   mb_gap *gaps; /* n_buffers + 1 */
@@ -81,6 +83,7 @@ void mb_game_config_default(mb_game_config *c) {
   c->auto_slow = true;
   c->next_buffers = 0;
   c->gain_features = false;
+  c->shaping = 0;
 }
 
 bool mb_game_config_check(const mb_game_config *c, mb_error *err) {
@@ -97,6 +100,8 @@ bool mb_game_config_check(const mb_game_config *c, mb_error *err) {
     return mb_fail(err, "game config: lookahead %d outside [0, 4096]", (int)c->lookahead);
   if (c->next_buffers < 0 || c->next_buffers > 64)
     return mb_fail(err, "game config: next_buffers %d outside [0, 64]", (int)c->next_buffers);
+  if (!(c->shaping >= 0 && c->shaping <= 100))
+    return mb_fail(err, "game config: shaping %g outside [0, 100]", c->shaping);
   return true;
 }
 
@@ -223,15 +228,46 @@ static void compute_candidates(mb_game *g) {
   }
 }
 
+/* Phi of the current state from scratch (mb_game_step): the benefit / T_slow of the next
+ * `lookahead` buffers of the order, the current one included, that fit somewhere now. Needs the
+ * current candidates. */
+static double potential(const mb_game *g) {
+  mb_time_ps sum = 0;
+  int32_t end = g->cursor + (g->cfg.lookahead > 0 ? g->cfg.lookahead : 1);
+  if (end > g->n_visit) end = g->n_visit;
+  for (int32_t i = g->cursor; i < end; i++) {
+    int32_t b = g->visit[i];
+    const mb_buffer *buf = &g->w->buffers[b];
+    int64_t off;
+    bool fits = i == g->cursor ? g->n_cand > 0
+                               : mb_occupancy_lowest_fit(g->occ, buf->start, buf->end, buf->size,
+                                                         g->hw->alignment, &off);
+    if (fits) sum += g->benefit[b];
+  }
+  return (double)sum / g->t_norm;
+}
+
 /* Moves the cursor to the next decision (auto_slow skips buffers without a candidate). */
 static void arrive(mb_game *g) {
   g->n_cand = 0;
   g->free_bytes = 0;
   while (g->cursor < g->n_visit) {
     compute_candidates(g);
-    if (g->n_cand > 0 || !g->cfg.auto_slow) return;
+    if (g->n_cand > 0 || !g->cfg.auto_slow) break;
     g->cursor++;
   }
+  g->potential_ok = false;
+}
+
+/* One lookahead's worth of gap queries: computed only when asked for, then kept until the state
+ * changes, so that callers that only need a path's total (mb_game_potential) skip it. */
+double mb_game_potential(mb_game *g) {
+  if (g->cfg.shaping == 0) return 0;
+  if (!g->potential_ok) {
+    g->potential = potential(g);
+    g->potential_ok = true;
+  }
+  return g->potential;
 }
 
 /* ---- lifetime ---- */
@@ -355,7 +391,8 @@ static bool same_hardware(const mb_hardware *a, const mb_hardware *b) {
 static bool same_config(const mb_game_config *a, const mb_game_config *b) {
   return a->n_actions == b->n_actions && a->order == b->order && a->addr_bins == b->addr_bins &&
          a->time_bins == b->time_bins && a->lookahead == b->lookahead &&
-         a->auto_slow == b->auto_slow && a->next_buffers == b->next_buffers;
+         a->auto_slow == b->auto_slow && a->next_buffers == b->next_buffers &&
+         a->gain_features == b->gain_features && a->shaping == b->shaping;
 }
 
 bool mb_game_copy(mb_game *dst, const mb_game *src, mb_error *err) {
@@ -378,6 +415,8 @@ bool mb_game_copy(mb_game *dst, const mb_game *src, mb_error *err) {
   dst->cursor = src->cursor;
   dst->n_cand = src->n_cand;
   dst->free_bytes = src->free_bytes;
+  dst->potential = src->potential;
+  dst->potential_ok = src->potential_ok;
   memcpy(dst->cand, src->cand, (size_t)src->n_cand * sizeof *dst->cand);
   return true;
 }
@@ -464,6 +503,7 @@ bool mb_game_step(mb_game *g, int32_t action, double *reward, mb_error *err) {
   if (!mb_game_is_legal(g, action))
     return mb_fail(err, "mallocGame: buffer '%s': action %d is illegal (%d candidates, slow = %d)",
                    g->w->buffers[g->visit[g->cursor]].name, action, g->n_cand, g->n_slots);
+  double before = reward ? mb_game_potential(g) : 0; /* Phi(s), before the placement */
   int32_t b = g->visit[g->cursor];
   int64_t off = action == g->n_slots ? MB_SLOW : g->cand[action].offset;
   mb_time_ps delta = 0;
@@ -476,9 +516,10 @@ bool mb_game_step(mb_game *g, int32_t action, double *reward, mb_error *err) {
   uint64_t serial = ++g->last_serial ^ g->salt;
   if (serial == 0) serial = 1; /* 0 means "root" in a snapshot */
   g->stack[g->depth++] = (undo_entry){b, g->cursor, off, serial};
-  if (reward) *reward = (double)(-delta) / g->t_norm;
   g->cursor++;
   arrive(g);
+  if (reward)
+    *reward = (double)(-delta) / g->t_norm + g->cfg.shaping * (mb_game_potential(g) - before);
   return true;
 }
 
@@ -505,6 +546,7 @@ bool mb_game_restore(mb_game *g, mb_game_snapshot snap, mb_error *err) {
   g->n_cand = 0;
   g->free_bytes = 0;
   if (g->cursor < g->n_visit) compute_candidates(g);
+  g->potential_ok = false;
   return true;
 }
 

@@ -73,6 +73,8 @@ typedef struct mb_game_config {
                            buffer it is centred on is in the current one (agents README). */
   bool gain_features;   /* the observation also gives the current buffer's exact gain now and
                            its standalone benefit, in the agent's reward unit (below) */
+  double shaping;       /* weight of potential-based reward shaping, [0, 100]; default 0 (off).
+                           See mb_game_step. */
 } mb_game_config;
 
 /* Observation block sizes and the fields of the fixed blocks. */
@@ -189,8 +191,19 @@ int64_t mb_game_candidate_offset(const mb_game *g, int32_t action);
 int32_t mb_game_heuristic_action(const mb_game *g);
 
 /* Plays action a: places the current buffer, advances to the next decision. *reward (may be
- * NULL) = time saved / T_slow. False with err set (state unchanged) when done or a is illegal. */
+ * NULL) = time saved / T_slow, plus, with config.shaping = lambda > 0, the potential-based
+ * shaping term lambda * (Phi(s') - Phi(s)) (Ng, Harada and Russell, ICML 1999), where Phi(s) is
+ * the standalone benefit / T_slow of the buffers among the `lookahead` next ones of the order
+ * (the current one included) that still fit somewhere in fast memory. Phi is 0 once the episode
+ * is over, so the shaped rewards of an episode sum to its return minus lambda * Phi(start): the
+ * same best play. mb_game_return always gives the unshaped return. False with err set (state
+ * unchanged) when done or a is illegal. With reward NULL no potential is computed: the shaped
+ * rewards of a path sum to its mb_game_return difference plus lambda times the difference of
+ * mb_game_potential at its ends. */
 bool mb_game_step(mb_game *g, int32_t action, double *reward, mb_error *err);
+/* Phi of the current state (see mb_game_step); 0 without shaping and once the episode is over.
+ * Computed on the first call in a state (lookahead gap queries), then cached. */
+double mb_game_potential(mb_game *g);
 /* Writes mb_game_observation_size(config) floats. Uses the game's scratch arrays. */
 void mb_game_observe(mb_game *g, float *obs);
 

@@ -240,6 +240,55 @@ static void test_checkpoint_layout_options(void **state) {
   free(path);
 }
 
+/* Reward shaping and the signed support it needs: a checkpoint keeps both, one written before
+ * them (no attributes) reads as unshaped on [0, support_max], and a value neither can have is
+ * refused, naming it. */
+static void test_checkpoint_shaping(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  char *path = mb_test_temp_path("agent_shaping.h5");
+  mb_agent_config cfg;
+  small_config(&cfg);
+  cfg.game.shaping = 0.5;
+  cfg.support_min = -cfg.support_max;
+  mb_rng rng;
+  mb_rng_seed(&rng, 5);
+  mb_agent ag, back;
+  assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
+  assert_true(ag.sup.lo == cfg.support_min);
+  assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
+  assert_true(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
+  assert_true(back.cfg.game.shaping == 0.5);
+  assert_true(back.cfg.support_min == cfg.support_min);
+  assert_true(back.sup.lo == cfg.support_min);
+  mb_agent_free(&back);
+  const char *attrs[] = {"game.shaping", "cfg.support_min"}, *names[] = {"shaping", "support_min"};
+  const double bad[] = {101, 1};
+  for (int i = 0; i < 2; i++) {
+    assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t at = H5Aopen(f, attrs[i], H5P_DEFAULT);
+    assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_DOUBLE, &bad[i]) >= 0);
+    H5Aclose(at);
+    H5Fclose(f);
+    assert_false(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
+    if (!strstr(err.message, names[i]) || !strstr(err.message, path))
+      fail_msg("%s: %s", attrs[i], err.message);
+  }
+  assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0);
+  for (int i = 0; i < 2; i++) assert_true(H5Adelete(f, attrs[i]) >= 0);
+  H5Fclose(f);
+  if (!mb_agent_load(path, &back, NULL, NULL, NULL, &err)) fail_msg("%s", err.message);
+  assert_true(back.cfg.game.shaping == 0);
+  assert_true(back.sup.lo == 0);
+  mb_agent_free(&back);
+  mb_agent_free(&ag);
+  free(path);
+}
+
 static void test_solvers_valid(void **state) {
   (void)state;
   mb_error err = {{0}};
@@ -651,6 +700,7 @@ int main(void) {
       cmocka_unit_test(test_checkpoint_round_trip),
       cmocka_unit_test(test_oracle_parts),
       cmocka_unit_test(test_checkpoint_layout_options),
+      cmocka_unit_test(test_checkpoint_shaping),
       cmocka_unit_test(test_solvers_valid),
       cmocka_unit_test(test_exact_search_beats_raw_policy),
       cmocka_unit_test(test_player_decision),

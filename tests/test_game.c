@@ -800,6 +800,93 @@ static void test_snapshot_restore(void **state) {
   }
 }
 
+/* Phi of the game's current state, from scratch: the benefit / T_slow of the next `lookahead`
+ * buffers of the order (the current one included) that have a candidate position. */
+static double brute_potential(const mb_game *g, const mb_workload *w, const mb_hardware *hw,
+                              const mb_time_ps *benefit, int32_t lookahead) {
+  if (mb_game_done(g)) return 0;
+  mb_assignment *a = mb_assignment_new(w->n_buffers);
+  assert_true(mb_game_assignment(g, a, NULL));
+  const int32_t *visit = mb_game_visit_order(g);
+  int32_t n = mb_game_n_visitable(g), cur = 0;
+  while (visit[cur] != mb_game_current_buffer(g)) cur++;
+  cand *c = malloc(sizeof *c * (size_t)(2 * w->n_buffers + 2));
+  double sum = 0;
+  for (int32_t i = cur; i < n && i < cur + lookahead; i++)
+    if (brute_candidates(w, hw, a->offset, visit[i], c) > 0) sum += (double)benefit[visit[i]];
+  free(c);
+  mb_assignment_free(a);
+  double t_slow = (double)mb_game_slow_time(g);
+  return sum / (t_slow > 0 ? t_slow : 1.0);
+}
+
+/* Reward shaping: every shaped reward is the unshaped one plus lambda (Phi(s') - Phi(s)) with
+ * Phi from scratch, a restored state gives the same shaped rewards again, the shaped rewards
+ * of an episode sum to its return minus lambda Phi(start), and the return is unshaped. */
+static void test_shaping(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 23);
+  for (int32_t iter = 0; iter < 60; iter++) {
+    mb_hardware hw = test_hardware(&rng);
+    mb_workload *w = random_workload(&rng, hw.capacity, iter % 3 == 1);
+    mb_game_config plain, shaped;
+    mb_game_config_default(&plain);
+    plain.n_actions = 6;
+    plain.order = (mb_game_order)(iter % 3);
+    plain.auto_slow = iter % 4 != 0;
+    plain.lookahead = iter % 2 ? 3 : 32;
+    shaped = plain;
+    shaped.shaping = 0.75;
+    mb_error err;
+    mb_game *g0 = mb_game_new(w, &hw, &plain, &err), *g1 = mb_game_new(w, &hw, &shaped, &err);
+    assert_non_null(g0);
+    assert_non_null(g1);
+    assert_false(mb_game_copy(g1, g0, &err)); /* configs differ */
+    mb_time_ps *benefit = malloc(sizeof *benefit * (size_t)(w->n_buffers + 1));
+    mb_standalone_benefits(w, &hw, benefit);
+    uint8_t mask[6];
+    double phi = brute_potential(g1, w, &hw, benefit, plain.lookahead), phi0 = phi;
+    double sum0 = 0, sum1 = 0;
+    while (!mb_game_done(g1)) {
+      int32_t a = random_legal(g1, &rng, mask);
+      /* A branch first: the same move after a restore earns the same shaped reward. */
+      mb_game_snapshot snap = mb_game_snapshot_take(g1);
+      double r_branch = 0, r0 = 0, r1 = 0;
+      assert_true(mb_game_step(g1, a, &r_branch, &err));
+      if (!mb_game_done(g1)) assert_true(mb_game_step(g1, mb_game_slow_action(g1), NULL, &err));
+      assert_true(mb_game_restore(g1, snap, &err));
+      assert_true(mb_game_step(g0, a, &r0, &err));
+      assert_true(mb_game_step(g1, a, &r1, &err));
+      assert_true(r1 == r_branch);
+      double next = brute_potential(g1, w, &hw, benefit, plain.lookahead);
+      assert_true(fabs(r1 - (r0 + 0.75 * (next - phi))) <= 1e-12);
+      assert_true(fabs(mb_game_potential(g1) - next) <= 1e-12);
+      assert_true(mb_game_potential(g0) == 0); /* no shaping, no potential */
+      phi = next;
+      sum0 += r0;
+      sum1 += r1;
+    }
+    assert_true(mb_game_done(g0));
+    assert_true(phi == 0);
+    assert_true(mb_game_return(g1) == mb_game_return(g0));
+    assert_true(fabs(sum0 - mb_game_return(g0)) <= 1e-9);
+    assert_true(fabs(sum1 - (mb_game_return(g1) - 0.75 * phi0)) <= 1e-9);
+    /* After a reset the potential is the start's again; after an episode played without
+     * asking for rewards (no potential computed on the way), it is 0. */
+    mb_game_reset(g1);
+    double phi_start = mb_game_potential(g1);
+    assert_true(fabs(phi_start - phi0) <= 1e-12);
+    while (!mb_game_done(g1))
+      assert_true(mb_game_step(g1, random_legal(g1, &rng, mask), NULL, &err));
+    assert_true(mb_game_potential(g1) == 0);
+    free(benefit);
+    mb_game_free(g0);
+    mb_game_free(g1);
+    mb_workload_free(w);
+  }
+}
+
 /* Same seed, same game: identical observation streams; another seed differs somewhere. */
 static uint64_t episode_hash(const mb_workload *w, const mb_hardware *hw, uint64_t seed) {
   mb_game_config c;
@@ -982,7 +1069,7 @@ int main(void) {
       cmocka_unit_test(test_hand_made),        cmocka_unit_test(test_random_workloads),
       cmocka_unit_test(test_snapshot_restore), cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_degenerate),       cmocka_unit_test(test_samples),
-      cmocka_unit_test(test_real_data),
+      cmocka_unit_test(test_real_data),        cmocka_unit_test(test_shaping),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

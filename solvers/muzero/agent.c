@@ -35,9 +35,11 @@ bool mb_agent_config_check(const mb_agent_config *c, mb_error *err) {
     return mb_fail(err, "agent config: blocks %d: expected in [0, 16]", c->blocks);
   if (c->support < 3 || c->support > 1001)
     return mb_fail(err, "agent config: support %d atoms: expected in [3, 1001]", c->support);
-  if (!(c->support_max > 0) || !(c->value_scale > 0))
-    return mb_fail(err, "agent config: support_max %g / value_scale %g: expected > 0",
-                   (double)c->support_max, (double)c->value_scale);
+  if (!(c->support_min <= 0) || !(c->support_max > 0) || !(c->value_scale > 0))
+    return mb_fail(err,
+                   "agent config: support_min %g / support_max %g / value_scale %g: expected <= 0 "
+                   "/ > 0 / > 0",
+                   (double)c->support_min, (double)c->support_max, (double)c->value_scale);
   return true;
 }
 
@@ -45,7 +47,7 @@ bool mb_agent_create(mb_agent *ag, const mb_agent_config *cfg, mb_rng *rng, mb_e
   memset(ag, 0, sizeof *ag);
   if (!mb_agent_config_check(cfg, err)) return false;
   ag->cfg = *cfg;
-  ag->sup = (mb_support){.n = cfg->support, .lo = 0.0f, .hi = cfg->support_max};
+  ag->sup = (mb_support){.n = cfg->support, .lo = cfg->support_min, .hi = cfg->support_max};
   int32_t A = cfg->game.n_actions, W = cfg->latent;
   /* The prediction head is Xavier-initialised, not zero: zero policy logits would make the
    * untrained greedy policy tie-break to action 0, which is the heuristic's best-fit candidate,
@@ -266,7 +268,9 @@ bool mb_agent_write(mb_nn_file *f, const mb_agent *ag, const mb_adam *opt,
             mb_nn_file_set_double(f, "game.lookahead", c->game.lookahead, err) &&
             mb_nn_file_set_double(f, "game.auto_slow", c->game.auto_slow ? 1 : 0, err) &&
             mb_nn_file_set_double(f, "game.next_buffers", c->game.next_buffers, err) &&
-            mb_nn_file_set_double(f, "game.gain_features", c->game.gain_features ? 1 : 0, err);
+            mb_nn_file_set_double(f, "game.gain_features", c->game.gain_features ? 1 : 0, err) &&
+            mb_nn_file_set_double(f, "game.shaping", c->game.shaping, err) &&
+            mb_nn_file_set_double(f, "cfg.support_min", c->support_min, err);
   for (int i = 0; ok && i < 4; i++) ok = mb_nn_file_write_module(f, mods[i], err);
   if (ok && opt) ok = mb_nn_file_write_adam(f, opt, err);
   if (ok && prog)
@@ -353,6 +357,14 @@ bool mb_agent_read(mb_nn_file *f, mb_agent *ag, mb_adam *opt, mb_agent_progress 
     ok =
         mb_fail(err, "%s: attribute game.gain_features = %d: expected 0 or 1", path, gain_features);
   c.game.gain_features = gain_features != 0;
+  /* and before reward shaping and signed supports: read as without them */
+  double shaping = 0, smin = 0;
+  if (ok && mb_nn_file_has(f, "game.shaping"))
+    ok = mb_nn_file_get_double(f, "game.shaping", &shaping, err);
+  if (ok && mb_nn_file_has(f, "cfg.support_min"))
+    ok = mb_nn_file_get_double(f, "cfg.support_min", &smin, err);
+  c.game.shaping = shaping;
+  c.support_min = (float)smin;
   ok = ok && mb_nn_file_get_double(f, "cfg.support_max", &smax, err) &&
        mb_nn_file_get_double(f, "cfg.value_scale", &vscale, err) &&
        mb_nn_file_get_string(f, "game.order", order, sizeof order, err);

@@ -39,7 +39,9 @@ typedef struct mb_agent_config {
   int32_t obs_dim;     /* derived: mb_game_observation_size(&game) */
   int32_t latent;      /* latent state width (also the hidden width of every module) */
   int32_t blocks;      /* residual blocks per module */
-  int32_t support;     /* atoms of the value/reward supports over [0, support_max] */
+  int32_t support;     /* atoms of the value/reward supports over [support_min, support_max] */
+  float support_min;   /* in h-transformed scaled units; 0 unless rewards can be negative
+                          (game.shaping > 0) */
   float support_max;   /* in h-transformed scaled units */
   float value_scale;   /* network units per unit of return (fraction of T_slow) */
 } mb_agent_config;

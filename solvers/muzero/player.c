@@ -178,12 +178,13 @@ static bool expand_learned(void *ctx, int32_t node, int32_t parent, int32_t acti
 static bool rollout_exact(mb_player *p, mb_search_eval *out, mb_error *err) {
   memcpy(p->roll_logits, out->logits, (size_t)p->A * sizeof(float));
   memcpy(p->roll_mask, out->mask, (size_t)p->A);
-  double g = 0, r = 0;
+  /* the rollout's rewards as one total (mb_game_step): no potential at its inner steps */
+  double shaping = mb_game_get_config(p->game)->shaping;
+  double ret0 = mb_game_return(p->game), phi0 = mb_game_potential(p->game);
   float v = out->value;
   for (int32_t k = 0; k < p->leaf_rollout; k++) {
     int32_t a = mb_agent_greedy(p->roll_logits, p->roll_mask, p->A);
-    if (!mb_game_step(p->game, a, &r, err)) return false;
-    g += r * p->rscale;
+    if (!mb_game_step(p->game, a, NULL, err)) return false;
     if (mb_game_done(p->game)) {
       v = 0;
       break;
@@ -192,7 +193,8 @@ static bool rollout_exact(mb_player *p, mb_search_eval *out, mb_error *err) {
     mb_game_legal_mask(p->game, p->roll_mask);
     if (!mb_agent_initial(&p->inf, p->obs, NULL, p->roll_logits, &v, err)) return false;
   }
-  out->value = (float)(g + v);
+  double g = mb_game_return(p->game) - ret0 + shaping * (mb_game_potential(p->game) - phi0);
+  out->value = (float)(g * p->rscale + v);
   return true;
 }
 
@@ -201,9 +203,9 @@ static bool expand_exact(void *ctx, int32_t node, int32_t parent, int32_t action
                          const int32_t *path, int32_t depth, mb_search_eval *out, mb_error *err) {
   mb_player *p = ctx;
   if (!mb_game_restore(p->game, p->root, err)) return false;
-  double r = 0;
+  double r = 0; /* the last step's reward: the earlier ones' potentials are not needed */
   for (int32_t i = 0; i < depth; i++)
-    if (!mb_game_step(p->game, path[i], &r, err)) return false;
+    if (!mb_game_step(p->game, path[i], i == depth - 1 ? &r : NULL, err)) return false;
   out->reward = depth > 0 ? (float)(r * p->rscale) : 0.0f;
   if (mb_game_done(p->game)) {
     out->terminal = true;

@@ -361,7 +361,6 @@ static bool actor_play(trainer *T, actor *a, mb_error *err) {
   mb_player *p = a->player;
   mb_player_set_scale(p, mb_return_scale(a->n_synth > 0 ? own : T->wl[a->workload].w,
                                          a->n_synth > 0 ? &synth_hw : &T->wl[a->workload].hw, g));
-  double raw = 0;
   /* decisions of an episode are at most the visitable buffers */
   int32_t start =
       mb_segment_start(mb_game_n_visitable(g), cfg->segment, cfg->segment_cover, &a->rng);
@@ -373,6 +372,7 @@ static bool actor_play(trainer *T, actor *a, mb_error *err) {
     played++;
   }
   a->full_episode = played == 0;
+  double ret_start = mb_game_return(g); /* the segment's return: unshaped (game.h) */
   while (ok && !mb_game_done(g) && a->traj.len < cfg->segment) {
     double r = 0;
     ok = mb_player_decide_record(p, g, &cfg->search, cfg->self_play_exact, true, &a->rng, &d, err);
@@ -386,14 +386,13 @@ static bool actor_play(trainer *T, actor *a, mb_error *err) {
     if (ok && sib_len > 0)
       ok = mb_trajectory_set_sibling(&a->traj, sib_len, a->sib_act, a->sib_rew, a->sib_obs,
                                      sib_term, err);
-    raw += r;
   }
   if (ok) {
     bool done = mb_game_done(g);
     if (!done) a->full_episode = false;
     mb_game_observe(g, a->obs);
     ok = mb_trajectory_finish(&a->traj, a->obs, done, err);
-    a->ret = a->full_episode ? mb_game_return(g) : raw;
+    a->ret = mb_game_return(g) - ret_start;
   }
   if (own) {
     mb_game_free(g);

@@ -81,7 +81,12 @@ static void usage(FILE *out) {
           "                    it then requires)\n"
           "  --value-weight X (0.25)  --consistency X (1: weight of the dynamics state vs the\n"
           "                    representation of the observation reached, EfficientZero; 0: off)\n"
-          "  --support N (31 value/reward atoms; fresh agents)  --c-scale X (0.1)\n"
+          "  --support N (31 value/reward atoms over [0, 10.5] after h; fresh agents)\n"
+          "  --shaping X (0: rewards are the time saved; X > 0: plus X times the change of\n"
+          "                    the potential, the benefit of the next 32 buffers that still\n"
+          "                    fit, datasets/GAME.md; the same best play, returns unshaped;\n"
+          "                    the supports become [-10.5, 10.5] with 2N - 1 atoms; fresh\n"
+          "                    agents)  --c-scale X (0.1)\n"
           "  --q-range X (1e-8: self-play search's floor under a node's Q spread, as\n"
           "                    bench muzero --q-range; the solvers play with 0.1)\n"
           "  --siblings W (1: per decision, one other legal action is tried in the real game\n"
@@ -297,6 +302,8 @@ int mb_cmd_train(int argc, char **argv) {
       ok = p_i32(v, 1, MB_SIBLING_MAX_DEPTH, &cfg.sibling_depth, expect);
     else if (!strcmp(a, "--support"))
       ok = p_i32(v, 2, 100000, &cfg.agent.support, expect);
+    else if (!strcmp(a, "--shaping"))
+      ok = p_f64(v, 0, 100, &cfg.agent.game.shaping, expect);
     else if (!strcmp(a, "--c-scale"))
       ok = p_f64(v, 0, 1e6, &cfg.search.c_scale, expect);
     else if (!strcmp(a, "--q-range"))
@@ -365,6 +372,11 @@ int mb_cmd_train(int argc, char **argv) {
     fprintf(stderr, "mallocbench train: --lr-end %g: expected at most --lr (%g)\n", cfg.lr_end,
             cfg.lr);
     return 2;
+  }
+  if (cfg.agent.game.shaping > 0) {
+    /* shaped rewards and values can be negative: a symmetric support, as many atoms per unit */
+    cfg.agent.support_min = -cfg.agent.support_max;
+    cfg.agent.support = 2 * cfg.agent.support - 1;
   }
   cfg.seconds = minutes * 60.0;
   {

@@ -5,8 +5,8 @@
 # seed gives bit-identical weights; self-play in the real game (--self-play exact), packing
 # instances in the curriculum (--synth-packing) and a Q spread floor in self-play search
 # (--q-range), uniform segment starts (--segment-start uniform) and a cosine learning-rate
-# decay (--lr-end) train and change the weights; the gain block (--gain-features) and the buffer
-# order (--order) are recorded in the checkpoint and played with; bench muzero evaluates an
+# decay (--lr-end) train and change the weights; the gain block (--gain-features), the buffer
+# order (--order) and reward shaping (--shaping) are recorded in the checkpoint and played with; bench muzero evaluates an
 # agent on a catalogue file of one's own (--catalogue)
 # and measures search's one-step evaluations (--model-error) and policy improvement
 # (--search-regret); a validation set
@@ -50,6 +50,8 @@ expect 2 "--gain-features '2': expected an integer in 0\.\.1" \
   "$MB" train "${TINY[@]}" --steps 5 --gain-features 2 --out "$TMP/x.h5"
 expect 2 "--order 'random': expected heuristic, start or size" \
   "$MB" train "${TINY[@]}" --steps 5 --order random --out "$TMP/x.h5"
+expect 2 "--shaping '-0.5': expected a number in \[0, 100\]" \
+  "$MB" train "${TINY[@]}" --steps 5 --shaping -0.5 --out "$TMP/x.h5"
 expect 2 "--segment-start 'middle': expected uniform or cover" \
   "$MB" train "${TINY[@]}" --steps 5 --segment-start middle --out "$TMP/x.h5"
 expect 2 "--synth-packing needs --synthetic" \
@@ -188,6 +190,18 @@ h5dump -a game.order "$TMP/o.h5" | grep -q '"start"' ||
 ! same_weights "$TMP/a.h5" "$TMP/o.h5" || fail "--order start did not change the weights"
 "$MB" solve datasets/samples/conv_block.wl --solver mallocmuzero --agent "$TMP/o.h5" \
   --simulations 4 >"$TMP/out" 2>"$TMP/err" || fail "solve in start order: $(cat "$TMP/err")"
+# reward shaping (--shaping): recorded in the checkpoint with its signed support, changes what
+# is learned, and the agent solves with it
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --shaping 1 --out "$TMP/sh.h5" \
+  >/dev/null 2>"$TMP/err" || fail "--shaping 1: $(cat "$TMP/err")"
+attr() { h5dump -a "$2" "$1" | sed -n 's/.*(0): \([-0-9.e]*\).*/\1/p'; }
+[ "$(attr "$TMP/sh.h5" game.shaping)" = 1 ] && [ "$(attr "$TMP/sh.h5" cfg.support_min)" = -10.5 ] &&
+  [ "$(attr "$TMP/sh.h5" cfg.support)" = 61 ] && [ "$(attr "$TMP/a.h5" game.shaping)" = 0 ] ||
+  fail "shaping, support_min, support in the checkpoint: $(attr "$TMP/sh.h5" game.shaping)," \
+    "$(attr "$TMP/sh.h5" cfg.support_min), $(attr "$TMP/sh.h5" cfg.support)"
+! same_weights "$TMP/a.h5" "$TMP/sh.h5" || fail "--shaping 1 did not change the weights"
+"$MB" solve datasets/samples/conv_block.wl --solver mallocmuzero-exact --agent "$TMP/sh.h5" \
+  --simulations 4 >"$TMP/out" 2>"$TMP/err" || fail "solve with shaping: $(cat "$TMP/err")"
 # the trained agent evaluated on a catalogue of one's own (bench muzero --catalogue)
 "$MB" generate packing --buffers 24 --length 64 --seed 4 -o "$TMP/p.wl" >/dev/null ||
   fail "generate packing"
