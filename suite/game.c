@@ -259,8 +259,8 @@ static void arrive(mb_game *g) {
   g->potential_ok = false;
 }
 
-/* One lookahead's worth of gap queries: computed only when asked for, then kept until the state
- * changes, so that callers that only need a path's total (mb_game_potential) skip it. */
+/* Computed on first use in a state and kept until the state changes (arrive, restore): a caller
+ * that only needs a path's shaped total skips the gap queries at its inner steps. */
 double mb_game_potential(mb_game *g) {
   if (g->cfg.shaping == 0) return 0;
   if (!g->potential_ok) {
