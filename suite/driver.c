@@ -172,6 +172,7 @@ typedef struct run {
   /* output */
   mb_results *res;
   char out_path[4096];
+  char out_stem[4080]; /* default output: out_path without ".h5"; "" when the user named it */
   char journal_path[4200];
   int journal_fd;
   int64_t committed; /* tasks 0..committed-1 are in the HDF5 file */
@@ -1277,17 +1278,37 @@ static bool store_workloads(run *R, mb_error *err) {
   return mb_results_flush(R->res, err);
 }
 
-/* Default output: results/<profile>-<stamp>.h5 under the source tree, plus latest.h5. */
+/* Default output: results/<profile>-<stamp>.h5 under the source tree, plus latest.h5. The name
+ * is final only once the file is created (create_default_output). */
 static bool default_out(run *R, mb_error *err) {
   char dir[4096], stamp[32];
   if (!mb_path_join(dir, sizeof dir, mb_source_dir(), "results"))
     return mb_fail(err, "results directory path too long");
   if (mb_mkdir_p(dir) != 0) return mb_fail(err, "%s: cannot create: %s", dir, strerror(errno));
   utc_stamp(stamp, sizeof stamp, "%Y%m%d-%H%M%S");
-  if (snprintf(R->out_path, sizeof R->out_path, "%s/%s-%s.h5", dir, R->profile, stamp) >=
-      (int)sizeof R->out_path)
+  if (snprintf(R->out_stem, sizeof R->out_stem, "%s/%s-%s", dir, R->profile, stamp) >=
+          (int)sizeof R->out_stem ||
+      snprintf(R->out_path, sizeof R->out_path, "%s.h5", R->out_stem) >= (int)sizeof R->out_path)
     return mb_fail(err, "results path too long");
   return true;
+}
+
+/* Creates the default output under the first free name: <stem>.h5, <stem>-2.h5, ... Runs started
+ * in the same second would otherwise want the same file; creation is exclusive, so a name another
+ * run took in the meantime is skipped, not shared. */
+static bool create_default_output(run *R, mb_error *err) {
+  enum { MAX_SUFFIX = 100 };
+  for (int k = 1; k <= MAX_SUFFIX; k++) {
+    if (k > 1) snprintf(R->out_path, sizeof R->out_path, "%s-%d.h5", R->out_stem, k);
+    if (access(R->out_path, F_OK) == 0) continue;
+    snprintf(R->journal_path, sizeof R->journal_path, "%s.journal", R->out_path);
+    R->res = mb_results_create(R->out_path, false, err);
+    if (R->res) return true;
+    if (access(R->out_path, F_OK) != 0) return false; /* a real failure, not a lost race */
+    mb_error_clear(err);
+  }
+  return mb_fail(err, "%s.h5: this name and its suffixes -2 to -%d are all taken", R->out_stem,
+                 MAX_SUFFIX);
 }
 
 static void link_latest(run *R) {
@@ -1686,11 +1707,16 @@ bool mb_run(const mb_run_config *cfg, mb_run_stats *stats, mb_error *err) {
     free(sha);
   }
   if (ok && fresh) {
-    R.res = mb_results_create(R.out_path, cfg->force, err);
+    if (R.out_stem[0])
+      ok = create_default_output(&R, err);
+    else
+      R.res = mb_results_create(R.out_path, cfg->force, err);
+    stats->wrote_output = R.res != NULL;
     ok = R.res && write_provenance(&R, true, err) && store_workloads(&R, err) &&
          journal_create(&R, err);
     if (!R.res) ok = false;
   } else if (ok) {
+    stats->wrote_output = true; /* the user's own file, whatever happens to it now */
     ok = resume_output(&R, &old, err);
   }
   mb_results_close(old, NULL);

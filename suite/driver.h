@@ -97,6 +97,8 @@ typedef struct mb_run_stats {
   double prepare_s;  /* catalogue, workloads, file creation */
   bool stopped;      /* stop_after hit: the run is incomplete by request */
   bool was_complete; /* --resume of a file that was already complete: nothing was done */
+  bool wrote_output; /* out_path is this run's file (created or resumed): after a failure it
+                        holds what was finished */
 } mb_run_stats;
 
 /* Runs (or resumes) a benchmark. Returns false with err set on bad input or an I/O failure;

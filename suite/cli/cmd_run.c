@@ -55,8 +55,9 @@ static void usage(FILE *out) {
           "  --data DIR            external data directory (default: MALLOCBENCH_DATA or\n"
           "                        ../shared/data)\n"
           "  --catalogue FILE      catalogue file (default: datasets/catalogue.txt)\n"
-          "  --out FILE            results file (default: results/<profile>-<UTC stamp>.h5 and\n"
-          "                        the symlink results/latest.h5); an existing FILE is an error\n"
+          "  --out FILE            results file (default: results/<profile>-<UTC stamp>.h5,\n"
+          "                        -2.h5 etc. if taken, and the symlink results/latest.h5);\n"
+          "                        an existing FILE is an error\n"
           "  --force               replace an existing --out FILE\n"
           "  --resume FILE         continue an interrupted run (plan options come from FILE)\n"
           "  --no-progress         no progress line on stderr\n\n"
@@ -276,7 +277,7 @@ int mb_cmd_run(int argc, char **argv) {
   free(cmd);
   if (!ok) {
     fprintf(stderr, "mallocbench run: %s\n", err.message);
-    if (st.out_path[0] && access(st.out_path, F_OK) == 0)
+    if (st.wrote_output && access(st.out_path, F_OK) == 0)
       fprintf(stderr,
               "mallocbench run: results finished so far are in %s (continue with "
               "mallocbench run --resume %s)\n",

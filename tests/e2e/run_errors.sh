@@ -19,9 +19,32 @@ OPTS=(--catalogue "$TMP/cat.txt" --workloads . --solvers heuristic,greedy --budg
 "$MB" run "${OPTS[@]}" --out "$TMP/good.h5" >/dev/null 2>"$TMP/err" || fail "good run: $(cat "$TMP/err")"
 cp "$TMP/good.h5" "$TMP/good.copy"
 
-# an existing --out is never replaced without --force
+# an existing --out is never replaced without --force, and is not called this run's results
 expect 2 "exists.*--resume.*--force" "$MB" run "${OPTS[@]}" --out "$TMP/good.h5"
 cmp -s "$TMP/good.h5" "$TMP/good.copy" || fail "an existing file was modified"
+! grep -q "finished so far" "$TMP/err" || fail "a run that wrote nothing pointed at another file"
+
+# The default name, results/<profile>-<stamp>.h5, is taken when a run starts in the same second
+# as another: this run gets <stamp>-2.h5 and the other's file is left alone. The names of the
+# next seconds are taken too, so that the test does not depend on the clock's second.
+mkdir -p "$TMP/home/results"
+ln -s "$SRC/datasets" "$TMP/home/datasets" # MALLOCBENCH_HOME also locates the hardware profiles
+for dt in 0 1 2 3 4 5; do
+  echo "another run's file" >"$TMP/home/results/quick-$(date -u -d "+$dt seconds" +%Y%m%d-%H%M%S).h5"
+done
+MALLOCBENCH_HOME="$TMP/home" "$MB" run "${OPTS[@]}" >"$TMP/out" 2>"$TMP/err" ||
+  fail "a run whose default name was taken failed: $(cat "$TMP/err")"
+made=$(sed -n 's/^results: //p' "$TMP/out")
+case "$made" in
+  "$TMP/home/results/quick-"*-2.h5) ;;
+  *) fail "a run whose default name was taken wrote '$made', expected a -2 suffix" ;;
+esac
+[ "$(readlink "$TMP/home/results/latest.h5")" = "$(basename "$made")" ] ||
+  fail "latest.h5 does not point at $made"
+"$MB" verify "$made" >/dev/null 2>"$TMP/err" || fail "the suffixed file does not verify: $(cat "$TMP/err")"
+for f in "$TMP/home/results/quick-"*.h5; do
+  [ "$f" = "$made" ] || grep -q "another run's file" "$f" || fail "$f was overwritten"
+done
 # unwritable place
 expect 2 "$TMP/no/such/dir/x.h5: cannot create" "$MB" run "${OPTS[@]}" --out "$TMP/no/such/dir/x.h5"
 # bad options
