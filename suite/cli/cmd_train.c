@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -47,7 +48,9 @@ static void usage(FILE *out) {
           "Length and output:\n"
           "  --steps N           stop after N updates in total (counting a resumed run's)\n"
           "  --minutes M         stop after M minutes in this process\n"
-          "  --out FILE          checkpoint to write (required)\n"
+          "  --out FILE          checkpoint to write (required); an existing FILE is an\n"
+          "                      error unless it is the --resume FILE or --force is given\n"
+          "  --force             replace an existing --out FILE\n"
           "  --resume FILE       continue from this checkpoint (its network config is kept);\n"
           "                      from its training state instead when there is one (FILE\n"
           "                      with .h5 replaced by .state.h5): then the run continues bit\n"
@@ -186,6 +189,12 @@ static bool load_validation(const char *cat, const char *data, const char *vrege
   return true;
 }
 
+/* Whether two paths name the same existing file (links and spellings aside). */
+static bool same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int mb_cmd_train(int argc, char **argv) {
   if (mb_wants_help(argc, argv)) {
     usage(stdout);
@@ -195,7 +204,7 @@ int mb_cmd_train(int argc, char **argv) {
   mb_train_config_default(&cfg);
   const char *regex = NULL, *split = NULL, *data = NULL, *cat = NULL;
   const char *vregex = NULL, *vcat = NULL;
-  bool keep_best = false;
+  bool keep_best = false, force = false;
   int64_t max_buffers = 20000;
   double minutes = 0;
   bool quiet = false;
@@ -211,6 +220,10 @@ int mb_cmd_train(int argc, char **argv) {
     }
     if (!strcmp(a, "--keep-best")) {
       keep_best = true;
+      continue;
+    }
+    if (!strcmp(a, "--force")) {
+      force = true;
       continue;
     }
     if (a[0] != '-' || i + 1 >= argc) {
@@ -338,6 +351,14 @@ int mb_cmd_train(int argc, char **argv) {
   }
   if (!cfg.out) {
     fprintf(stderr, "mallocbench train: --out AGENT.h5 is required\n");
+    return 2;
+  }
+  if (!force && access(cfg.out, F_OK) == 0 && !(cfg.resume && same_file(cfg.resume, cfg.out))) {
+    /* a trained agent can be hours of work: never replaced by accident (as run --out) */
+    fprintf(stderr,
+            "mallocbench train: --out %s: file exists (continue it with --resume %s, or "
+            "replace it with --force)\n",
+            cfg.out, cfg.out);
     return 2;
   }
   if (regex && split) {

@@ -2,7 +2,8 @@
 # `mallocbench train` through the CLI, on a tiny network and tiny synthetic workloads (seconds):
 # bad values are refused with exit 2 and a message naming the flag and what it expects; a run
 # writes a checkpoint with its command line; a resumed run continues the update count; the same
-# seed gives bit-identical weights; self-play in the real game (--self-play exact), packing
+# seed gives bit-identical weights; an existing checkpoint is replaced only with --force;
+# self-play in the real game (--self-play exact), packing
 # instances in the curriculum (--synth-packing) and a Q spread floor in self-play search
 # (--q-range), uniform segment starts (--segment-start uniform) and a cosine learning-rate
 # decay (--lr-end) train and change the weights; the gain block (--gain-features), the buffer
@@ -75,6 +76,16 @@ h5dump -a /training "$TMP/a.h5" | grep -q -- "--steps 30 --seed 3" ||
   fail "the checkpoint does not record its command line"
 h5dump -a /train.blas "$TMP/a.h5" | grep -q "core " ||
   fail "the checkpoint does not record its BLAS kernel"
+# a trained agent is never replaced by accident: an existing --out needs --resume of it or --force
+cp "$TMP/a.h5" "$TMP/a.copy"
+expect 2 "--out $TMP/a.h5: file exists \(continue it with --resume $TMP/a.h5, or replace it with --force\)" \
+  "$MB" train "${TINY[@]}" --steps 5 --out "$TMP/a.h5"
+expect 2 "file exists" "$MB" train "${TINY[@]}" --steps 5 --resume "$TMP/a.copy" --out "$TMP/a.h5"
+cmp -s "$TMP/a.h5" "$TMP/a.copy" || fail "a refused run modified the existing checkpoint"
+"$MB" train "${TINY[@]}" --steps 5 --seed 4 --force --out "$TMP/a.copy" >/dev/null 2>"$TMP/err" ||
+  fail "train --force: $(cat "$TMP/err")"
+h5dump -a /training "$TMP/a.copy" | grep -q -- "--steps 5 --seed 4 --force" ||
+  fail "--force did not replace the checkpoint"
 # scripts/pinned-blas.sh: training under it runs on the Haswell kernel where the CPU has AVX2
 # and FMA, and a kernel the caller chose is kept
 if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && [ "$(uname -m)" = x86_64 ]; then
@@ -83,7 +94,7 @@ if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && [ "$(uname -m)" 
   h5dump -a /train.blas "$TMP/p.h5" | grep -q "core Haswell" ||
     fail "scripts/pinned-blas.sh did not pin the Haswell kernel: $(h5dump -a /train.blas "$TMP/p.h5")"
   OPENBLAS_CORETYPE=Sandybridge scripts/pinned-blas.sh "$MB" train "${NET[@]}" --steps 1 \
-    --out "$TMP/p.h5" >/dev/null 2>"$TMP/err" || fail "pinned train: $(cat "$TMP/err")"
+    --force --out "$TMP/p.h5" >/dev/null 2>"$TMP/err" || fail "pinned train: $(cat "$TMP/err")"
   h5dump -a /train.blas "$TMP/p.h5" | grep -q "core Sandybridge" ||
     fail "scripts/pinned-blas.sh replaced the caller's kernel"
   # resuming on another kernel works, and warns that the agent will differ
@@ -142,15 +153,15 @@ same_weights "$TMP/a.h5" "$TMP/b.h5" || fail "the same seed gave other weights"
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --self-play exact --leaf-rollout 8 \
   --out "$TMP/er.h5" >/dev/null 2>"$TMP/err" || fail "--leaf-rollout 8: $(cat "$TMP/err")"
 ! same_weights "$TMP/e.h5" "$TMP/er.h5" || fail "--leaf-rollout did not change the weights"
-"$MB" train "${TINY[@]}" --steps 30 --seed 3 --synth-packing 0.5 --out "$TMP/p.h5" \
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --synth-packing 0.5 --out "$TMP/pk.h5" \
   >/dev/null 2>"$TMP/err" || fail "--synth-packing: $(cat "$TMP/err")"
-! same_weights "$TMP/a.h5" "$TMP/p.h5" || fail "--synth-packing did not change the weights"
+! same_weights "$TMP/a.h5" "$TMP/pk.h5" || fail "--synth-packing did not change the weights"
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --q-range 0.5 --out "$TMP/q.h5" \
   >/dev/null 2>"$TMP/err" || fail "--q-range: $(cat "$TMP/err")"
 ! same_weights "$TMP/a.h5" "$TMP/q.h5" || fail "--q-range did not change the weights"
 "$MB" train "${NET[@]}" --steps 2 --self-play exact --out "$TMP/l.h5" >/dev/null 2>"$TMP/err"
 grep -q "search in the real game" "$TMP/err" || fail "banner: $(cat "$TMP/err")"
-"$MB" train "${NET[@]}" --steps 2 --self-play exact --leaf-rollout 8 --out "$TMP/l.h5" \
+"$MB" train "${NET[@]}" --steps 2 --self-play exact --leaf-rollout 8 --out "$TMP/l8.h5" \
   >/dev/null 2>"$TMP/err"
 grep -q "8 simulations, 8-step leaf rollouts" "$TMP/err" || fail "banner: $(cat "$TMP/err")"
 # a cosine learning-rate decay changes the weights
@@ -321,18 +332,18 @@ expect 2 "--keep-best needs --validate REGEX" \
   "$MB" train "${TINY[@]}" --steps 5 --keep-best --out "$TMP/x.h5"
 [ ! -e "$TMP/x.h5" ] || fail "a refused validation run wrote a checkpoint"
 "$MB" train "${NET[@]}" --steps 30 --seed 3 --eval-every 10 --validate '^(p-full|q-half)$' \
-  --validate-catalogue "$TMP/cat.txt" --keep-best --out "$TMP/v.h5" >"$TMP/out" 2>"$TMP/err" ||
+  --validate-catalogue "$TMP/cat.txt" --keep-best --out "$TMP/va.h5" >"$TMP/out" 2>"$TMP/err" ||
   fail "train --validate: $(cat "$TMP/err")"
 grep -q "on the eval set, validation [0-9.]*$" "$TMP/err" || fail "progress: $(cat "$TMP/err")"
-BEST="best [0-9.]* at step [0-9]*, written to $TMP/v.best.h5"
+BEST="best [0-9.]* at step [0-9]*, written to $TMP/va.best.h5"
 grep -q "validation set (2 held-out workloads).*$BEST" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
-h5dump -d /series/curve_validation "$TMP/v.h5" | grep -q "SIMPLE { ( 4 ) / ( 4 ) }" ||
-  fail "no 4-point validation series: $(h5dump -d /series/curve_validation "$TMP/v.h5")"
-! h5dump -d /series/curve_validation "$TMP/v.h5" | grep -qi nan || fail "NaN in the series"
-h5dump -a /training "$TMP/v.best.h5" | grep -q "kept as the best validation return" ||
+h5dump -d /series/curve_validation "$TMP/va.h5" | grep -q "SIMPLE { ( 4 ) / ( 4 ) }" ||
+  fail "no 4-point validation series: $(h5dump -d /series/curve_validation "$TMP/va.h5")"
+! h5dump -d /series/curve_validation "$TMP/va.h5" | grep -qi nan || fail "NaN in the series"
+h5dump -a /training "$TMP/va.best.h5" | grep -q "kept as the best validation return" ||
   fail "the best agent does not record its step and return"
-"$MB" bench muzero --agent "$TMP/v.best.h5" --returns 0 --catalogue "$TMP/cat.txt" --split test \
+"$MB" bench muzero --agent "$TMP/va.best.h5" --returns 0 --catalogue "$TMP/cat.txt" --split test \
   >/dev/null 2>"$TMP/err" || fail "the best agent does not load: $(cat "$TMP/err")"
 # evaluation draws from no training stream: the weights of the same run without validation
-same_weights "$TMP/a.h5" "$TMP/v.h5" || fail "--validate changed the weights"
+same_weights "$TMP/a.h5" "$TMP/va.h5" || fail "--validate changed the weights"
 echo "train e2e: ok"
