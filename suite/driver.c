@@ -1296,19 +1296,22 @@ static bool default_out(run *R, mb_error *err) {
 /* Creates the default output under the first free name: <stem>.h5, <stem>-2.h5, ... Runs started
  * in the same second would otherwise want the same file; creation is exclusive, so a name another
  * run took in the meantime is skipped, not shared. */
-static bool create_default_output(run *R, mb_error *err) {
+static mb_results *create_default_output(run *R, mb_error *err) {
   enum { MAX_SUFFIX = 100 };
   for (int k = 1; k <= MAX_SUFFIX; k++) {
     if (k > 1) snprintf(R->out_path, sizeof R->out_path, "%s-%d.h5", R->out_stem, k);
     if (access(R->out_path, F_OK) == 0) continue;
-    snprintf(R->journal_path, sizeof R->journal_path, "%s.journal", R->out_path);
-    R->res = mb_results_create(R->out_path, false, err);
-    if (R->res) return true;
-    if (access(R->out_path, F_OK) != 0) return false; /* a real failure, not a lost race */
+    mb_results *res = mb_results_create(R->out_path, false, err);
+    if (res) {
+      snprintf(R->journal_path, sizeof R->journal_path, "%s.journal", R->out_path);
+      return res;
+    }
+    if (access(R->out_path, F_OK) != 0) return NULL; /* a real failure, not a lost race */
     mb_error_clear(err);
   }
-  return mb_fail(err, "%s.h5: this name and its suffixes -2 to -%d are all taken", R->out_stem,
-                 MAX_SUFFIX);
+  mb_fail(err, "%s.h5: this name and its suffixes -2 to -%d are all taken", R->out_stem,
+          MAX_SUFFIX);
+  return NULL;
 }
 
 static void link_latest(run *R) {
@@ -1707,14 +1710,11 @@ bool mb_run(const mb_run_config *cfg, mb_run_stats *stats, mb_error *err) {
     free(sha);
   }
   if (ok && fresh) {
-    if (R.out_stem[0])
-      ok = create_default_output(&R, err);
-    else
-      R.res = mb_results_create(R.out_path, cfg->force, err);
+    R.res = R.out_stem[0] ? create_default_output(&R, err)
+                          : mb_results_create(R.out_path, cfg->force, err);
     stats->wrote_output = R.res != NULL;
     ok = R.res && write_provenance(&R, true, err) && store_workloads(&R, err) &&
          journal_create(&R, err);
-    if (!R.res) ok = false;
   } else if (ok) {
     stats->wrote_output = true; /* the user's own file, whatever happens to it now */
     ok = resume_output(&R, &old, err);
