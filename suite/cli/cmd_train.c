@@ -50,7 +50,7 @@ static void usage(FILE *out) {
           "  --minutes M         stop after M minutes in this process\n"
           "  --out FILE          checkpoint to write (required); an existing FILE is an\n"
           "                      error unless it is the --resume FILE or --force is given\n"
-          "  --force             replace an existing --out FILE\n"
+          "  --force             replace an existing --out FILE (and its .best.h5)\n"
           "  --resume FILE       continue from this checkpoint (its network config is kept);\n"
           "                      from its training state instead when there is one (FILE\n"
           "                      with .h5 replaced by .state.h5): then the run continues bit\n"
@@ -377,6 +377,21 @@ int mb_cmd_train(int argc, char **argv) {
     fprintf(stderr, "mallocbench train: --keep-best needs --validate REGEX\n");
     return 2;
   }
+  char best[4096];
+  if (keep_best) {
+    size_t n = strlen(cfg.out);
+    bool h5 = n >= 3 && !strcmp(cfg.out + n - 3, ".h5");
+    snprintf(best, sizeof best, "%.*s.best.h5", (int)(h5 ? n - 3 : n), cfg.out);
+    cfg.best_out = best;
+    /* the best agent belongs to its run: a resumed run may rewrite its own, nothing else */
+    if (!force && access(best, F_OK) == 0 && !(cfg.resume && same_file(cfg.resume, cfg.out))) {
+      fprintf(stderr,
+              "mallocbench train: --keep-best: %s exists (kept from another run; move it, or "
+              "replace it with --force)\n",
+              best);
+      return 2;
+    }
+  }
   if (vcat && !vregex) {
     fprintf(stderr, "mallocbench train: --validate-catalogue needs --validate REGEX\n");
     return 2;
@@ -438,13 +453,6 @@ int mb_cmd_train(int argc, char **argv) {
   }
   cfg.validation = V.tw;
   cfg.n_validation = V.n;
-  char best[4096];
-  if (keep_best) {
-    size_t n = strlen(cfg.out);
-    bool h5 = n >= 3 && !strcmp(cfg.out + n - 3, ".h5");
-    snprintf(best, sizeof best, "%.*s.best.h5", (int)(h5 ? n - 3 : n), cfg.out);
-    cfg.best_out = best;
-  }
   /* the training state beside the checkpoint: written for OUT, resumed from beside FILE */
   char state_out[4096], state_in[4096];
   if (cfg.state_every > 0) {

@@ -346,4 +346,18 @@ h5dump -a /training "$TMP/va.best.h5" | grep -q "kept as the best validation ret
   >/dev/null 2>"$TMP/err" || fail "the best agent does not load: $(cat "$TMP/err")"
 # evaluation draws from no training stream: the weights of the same run without validation
 same_weights "$TMP/a.h5" "$TMP/va.h5" || fail "--validate changed the weights"
+# another run's best agent is never replaced by accident; a resumed run rewrites its own
+echo "not an agent" >"$TMP/vb.best.h5"
+expect 2 "--keep-best: $TMP/vb.best.h5 exists" \
+  "$MB" train "${NET[@]}" --steps 5 --validate '^(p-full|q-half)$' \
+  --validate-catalogue "$TMP/cat.txt" --keep-best --out "$TMP/vb.h5"
+[ "$(cat "$TMP/vb.best.h5")" = "not an agent" ] || fail "a refused run replaced a best agent"
+[ ! -e "$TMP/vb.h5" ] || fail "a refused --keep-best run wrote a checkpoint"
+"$MB" train "${NET[@]}" --steps 5 --validate '^(p-full|q-half)$' --validate-catalogue \
+  "$TMP/cat.txt" --keep-best --force --out "$TMP/vb.h5" >/dev/null 2>"$TMP/err" ||
+  fail "--keep-best --force: $(cat "$TMP/err")"
+h5dump -a /training "$TMP/vb.best.h5" >/dev/null 2>&1 || fail "--force did not replace the best"
+"$MB" train "${NET[@]}" --steps 40 --seed 3 --eval-every 10 --validate '^(p-full|q-half)$' \
+  --validate-catalogue "$TMP/cat.txt" --keep-best --resume "$TMP/va.h5" --out "$TMP/va.h5" \
+  >/dev/null 2>"$TMP/err" || fail "a resumed --keep-best run refused its own best: $(cat "$TMP/err")"
 echo "train e2e: ok"
