@@ -18,6 +18,7 @@
 #include "nn_io.h"
 #include "replay.h"
 #include "rng.h"
+#include "train_state.h"
 
 enum { D = 3, A = 4 };
 
@@ -590,6 +591,21 @@ static bool load_from(mb_replay *r, const char *path, mb_error *err) {
   return ok;
 }
 
+/* Files beside a checkpoint: ".h5" replaced by the suffix (appended without it), and a name that
+ * does not fit refused rather than cut short. */
+static void test_checkpoint_beside(void **state) {
+  (void)state;
+  char out[32];
+  assert_true(mb_checkpoint_beside("runs/a.h5", ".best.h5", out, sizeof out));
+  assert_string_equal(out, "runs/a.best.h5");
+  assert_true(mb_checkpoint_beside("agent", ".best.h5", out, sizeof out));
+  assert_string_equal(out, "agent.best.h5");
+  assert_true(mb_train_state_path("a.h5", out, sizeof out));
+  assert_string_equal(out, "a.state.h5");
+  assert_false(
+      mb_checkpoint_beside("a-name-much-too-long-for-it.h5", ".state.h5", out, sizeof out));
+}
+
 static void test_save_load(void **state) {
   (void)state;
   mb_error err = {{0}};
@@ -676,6 +692,7 @@ int main(void) {
       cmocka_unit_test(test_priority_equal_is_uniform),
       cmocka_unit_test(test_priority_bad_input),
       cmocka_unit_test(test_sibling_transitions),
+      cmocka_unit_test(test_checkpoint_beside),
       cmocka_unit_test(test_save_load),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -80,9 +80,13 @@ bool mb_train_state_load(const char *path, mb_replay *rb, mb_train_counters *c, 
   return ok;
 }
 
-bool mb_train_state_path(const char *checkpoint, char *out, size_t n) {
+bool mb_checkpoint_beside(const char *checkpoint, const char *suffix, char *out, size_t n) {
   size_t len = strlen(checkpoint);
   bool h5 = len >= 3 && !strcmp(checkpoint + len - 3, ".h5");
-  int w = snprintf(out, n, "%.*s.state.h5", (int)(h5 ? len - 3 : len), checkpoint);
+  int w = snprintf(out, n, "%.*s%s", (int)(h5 ? len - 3 : len), checkpoint, suffix);
   return w >= 0 && (size_t)w < n;
+}
+
+bool mb_train_state_path(const char *checkpoint, char *out, size_t n) {
+  return mb_checkpoint_beside(checkpoint, ".state.h5", out, n);
 }

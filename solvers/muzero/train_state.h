@@ -46,8 +46,10 @@ bool mb_train_state_save(const char *path, const mb_agent *ag, const mb_adam *op
  * mb_replay_load) and the counters from a state file; its agent parts load with mb_agent_load.
  * Fails naming the file and field at fault, e.g. a buffer of another shape. */
 bool mb_train_state_load(const char *path, mb_replay *rb, mb_train_counters *c, mb_error *err);
-/* The state file that belongs beside `checkpoint`: its name with ".h5" replaced by (or, without
- * it, followed by) ".state.h5". False when it does not fit in n bytes. */
+/* A file that belongs beside `checkpoint`: its name with ".h5" replaced by (or, without it,
+ * followed by) `suffix`, e.g. ".best.h5". False when it does not fit in n bytes. */
+bool mb_checkpoint_beside(const char *checkpoint, const char *suffix, char *out, size_t n);
+/* The state file that belongs beside `checkpoint`: mb_checkpoint_beside with ".state.h5". */
 bool mb_train_state_path(const char *checkpoint, char *out, size_t n);
 
 #endif

@@ -195,6 +195,13 @@ static bool same_file(const char *a, const char *b) {
   return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* Whether writing `path` would replace a file this run does not own: it exists, --force was not
+ * given, and the run does not continue the checkpoint it writes (--resume OUT --out OUT). A
+ * trained agent can be hours of work: never replaced by accident (as run --out). */
+static bool replaces_other_run(const char *path, const mb_train_config *cfg, bool force) {
+  return !force && access(path, F_OK) == 0 && !(cfg->resume && same_file(cfg->resume, cfg->out));
+}
+
 int mb_cmd_train(int argc, char **argv) {
   if (mb_wants_help(argc, argv)) {
     usage(stdout);
@@ -353,8 +360,7 @@ int mb_cmd_train(int argc, char **argv) {
     fprintf(stderr, "mallocbench train: --out AGENT.h5 is required\n");
     return 2;
   }
-  if (!force && access(cfg.out, F_OK) == 0 && !(cfg.resume && same_file(cfg.resume, cfg.out))) {
-    /* a trained agent can be hours of work: never replaced by accident (as run --out) */
+  if (replaces_other_run(cfg.out, &cfg, force)) {
     fprintf(stderr,
             "mallocbench train: --out %s: file exists (continue it with --resume %s, or "
             "replace it with --force)\n",
@@ -379,12 +385,13 @@ int mb_cmd_train(int argc, char **argv) {
   }
   char best[4096];
   if (keep_best) {
-    size_t n = strlen(cfg.out);
-    bool h5 = n >= 3 && !strcmp(cfg.out + n - 3, ".h5");
-    snprintf(best, sizeof best, "%.*s.best.h5", (int)(h5 ? n - 3 : n), cfg.out);
+    if (!mb_checkpoint_beside(cfg.out, ".best.h5", best, sizeof best)) {
+      fprintf(stderr, "mallocbench train: --out %s: path too long\n", cfg.out);
+      return 2;
+    }
     cfg.best_out = best;
     /* the best agent belongs to its run: a resumed run may rewrite its own, nothing else */
-    if (!force && access(best, F_OK) == 0 && !(cfg.resume && same_file(cfg.resume, cfg.out))) {
+    if (replaces_other_run(best, &cfg, force)) {
       fprintf(stderr,
               "mallocbench train: --keep-best: %s exists (kept from another run; move it, or "
               "replace it with --force)\n",
