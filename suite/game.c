@@ -70,6 +70,7 @@ struct mb_game {
   int32_t *ids;     /* n_buffers */
   int64_t *la_size; /* lookahead */
   mb_time_ps *la_benefit;
+  double *demand; /* MB_GAME_OBS_PER_DEMAND_BIN * demand_bins */
 };
 
 /* ---- config ---- */
@@ -83,6 +84,7 @@ void mb_game_config_default(mb_game_config *c) {
   c->auto_slow = true;
   c->next_buffers = 0;
   c->gain_features = false;
+  c->demand_bins = 0;
   c->shaping = 0;
 }
 
@@ -100,6 +102,8 @@ bool mb_game_config_check(const mb_game_config *c, mb_error *err) {
     return mb_fail(err, "game config: lookahead %d outside [0, 4096]", (int)c->lookahead);
   if (c->next_buffers < 0 || c->next_buffers > 64)
     return mb_fail(err, "game config: next_buffers %d outside [0, 64]", (int)c->next_buffers);
+  if (c->demand_bins < 0 || c->demand_bins > 256)
+    return mb_fail(err, "game config: demand_bins %d outside [0, 256]", (int)c->demand_bins);
   if (!(c->shaping >= 0 && c->shaping <= 100))
     return mb_fail(err, "game config: shaping %g outside [0, 100]", c->shaping);
   return true;
@@ -132,7 +136,8 @@ const char *mb_game_order_name(mb_game_order order) {
 int32_t mb_game_observation_size(const mb_game_config *c) {
   return MB_GAME_OBS_BUFFER + c->addr_bins * c->time_bins +
          (c->n_actions - 1) * MB_GAME_OBS_PER_CANDIDATE + c->next_buffers * MB_GAME_OBS_PER_NEXT +
-         mb_game_gain_block_size(c) + MB_GAME_OBS_PROGRESS;
+         c->demand_bins * MB_GAME_OBS_PER_DEMAND_BIN + mb_game_gain_block_size(c) +
+         MB_GAME_OBS_PROGRESS;
 }
 
 int32_t mb_game_gain_block_size(const mb_game_config *c) {
@@ -316,10 +321,12 @@ mb_game *mb_game_new(const mb_workload *w, const mb_hardware *hw, const mb_game_
   size_t la = (size_t)(c->lookahead > 0 ? c->lookahead : 1);
   g->la_size = malloc(la * sizeof *g->la_size);
   g->la_benefit = malloc(la * sizeof *g->la_benefit);
+  g->demand = calloc((size_t)(c->demand_bins > 0 ? c->demand_bins : 1) * MB_GAME_OBS_PER_DEMAND_BIN,
+                     sizeof *g->demand);
   g->occ = mb_occupancy_new(w->schedule_length, g->hw->capacity, w->n_buffers);
   bool cost_ok = mb_cost_state_init(&g->cost, w, g->hw);
   if (!g->visit || !g->benefit || !g->benefit_left || !g->offset || !g->stack || !g->cand ||
-      !g->gaps || !g->ids || !g->la_size || !g->la_benefit || !g->occ || !cost_ok) {
+      !g->gaps || !g->ids || !g->la_size || !g->la_benefit || !g->demand || !g->occ || !cost_ok) {
     mb_game_free(g);
     mb_fail(err, "mallocGame: out of memory for workload '%s' (%d buffers)", w->name,
             (int)w->n_buffers);
@@ -359,6 +366,7 @@ void mb_game_free(mb_game *g) {
   free(g->gaps);
   free(g->ids);
   free(g->la_size);
+  free(g->demand);
   free(g->la_benefit);
   mb_occupancy_free(g->occ);
   mb_cost_state_free(&g->cost);
@@ -392,7 +400,8 @@ static bool same_config(const mb_game_config *a, const mb_game_config *b) {
   return a->n_actions == b->n_actions && a->order == b->order && a->addr_bins == b->addr_bins &&
          a->time_bins == b->time_bins && a->lookahead == b->lookahead &&
          a->auto_slow == b->auto_slow && a->next_buffers == b->next_buffers &&
-         a->gain_features == b->gain_features && a->shaping == b->shaping;
+         a->gain_features == b->gain_features && a->demand_bins == b->demand_bins &&
+         a->shaping == b->shaping;
 }
 
 bool mb_game_copy(mb_game *dst, const mb_game *src, mb_error *err) {
@@ -588,6 +597,54 @@ static void occupancy_picture(mb_game *g, int32_t ws, int32_t wl, float *pic) {
   for (int32_t i = 0; i < nb * nt; i++) pic[i] = clamp01(pic[i]);
 }
 
+/* Adds `amount` spread evenly over ops [start, end] to D bins of `stride` doubles over [0, L). */
+static void spread_over_bins(double *bins, int32_t stride, int32_t D, int32_t L, int32_t start,
+                             int32_t end, double amount) {
+  double binw = (double)L / D, t0 = start, t1 = (double)end + 1;
+  double per_op = amount / (t1 - t0);
+  int32_t b0 = (int32_t)(t0 / binw), b1 = (int32_t)ceil(t1 / binw);
+  if (b0 < 0) b0 = 0;
+  if (b1 > D) b1 = D;
+  for (int32_t b = b0; b < b1; b++) {
+    double lo = b * binw, hi = lo + binw;
+    double ov = (t1 < hi ? t1 : hi) - (t0 > lo ? t0 : lo);
+    if (ov > 0) bins[b * stride] += per_op * ov;
+  }
+}
+
+/* The demand profile (game.h): the whole schedule in demand_bins time bins. */
+static void demand_profile(mb_game *g, float *out) {
+  int32_t D = g->cfg.demand_bins, L = g->w->schedule_length > 0 ? g->w->schedule_length : 1;
+  const int32_t S = MB_GAME_OBS_PER_DEMAND_BIN;
+  double cap = (double)g->hw->capacity, binw = (double)L / D;
+  double total = (double)g->benefit_left[0];
+  memset(g->demand, 0, (size_t)(S * D) * sizeof *g->demand);
+  for (int32_t r = 0; r < g->w->n_buffers; r++) {
+    const mb_buffer *buf = &g->w->buffers[r];
+    if (g->offset[r] < 0) continue;
+    /* bytes x ops, so that a bin's sum over its width is the mean bytes live in it */
+    spread_over_bins(g->demand + MB_GAME_D_USED, S, D, L, buf->start, buf->end,
+                     (double)buf->size * (buf->end - buf->start + 1) / binw);
+  }
+  for (int32_t i = g->cursor + 1; i < g->n_visit; i++) {
+    int32_t r = g->visit[i];
+    const mb_buffer *buf = &g->w->buffers[r];
+    spread_over_bins(g->demand + MB_GAME_D_DEMAND, S, D, L, buf->start, buf->end,
+                     (double)buf->size * (buf->end - buf->start + 1) / binw);
+    spread_over_bins(g->demand + MB_GAME_D_BENEFIT, S, D, L, buf->start, buf->end,
+                     (double)g->benefit[r]);
+  }
+  for (int32_t b = 0; b < D; b++) {
+    const double *d = g->demand + S * b;
+    float *o = out + S * b;
+    double need = cap > 0 ? d[MB_GAME_D_DEMAND] / cap : 0;
+    double share = total > 0 ? d[MB_GAME_D_BENEFIT] / total * D : 0;
+    o[MB_GAME_D_USED] = cap > 0 ? clamp01(d[MB_GAME_D_USED] / cap) : 0.0f;
+    o[MB_GAME_D_DEMAND] = clamp01(need / (1 + need));
+    o[MB_GAME_D_BENEFIT] = clamp01(share / (1 + share));
+  }
+}
+
 void mb_game_observe(mb_game *g, float *obs) {
   const mb_game_config *c = &g->cfg;
   int32_t size = mb_game_observation_size(c);
@@ -655,6 +712,10 @@ void mb_game_observe(mb_game *g, float *obs) {
     nf[MB_GAME_N_BENEFIT] = clamp01((double)g->benefit[r] / g->t_norm);
     nf[MB_GAME_N_OVERLAPS] = rb->start <= buf->end && buf->start <= rb->end ? 1.0f : 0.0f;
   }
+  if (c->demand_bins > 0)
+    demand_profile(g, obs + MB_GAME_OBS_BUFFER + c->addr_bins * c->time_bins +
+                          (c->n_actions - 1) * MB_GAME_OBS_PER_CANDIDATE +
+                          c->next_buffers * MB_GAME_OBS_PER_NEXT);
   if (c->gain_features && g->benefit_left[0] > 0) {
     float *gf = prog - mb_game_gain_block_size(c);
     double total = (double)g->benefit_left[0];

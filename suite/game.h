@@ -30,13 +30,16 @@
  * temporary buffer when many rectangles overlap the live range).
  *
  * The observation is a fixed-size float vector (mb_game_observation_size), laid out in four
- * blocks (five with next_buffers > 0); every value lies in [0, 1]. Field-by-field
+ * fixed blocks and three optional ones; every value lies in [0, 1]. Field-by-field
  * documentation: datasets/GAME.md.
  *   [0, 10)            current buffer (MB_GAME_OBS_BUFFER fields, see below)
  *   [10, 10 + B*T)     occupancy picture: B address bins x T time bins, address-major
  *   next (A-1) * 6     per candidate slot (MB_GAME_OBS_PER_CANDIDATE fields)
  *   next N * 6         the next N buffers of the order (MB_GAME_OBS_PER_NEXT fields; N =
- *                      next_buffers, 0 by default: the layout is then the four blocks)
+ *                      next_buffers, 0 by default)
+ *   next D * 3         the demand profile over the whole schedule (MB_GAME_OBS_PER_DEMAND_BIN
+ *                      fields per time bin; D = demand_bins, 0 by default)
+ *   next 2 + N         the gain block (with gain_features, off by default)
  *   last 5             progress (MB_GAME_OBS_PROGRESS fields)
  * When the episode is over the vector is all zeros except the progress block.
  *
@@ -71,6 +74,10 @@ typedef struct mb_game_config {
   int32_t next_buffers; /* upcoming buffers of the order the observation describes, [0, 64];
                            default 0. A learned model can only predict the next state when the
                            buffer it is centred on is in the current one (agents README). */
+  int32_t demand_bins;  /* time bins of the demand profile over the whole schedule, [0, 256];
+                           default 0 (none): per bin the fast bytes placed and the bytes and
+                           benefit of the buffers still to come (datasets/GAME.md). Observing
+                           it costs O(buffers) per decision. */
   bool gain_features;   /* the observation also gives the current buffer's exact gain now and
                            its standalone benefit, in the agent's reward unit (below) */
   double shaping;       /* weight of potential-based reward shaping, [0, 100]; default 0 (off).
@@ -120,6 +127,14 @@ enum {
   MB_GAME_G_SHARE,    /* standalone benefit / summed standalone benefit; then the same for each
                          of the next_buffers next buffers of the order (0 beyond its end) */
 };
+#define MB_GAME_OBS_PER_DEMAND_BIN 3
+enum {
+  MB_GAME_D_USED = 0, /* fast bytes placed, mean over the bin's ops / capacity */
+  MB_GAME_D_DEMAND,   /* bytes of the buffers after the current one, mean over the bin's ops,
+                         x / capacity squashed as x / (1 + x) */
+  MB_GAME_D_BENEFIT,  /* their standalone benefit spread over their live ranges, share of the
+                         summed benefit times demand_bins, squashed as x / (1 + x) */
+};
 /* Size of the gain block (0 without gain_features). */
 int32_t mb_game_gain_block_size(const mb_game_config *c);
 #define MB_GAME_OBS_PROGRESS 5
@@ -149,7 +164,8 @@ bool mb_game_config_check(const mb_game_config *c, mb_error *err);
 /* "heuristic", "start", "size". */
 bool mb_game_order_parse(const char *s, mb_game_order *out);
 const char *mb_game_order_name(mb_game_order order);
-/* Length of the observation vector: 10 + B*T + (A-1)*6 + N*6 (+ 2 + N with gain_features) + 5. */
+/* Length of the observation vector:
+ * 10 + B*T + (A-1)*6 + N*6 + D*3 (+ 2 + N with gain_features) + 5. */
 int32_t mb_game_observation_size(const mb_game_config *c);
 
 /* NULL with err set on a bad config, a bad hardware profile (capacity < 0, alignment < 1) or

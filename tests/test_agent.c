@@ -173,11 +173,12 @@ static void test_checkpoint_round_trip(void **state) {
   free(path);
 }
 
-/* next_buffers and gain_features are part of the observation layout: a checkpoint keeps them,
- * a checkpoint written before an option existed (no attribute) reads as without it, and an
- * attribute with a value the option cannot have is refused, naming it. */
+/* next_buffers, demand_bins and gain_features are part of the observation layout: a checkpoint
+ * keeps them, a checkpoint written before an option existed (no attribute) reads as without it, and
+ * an attribute with a value the option cannot have is refused, naming it. */
 static void set_next_buffers(mb_agent_config *c) { c->game.next_buffers = 2; }
 static void set_gain_features(mb_agent_config *c) { c->game.gain_features = true; }
+static void set_demand_bins(mb_agent_config *c) { c->game.demand_bins = 8; }
 
 static void test_checkpoint_layout_options(void **state) {
   (void)state;
@@ -185,13 +186,15 @@ static void test_checkpoint_layout_options(void **state) {
     const char *attr;
     void (*set)(mb_agent_config *c);
   } options[] = {{"game.next_buffers", set_next_buffers},
-                 {"game.gain_features", set_gain_features}};
+                 {"game.gain_features", set_gain_features},
+                 {"game.demand_bins", set_demand_bins}};
   mb_error err = {{0}};
   char *path = mb_test_temp_path("agent_layout.h5");
   for (size_t o = 0; o < sizeof options / sizeof options[0]; o++) {
     mb_agent_config cfg, plain;
-    small_config(&plain); /* without either option (the defaults have both) */
+    small_config(&plain); /* without the options (the defaults have two of them) */
     plain.game.next_buffers = 0;
+    plain.game.demand_bins = 0;
     plain.game.gain_features = false;
     plain.obs_dim = mb_game_observation_size(&plain.game);
     cfg = plain;
@@ -209,6 +212,7 @@ static void test_checkpoint_layout_options(void **state) {
     assert_true(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
     assert_int_equal(back.cfg.game.next_buffers, cfg.game.next_buffers);
     assert_int_equal(back.cfg.game.gain_features, cfg.game.gain_features);
+    assert_int_equal(back.cfg.game.demand_bins, cfg.game.demand_bins);
     assert_int_equal(back.cfg.obs_dim, cfg.obs_dim);
     mb_agent_free(&back);
     mb_agent_free(&ag);
@@ -222,6 +226,7 @@ static void test_checkpoint_layout_options(void **state) {
     if (!mb_agent_load(path, &back, NULL, NULL, NULL, &err)) fail_msg("%s", err.message);
     assert_int_equal(back.cfg.game.next_buffers, 0);
     assert_false(back.cfg.game.gain_features);
+    assert_int_equal(back.cfg.game.demand_bins, 0);
     assert_int_equal(back.cfg.obs_dim, plain.obs_dim);
     mb_agent_free(&back);
     /* a value out of range */
@@ -229,7 +234,7 @@ static void test_checkpoint_layout_options(void **state) {
     f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     assert_true(f >= 0);
     hid_t at = H5Aopen(f, options[o].attr, H5P_DEFAULT);
-    double bad = 99;
+    double bad = 999; /* outside every option's range */
     assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_DOUBLE, &bad) >= 0);
     H5Aclose(at);
     H5Fclose(f);

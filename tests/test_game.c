@@ -554,6 +554,121 @@ static void test_gain_features(void **state) {
   assert_true(reduced > 10);
 }
 
+/* Brute force of the demand profile (game.h) at one decision: per op, the fast bytes placed and
+ * the bytes and benefit per op of the buffers after visit[cursor]; each bin the ops' mean over
+ * its span (op t covers [t, t + 1)), then normalised and squashed as the game does. */
+static void brute_demand(const mb_workload *w, const mb_hardware *hw, const bool *fast,
+                         const int32_t *visit, int32_t n_visit, int32_t cursor,
+                         const mb_time_ps *benefit, double total, int32_t D, double *want) {
+  int32_t L = w->schedule_length > 0 ? w->schedule_length : 1;
+  double *per_op = calloc((size_t)L * 3, sizeof *per_op);
+  assert_non_null(per_op);
+  for (int32_t r = 0; r < w->n_buffers; r++)
+    if (fast[r])
+      for (int32_t t = w->buffers[r].start; t <= w->buffers[r].end; t++)
+        per_op[3 * t] += (double)w->buffers[r].size;
+  for (int32_t i = cursor + 1; i < n_visit; i++) {
+    const mb_buffer *b = &w->buffers[visit[i]];
+    for (int32_t t = b->start; t <= b->end; t++) {
+      per_op[3 * t + 1] += (double)b->size;
+      per_op[3 * t + 2] += (double)benefit[visit[i]] / (b->end - b->start + 1);
+    }
+  }
+  double binw = (double)L / D, cap = (double)hw->capacity;
+  for (int32_t k = 0; k < D; k++) {
+    double lo = k * binw, hi = lo + binw, sum[3] = {0, 0, 0};
+    for (int32_t t = 0; t < L; t++) {
+      double ov = (t + 1 < hi ? t + 1 : hi) - (t > lo ? t : lo);
+      if (ov > 0)
+        for (int j = 0; j < 3; j++) sum[j] += per_op[3 * t + j] * ov;
+    }
+    double used = sum[0] / binw / cap, need = sum[1] / binw / cap, share = sum[2] / total * D;
+    want[3 * k + MB_GAME_D_USED] = used > 1 ? 1 : used;
+    want[3 * k + MB_GAME_D_DEMAND] = need / (1 + need);
+    want[3 * k + MB_GAME_D_BENEFIT] = share / (1 + share);
+  }
+  free(per_op);
+}
+
+/* The demand profile: 3 * demand_bins floats after the next buffers; at every decision of random
+ * play it equals the brute force above; bins change as buffers are placed and passed; the block
+ * is zero once the episode is over. */
+static void test_demand_profile(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 13);
+  mb_game_config c;
+  mb_game_config_default(&c);
+  assert_int_equal(c.demand_bins, 0);
+  mb_error err;
+  c.demand_bins = 257;
+  assert_false(mb_game_config_check(&c, &err));
+  assert_non_null(strstr(err.message, "demand_bins"));
+  int64_t checked = 0, used_seen = 0, demand_seen = 0;
+  for (int iter = 0; iter < 40; iter++) {
+    mb_game_config_default(&c);
+    int32_t base = mb_game_observation_size(&c);
+    c.demand_bins = 1 + iter % 24;
+    c.next_buffers = iter % 3 == 1 ? 2 : 0;
+    c.gain_features = iter % 2;
+    int32_t D = c.demand_bins, n = mb_game_observation_size(&c);
+    assert_int_equal(n, base + c.next_buffers * MB_GAME_OBS_PER_NEXT + mb_game_gain_block_size(&c) +
+                            D * MB_GAME_OBS_PER_DEMAND_BIN);
+    int32_t at = MB_GAME_OBS_BUFFER + c.addr_bins * c.time_bins +
+                 (c.n_actions - 1) * MB_GAME_OBS_PER_CANDIDATE +
+                 c.next_buffers * MB_GAME_OBS_PER_NEXT;
+    float *obs = malloc(sizeof *obs * (size_t)n);
+    double *want = malloc(sizeof *want * (size_t)D * MB_GAME_OBS_PER_DEMAND_BIN);
+    assert_non_null(obs);
+    assert_non_null(want);
+    mb_hardware hw = test_hardware(&rng);
+    mb_workload *w = random_workload(&rng, hw.capacity, iter % 3 == 0);
+    mb_game *g = mb_game_new(w, &hw, &c, &err);
+    if (!g) fail_msg("game: %s", err.message);
+    mb_time_ps *benefit = malloc(sizeof *benefit * (size_t)w->n_buffers);
+    bool *fast = calloc((size_t)w->n_buffers, sizeof *fast);
+    assert_non_null(benefit);
+    assert_non_null(fast);
+    mb_standalone_benefits(w, &hw, benefit);
+    const int32_t *visit = mb_game_visit_order(g);
+    int32_t n_visit = mb_game_n_visitable(g), cursor = 0;
+    double total = 0;
+    for (int32_t i = 0; i < n_visit; i++) total += (double)benefit[visit[i]];
+    uint8_t mask[16];
+    while (!mb_game_done(g)) {
+      mb_game_observe(g, obs);
+      int32_t b = mb_game_current_buffer(g);
+      while (visit[cursor] != b) cursor++; /* auto_slow skips some */
+      brute_demand(w, &hw, fast, visit, n_visit, cursor, benefit, total, D, want);
+      for (int32_t i = 0; i < D * MB_GAME_OBS_PER_DEMAND_BIN; i++) {
+        if (fabs(obs[at + i] - want[i]) > 1e-5)
+          fail_msg("iter %d decision %ld: demand value %d is %g, expected %g", iter, (long)checked,
+                   (int)i, (double)obs[at + i], want[i]);
+        used_seen += i % 3 == MB_GAME_D_USED && obs[at + i] > 0;
+        demand_seen += i % 3 == MB_GAME_D_DEMAND && obs[at + i] > 0;
+      }
+      checked++;
+      int32_t legal = mb_game_legal_mask(g, mask), k = (int32_t)mb_rng_below(&rng, (uint64_t)legal);
+      int32_t act = 0;
+      for (; act < c.n_actions; act++)
+        if (mask[act] && k-- == 0) break;
+      assert_true(mb_game_step(g, act, NULL, &err));
+      fast[b] = act != mb_game_slow_action(g);
+    }
+    mb_game_observe(g, obs);
+    for (int32_t i = 0; i < D * MB_GAME_OBS_PER_DEMAND_BIN; i++) assert_true(obs[at + i] == 0.0f);
+    free(obs);
+    free(want);
+    free(benefit);
+    free(fast);
+    mb_game_free(g);
+    mb_workload_free(w);
+  }
+  assert_true(checked > 100);
+  assert_true(used_seen > checked);
+  assert_true(demand_seen > checked);
+}
+
 /* A hand-made case whose candidates are worked out on paper. Capacity 100, alignment 10.
  * a [0,2] size 30 at 0 and c [0,2] size 20 at 60 leave gaps [30,60) and [80,100) over [1,1]:
  * for b (size 15): gap 20 -> low 80, top 80 (deduplicated); gap 30 -> low 30, top 40. */
@@ -1066,10 +1181,11 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_config),           cmocka_unit_test(test_next_buffers),
       cmocka_unit_test(test_window),           cmocka_unit_test(test_gain_features),
-      cmocka_unit_test(test_hand_made),        cmocka_unit_test(test_random_workloads),
-      cmocka_unit_test(test_snapshot_restore), cmocka_unit_test(test_determinism),
-      cmocka_unit_test(test_degenerate),       cmocka_unit_test(test_samples),
-      cmocka_unit_test(test_real_data),        cmocka_unit_test(test_shaping),
+      cmocka_unit_test(test_demand_profile),   cmocka_unit_test(test_hand_made),
+      cmocka_unit_test(test_random_workloads), cmocka_unit_test(test_snapshot_restore),
+      cmocka_unit_test(test_determinism),      cmocka_unit_test(test_degenerate),
+      cmocka_unit_test(test_samples),          cmocka_unit_test(test_real_data),
+      cmocka_unit_test(test_shaping),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -269,6 +269,7 @@ bool mb_agent_write(mb_nn_file *f, const mb_agent *ag, const mb_adam *opt,
             mb_nn_file_set_double(f, "game.auto_slow", c->game.auto_slow ? 1 : 0, err) &&
             mb_nn_file_set_double(f, "game.next_buffers", c->game.next_buffers, err) &&
             mb_nn_file_set_double(f, "game.gain_features", c->game.gain_features ? 1 : 0, err) &&
+            mb_nn_file_set_double(f, "game.demand_bins", c->game.demand_bins, err) &&
             mb_nn_file_set_double(f, "game.shaping", c->game.shaping, err) &&
             mb_nn_file_set_double(f, "cfg.support_min", c->support_min, err);
   for (int i = 0; ok && i < 4; i++) ok = mb_nn_file_write_module(f, mods[i], err);
@@ -349,6 +350,10 @@ bool mb_agent_read(mb_nn_file *f, mb_agent *ag, mb_adam *opt, mb_agent_progress 
   c.game.next_buffers = 0;
   if (ok && mb_nn_file_has(f, "game.next_buffers"))
     ok = get_int(f, path, "game.next_buffers", &c.game.next_buffers, err);
+  /* and before the demand profile: read as without it */
+  c.game.demand_bins = 0;
+  if (ok && mb_nn_file_has(f, "game.demand_bins"))
+    ok = get_int(f, path, "game.demand_bins", &c.game.demand_bins, err);
   /* and before the gain block (game.h): read as without it */
   int32_t gain_features = 0;
   if (ok && mb_nn_file_has(f, "game.gain_features"))

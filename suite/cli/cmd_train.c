@@ -63,6 +63,8 @@ static void usage(FILE *out) {
           "Agent and search (fresh agents only for the network sizes):\n"
           "  --latent W (128)  --blocks N (1)  --actions A (16)\n"
           "  --next-buffers N (4: the observation also describes the next N buffers)\n"
+          "  --demand-bins D (0: the observation also shows the whole schedule in D time bins:\n"
+          "                    fast bytes placed, bytes and benefit of the buffers to come)\n"
           "  --order heuristic|start|size (heuristic: the order the agent visits the buffers\n"
           "                    in, datasets/GAME.md; the solvers play in the agent's order)\n"
           "  --gain-features 0|1 (1: the observation shows the current buffer's exact gain if\n"
@@ -278,6 +280,8 @@ int mb_cmd_train(int argc, char **argv) {
       ok = p_i32(v, 2, 1024, &cfg.agent.game.n_actions, expect);
     else if (!strcmp(a, "--next-buffers"))
       ok = p_i32(v, 0, 64, &cfg.agent.game.next_buffers, expect);
+    else if (!strcmp(a, "--demand-bins"))
+      ok = p_i32(v, 0, 256, &cfg.agent.game.demand_bins, expect);
     else if (!strcmp(a, "--order")) {
       ok = mb_game_order_parse(v, &cfg.agent.game.order);
       if (!ok) snprintf(expect, sizeof expect, "heuristic, start or size");

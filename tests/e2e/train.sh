@@ -6,8 +6,8 @@
 # self-play in the real game (--self-play exact), packing
 # instances in the curriculum (--synth-packing) and a Q spread floor in self-play search
 # (--q-range), uniform segment starts (--segment-start uniform) and a cosine learning-rate
-# decay (--lr-end) train and change the weights; the gain block (--gain-features), the buffer
-# order (--order) and reward shaping (--shaping) are recorded in the checkpoint and played with; bench muzero evaluates an
+# decay (--lr-end) train and change the weights; the gain block (--gain-features), the demand
+# profile (--demand-bins), the buffer order (--order) and reward shaping (--shaping) are recorded in the checkpoint and played with; bench muzero evaluates an
 # agent on a catalogue file of one's own (--catalogue)
 # and measures search's one-step evaluations (--model-error) and policy improvement
 # (--search-regret); a validation set
@@ -49,6 +49,8 @@ expect 2 "--leaf-rollout '-1': expected an integer in 0\.\.100000" \
   "$MB" train "${TINY[@]}" --steps 5 --leaf-rollout -1 --out "$TMP/x.h5"
 expect 2 "--gain-features '2': expected an integer in 0\.\.1" \
   "$MB" train "${TINY[@]}" --steps 5 --gain-features 2 --out "$TMP/x.h5"
+expect 2 "--demand-bins '257': expected an integer in 0\.\.256" \
+  "$MB" train "${TINY[@]}" --steps 5 --demand-bins 257 --out "$TMP/x.h5"
 expect 2 "--order 'random': expected heuristic, start or size" \
   "$MB" train "${TINY[@]}" --steps 5 --order random --out "$TMP/x.h5"
 expect 2 "--shaping '-0.5': expected a number in \[0, 100\]" \
@@ -190,6 +192,20 @@ dims() { h5dump -a cfg.obs_dim "$1" | sed -n 's/.*(0): \([0-9]*\).*/\1/p'; }
   fail "obs_dim $(dims "$TMP/a.h5") with the gain block, $(dims "$TMP/g0.h5") without"
 "$MB" solve datasets/samples/conv_block.wl --solver mallocmuzero-exact --agent "$TMP/a.h5" \
   --simulations 4 >"$TMP/out" 2>"$TMP/err" || fail "solve with the gain block: $(cat "$TMP/err")"
+# the demand profile (--demand-bins, off by default): 3 inputs per bin, recorded in the
+# checkpoint, changes what is learned, and both solvers play with it
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --demand-bins 4 --out "$TMP/d4.h5" \
+  >/dev/null 2>"$TMP/err" || fail "--demand-bins 4: $(cat "$TMP/err")"
+[ "$(h5dump -a game.demand_bins "$TMP/d4.h5" | sed -n 's/.*(0): \([0-9]*\).*/\1/p')" = 4 ] &&
+  h5dump -a game.demand_bins "$TMP/a.h5" | grep -q "(0): 0" ||
+  fail "the checkpoints do not record game.demand_bins = 4 and 0"
+[ "$(dims "$TMP/d4.h5")" -eq $(($(dims "$TMP/a.h5") + 12)) ] ||
+  fail "obs_dim $(dims "$TMP/d4.h5") with 4 demand bins, $(dims "$TMP/a.h5") without"
+! same_weights "$TMP/a.h5" "$TMP/d4.h5" || fail "--demand-bins 4 did not change the weights"
+for solver in mallocmuzero mallocmuzero-exact; do
+  "$MB" solve datasets/samples/conv_block.wl --solver $solver --agent "$TMP/d4.h5" \
+    --simulations 4 >"$TMP/out" 2>"$TMP/err" || fail "$solver with demand bins: $(cat "$TMP/err")"
+done
 # the buffer order (--order): recorded in the checkpoint, changes what is learned, and the agent
 # trained in it solves (and plays in it: bench muzero below)
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --order start --out "$TMP/o.h5" \
