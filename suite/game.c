@@ -597,11 +597,11 @@ static void occupancy_picture(mb_game *g, int32_t ws, int32_t wl, float *pic) {
   for (int32_t i = 0; i < nb * nt; i++) pic[i] = clamp01(pic[i]);
 }
 
-/* Adds `amount` spread evenly over ops [start, end] to D bins of `stride` doubles over [0, L). */
-static void spread_over_bins(double *bins, int32_t stride, int32_t D, int32_t L, int32_t start,
-                             int32_t end, double amount) {
+/* Adds `per_op` for every op of [start, end] to the D bins of [0, L) (every `stride`-th double),
+ * each op in proportion to its overlap with the bin (op t covers [t, t + 1)). */
+static void add_over_bins(double *bins, int32_t stride, int32_t D, int32_t L, int32_t start,
+                          int32_t end, double per_op) {
   double binw = (double)L / D, t0 = start, t1 = (double)end + 1;
-  double per_op = amount / (t1 - t0);
   int32_t b0 = (int32_t)(t0 / binw), b1 = (int32_t)ceil(t1 / binw);
   if (b0 < 0) b0 = 0;
   if (b1 > D) b1 = D;
@@ -612,7 +612,8 @@ static void spread_over_bins(double *bins, int32_t stride, int32_t D, int32_t L,
   }
 }
 
-/* The demand profile (game.h): the whole schedule in demand_bins time bins. */
+/* The demand profile (game.h): the whole schedule in demand_bins time bins. Bytes count
+ * size / bin width per op, so that a bin sums to the mean bytes live over it. */
 static void demand_profile(mb_game *g, float *out) {
   int32_t D = g->cfg.demand_bins, L = g->w->schedule_length > 0 ? g->w->schedule_length : 1;
   const int32_t S = MB_GAME_OBS_PER_DEMAND_BIN;
@@ -621,18 +622,17 @@ static void demand_profile(mb_game *g, float *out) {
   memset(g->demand, 0, (size_t)(S * D) * sizeof *g->demand);
   for (int32_t r = 0; r < g->w->n_buffers; r++) {
     const mb_buffer *buf = &g->w->buffers[r];
-    if (g->offset[r] < 0) continue;
-    /* bytes x ops, so that a bin's sum over its width is the mean bytes live in it */
-    spread_over_bins(g->demand + MB_GAME_D_USED, S, D, L, buf->start, buf->end,
-                     (double)buf->size * (buf->end - buf->start + 1) / binw);
+    if (g->offset[r] >= 0)
+      add_over_bins(g->demand + MB_GAME_D_USED, S, D, L, buf->start, buf->end,
+                    (double)buf->size / binw);
   }
   for (int32_t i = g->cursor + 1; i < g->n_visit; i++) {
     int32_t r = g->visit[i];
     const mb_buffer *buf = &g->w->buffers[r];
-    spread_over_bins(g->demand + MB_GAME_D_DEMAND, S, D, L, buf->start, buf->end,
-                     (double)buf->size * (buf->end - buf->start + 1) / binw);
-    spread_over_bins(g->demand + MB_GAME_D_BENEFIT, S, D, L, buf->start, buf->end,
-                     (double)g->benefit[r]);
+    add_over_bins(g->demand + MB_GAME_D_DEMAND, S, D, L, buf->start, buf->end,
+                  (double)buf->size / binw);
+    add_over_bins(g->demand + MB_GAME_D_BENEFIT, S, D, L, buf->start, buf->end,
+                  (double)g->benefit[r] / (buf->end - buf->start + 1));
   }
   for (int32_t b = 0; b < D; b++) {
     const double *d = g->demand + S * b;
@@ -699,8 +699,9 @@ void mb_game_observe(mb_game *g, float *obs) {
     }
   }
   /* The next buffers of the order (whether or not auto_slow will skip them). */
-  float *nf = obs + MB_GAME_OBS_BUFFER + c->addr_bins * c->time_bins +
-              (c->n_actions - 1) * MB_GAME_OBS_PER_CANDIDATE;
+  float *next_block = obs + MB_GAME_OBS_BUFFER + c->addr_bins * c->time_bins +
+                      (c->n_actions - 1) * MB_GAME_OBS_PER_CANDIDATE;
+  float *nf = next_block;
   for (int32_t k = 1; k <= c->next_buffers && g->cursor + k < g->n_visit;
        k++, nf += MB_GAME_OBS_PER_NEXT) {
     int32_t r = g->visit[g->cursor + k];
@@ -712,10 +713,7 @@ void mb_game_observe(mb_game *g, float *obs) {
     nf[MB_GAME_N_BENEFIT] = clamp01((double)g->benefit[r] / g->t_norm);
     nf[MB_GAME_N_OVERLAPS] = rb->start <= buf->end && buf->start <= rb->end ? 1.0f : 0.0f;
   }
-  if (c->demand_bins > 0)
-    demand_profile(g, obs + MB_GAME_OBS_BUFFER + c->addr_bins * c->time_bins +
-                          (c->n_actions - 1) * MB_GAME_OBS_PER_CANDIDATE +
-                          c->next_buffers * MB_GAME_OBS_PER_NEXT);
+  if (c->demand_bins > 0) demand_profile(g, next_block + c->next_buffers * MB_GAME_OBS_PER_NEXT);
   if (c->gain_features && g->benefit_left[0] > 0) {
     float *gf = prog - mb_game_gain_block_size(c);
     double total = (double)g->benefit_left[0];

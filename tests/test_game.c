@@ -644,14 +644,12 @@ static void test_demand_profile(void **state) {
         if (fabs(obs[at + i] - want[i]) > 1e-5)
           fail_msg("iter %d decision %ld: demand value %d is %g, expected %g", iter, (long)checked,
                    (int)i, (double)obs[at + i], want[i]);
-        used_seen += i % 3 == MB_GAME_D_USED && obs[at + i] > 0;
-        demand_seen += i % 3 == MB_GAME_D_DEMAND && obs[at + i] > 0;
+        int32_t field = i % MB_GAME_OBS_PER_DEMAND_BIN;
+        used_seen += field == MB_GAME_D_USED && obs[at + i] > 0;
+        demand_seen += field == MB_GAME_D_DEMAND && obs[at + i] > 0;
       }
       checked++;
-      int32_t legal = mb_game_legal_mask(g, mask), k = (int32_t)mb_rng_below(&rng, (uint64_t)legal);
-      int32_t act = 0;
-      for (; act < c.n_actions; act++)
-        if (mask[act] && k-- == 0) break;
+      int32_t act = random_legal(g, &rng, mask);
       assert_true(mb_game_step(g, act, NULL, &err));
       fast[b] = act != mb_game_slow_action(g);
     }
