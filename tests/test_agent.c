@@ -8,7 +8,8 @@
  *     clearly when the checkpoint is missing;
  *   - the exact-game search is real: with the same (untrained) network, searching the real
  *     game gives a higher total return than the raw policy on small random workloads;
- *   - the player's raw-policy decision and what it records for self-play; the oracle parts. */
+ *   - the player's raw-policy decision and what it records for self-play; the oracle parts;
+ *   - the checkpoint described in words (agent_describe.h: `mallocbench show AGENT.h5`). */
 #include "support.h"
 
 #include <hdf5.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "agent_describe.h"
 #include "catalogue.h"
 #include "cost.h"
 #include "game.h"
@@ -29,6 +31,7 @@
 #include "random_workload.h"
 #include "solver.h"
 #include "train.h"
+#include "train_state.h"
 #include "validator.h"
 
 static void small_config(mb_agent_config *c) { mb_test_agent_config(c, 24, 8, 8); }
@@ -700,6 +703,119 @@ static void test_leaf_rollout(void **state) {
   mb_agent_free(&ag);
 }
 
+/* describe_to_string: mb_agent_describe's output as a string (caller frees); NULL on failure. */
+static char *describe_to_string(const char *path, mb_error *err) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  assert_non_null(out);
+  bool ok = mb_agent_describe(path, out, err);
+  fclose(out);
+  if (!ok) {
+    assert_int_equal(len, 0); /* nothing written before the failure */
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+static void assert_contains(const char *text, const char *want) {
+  if (!strstr(text, want)) fail_msg("missing '%s' in:\n%s", want, text);
+}
+
+/* `mallocbench show AGENT.h5`: the description names what the checkpoint stores (command line,
+ * counters, networks, game layout, the curve's first, last and best points, the validation
+ * series only when there is one, a resumable state only when it exists) and says what is not
+ * recorded; a file that is not a checkpoint fails naming it, before writing anything. */
+static void test_describe(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_agent_config cfg;
+  small_config(&cfg);
+  cfg.game.next_buffers = 2;
+  cfg.game.demand_bins = 3;
+  cfg.obs_dim = mb_game_observation_size(&cfg.game);
+  mb_rng rng;
+  mb_rng_seed(&rng, 9);
+  mb_agent ag;
+  assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
+  mb_agent_progress prog = {.steps = 42, .episodes = 7, .decisions = 99, .seed = 5, .seconds = 1.5};
+  mb_agent_curve curve;
+  mb_agent_curve_init(&curve);
+  assert_true(mb_agent_curve_push(&curve, 0, 0, NAN, 0.01, NAN, 0, &err));
+  assert_true(mb_agent_curve_push(&curve, 21, 4, 0.02, 0.05, 1.0, 0.7, &err));
+  assert_true(mb_agent_curve_push(&curve, 42, 7, 0.02, 0.03, 0.9, 1.5, &err));
+  curve.heuristic = 0.0625;
+  curve.random = 0.015625;
+  char *path = mb_test_temp_path("described.h5");
+  assert_true(mb_agent_save(path, &ag, NULL, &prog, &curve, "mallocbench train --seed 5", &err));
+
+  char *text = describe_to_string(path, &err);
+  if (!text) fail_msg("%s", err.message);
+  char params[64];
+  snprintf(params, sizeof params, "%lld parameters", (long long)mb_agent_param_count(&ag));
+  char obs[64];
+  snprintf(obs, sizeof obs, "observation      %d values", cfg.obs_dim);
+  const char *want[] = {
+      "trained by       mallocbench train --seed 5\n",
+      "training         42 updates, 7 self-play episodes, 99 decisions, 2 s of training, seed 5\n",
+      "resume state     none beside it",
+      "latent 24, 1 residual block per module",
+      params,
+      "8 actions (7 candidate slots + slow), buffer order heuristic",
+      obs,
+      "a 8 x 8 occupancy picture",
+      "the next 2 buffers",
+      "a demand profile of 3 time bins",
+      "3 points; eval set references: heuristic 0.0625, random play 0.0156",
+      "step 0 0.0100, step 42 (last) 0.0300, best 0.0500 at step 21\n",
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) assert_contains(text, want[i]);
+  assert_null(strstr(text, "validation"));
+  free(text);
+
+  /* a validation series and a training state beside the checkpoint */
+  mb_agent_curve_set_validation(&curve, 0.04);
+  assert_true(mb_agent_save(path, &ag, NULL, &prog, &curve, "mallocbench train --seed 5", &err));
+  char state_path[4096];
+  assert_true(mb_train_state_path(path, state_path, sizeof state_path));
+  FILE *sf = fopen(state_path, "w");
+  assert_non_null(sf);
+  fclose(sf);
+  text = describe_to_string(path, &err);
+  if (!text) fail_msg("%s", err.message);
+  char resume[4200];
+  snprintf(resume, sizeof resume, "resume state     %s\n", state_path);
+  assert_contains(text, resume);
+  assert_contains(text,
+                  "validation       raw policy on the held-out workloads: step 42 0.0400, "
+                  "step 42 (last) 0.0400, best 0.0400 at step 42\n");
+  free(text);
+  remove(state_path);
+
+  /* no counters, no curve, no command line: said so, nothing invented */
+  assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
+  text = describe_to_string(path, &err);
+  if (!text) fail_msg("%s", err.message);
+  assert_contains(text, "trained by       (not recorded)\n");
+  assert_contains(text, "training curve   none stored\n");
+  assert_null(strstr(text, "updates"));
+  assert_null(strstr(text, "BLAS"));
+  free(text);
+
+  /* not a checkpoint */
+  char *junk = mb_test_write_temp(".h5", "not hdf5 at all\n");
+  assert_null(describe_to_string(junk, &err));
+  assert_non_null(strstr(err.message, junk));
+  remove(junk);
+  free(junk);
+
+  mb_agent_curve_free(&curve);
+  mb_agent_free(&ag);
+  remove(path);
+  free(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_checkpoint_round_trip),
@@ -710,6 +826,7 @@ int main(void) {
       cmocka_unit_test(test_exact_search_beats_raw_policy),
       cmocka_unit_test(test_player_decision),
       cmocka_unit_test(test_leaf_rollout),
+      cmocka_unit_test(test_describe),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

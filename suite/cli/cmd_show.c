@@ -1,26 +1,62 @@
 /* mallocbench show WORKLOAD [--hardware NAME]: a workload's statistics, and the simulated
- * all-slow time and standalone benefits on one hardware profile. */
+ * all-slow time and standalone benefits on one hardware profile.
+ * mallocbench show AGENT.h5: a mallocMuZero agent checkpoint described (agent_describe.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent_describe.h"
 #include "commands.h"
 #include "cost.h"
 #include "hardware.h"
+#include "results.h"
 #include "workload.h"
 #include "workload_io.h"
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: mallocbench show WORKLOAD [--hardware NAME]\n\n"
+          "usage: mallocbench show WORKLOAD [--hardware NAME]\n"
+          "       mallocbench show AGENT.h5\n\n"
           "Prints a workload's statistics: ops, buffers, pinned buffers, total bytes, peak live\n"
           "bytes and when, largest buffer, total FLOPs, the all-slow program time T_slow and the\n"
           "sum of standalone benefits (both simulated by mallocbench's roofline cost model), and\n"
           "how many buffers fit in fast memory.\n\n"
           "WORKLOAD  a native workload file (.wl), an XLA HLO text dump (.hlo) or a buffer CSV\n"
           "          (.csv)\n"
-          "--hardware NAME  hardware profile name or path (default tpu-v4i)\n");
+          "--hardware NAME  hardware profile name or path (default tpu-v4i)\n\n"
+          "With a mallocMuZero agent checkpoint (the HDF5 file of 'mallocbench train'), prints\n"
+          "how it was trained (the command line, updates, episodes, wall time, seed, BLAS\n"
+          "kernel, whether a resumable state lies beside it), its networks, the game it plays\n"
+          "(actions, buffer order, observation layout) and its training curve in brief.\n");
+}
+
+/* HDF5's signature at offset 0, where every HDF5 file mallocbench writes has its superblock. */
+static bool starts_like_hdf5(const char *path) {
+  static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  unsigned char head[8];
+  FILE *f = fopen(path, "rb");
+  if (!f) return false;
+  size_t n = fread(head, 1, sizeof head, f);
+  fclose(f);
+  return n == sizeof head && !memcmp(head, signature, sizeof head);
+}
+
+static int show_hdf5(const char *path) {
+  mb_error err;
+  if (mb_agent_describe(path, stdout, &err)) return 0;
+  mb_error results_err;
+  mb_results *r = mb_results_open(path, false, &results_err);
+  if (r) {
+    mb_results_close(r, NULL);
+    fprintf(stderr,
+            "mallocbench show: %s is a results file, not a workload or an agent: 'mallocbench "
+            "summary %s' prints its table\n",
+            path, path);
+  } else {
+    fprintf(stderr, "mallocbench show: %s\n", err.message);
+  }
+  return 2;
 }
 
 /* "12582912 B (12.00 MiB)" */
@@ -42,6 +78,7 @@ int mb_cmd_show(int argc, char **argv) {
     return 0;
   }
   const char *path = NULL, *hw_name = "tpu-v4i";
+  bool hw_given = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--hardware")) {
       if (++i >= argc) {
@@ -49,6 +86,7 @@ int mb_cmd_show(int argc, char **argv) {
         return 2;
       }
       hw_name = argv[i];
+      hw_given = true;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "mallocbench show: unknown option '%s'\n", argv[i]);
       usage(stderr);
@@ -63,6 +101,14 @@ int mb_cmd_show(int argc, char **argv) {
   if (!path) {
     usage(stderr);
     return 2;
+  }
+  if (starts_like_hdf5(path)) {
+    if (hw_given) {
+      fprintf(stderr, "mallocbench show: %s: --hardware applies to workloads, not to HDF5 files\n",
+              path);
+      return 2;
+    }
+    return show_hdf5(path);
   }
   mb_error err;
   mb_hardware hw;

@@ -9,7 +9,7 @@
 #include "version.h"
 
 static const mb_command COMMANDS[] = {
-    {"show", "print a workload's statistics", mb_cmd_show},
+    {"show", "print a workload's statistics, or describe an agent checkpoint", mb_cmd_show},
     {"check", "validate an assignment and print its simulated time", mb_cmd_check},
     {"import", "import an HLO text dump or a buffer CSV into the native format", mb_cmd_import},
     {"generate", "generate an AlphaTensor trace or a model-zoo workload", mb_cmd_generate},

@@ -23,6 +23,10 @@ OPTS=(--catalogue "$TMP/cat.txt" --workloads . --solvers heuristic,greedy --seed
 
 "$MB" run "${OPTS[@]}" --jobs 2 --out "$TMP/ref.h5" >/dev/null 2>"$TMP/ref.err" ||
   fail "reference run: $(cat "$TMP/ref.err")"
+# show is for workloads and agents; of a results file it names the command that reads it
+"$MB" show "$TMP/ref.h5" >/dev/null 2>"$TMP/show.err" && fail "show of a results file exited 0"
+grep -q "is a results file, not a workload or an agent: 'mallocbench summary $TMP/ref.h5'" \
+  "$TMP/show.err" || fail "show of a results file: $(cat "$TMP/show.err")"
 
 lines_of() { { wc -l <"$1"; } 2>/dev/null || echo 0; }
 journaled() { lines_of "$TMP/part.h5.journal"; }

@@ -14,7 +14,8 @@
 # (--validate) is refused when it overlaps the training workloads, is stored as the curve's
 # validation series, leaves the weights alone, and --keep-best writes the best agent; a run
 # killed with SIGKILL resumes from its training state (--state-every) bit for bit; the checkpoint
-# records its BLAS kernel, and scripts/pinned-blas.sh pins it.
+# records its BLAS kernel, and scripts/pinned-blas.sh pins it; `show` describes a checkpoint
+# (command line, updates, layout, curve, the training state beside it).
 # Usage: train.sh MALLOCBENCH_BINARY (run from the source tree).
 set -u
 MB=${1:?usage: train.sh MALLOCBENCH_BINARY}
@@ -127,6 +128,10 @@ done
 kill -9 "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 [ -e "$TMP/k.state.h5" ] || fail "test setup: the run ended before it could be killed"
+# the training state is a checkpoint with more in it: show says how far the killed run got
+"$MB" show "$TMP/k.state.h5" >"$TMP/out" 2>"$TMP/err" || fail "show of a state: $(cat "$TMP/err")"
+grep -qE "^training         [1-9][0-9]+ updates, " "$TMP/out" ||
+  fail "show of the training state: $(cat "$TMP/out")"
 "$MB" train "${NET[@]}" --steps 2000 --seed 5 --state-every 100 --resume "$TMP/k.h5" \
   --out "$TMP/k.h5" >"$TMP/out" 2>"$TMP/err" || fail "resume from the state: $(cat "$TMP/err")"
 grep -q "resumed at step [1-9][0-9]* from the training state $TMP/k.state.h5" "$TMP/err" ||
@@ -202,6 +207,17 @@ dims() { h5dump -a cfg.obs_dim "$1" | sed -n 's/.*(0): \([0-9]*\).*/\1/p'; }
 [ "$(dims "$TMP/d4.h5")" -eq $(($(dims "$TMP/a.h5") + 12)) ] ||
   fail "obs_dim $(dims "$TMP/d4.h5") with 4 demand bins, $(dims "$TMP/a.h5") without"
 ! same_weights "$TMP/a.h5" "$TMP/d4.h5" || fail "--demand-bins 4 did not change the weights"
+# show: the command line, the update count and the layout, from the checkpoint alone
+"$MB" show "$TMP/d4.h5" >"$TMP/out" 2>"$TMP/err" || fail "show d4.h5: $(cat "$TMP/err")"
+for want in "^trained by       mallocbench train .*--demand-bins 4 --out $TMP/d4.h5$" \
+    "^training         30 updates, " "a demand profile of 4 time bins" \
+    "^observation      $(dims "$TMP/d4.h5") values" "^resume state     none beside it" \
+    "^raw policy       greedy, no search, on the eval set: step 0 "; do
+  grep -qE -- "$want" "$TMP/out" || fail "show d4.h5: no line matching '$want' in: $(cat "$TMP/out")"
+done
+expect 2 "--hardware applies to workloads" "$MB" show "$TMP/d4.h5" --hardware tpu-v4i
+head -c 3000 "$TMP/d4.h5" >"$TMP/cut.h5"
+expect 2 "$TMP/cut.h5: " "$MB" show "$TMP/cut.h5"
 for solver in mallocmuzero mallocmuzero-exact; do
   "$MB" solve datasets/samples/conv_block.wl --solver $solver --agent "$TMP/d4.h5" \
     --simulations 4 >"$TMP/out" 2>"$TMP/err" || fail "$solver with demand bins: $(cat "$TMP/err")"
