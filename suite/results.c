@@ -846,8 +846,17 @@ mb_results *mb_results_open(const char *path, bool writable, mb_error *err) {
   bool ok = kind && !strcmp(kind, "results") && get_int_attr(file, "format_version", &fmt);
   free(kind);
   if (!ok) {
-    mb_fail(err, "%s: not a mallocbench results file (root attribute 'mallocbench_file' missing)",
-            path);
+    /* the other HDF5 files mallocbench writes: say which one it is */
+    char *format = kind ? NULL : get_str_attr(file, "format");
+    if (format && !strcmp(format, "mallocmuzero-agent-1"))
+      mb_fail(err,
+              "%s: a mallocMuZero agent checkpoint, not a results file ('mallocbench show' "
+              "describes it)",
+              path);
+    else
+      mb_fail(err, "%s: not a mallocbench results file (root attribute 'mallocbench_file' missing)",
+              path);
+    free(format);
   } else if (fmt != MB_RESULTS_FORMAT) {
     ok = mb_fail(err, "%s: results format %" PRId64 ", this mallocbench reads format %d", path, fmt,
                  MB_RESULTS_FORMAT);

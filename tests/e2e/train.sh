@@ -216,6 +216,9 @@ for want in "^trained by       mallocbench train .*--demand-bins 4 --out $TMP/d4
   grep -qE -- "$want" "$TMP/out" || fail "show d4.h5: no line matching '$want' in: $(cat "$TMP/out")"
 done
 expect 2 "--hardware applies to workloads" "$MB" show "$TMP/d4.h5" --hardware tpu-v4i
+# the commands that read results files say what a checkpoint is instead
+expect 2 "d4.h5: a mallocMuZero agent checkpoint, not a results file \('mallocbench show'" \
+  "$MB" summary "$TMP/d4.h5"
 head -c 3000 "$TMP/d4.h5" >"$TMP/cut.h5"
 expect 2 "$TMP/cut.h5: " "$MB" show "$TMP/cut.h5"
 for solver in mallocmuzero mallocmuzero-exact; do
