@@ -34,12 +34,20 @@ static void print_series(FILE *out, const char *label, const char *what, const m
           c->step[s.best]);
 }
 
-static void print_observation(FILE *out, const mb_agent_config *c) {
+void mb_agent_describe_game(FILE *out, const mb_agent_config *c, const char *prefix) {
   const mb_game_config *g = &c->game;
+  fprintf(
+      out, "%s%-16s %d actions (%d candidate slots + slow), buffer order %s, %s, ", prefix, "game",
+      g->n_actions, g->n_actions - 1, mb_game_order_name(g->order),
+      g->auto_slow ? "buffers without a candidate go slow unasked" : "a decision for every buffer");
+  if (g->shaping > 0)
+    fprintf(out, "reward shaping %g\n", g->shaping);
+  else
+    fprintf(out, "no reward shaping\n");
   fprintf(out,
-          "%-16s %d values: the current buffer, a %d x %d occupancy picture (address x time), "
+          "%s%-16s %d values: the current buffer, a %d x %d occupancy picture (address x time), "
           "%d candidate slots",
-          "observation", c->obs_dim, g->addr_bins, g->time_bins, g->n_actions - 1);
+          prefix, "observation", c->obs_dim, g->addr_bins, g->time_bins, g->n_actions - 1);
   if (g->next_buffers > 0) fprintf(out, ", the next %d buffers", g->next_buffers);
   if (g->gain_features) fprintf(out, ", the gain block");
   if (g->demand_bins > 0) fprintf(out, ", a demand profile of %d time bins", g->demand_bins);
@@ -94,15 +102,7 @@ bool mb_agent_describe(const char *path, FILE *out, mb_error *err) {
           "networks", c->latent, c->blocks, c->blocks == 1 ? "" : "s",
           (long long)mb_agent_param_count(&ag), c->support, c->support_min, c->support_max,
           c->value_scale);
-  fprintf(out, "%-16s %d actions (%d candidate slots + slow), buffer order %s, %s, ", "game",
-          c->game.n_actions, c->game.n_actions - 1, mb_game_order_name(c->game.order),
-          c->game.auto_slow ? "buffers without a candidate go slow unasked"
-                            : "a decision for every buffer");
-  if (c->game.shaping > 0)
-    fprintf(out, "reward shaping %g\n", c->game.shaping);
-  else
-    fprintf(out, "no reward shaping\n");
-  print_observation(out, c);
+  mb_agent_describe_game(out, c, "");
   if (has_curve) {
     fprintf(out, "%-16s %lld points", "training curve", (long long)curve.len);
     if (isfinite(curve.heuristic) || isfinite(curve.random)) {

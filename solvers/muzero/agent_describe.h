@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "agent.h"
 #include "error.h"
 
 /* Reads the checkpoint at `path` and writes to `out`:
@@ -21,5 +22,10 @@
  * Fails (err names the file and the attribute or series) on anything mb_agent_load refuses,
  * before writing anything. */
 bool mb_agent_describe(const char *path, FILE *out, mb_error *err);
+
+/* The description's two lines on the game an agent plays ("game": actions, buffer order,
+ * shaping; "observation": its length and blocks), each line starting with `prefix` (e.g.
+ * "train: " in a training log; "" in show). */
+void mb_agent_describe_game(FILE *out, const mb_agent_config *c, const char *prefix);
 
 #endif

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent_describe.h"
 #include "catalogue.h"
 #include "clock.h"
 #include "learner.h"
@@ -621,6 +622,7 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
             "heuristic %.4f (mean return, simulated)\n",
             (long long)mb_agent_param_count(ag), n_eval, res->untrained_policy, res->random_policy,
             res->heuristic_play);
+  if (ok && cfg->log) mb_agent_describe_game(cfg->log, &ag->cfg, "train: ");
   if (ok && cfg->log) {
     /* the agent trained depends on sgemm's kernel in its last bits (tensor.h, "Determinism") */
     char blas[256];

@@ -136,6 +136,9 @@ grep -qE "^training         [1-9][0-9]+ updates, " "$TMP/out" ||
   --out "$TMP/k.h5" >"$TMP/out" 2>"$TMP/err" || fail "resume from the state: $(cat "$TMP/err")"
 grep -q "resumed at step [1-9][0-9]* from the training state $TMP/k.state.h5" "$TMP/err" ||
   fail "the resume does not say it used the training state: $(head -3 "$TMP/err")"
+grep -qE "^train: game             8 actions \(7 candidate slots \+ slow\), buffer order heuristic" \
+  "$TMP/err" && grep -qE "^train: observation      [0-9]+ values: " "$TMP/err" ||
+  fail "the training log does not describe the game: $(head -5 "$TMP/err")"
 same_weights "$TMP/u.h5" "$TMP/k.h5" || fail "resumed from the state: other weights"
 for x in /adam /series/curve_policy /series/curve_selfplay /series/curve_loss; do
   h5diff -d 0 "$TMP/u.h5" "$TMP/k.h5" "$x" "$x" >/dev/null || fail "resumed from the state: $x differs"
