@@ -474,6 +474,59 @@ static void test_window(void **state) {
   free(obs);
 }
 
+/* A random-play episode with what a brute force of the observation needs beside the game:
+ * which buffers are fast, each buffer's standalone benefit, the visiting order with a cursor
+ * at the current buffer, and the summed standalone benefit of the visitable buffers. Owns the
+ * workload. */
+typedef struct brute_episode {
+  mb_workload *w;
+  mb_game *g;
+  mb_time_ps *benefit;
+  bool *fast;
+  const int32_t *visit;
+  int32_t n_visit, cursor;
+  double total;
+} brute_episode;
+
+static void brute_episode_start(brute_episode *e, mb_workload *w, const mb_hardware *hw,
+                                const mb_game_config *c) {
+  mb_error err;
+  e->w = w;
+  e->g = mb_game_new(w, hw, c, &err);
+  if (!e->g) fail_msg("game: %s", err.message);
+  e->benefit = malloc(sizeof *e->benefit * (size_t)w->n_buffers);
+  e->fast = calloc((size_t)w->n_buffers, sizeof *e->fast);
+  assert_non_null(e->benefit);
+  assert_non_null(e->fast);
+  mb_standalone_benefits(w, hw, e->benefit);
+  e->visit = mb_game_visit_order(e->g);
+  e->n_visit = mb_game_n_visitable(e->g);
+  e->cursor = 0;
+  e->total = 0;
+  for (int32_t i = 0; i < e->n_visit; i++) e->total += (double)e->benefit[e->visit[i]];
+}
+
+/* The current buffer, with the cursor moved to it (auto_slow skips some). */
+static int32_t brute_episode_current(brute_episode *e) {
+  int32_t b = mb_game_current_buffer(e->g);
+  while (e->visit[e->cursor] != b) e->cursor++;
+  return b;
+}
+
+/* Plays act on the current buffer b and records where it went. */
+static void brute_episode_step(brute_episode *e, int32_t b, int32_t act) {
+  mb_error err;
+  assert_true(mb_game_step(e->g, act, NULL, &err));
+  e->fast[b] = act != mb_game_slow_action(e->g);
+}
+
+static void brute_episode_end(brute_episode *e) {
+  free(e->benefit);
+  free(e->fast);
+  mb_game_free(e->g);
+  mb_workload_free(e->w);
+}
+
 /* The gain block: 2 + next_buffers floats before the progress block; at every decision the gain
  * equals the time a from-scratch evaluation (mb_program_time) saves by adding the buffer to the
  * current placement, and the shares equal the standalone benefits of the buffer and of the next
@@ -503,51 +556,36 @@ static void test_gain_features(void **state) {
     /* a slow compute peak makes ops compute-bound once part of their bytes are fast: the gain
      * of a buffer then depends on what is already placed (less than its standalone benefit) */
     if (iter % 2) hw.peak_flops = 2e9;
-    mb_workload *w = random_workload(&rng, hw.capacity, iter % 3 == 0);
-    mb_error err;
-    mb_game *g = mb_game_new(w, &hw, &c, &err);
-    if (!g) fail_msg("game: %s", err.message);
-    mb_time_ps *benefit = malloc(sizeof *benefit * (size_t)w->n_buffers);
-    bool *fast = calloc((size_t)w->n_buffers, sizeof *fast);
-    assert_non_null(benefit);
-    assert_non_null(fast);
-    mb_standalone_benefits(w, &hw, benefit);
-    const int32_t *visit = mb_game_visit_order(g);
-    int32_t n_visit = mb_game_n_visitable(g), cursor = 0;
-    double total = 0;
-    for (int32_t i = 0; i < n_visit; i++) total += (double)benefit[visit[i]];
+    brute_episode e;
+    brute_episode_start(&e, random_workload(&rng, hw.capacity, iter % 3 == 0), &hw, &c);
     uint8_t mask[16];
-    while (!mb_game_done(g)) {
-      mb_game_observe(g, obs);
-      int32_t b = mb_game_current_buffer(g);
-      while (visit[cursor] != b) cursor++; /* auto_slow skips some */
-      mb_time_ps before = mb_program_time(w, &hw, fast);
-      fast[b] = true;
-      mb_time_ps after = mb_program_time(w, &hw, fast);
-      fast[b] = false;
+    while (!mb_game_done(e.g)) {
+      mb_game_observe(e.g, obs);
+      int32_t b = brute_episode_current(&e);
+      mb_time_ps before = mb_program_time(e.w, &hw, e.fast);
+      e.fast[b] = true;
+      mb_time_ps after = mb_program_time(e.w, &hw, e.fast);
+      e.fast[b] = false;
       const float *gf = obs + gain_at;
-      assert_true(fabs(gf[MB_GAME_G_GAIN] - (double)(before - after) / total) < 1e-6);
+      assert_true(fabs(gf[MB_GAME_G_GAIN] - (double)(before - after) / e.total) < 1e-6);
       for (int32_t k = 0; k <= c.next_buffers; k++) {
-        double want = cursor + k < n_visit ? (double)benefit[visit[cursor + k]] / total : 0;
+        double want =
+            e.cursor + k < e.n_visit ? (double)e.benefit[e.visit[e.cursor + k]] / e.total : 0;
         assert_true(fabs(gf[MB_GAME_G_SHARE + k] - want) < 1e-6);
       }
       positive += gf[MB_GAME_G_GAIN] > 0;
       reduced += gf[MB_GAME_G_GAIN] < gf[MB_GAME_G_SHARE] - 1e-6f;
       checked++;
-      int32_t legal = mb_game_legal_mask(g, mask), k = (int32_t)mb_rng_below(&rng, (uint64_t)legal);
-      int32_t act = 0;
+      int32_t legal = mb_game_legal_mask(e.g, mask);
+      int32_t k = (int32_t)mb_rng_below(&rng, (uint64_t)legal), act = 0;
       for (; act < c.n_actions; act++)
         if (mask[act] && k-- == 0) break;
-      assert_true(mb_game_step(g, act, NULL, &err));
-      fast[b] = act != mb_game_slow_action(g);
+      brute_episode_step(&e, b, act);
     }
-    mb_game_observe(g, obs);
+    mb_game_observe(e.g, obs);
     for (int32_t i = 0; i < gsize; i++) assert_true(obs[gain_at + i] == 0.0f);
     free(obs);
-    free(benefit);
-    free(fast);
-    mb_game_free(g);
-    mb_workload_free(w);
+    brute_episode_end(&e);
   }
   assert_true(checked > 100);
   assert_true(positive > checked / 2);
@@ -622,24 +660,13 @@ static void test_demand_profile(void **state) {
     assert_non_null(obs);
     assert_non_null(want);
     mb_hardware hw = test_hardware(&rng);
-    mb_workload *w = random_workload(&rng, hw.capacity, iter % 3 == 0);
-    mb_game *g = mb_game_new(w, &hw, &c, &err);
-    if (!g) fail_msg("game: %s", err.message);
-    mb_time_ps *benefit = malloc(sizeof *benefit * (size_t)w->n_buffers);
-    bool *fast = calloc((size_t)w->n_buffers, sizeof *fast);
-    assert_non_null(benefit);
-    assert_non_null(fast);
-    mb_standalone_benefits(w, &hw, benefit);
-    const int32_t *visit = mb_game_visit_order(g);
-    int32_t n_visit = mb_game_n_visitable(g), cursor = 0;
-    double total = 0;
-    for (int32_t i = 0; i < n_visit; i++) total += (double)benefit[visit[i]];
+    brute_episode e;
+    brute_episode_start(&e, random_workload(&rng, hw.capacity, iter % 3 == 0), &hw, &c);
     uint8_t mask[16];
-    while (!mb_game_done(g)) {
-      mb_game_observe(g, obs);
-      int32_t b = mb_game_current_buffer(g);
-      while (visit[cursor] != b) cursor++; /* auto_slow skips some */
-      brute_demand(w, &hw, fast, visit, n_visit, cursor, benefit, total, D, want);
+    while (!mb_game_done(e.g)) {
+      mb_game_observe(e.g, obs);
+      int32_t b = brute_episode_current(&e);
+      brute_demand(e.w, &hw, e.fast, e.visit, e.n_visit, e.cursor, e.benefit, e.total, D, want);
       for (int32_t i = 0; i < D * MB_GAME_OBS_PER_DEMAND_BIN; i++) {
         if (fabs(obs[at + i] - want[i]) > 1e-5)
           fail_msg("iter %d decision %ld: demand value %d is %g, expected %g", iter, (long)checked,
@@ -649,18 +676,13 @@ static void test_demand_profile(void **state) {
         demand_seen += field == MB_GAME_D_DEMAND && obs[at + i] > 0;
       }
       checked++;
-      int32_t act = random_legal(g, &rng, mask);
-      assert_true(mb_game_step(g, act, NULL, &err));
-      fast[b] = act != mb_game_slow_action(g);
+      brute_episode_step(&e, b, random_legal(e.g, &rng, mask));
     }
-    mb_game_observe(g, obs);
+    mb_game_observe(e.g, obs);
     for (int32_t i = 0; i < D * MB_GAME_OBS_PER_DEMAND_BIN; i++) assert_true(obs[at + i] == 0.0f);
     free(obs);
     free(want);
-    free(benefit);
-    free(fast);
-    mb_game_free(g);
-    mb_workload_free(w);
+    brute_episode_end(&e);
   }
   assert_true(checked > 100);
   assert_true(used_seen > checked);
