@@ -844,10 +844,12 @@ mb_results *mb_results_open(const char *path, bool writable, mb_error *err) {
   char *kind = get_str_attr(file, "mallocbench_file");
   int64_t fmt = 0;
   bool ok = kind && !strcmp(kind, "results") && get_int_attr(file, "format_version", &fmt);
+  bool has_kind = kind != NULL; /* a pointer's value may not be used once it is freed */
   free(kind);
   if (!ok) {
-    /* the other HDF5 files mallocbench writes: say which one it is */
-    char *format = kind ? NULL : get_str_attr(file, "format");
+    /* the other HDF5 files mallocbench writes: say which one it is (an agent checkpoint's
+       format attribute is agent.h's MB_AGENT_FORMAT) */
+    char *format = has_kind ? NULL : get_str_attr(file, "format");
     if (format && !strcmp(format, "mallocmuzero-agent-1"))
       mb_fail(err,
               "%s: a mallocMuZero agent checkpoint, not a results file ('mallocbench show' "

@@ -254,7 +254,7 @@ bool mb_agent_write(mb_nn_file *f, const mb_agent *ag, const mb_adam *opt,
   const mb_agent_config *c = &ag->cfg;
   mb_nn_module *mods[4];
   mb_agent_modules((mb_agent *)ag, mods);
-  bool ok = mb_nn_file_set_string(f, "format", "mallocmuzero-agent-1", err) &&
+  bool ok = mb_nn_file_set_string(f, "format", MB_AGENT_FORMAT, err) &&
             mb_nn_file_set_double(f, "cfg.latent", c->latent, err) &&
             mb_nn_file_set_double(f, "cfg.blocks", c->blocks, err) &&
             mb_nn_file_set_double(f, "cfg.support", c->support, err) &&
@@ -333,8 +333,8 @@ bool mb_agent_read(mb_nn_file *f, mb_agent *ag, mb_adam *opt, mb_agent_progress 
   int32_t auto_slow = 1;
   double smax = 0, vscale = 0;
   bool ok = mb_nn_file_get_string(f, "format", fmt, sizeof fmt, err);
-  if (ok && strcmp(fmt, "mallocmuzero-agent-1"))
-    ok = mb_fail(err, "%s: attribute format '%s': expected mallocmuzero-agent-1", path, fmt);
+  if (ok && strcmp(fmt, MB_AGENT_FORMAT))
+    ok = mb_fail(err, "%s: attribute format '%s': expected " MB_AGENT_FORMAT, path, fmt);
   else if (!ok)
     mb_fail_prefix(err, "%s: not a mallocMuZero agent checkpoint", path);
   ok = ok && get_int(f, path, "cfg.latent", &c.latent, err) &&

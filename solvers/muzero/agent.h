@@ -34,6 +34,9 @@
 #include "nn_io.h"
 #include "rng.h"
 
+/* The root attribute `format` of every agent checkpoint (results.c names such a file too). */
+#define MB_AGENT_FORMAT "mallocmuzero-agent-1"
+
 typedef struct mb_agent_config {
   mb_game_config game; /* actions, observation layout, buffer order */
   int32_t obs_dim;     /* derived: mb_game_observation_size(&game) */
