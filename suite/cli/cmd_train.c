@@ -204,35 +204,39 @@ static bool replaces_other_run(const char *path, const mb_train_config *cfg, boo
   return !force && access(path, F_OK) == 0 && !(cfg->resume && same_file(cfg->resume, cfg->out));
 }
 
-int mb_cmd_train(int argc, char **argv) {
-  if (mb_wants_help(argc, argv)) {
-    usage(stdout);
-    return 0;
-  }
+/* One `train` command line: the training configuration and what the command does around it. The
+ * path buffers hold strings cfg points to, so they live as long as the command. */
+typedef struct train_command {
   mb_train_config cfg;
-  mb_train_config_default(&cfg);
-  const char *regex = NULL, *split = NULL, *data = NULL, *cat = NULL;
-  const char *vregex = NULL, *vcat = NULL;
-  bool keep_best = false, force = false;
-  int64_t max_buffers = 20000;
-  double minutes = 0;
-  bool quiet = false;
+  const char *regex, *split, *data, *cat; /* training workloads (catalogue) */
+  const char *vregex, *vcat;              /* validation workloads */
+  bool keep_best, force, quiet;
+  int64_t max_buffers;
+  double minutes;
+  char best[4096], state_out[4096], state_in[4096], note[2048];
+} train_command;
+
+/* Reads the options into T (defaults first). Returns 0, or 2 after an error line. */
+static int parse_options(int argc, char **argv, train_command *T) {
+  memset(T, 0, sizeof *T);
+  mb_train_config_default(&T->cfg);
+  T->max_buffers = 20000;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-      quiet = true;
+      T->quiet = true;
       continue;
     }
     if (!strcmp(a, "--synthetic")) {
-      cfg.synthetic = true;
+      T->cfg.synthetic = true;
       continue;
     }
     if (!strcmp(a, "--keep-best")) {
-      keep_best = true;
+      T->keep_best = true;
       continue;
     }
     if (!strcmp(a, "--force")) {
-      force = true;
+      T->force = true;
       continue;
     }
     if (a[0] != '-' || i + 1 >= argc) {
@@ -244,298 +248,321 @@ int mb_cmd_train(int argc, char **argv) {
     bool ok = true;
     char expect[EXPECT_LEN] = "a valid value (see --help)";
     if (!strcmp(a, "--workloads"))
-      regex = v;
+      T->regex = v;
     else if (!strcmp(a, "--split")) {
       if (strcmp(v, "train") && strcmp(v, "test")) return bad(a, v, "train or test");
-      split = v;
+      T->split = v;
     } else if (!strcmp(a, "--data"))
-      data = v;
+      T->data = v;
     else if (!strcmp(a, "--catalogue"))
-      cat = v;
+      T->cat = v;
     else if (!strcmp(a, "--validate"))
-      vregex = v;
+      T->vregex = v;
     else if (!strcmp(a, "--validate-catalogue"))
-      vcat = v;
+      T->vcat = v;
     else if (!strcmp(a, "--out"))
-      cfg.out = v;
+      T->cfg.out = v;
     else if (!strcmp(a, "--resume"))
-      cfg.resume = v;
+      T->cfg.resume = v;
     else if (!strcmp(a, "--steps"))
-      ok = p_i64(v, 1, INT64_MAX / 2, &cfg.steps, expect);
+      ok = p_i64(v, 1, INT64_MAX / 2, &T->cfg.steps, expect);
     else if (!strcmp(a, "--minutes"))
-      ok = p_f64(v, 1e-4, 1e7, &minutes, expect);
+      ok = p_f64(v, 1e-4, 1e7, &T->minutes, expect);
     else if (!strcmp(a, "--max-buffers"))
-      ok = p_i64(v, 1, INT32_MAX, &max_buffers, expect);
+      ok = p_i64(v, 1, INT32_MAX, &T->max_buffers, expect);
     else if (!strcmp(a, "--jobs"))
-      ok = p_i32(v, 1, 64, &cfg.jobs, expect);
+      ok = p_i32(v, 1, 64, &T->cfg.jobs, expect);
     else if (!strcmp(a, "--seed")) {
       int64_t sd = 0;
       ok = p_i64(v, 0, INT64_MAX, &sd, expect);
-      cfg.seed = (uint64_t)sd;
+      T->cfg.seed = (uint64_t)sd;
     } else if (!strcmp(a, "--latent"))
-      ok = p_i32(v, 4, 4096, &cfg.agent.latent, expect);
+      ok = p_i32(v, 4, 4096, &T->cfg.agent.latent, expect);
     else if (!strcmp(a, "--blocks"))
-      ok = p_i32(v, 0, 16, &cfg.agent.blocks, expect);
+      ok = p_i32(v, 0, 16, &T->cfg.agent.blocks, expect);
     else if (!strcmp(a, "--actions"))
-      ok = p_i32(v, 2, 1024, &cfg.agent.game.n_actions, expect);
+      ok = p_i32(v, 2, 1024, &T->cfg.agent.game.n_actions, expect);
     else if (!strcmp(a, "--next-buffers"))
-      ok = p_i32(v, 0, 64, &cfg.agent.game.next_buffers, expect);
+      ok = p_i32(v, 0, 64, &T->cfg.agent.game.next_buffers, expect);
     else if (!strcmp(a, "--demand-bins"))
-      ok = p_i32(v, 0, 256, &cfg.agent.game.demand_bins, expect);
+      ok = p_i32(v, 0, 256, &T->cfg.agent.game.demand_bins, expect);
     else if (!strcmp(a, "--order")) {
-      ok = mb_game_order_parse(v, &cfg.agent.game.order);
+      ok = mb_game_order_parse(v, &T->cfg.agent.game.order);
       if (!ok) snprintf(expect, sizeof expect, "heuristic, start or size");
     } else if (!strcmp(a, "--gain-features")) {
       int32_t on = 0;
       ok = p_i32(v, 0, 1, &on, expect);
-      cfg.agent.game.gain_features = on != 0;
+      T->cfg.agent.game.gain_features = on != 0;
     } else if (!strcmp(a, "--simulations"))
-      ok = p_i32(v, 1, 100000, &cfg.search.simulations, expect);
+      ok = p_i32(v, 1, 100000, &T->cfg.search.simulations, expect);
     else if (!strcmp(a, "--search")) {
-      ok = mb_search_kind_parse(v, &cfg.search.kind);
+      ok = mb_search_kind_parse(v, &T->cfg.search.kind);
       if (!ok) snprintf(expect, sizeof expect, "gumbel or puct");
     } else if (!strcmp(a, "--self-play")) {
       ok = !strcmp(v, "learned") || !strcmp(v, "exact");
       if (!ok) snprintf(expect, sizeof expect, "learned or exact");
-      cfg.self_play_exact = ok && !strcmp(v, "exact");
+      T->cfg.self_play_exact = ok && !strcmp(v, "exact");
     } else if (!strcmp(a, "--leaf-rollout"))
-      ok = p_i32(v, 0, MB_SEARCH_MAX_LEAF_ROLLOUT, &cfg.search.leaf_rollout, expect);
+      ok = p_i32(v, 0, MB_SEARCH_MAX_LEAF_ROLLOUT, &T->cfg.search.leaf_rollout, expect);
     else if (!strcmp(a, "--segment"))
-      ok = p_i32(v, 1, 1000000, &cfg.segment, expect);
+      ok = p_i32(v, 1, 1000000, &T->cfg.segment, expect);
     else if (!strcmp(a, "--segment-start")) {
       ok = !strcmp(v, "uniform") || !strcmp(v, "cover");
       if (!ok) snprintf(expect, sizeof expect, "uniform or cover");
-      cfg.segment_cover = !strcmp(v, "cover");
+      T->cfg.segment_cover = !strcmp(v, "cover");
     } else if (!strcmp(a, "--batch"))
-      ok = p_i32(v, 1, 4096, &cfg.batch, expect);
+      ok = p_i32(v, 1, 4096, &T->cfg.batch, expect);
     else if (!strcmp(a, "--unroll"))
-      ok = p_i32(v, 0, 32, &cfg.unroll, expect);
+      ok = p_i32(v, 0, 32, &T->cfg.unroll, expect);
     else if (!strcmp(a, "--td-steps"))
-      ok = p_i32(v, 1, 100000, &cfg.td_steps, expect);
+      ok = p_i32(v, 1, 100000, &T->cfg.td_steps, expect);
     else if (!strcmp(a, "--lr"))
-      ok = p_f64(v, 1e-9, 1, &cfg.lr, expect);
+      ok = p_f64(v, 1e-9, 1, &T->cfg.lr, expect);
     else if (!strcmp(a, "--lr-end"))
-      ok = p_f64(v, 0, 1, &cfg.lr_end, expect);
+      ok = p_f64(v, 0, 1, &T->cfg.lr_end, expect);
     else if (!strcmp(a, "--value-weight"))
-      ok = p_f64(v, 0, 1e6, &cfg.value_weight, expect);
+      ok = p_f64(v, 0, 1e6, &T->cfg.value_weight, expect);
     else if (!strcmp(a, "--consistency"))
-      ok = p_f64(v, 0, 1e6, &cfg.consistency_weight, expect);
+      ok = p_f64(v, 0, 1e6, &T->cfg.consistency_weight, expect);
     else if (!strcmp(a, "--siblings"))
-      ok = p_f64(v, 0, 1e6, &cfg.sibling_weight, expect);
+      ok = p_f64(v, 0, 1e6, &T->cfg.sibling_weight, expect);
     else if (!strcmp(a, "--sibling-depth"))
-      ok = p_i32(v, 1, MB_SIBLING_MAX_DEPTH, &cfg.sibling_depth, expect);
+      ok = p_i32(v, 1, MB_SIBLING_MAX_DEPTH, &T->cfg.sibling_depth, expect);
     else if (!strcmp(a, "--support"))
-      ok = p_i32(v, 2, 100000, &cfg.agent.support, expect);
+      ok = p_i32(v, 2, 100000, &T->cfg.agent.support, expect);
     else if (!strcmp(a, "--shaping"))
-      ok = p_f64(v, 0, 100, &cfg.agent.game.shaping, expect);
+      ok = p_f64(v, 0, 100, &T->cfg.agent.game.shaping, expect);
     else if (!strcmp(a, "--c-scale"))
-      ok = p_f64(v, 0, 1e6, &cfg.search.c_scale, expect);
+      ok = p_f64(v, 0, 1e6, &T->cfg.search.c_scale, expect);
     else if (!strcmp(a, "--q-range"))
-      ok = p_f64(v, 1e-12, 1, &cfg.search.q_min_range, expect);
+      ok = p_f64(v, 1e-12, 1, &T->cfg.search.q_min_range, expect);
     else if (!strcmp(a, "--replay"))
-      ok = p_i64(v, 2, (int64_t)1 << 30, &cfg.replay_capacity, expect);
+      ok = p_i64(v, 2, (int64_t)1 << 30, &T->cfg.replay_capacity, expect);
     else if (!strcmp(a, "--ratio"))
-      ok = p_f64(v, 1e-6, 1e6, &cfg.replay_ratio, expect);
+      ok = p_f64(v, 1e-6, 1e6, &T->cfg.replay_ratio, expect);
     else if (!strcmp(a, "--priority"))
-      ok = p_f64(v, 0, 1, &cfg.priority_alpha, expect);
+      ok = p_f64(v, 0, 1, &T->cfg.priority_alpha, expect);
     else if (!strcmp(a, "--priority-beta"))
-      ok = p_f64(v, 0, 1, &cfg.priority_beta, expect);
+      ok = p_f64(v, 0, 1, &T->cfg.priority_beta, expect);
     else if (!strcmp(a, "--actors"))
-      ok = p_i32(v, 1, 1024, &cfg.actors_per_round, expect);
+      ok = p_i32(v, 1, 1024, &T->cfg.actors_per_round, expect);
     else if (!strcmp(a, "--state-every"))
-      ok = p_i32(v, 0, INT32_MAX, &cfg.state_every, expect);
+      ok = p_i32(v, 0, INT32_MAX, &T->cfg.state_every, expect);
     else if (!strcmp(a, "--checkpoint-every"))
-      ok = p_i32(v, 0, INT32_MAX, &cfg.checkpoint_every, expect);
+      ok = p_i32(v, 0, INT32_MAX, &T->cfg.checkpoint_every, expect);
     else if (!strcmp(a, "--eval-every"))
-      ok = p_i32(v, 0, INT32_MAX, &cfg.eval_every, expect);
+      ok = p_i32(v, 0, INT32_MAX, &T->cfg.eval_every, expect);
     else if (!strcmp(a, "--synth-min"))
-      ok = p_i32(v, 2, 1000000, &cfg.synth_min, expect);
+      ok = p_i32(v, 2, 1000000, &T->cfg.synth_min, expect);
     else if (!strcmp(a, "--synth-max"))
-      ok = p_i32(v, 2, 1000000, &cfg.synth_max, expect);
+      ok = p_i32(v, 2, 1000000, &T->cfg.synth_max, expect);
     else if (!strcmp(a, "--synth-packing"))
-      ok = p_f64(v, 0, 1, &cfg.synth_packing_share, expect);
+      ok = p_f64(v, 0, 1, &T->cfg.synth_packing_share, expect);
     else {
       fprintf(stderr, "mallocbench train: unknown option '%s'; see --help\n", a);
       return 2;
     }
     if (!ok) return bad(a, v, expect);
   }
-  if (!cfg.out) {
+  return 0;
+}
+
+/* The rules between options, and what follows from them (the shaped supports, the seconds, the
+ * checkpoint's folder). Returns 0, or 2 after an error line. */
+static int check_options(train_command *T) {
+  if (!T->cfg.out) {
     fprintf(stderr, "mallocbench train: --out AGENT.h5 is required\n");
     return 2;
   }
-  if (replaces_other_run(cfg.out, &cfg, force)) {
+  if (replaces_other_run(T->cfg.out, &T->cfg, T->force)) {
     fprintf(stderr,
             "mallocbench train: --out %s: file exists (continue it with --resume %s, or "
             "replace it with --force)\n",
-            cfg.out, cfg.out);
+            T->cfg.out, T->cfg.out);
     return 2;
   }
-  if (regex && split) {
+  if (T->regex && T->split) {
     fprintf(stderr, "mallocbench train: give --workloads or --split, not both\n");
     return 2;
   }
-  if (cfg.synth_packing_share > 0 && !cfg.synthetic) {
+  if (T->cfg.synth_packing_share > 0 && !T->cfg.synthetic) {
     fprintf(stderr, "mallocbench train: --synth-packing needs --synthetic\n");
     return 2;
   }
-  if (!regex && !split && !cfg.synthetic) {
+  if (!T->regex && !T->split && !T->cfg.synthetic) {
     fprintf(stderr, "mallocbench train: no workloads: give --workloads, --split or --synthetic\n");
     return 2;
   }
-  if (keep_best && !vregex) {
+  if (T->keep_best && !T->vregex) {
     fprintf(stderr, "mallocbench train: --keep-best needs --validate REGEX\n");
     return 2;
   }
-  char best[4096];
-  if (keep_best) {
-    if (!mb_checkpoint_beside(cfg.out, ".best.h5", best, sizeof best)) {
-      fprintf(stderr, "mallocbench train: --out %s: path too long\n", cfg.out);
+  if (T->keep_best) {
+    if (!mb_checkpoint_beside(T->cfg.out, ".best.h5", T->best, sizeof T->best)) {
+      fprintf(stderr, "mallocbench train: --out %s: path too long\n", T->cfg.out);
       return 2;
     }
-    cfg.best_out = best;
+    T->cfg.best_out = T->best;
     /* the best agent belongs to its run: a resumed run may rewrite its own, nothing else */
-    if (replaces_other_run(best, &cfg, force)) {
+    if (replaces_other_run(T->best, &T->cfg, T->force)) {
       fprintf(stderr,
               "mallocbench train: --keep-best: %s exists (kept from another run; move it, or "
               "replace it with --force)\n",
-              best);
+              T->best);
       return 2;
     }
   }
-  if (vcat && !vregex) {
+  if (T->vcat && !T->vregex) {
     fprintf(stderr, "mallocbench train: --validate-catalogue needs --validate REGEX\n");
     return 2;
   }
-  if (cfg.steps == 0 && minutes <= 0) {
+  if (T->cfg.steps == 0 && T->minutes <= 0) {
     fprintf(stderr, "mallocbench train: give --steps N or --minutes M\n");
     return 2;
   }
-  if (!isnan(cfg.lr_end) && cfg.steps == 0) {
+  if (!isnan(T->cfg.lr_end) && T->cfg.steps == 0) {
     fprintf(stderr, "mallocbench train: --lr-end decays over --steps N; give --steps\n");
     return 2;
   }
-  if (!isnan(cfg.lr_end) && cfg.lr_end > cfg.lr) {
-    fprintf(stderr, "mallocbench train: --lr-end %g: expected at most --lr (%g)\n", cfg.lr_end,
-            cfg.lr);
+  if (!isnan(T->cfg.lr_end) && T->cfg.lr_end > T->cfg.lr) {
+    fprintf(stderr, "mallocbench train: --lr-end %g: expected at most --lr (%g)\n", T->cfg.lr_end,
+            T->cfg.lr);
     return 2;
   }
-  if (cfg.agent.game.shaping > 0) {
+  if (T->cfg.agent.game.shaping > 0) {
     /* shaped rewards and values can be negative: a symmetric support, as many atoms per unit */
-    cfg.agent.support_min = -cfg.agent.support_max;
-    cfg.agent.support = 2 * cfg.agent.support - 1;
+    T->cfg.agent.support_min = -T->cfg.agent.support_max;
+    T->cfg.agent.support = 2 * T->cfg.agent.support - 1;
   }
-  cfg.seconds = minutes * 60.0;
+  T->cfg.seconds = T->minutes * 60.0;
   {
     /* the checkpoint's folder (e.g. results/agents/) is created when missing */
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", cfg.out);
+    snprintf(dir, sizeof dir, "%s", T->cfg.out);
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
       *slash = '\0';
       if (mb_mkdir_p(dir) != 0) {
-        fprintf(stderr, "mallocbench train: --out %s: cannot create folder %s: %s\n", cfg.out, dir,
-                strerror(errno));
+        fprintf(stderr, "mallocbench train: --out %s: cannot create folder %s: %s\n", T->cfg.out,
+                dir, strerror(errno));
         return 2;
       }
     }
   }
-  cfg.agent.obs_dim = mb_game_observation_size(&cfg.agent.game);
-  if (cfg.segment + 1 > cfg.replay_capacity / 2) cfg.replay_capacity = 2 * (cfg.segment + 1);
+  return 0;
+}
+
+static void print_plan(const train_command *T, int32_t n_catalogue) {
+  const mb_train_config *cfg = &T->cfg;
+  char replay[96] = "uniform replay";
+  if (cfg->priority_alpha > 0)
+    snprintf(replay, sizeof replay, "prioritised replay alpha %g, beta %g%s", cfg->priority_alpha,
+             cfg->priority_beta, cfg->steps > 0 ? " -> 1" : "");
+  char leaves[64] = "";
+  if (cfg->search.leaf_rollout > 0)
+    snprintf(leaves, sizeof leaves, ", %d-step leaf rollouts", cfg->search.leaf_rollout);
+  fprintf(stderr,
+          "train: %d catalogue workloads%s; %s search in the %s, %d simulations%s; %s; out %s\n",
+          n_catalogue, cfg->synthetic ? " + synthetic curriculum" : "",
+          cfg->search.kind == MB_SEARCH_GUMBEL ? "gumbel" : "puct",
+          cfg->self_play_exact ? "real game" : "learned model", cfg->search.simulations, leaves,
+          replay, cfg->out);
+}
+
+static void print_result(const train_command *T, const mb_train_result *res, int32_t n_validation) {
+  /* this run's time apart from the total, which counts the runs it resumed */
+  printf("trained %lld updates in %.0f s (in total: %lld updates, %lld episodes, %.0f s)\n",
+         (long long)res->updates, res->seconds, (long long)res->prog.steps,
+         (long long)res->prog.episodes, res->prog.seconds);
+  printf(
+      "raw policy (greedy, no search), mean return on the eval set: before %.4f, after %.4f; "
+      "random play %.4f; heuristic (reference) %.4f\n",
+      res->untrained_policy, res->final_policy, res->random_policy, res->heuristic_play);
+  printf(
+      "throughput: learner %.1f updates/s, self-play %.0f decisions/s; %.1f updates per second "
+      "of this run's wall time\n",
+      res->updates_per_s, res->decisions_per_s,
+      res->seconds > 0 ? (double)res->updates / res->seconds : 0.0);
+  if (n_validation > 0) {
+    printf(
+        "raw policy on the validation set (%d held-out workloads): after %.4f; best %.4f at "
+        "step %lld",
+        n_validation, res->final_validation, res->best_validation, (long long)res->best_step);
+    if (T->cfg.best_out && res->best_written)
+      printf(", written to %s\n", T->cfg.best_out);
+    else if (T->cfg.best_out)
+      printf(" (the resumed curve's; %s not rewritten)\n", T->cfg.best_out);
+    else
+      printf("\n");
+  }
+  printf("checkpoint: %s\n", T->cfg.out);
+}
+
+int mb_cmd_train(int argc, char **argv) {
+  if (mb_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  train_command command;
+  train_command *T = &command;
+  int status = parse_options(argc, argv, T);
+  if (status == 0) status = check_options(T);
+  if (status != 0) return status;
+  mb_train_config *cfg = &T->cfg;
+  cfg->agent.obs_dim = mb_game_observation_size(&cfg->agent.game);
+  if (cfg->segment + 1 > cfg->replay_capacity / 2) cfg->replay_capacity = 2 * (cfg->segment + 1);
   mb_blas_set_threads(1); /* determinism; the batches are small */
   mb_train_set L = {0};
   mb_error err = {{0}};
-  if (regex || split) {
-    if (!mb_train_set_load(cat, mb_data_dir(data), regex, split, max_buffers, stderr, &L, &err)) {
+  if (T->regex || T->split) {
+    if (!mb_train_set_load(T->cat, mb_data_dir(T->data), T->regex, T->split, T->max_buffers, stderr,
+                           &L, &err)) {
       fprintf(stderr, "mallocbench train: %s\n", err.message);
       return 2;
     }
-    if (L.n == 0 && !cfg.synthetic) {
+    if (L.n == 0 && !cfg->synthetic) {
       fprintf(stderr, "mallocbench train: no catalogue workload selected (or all skipped)\n");
       mb_train_set_free(&L);
       return 2;
     }
   }
   mb_train_set V = {0};
-  if (vregex &&
-      !load_validation(vcat ? vcat : cat, mb_data_dir(data), vregex, max_buffers, &L, &V)) {
+  if (T->vregex && !load_validation(T->vcat ? T->vcat : T->cat, mb_data_dir(T->data), T->vregex,
+                                    T->max_buffers, &L, &V)) {
     mb_train_set_free(&L);
     return 2;
   }
-  cfg.validation = V.tw;
-  cfg.n_validation = V.n;
+  cfg->validation = V.tw;
+  cfg->n_validation = V.n;
   /* the training state beside the checkpoint: written for OUT, resumed from beside FILE */
-  char state_out[4096], state_in[4096];
-  if (cfg.state_every > 0) {
-    if (!mb_train_state_path(cfg.out, state_out, sizeof state_out)) {
-      fprintf(stderr, "mallocbench train: --out %s: path too long\n", cfg.out);
+  if (cfg->state_every > 0) {
+    if (!mb_train_state_path(cfg->out, T->state_out, sizeof T->state_out)) {
+      fprintf(stderr, "mallocbench train: --out %s: path too long\n", cfg->out);
       mb_train_set_free(&V);
       mb_train_set_free(&L);
       return 2;
     }
-    cfg.state_out = state_out;
+    cfg->state_out = T->state_out;
   }
-  if (cfg.resume && mb_train_state_path(cfg.resume, state_in, sizeof state_in) &&
-      access(state_in, F_OK) == 0)
-    cfg.resume_state = state_in;
+  if (cfg->resume && mb_train_state_path(cfg->resume, T->state_in, sizeof T->state_in) &&
+      access(T->state_in, F_OK) == 0)
+    cfg->resume_state = T->state_in;
   /* provenance: the command line */
-  char note[2048];
-  int off = snprintf(note, sizeof note, "mallocbench train");
-  for (int i = 1; i < argc && off > 0 && off < (int)sizeof note; i++)
-    off += snprintf(note + off, sizeof note - (size_t)off, " %s", argv[i]);
-  cfg.note = note;
-  cfg.log = quiet ? NULL : stderr;
-  if (!quiet) {
-    char replay[96] = "uniform replay";
-    if (cfg.priority_alpha > 0)
-      snprintf(replay, sizeof replay, "prioritised replay alpha %g, beta %g%s", cfg.priority_alpha,
-               cfg.priority_beta, cfg.steps > 0 ? " -> 1" : "");
-    char leaves[64] = "";
-    if (cfg.search.leaf_rollout > 0)
-      snprintf(leaves, sizeof leaves, ", %d-step leaf rollouts", cfg.search.leaf_rollout);
-    fprintf(stderr,
-            "train: %d catalogue workloads%s; %s search in the %s, %d simulations%s; %s; out %s\n",
-            L.n, cfg.synthetic ? " + synthetic curriculum" : "",
-            cfg.search.kind == MB_SEARCH_GUMBEL ? "gumbel" : "puct",
-            cfg.self_play_exact ? "real game" : "learned model", cfg.search.simulations, leaves,
-            replay, cfg.out);
-  }
+  int off = snprintf(T->note, sizeof T->note, "mallocbench train");
+  for (int i = 1; i < argc && off > 0 && off < (int)sizeof T->note; i++)
+    off += snprintf(T->note + off, sizeof T->note - (size_t)off, " %s", argv[i]);
+  cfg->note = T->note;
+  cfg->log = T->quiet ? NULL : stderr;
+  if (!T->quiet) print_plan(T, L.n);
   mb_train_result res;
-  bool ok = mb_train(&cfg, L.tw, L.n, NULL, &res, &err);
-  if (!ok) {
+  bool ok = mb_train(cfg, L.tw, L.n, NULL, &res, &err);
+  if (ok) {
+    print_result(T, &res, V.n);
+    mb_train_result_free(&res);
+  } else {
     fprintf(stderr, "mallocbench train: %s\n", err.message);
-    mb_train_set_free(&V);
-    mb_train_set_free(&L);
-    return 1;
   }
-  /* this run's time apart from the total, which counts the runs it resumed */
-  printf("trained %lld updates in %.0f s (in total: %lld updates, %lld episodes, %.0f s)\n",
-         (long long)res.updates, res.seconds, (long long)res.prog.steps,
-         (long long)res.prog.episodes, res.prog.seconds);
-  printf(
-      "raw policy (greedy, no search), mean return on the eval set: before %.4f, after %.4f; "
-      "random play %.4f; heuristic (reference) %.4f\n",
-      res.untrained_policy, res.final_policy, res.random_policy, res.heuristic_play);
-  printf(
-      "throughput: learner %.1f updates/s, self-play %.0f decisions/s; %.1f updates per second "
-      "of this run's wall time\n",
-      res.updates_per_s, res.decisions_per_s,
-      res.seconds > 0 ? (double)res.updates / res.seconds : 0.0);
-  if (V.n > 0) {
-    printf(
-        "raw policy on the validation set (%d held-out workloads): after %.4f; best %.4f at "
-        "step %lld",
-        V.n, res.final_validation, res.best_validation, (long long)res.best_step);
-    if (cfg.best_out && res.best_written)
-      printf(", written to %s\n", cfg.best_out);
-    else if (cfg.best_out)
-      printf(" (the resumed curve's; %s not rewritten)\n", cfg.best_out);
-    else
-      printf("\n");
-  }
-  printf("checkpoint: %s\n", cfg.out);
-  mb_train_result_free(&res);
   mb_train_set_free(&V);
   mb_train_set_free(&L);
-  return 0;
+  return ok ? 0 : 1;
 }
