@@ -452,22 +452,30 @@ static bool synthetic_set(long episodes, long max_buffers, long seed, mb_train_s
   return true;
 }
 
-int mb_bench_muzero(int argc, char **argv) {
-  if (mb_wants_help(argc, argv)) {
-    usage(stdout);
-    return 0;
-  }
-  const char *agent_path = NULL, *returns = NULL, *split = NULL, *regex = NULL;
-  const char *catalogue = NULL, *data = NULL;
-  long model_error = 0, search_regret = 0, unroll_error = 0, next_window = 0;
-  unsigned oracle_parts = 0;
-  long buffers = 256, sims = 16, jobs = 1, seed = -1, episodes = 8;
+/* One `bench muzero` command line. */
+typedef struct bench_options {
+  const char *agent_path, *returns, *split, *regex, *catalogue, *data;
+  long model_error, search_regret, unroll_error, next_window; /* diagnostics: every Nth decision */
+  unsigned oracle_parts;                                      /* --oracle: MB_ORACLE_* bits */
+  long buffers, sims, jobs, seed, episodes;
   /* --returns measures what the solvers play: the learned model's setting, and the real game's
-   * (which differs in its leaf rollout) unless --leaf-rollout sets both */
+   * (which differs in its leaf rollout) unless --leaf-rollout (>= 0) sets both */
   mb_search_config scfg;
-  mb_search_config_evaluation(&scfg, false);
-  long leaf_rollout = -1;
-  double seconds = 3;
+  long leaf_rollout;
+  double seconds;
+} bench_options;
+
+/* Reads the options into O (defaults first) and checks the rules between them. Returns 0, or 2
+ * after an error line. */
+static int parse_options(int argc, char **argv, bench_options *O) {
+  *O = (bench_options){.buffers = 256,
+                       .sims = 16,
+                       .jobs = 1,
+                       .seed = -1,
+                       .episodes = 8,
+                       .leaf_rollout = -1,
+                       .seconds = 3};
+  mb_search_config_evaluation(&O->scfg, false);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (i + 1 >= argc) {
@@ -477,168 +485,159 @@ int mb_bench_muzero(int argc, char **argv) {
     const char *v = argv[++i];
     long x;
     if (!strcmp(a, "--agent"))
-      agent_path = v;
+      O->agent_path = v;
     else if (!strcmp(a, "--returns"))
-      returns = v;
+      O->returns = v;
     else if (!strcmp(a, "--split"))
-      split = v;
+      O->split = v;
     else if (!strcmp(a, "--workloads"))
-      regex = v;
+      O->regex = v;
     else if (!strcmp(a, "--catalogue"))
-      catalogue = v;
+      O->catalogue = v;
     else if (!strcmp(a, "--data"))
-      data = v;
+      O->data = v;
     else if (!strcmp(a, "--model-error")) {
-      if (!parse_long(a, v, 1, 1000000, &model_error)) return 2;
+      if (!parse_long(a, v, 1, 1000000, &O->model_error)) return 2;
     } else if (!strcmp(a, "--search-regret")) {
-      if (!parse_long(a, v, 1, 1000000, &search_regret)) return 2;
+      if (!parse_long(a, v, 1, 1000000, &O->search_regret)) return 2;
     } else if (!strcmp(a, "--unroll-error")) {
-      if (!parse_long(a, v, 1, 1000000, &unroll_error)) return 2;
+      if (!parse_long(a, v, 1, 1000000, &O->unroll_error)) return 2;
     } else if (!strcmp(a, "--next-window")) {
-      if (!parse_long(a, v, 1, 1000000, &next_window)) return 2;
+      if (!parse_long(a, v, 1, 1000000, &O->next_window)) return 2;
     } else if (!strcmp(a, "--rescale")) {
       if (strcmp(v, "node") && strcmp(v, "tree")) {
         fprintf(stderr, "mallocbench bench muzero: --rescale '%s': expected node or tree\n", v);
         return 2;
       }
-      scfg.rescale = strcmp(v, "node") ? MB_Q_TREE : MB_Q_NODE;
+      O->scfg.rescale = strcmp(v, "node") ? MB_Q_TREE : MB_Q_NODE;
     } else if (!strcmp(a, "--q-range")) {
-      if (!parse_double(a, v, 0, true, 1, &scfg.q_min_range)) return 2;
+      if (!parse_double(a, v, 0, true, 1, &O->scfg.q_min_range)) return 2;
     } else if (!strcmp(a, "--c-scale")) {
-      if (!parse_double(a, v, 0, false, 1e6, &scfg.c_scale)) return 2;
+      if (!parse_double(a, v, 0, false, 1e6, &O->scfg.c_scale)) return 2;
     } else if (!strcmp(a, "--c-visit")) {
-      if (!parse_double(a, v, 0, false, 1e6, &scfg.c_visit)) return 2;
+      if (!parse_double(a, v, 0, false, 1e6, &O->scfg.c_visit)) return 2;
     } else if (!strcmp(a, "--max-depth")) {
       if (!parse_long(a, v, 0, 4096, &x)) return 2;
-      scfg.max_depth = (int32_t)x;
+      O->scfg.max_depth = (int32_t)x;
     } else if (!strcmp(a, "--leaf-rollout")) {
-      if (!parse_long(a, v, 0, MB_SEARCH_MAX_LEAF_ROLLOUT, &leaf_rollout)) return 2;
+      if (!parse_long(a, v, 0, MB_SEARCH_MAX_LEAF_ROLLOUT, &O->leaf_rollout)) return 2;
     } else if (!strcmp(a, "--oracle")) {
-      if (!parse_oracle(v, &oracle_parts)) return 2;
+      if (!parse_oracle(v, &O->oracle_parts)) return 2;
     } else if (!strcmp(a, "--considered")) {
       if (!parse_long(a, v, 1, 4096, &x)) return 2;
-      scfg.max_considered = (int32_t)x;
+      O->scfg.max_considered = (int32_t)x;
     } else if (!strcmp(a, "--episodes")) {
-      if (!parse_long(a, v, 1, 100000, &episodes)) return 2;
+      if (!parse_long(a, v, 1, 100000, &O->episodes)) return 2;
     } else if (!strcmp(a, "--buffers")) {
-      if (!parse_long(a, v, 2, 1000000, &buffers)) return 2;
+      if (!parse_long(a, v, 2, 1000000, &O->buffers)) return 2;
     } else if (!strcmp(a, "--simulations")) {
-      if (!parse_long(a, v, 1, 100000, &sims)) return 2;
+      if (!parse_long(a, v, 1, 100000, &O->sims)) return 2;
     } else if (!strcmp(a, "--jobs")) {
-      if (!parse_long(a, v, 1, 64, &jobs)) return 2;
+      if (!parse_long(a, v, 1, 64, &O->jobs)) return 2;
     } else if (!strcmp(a, "--seed")) {
-      if (!parse_long(a, v, 0, 1L << 40, &seed)) return 2;
+      if (!parse_long(a, v, 0, 1L << 40, &O->seed)) return 2;
     } else if (!strcmp(a, "--seconds")) {
       if (!parse_long(a, v, 1, 3600, &x)) return 2;
-      seconds = (double)x;
+      O->seconds = (double)x;
     } else {
       fprintf(stderr, "mallocbench bench muzero: unknown option '%s'; see --help\n", a);
       return 2;
     }
   }
-  mb_blas_set_threads(1);
-  if (oracle_parts && (!returns || model_error || search_regret || unroll_error || next_window)) {
+  if (O->oracle_parts &&
+      (!O->returns || O->model_error || O->search_regret || O->unroll_error || O->next_window)) {
     fprintf(stderr, "mallocbench bench muzero: --oracle applies to --returns LIST only\n");
     return 2;
   }
-  if (oracle_parts && leaf_rollout > 0) {
+  if (O->oracle_parts && O->leaf_rollout > 0) {
     fprintf(stderr,
             "mallocbench bench muzero: --oracle and --leaf-rollout %ld: the oracle replaces parts "
             "of the learned model's nodes, not of its rollouts; give one of them\n",
-            leaf_rollout);
+            O->leaf_rollout);
     return 2;
   }
-  if ((model_error || search_regret || unroll_error || next_window) && !returns) returns = "0";
-  if (returns && !agent_path) {
+  if ((O->model_error || O->search_regret || O->unroll_error || O->next_window) && !O->returns)
+    O->returns = "0";
+  if (O->returns && !O->agent_path) {
     fprintf(stderr, "mallocbench bench muzero: --%s needs --agent FILE\n",
-            model_error     ? "model-error"
-            : search_regret ? "search-regret"
-            : unroll_error  ? "unroll-error"
-            : next_window   ? "next-window"
-                            : "returns");
+            O->model_error     ? "model-error"
+            : O->search_regret ? "search-regret"
+            : O->unroll_error  ? "unroll-error"
+            : O->next_window   ? "next-window"
+                               : "returns");
     return 2;
   }
-  if (returns && buffers < 32) buffers = 32;
-  if (seed < 0) seed = returns ? 1000 : 0;
+  if (O->returns && O->buffers < 32) O->buffers = 32;
+  if (O->seed < 0) O->seed = O->returns ? 1000 : 0;
+  return 0;
+}
+
+/* --returns and the diagnostics: the agent plays a catalogue selection or synthetic workloads. */
+static int evaluate(const bench_options *O, mb_agent *ag) {
   mb_error err = {{0}};
-  mb_agent ag;
-  if (agent_path) {
-    if (!mb_agent_load(agent_path, &ag, NULL, NULL, NULL, &err)) {
+  mb_train_set set = {0};
+  char what[256];
+  int rc = 0;
+  if (O->split || O->regex) {
+    if (!mb_train_set_load(O->catalogue, mb_data_dir(O->data), O->regex, O->split, INT32_MAX,
+                           stderr, &set, &err)) {
       fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
-      return 2;
-    }
-  } else {
-    mb_agent_config c;
-    mb_agent_config_default(&c);
-    mb_rng r;
-    mb_rng_seed(&r, (uint64_t)seed);
-    if (!mb_agent_create(&ag, &c, &r, &err)) {
-      fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
-      return 1;
-    }
-  }
-  if (returns) {
-    mb_train_set set = {0};
-    char what[256];
-    int rc = 0;
-    if (split || regex) {
-      if (!mb_train_set_load(catalogue, mb_data_dir(data), regex, split, INT32_MAX, stderr, &set,
-                             &err)) {
-        fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
-        rc = 2;
-      }
-      snprintf(what, sizeof what, "catalogue %s '%s'", split ? "split" : "workloads",
-               split ? split : regex);
-    } else {
-      rc = synthetic_set(episodes, buffers, seed, &set) ? 0 : 1;
-      snprintf(what, sizeof what, "synthetic workloads of 32..%ld buffers (seeds %ld..%ld)",
-               buffers, seed, seed + episodes - 1);
-    }
-    if (rc == 0 && set.n == 0) {
-      fprintf(stderr, "mallocbench bench muzero: no workload selected\n");
       rc = 2;
     }
-    mb_search_config by_model[2] = {scfg, scfg}; /* learned model, real game */
-    by_model[0].leaf_rollout = leaf_rollout >= 0 ? (int32_t)leaf_rollout : 0;
-    /* with an oracle both columns value nodes alike (no rollout), so that with all its parts the
-     * learned column is the exact one */
-    by_model[1].leaf_rollout = leaf_rollout >= 0 ? (int32_t)leaf_rollout
-                               : oracle_parts    ? 0
-                                                 : MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT;
-    if (rc == 0 && model_error)
-      rc = mb_diag_model_error(&ag, set.tw, set.n, (int32_t)model_error, what);
-    else if (rc == 0 && unroll_error)
-      rc = mb_diag_unroll_error(&ag, set.tw, set.n, (int32_t)unroll_error, what);
-    else if (rc == 0 && next_window)
-      rc = mb_diag_next_window(&ag, set.tw, set.n, (int32_t)next_window, what);
-    else if (rc == 0 && search_regret) {
-      /* --returns takes its budgets from its list */
-      by_model[0].simulations = by_model[1].simulations = (int32_t)sims;
-      rc = mb_diag_search_regret(&ag, set.tw, set.n, (int32_t)search_regret, by_model, what);
-    } else if (rc == 0)
-      rc = returns_table(&ag, returns, by_model, oracle_parts, set.tw, set.n, what);
-    mb_train_set_free(&set);
-    mb_agent_free(&ag);
-    return rc;
+    snprintf(what, sizeof what, "catalogue %s '%s'", O->split ? "split" : "workloads",
+             O->split ? O->split : O->regex);
+  } else {
+    rc = synthetic_set(O->episodes, O->buffers, O->seed, &set) ? 0 : 1;
+    snprintf(what, sizeof what, "synthetic workloads of 32..%ld buffers (seeds %ld..%ld)",
+             O->buffers, O->seed, O->seed + O->episodes - 1);
   }
+  if (rc == 0 && set.n == 0) {
+    fprintf(stderr, "mallocbench bench muzero: no workload selected\n");
+    rc = 2;
+  }
+  mb_search_config by_model[2] = {O->scfg, O->scfg}; /* learned model, real game */
+  by_model[0].leaf_rollout = O->leaf_rollout >= 0 ? (int32_t)O->leaf_rollout : 0;
+  /* with an oracle both columns value nodes alike (no rollout), so that with all its parts the
+   * learned column is the exact one */
+  by_model[1].leaf_rollout = O->leaf_rollout >= 0 ? (int32_t)O->leaf_rollout
+                             : O->oracle_parts    ? 0
+                                                  : MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT;
+  if (rc == 0 && O->model_error)
+    rc = mb_diag_model_error(ag, set.tw, set.n, (int32_t)O->model_error, what);
+  else if (rc == 0 && O->unroll_error)
+    rc = mb_diag_unroll_error(ag, set.tw, set.n, (int32_t)O->unroll_error, what);
+  else if (rc == 0 && O->next_window)
+    rc = mb_diag_next_window(ag, set.tw, set.n, (int32_t)O->next_window, what);
+  else if (rc == 0 && O->search_regret) {
+    /* --returns takes its budgets from its list */
+    by_model[0].simulations = by_model[1].simulations = (int32_t)O->sims;
+    rc = mb_diag_search_regret(ag, set.tw, set.n, (int32_t)O->search_regret, by_model, what);
+  } else if (rc == 0)
+    rc = returns_table(ag, O->returns, by_model, O->oracle_parts, set.tw, set.n, what);
+  mb_train_set_free(&set);
+  return rc;
+}
+
+/* Without --returns: decisions, simulations and training updates per second on one synthetic
+ * workload. */
+static int throughput(const bench_options *O, mb_agent *ag) {
+  mb_error err = {{0}};
   mb_hardware base;
   if (!mb_hardware_find("tpu-v4i", NULL, &base, &err)) {
     fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
-    mb_agent_free(&ag);
     return 2;
   }
   mb_rng rng;
-  mb_rng_seed(&rng, (uint64_t)seed);
+  mb_rng_seed(&rng, (uint64_t)O->seed);
   mb_random_options ro;
   mb_random_options_default(&ro);
-  mb_workload *w = mb_random_workload(&rng, (int32_t)buffers, &ro, "bench-muzero", &err);
+  mb_workload *w = mb_random_workload(&rng, (int32_t)O->buffers, &ro, "bench-muzero", &err);
   mb_hardware hw = base;
   if (w) hw = mb_hardware_with_capacity(&base, mb_catalogue_auto_capacity(w, &base));
-  mb_game *g = w ? mb_game_new(w, &hw, &ag.cfg.game, &err) : NULL;
+  mb_game *g = w ? mb_game_new(w, &hw, &ag->cfg.game, &err) : NULL;
   if (!g) {
     fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
     mb_workload_free(w);
-    mb_agent_free(&ag);
     return 1;
   }
   double scale = mb_return_scale(w, &hw, g);
@@ -646,60 +645,93 @@ int mb_bench_muzero(int argc, char **argv) {
   mb_blas_describe(blas, sizeof blas);
   printf("mallocMuZero throughput (%s; 1 BLAS thread)\n", blas);
   printf("agent: %s, latent %d, %d residual block(s), %lld parameters, A = %d\n",
-         agent_path ? agent_path : "fresh (untrained)", ag.cfg.latent, ag.cfg.blocks,
-         (long long)mb_agent_param_count(&ag), ag.cfg.game.n_actions);
+         O->agent_path ? O->agent_path : "fresh (untrained)", ag->cfg.latent, ag->cfg.blocks,
+         (long long)mb_agent_param_count(ag), ag->cfg.game.n_actions);
   printf("workload: synthetic, %d buffers (%d visitable), capacity %lld B\n", w->n_buffers,
          mb_game_n_visitable(g), (long long)hw.capacity);
   double dps, sps;
   const int roll = MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT;
   bool ok =
-      measure_play(&ag, g, scale, (int)sims, false, 0, false, seconds, &rng, &dps, &sps, &err);
+      measure_play(ag, g, scale, (int)O->sims, false, 0, false, O->seconds, &rng, &dps, &sps, &err);
   if (ok) printf("  raw policy (no search)           %10.0f decisions/s\n", dps);
-  ok =
-      ok && measure_play(&ag, g, scale, (int)sims, false, 0, true, seconds, &rng, &dps, &sps, &err);
+  ok = ok &&
+       measure_play(ag, g, scale, (int)O->sims, false, 0, true, O->seconds, &rng, &dps, &sps, &err);
   if (ok)
-    printf("  learned-model search, %3ld sims   %10.0f simulations/s  (%.0f decisions/s)\n", sims,
-           sps, dps);
-  ok = ok && measure_play(&ag, g, scale, (int)sims, true, 0, true, seconds, &rng, &dps, &sps, &err);
+    printf("  learned-model search, %3ld sims   %10.0f simulations/s  (%.0f decisions/s)\n",
+           O->sims, sps, dps);
+  ok = ok &&
+       measure_play(ag, g, scale, (int)O->sims, true, 0, true, O->seconds, &rng, &dps, &sps, &err);
   if (ok)
     printf(
         "  exact-game search, %3ld sims      %10.0f simulations/s  (%.0f decisions/s; value\n"
         "                                   network at the leaves)\n",
-        sims, sps, dps);
-  ok = ok &&
-       measure_play(&ag, g, scale, (int)sims, true, roll, true, seconds, &rng, &dps, &sps, &err);
+        O->sims, sps, dps);
+  ok = ok && measure_play(ag, g, scale, (int)O->sims, true, roll, true, O->seconds, &rng, &dps,
+                          &sps, &err);
   if (ok)
     printf(
         "  exact-game search, %3ld sims      %10.0f simulations/s  (%.0f decisions/s; %d-step\n"
         "                                   leaf rollouts, as mallocmuzero-exact plays)\n",
-        sims, sps, dps, roll);
+        O->sims, sps, dps, roll);
   mb_game_free(g);
   if (ok) {
     mb_train_config tc;
     mb_train_config_default(&tc);
-    tc.agent = ag.cfg;
+    tc.agent = ag->cfg;
     tc.synthetic = true;
-    tc.seconds = seconds * 2;
-    tc.jobs = (int32_t)jobs;
-    tc.actors_per_round = jobs > 2 ? (int32_t)jobs : 2;
+    tc.seconds = O->seconds * 2;
+    tc.jobs = (int32_t)O->jobs;
+    tc.actors_per_round = O->jobs > 2 ? (int32_t)O->jobs : 2;
     tc.eval_every = 0;
     tc.eval_max = 1;
-    tc.seed = (uint64_t)seed;
+    tc.seed = (uint64_t)O->seed;
     mb_train_result tr;
     ok = mb_train(&tc, NULL, 0, NULL, &tr, &err);
     if (ok) {
       printf(
           "  training (B %d, K %d, %d sims self-play, %ld job(s)): %.1f updates/s, %.0f "
           "self-play decisions/s\n",
-          tc.batch, tc.unroll, tc.search.simulations, jobs, tr.updates_per_s, tr.decisions_per_s);
+          tc.batch, tc.unroll, tc.search.simulations, O->jobs, tr.updates_per_s,
+          tr.decisions_per_s);
       mb_train_result_free(&tr);
     }
   }
   mb_workload_free(w);
-  mb_agent_free(&ag);
   if (!ok) {
     fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
     return 1;
   }
   return 0;
+}
+
+int mb_bench_muzero(int argc, char **argv) {
+  if (mb_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  bench_options options;
+  bench_options *O = &options;
+  int status = parse_options(argc, argv, O);
+  if (status != 0) return status;
+  mb_blas_set_threads(1);
+  mb_error err = {{0}};
+  mb_agent ag;
+  if (O->agent_path) {
+    if (!mb_agent_load(O->agent_path, &ag, NULL, NULL, NULL, &err)) {
+      fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+      return 2;
+    }
+  } else {
+    mb_agent_config c;
+    mb_agent_config_default(&c);
+    mb_rng r;
+    mb_rng_seed(&r, (uint64_t)O->seed);
+    if (!mb_agent_create(&ag, &c, &r, &err)) {
+      fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+      return 1;
+    }
+  }
+  status = O->returns ? evaluate(O, &ag) : throughput(O, &ag);
+  mb_agent_free(&ag);
+  return status;
 }
