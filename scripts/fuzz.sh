@@ -18,6 +18,7 @@ for target in "$build"/fuzz_*; do
     fuzz_catalogue) cp datasets/catalogue.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_hardware) cp datasets/hardware/*.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_spec) cp datasets/models/*.spec "$corpus"/ 2>/dev/null || true ;;
+    fuzz_option_values) printf '64' >"$corpus"/a; printf '4MiB' >"$corpus"/b; printf '1e-4' >"$corpus"/c ;;
     fuzz_assignment) printf 'buffer,offset\nx,0\ny,slow\nz,4096\n' >"$corpus"/a.csv ;;
     fuzz_factorization) cp "$data"/alphatensor/*.txt "$corpus"/ 2>/dev/null || true ;;
   esac

@@ -142,20 +142,12 @@ int mb_bench_core(int argc, char **argv) {
   int64_t max_n = 1000000;
   uint64_t seed = 1;
   for (int i = 1; i < argc; i++) {
-    char *end = NULL;
     if (!strcmp(argv[i], "--max") && i + 1 < argc) {
-      max_n = strtoll(argv[++i], &end, 10);
-      if (*end || max_n < 1000 || max_n > 10000000) {
-        fprintf(stderr, "mallocbench bench core: --max '%s' must be an integer in [1000, 1e7]\n",
-                argv[i]);
-        return 2;
-      }
+      if (!mb_option_int("bench core", argv[i], argv[i + 1], 1000, 10000000, &max_n)) return 2;
+      i++;
     } else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
-      seed = strtoull(argv[++i], &end, 10);
-      if (*end) {
-        fprintf(stderr, "mallocbench bench core: --seed '%s' is not an integer\n", argv[i]);
-        return 2;
-      }
+      if (!mb_option_u64("bench core", argv[i], argv[i + 1], &seed)) return 2;
+      i++;
     } else {
       fprintf(stderr, "mallocbench bench core: unknown argument '%s'\n", argv[i]);
       usage(stderr);

@@ -107,7 +107,8 @@ int mb_bench_game(int argc, char **argv) {
   }
   const char *path = NULL, *hw_name = "tpu-v4i", *data = NULL;
   double fraction = 0.25, seconds = 1.0;
-  long actions = 16, seed = 0, random_n = 0;
+  int32_t actions = 16, random_n = 0;
+  uint64_t seed = 0;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
     if (arg[0] != '-') {
@@ -119,42 +120,20 @@ int mb_bench_game(int argc, char **argv) {
       return 2;
     }
     const char *v = argv[++i];
-    char *end;
-    errno = 0;
     if (!strcmp(arg, "--hardware")) {
       hw_name = v;
     } else if (!strcmp(arg, "--data")) {
       data = v;
     } else if (!strcmp(arg, "--fraction")) {
-      fraction = strtod(v, &end);
-      if (errno || end == v || *end || !(fraction >= 0 && fraction <= 1e6)) {
-        fprintf(stderr, "mallocbench bench game: --fraction '%s': expected a number >= 0\n", v);
-        return 2;
-      }
+      if (!mb_option_number("bench game", arg, v, 0, false, 1e6, &fraction)) return 2;
     } else if (!strcmp(arg, "--seconds")) {
-      seconds = strtod(v, &end);
-      if (errno || end == v || *end || !(seconds > 0 && seconds <= 3600)) {
-        fprintf(stderr, "mallocbench bench game: --seconds '%s': expected (0, 3600]\n", v);
-        return 2;
-      }
+      if (!mb_option_number("bench game", arg, v, 0, true, 3600, &seconds)) return 2;
     } else if (!strcmp(arg, "--actions")) {
-      actions = strtol(v, &end, 10);
-      if (errno || end == v || *end || actions < 2 || actions > 1024) {
-        fprintf(stderr, "mallocbench bench game: --actions '%s': expected [2, 1024]\n", v);
-        return 2;
-      }
+      if (!mb_option_i32("bench game", arg, v, 2, 1024, &actions)) return 2;
     } else if (!strcmp(arg, "--random")) {
-      random_n = strtol(v, &end, 10);
-      if (errno || end == v || *end || random_n < 1 || random_n > 100000000) {
-        fprintf(stderr, "mallocbench bench game: --random '%s': expected [1, 1e8]\n", v);
-        return 2;
-      }
+      if (!mb_option_i32("bench game", arg, v, 1, 100000000, &random_n)) return 2;
     } else if (!strcmp(arg, "--seed")) {
-      seed = strtol(v, &end, 10);
-      if (errno || end == v || *end || seed < 0) {
-        fprintf(stderr, "mallocbench bench game: --seed '%s': expected an integer >= 0\n", v);
-        return 2;
-      }
+      if (!mb_option_u64("bench game", arg, v, &seed)) return 2;
     } else {
       fprintf(stderr, "mallocbench bench game: unknown option '%s'; see --help\n", arg);
       return 2;
@@ -168,13 +147,13 @@ int mb_bench_game(int argc, char **argv) {
     mb_random_options ro;
     mb_random_options_default(&ro);
     mb_rng wrng;
-    mb_rng_seed(&wrng, (uint64_t)seed);
-    w = mb_random_workload(&wrng, (int32_t)random_n, &ro, NULL, &err);
+    mb_rng_seed(&wrng, seed);
+    w = mb_random_workload(&wrng, random_n, &ro, NULL, &err);
     if (!w) {
       fprintf(stderr, "mallocbench bench game: --random: %s\n", err.message);
       return 2;
     }
-    snprintf(wpath, sizeof wpath, "random, seed %ld", seed);
+    snprintf(wpath, sizeof wpath, "random, seed %" PRIu64, seed);
   } else if (path) {
     w = mb_workload_load_any(path, &err);
     if (!w) {
@@ -206,7 +185,7 @@ int mb_bench_game(int argc, char **argv) {
   }
   mb_game_config cfg;
   mb_game_config_default(&cfg);
-  cfg.n_actions = (int32_t)actions;
+  cfg.n_actions = actions;
   mb_game *g = mb_game_new(w, &hw, &cfg, &err);
   mb_game *g2 = g ? mb_game_new(w, &hw, &cfg, &err) : NULL;
   int32_t obs_n = mb_game_observation_size(&cfg);
@@ -221,7 +200,7 @@ int mb_bench_game(int argc, char **argv) {
     goto done;
   }
   mb_rng rng;
-  mb_rng_seed(&rng, (uint64_t)seed);
+  mb_rng_seed(&rng, seed);
 
   /* One episode to describe the workload (and to skip a workload with nothing to decide). */
   int32_t depth = 0;

@@ -105,34 +105,6 @@ static void usage(FILE *out) {
       MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT);
 }
 
-static bool parse_long(const char *flag, const char *v, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long x = strtol(v, &end, 10);
-  if (errno || end == v || *end || x < lo || x > hi) {
-    fprintf(stderr, "mallocbench bench muzero: %s '%s': expected an integer in [%ld, %ld]\n", flag,
-            v, lo, hi);
-    return false;
-  }
-  *out = x;
-  return true;
-}
-
-/* A number in [lo, hi], or (lo, hi] when lo_open. */
-static bool parse_double(const char *flag, const char *v, double lo, bool lo_open, double hi,
-                         double *out) {
-  char *end;
-  errno = 0;
-  double d = strtod(v, &end);
-  if (errno || end == v || *end || !(lo_open ? d > lo : d >= lo) || !(d <= hi)) {
-    fprintf(stderr, "mallocbench bench muzero: %s '%s': expected a number in %c%g, %g]\n", flag, v,
-            lo_open ? '(' : '[', lo, hi);
-    return false;
-  }
-  *out = d;
-  return true;
-}
-
 /* Plays episodes (restarting when done) until `seconds` pass; returns decisions/s and
  * the simulations done. Leaf rollouts of leaf_rollout steps (0: the value network alone). */
 static bool measure_play(const mb_agent *ag, mb_game *g, double scale, int sims, bool exact,
@@ -455,13 +427,15 @@ static bool synthetic_set(long episodes, long max_buffers, long seed, mb_train_s
 /* One `bench muzero` command line. */
 typedef struct bench_options {
   const char *agent_path, *returns, *split, *regex, *catalogue, *data;
-  long model_error, search_regret, unroll_error, next_window; /* diagnostics: every Nth decision */
-  unsigned oracle_parts;                                      /* --oracle: MB_ORACLE_* bits */
-  long buffers, sims, jobs, seed, episodes;
+  int32_t model_error, search_regret, unroll_error, next_window; /* diagnostics: every Nth
+                                                                    decision */
+  unsigned oracle_parts;                                         /* --oracle: MB_ORACLE_* bits */
+  int32_t buffers, sims, jobs, episodes;
+  int64_t seed; /* -1: the mode's default */
   /* --returns measures what the solvers play: the learned model's setting, and the real game's
    * (which differs in its leaf rollout) unless --leaf-rollout (>= 0) sets both */
   mb_search_config scfg;
-  long leaf_rollout;
+  int32_t leaf_rollout; /* -1: the solvers' own */
   double seconds;
 } bench_options;
 
@@ -483,7 +457,7 @@ static int parse_options(int argc, char **argv, bench_options *O) {
       return 2;
     }
     const char *v = argv[++i];
-    long x;
+    int32_t x;
     if (!strcmp(a, "--agent"))
       O->agent_path = v;
     else if (!strcmp(a, "--returns"))
@@ -497,13 +471,13 @@ static int parse_options(int argc, char **argv, bench_options *O) {
     else if (!strcmp(a, "--data"))
       O->data = v;
     else if (!strcmp(a, "--model-error")) {
-      if (!parse_long(a, v, 1, 1000000, &O->model_error)) return 2;
+      if (!mb_option_i32("bench muzero", a, v, 1, 1000000, &O->model_error)) return 2;
     } else if (!strcmp(a, "--search-regret")) {
-      if (!parse_long(a, v, 1, 1000000, &O->search_regret)) return 2;
+      if (!mb_option_i32("bench muzero", a, v, 1, 1000000, &O->search_regret)) return 2;
     } else if (!strcmp(a, "--unroll-error")) {
-      if (!parse_long(a, v, 1, 1000000, &O->unroll_error)) return 2;
+      if (!mb_option_i32("bench muzero", a, v, 1, 1000000, &O->unroll_error)) return 2;
     } else if (!strcmp(a, "--next-window")) {
-      if (!parse_long(a, v, 1, 1000000, &O->next_window)) return 2;
+      if (!mb_option_i32("bench muzero", a, v, 1, 1000000, &O->next_window)) return 2;
     } else if (!strcmp(a, "--rescale")) {
       if (strcmp(v, "node") && strcmp(v, "tree")) {
         fprintf(stderr, "mallocbench bench muzero: --rescale '%s': expected node or tree\n", v);
@@ -511,33 +485,32 @@ static int parse_options(int argc, char **argv, bench_options *O) {
       }
       O->scfg.rescale = strcmp(v, "node") ? MB_Q_TREE : MB_Q_NODE;
     } else if (!strcmp(a, "--q-range")) {
-      if (!parse_double(a, v, 0, true, 1, &O->scfg.q_min_range)) return 2;
+      if (!mb_option_number("bench muzero", a, v, 0, true, 1, &O->scfg.q_min_range)) return 2;
     } else if (!strcmp(a, "--c-scale")) {
-      if (!parse_double(a, v, 0, false, 1e6, &O->scfg.c_scale)) return 2;
+      if (!mb_option_number("bench muzero", a, v, 0, false, 1e6, &O->scfg.c_scale)) return 2;
     } else if (!strcmp(a, "--c-visit")) {
-      if (!parse_double(a, v, 0, false, 1e6, &O->scfg.c_visit)) return 2;
+      if (!mb_option_number("bench muzero", a, v, 0, false, 1e6, &O->scfg.c_visit)) return 2;
     } else if (!strcmp(a, "--max-depth")) {
-      if (!parse_long(a, v, 0, 4096, &x)) return 2;
-      O->scfg.max_depth = (int32_t)x;
+      if (!mb_option_i32("bench muzero", a, v, 0, 4096, &O->scfg.max_depth)) return 2;
     } else if (!strcmp(a, "--leaf-rollout")) {
-      if (!parse_long(a, v, 0, MB_SEARCH_MAX_LEAF_ROLLOUT, &O->leaf_rollout)) return 2;
+      if (!mb_option_i32("bench muzero", a, v, 0, MB_SEARCH_MAX_LEAF_ROLLOUT, &O->leaf_rollout))
+        return 2;
     } else if (!strcmp(a, "--oracle")) {
       if (!parse_oracle(v, &O->oracle_parts)) return 2;
     } else if (!strcmp(a, "--considered")) {
-      if (!parse_long(a, v, 1, 4096, &x)) return 2;
-      O->scfg.max_considered = (int32_t)x;
+      if (!mb_option_i32("bench muzero", a, v, 1, 4096, &O->scfg.max_considered)) return 2;
     } else if (!strcmp(a, "--episodes")) {
-      if (!parse_long(a, v, 1, 100000, &O->episodes)) return 2;
+      if (!mb_option_i32("bench muzero", a, v, 1, 100000, &O->episodes)) return 2;
     } else if (!strcmp(a, "--buffers")) {
-      if (!parse_long(a, v, 2, 1000000, &O->buffers)) return 2;
+      if (!mb_option_i32("bench muzero", a, v, 2, 1000000, &O->buffers)) return 2;
     } else if (!strcmp(a, "--simulations")) {
-      if (!parse_long(a, v, 1, 100000, &O->sims)) return 2;
+      if (!mb_option_i32("bench muzero", a, v, 1, 100000, &O->sims)) return 2;
     } else if (!strcmp(a, "--jobs")) {
-      if (!parse_long(a, v, 1, 64, &O->jobs)) return 2;
+      if (!mb_option_i32("bench muzero", a, v, 1, 64, &O->jobs)) return 2;
     } else if (!strcmp(a, "--seed")) {
-      if (!parse_long(a, v, 0, 1L << 40, &O->seed)) return 2;
+      if (!mb_option_int("bench muzero", a, v, 0, (int64_t)1 << 40, &O->seed)) return 2;
     } else if (!strcmp(a, "--seconds")) {
-      if (!parse_long(a, v, 1, 3600, &x)) return 2;
+      if (!mb_option_i32("bench muzero", a, v, 1, 3600, &x)) return 2;
       O->seconds = (double)x;
     } else {
       fprintf(stderr, "mallocbench bench muzero: unknown option '%s'; see --help\n", a);
@@ -551,7 +524,7 @@ static int parse_options(int argc, char **argv, bench_options *O) {
   }
   if (O->oracle_parts && O->leaf_rollout > 0) {
     fprintf(stderr,
-            "mallocbench bench muzero: --oracle and --leaf-rollout %ld: the oracle replaces parts "
+            "mallocbench bench muzero: --oracle and --leaf-rollout %d: the oracle replaces parts "
             "of the learned model's nodes, not of its rollouts; give one of them\n",
             O->leaf_rollout);
     return 2;
@@ -588,8 +561,8 @@ static int evaluate(const bench_options *O, mb_agent *ag) {
              O->split ? O->split : O->regex);
   } else {
     rc = synthetic_set(O->episodes, O->buffers, O->seed, &set) ? 0 : 1;
-    snprintf(what, sizeof what, "synthetic workloads of 32..%ld buffers (seeds %ld..%ld)",
-             O->buffers, O->seed, O->seed + O->episodes - 1);
+    snprintf(what, sizeof what, "synthetic workloads of 32..%d buffers (seeds %lld..%lld)",
+             O->buffers, (long long)O->seed, (long long)(O->seed + O->episodes - 1));
   }
   if (rc == 0 && set.n == 0) {
     fprintf(stderr, "mallocbench bench muzero: no workload selected\n");
@@ -657,20 +630,20 @@ static int throughput(const bench_options *O, mb_agent *ag) {
   ok = ok &&
        measure_play(ag, g, scale, (int)O->sims, false, 0, true, O->seconds, &rng, &dps, &sps, &err);
   if (ok)
-    printf("  learned-model search, %3ld sims   %10.0f simulations/s  (%.0f decisions/s)\n",
-           O->sims, sps, dps);
+    printf("  learned-model search, %3d sims   %10.0f simulations/s  (%.0f decisions/s)\n", O->sims,
+           sps, dps);
   ok = ok &&
        measure_play(ag, g, scale, (int)O->sims, true, 0, true, O->seconds, &rng, &dps, &sps, &err);
   if (ok)
     printf(
-        "  exact-game search, %3ld sims      %10.0f simulations/s  (%.0f decisions/s; value\n"
+        "  exact-game search, %3d sims      %10.0f simulations/s  (%.0f decisions/s; value\n"
         "                                   network at the leaves)\n",
         O->sims, sps, dps);
   ok = ok && measure_play(ag, g, scale, (int)O->sims, true, roll, true, O->seconds, &rng, &dps,
                           &sps, &err);
   if (ok)
     printf(
-        "  exact-game search, %3ld sims      %10.0f simulations/s  (%.0f decisions/s; %d-step\n"
+        "  exact-game search, %3d sims      %10.0f simulations/s  (%.0f decisions/s; %d-step\n"
         "                                   leaf rollouts, as mallocmuzero-exact plays)\n",
         O->sims, sps, dps, roll);
   mb_game_free(g);
@@ -689,7 +662,7 @@ static int throughput(const bench_options *O, mb_agent *ag) {
     ok = mb_train(&tc, NULL, 0, NULL, &tr, &err);
     if (ok) {
       printf(
-          "  training (B %d, K %d, %d sims self-play, %ld job(s)): %.1f updates/s, %.0f "
+          "  training (B %d, K %d, %d sims self-play, %d job(s)): %.1f updates/s, %.0f "
           "self-play decisions/s\n",
           tc.batch, tc.unroll, tc.search.simulations, O->jobs, tr.updates_per_s,
           tr.decisions_per_s);

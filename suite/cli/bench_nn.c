@@ -7,7 +7,6 @@
  * run (the practical peak). Wall-clock numbers; the machine is shared, so each figure is the
  * best of several timed repetitions. */
 #include <cblas.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +18,7 @@
 #include "tensor.h"
 
 typedef struct bench_opts {
-  int width, layers, obs, actions, support, batch, threads;
+  int32_t width, layers, obs, actions, support, batch, threads;
   double seconds; /* per measurement */
 } bench_opts;
 
@@ -36,44 +35,27 @@ static void usage(FILE *out) {
           "--seconds is the time spent per measurement (best of 5 repetitions).\n");
 }
 
-static bool parse_int(const char *flag, const char *v, int lo, int hi, int *out) {
-  char *end;
-  errno = 0;
-  long x = v ? strtol(v, &end, 10) : 0;
-  if (!v || errno || *end || end == v || x < lo || x > hi) {
-    fprintf(stderr, "mallocbench bench nn: %s '%s': expected an integer in [%d, %d]\n", flag,
-            v ? v : "", lo, hi);
-    return false;
-  }
-  *out = (int)x;
-  return true;
-}
-
 static bool parse_args(int argc, char **argv, bench_opts *o) {
   *o = (bench_opts){256, 2, 600, 16, 21, 256, 1, 0.5};
   for (int i = 1; i < argc; i += 2) { /* every option takes a value */
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     bool ok;
     if (!strcmp(a, "--width"))
-      ok = parse_int(a, v, 2, 8192, &o->width);
+      ok = mb_option_i32("bench nn", a, v, 2, 8192, &o->width);
     else if (!strcmp(a, "--layers"))
-      ok = parse_int(a, v, 0, 64, &o->layers);
+      ok = mb_option_i32("bench nn", a, v, 0, 64, &o->layers);
     else if (!strcmp(a, "--obs"))
-      ok = parse_int(a, v, 1, 1 << 20, &o->obs);
+      ok = mb_option_i32("bench nn", a, v, 1, 1 << 20, &o->obs);
     else if (!strcmp(a, "--actions"))
-      ok = parse_int(a, v, 2, 4096, &o->actions);
+      ok = mb_option_i32("bench nn", a, v, 2, 4096, &o->actions);
     else if (!strcmp(a, "--support"))
-      ok = parse_int(a, v, 2, 4096, &o->support);
+      ok = mb_option_i32("bench nn", a, v, 2, 4096, &o->support);
     else if (!strcmp(a, "--batch"))
-      ok = parse_int(a, v, 1, 65536, &o->batch);
+      ok = mb_option_i32("bench nn", a, v, 1, 65536, &o->batch);
     else if (!strcmp(a, "--threads"))
-      ok = parse_int(a, v, 1, 256, &o->threads);
+      ok = mb_option_i32("bench nn", a, v, 1, 256, &o->threads);
     else if (!strcmp(a, "--seconds")) {
-      char *end;
-      o->seconds = v ? strtod(v, &end) : 0;
-      ok = v && !*end && end != v && o->seconds > 0 && o->seconds <= 600;
-      if (!ok)
-        fprintf(stderr, "mallocbench bench nn: --seconds '%s': expected (0, 600]\n", v ? v : "");
+      ok = mb_option_number("bench nn", a, v, 0, true, 600, &o->seconds);
     } else {
       fprintf(stderr, "mallocbench bench nn: unknown option '%s' (see --help)\n", a);
       return false;

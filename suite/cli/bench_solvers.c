@@ -320,27 +320,15 @@ int mb_bench_solvers(int argc, char **argv) {
       return 2;
     }
     const char *v = argv[++i];
-    char *end;
     if (!strcmp(a, "--max")) {
-      double d = strtod(v, &end);
+      double d; /* "2e9" is welcome */
+      if (!mb_option_number("bench solvers", a, v, 1000, false, 2e9, &d)) return 2;
       bo.max_n = (int64_t)d;
-      if (end == v || *end || d < 1000 || d > 2e9) {
-        fprintf(stderr, "mallocbench bench solvers: --max '%s' not in [1000, 2e9]\n", v);
-        return 2;
-      }
     } else if (!strcmp(a, "--budget") || !strcmp(a, "--bound-budget")) {
       double *dst = !strcmp(a, "--budget") ? &bo.greedy_budget : &bo.bound_budget;
-      *dst = strtod(v, &end);
-      if (end == v || *end || *dst <= 0) {
-        fprintf(stderr, "mallocbench bench solvers: %s '%s' is not a positive number\n", a, v);
-        return 2;
-      }
+      if (!mb_option_number("bench solvers", a, v, 0, true, 1e6, dst)) return 2;
     } else if (!strcmp(a, "--seed")) {
-      bo.seed = strtoull(v, &end, 10);
-      if (end == v || *end) {
-        fprintf(stderr, "mallocbench bench solvers: --seed '%s' is not an integer\n", v);
-        return 2;
-      }
+      if (!mb_option_u64("bench solvers", a, v, &bo.seed)) return 2;
     } else if (!strcmp(a, "--data")) {
       bo.data = v;
     } else {

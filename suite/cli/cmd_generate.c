@@ -5,7 +5,6 @@
  *                    [--name NAME] [--solution FILE.csv]
  * packing is MiniMalloc-like (suite/random_workload.h): op-less, benefit = size, and a perfect
  * packing in --height bytes exists; --solution writes it as an assignment CSV for `check`. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -116,12 +115,10 @@ static int generate_alphatensor(int argc, char **argv) {
       else if (!strcmp(a, "--name"))
         name = v;
       else {
-        char *end;
-        n = strtoll(v, &end, 10);
-        if (end == v || *end) {
-          fprintf(stderr, "mallocbench generate alphatensor: --n '%s' is not an integer\n", v);
-          return 2;
-        }
+        /* the trace checks the rest (a multiple of 4) */
+        int64_t size;
+        if (!mb_option_int("generate alphatensor", a, v, 4, 1 << 20, &size)) return 2;
+        n = size;
       }
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "mallocbench generate alphatensor: unknown option '%s'\n", a);
@@ -217,27 +214,6 @@ static int generate_model(int argc, char **argv) {
   return rc;
 }
 
-/* A decimal integer in [lo, hi]; false on anything else (sign included for unsigned). */
-static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
-
-static bool parse_u64(const char *s, uint64_t *out) {
-  char *end;
-  errno = 0;
-  while (*s == ' ') s++;
-  if (*s == '-' || *s == '+') return false;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s || *end) return false;
-  *out = v;
-  return true;
-}
-
 static int bad_packing_value(const char *flag, const char *value, const char *what) {
   fprintf(stderr, "mallocbench generate packing: %s '%s': expected %s\n", flag, value, what);
   return 2;
@@ -269,13 +245,9 @@ static int generate_packing(int argc, char **argv) {
     const char *v = argv[++i];
     char what[96];
     if (!strcmp(a, "--buffers")) {
-      if (!parse_int(v, 1, PACKING_MAX_BUFFERS, &n)) {
-        snprintf(what, sizeof what, "an integer in 1..%d", PACKING_MAX_BUFFERS);
-        return bad_packing_value(a, v, what);
-      }
+      if (!mb_option_int("generate packing", a, v, 1, PACKING_MAX_BUFFERS, &n)) return 2;
     } else if (!strcmp(a, "--seed")) {
-      if (!parse_u64(v, &seed))
-        return bad_packing_value(a, v, "an integer in 0..18446744073709551615");
+      if (!mb_option_u64("generate packing", a, v, &seed)) return 2;
     } else if (!strcmp(a, "--height") || !strcmp(a, "--quantum")) {
       int64_t bytes;
       if (!mb_parse_bytes(v, 1, PACKING_MAX_HEIGHT, &bytes))
@@ -286,12 +258,7 @@ static int generate_packing(int argc, char **argv) {
       else
         opt.quantum = bytes, quantum_arg = v;
     } else if (!strcmp(a, "--length")) {
-      int64_t len;
-      if (!parse_int(v, 1, PACKING_MAX_LENGTH, &len)) {
-        snprintf(what, sizeof what, "an integer number of time steps in 1..%d", PACKING_MAX_LENGTH);
-        return bad_packing_value(a, v, what);
-      }
-      opt.length = (int32_t)len;
+      if (!mb_option_i32("generate packing", a, v, 1, PACKING_MAX_LENGTH, &opt.length)) return 2;
     } else if (!strcmp(a, "-o")) {
       out = v;
     } else if (!strcmp(a, "--solution")) {

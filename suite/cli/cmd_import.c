@@ -33,16 +33,6 @@ static void usage(FILE *out) {
           "                     median wall time and throughput in MB/s\n");
 }
 
-static bool parse_bytes(const char *s, int64_t *out) {
-  if (!s || !*s) return false;
-  errno = 0;
-  char *end;
-  long long v = strtoll(s, &end, 10);
-  if (errno || *end || v <= 0) return false;
-  *out = v;
-  return true;
-}
-
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -116,16 +106,14 @@ int mb_cmd_import(int argc, char **argv) {
     } else if (is_hlo && !strcmp(a, "--no-pin-outputs")) {
       opt.pin_outputs = false;
     } else if (is_csv && !strcmp(a, "--capacity") && i + 1 < argc) {
-      if (!parse_bytes(argv[++i], &capacity)) {
-        fprintf(stderr, "mallocbench import: --capacity: expected a positive integer, got '%s'\n",
+      if (!mb_parse_bytes(argv[++i], 1, INT64_MAX, &capacity)) {
+        fprintf(stderr,
+                "mallocbench import: --capacity '%s': expected bytes, e.g. 1048576 or 4MiB\n",
                 argv[i]);
         return 2;
       }
     } else if (!strcmp(a, "--repeat") && i + 1 < argc) {
-      if (!parse_bytes(argv[++i], &repeat) || repeat > 100000) {
-        fprintf(stderr, "mallocbench import: --repeat: expected 1 to 100000, got '%s'\n", argv[i]);
-        return 2;
-      }
+      if (!mb_option_int("import", a, argv[++i], 1, 100000, &repeat)) return 2;
     } else {
       fprintf(stderr, "mallocbench import %s: unexpected argument '%s'; see --help\n", format, a);
       return 2;

@@ -30,14 +30,6 @@ static void usage(FILE *out) {
           "--out FILE      write the placement as an assignment CSV\n");
 }
 
-static bool parse_i64(const char *s, int64_t *out) {
-  char *end;
-  long long v = strtoll(s, &end, 10);
-  if (end == s || *end || v <= 0) return false;
-  *out = v;
-  return true;
-}
-
 int mb_cmd_pack(int argc, char **argv) {
   if (mb_wants_help(argc, argv)) {
     usage(stdout);
@@ -55,20 +47,17 @@ int mb_cmd_pack(int argc, char **argv) {
         return 2;
       }
       const char *v = argv[++i];
-      bool ok = true;
-      if (!strcmp(a, "--capacity"))
-        ok = parse_i64(v, &capacity);
-      else if (!strcmp(a, "--alignment"))
-        ok = parse_i64(v, &alignment);
-      else if (!strcmp(a, "--out"))
+      if (!strcmp(a, "--capacity")) {
+        if (!mb_parse_bytes(v, 1, INT64_MAX, &capacity)) {
+          fprintf(stderr,
+                  "mallocbench pack: --capacity '%s': expected bytes, e.g. 1048576 or 4MiB\n", v);
+          return 2;
+        }
+      } else if (!strcmp(a, "--alignment")) {
+        if (!mb_option_int("pack", a, v, 1, INT64_MAX, &alignment)) return 2;
+      } else if (!strcmp(a, "--out")) {
         out_path = v;
-      else {
-        char *end;
-        budget = strtod(v, &end);
-        ok = end != v && !*end && budget > 0;
-      }
-      if (!ok) {
-        fprintf(stderr, "mallocbench pack: %s '%s' is not a positive number\n", a, v);
+      } else if (!mb_option_number("pack", a, v, 0, true, 1e9, &budget)) {
         return 2;
       }
     } else if (a[0] == '-' && a[1]) {

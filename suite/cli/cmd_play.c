@@ -3,7 +3,6 @@
  * goes through the validator and its incremental time is checked against a full evaluation;
  * with --policy heuristic in the heuristic order the result is also compared with the heuristic
  * solver, which the game must reproduce exactly (exit 1 otherwise). */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,15 +43,6 @@ static void usage(FILE *out) {
           "With --policy heuristic the heuristic solver's time is printed beside; in the\n"
           "heuristic order the two must be identical.\n"
           "Exit status: 0 ok, 1 invalid assignment or heuristic mismatch, 2 bad usage/input.\n");
-}
-
-static bool parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi) return false;
-  *out = v;
-  return true;
 }
 
 static int bad_value(const char *flag, const char *value, const char *what) {
@@ -111,13 +101,13 @@ int mb_cmd_play(int argc, char **argv) {
       else
         return bad_value(arg, v, "random, heuristic or slow");
     } else if (!strcmp(arg, "--episodes")) {
-      if (!parse_i64(v, 1, 100000000, &episodes)) return bad_value(arg, v, "an integer >= 1");
+      if (!mb_option_int("play", arg, v, 1, 100000000, &episodes)) return 2;
     } else if (!strcmp(arg, "--seed")) {
-      if (!parse_i64(v, 0, INT64_MAX, &seed)) return bad_value(arg, v, "an integer >= 0");
+      if (!mb_option_int("play", arg, v, 0, INT64_MAX, &seed)) return 2;
     } else if (!strcmp(arg, "--order")) {
       if (!mb_game_order_parse(v, &cfg.order)) return bad_value(arg, v, "heuristic, start or size");
     } else if (!strcmp(arg, "--actions")) {
-      if (!parse_i64(v, 2, 1024, &actions)) return bad_value(arg, v, "an integer in [2, 1024]");
+      if (!mb_option_int("play", arg, v, 2, 1024, &actions)) return 2;
     } else if (!strcmp(arg, "--out")) {
       out_path = v;
     } else {

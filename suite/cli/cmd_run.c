@@ -1,5 +1,4 @@
 /* mallocbench run: the whole benchmark (suite/driver.h), then the summary table. */
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -94,31 +93,6 @@ static char *join_args(int argc, char **argv) {
     *p = '\0';
   }
   return s;
-}
-
-static bool parse_int(const char *opt, const char *v, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long x = strtol(v, &end, 10);
-  if (!*v || *end || errno || x < lo || x > hi) {
-    fprintf(stderr, "mallocbench run: %s '%s': expected an integer in %ld..%ld\n", opt, v, lo, hi);
-    return false;
-  }
-  *out = x;
-  return true;
-}
-
-/* Finite seconds, > 0 (or >= 0 with zero_ok). */
-static bool parse_seconds(const char *opt, const char *v, bool zero_ok, double *out) {
-  char *end;
-  double x = strtod(v, &end);
-  if (!*v || *end || !isfinite(x) || x < 0 || (x == 0 && !zero_ok)) {
-    fprintf(stderr, "mallocbench run: %s '%s': expected seconds %s 0\n", opt, v,
-            zero_ok ? ">=" : ">");
-    return false;
-  }
-  *out = x;
-  return true;
 }
 
 /* One line per solver that failed or returned invalid assignments: its count and first note,
@@ -222,41 +196,36 @@ int mb_cmd_run(int argc, char **argv) {
     else if (!strcmp(name, "--resume"))
       cfg.resume = val;
     else if (!strcmp(name, "--seeds")) {
-      long n = 0;
-      if (!parse_int(name, val, 1, 1000000, &n)) return 2;
+      int64_t n = 0;
+      if (!mb_option_int("run", name, val, 1, 1000000, &n)) return 2;
       cfg.seeds = (int)n;
       plan_option = true;
     } else if (!strcmp(name, "--jobs")) {
-      long n = 0;
-      if (!parse_int(name, val, 1, 1000000, &n)) return 2;
+      int64_t n = 0;
+      if (!mb_option_int("run", name, val, 1, 1000000, &n)) return 2;
       cfg.jobs = (int)n;
     } else if (!strcmp(name, "--budget")) {
-      if (!parse_seconds(name, val, false, &cfg.budget)) return 2;
+      if (!mb_option_number("run", name, val, 0, true, 1e9, &cfg.budget)) return 2;
       plan_option = true;
     } else if (!strcmp(name, "--simulations")) {
-      long n = 0;
-      if (!parse_int(name, val, 1, MB_SOLVER_MAX_SIMULATIONS, &n)) return 2;
+      int64_t n = 0;
+      if (!mb_option_int("run", name, val, 1, MB_SOLVER_MAX_SIMULATIONS, &n)) return 2;
       cfg.simulations = (int)n;
       plan_option = true;
     } else if (!strcmp(name, "--c-scale")) {
-      char *end;
-      cfg.c_scale = strtod(val, &end);
-      if (!*val || *end || !(cfg.c_scale > 0) || !isfinite(cfg.c_scale)) {
-        fprintf(stderr, "mallocbench run: --c-scale '%s': expected a finite number > 0\n", val);
-        return 2;
-      }
+      if (!mb_option_number("run", name, val, 0, true, 1e6, &cfg.c_scale)) return 2;
       plan_option = true;
     } else if (!strcmp(name, "--leaf-rollout")) {
-      long n = 0;
-      if (!parse_int(name, val, 0, MB_SOLVER_MAX_LEAF_ROLLOUT, &n)) return 2;
+      int64_t n = 0;
+      if (!mb_option_int("run", name, val, 0, MB_SOLVER_MAX_LEAF_ROLLOUT, &n)) return 2;
       cfg.leaf_rollout = n > 0 ? (int)n : MB_SOLVER_NO_LEAF_ROLLOUT;
       plan_option = true;
     } else if (!strcmp(name, "--finetune")) {
-      if (!parse_seconds(name, val, true, &cfg.finetune)) return 2;
+      if (!mb_option_number("run", name, val, 0, false, 1e9, &cfg.finetune)) return 2;
       plan_option = true;
     } else if (!strcmp(name, "--finetune-steps")) {
-      long n = 0;
-      if (!parse_int(name, val, 0, MB_SOLVER_MAX_FINETUNE_STEPS, &n)) return 2;
+      int64_t n = 0;
+      if (!mb_option_int("run", name, val, 0, MB_SOLVER_MAX_FINETUNE_STEPS, &n)) return 2;
       cfg.finetune_steps = n;
       plan_option = true;
     }

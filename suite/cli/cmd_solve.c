@@ -3,7 +3,6 @@
  * fast-memory utilisation and the validator's verdict. Exit 0 valid, 1 invalid assignment,
  * 2 bad usage or bad input. */
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,43 +62,6 @@ static void usage(FILE *out) {
           MB_SEARCH_EVAL_SIMULATIONS, MB_SEARCH_EVAL_C_SCALE, MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT);
 }
 
-/* Bytes with an optional unit; false on anything else. */
-static bool parse_bytes(const char *s, int64_t *out) {
-  char *end;
-  double v = strtod(s, &end);
-  static const struct {
-    const char *unit;
-    double scale;
-  } units[] = {{"", 1},     {"B", 1},    {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-               {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}};
-  if (end == s || !(v >= 0)) return false;
-  while (*end == ' ') end++;
-  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-    if (!strcmp(end, units[i].unit)) {
-      double bytes = v * units[i].scale;
-      if (bytes > 9e18 || bytes != (double)(int64_t)bytes) return false;
-      *out = (int64_t)bytes;
-      return true;
-    }
-  return false;
-}
-
-/* A finite number >= 0; false on anything else. */
-static bool parse_double(const char *s, double *out) {
-  char *end;
-  *out = strtod(s, &end);
-  return end != s && !*end && *out >= 0 && isfinite(*out);
-}
-
-/* An integer in [lo, hi]; false on anything else. */
-static bool parse_int(const char *s, long lo, long hi, int *out) {
-  char *end;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end || v < lo || v > hi) return false;
-  *out = (int)v;
-  return true;
-}
-
 static mb_time_ps time_of(const mb_workload *w, const mb_hardware *hw, const mb_assignment *a,
                           bool *fast) {
   mb_assignment_fast_flags(a, fast);
@@ -116,10 +78,10 @@ int mb_cmd_solve(int argc, char **argv) {
   int64_t capacity = -1;
   uint64_t seed = 1;
   double budget = 0, bound_budget = 30;
-  int simulations = 0;              /* mallocMuZero: 0 = the solver's default */
+  int32_t simulations = 0;          /* mallocMuZero: 0 = the solver's default */
   double c_scale = 0, finetune = 0; /* idem; finetune 0 = none */
-  int finetune_steps = 0;           /* idem; 0 = none */
-  int leaf_rollout = 0;             /* idem; MB_SOLVER_NO_LEAF_ROLLOUT = none */
+  int32_t finetune_steps = 0;       /* idem; 0 = none */
+  int32_t leaf_rollout = 0;         /* idem; MB_SOLVER_NO_LEAF_ROLLOUT = none */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
@@ -145,47 +107,31 @@ int mb_cmd_solve(int argc, char **argv) {
     } else if (!strcmp(a, "--agent")) {
       agent = argv[++i];
     } else if (!strcmp(a, "--capacity")) {
-      if (!parse_bytes(argv[++i], &capacity) || capacity <= 0) {
-        fprintf(stderr, "mallocbench solve: --capacity '%s' is not a positive byte count\n",
+      if (!mb_parse_bytes(argv[++i], 1, INT64_MAX, &capacity)) {
+        fprintf(stderr,
+                "mallocbench solve: --capacity '%s': expected bytes, e.g. 1048576 or 4MiB\n",
                 argv[i]);
         return 2;
       }
     } else if (!strcmp(a, "--seed")) {
-      char *end;
-      seed = strtoull(argv[++i], &end, 10);
-      if (end == argv[i] || *end) {
-        fprintf(stderr, "mallocbench solve: --seed '%s' is not an unsigned integer\n", argv[i]);
+      if (!mb_option_u64("solve", a, argv[++i], &seed)) return 2;
+    } else if (!strcmp(a, "--simulations")) {
+      if (!mb_option_i32("solve", a, argv[++i], 1, MB_SOLVER_MAX_SIMULATIONS, &simulations))
         return 2;
-      }
-    } else if (!strcmp(a, "--simulations") || !strcmp(a, "--finetune-steps")) {
-      bool sims = !strcmp(a, "--simulations");
-      long lo = sims ? 1 : 0, hi = sims ? MB_SOLVER_MAX_SIMULATIONS : MB_SOLVER_MAX_FINETUNE_STEPS;
-      if (!parse_int(argv[++i], lo, hi, sims ? &simulations : &finetune_steps)) {
-        fprintf(stderr, "mallocbench solve: %s '%s': expected an integer in %ld..%ld\n", a, argv[i],
-                lo, hi);
+    } else if (!strcmp(a, "--finetune-steps")) {
+      if (!mb_option_i32("solve", a, argv[++i], 0, MB_SOLVER_MAX_FINETUNE_STEPS, &finetune_steps))
         return 2;
-      }
     } else if (!strcmp(a, "--leaf-rollout")) {
-      if (!parse_int(argv[++i], 0, MB_SOLVER_MAX_LEAF_ROLLOUT, &leaf_rollout)) {
-        fprintf(stderr, "mallocbench solve: --leaf-rollout '%s': expected an integer in 0..%d\n",
-                argv[i], MB_SOLVER_MAX_LEAF_ROLLOUT);
+      if (!mb_option_i32("solve", a, argv[++i], 0, MB_SOLVER_MAX_LEAF_ROLLOUT, &leaf_rollout))
         return 2;
-      }
       if (leaf_rollout == 0) leaf_rollout = MB_SOLVER_NO_LEAF_ROLLOUT;
     } else if (!strcmp(a, "--c-scale")) {
-      if (!parse_double(argv[++i], &c_scale) || !(c_scale > 0)) {
-        fprintf(stderr, "mallocbench solve: --c-scale '%s': expected a finite number > 0\n",
-                argv[i]);
-        return 2;
-      }
+      if (!mb_option_number("solve", a, argv[++i], 0, true, 1e6, &c_scale)) return 2;
     } else if (!strcmp(a, "--budget") || !strcmp(a, "--bound-budget") || !strcmp(a, "--finetune")) {
       double *dst = !strcmp(a, "--budget")     ? &budget
                     : !strcmp(a, "--finetune") ? &finetune
                                                : &bound_budget;
-      if (!parse_double(argv[++i], dst)) {
-        fprintf(stderr, "mallocbench solve: %s '%s' is not a number of seconds >= 0\n", a, argv[i]);
-        return 2;
-      }
+      if (!mb_option_number("solve", a, argv[++i], 0, false, 1e9, dst)) return 2;
     } else if (path) {
       fprintf(stderr, "mallocbench solve: unexpected argument '%s'\n", a);
       return 2;

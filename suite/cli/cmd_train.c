@@ -117,40 +117,6 @@ static int bad(const char *flag, const char *v, const char *what) {
   return 2;
 }
 
-/* Value parsers: on failure they describe what was expected in `expect` (for bad()). */
-enum { EXPECT_LEN = 96 };
-
-static bool p_i64(const char *s, int64_t lo, int64_t hi, int64_t *out, char *expect) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi) {
-    snprintf(expect, EXPECT_LEN, "an integer in %lld..%lld", (long long)lo, (long long)hi);
-    return false;
-  }
-  *out = v;
-  return true;
-}
-
-static bool p_i32(const char *s, int32_t lo, int32_t hi, int32_t *out, char *expect) {
-  int64_t v;
-  if (!p_i64(s, lo, hi, &v, expect)) return false;
-  *out = (int32_t)v;
-  return true;
-}
-
-static bool p_f64(const char *s, double lo, double hi, double *out, char *expect) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end || !(v >= lo && v <= hi)) {
-    snprintf(expect, EXPECT_LEN, "a number in [%g, %g]", lo, hi);
-    return false;
-  }
-  *out = v;
-  return true;
-}
-
 /* The validation set: catalogue entries matching vregex (any split), none of which may be a
  * training workload (by name: the catalogue's identity of a workload). Exit 2 on failure. */
 static bool load_validation(const char *cat, const char *data, const char *vregex,
@@ -246,7 +212,6 @@ static int parse_options(int argc, char **argv, train_command *T) {
     }
     const char *v = argv[++i];
     bool ok = true;
-    char expect[EXPECT_LEN] = "a valid value (see --help)";
     if (!strcmp(a, "--workloads"))
       T->regex = v;
     else if (!strcmp(a, "--split")) {
@@ -265,104 +230,104 @@ static int parse_options(int argc, char **argv, train_command *T) {
     else if (!strcmp(a, "--resume"))
       T->cfg.resume = v;
     else if (!strcmp(a, "--steps"))
-      ok = p_i64(v, 1, INT64_MAX / 2, &T->cfg.steps, expect);
+      ok = mb_option_int("train", a, v, 1, INT64_MAX / 2, &T->cfg.steps);
     else if (!strcmp(a, "--minutes"))
-      ok = p_f64(v, 1e-4, 1e7, &T->minutes, expect);
+      ok = mb_option_number("train", a, v, 1e-4, false, 1e7, &T->minutes);
     else if (!strcmp(a, "--max-buffers"))
-      ok = p_i64(v, 1, INT32_MAX, &T->max_buffers, expect);
+      ok = mb_option_int("train", a, v, 1, INT32_MAX, &T->max_buffers);
     else if (!strcmp(a, "--jobs"))
-      ok = p_i32(v, 1, 64, &T->cfg.jobs, expect);
+      ok = mb_option_i32("train", a, v, 1, 64, &T->cfg.jobs);
     else if (!strcmp(a, "--seed")) {
       int64_t sd = 0;
-      ok = p_i64(v, 0, INT64_MAX, &sd, expect);
+      ok = mb_option_int("train", a, v, 0, INT64_MAX, &sd);
       T->cfg.seed = (uint64_t)sd;
     } else if (!strcmp(a, "--latent"))
-      ok = p_i32(v, 4, 4096, &T->cfg.agent.latent, expect);
+      ok = mb_option_i32("train", a, v, 4, 4096, &T->cfg.agent.latent);
     else if (!strcmp(a, "--blocks"))
-      ok = p_i32(v, 0, 16, &T->cfg.agent.blocks, expect);
+      ok = mb_option_i32("train", a, v, 0, 16, &T->cfg.agent.blocks);
     else if (!strcmp(a, "--actions"))
-      ok = p_i32(v, 2, 1024, &T->cfg.agent.game.n_actions, expect);
+      ok = mb_option_i32("train", a, v, 2, 1024, &T->cfg.agent.game.n_actions);
     else if (!strcmp(a, "--next-buffers"))
-      ok = p_i32(v, 0, 64, &T->cfg.agent.game.next_buffers, expect);
+      ok = mb_option_i32("train", a, v, 0, 64, &T->cfg.agent.game.next_buffers);
     else if (!strcmp(a, "--demand-bins"))
-      ok = p_i32(v, 0, 256, &T->cfg.agent.game.demand_bins, expect);
+      ok = mb_option_i32("train", a, v, 0, 256, &T->cfg.agent.game.demand_bins);
     else if (!strcmp(a, "--order")) {
       ok = mb_game_order_parse(v, &T->cfg.agent.game.order);
-      if (!ok) snprintf(expect, sizeof expect, "heuristic, start or size");
+      if (!ok) return bad(a, v, "heuristic, start or size");
     } else if (!strcmp(a, "--gain-features")) {
       int32_t on = 0;
-      ok = p_i32(v, 0, 1, &on, expect);
+      ok = mb_option_i32("train", a, v, 0, 1, &on);
       T->cfg.agent.game.gain_features = on != 0;
     } else if (!strcmp(a, "--simulations"))
-      ok = p_i32(v, 1, 100000, &T->cfg.search.simulations, expect);
+      ok = mb_option_i32("train", a, v, 1, 100000, &T->cfg.search.simulations);
     else if (!strcmp(a, "--search")) {
       ok = mb_search_kind_parse(v, &T->cfg.search.kind);
-      if (!ok) snprintf(expect, sizeof expect, "gumbel or puct");
+      if (!ok) return bad(a, v, "gumbel or puct");
     } else if (!strcmp(a, "--self-play")) {
       ok = !strcmp(v, "learned") || !strcmp(v, "exact");
-      if (!ok) snprintf(expect, sizeof expect, "learned or exact");
+      if (!ok) return bad(a, v, "learned or exact");
       T->cfg.self_play_exact = ok && !strcmp(v, "exact");
     } else if (!strcmp(a, "--leaf-rollout"))
-      ok = p_i32(v, 0, MB_SEARCH_MAX_LEAF_ROLLOUT, &T->cfg.search.leaf_rollout, expect);
+      ok = mb_option_i32("train", a, v, 0, MB_SEARCH_MAX_LEAF_ROLLOUT, &T->cfg.search.leaf_rollout);
     else if (!strcmp(a, "--segment"))
-      ok = p_i32(v, 1, 1000000, &T->cfg.segment, expect);
+      ok = mb_option_i32("train", a, v, 1, 1000000, &T->cfg.segment);
     else if (!strcmp(a, "--segment-start")) {
       ok = !strcmp(v, "uniform") || !strcmp(v, "cover");
-      if (!ok) snprintf(expect, sizeof expect, "uniform or cover");
+      if (!ok) return bad(a, v, "uniform or cover");
       T->cfg.segment_cover = !strcmp(v, "cover");
     } else if (!strcmp(a, "--batch"))
-      ok = p_i32(v, 1, 4096, &T->cfg.batch, expect);
+      ok = mb_option_i32("train", a, v, 1, 4096, &T->cfg.batch);
     else if (!strcmp(a, "--unroll"))
-      ok = p_i32(v, 0, 32, &T->cfg.unroll, expect);
+      ok = mb_option_i32("train", a, v, 0, 32, &T->cfg.unroll);
     else if (!strcmp(a, "--td-steps"))
-      ok = p_i32(v, 1, 100000, &T->cfg.td_steps, expect);
+      ok = mb_option_i32("train", a, v, 1, 100000, &T->cfg.td_steps);
     else if (!strcmp(a, "--lr"))
-      ok = p_f64(v, 1e-9, 1, &T->cfg.lr, expect);
+      ok = mb_option_number("train", a, v, 1e-9, false, 1, &T->cfg.lr);
     else if (!strcmp(a, "--lr-end"))
-      ok = p_f64(v, 0, 1, &T->cfg.lr_end, expect);
+      ok = mb_option_number("train", a, v, 0, false, 1, &T->cfg.lr_end);
     else if (!strcmp(a, "--value-weight"))
-      ok = p_f64(v, 0, 1e6, &T->cfg.value_weight, expect);
+      ok = mb_option_number("train", a, v, 0, false, 1e6, &T->cfg.value_weight);
     else if (!strcmp(a, "--consistency"))
-      ok = p_f64(v, 0, 1e6, &T->cfg.consistency_weight, expect);
+      ok = mb_option_number("train", a, v, 0, false, 1e6, &T->cfg.consistency_weight);
     else if (!strcmp(a, "--siblings"))
-      ok = p_f64(v, 0, 1e6, &T->cfg.sibling_weight, expect);
+      ok = mb_option_number("train", a, v, 0, false, 1e6, &T->cfg.sibling_weight);
     else if (!strcmp(a, "--sibling-depth"))
-      ok = p_i32(v, 1, MB_SIBLING_MAX_DEPTH, &T->cfg.sibling_depth, expect);
+      ok = mb_option_i32("train", a, v, 1, MB_SIBLING_MAX_DEPTH, &T->cfg.sibling_depth);
     else if (!strcmp(a, "--support"))
-      ok = p_i32(v, 2, 100000, &T->cfg.agent.support, expect);
+      ok = mb_option_i32("train", a, v, 2, 100000, &T->cfg.agent.support);
     else if (!strcmp(a, "--shaping"))
-      ok = p_f64(v, 0, 100, &T->cfg.agent.game.shaping, expect);
+      ok = mb_option_number("train", a, v, 0, false, 100, &T->cfg.agent.game.shaping);
     else if (!strcmp(a, "--c-scale"))
-      ok = p_f64(v, 0, 1e6, &T->cfg.search.c_scale, expect);
+      ok = mb_option_number("train", a, v, 0, false, 1e6, &T->cfg.search.c_scale);
     else if (!strcmp(a, "--q-range"))
-      ok = p_f64(v, 1e-12, 1, &T->cfg.search.q_min_range, expect);
+      ok = mb_option_number("train", a, v, 1e-12, false, 1, &T->cfg.search.q_min_range);
     else if (!strcmp(a, "--replay"))
-      ok = p_i64(v, 2, (int64_t)1 << 30, &T->cfg.replay_capacity, expect);
+      ok = mb_option_int("train", a, v, 2, (int64_t)1 << 30, &T->cfg.replay_capacity);
     else if (!strcmp(a, "--ratio"))
-      ok = p_f64(v, 1e-6, 1e6, &T->cfg.replay_ratio, expect);
+      ok = mb_option_number("train", a, v, 1e-6, false, 1e6, &T->cfg.replay_ratio);
     else if (!strcmp(a, "--priority"))
-      ok = p_f64(v, 0, 1, &T->cfg.priority_alpha, expect);
+      ok = mb_option_number("train", a, v, 0, false, 1, &T->cfg.priority_alpha);
     else if (!strcmp(a, "--priority-beta"))
-      ok = p_f64(v, 0, 1, &T->cfg.priority_beta, expect);
+      ok = mb_option_number("train", a, v, 0, false, 1, &T->cfg.priority_beta);
     else if (!strcmp(a, "--actors"))
-      ok = p_i32(v, 1, 1024, &T->cfg.actors_per_round, expect);
+      ok = mb_option_i32("train", a, v, 1, 1024, &T->cfg.actors_per_round);
     else if (!strcmp(a, "--state-every"))
-      ok = p_i32(v, 0, INT32_MAX, &T->cfg.state_every, expect);
+      ok = mb_option_i32("train", a, v, 0, INT32_MAX, &T->cfg.state_every);
     else if (!strcmp(a, "--checkpoint-every"))
-      ok = p_i32(v, 0, INT32_MAX, &T->cfg.checkpoint_every, expect);
+      ok = mb_option_i32("train", a, v, 0, INT32_MAX, &T->cfg.checkpoint_every);
     else if (!strcmp(a, "--eval-every"))
-      ok = p_i32(v, 0, INT32_MAX, &T->cfg.eval_every, expect);
+      ok = mb_option_i32("train", a, v, 0, INT32_MAX, &T->cfg.eval_every);
     else if (!strcmp(a, "--synth-min"))
-      ok = p_i32(v, 2, 1000000, &T->cfg.synth_min, expect);
+      ok = mb_option_i32("train", a, v, 2, 1000000, &T->cfg.synth_min);
     else if (!strcmp(a, "--synth-max"))
-      ok = p_i32(v, 2, 1000000, &T->cfg.synth_max, expect);
+      ok = mb_option_i32("train", a, v, 2, 1000000, &T->cfg.synth_max);
     else if (!strcmp(a, "--synth-packing"))
-      ok = p_f64(v, 0, 1, &T->cfg.synth_packing_share, expect);
+      ok = mb_option_number("train", a, v, 0, false, 1, &T->cfg.synth_packing_share);
     else {
       fprintf(stderr, "mallocbench train: unknown option '%s'; see --help\n", a);
       return 2;
     }
-    if (!ok) return bad(a, v, expect);
+    if (!ok) return 2; /* the reader printed what was expected */
   }
   return 0;
 }

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "option_values.h"
+
 typedef int (*mb_command_fn)(int argc, char **argv);
 
 typedef struct mb_command {
@@ -43,8 +45,16 @@ int mb_bench_muzero(int argc, char **argv);  /* suite/cli/bench_muzero.c */
 /* True when argv[1..] contains -h or --help. */
 int mb_wants_help(int argc, char **argv);
 
-/* A byte count for a command-line option: "1048576", "64KiB", "128 MiB", "2MB" (units B, KiB,
- * MiB, GiB, KB, MB, GB), in [min, max] (min >= 0); false on anything else. */
-bool mb_parse_bytes(const char *s, int64_t min, int64_t max, int64_t *out);
+/* An option's value read with suite/option_values.h (mb_parse_bytes for byte counts is there
+ * too). On a bad value these print "mallocbench COMMAND: FLAG 'VALUE': expected an integer in
+ * LO..HI" (a number: "in [LO, HI]", or "(LO, HI]" when lo_open) and return false; COMMAND is the
+ * subcommand as typed, e.g. "run" or "bench muzero". */
+bool mb_option_int(const char *command, const char *flag, const char *value, int64_t lo, int64_t hi,
+                   int64_t *out);
+bool mb_option_i32(const char *command, const char *flag, const char *value, int32_t lo, int32_t hi,
+                   int32_t *out);
+bool mb_option_u64(const char *command, const char *flag, const char *value, uint64_t *out);
+bool mb_option_number(const char *command, const char *flag, const char *value, double lo,
+                      bool lo_open, double hi, double *out);
 
 #endif

@@ -1,5 +1,4 @@
 /* mallocbench: one program, git-style subcommands. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,25 +70,4 @@ int mb_wants_help(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return 1;
   return 0;
-}
-
-bool mb_parse_bytes(const char *s, int64_t min, int64_t max, int64_t *out) {
-  static const struct {
-    const char *unit;
-    int64_t scale;
-  } UNITS[] = {{"", 1},          {"B", 1},           {"KiB", 1024},
-               {"MiB", 1 << 20}, {"GiB", 1LL << 30}, {"KB", 1000},
-               {"MB", 1000000},  {"GB", 1000000000}};
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || v < 0) return false;
-  while (*end == ' ') end++;
-  for (size_t i = 0; i < sizeof UNITS / sizeof UNITS[0]; i++) {
-    if (strcmp(end, UNITS[i].unit)) continue;
-    if (v > max / UNITS[i].scale || v * UNITS[i].scale < min) return false;
-    *out = v * UNITS[i].scale;
-    return true;
-  }
-  return false;
 }

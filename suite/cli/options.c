@@ -1,0 +1,36 @@
+/* The CLI's reading of option values: suite/option_values.h plus one error line. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "commands.h"
+
+bool mb_option_int(const char *command, const char *flag, const char *value, int64_t lo, int64_t hi,
+                   int64_t *out) {
+  if (mb_parse_int(value, lo, hi, out)) return true;
+  fprintf(stderr, "mallocbench %s: %s '%s': expected an integer in %" PRId64 "..%" PRId64 "\n",
+          command, flag, value ? value : "", lo, hi);
+  return false;
+}
+
+bool mb_option_i32(const char *command, const char *flag, const char *value, int32_t lo, int32_t hi,
+                   int32_t *out) {
+  int64_t v;
+  if (!mb_option_int(command, flag, value, lo, hi, &v)) return false;
+  *out = (int32_t)v;
+  return true;
+}
+
+bool mb_option_u64(const char *command, const char *flag, const char *value, uint64_t *out) {
+  if (mb_parse_u64(value, out)) return true;
+  fprintf(stderr, "mallocbench %s: %s '%s': expected an integer in 0..%" PRIu64 "\n", command, flag,
+          value ? value : "", UINT64_MAX);
+  return false;
+}
+
+bool mb_option_number(const char *command, const char *flag, const char *value, double lo,
+                      bool lo_open, double hi, double *out) {
+  if (mb_parse_number(value, lo, lo_open, hi, out)) return true;
+  fprintf(stderr, "mallocbench %s: %s '%s': expected a number in %c%g, %g]\n", command, flag,
+          value ? value : "", lo_open ? '(' : '[', lo, hi);
+  return false;
+}
