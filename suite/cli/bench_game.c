@@ -100,6 +100,148 @@ static void print_rate(const char *what, const char *unit, rate r) {
   printf("  %-44s %12.0f %s/s  (%" PRId64 " in %.2f s)\n", what, r.per_s, unit, r.count, r.seconds);
 }
 
+/* The workload to measure: a random one of random_n buffers (> 0), the file at path, or the
+ * largest sample or HLO dump. Its description goes to label; NULL after an error line. */
+static mb_workload *bench_workload(int32_t random_n, uint64_t seed, const char *path,
+                                   const char *data, char *label, size_t label_len) {
+  mb_error err;
+  mb_workload *w = NULL;
+  if (random_n > 0) {
+    mb_random_options ro;
+    mb_random_options_default(&ro);
+    mb_rng wrng;
+    mb_rng_seed(&wrng, seed);
+    w = mb_random_workload(&wrng, random_n, &ro, NULL, &err);
+    if (!w) fprintf(stderr, "mallocbench bench game: --random: %s\n", err.message);
+    snprintf(label, label_len, "random, seed %" PRIu64, seed);
+  } else if (path) {
+    w = mb_workload_load_any(path, &err);
+    if (!w) fprintf(stderr, "mallocbench bench game: %s\n", err.message);
+    snprintf(label, label_len, "%s", path);
+  } else {
+    char dir[2048];
+    if (mb_path_join(dir, sizeof dir, mb_source_dir(), "datasets/samples"))
+      scan_largest(dir, "", &w, label, label_len);
+    if (mb_path_join(dir, sizeof dir, mb_data_dir(data), "hlo"))
+      scan_largest(dir, ".hlo", &w, label, label_len);
+    if (!w) fprintf(stderr, "mallocbench bench game: no workload found; pass one as an argument\n");
+  }
+  return w;
+}
+
+/* What the measurements share: two games of the same workload (g plays, g2 branches from g's
+ * states), scratch buffers, the random policy's stream and the time per measurement. */
+typedef struct bench {
+  mb_game *g, *g2;
+  float *obs;
+  uint8_t *mask;
+  mb_game_snapshot *path; /* the states of g's last episode, root first */
+  mb_rng rng;
+  double seconds;
+} bench;
+
+static rate finish(rate r, double seconds) {
+  r.seconds = seconds;
+  r.per_s = (double)r.count / seconds;
+  return r;
+}
+
+/* 1 and 2. Full random episodes (reset included), with or without an observation per decision.
+ */
+static rate time_episodes(bench *B, bool observe, int64_t *episodes) {
+  rate r = {0};
+  double t0 = mb_wall_seconds(), t;
+  do {
+    mb_game_reset(B->g);
+    while (!mb_game_done(B->g)) {
+      if (observe) mb_game_observe(B->g, B->obs);
+      mb_game_step(B->g, random_action(B->g, &B->rng, B->mask), NULL, NULL);
+      r.count++;
+    }
+    (*episodes)++;
+  } while ((t = mb_wall_seconds()) - t0 < B->seconds);
+  return finish(r, t - t0);
+}
+
+/* A fresh reference episode in g, its states in B->path; returns its decisions. */
+static int32_t play_reference(bench *B) {
+  mb_game_reset(B->g);
+  int32_t depth = 0;
+  B->path[depth++] = mb_game_snapshot_take(B->g);
+  while (!mb_game_done(B->g)) {
+    mb_game_step(B->g, random_action(B->g, &B->rng, B->mask), NULL, NULL);
+    B->path[depth++] = mb_game_snapshot_take(B->g);
+  }
+  return mb_game_depth(B->g);
+}
+
+/* 3. Branching as tree search does, walking back along the reference episode: at each state,
+ * snapshot, try one random action, restore (then one more restore steps back to the parent).
+ * Resyncing g2 to the episode's end between walks is not timed. */
+static rate time_branching(bench *B, int32_t decisions) {
+  rate r = {0};
+  double walk_time = 0, t0 = mb_wall_seconds();
+  do {
+    mb_game_copy(B->g2, B->g, NULL);
+    double a = mb_wall_seconds();
+    for (int32_t d = decisions - 1; d >= 0; d--) {
+      mb_game_restore(B->g2, B->path[d], NULL);
+      mb_game_snapshot s = mb_game_snapshot_take(B->g2);
+      mb_game_step(B->g2, random_action(B->g2, &B->rng, B->mask), NULL, NULL);
+      mb_game_restore(B->g2, s, NULL);
+      r.count++;
+    }
+    walk_time += mb_wall_seconds() - a;
+  } while (mb_wall_seconds() - t0 < B->seconds);
+  return finish(r, walk_time);
+}
+
+/* 4. Full rollback (restore from the end of the reference episode to the root) against a copy
+ * of the finished episode (mb_game_copy, the alternative to undo), timed alternately. */
+static void time_rollback_and_copy(bench *B, rate *rollback, rate *copy) {
+  *rollback = *copy = (rate){0};
+  double copy_time = 0, restore_time = 0, t0 = mb_wall_seconds();
+  do {
+    double a = mb_wall_seconds();
+    mb_game_copy(B->g2, B->g, NULL);
+    double b = mb_wall_seconds();
+    mb_game_restore(B->g2, B->path[0], NULL);
+    double c = mb_wall_seconds();
+    copy_time += b - a;
+    restore_time += c - b;
+    copy->count++;
+    rollback->count++;
+  } while (mb_wall_seconds() - t0 < 2 * B->seconds);
+  *copy = finish(*copy, copy_time);
+  *rollback = finish(*rollback, restore_time);
+}
+
+/* The measurements, on a workload with decisions to make. */
+static void measure(bench *B) {
+  int64_t episodes = 0, ignored = 0;
+  rate steps = time_episodes(B, false, &episodes);
+  rate obs_steps = time_episodes(B, true, &ignored);
+  rate branch = time_branching(B, play_reference(B));
+  rate rollback, copy;
+  time_rollback_and_copy(B, &rollback, &copy);
+
+  printf("\n");
+  print_rate("random episodes: steps", "steps", steps);
+  printf("  %-44s %12.1f episodes/s\n", "random episodes", (double)episodes / steps.seconds);
+  print_rate("random episodes with observe(): steps", "steps", obs_steps);
+  print_rate("branch: snapshot, step, restore (+1 undo)", "branches", branch);
+  print_rate("rollback: restore end of episode -> root", "rollbacks", rollback);
+  print_rate("copy: mb_game_copy of a finished episode", "copies", copy);
+  printf("\nratios (same run):\n");
+  printf("  observe() cost per step           %8.2f x a bare step\n",
+         steps.per_s / obs_steps.per_s - 1.0);
+  printf("  branches per second / steps per s %8.2f\n", branch.per_s / steps.per_s);
+  printf("  undo vs copy for a full episode   %8.2f x faster (rollback rate / copy rate)\n",
+         rollback.per_s / copy.per_s);
+  printf("  undo vs copy to branch once       %8.2f x faster (branch rate / copy rate)\n",
+         branch.per_s / copy.per_s);
+}
+
 int mb_bench_game(int argc, char **argv) {
   if (mb_wants_help(argc, argv)) {
     usage(stdout);
@@ -140,38 +282,10 @@ int mb_bench_game(int argc, char **argv) {
     }
   }
 
+  char label[2048] = "";
+  mb_workload *w = bench_workload(random_n, seed, path, data, label, sizeof label);
+  if (!w) return 2;
   mb_error err;
-  mb_workload *w = NULL;
-  char wpath[2048] = "";
-  if (random_n > 0) {
-    mb_random_options ro;
-    mb_random_options_default(&ro);
-    mb_rng wrng;
-    mb_rng_seed(&wrng, seed);
-    w = mb_random_workload(&wrng, random_n, &ro, NULL, &err);
-    if (!w) {
-      fprintf(stderr, "mallocbench bench game: --random: %s\n", err.message);
-      return 2;
-    }
-    snprintf(wpath, sizeof wpath, "random, seed %" PRIu64, seed);
-  } else if (path) {
-    w = mb_workload_load_any(path, &err);
-    if (!w) {
-      fprintf(stderr, "mallocbench bench game: %s\n", err.message);
-      return 2;
-    }
-    snprintf(wpath, sizeof wpath, "%s", path);
-  } else {
-    char dir[2048];
-    if (mb_path_join(dir, sizeof dir, mb_source_dir(), "datasets/samples"))
-      scan_largest(dir, "", &w, wpath, sizeof wpath);
-    if (mb_path_join(dir, sizeof dir, mb_data_dir(data), "hlo"))
-      scan_largest(dir, ".hlo", &w, wpath, sizeof wpath);
-    if (!w) {
-      fprintf(stderr, "mallocbench bench game: no workload found; pass one as an argument\n");
-      return 2;
-    }
-  }
   mb_hardware hw;
   if (!mb_hardware_find(hw_name, NULL, &hw, &err)) {
     fprintf(stderr, "mallocbench bench game: %s\n", err.message);
@@ -186,136 +300,38 @@ int mb_bench_game(int argc, char **argv) {
   mb_game_config cfg;
   mb_game_config_default(&cfg);
   cfg.n_actions = actions;
-  mb_game *g = mb_game_new(w, &hw, &cfg, &err);
-  mb_game *g2 = g ? mb_game_new(w, &hw, &cfg, &err) : NULL;
   int32_t obs_n = mb_game_observation_size(&cfg);
-  float *obs = malloc(sizeof *obs * (size_t)obs_n);
-  uint8_t *mask = malloc((size_t)cfg.n_actions);
-  mb_game_snapshot *path_snaps =
-      malloc(sizeof *path_snaps * (size_t)(w->n_buffers > 0 ? w->n_buffers + 1 : 1));
+  bench B = {.seconds = seconds};
+  B.g = mb_game_new(w, &hw, &cfg, &err);
+  B.g2 = B.g ? mb_game_new(w, &hw, &cfg, &err) : NULL;
+  B.obs = malloc(sizeof *B.obs * (size_t)obs_n);
+  B.mask = malloc((size_t)cfg.n_actions);
+  B.path = malloc(sizeof *B.path * (size_t)(w->n_buffers > 0 ? w->n_buffers + 1 : 1));
+  mb_rng_seed(&B.rng, seed);
   int status = 0;
-  if (!g || !g2 || !obs || !mask || !path_snaps) {
-    fprintf(stderr, "mallocbench bench game: %s\n", !g || !g2 ? err.message : "out of memory");
+  if (!B.g || !B.g2 || !B.obs || !B.mask || !B.path) {
+    fprintf(stderr, "mallocbench bench game: %s\n", !B.g || !B.g2 ? err.message : "out of memory");
     status = 2;
-    goto done;
+  } else {
+    /* one episode to describe the workload (and to skip a workload with nothing to decide) */
+    while (!mb_game_done(B.g)) mb_game_step(B.g, random_action(B.g, &B.rng, B.mask), NULL, NULL);
+    int32_t decisions = mb_game_depth(B.g);
+    printf("mallocGame benchmark (wall clock; game times are simulated)\n");
+    printf("workload %s (%s): %d buffers, %d visited, %d decisions per random episode\n", w->name,
+           label, (int)w->n_buffers, (int)mb_game_n_visitable(B.g), (int)decisions);
+    printf("hardware %s, fast memory %" PRId64 " B (%s), %d actions, observation %d floats\n",
+           hw.name, hw.capacity, fraction > 0 ? "fraction of peak live bytes" : "profile",
+           (int)cfg.n_actions, (int)obs_n);
+    if (decisions == 0)
+      printf("no decisions to make: nothing to measure\n");
+    else
+      measure(&B);
   }
-  mb_rng rng;
-  mb_rng_seed(&rng, seed);
-
-  /* One episode to describe the workload (and to skip a workload with nothing to decide). */
-  int32_t depth = 0;
-  while (!mb_game_done(g)) mb_game_step(g, random_action(g, &rng, mask), NULL, NULL);
-  int32_t decisions = mb_game_depth(g);
-  printf("mallocGame benchmark (wall clock; game times are simulated)\n");
-  printf("workload %s (%s): %d buffers, %d visited, %d decisions per random episode\n", w->name,
-         wpath, (int)w->n_buffers, (int)mb_game_n_visitable(g), (int)decisions);
-  printf("hardware %s, fast memory %" PRId64 " B (%s), %d actions, observation %d floats\n",
-         hw.name, hw.capacity, fraction > 0 ? "fraction of peak live bytes" : "profile",
-         (int)cfg.n_actions, (int)obs_n);
-  if (decisions == 0) {
-    printf("no decisions to make: nothing to measure\n");
-    goto done;
-  }
-
-  /* 1. Full random episodes (reset included). */
-  rate steps = {0}, obs_steps = {0}, branch = {0}, rollback = {0}, copy = {0};
-  double t0 = mb_wall_seconds(), t;
-  int64_t episodes = 0;
-  do {
-    mb_game_reset(g);
-    while (!mb_game_done(g)) {
-      mb_game_step(g, random_action(g, &rng, mask), NULL, NULL);
-      steps.count++;
-    }
-    episodes++;
-  } while ((t = mb_wall_seconds()) - t0 < seconds);
-  steps.seconds = t - t0;
-  steps.per_s = (double)steps.count / steps.seconds;
-
-  /* 2. The same with one observation per decision. */
-  t0 = mb_wall_seconds();
-  do {
-    mb_game_reset(g);
-    while (!mb_game_done(g)) {
-      mb_game_observe(g, obs);
-      mb_game_step(g, random_action(g, &rng, mask), NULL, NULL);
-      obs_steps.count++;
-    }
-  } while ((t = mb_wall_seconds()) - t0 < seconds);
-  obs_steps.seconds = t - t0;
-  obs_steps.per_s = (double)obs_steps.count / obs_steps.seconds;
-
-  /* A fresh reference episode whose snapshots the branching measurement restores. */
-  mb_game_reset(g);
-  depth = 0;
-  path_snaps[depth++] = mb_game_snapshot_take(g);
-  while (!mb_game_done(g)) {
-    mb_game_step(g, random_action(g, &rng, mask), NULL, NULL);
-    path_snaps[depth++] = mb_game_snapshot_take(g);
-  }
-  decisions = mb_game_depth(g);
-
-  /* 3. Branching as tree search does, walking back along the reference episode: at each
-   * state, snapshot, try one random action, restore (then one more restore steps back to the
-   * parent). Resyncing g2 to the episode's end between walks is not timed. */
-  double walk_time = 0;
-  t0 = mb_wall_seconds();
-  do {
-    mb_game_copy(g2, g, NULL);
-    double a = mb_wall_seconds();
-    for (int32_t d = decisions - 1; d >= 0; d--) {
-      mb_game_restore(g2, path_snaps[d], NULL);
-      mb_game_snapshot s = mb_game_snapshot_take(g2);
-      mb_game_step(g2, random_action(g2, &rng, mask), NULL, NULL);
-      mb_game_restore(g2, s, NULL);
-      branch.count++;
-    }
-    walk_time += mb_wall_seconds() - a;
-  } while ((t = mb_wall_seconds()) - t0 < seconds);
-  branch.seconds = walk_time;
-  branch.per_s = (double)branch.count / walk_time;
-
-  /* 4. Full rollback: copy the finished episode into g2, restore to the root. */
-  double copy_time = 0, restore_time = 0;
-  t0 = mb_wall_seconds();
-  do {
-    double a = mb_wall_seconds();
-    mb_game_copy(g2, g, NULL);
-    double b = mb_wall_seconds();
-    mb_game_restore(g2, path_snaps[0], NULL);
-    double c = mb_wall_seconds();
-    copy_time += b - a;
-    restore_time += c - b;
-    copy.count++;
-    rollback.count++;
-  } while ((t = mb_wall_seconds()) - t0 < 2 * seconds);
-  copy.seconds = copy_time;
-  copy.per_s = (double)copy.count / copy_time;
-  rollback.seconds = restore_time;
-  rollback.per_s = (double)rollback.count / restore_time;
-
-  printf("\n");
-  print_rate("random episodes: steps", "steps", steps);
-  printf("  %-44s %12.1f episodes/s\n", "random episodes", (double)episodes / steps.seconds);
-  print_rate("random episodes with observe(): steps", "steps", obs_steps);
-  print_rate("branch: snapshot, step, restore (+1 undo)", "branches", branch);
-  print_rate("rollback: restore end of episode -> root", "rollbacks", rollback);
-  print_rate("copy: mb_game_copy of a finished episode", "copies", copy);
-  printf("\nratios (same run):\n");
-  printf("  observe() cost per step           %8.2f x a bare step\n",
-         steps.per_s / obs_steps.per_s - 1.0);
-  printf("  branches per second / steps per s %8.2f\n", branch.per_s / steps.per_s);
-  printf("  undo vs copy for a full episode   %8.2f x faster (rollback rate / copy rate)\n",
-         rollback.per_s / copy.per_s);
-  printf("  undo vs copy to branch once       %8.2f x faster (branch rate / copy rate)\n",
-         branch.per_s / copy.per_s);
-
-done:
-  free(path_snaps);
-  free(mask);
-  free(obs);
-  mb_game_free(g2);
-  mb_game_free(g);
+  free(B.path);
+  free(B.mask);
+  free(B.obs);
+  mb_game_free(B.g2);
+  mb_game_free(B.g);
   mb_workload_free(w);
   return status;
 }
