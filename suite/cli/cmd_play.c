@@ -56,6 +56,71 @@ static mb_time_ps assignment_time(const mb_workload *w, const mb_hardware *hw,
   return mb_program_time(w, hw, scratch);
 }
 
+/* One episode of the policy from the start (a random policy draws from rng). */
+static bool play_episode(mb_game *g, policy pol, mb_rng *rng, uint8_t *mask, mb_error *err) {
+  mb_game_reset(g);
+  while (!mb_game_done(g)) {
+    int32_t act;
+    if (pol == POLICY_HEURISTIC) {
+      act = mb_game_heuristic_action(g);
+    } else if (pol == POLICY_SLOW) {
+      act = mb_game_slow_action(g);
+    } else {
+      /* Uniform over the legal actions: the k-th legal one. */
+      int32_t n = mb_game_legal_mask(g, mask), k = (int32_t)mb_rng_below(rng, (uint64_t)n);
+      for (act = 0; act < mb_game_n_actions(g); act++)
+        if (mask[act] && k-- == 0) break;
+    }
+    if (!mb_game_step(g, act, NULL, err)) return false;
+  }
+  return true;
+}
+
+/* The finished episode's assignment (into a) is valid, and the game's incremental time equals
+ * a from-scratch evaluation (*time). */
+static bool check_episode(const mb_game *g, const mb_workload *w, const mb_hardware *hw,
+                          mb_assignment *a, bool *scratch, mb_time_ps *time, mb_error *err) {
+  mb_game_assignment(g, a, NULL);
+  if (!mb_validate(w, hw, a, err)) return mb_fail_prefix(err, "invalid assignment");
+  *time = assignment_time(w, hw, a, scratch);
+  if (*time != mb_game_time(g))
+    return mb_fail(err, "incremental time %" PRId64 " ps != full evaluation %" PRId64 " ps",
+                   mb_game_time(g), *time);
+  return true;
+}
+
+/* The heuristic solver's time beside the heuristic policy's best: in the heuristic order the two
+ * must be identical (false and a MISMATCH line otherwise); in another order best fit is another
+ * algorithm, shown for reference. ref and scratch are scratch space. */
+static bool compare_with_heuristic_solver(const mb_workload *w, const mb_hardware *hw,
+                                          mb_game_order order, uint64_t seed,
+                                          mb_time_ps policy_time, mb_assignment *ref,
+                                          bool *scratch) {
+  mb_solver_options opt;
+  mb_solver_options_default(&opt);
+  mb_solver_stats st;
+  memset(&st, 0, sizeof st);
+  mb_rng rng;
+  mb_rng_seed(&rng, seed);
+  mb_error err;
+  if (!mb_solve_heuristic(w, hw, &opt, &rng, ref, &st, &err)) {
+    fprintf(stderr, "mallocbench play: heuristic solver: %s\n", err.message);
+    return false;
+  }
+  mb_solver_stats_free(&st);
+  mb_time_ps th = assignment_time(w, hw, ref, scratch);
+  if (order != MB_GAME_ORDER_HEURISTIC) {
+    printf("heuristic solver: T %" PRId64 " ps (best fit in %s order here: %+.4f%% time)\n", th,
+           mb_game_order_name(order),
+           th > 0 ? 100.0 * (double)(policy_time - th) / (double)th : 0.0);
+    return true;
+  }
+  bool same = th == policy_time;
+  printf("heuristic solver: T %" PRId64 " ps: %s\n", th,
+         same ? "identical to the heuristic policy" : "MISMATCH with the heuristic policy");
+  return same;
+}
+
 int mb_cmd_play(int argc, char **argv) {
   if (mb_wants_help(argc, argv)) {
     usage(stdout);
@@ -169,39 +234,10 @@ int mb_cmd_play(int argc, char **argv) {
   mb_time_ps best_time = 0;
   for (int64_t ep = 0; ep < episodes; ep++) {
     mb_rng rng = mb_rng_split(&base, (uint64_t)ep);
-    mb_game_reset(g);
-    while (!mb_game_done(g)) {
-      int32_t act;
-      if (pol == POLICY_HEURISTIC) {
-        act = mb_game_heuristic_action(g);
-      } else if (pol == POLICY_SLOW) {
-        act = mb_game_slow_action(g);
-      } else {
-        /* Uniform over the legal actions: the k-th legal one. */
-        int32_t n = mb_game_legal_mask(g, mask), k = (int32_t)mb_rng_below(&rng, (uint64_t)n);
-        for (act = 0; act < cfg.n_actions; act++)
-          if (mask[act] && k-- == 0) break;
-      }
-      if (!mb_game_step(g, act, NULL, &err)) {
-        fprintf(stderr, "mallocbench play: %s\n", err.message);
-        status = 1;
-        goto done;
-      }
-    }
-    mb_game_assignment(g, a, NULL);
-    if (!mb_validate(w, &hw, a, &err)) {
-      fprintf(stderr, "mallocbench play: episode %" PRId64 ": invalid assignment: %s\n", ep,
-              err.message);
-      status = 1;
-      goto done;
-    }
-    /* The game's incremental time must equal a from-scratch evaluation. */
-    mb_time_ps t = assignment_time(w, &hw, a, scratch);
-    if (t != mb_game_time(g)) {
-      fprintf(stderr,
-              "mallocbench play: episode %" PRId64 ": incremental time %" PRId64
-              " ps != full evaluation %" PRId64 " ps\n",
-              ep, mb_game_time(g), t);
+    mb_time_ps t = 0;
+    if (!play_episode(g, pol, &rng, mask, &err) ||
+        !check_episode(g, w, &hw, a, scratch, &t, &err)) {
+      fprintf(stderr, "mallocbench play: episode %" PRId64 ": %s\n", ep, err.message);
       status = 1;
       goto done;
     }
@@ -221,32 +257,9 @@ int mb_cmd_play(int argc, char **argv) {
          best_time > 0 ? (double)mb_game_slow_time(g) / (double)best_time : 0.0,
          sum_return / (double)episodes);
 
-  if (pol == POLICY_HEURISTIC) {
-    mb_solver_options opt;
-    mb_solver_options_default(&opt);
-    mb_solver_stats st;
-    memset(&st, 0, sizeof st);
-    mb_rng rng;
-    mb_rng_seed(&rng, (uint64_t)seed);
-    if (!mb_solve_heuristic(w, &hw, &opt, &rng, ref, &st, &err)) {
-      fprintf(stderr, "mallocbench play: heuristic solver: %s\n", err.message);
-      status = 1;
-      goto done;
-    }
-    mb_solver_stats_free(&st);
-    mb_time_ps th = assignment_time(w, &hw, ref, scratch);
-    if (cfg.order == MB_GAME_ORDER_HEURISTIC) {
-      bool same = th == best_time;
-      printf("heuristic solver: T %" PRId64 " ps: %s\n", th,
-             same ? "identical to the heuristic policy" : "MISMATCH with the heuristic policy");
-      if (!same) status = 1;
-    } else {
-      /* Best fit in another order is another algorithm: shown for reference only. */
-      printf("heuristic solver: T %" PRId64 " ps (best fit in %s order here: %+.4f%% time)\n", th,
-             mb_game_order_name(cfg.order),
-             th > 0 ? 100.0 * (double)(best_time - th) / (double)th : 0.0);
-    }
-  }
+  if (pol == POLICY_HEURISTIC &&
+      !compare_with_heuristic_solver(w, &hw, cfg.order, (uint64_t)seed, best_time, ref, scratch))
+    status = 1;
   if (out_path && !mb_assignment_save_csv(best, w, out_path, &err)) {
     fprintf(stderr, "mallocbench play: %s\n", err.message);
     status = 2;
