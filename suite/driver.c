@@ -402,65 +402,50 @@ static bool muzero_options_set(const run *R) {
          R->leaf_rollout != 0;
 }
 
-/* Catalogue -> workloads -> pairs -> tasks, and the plan hash. */
-static bool make_plan(run *R, mb_error *err) {
-  /* options may come from a file being resumed: check them like flags */
+/* Options may come from a file being resumed: checked like flags. */
+static bool check_plan_options(run *R, mb_error *err) {
   if (strcmp(R->profile, "quick") && strcmp(R->profile, "full"))
     return mb_fail(err, "profile '%s': expected quick or full", R->profile);
   if (R->seeds < 1 || R->seeds > 1000000)
     return mb_fail(err, "seeds %" PRId64 ": expected 1..1000000", R->seeds);
   if (!(R->budget >= 0)) return mb_fail(err, "budget %g: expected seconds >= 0", R->budget);
-  if (!muzero_options_ok(R->simulations, R->c_scale, R->finetune, R->finetune_steps,
-                         R->leaf_rollout, R->cfg->resume ? R->cfg->resume : NULL, err))
-    return false;
-  /* the agent decides mallocMuZero's numbers: its content is part of the plan */
-  if (R->agent_path[0] && !file_sha256(R->agent_path, R->agent_sha))
-    return mb_fail(err, "--agent %s: cannot read: %s", R->agent_path, strerror(errno));
-  R->cat = mb_catalogue_load(R->catalogue_path, err);
-  if (!R->cat) return false;
-  if (!mb_catalogue_hash(R->cat, R->catalogue_sha, err)) return false;
-  if (!resolve_solvers(R, err)) return false;
-  int32_t ne = R->cat->n_entries;
-  bool *sel = calloc(ne ? (size_t)ne : 1, sizeof *sel);
-  R->workloads = calloc(ne ? (size_t)ne : 1, sizeof *R->workloads);
-  if (!sel || !R->workloads) {
-    free(sel);
-    return mb_fail(err, "out of memory");
+  return muzero_options_ok(R->simulations, R->c_scale, R->finetune, R->finetune_steps,
+                           R->leaf_rollout, R->cfg->resume ? R->cfg->resume : NULL, err);
+}
+
+/* --hardware: profiles that replace every entry's own (its capacity aside), loaded once. */
+enum { MAX_HARDWARE_OVERRIDES = 16 };
+typedef struct hardware_overrides {
+  int n;
+  mb_hardware hw[MAX_HARDWARE_OVERRIDES];
+  char names[MAX_HARDWARE_OVERRIDES][MB_RES_HARDWARE], sha[MAX_HARDWARE_OVERRIDES][MB_RES_SHA];
+} hardware_overrides;
+
+static bool load_hardware_overrides(const char *csv, hardware_overrides *O, mb_error *err) {
+  O->n = 0;
+  if (!csv[0]) return true;
+  char list[1024];
+  copy_str(list, sizeof list, csv);
+  char *save = NULL;
+  for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (O->n == MAX_HARDWARE_OVERRIDES)
+      return mb_fail(err, "--hardware: more than %d profiles", MAX_HARDWARE_OVERRIDES);
+    if (!mb_hardware_find(tok, NULL, &O->hw[O->n], err)) return mb_fail_prefix(err, "--hardware");
+    copy_str(O->names[O->n], MB_RES_HARDWARE, O->hw[O->n].name);
+    if (!profile_file_sha(tok, O->sha[O->n])) O->sha[O->n][0] = '\0';
+    O->n++;
   }
-  if (!select_entries(R, sel, err)) {
-    free(sel);
-    return false;
-  }
-  /* hardware overrides: loaded once */
-  mb_hardware over[16];
-  char over_names[16][MB_RES_HARDWARE], over_sha[16][MB_RES_SHA];
-  int n_over = 0;
-  if (R->hardware_list[0]) {
-    char list[1024];
-    copy_str(list, sizeof list, R->hardware_list);
-    char *save = NULL;
-    for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-      if (n_over == 16) {
-        free(sel);
-        return mb_fail(err, "--hardware: more than 16 profiles");
-      }
-      if (!mb_hardware_find(tok, NULL, &over[n_over], err)) {
-        free(sel);
-        return mb_fail_prefix(err, "--hardware");
-      }
-      copy_str(over_names[n_over], MB_RES_HARDWARE, over[n_over].name);
-      if (!profile_file_sha(tok, over_sha[n_over])) over_sha[n_over][0] = '\0';
-      n_over++;
-    }
-  }
+  return true;
+}
+
+/* Loads the selected entries' workloads into R->workloads; an entry whose external data is
+ * missing is skipped with a note (R->skipped), any other failure is an error. */
+static bool load_workloads(run *R, const bool *selected, mb_error *err) {
   char cache[4096];
-  if (!mb_path_join(cache, sizeof cache, mb_source_dir(), "results/cache")) {
-    free(sel);
+  if (!mb_path_join(cache, sizeof cache, mb_source_dir(), "results/cache"))
     return mb_fail(err, "cache path too long");
-  }
-  int32_t n_pairs_max = 0;
-  for (int32_t i = 0; i < ne; i++) {
-    if (!sel[i]) continue;
+  for (int32_t i = 0; i < R->cat->n_entries; i++) {
+    if (!selected[i]) continue;
     const mb_catalogue_entry *e = &R->cat->entries[i];
     bool missing = false;
     mb_error werr = {{0}};
@@ -469,15 +454,11 @@ static bool make_plan(run *R, mb_error *err) {
       char line[MB_ERROR_MAX + 256];
       snprintf(line, sizeof line, "%s: %s\n", e->name, werr.message);
       fprintf(R->log, "mallocbench run: skipping %s", line);
-      if (!append_text(&R->skipped, line)) {
-        free(sel);
-        return mb_fail(err, "out of memory");
-      }
+      if (!append_text(&R->skipped, line)) return mb_fail(err, "out of memory");
       R->n_skipped++;
       continue;
     }
     if (!w) {
-      free(sel);
       *err = werr;
       return mb_fail_prefix(err, "%s:%d: catalogue entry '%s'", R->cat->path, (int)e->line,
                             e->name);
@@ -486,37 +467,37 @@ static bool make_plan(run *R, mb_error *err) {
     lw->w = w;
     copy_str(lw->key, sizeof lw->key, e->name);
     copy_str(lw->split, sizeof lw->split, e->split);
-    if (strlen(e->name) >= sizeof lw->key) {
-      free(sel);
+    if (strlen(e->name) >= sizeof lw->key)
       return mb_fail(err, "%s:%d: entry name longer than %d bytes", R->cat->path, (int)e->line,
                      MB_RES_WORKLOAD - 1);
-    }
-    if (!mb_workload_sha256_hex(w, lw->sha)) {
-      free(sel);
+    if (!mb_workload_sha256_hex(w, lw->sha))
       return mb_fail(err, "out of memory hashing workload '%s'", e->name);
-    }
-    n_pairs_max += n_over ? n_over : 1;
   }
-  free(sel);
   if (R->n_workloads == 0)
     return mb_fail(err, "no workload to run: %s selects none%s",
                    R->workloads_regex[0] ? "--workloads" : "the profile",
                    R->n_skipped ? " with its data present (see the notes above)" : "");
-  R->pairs = calloc((size_t)n_pairs_max, sizeof *R->pairs);
+  return true;
+}
+
+/* One (workload, hardware) pair per workload and override profile (or the entry's own). */
+static bool make_pairs(run *R, const hardware_overrides *O, mb_error *err) {
+  int per_workload = O->n ? O->n : 1;
+  R->pairs = calloc((size_t)R->n_workloads * (size_t)per_workload, sizeof *R->pairs);
   if (!R->pairs) return mb_fail(err, "out of memory");
   for (int32_t wi = 0; wi < R->n_workloads; wi++) {
     const mb_catalogue_entry *e = NULL;
-    for (int32_t i = 0; i < ne; i++)
+    for (int32_t i = 0; i < R->cat->n_entries; i++)
       if (!strcmp(R->cat->entries[i].name, R->workloads[wi].key)) e = &R->cat->entries[i];
-    for (int k = 0; k < (n_over ? n_over : 1); k++) {
+    for (int k = 0; k < per_workload; k++) {
       pair *p = &R->pairs[R->n_pairs++];
       p->workload = wi;
-      if (n_over) {
+      if (O->n) {
         /* the entry sizes fast memory for its workload (datasets/CATALOGUE.md): keep that
          * capacity, take everything else from the override profile */
-        p->hw = mb_hardware_with_capacity(&over[k], e->capacity);
-        copy_str(p->hw_name, sizeof p->hw_name, over_names[k]);
-        copy_str(p->profile_sha, sizeof p->profile_sha, over_sha[k]);
+        p->hw = mb_hardware_with_capacity(&O->hw[k], e->capacity);
+        copy_str(p->hw_name, sizeof p->hw_name, O->names[k]);
+        copy_str(p->profile_sha, sizeof p->profile_sha, O->sha[k]);
       } else {
         if (!mb_catalogue_hardware(e, &p->hw, err))
           return mb_fail_prefix(err, "%s:%d: entry '%s'", R->cat->path, (int)e->line, e->name);
@@ -525,6 +506,11 @@ static bool make_plan(run *R, mb_error *err) {
       }
     }
   }
+  return true;
+}
+
+/* Per pair: its baseline, then every solver x seed. */
+static bool make_tasks(run *R, mb_error *err) {
   R->n_jobs = (int64_t)R->n_pairs * R->n_solvers * R->seeds;
   R->n_tasks = R->n_pairs + R->n_jobs;
   R->tasks = calloc((size_t)R->n_tasks, sizeof *R->tasks);
@@ -538,18 +524,21 @@ static bool make_plan(run *R, mb_error *err) {
       for (int64_t seed = 0; seed < R->seeds; seed++)
         R->tasks[t++] = (task){.kind = TASK_JOB, .pair = p, .solver = s, .seed = seed};
   }
-  /* The plan hash covers everything that decides the numbers: workload contents, hardware,
-   * solvers, seeds, budget, mallocMuZero's evaluation options, the results format. Those
-   * options enter the text only when set, so that plans made before they existed (and every
-   * plan that leaves them at their defaults) keep their hash and their files still resume. */
+  return true;
+}
+
+/* The plan hash covers everything that decides the numbers: workload contents, hardware,
+ * solvers, seeds, budget, mallocMuZero's evaluation options, the results format. Those options
+ * enter the text only when set, so that plans made before they existed (and every plan that
+ * leaves them at their defaults) keep their hash and their files still resume. */
+static bool hash_plan(run *R, mb_error *err) {
   mb_sha256 h;
   mb_sha256_init(&h);
   char line[1024], muzero[256] = "";
-  R->bound_budget = !strcmp(R->profile, "full") ? FULL_BOUND_S : QUICK_BOUND_S;
-  /* finetune_steps enters only when set: plans made before it keep their hash */
   if (muzero_options_set(R)) {
     int n = snprintf(muzero, sizeof muzero, " muzero sims %d c_scale %.17g finetune %.17g",
                      R->simulations, R->c_scale, R->finetune);
+    /* finetune_steps enters only when set: plans made before it keep their hash */
     if (R->finetune_steps && n > 0 && n < (int)sizeof muzero)
       n += snprintf(muzero + n, sizeof muzero - (size_t)n, " finetune_steps %" PRId64,
                     R->finetune_steps);
@@ -577,6 +566,31 @@ static bool make_plan(run *R, mb_error *err) {
   mb_sha256_final(&h, d);
   mb_sha256_digest_hex(d, R->plan_sha);
   return true;
+}
+
+/* Catalogue -> workloads -> pairs -> tasks, and the plan hash. */
+static bool make_plan(run *R, mb_error *err) {
+  if (!check_plan_options(R, err)) return false;
+  /* the agent decides mallocMuZero's numbers: its content is part of the plan */
+  if (R->agent_path[0] && !file_sha256(R->agent_path, R->agent_sha))
+    return mb_fail(err, "--agent %s: cannot read: %s", R->agent_path, strerror(errno));
+  R->cat = mb_catalogue_load(R->catalogue_path, err);
+  if (!R->cat) return false;
+  if (!mb_catalogue_hash(R->cat, R->catalogue_sha, err)) return false;
+  if (!resolve_solvers(R, err)) return false;
+  int32_t ne = R->cat->n_entries;
+  bool *selected = calloc(ne ? (size_t)ne : 1, sizeof *selected);
+  R->workloads = calloc(ne ? (size_t)ne : 1, sizeof *R->workloads);
+  hardware_overrides overrides;
+  bool ok = selected && R->workloads;
+  if (!ok) mb_fail(err, "out of memory");
+  ok = ok && select_entries(R, selected, err) &&
+       load_hardware_overrides(R->hardware_list, &overrides, err) &&
+       load_workloads(R, selected, err) && make_pairs(R, &overrides, err) && make_tasks(R, err);
+  free(selected);
+  if (!ok) return false;
+  R->bound_budget = !strcmp(R->profile, "full") ? FULL_BOUND_S : QUICK_BOUND_S;
+  return hash_plan(R, err);
 }
 
 /* ---- computing a task (worker threads; no HDF5 here) ---- */
