@@ -208,80 +208,60 @@ static bool build_op_index(mb_workload *w) {
 
 static bool overflow_add(int64_t a, int64_t b) { return b > 0 && a > INT64_MAX - b; }
 
-mb_workload *mb_builder_finish(mb_workload_builder *b, mb_error *err) {
-  mb_workload *w = NULL;
-  if (b->failed) {
-    mb_fail(err, "workload '%s': out of memory while building", b->name);
-    goto fail;
-  }
-  if (b->n_buffers == 0) {
-    mb_fail(err, "workload '%s': empty workload (no buffers)", b->name);
-    goto fail;
-  }
+/* Names are unique among ops and among buffers. */
+static bool check_names(const mb_workload_builder *b, mb_error *err) {
   int32_t first = -1;
   int32_t dup = b->n_ops >= 2 ? find_duplicate((const char *const *)&b->ops[0].name, sizeof *b->ops,
                                                b->n_ops, &first)
                               : -1;
-  if (dup >= 0) {
-    mb_fail(err, "workload '%s': op '%s': duplicate name (ops %d and %d)", b->name,
-            b->ops[dup].name, first, dup);
-    goto fail;
-  }
+  if (dup >= 0)
+    return mb_fail(err, "workload '%s': op '%s': duplicate name (ops %d and %d)", b->name,
+                   b->ops[dup].name, first, dup);
   if (dup == -1 && b->n_buffers >= 2)
     dup = find_duplicate((const char *const *)&b->buffers[0].name, sizeof *b->buffers, b->n_buffers,
                          &first);
-  if (dup >= 0) {
-    mb_fail(err, "workload '%s': buffer '%s': duplicate name (buffers %d and %d)", b->name,
-            b->buffers[dup].name, first, dup);
-    goto fail;
-  }
-  if (dup == -2) {
-    mb_fail(err, "workload '%s': out of memory while checking names", b->name);
-    goto fail;
-  }
-  int32_t length = b->n_ops > 0 ? b->n_ops : b->schedule_length;
-  if (length <= 0) {
-    mb_fail(err, "workload '%s': no ops and no schedule length", b->name);
-    goto fail;
-  }
-  for (int32_t i = 0; i < b->n_ops; i++) {
-    if (!(b->ops[i].flops >= 0) || b->ops[i].flops > 1e30) {
-      mb_fail(err, "workload '%s': op '%s': flops %g must be finite and >= 0", b->name,
-              b->ops[i].name, b->ops[i].flops);
-      goto fail;
-    }
-  }
+  if (dup >= 0)
+    return mb_fail(err, "workload '%s': buffer '%s': duplicate name (buffers %d and %d)", b->name,
+                   b->buffers[dup].name, first, dup);
+  if (dup == -2) return mb_fail(err, "workload '%s': out of memory while checking names", b->name);
+  return true;
+}
+
+/* Every op's flops are finite and >= 0; every use names a buffer and an op that exist, with byte
+ * counts >= 0. */
+static bool check_ops_and_uses(const mb_workload_builder *b, mb_error *err) {
+  for (int32_t i = 0; i < b->n_ops; i++)
+    if (!(b->ops[i].flops >= 0) || b->ops[i].flops > 1e30)
+      return mb_fail(err, "workload '%s': op '%s': flops %g must be finite and >= 0", b->name,
+                     b->ops[i].name, b->ops[i].flops);
   for (int32_t u = 0; u < b->n_uses; u++) {
-    mb_use *use = &b->uses[u];
-    if (use->buffer < 0 || use->buffer >= b->n_buffers) {
-      mb_fail(err, "workload '%s': use %d: buffer index %d out of range", b->name, u, use->buffer);
-      goto fail;
-    }
-    if (use->op < 0 || use->op >= b->n_ops) {
-      mb_fail(err, "workload '%s': buffer '%s': use of op %d outside the schedule [0, %d)", b->name,
-              b->buffers[use->buffer].name, use->op, b->n_ops);
-      goto fail;
-    }
-    if (use->bytes_read < 0 || use->bytes_written < 0) {
-      mb_fail(err, "workload '%s': buffer '%s': use by op %d: negative byte count", b->name,
-              b->buffers[use->buffer].name, use->op);
-      goto fail;
-    }
+    const mb_use *use = &b->uses[u];
+    if (use->buffer < 0 || use->buffer >= b->n_buffers)
+      return mb_fail(err, "workload '%s': use %d: buffer index %d out of range", b->name, u,
+                     use->buffer);
+    if (use->op < 0 || use->op >= b->n_ops)
+      return mb_fail(err, "workload '%s': buffer '%s': use of op %d outside the schedule [0, %d)",
+                     b->name, b->buffers[use->buffer].name, use->op, b->n_ops);
+    if (use->bytes_read < 0 || use->bytes_written < 0)
+      return mb_fail(err, "workload '%s': buffer '%s': use by op %d: negative byte count", b->name,
+                     b->buffers[use->buffer].name, use->op);
   }
+  return true;
+}
+
+/* Sorts the uses by (buffer, op) and merges the uses of one buffer by one op. */
+static bool merge_uses(mb_workload_builder *b, mb_error *err) {
   /* uses is NULL when there are none (op-less workloads): qsort's pointer must not be */
   if (b->n_uses > 1) qsort(b->uses, (size_t)b->n_uses, sizeof *b->uses, cmp_use);
-  /* merge uses of the same (buffer, op) pair */
   int32_t n_merged = 0;
   for (int32_t u = 0; u < b->n_uses; u++) {
     if (n_merged > 0 && b->uses[n_merged - 1].buffer == b->uses[u].buffer &&
         b->uses[n_merged - 1].op == b->uses[u].op) {
       mb_use *m = &b->uses[n_merged - 1];
       if (overflow_add(m->bytes_read, b->uses[u].bytes_read) ||
-          overflow_add(m->bytes_written, b->uses[u].bytes_written)) {
-        mb_fail(err, "workload '%s': buffer '%s': byte count overflows", b->name,
-                b->buffers[m->buffer].name);
-        goto fail;
-      }
+          overflow_add(m->bytes_written, b->uses[u].bytes_written))
+        return mb_fail(err, "workload '%s': buffer '%s': byte count overflows", b->name,
+                       b->buffers[m->buffer].name);
       m->bytes_read += b->uses[u].bytes_read;
       m->bytes_written += b->uses[u].bytes_written;
     } else {
@@ -289,93 +269,100 @@ mb_workload *mb_builder_finish(mb_workload_builder *b, mb_error *err) {
     }
   }
   b->n_uses = n_merged;
+  return true;
+}
+
+/* Links each buffer to its (sorted, merged) uses, takes a missing live range from them, and
+ * checks size, live range inside the schedule of `length` steps, uses inside the live range
+ * and the benefit. */
+static bool check_buffers(mb_workload_builder *b, int32_t length, mb_error *err) {
   for (int32_t i = 0, u = 0; i < b->n_buffers; i++) {
     mb_buffer *buf = &b->buffers[i];
     buf->first_use = u;
     while (u < b->n_uses && b->uses[u].buffer == i) u++;
     buf->n_uses = u - buf->first_use;
-    if (buf->size <= 0) {
-      mb_fail(err, "workload '%s': buffer '%s': size %lld must be > 0", b->name, buf->name,
-              (long long)buf->size);
-      goto fail;
-    }
+    if (buf->size <= 0)
+      return mb_fail(err, "workload '%s': buffer '%s': size %lld must be > 0", b->name, buf->name,
+                     (long long)buf->size);
     if (buf->start < 0 && buf->end < 0 && buf->n_uses > 0) {
       buf->start = b->uses[buf->first_use].op;
       buf->end = b->uses[buf->first_use + buf->n_uses - 1].op;
     }
-    if (buf->start < 0 || buf->start >= length) {
-      mb_fail(err, "workload '%s': buffer '%s': start %d outside the schedule [0, %d)", b->name,
-              buf->name, buf->start, length);
-      goto fail;
-    }
-    if (buf->end < 0 || buf->end >= length) {
-      mb_fail(err, "workload '%s': buffer '%s': end %d outside the schedule [0, %d)", b->name,
-              buf->name, buf->end, length);
-      goto fail;
-    }
-    if (buf->end < buf->start) {
-      mb_fail(err, "workload '%s': buffer '%s': end %d < start %d", b->name, buf->name, buf->end,
-              buf->start);
-      goto fail;
-    }
-    for (int32_t k = buf->first_use; k < buf->first_use + buf->n_uses; k++) {
-      if (b->uses[k].op < buf->start || b->uses[k].op > buf->end) {
-        mb_fail(err, "workload '%s': buffer '%s': use by op %d outside its live range [%d, %d]",
-                b->name, buf->name, b->uses[k].op, buf->start, buf->end);
-        goto fail;
-      }
-    }
-    if (b->n_ops == 0 && !buf->has_benefit) {
-      mb_fail(err, "workload '%s': buffer '%s': workloads without ops need a benefit", b->name,
-              buf->name);
-      goto fail;
-    }
-    if (buf->has_benefit && buf->benefit_ps < 0) {
-      mb_fail(err, "workload '%s': buffer '%s': benefit %lld must be >= 0", b->name, buf->name,
-              (long long)buf->benefit_ps);
-      goto fail;
-    }
+    if (buf->start < 0 || buf->start >= length)
+      return mb_fail(err, "workload '%s': buffer '%s': start %d outside the schedule [0, %d)",
+                     b->name, buf->name, buf->start, length);
+    if (buf->end < 0 || buf->end >= length)
+      return mb_fail(err, "workload '%s': buffer '%s': end %d outside the schedule [0, %d)",
+                     b->name, buf->name, buf->end, length);
+    if (buf->end < buf->start)
+      return mb_fail(err, "workload '%s': buffer '%s': end %d < start %d", b->name, buf->name,
+                     buf->end, buf->start);
+    for (int32_t k = buf->first_use; k < buf->first_use + buf->n_uses; k++)
+      if (b->uses[k].op < buf->start || b->uses[k].op > buf->end)
+        return mb_fail(err,
+                       "workload '%s': buffer '%s': use by op %d outside its live range [%d, %d]",
+                       b->name, buf->name, b->uses[k].op, buf->start, buf->end);
+    if (b->n_ops == 0 && !buf->has_benefit)
+      return mb_fail(err, "workload '%s': buffer '%s': workloads without ops need a benefit",
+                     b->name, buf->name);
+    if (buf->has_benefit && buf->benefit_ps < 0)
+      return mb_fail(err, "workload '%s': buffer '%s': benefit %lld must be >= 0", b->name,
+                     buf->name, (long long)buf->benefit_ps);
   }
-  /* Statistics add up buffer sizes and the cost model an op's bytes: every such sum must fit
-   * in int64 (sizes near INT64_MAX are legal one by one but would overflow there). */
+  return true;
+}
+
+/* Statistics add up buffer sizes and the cost model an op's bytes: every such sum must fit in
+ * int64 (sizes near INT64_MAX are legal one by one but would overflow there). */
+static bool check_sums(const mb_workload_builder *b, mb_error *err) {
   int64_t total_size = 0;
   for (int32_t i = 0; i < b->n_buffers; i++) {
-    if (overflow_add(total_size, b->buffers[i].size)) {
-      mb_fail(err, "workload '%s': buffer '%s': total size of all buffers overflows int64", b->name,
-              b->buffers[i].name);
-      goto fail;
-    }
+    if (overflow_add(total_size, b->buffers[i].size))
+      return mb_fail(err, "workload '%s': buffer '%s': total size of all buffers overflows int64",
+                     b->name, b->buffers[i].name);
     total_size += b->buffers[i].size;
   }
-  if (b->n_ops > 0) {
-    int64_t *op_bytes = calloc((size_t)b->n_ops, sizeof *op_bytes);
-    if (!op_bytes) {
-      mb_fail(err, "workload '%s': out of memory", b->name);
-      goto fail;
-    }
-    for (int32_t u = 0; u < b->n_uses; u++) {
-      const mb_use *use = &b->uses[u];
-      if (overflow_add(use->bytes_read, use->bytes_written) ||
-          overflow_add(op_bytes[use->op], use->bytes_read + use->bytes_written)) {
-        mb_fail(err, "workload '%s': buffer '%s': bytes of op %d overflow int64", b->name,
-                b->buffers[use->buffer].name, use->op);
-        free(op_bytes);
-        goto fail;
-      }
+  if (b->n_ops == 0) return true;
+  int64_t *op_bytes = calloc((size_t)b->n_ops, sizeof *op_bytes);
+  if (!op_bytes) return mb_fail(err, "workload '%s': out of memory", b->name);
+  bool ok = true;
+  for (int32_t u = 0; u < b->n_uses && ok; u++) {
+    const mb_use *use = &b->uses[u];
+    if (overflow_add(use->bytes_read, use->bytes_written) ||
+        overflow_add(op_bytes[use->op], use->bytes_read + use->bytes_written))
+      ok = mb_fail(err, "workload '%s': buffer '%s': bytes of op %d overflow int64", b->name,
+                   b->buffers[use->buffer].name, use->op);
+    else
       op_bytes[use->op] += use->bytes_read + use->bytes_written;
-    }
-    free(op_bytes);
   }
-  if (b->n_ops == 0 && b->slow_time_ps <= 0) {
-    mb_fail(err, "workload '%s': workloads without ops need slow_time_ps > 0", b->name);
-    goto fail;
-  }
+  free(op_bytes);
+  return ok;
+}
 
-  w = calloc(1, sizeof *w);
-  if (!w) {
+/* Every rule of a workload (workload.h), in the order the messages are most useful. */
+static bool check_builder(mb_workload_builder *b, int32_t length, mb_error *err) {
+  if (b->failed) return mb_fail(err, "workload '%s': out of memory while building", b->name);
+  if (b->n_buffers == 0) return mb_fail(err, "workload '%s': empty workload (no buffers)", b->name);
+  if (!check_names(b, err)) return false;
+  if (length <= 0) return mb_fail(err, "workload '%s': no ops and no schedule length", b->name);
+  if (!check_ops_and_uses(b, err) || !merge_uses(b, err) || !check_buffers(b, length, err) ||
+      !check_sums(b, err))
+    return false;
+  if (b->n_ops == 0 && b->slow_time_ps <= 0)
+    return mb_fail(err, "workload '%s': workloads without ops need slow_time_ps > 0", b->name);
+  return true;
+}
+
+mb_workload *mb_builder_finish(mb_workload_builder *b, mb_error *err) {
+  int32_t length = b->n_ops > 0 ? b->n_ops : b->schedule_length;
+  mb_workload *w = NULL;
+  if (check_builder(b, length, err) && !(w = calloc(1, sizeof *w)))
     mb_fail(err, "workload '%s': out of memory", b->name);
-    goto fail;
+  if (!w) {
+    mb_builder_free(b);
+    return NULL;
   }
+  /* the workload takes the builder's arrays */
   w->name = b->name;
   w->source = b->source;
   w->ops = b->ops;
@@ -398,9 +385,6 @@ mb_workload *mb_builder_finish(mb_workload_builder *b, mb_error *err) {
     return NULL;
   }
   return w;
-fail:
-  mb_builder_free(b);
-  return NULL;
 }
 
 /* ---- queries ---- */
