@@ -123,13 +123,9 @@ static void print_failures(const char *path) {
   mb_results_close(r, NULL);
 }
 
-int mb_cmd_run(int argc, char **argv) {
-  if (mb_wants_help(argc, argv)) {
-    usage(stdout);
-    return 0;
-  }
-  mb_run_config cfg = {0};
-  cfg.progress = true;
+/* Reads the options into cfg. Returns 0, or 2 after an error line. */
+static int parse_options(int argc, char **argv, mb_run_config *cfg) {
+  *cfg = (mb_run_config){.progress = true};
   bool plan_option = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -144,11 +140,11 @@ int mb_cmd_run(int argc, char **argv) {
       snprintf(name, sizeof name, "%s", a);
     }
     if (!strcmp(name, "--force")) {
-      cfg.force = true;
+      cfg->force = true;
       continue;
     }
     if (!strcmp(name, "--no-progress")) {
-      cfg.progress = false;
+      cfg->progress = false;
       continue;
     }
     static const char *const with_value[] = {"--profile",  "--workloads",      "--split",
@@ -172,71 +168,97 @@ int mb_cmd_run(int argc, char **argv) {
       val = argv[++i];
     }
     if (!strcmp(name, "--profile"))
-      cfg.profile = val, plan_option = true;
+      cfg->profile = val, plan_option = true;
     else if (!strcmp(name, "--workloads"))
-      cfg.workloads = val, plan_option = true;
+      cfg->workloads = val, plan_option = true;
     else if (!strcmp(name, "--split")) {
       if (strcmp(val, "train") && strcmp(val, "test")) {
         fprintf(stderr, "mallocbench run: --split '%s': expected train or test\n", val);
         return 2;
       }
-      cfg.split = val, plan_option = true;
+      cfg->split = val, plan_option = true;
     } else if (!strcmp(name, "--solvers"))
-      cfg.solvers = val, plan_option = true;
+      cfg->solvers = val, plan_option = true;
     else if (!strcmp(name, "--agent"))
-      cfg.agent = val, plan_option = true;
+      cfg->agent = val, plan_option = true;
     else if (!strcmp(name, "--hardware"))
-      cfg.hardware = val, plan_option = true;
+      cfg->hardware = val, plan_option = true;
     else if (!strcmp(name, "--data"))
-      cfg.data_dir = val;
+      cfg->data_dir = val;
     else if (!strcmp(name, "--catalogue"))
-      cfg.catalogue = val;
+      cfg->catalogue = val;
     else if (!strcmp(name, "--out"))
-      cfg.out = val;
+      cfg->out = val;
     else if (!strcmp(name, "--resume"))
-      cfg.resume = val;
+      cfg->resume = val;
     else if (!strcmp(name, "--seeds")) {
       int64_t n = 0;
       if (!mb_option_int("run", name, val, 1, 1000000, &n)) return 2;
-      cfg.seeds = (int)n;
+      cfg->seeds = (int)n;
       plan_option = true;
     } else if (!strcmp(name, "--jobs")) {
       int64_t n = 0;
       if (!mb_option_int("run", name, val, 1, 1000000, &n)) return 2;
-      cfg.jobs = (int)n;
+      cfg->jobs = (int)n;
     } else if (!strcmp(name, "--budget")) {
-      if (!mb_option_number("run", name, val, 0, true, 1e9, &cfg.budget)) return 2;
+      if (!mb_option_number("run", name, val, 0, true, 1e9, &cfg->budget)) return 2;
       plan_option = true;
     } else if (!strcmp(name, "--simulations")) {
       int64_t n = 0;
       if (!mb_option_int("run", name, val, 1, MB_SOLVER_MAX_SIMULATIONS, &n)) return 2;
-      cfg.simulations = (int)n;
+      cfg->simulations = (int)n;
       plan_option = true;
     } else if (!strcmp(name, "--c-scale")) {
-      if (!mb_option_number("run", name, val, 0, true, 1e6, &cfg.c_scale)) return 2;
+      if (!mb_option_number("run", name, val, 0, true, 1e6, &cfg->c_scale)) return 2;
       plan_option = true;
     } else if (!strcmp(name, "--leaf-rollout")) {
       int64_t n = 0;
       if (!mb_option_int("run", name, val, 0, MB_SOLVER_MAX_LEAF_ROLLOUT, &n)) return 2;
-      cfg.leaf_rollout = n > 0 ? (int)n : MB_SOLVER_NO_LEAF_ROLLOUT;
+      cfg->leaf_rollout = n > 0 ? (int)n : MB_SOLVER_NO_LEAF_ROLLOUT;
       plan_option = true;
     } else if (!strcmp(name, "--finetune")) {
-      if (!mb_option_number("run", name, val, 0, false, 1e9, &cfg.finetune)) return 2;
+      if (!mb_option_number("run", name, val, 0, false, 1e9, &cfg->finetune)) return 2;
       plan_option = true;
     } else if (!strcmp(name, "--finetune-steps")) {
       int64_t n = 0;
       if (!mb_option_int("run", name, val, 0, MB_SOLVER_MAX_FINETUNE_STEPS, &n)) return 2;
-      cfg.finetune_steps = n;
+      cfg->finetune_steps = n;
       plan_option = true;
     }
   }
-  if (cfg.resume && plan_option) {
+  if (cfg->resume && plan_option) {
     fprintf(stderr,
             "mallocbench run: --resume takes the plan (profile, workloads, split, solvers, "
             "seeds, hardware, agent, budget, simulations, c-scale, leaf-rollout, finetune, "
             "finetune-steps) from the file; drop those options\n");
     return 2;
   }
+  return 0;
+}
+
+/* Where the run's time went, and what it reused. */
+static void print_run_stats(const mb_run_stats *st) {
+  int64_t commits = st->commits;
+  printf("\nrun: %" PRId64 " tasks (%" PRId64 " jobs + %d baselines), %" PRId64
+         " computed here, %" PRId64 " reused; %d entr%s skipped for missing data\n",
+         st->tasks_total, st->jobs_total, (int)st->n_pairs, st->tasks_run, st->tasks_reused,
+         (int)st->n_skipped, st->n_skipped == 1 ? "y" : "ies");
+  printf(
+      "wall %.2f s (prepare %.2f s); compute %.2f s summed over workers; store %.3f s "
+      "(%.2f ms per task), journal %.3f s (%.2f ms per task)\n",
+      st->wall_s, st->prepare_s, st->solve_s, st->store_s,
+      commits > 0 ? 1e3 * st->store_s / (double)commits : 0.0, st->journal_s,
+      st->tasks_run > 0 ? 1e3 * st->journal_s / (double)st->tasks_run : 0.0);
+}
+
+int mb_cmd_run(int argc, char **argv) {
+  if (mb_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  mb_run_config cfg;
+  int status = parse_options(argc, argv, &cfg);
+  if (status != 0) return status;
   char *cmd = join_args(argc - 1, argv + 1);
   cfg.command_line = cmd ? cmd : "mallocbench run";
   cfg.log = stderr;
@@ -260,17 +282,7 @@ int mb_cmd_run(int argc, char **argv) {
     return 2;
   }
   mb_results_close(r, NULL);
-  int64_t commits = st.commits;
-  printf("\nrun: %" PRId64 " tasks (%" PRId64 " jobs + %d baselines), %" PRId64
-         " computed here, %" PRId64 " reused; %d entr%s skipped for missing data\n",
-         st.tasks_total, st.jobs_total, (int)st.n_pairs, st.tasks_run, st.tasks_reused,
-         (int)st.n_skipped, st.n_skipped == 1 ? "y" : "ies");
-  printf(
-      "wall %.2f s (prepare %.2f s); compute %.2f s summed over workers; store %.3f s "
-      "(%.2f ms per task), journal %.3f s (%.2f ms per task)\n",
-      st.wall_s, st.prepare_s, st.solve_s, st.store_s,
-      commits > 0 ? 1e3 * st.store_s / (double)commits : 0.0, st.journal_s,
-      st.tasks_run > 0 ? 1e3 * st.journal_s / (double)st.tasks_run : 0.0);
+  print_run_stats(&st);
   printf("results: %s\n", st.out_path);
   if (st.n_invalid || st.n_error) print_failures(st.out_path);
   if (st.n_invalid || st.n_error) {
