@@ -31,10 +31,9 @@ bool mb_parse_u64(const char *s, uint64_t *out) {
 bool mb_parse_number(const char *s, double lo, bool lo_open, double hi, double *out) {
   if (!s || !*s || isspace((unsigned char)*s)) return false;
   char *end;
-  errno = 0;
   double v = strtod(s, &end);
-  /* errno also flags underflow to a denormal; any finite value in range is fine, so only a
-   * result outside the doubles (ERANGE with +-HUGE_VAL) is refused, by isfinite */
+  /* not errno: strtod's ERANGE also flags an underflow to a denormal, a fine value; a result
+   * outside the doubles (+-HUGE_VAL) is refused by isfinite */
   if (*end || !isfinite(v) || !(lo_open ? v > lo : v >= lo) || !(v <= hi)) return false;
   *out = v;
   return true;
