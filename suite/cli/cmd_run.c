@@ -67,8 +67,9 @@ static void usage(FILE *out) {
 
 /* The command line, shell-quoted where needed, for provenance. */
 static char *join_args(int argc, char **argv) {
-  size_t n = 32;
-  for (int i = 0; i < argc; i++) n += 2 * strlen(argv[i]) + 3;
+  /* worst case per argument: a space, two quotes and 4 bytes ('\'') per character */
+  size_t n = sizeof "mallocbench";
+  for (int i = 0; i < argc; i++) n += 4 * strlen(argv[i]) + 3;
   char *s = malloc(n);
   if (!s) return NULL;
   strcpy(s, "mallocbench");
@@ -259,7 +260,7 @@ int mb_cmd_run(int argc, char **argv) {
   mb_run_config cfg;
   int status = parse_options(argc, argv, &cfg);
   if (status != 0) return status;
-  char *cmd = join_args(argc - 1, argv + 1);
+  char *cmd = join_args(argc, argv); /* argv[0] is "run" */
   cfg.command_line = cmd ? cmd : "mallocbench run";
   cfg.log = stderr;
   mb_run_stats st;
