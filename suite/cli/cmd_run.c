@@ -65,37 +65,6 @@ static void usage(FILE *out) {
           MB_SEARCH_EVAL_SIMULATIONS, MB_SEARCH_EVAL_C_SCALE, MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT);
 }
 
-/* The command line, shell-quoted where needed, for provenance. */
-static char *join_args(int argc, char **argv) {
-  /* worst case per argument: a space, two quotes and 4 bytes ('\'') per character */
-  size_t n = sizeof "mallocbench";
-  for (int i = 0; i < argc; i++) n += 4 * strlen(argv[i]) + 3;
-  char *s = malloc(n);
-  if (!s) return NULL;
-  strcpy(s, "mallocbench");
-  for (int i = 0; i < argc; i++) {
-    strcat(s, " ");
-    bool quote = argv[i][0] == '\0' || strpbrk(argv[i], " \t'\"$\\|&;()<>*?[]{}") != NULL;
-    if (!quote) {
-      strcat(s, argv[i]);
-      continue;
-    }
-    char *p = s + strlen(s);
-    *p++ = '\'';
-    for (const char *q = argv[i]; *q; q++) {
-      if (*q == '\'') {
-        memcpy(p, "'\\''", 4);
-        p += 4;
-      } else {
-        *p++ = *q;
-      }
-    }
-    *p++ = '\'';
-    *p = '\0';
-  }
-  return s;
-}
-
 /* One line per solver that failed or returned invalid assignments: its count and first note,
  * so that e.g. a missing mallocMuZero agent is said once, not once per row. */
 static void print_failures(const char *path) {
@@ -260,7 +229,7 @@ int mb_cmd_run(int argc, char **argv) {
   mb_run_config cfg;
   int status = parse_options(argc, argv, &cfg);
   if (status != 0) return status;
-  char *cmd = join_args(argc, argv); /* argv[0] is "run" */
+  char *cmd = mb_command_line(argc, argv);
   cfg.command_line = cmd ? cmd : "mallocbench run";
   cfg.log = stderr;
   mb_run_stats st;

@@ -179,7 +179,7 @@ typedef struct train_command {
   bool keep_best, force, quiet;
   int64_t max_buffers;
   double minutes;
-  char best[4096], state_out[4096], state_in[4096], note[2048];
+  char best[4096], state_out[4096], state_in[4096];
 } train_command;
 
 /* Reads the options into T (defaults first). Returns 0, or 2 after an error line. */
@@ -513,10 +513,8 @@ int mb_cmd_train(int argc, char **argv) {
       access(T->state_in, F_OK) == 0)
     cfg->resume_state = T->state_in;
   /* provenance: the command line */
-  int off = snprintf(T->note, sizeof T->note, "mallocbench train");
-  for (int i = 1; i < argc && off > 0 && off < (int)sizeof T->note; i++)
-    off += snprintf(T->note + off, sizeof T->note - (size_t)off, " %s", argv[i]);
-  cfg->note = T->note;
+  char *command_line = mb_command_line(argc, argv);
+  cfg->note = command_line ? command_line : "mallocbench train";
   cfg->log = T->quiet ? NULL : stderr;
   if (!T->quiet) print_plan(T, L.n);
   mb_train_result res;
@@ -527,6 +525,7 @@ int mb_cmd_train(int argc, char **argv) {
   } else {
     fprintf(stderr, "mallocbench train: %s\n", err.message);
   }
+  free(command_line);
   mb_train_set_free(&V);
   mb_train_set_free(&L);
   return ok ? 0 : 1;

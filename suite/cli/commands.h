@@ -45,6 +45,11 @@ int mb_bench_muzero(int argc, char **argv);  /* suite/cli/bench_muzero.c */
 /* True when argv[1..] contains -h or --help. */
 int mb_wants_help(int argc, char **argv);
 
+/* "mallocbench " and a command's argv (argv[0] its name), shell-quoted where needed so that the
+ * line can be pasted back into a shell: provenance for results and agents. malloc'd (free it);
+ * NULL when out of memory. */
+char *mb_command_line(int argc, char **argv);
+
 /* An option's value read with suite/option_values.h (mb_parse_bytes for byte counts is there
  * too). On a bad value these print "mallocbench COMMAND: FLAG 'VALUE': expected an integer in
  * LO..HI" (a number: "in [LO, HI]", or "(LO, HI]" when lo_open) and return false; COMMAND is the

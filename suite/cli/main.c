@@ -71,3 +71,33 @@ int mb_wants_help(int argc, char **argv) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return 1;
   return 0;
 }
+
+char *mb_command_line(int argc, char **argv) {
+  /* worst case per argument: a space, two quotes and 4 bytes ('\'') per character */
+  size_t n = sizeof "mallocbench";
+  for (int i = 0; i < argc; i++) n += 4 * strlen(argv[i]) + 3;
+  char *s = malloc(n);
+  if (!s) return NULL;
+  strcpy(s, "mallocbench");
+  for (int i = 0; i < argc; i++) {
+    strcat(s, " ");
+    bool quote = argv[i][0] == '\0' || strpbrk(argv[i], " \t'\"$\\|&;()<>*?[]{}") != NULL;
+    if (!quote) {
+      strcat(s, argv[i]);
+      continue;
+    }
+    char *p = s + strlen(s);
+    *p++ = '\'';
+    for (const char *q = argv[i]; *q; q++) {
+      if (*q == '\'') {
+        memcpy(p, "'\\''", 4);
+        p += 4;
+      } else {
+        *p++ = *q;
+      }
+    }
+    *p++ = '\'';
+    *p = '\0';
+  }
+  return s;
+}

@@ -219,6 +219,12 @@ for want in "^trained by       mallocbench train .*--demand-bins 4 --out $TMP/d4
   grep -qE -- "$want" "$TMP/out" || fail "show d4.h5: no line matching '$want' in: $(cat "$TMP/out")"
 done
 expect 2 "--hardware applies to workloads" "$MB" show "$TMP/d4.h5" --hardware tpu-v4i
+# the recorded command line is shell-quoted: it pastes back as the same arguments
+"$MB" train "${TINY[@]}" --steps 1 --out "$TMP/it's here.h5" >/dev/null 2>"$TMP/err" ||
+  fail "train --out with a quote: $(cat "$TMP/err")"
+"$MB" show "$TMP/it's here.h5" >"$TMP/out" 2>"$TMP/err" || fail "show: $(cat "$TMP/err")"
+grep -qF -- "--out '$TMP/it'\''s here.h5'" "$TMP/out" ||
+  fail "the command line is not shell-quoted: $(grep 'trained by' "$TMP/out")"
 # the commands that read results files say what a checkpoint is instead
 expect 2 "d4.h5: a mallocMuZero agent checkpoint, not a results file \('mallocbench show'" \
   "$MB" summary "$TMP/d4.h5"
