@@ -457,7 +457,6 @@ static int parse_options(int argc, char **argv, bench_options *O) {
       return 2;
     }
     const char *v = argv[++i];
-    int32_t x;
     if (!strcmp(a, "--agent"))
       O->agent_path = v;
     else if (!strcmp(a, "--returns"))
@@ -510,8 +509,9 @@ static int parse_options(int argc, char **argv, bench_options *O) {
     } else if (!strcmp(a, "--seed")) {
       if (!mb_option_int("bench muzero", a, v, 0, (int64_t)1 << 40, &O->seed)) return 2;
     } else if (!strcmp(a, "--seconds")) {
-      if (!mb_option_i32("bench muzero", a, v, 1, 3600, &x)) return 2;
-      O->seconds = (double)x;
+      int32_t whole_seconds;
+      if (!mb_option_i32("bench muzero", a, v, 1, 3600, &whole_seconds)) return 2;
+      O->seconds = whole_seconds;
     } else {
       fprintf(stderr, "mallocbench bench muzero: unknown option '%s'; see --help\n", a);
       return 2;
@@ -569,22 +569,22 @@ static int evaluate(const bench_options *O, mb_agent *ag) {
     rc = 2;
   }
   mb_search_config by_model[2] = {O->scfg, O->scfg}; /* learned model, real game */
-  by_model[0].leaf_rollout = O->leaf_rollout >= 0 ? (int32_t)O->leaf_rollout : 0;
+  by_model[0].leaf_rollout = O->leaf_rollout >= 0 ? O->leaf_rollout : 0;
   /* with an oracle both columns value nodes alike (no rollout), so that with all its parts the
    * learned column is the exact one */
-  by_model[1].leaf_rollout = O->leaf_rollout >= 0 ? (int32_t)O->leaf_rollout
+  by_model[1].leaf_rollout = O->leaf_rollout >= 0 ? O->leaf_rollout
                              : O->oracle_parts    ? 0
                                                   : MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT;
   if (rc == 0 && O->model_error)
-    rc = mb_diag_model_error(ag, set.tw, set.n, (int32_t)O->model_error, what);
+    rc = mb_diag_model_error(ag, set.tw, set.n, O->model_error, what);
   else if (rc == 0 && O->unroll_error)
-    rc = mb_diag_unroll_error(ag, set.tw, set.n, (int32_t)O->unroll_error, what);
+    rc = mb_diag_unroll_error(ag, set.tw, set.n, O->unroll_error, what);
   else if (rc == 0 && O->next_window)
-    rc = mb_diag_next_window(ag, set.tw, set.n, (int32_t)O->next_window, what);
+    rc = mb_diag_next_window(ag, set.tw, set.n, O->next_window, what);
   else if (rc == 0 && O->search_regret) {
     /* --returns takes its budgets from its list */
-    by_model[0].simulations = by_model[1].simulations = (int32_t)O->sims;
-    rc = mb_diag_search_regret(ag, set.tw, set.n, (int32_t)O->search_regret, by_model, what);
+    by_model[0].simulations = by_model[1].simulations = O->sims;
+    rc = mb_diag_search_regret(ag, set.tw, set.n, O->search_regret, by_model, what);
   } else if (rc == 0)
     rc = returns_table(ag, O->returns, by_model, O->oracle_parts, set.tw, set.n, what);
   mb_train_set_free(&set);
@@ -604,7 +604,7 @@ static int throughput(const bench_options *O, mb_agent *ag) {
   mb_rng_seed(&rng, (uint64_t)O->seed);
   mb_random_options ro;
   mb_random_options_default(&ro);
-  mb_workload *w = mb_random_workload(&rng, (int32_t)O->buffers, &ro, "bench-muzero", &err);
+  mb_workload *w = mb_random_workload(&rng, O->buffers, &ro, "bench-muzero", &err);
   mb_hardware hw = base;
   if (w) hw = mb_hardware_with_capacity(&base, mb_catalogue_auto_capacity(w, &base));
   mb_game *g = w ? mb_game_new(w, &hw, &ag->cfg.game, &err) : NULL;
@@ -625,22 +625,21 @@ static int throughput(const bench_options *O, mb_agent *ag) {
   double dps, sps;
   const int roll = MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT;
   bool ok =
-      measure_play(ag, g, scale, (int)O->sims, false, 0, false, O->seconds, &rng, &dps, &sps, &err);
+      measure_play(ag, g, scale, O->sims, false, 0, false, O->seconds, &rng, &dps, &sps, &err);
   if (ok) printf("  raw policy (no search)           %10.0f decisions/s\n", dps);
-  ok = ok &&
-       measure_play(ag, g, scale, (int)O->sims, false, 0, true, O->seconds, &rng, &dps, &sps, &err);
+  ok =
+      ok && measure_play(ag, g, scale, O->sims, false, 0, true, O->seconds, &rng, &dps, &sps, &err);
   if (ok)
     printf("  learned-model search, %3d sims   %10.0f simulations/s  (%.0f decisions/s)\n", O->sims,
            sps, dps);
-  ok = ok &&
-       measure_play(ag, g, scale, (int)O->sims, true, 0, true, O->seconds, &rng, &dps, &sps, &err);
+  ok = ok && measure_play(ag, g, scale, O->sims, true, 0, true, O->seconds, &rng, &dps, &sps, &err);
   if (ok)
     printf(
         "  exact-game search, %3d sims      %10.0f simulations/s  (%.0f decisions/s; value\n"
         "                                   network at the leaves)\n",
         O->sims, sps, dps);
-  ok = ok && measure_play(ag, g, scale, (int)O->sims, true, roll, true, O->seconds, &rng, &dps,
-                          &sps, &err);
+  ok = ok &&
+       measure_play(ag, g, scale, O->sims, true, roll, true, O->seconds, &rng, &dps, &sps, &err);
   if (ok)
     printf(
         "  exact-game search, %3d sims      %10.0f simulations/s  (%.0f decisions/s; %d-step\n"
@@ -653,8 +652,8 @@ static int throughput(const bench_options *O, mb_agent *ag) {
     tc.agent = ag->cfg;
     tc.synthetic = true;
     tc.seconds = O->seconds * 2;
-    tc.jobs = (int32_t)O->jobs;
-    tc.actors_per_round = O->jobs > 2 ? (int32_t)O->jobs : 2;
+    tc.jobs = O->jobs;
+    tc.actors_per_round = O->jobs > 2 ? O->jobs : 2;
     tc.eval_every = 0;
     tc.eval_max = 1;
     tc.seed = (uint64_t)O->seed;

@@ -106,12 +106,7 @@ int mb_cmd_import(int argc, char **argv) {
     } else if (is_hlo && !strcmp(a, "--no-pin-outputs")) {
       opt.pin_outputs = false;
     } else if (is_csv && !strcmp(a, "--capacity") && i + 1 < argc) {
-      if (!mb_parse_bytes(argv[++i], 1, INT64_MAX, &capacity)) {
-        fprintf(stderr,
-                "mallocbench import: --capacity '%s': expected bytes, e.g. 1048576 or 4MiB\n",
-                argv[i]);
-        return 2;
-      }
+      if (!mb_option_bytes("import", a, argv[++i], 1, INT64_MAX, &capacity)) return 2;
     } else if (!strcmp(a, "--repeat") && i + 1 < argc) {
       if (!mb_option_int("import", a, argv[++i], 1, 100000, &repeat)) return 2;
     } else {

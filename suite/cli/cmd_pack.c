@@ -48,11 +48,7 @@ int mb_cmd_pack(int argc, char **argv) {
       }
       const char *v = argv[++i];
       if (!strcmp(a, "--capacity")) {
-        if (!mb_parse_bytes(v, 1, INT64_MAX, &capacity)) {
-          fprintf(stderr,
-                  "mallocbench pack: --capacity '%s': expected bytes, e.g. 1048576 or 4MiB\n", v);
-          return 2;
-        }
+        if (!mb_option_bytes("pack", a, v, 1, INT64_MAX, &capacity)) return 2;
       } else if (!strcmp(a, "--alignment")) {
         if (!mb_option_int("pack", a, v, 1, INT64_MAX, &alignment)) return 2;
       } else if (!strcmp(a, "--out")) {

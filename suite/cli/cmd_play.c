@@ -154,8 +154,7 @@ int mb_cmd_play(int argc, char **argv) {
     if (!strcmp(arg, "--hardware")) {
       hw_name = v;
     } else if (!strcmp(arg, "--capacity")) {
-      if (!mb_parse_bytes(v, 0, INT64_MAX, &capacity))
-        return bad_value(arg, v, "bytes, e.g. 1048576 or 4MiB");
+      if (!mb_option_bytes("play", arg, v, 0, INT64_MAX, &capacity)) return 2;
     } else if (!strcmp(arg, "--policy")) {
       if (!strcmp(v, "random"))
         pol = POLICY_RANDOM;

@@ -107,12 +107,7 @@ int mb_cmd_solve(int argc, char **argv) {
     } else if (!strcmp(a, "--agent")) {
       agent = argv[++i];
     } else if (!strcmp(a, "--capacity")) {
-      if (!mb_parse_bytes(argv[++i], 1, INT64_MAX, &capacity)) {
-        fprintf(stderr,
-                "mallocbench solve: --capacity '%s': expected bytes, e.g. 1048576 or 4MiB\n",
-                argv[i]);
-        return 2;
-      }
+      if (!mb_option_bytes("solve", a, argv[++i], 1, INT64_MAX, &capacity)) return 2;
     } else if (!strcmp(a, "--seed")) {
       if (!mb_option_u64("solve", a, argv[++i], &seed)) return 2;
     } else if (!strcmp(a, "--simulations")) {

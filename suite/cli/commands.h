@@ -50,14 +50,18 @@ int mb_wants_help(int argc, char **argv);
  * NULL when out of memory. */
 char *mb_command_line(int argc, char **argv);
 
-/* An option's value read with suite/option_values.h (mb_parse_bytes for byte counts is there
- * too). On a bad value these print "mallocbench COMMAND: FLAG 'VALUE': expected an integer in
- * LO..HI" (a number: "in [LO, HI]", or "(LO, HI]" when lo_open) and return false; COMMAND is the
- * subcommand as typed, e.g. "run" or "bench muzero". */
+/* An option's value read with suite/option_values.h. On a bad value these print "mallocbench
+ * COMMAND: FLAG 'VALUE': expected an integer in LO..HI" (a number: "in [LO, HI]", or "(LO, HI]"
+ * when lo_open) and return false; COMMAND is the subcommand as typed, e.g. "run" or "bench
+ * muzero". */
 bool mb_option_int(const char *command, const char *flag, const char *value, int64_t lo, int64_t hi,
                    int64_t *out);
 bool mb_option_i32(const char *command, const char *flag, const char *value, int32_t lo, int32_t hi,
                    int32_t *out);
+/* A byte count in [min, max] (mb_parse_bytes: "1048576", "4MiB"); the error line says "expected
+ * bytes, e.g. 1048576 or 4MiB". */
+bool mb_option_bytes(const char *command, const char *flag, const char *value, int64_t min,
+                     int64_t max, int64_t *out);
 bool mb_option_u64(const char *command, const char *flag, const char *value, uint64_t *out);
 bool mb_option_number(const char *command, const char *flag, const char *value, double lo,
                       bool lo_open, double hi, double *out);

@@ -20,6 +20,14 @@ bool mb_option_i32(const char *command, const char *flag, const char *value, int
   return true;
 }
 
+bool mb_option_bytes(const char *command, const char *flag, const char *value, int64_t min,
+                     int64_t max, int64_t *out) {
+  if (mb_parse_bytes(value, min, max, out)) return true;
+  fprintf(stderr, "mallocbench %s: %s '%s': expected bytes, e.g. 1048576 or 4MiB\n", command, flag,
+          value ? value : "");
+  return false;
+}
+
 bool mb_option_u64(const char *command, const char *flag, const char *value, uint64_t *out) {
   if (mb_parse_u64(value, out)) return true;
   fprintf(stderr, "mallocbench %s: %s '%s': expected an integer in 0..%" PRIu64 "\n", command, flag,
