@@ -68,100 +68,138 @@ static mb_time_ps time_of(const mb_workload *w, const mb_hardware *hw, const mb_
   return mb_program_time(w, hw, fast);
 }
 
-int mb_cmd_solve(int argc, char **argv) {
-  if (mb_wants_help(argc, argv)) {
-    usage(stdout);
-    return 0;
-  }
-  const char *path = NULL, *solver_name = NULL, *hw_name = "tpu-v4i", *out_path = NULL;
-  const char *agent = NULL;
-  int64_t capacity = -1;
-  uint64_t seed = 1;
-  double budget = 0, bound_budget = 30;
-  int32_t simulations = 0;          /* mallocMuZero: 0 = the solver's default */
-  double c_scale = 0, finetune = 0; /* idem; finetune 0 = none */
-  int32_t finetune_steps = 0;       /* idem; 0 = none */
-  int32_t leaf_rollout = 0;         /* idem; MB_SOLVER_NO_LEAF_ROLLOUT = none */
+/* The command line of one solve. */
+typedef struct solve_command {
+  const char *path, *solver_name, *hw_name, *out_path;
+  int64_t capacity; /* -1: the profile's */
+  double bound_budget;
+  mb_solver_options opt; /* seed, budget and the mallocMuZero settings */
+} solve_command;
+
+static bool is_solve_option(const char *a) {
+  static const char *const options[] = {
+      "--solver",      "--hardware", "--capacity",    "--seed",    "--budget",   "--bound-budget",
+      "--out",         "--agent",    "--simulations", "--c-scale", "--finetune", "--finetune-steps",
+      "--leaf-rollout"};
+  for (size_t i = 0; i < sizeof options / sizeof *options; i++)
+    if (!strcmp(a, options[i])) return true;
+  return false;
+}
+
+/* Reads the options into S (defaults first). Returns 0, or 2 after an error line. */
+static int parse_options(int argc, char **argv, solve_command *S) {
+  memset(S, 0, sizeof *S);
+  S->hw_name = "tpu-v4i";
+  S->capacity = -1;
+  S->bound_budget = 30;
+  mb_solver_options *opt = &S->opt;
+  /* seed 1; budget, simulations, c_scale, leaf rollout 0: each solver's default; no
+   * fine-tuning (--leaf-rollout 0 asks for none: MB_SOLVER_NO_LEAF_ROLLOUT) */
+  mb_solver_options_default(opt);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    bool has_value = i + 1 < argc;
-    if (a[0] == '-' && a[1] && strcmp(a, "--solver") && strcmp(a, "--hardware") &&
-        strcmp(a, "--capacity") && strcmp(a, "--seed") && strcmp(a, "--budget") &&
-        strcmp(a, "--bound-budget") && strcmp(a, "--out") && strcmp(a, "--agent") &&
-        strcmp(a, "--simulations") && strcmp(a, "--c-scale") && strcmp(a, "--finetune") &&
-        strcmp(a, "--finetune-steps") && strcmp(a, "--leaf-rollout")) {
+    bool is_option = a[0] == '-' && a[1];
+    if (is_option && !is_solve_option(a)) {
       fprintf(stderr, "mallocbench solve: unknown option '%s'\n", a);
       usage(stderr);
       return 2;
     }
-    if (a[0] == '-' && a[1] && !has_value) {
+    if (is_option && i + 1 >= argc) {
       fprintf(stderr, "mallocbench solve: %s needs a value\n", a);
       return 2;
     }
+    const char *v = is_option ? argv[++i] : NULL;
     if (!strcmp(a, "--solver")) {
-      solver_name = argv[++i];
+      S->solver_name = v;
     } else if (!strcmp(a, "--hardware")) {
-      hw_name = argv[++i];
+      S->hw_name = v;
     } else if (!strcmp(a, "--out")) {
-      out_path = argv[++i];
+      S->out_path = v;
     } else if (!strcmp(a, "--agent")) {
-      agent = argv[++i];
+      opt->agent_path = v;
     } else if (!strcmp(a, "--capacity")) {
-      if (!mb_option_bytes("solve", a, argv[++i], 1, INT64_MAX, &capacity)) return 2;
+      if (!mb_option_bytes("solve", a, v, 1, INT64_MAX, &S->capacity)) return 2;
     } else if (!strcmp(a, "--seed")) {
-      if (!mb_option_u64("solve", a, argv[++i], &seed)) return 2;
+      if (!mb_option_u64("solve", a, v, &opt->seed)) return 2;
     } else if (!strcmp(a, "--simulations")) {
-      if (!mb_option_i32("solve", a, argv[++i], 1, MB_SOLVER_MAX_SIMULATIONS, &simulations))
-        return 2;
+      if (!mb_option_i32("solve", a, v, 1, MB_SOLVER_MAX_SIMULATIONS, &opt->simulations)) return 2;
     } else if (!strcmp(a, "--finetune-steps")) {
-      if (!mb_option_i32("solve", a, argv[++i], 0, MB_SOLVER_MAX_FINETUNE_STEPS, &finetune_steps))
+      if (!mb_option_int("solve", a, v, 0, MB_SOLVER_MAX_FINETUNE_STEPS, &opt->finetune_steps))
         return 2;
     } else if (!strcmp(a, "--leaf-rollout")) {
-      if (!mb_option_i32("solve", a, argv[++i], 0, MB_SOLVER_MAX_LEAF_ROLLOUT, &leaf_rollout))
+      if (!mb_option_i32("solve", a, v, 0, MB_SOLVER_MAX_LEAF_ROLLOUT, &opt->leaf_rollout))
         return 2;
-      if (leaf_rollout == 0) leaf_rollout = MB_SOLVER_NO_LEAF_ROLLOUT;
+      if (opt->leaf_rollout == 0) opt->leaf_rollout = MB_SOLVER_NO_LEAF_ROLLOUT;
     } else if (!strcmp(a, "--c-scale")) {
-      if (!mb_option_number("solve", a, argv[++i], 0, true, 1e6, &c_scale)) return 2;
+      if (!mb_option_number("solve", a, v, 0, true, 1e6, &opt->c_scale)) return 2;
     } else if (!strcmp(a, "--budget") || !strcmp(a, "--bound-budget") || !strcmp(a, "--finetune")) {
-      double *dst = !strcmp(a, "--budget")     ? &budget
-                    : !strcmp(a, "--finetune") ? &finetune
-                                               : &bound_budget;
-      if (!mb_option_number("solve", a, argv[++i], 0, false, 1e9, dst)) return 2;
-    } else if (path) {
+      double *dst = !strcmp(a, "--budget")     ? &opt->budget_seconds
+                    : !strcmp(a, "--finetune") ? &opt->finetune_seconds
+                                               : &S->bound_budget;
+      if (!mb_option_number("solve", a, v, 0, false, 1e9, dst)) return 2;
+    } else if (S->path) {
       fprintf(stderr, "mallocbench solve: unexpected argument '%s'\n", a);
       return 2;
     } else {
-      path = a;
+      S->path = a;
     }
   }
-  if (finetune > 0 && finetune_steps > 0) {
+  if (opt->finetune_seconds > 0 && opt->finetune_steps > 0) {
     fprintf(stderr, "mallocbench solve: --finetune and --finetune-steps: give one of them\n");
     return 2;
   }
-  if (!path || !solver_name) {
-    fprintf(stderr, "mallocbench solve: %s\n", !path ? "missing WORKLOAD" : "missing --solver");
+  if (!S->path || !S->solver_name) {
+    fprintf(stderr, "mallocbench solve: %s\n", !S->path ? "missing WORKLOAD" : "missing --solver");
     usage(stderr);
     return 2;
   }
-  const mb_solver *solver = mb_solver_find(solver_name);
-  if (!solver) {
-    fprintf(stderr, "mallocbench solve: no solver named '%s' (see --help)\n", solver_name);
-    return 2;
-  }
-  mb_error err;
-  mb_hardware hw;
-  if (!mb_hardware_find(hw_name, NULL, &hw, &err)) {
-    fprintf(stderr, "mallocbench solve: %s\n", err.message);
-    return 2;
-  }
-  if (capacity > 0) hw = mb_hardware_with_capacity(&hw, capacity);
-  mb_workload *w = mb_workload_load_any(path, &err);
-  if (!w) {
-    fprintf(stderr, "mallocbench solve: %s\n", err.message);
-    return 2;
-  }
+  return 0;
+}
 
+/* Prints the simulated times, speedups, the LP bound and the gap to it (computed here within
+ * bound_budget seconds) and the fast-memory usage of the solver's assignment a beside the
+ * heuristic's h. */
+static void print_times(const mb_workload *w, const mb_hardware *hw, const char *solver_name,
+                        const mb_assignment *a, const mb_assignment *h, double bound_budget,
+                        bool *fast) {
+  mb_time_ps t_slow = mb_slow_time(w, hw);
+  mb_time_ps t_heur = time_of(w, hw, h, fast);
+  mb_time_ps t_sol = time_of(w, hw, a, fast);
+  printf("times are simulated by mallocbench's roofline cost model (not measured):\n");
+  printf("  T_slow       %15" PRId64 " ps\n", t_slow);
+  printf("  T_heuristic  %15" PRId64 " ps\n", t_heur);
+  printf("  T_%-10s %15" PRId64 " ps\n", solver_name, t_sol);
+  printf("  speedup vs slow       %.4fx\n", t_sol > 0 ? (double)t_slow / (double)t_sol : 0.0);
+  printf("  speedup vs heuristic  %.4fx\n", t_sol > 0 ? (double)t_heur / (double)t_sol : 0.0);
+  mb_bound_result br;
+  mb_error err;
+  if (mb_bound_lp(w, hw, bound_budget, &br, &err)) {
+    printf("  T_bound      %15" PRId64 " ps  (LP upper bound on the saving: %s, %.3f s)\n",
+           br.bound_ps, mb_bound_status_name(br.status), br.seconds);
+    double gap = br.bound_ps > 0 ? 100.0 * (double)(t_sol - br.bound_ps) / (double)br.bound_ps : 0;
+    double hgap =
+        br.bound_ps > 0 ? 100.0 * (double)(t_heur - br.bound_ps) / (double)br.bound_ps : 0;
+    printf("  gap to bound  %s %.3f%%, heuristic %.3f%%  ((T - T_bound) / T_bound)\n", solver_name,
+           gap, hgap);
+  } else {
+    printf("  T_bound      unavailable: %s\n", err.message);
+  }
+  int64_t peak = 0, max_addr = 0;
+  mb_assignment_usage(w, a, &peak, &max_addr);
+  printf("fast memory  %d buffers, peak %" PRId64
+         " B live (%.1f%% of capacity), highest address "
+         "%" PRId64 " B\n",
+         mb_assignment_n_fast(a), peak,
+         hw->capacity ? 100.0 * (double)peak / (double)hw->capacity : 0, max_addr);
+}
+
+/* Solves S's workload with its solver and with the heuristic (the reference), prints the
+ * comparison and the validator's verdict, and writes the assignment if asked. Returns the
+ * command's exit status. */
+static int solve_and_report(const solve_command *S, const mb_solver *solver, const mb_hardware *hw,
+                            const mb_workload *w) {
   int rc = 2;
+  mb_error err;
   mb_assignment *a = mb_assignment_new(w->n_buffers);
   mb_assignment *h = mb_assignment_new(w->n_buffers);
   bool *fast = malloc(sizeof *fast * (size_t)(w->n_buffers ? w->n_buffers : 1));
@@ -169,82 +207,43 @@ int mb_cmd_solve(int argc, char **argv) {
   memset(&st, 0, sizeof st);
   memset(&hst, 0, sizeof hst);
   if (!a || !h || !fast) {
-    fprintf(stderr, "mallocbench solve: out of memory for '%s'\n", path);
+    fprintf(stderr, "mallocbench solve: out of memory for '%s'\n", S->path);
     goto done;
   }
-  mb_solver_options opt;
-  mb_solver_options_default(&opt);
-  opt.seed = seed;
-  opt.budget_seconds = budget;
-  opt.agent_path = agent;
-  opt.simulations = simulations;
-  opt.c_scale = c_scale;
-  opt.leaf_rollout = leaf_rollout;
-  opt.finetune_seconds = finetune;
-  opt.finetune_steps = finetune_steps;
   mb_rng rng;
-  mb_rng_seed(&rng, seed);
+  mb_rng_seed(&rng, S->opt.seed);
   double t0 = mb_wall_seconds();
-  if (!solver->solve(w, &hw, &opt, &rng, a, &st, &err)) {
+  if (!solver->solve(w, hw, &S->opt, &rng, a, &st, &err)) {
     fprintf(stderr, "mallocbench solve: %s: %s\n", solver->name, err.message);
     goto done;
   }
   double wall = mb_wall_seconds() - t0;
-  mb_rng_seed(&rng, seed);
-  if (!mb_solve_heuristic(w, &hw, &opt, &rng, h, &hst, &err)) {
+  mb_rng_seed(&rng, S->opt.seed);
+  if (!mb_solve_heuristic(w, hw, &S->opt, &rng, h, &hst, &err)) {
     fprintf(stderr, "mallocbench solve: heuristic: %s\n", err.message);
     goto done;
   }
   mb_error verr;
-  bool valid = mb_validate(w, &hw, a, &verr);
-  mb_time_ps t_slow = mb_slow_time(w, &hw);
-  mb_time_ps t_heur = time_of(w, &hw, h, fast);
-  mb_time_ps t_sol = time_of(w, &hw, a, fast);
-  mb_bound_result br;
-  bool have_bound = mb_bound_lp(w, &hw, bound_budget, &br, &err);
-  int64_t peak = 0, max_addr = 0;
-  mb_assignment_usage(w, a, &peak, &max_addr);
-
+  bool valid = mb_validate(w, hw, a, &verr);
   printf("workload  %s (%d buffers, %d ops, %d time steps)\n", w->name, w->n_buffers, w->n_ops,
          w->schedule_length);
-  printf("hardware  %s: fast memory %" PRId64 " B, alignment %" PRId64 " B\n", hw.name, hw.capacity,
-         hw.alignment);
-  printf("solver    %s, seed %" PRIu64 ", wall %.3f s%s\n", solver->name, seed, wall,
+  printf("hardware  %s: fast memory %" PRId64 " B, alignment %" PRId64 " B\n", hw->name,
+         hw->capacity, hw->alignment);
+  printf("solver    %s, seed %" PRIu64 ", wall %.3f s%s\n", solver->name, S->opt.seed, wall,
          st.budget_hit ? " (budget hit)" : "");
   if (st.note[0]) printf("          %s\n", st.note);
-  printf("times are simulated by mallocbench's roofline cost model (not measured):\n");
-  printf("  T_slow       %15" PRId64 " ps\n", t_slow);
-  printf("  T_heuristic  %15" PRId64 " ps\n", t_heur);
-  printf("  T_%-10s %15" PRId64 " ps\n", solver->name, t_sol);
-  printf("  speedup vs slow       %.4fx\n", t_sol > 0 ? (double)t_slow / (double)t_sol : 0.0);
-  printf("  speedup vs heuristic  %.4fx\n", t_sol > 0 ? (double)t_heur / (double)t_sol : 0.0);
-  if (have_bound) {
-    printf("  T_bound      %15" PRId64 " ps  (LP upper bound on the saving: %s, %.3f s)\n",
-           br.bound_ps, mb_bound_status_name(br.status), br.seconds);
-    double gap = br.bound_ps > 0 ? 100.0 * (double)(t_sol - br.bound_ps) / (double)br.bound_ps : 0;
-    double hgap =
-        br.bound_ps > 0 ? 100.0 * (double)(t_heur - br.bound_ps) / (double)br.bound_ps : 0;
-    printf("  gap to bound  %s %.3f%%, heuristic %.3f%%  ((T - T_bound) / T_bound)\n", solver->name,
-           gap, hgap);
-  } else {
-    printf("  T_bound      unavailable: %s\n", err.message);
-  }
-  printf("fast memory  %d buffers, peak %" PRId64
-         " B live (%.1f%% of capacity), highest address "
-         "%" PRId64 " B\n",
-         mb_assignment_n_fast(a), peak,
-         hw.capacity ? 100.0 * (double)peak / (double)hw.capacity : 0, max_addr);
+  print_times(w, hw, solver->name, a, h, S->bound_budget, fast);
   if (valid)
     printf("valid        yes (independent validator)\n");
   else
     printf("valid        NO: %s\n", verr.message);
   rc = valid ? 0 : 1;
-  if (out_path) {
-    if (!mb_assignment_save_csv(a, w, out_path, &err)) {
+  if (S->out_path) {
+    if (!mb_assignment_save_csv(a, w, S->out_path, &err)) {
       fprintf(stderr, "mallocbench solve: %s\n", err.message);
       rc = 2;
     } else {
-      printf("assignment   written to %s\n", out_path);
+      printf("assignment   written to %s\n", S->out_path);
     }
   }
 done:
@@ -253,6 +252,34 @@ done:
   free(fast);
   mb_assignment_free(a);
   mb_assignment_free(h);
+  return rc;
+}
+
+int mb_cmd_solve(int argc, char **argv) {
+  if (mb_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  solve_command command;
+  if (parse_options(argc, argv, &command) != 0) return 2;
+  const mb_solver *solver = mb_solver_find(command.solver_name);
+  if (!solver) {
+    fprintf(stderr, "mallocbench solve: no solver named '%s' (see --help)\n", command.solver_name);
+    return 2;
+  }
+  mb_error err;
+  mb_hardware hw;
+  if (!mb_hardware_find(command.hw_name, NULL, &hw, &err)) {
+    fprintf(stderr, "mallocbench solve: %s\n", err.message);
+    return 2;
+  }
+  if (command.capacity > 0) hw = mb_hardware_with_capacity(&hw, command.capacity);
+  mb_workload *w = mb_workload_load_any(command.path, &err);
+  if (!w) {
+    fprintf(stderr, "mallocbench solve: %s\n", err.message);
+    return 2;
+  }
+  int rc = solve_and_report(&command, solver, &hw, w);
   mb_workload_free(w);
   return rc;
 }
