@@ -328,25 +328,32 @@ static int commit_entry(const char *cat_path, const char *name, const char *line
   return 1;
 }
 
-int mb_cmd_add(int argc, char **argv) {
-  if (mb_wants_help(argc, argv)) {
-    usage(stdout);
-    return 0;
-  }
-  const char *name = NULL, *source = NULL, *kind = NULL, *hardware = "tpu-v4i", *capacity = "auto",
-             *split = "test", *tags = NULL, *args = "-", *cat_path = NULL, *data = NULL,
-             *cache = NULL;
+/* The command line of one add. */
+typedef struct add_command {
+  const char *name, *source, *kind, *hardware, *capacity, *split, *tags, *args;
+  const char *cat_path, *data, *cache;
+  char default_cat[4096], default_cache[4096];
+} add_command;
+
+/* Reads the options into A (defaults first: the kind from the extension, the tags from the
+ * kind, the catalogue and cache in the source tree). Returns 0, or 2 after an error line. */
+static int parse_options(int argc, char **argv, add_command *A) {
+  memset(A, 0, sizeof *A);
+  A->hardware = "tpu-v4i";
+  A->capacity = "auto";
+  A->split = "test";
+  A->args = "-";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    const char **slot = !strcmp(a, "--kind")        ? &kind
-                        : !strcmp(a, "--hardware")  ? &hardware
-                        : !strcmp(a, "--capacity")  ? &capacity
-                        : !strcmp(a, "--split")     ? &split
-                        : !strcmp(a, "--tags")      ? &tags
-                        : !strcmp(a, "--args")      ? &args
-                        : !strcmp(a, "--catalogue") ? &cat_path
-                        : !strcmp(a, "--data")      ? &data
-                        : !strcmp(a, "--cache")     ? &cache
+    const char **slot = !strcmp(a, "--kind")        ? &A->kind
+                        : !strcmp(a, "--hardware")  ? &A->hardware
+                        : !strcmp(a, "--capacity")  ? &A->capacity
+                        : !strcmp(a, "--split")     ? &A->split
+                        : !strcmp(a, "--tags")      ? &A->tags
+                        : !strcmp(a, "--args")      ? &A->args
+                        : !strcmp(a, "--catalogue") ? &A->cat_path
+                        : !strcmp(a, "--data")      ? &A->data
+                        : !strcmp(a, "--cache")     ? &A->cache
                                                     : NULL;
     if (slot) {
       if (++i >= argc) {
@@ -358,72 +365,92 @@ int mb_cmd_add(int argc, char **argv) {
       fprintf(stderr, "mallocbench add: unknown option '%s'\n", a);
       usage(stderr);
       return 2;
-    } else if (!name) {
-      name = a;
-    } else if (!source) {
-      source = a;
+    } else if (!A->name) {
+      A->name = a;
+    } else if (!A->source) {
+      A->source = a;
     } else {
       fprintf(stderr, "mallocbench add: unexpected argument '%s'\n", a);
       return 2;
     }
   }
-  if (!name || !source) {
+  if (!A->name || !A->source) {
     usage(stderr);
     return 2;
   }
-  if (!kind) kind = infer_kind(source);
-  if (!kind) {
+  if (!A->kind) A->kind = infer_kind(A->source);
+  if (!A->kind) {
     fprintf(stderr,
             "mallocbench add: cannot infer the kind of '%s' from its extension; give "
             "--kind (hlo, csv, model, native, alphatensor)\n",
-            source);
+            A->source);
     return 2;
   }
-  if (!tags) tags = (!strcmp(kind, "hlo") || !strcmp(kind, "csv")) ? "real" : "generated";
-  char def_cat[4096], def_cache[4096];
-  if (!cat_path)
-    cat_path = mb_path_join(def_cat, sizeof def_cat, mb_source_dir(), "datasets/catalogue.txt");
-  if (!cache) cache = mb_path_join(def_cache, sizeof def_cache, mb_source_dir(), "results/cache");
-  if (!cat_path || !cache) {
+  if (!A->tags)
+    A->tags = (!strcmp(A->kind, "hlo") || !strcmp(A->kind, "csv")) ? "real" : "generated";
+  if (!A->cat_path)
+    A->cat_path = mb_path_join(A->default_cat, sizeof A->default_cat, mb_source_dir(),
+                               "datasets/catalogue.txt");
+  if (!A->cache)
+    A->cache =
+        mb_path_join(A->default_cache, sizeof A->default_cache, mb_source_dir(), "results/cache");
+  if (!A->cat_path || !A->cache) {
     fprintf(stderr, "mallocbench add: source directory path too long\n");
     return 2;
   }
-  const char *data_dir = mb_data_dir(data);
+  return 0;
+}
 
-  /* The source as the catalogue stores it. */
-  char stored[512];
-  if (!strncmp(source, "builtin:", 8)) {
-    snprintf(stored, sizeof stored, "%s", source);
-  } else {
-    bool external = !strcmp(kind, "hlo") || !strcmp(kind, "csv") || !strcmp(kind, "alphatensor");
-    if (!normalise_source(source, external ? data_dir : mb_source_dir(), stored, sizeof stored)) {
-      fprintf(stderr, "mallocbench add: source '%s': %s\n", source,
-              errno ? strerror(errno) : "path too long");
-      return 2;
-    }
-    if (strpbrk(stored, " \t\r\n#")) {
-      fprintf(stderr,
-              "mallocbench add: source '%s': the catalogue's columns are whitespace-"
-              "separated, so paths may not contain blanks or '#'\n",
-              stored);
-      return 2;
-    }
+/* The source as the catalogue stores it, into stored[n]: relative to the data directory
+ * (external data) or the source tree, else absolute. False after an error line. */
+static bool stored_source(const add_command *A, const char *data_dir, char *stored, size_t n) {
+  if (!strncmp(A->source, "builtin:", 8)) {
+    snprintf(stored, n, "%s", A->source);
+    return true;
   }
+  bool external =
+      !strcmp(A->kind, "hlo") || !strcmp(A->kind, "csv") || !strcmp(A->kind, "alphatensor");
+  if (!normalise_source(A->source, external ? data_dir : mb_source_dir(), stored, n)) {
+    fprintf(stderr, "mallocbench add: source '%s': %s\n", A->source,
+            errno ? strerror(errno) : "path too long");
+    return false;
+  }
+  if (strpbrk(stored, " \t\r\n#")) {
+    fprintf(stderr,
+            "mallocbench add: source '%s': the catalogue's columns are whitespace-"
+            "separated, so paths may not contain blanks or '#'\n",
+            stored);
+    return false;
+  }
+  return true;
+}
 
-  /* Check the entry with the catalogue's own parser (capacity not known yet). */
-  mb_error err;
+/* Formats the catalogue line of A's entry with the given source and capacity into line[n].
+ * False if it does not fit. */
+static bool format_line(const add_command *A, const char *stored, const char *capacity, char *line,
+                        size_t n) {
+  int len = snprintf(line, n, "%s %s %s %s %s %s %s %s", A->name, A->kind, stored, A->args,
+                     A->hardware, capacity, A->split, A->tags);
+  return len >= 0 && (size_t)len < n;
+}
+
+/* Checks the new entry with the catalogue's own parser (its capacity not known yet) and
+ * returns it in *entry. False after an error line naming the option at fault. */
+static bool check_entry(const add_command *A, const char *stored, mb_catalogue_entry *entry) {
   char line[2048];
-  int len = snprintf(line, sizeof line, "%s %s %s %s %s %s %s %s", name, kind, stored, args,
-                     hardware, strcmp(capacity, "auto") ? capacity : "profile", split, tags);
-  if (len >= (int)sizeof line || strpbrk(name, " \t\n#") || strpbrk(args, " \t\n#") ||
-      strpbrk(tags, " \t\n#") || strpbrk(hardware, " \t\n#") || strpbrk(capacity, " \t\n#")) {
+  bool fits = format_line(A, stored, strcmp(A->capacity, "auto") ? A->capacity : "profile", line,
+                          sizeof line);
+  if (!fits || strpbrk(A->name, " \t\n#") || strpbrk(A->args, " \t\n#") ||
+      strpbrk(A->tags, " \t\n#") || strpbrk(A->hardware, " \t\n#") ||
+      strpbrk(A->capacity, " \t\n#")) {
     fprintf(stderr,
             "mallocbench add: arguments may not contain blanks or '#' (the catalogue is "
             "whitespace-separated)\n");
-    return 2;
+    return false;
   }
   char probe[2200];
   snprintf(probe, sizeof probe, HEADER "\n%s\n", line);
+  mb_error err;
   mb_catalogue *one = mb_catalogue_parse(probe, strlen(probe), "new entry", &err);
   if (!one) {
     /* The position in the synthetic line means nothing to the user: name the option. */
@@ -438,64 +465,86 @@ int mb_cmd_add(int argc, char **argv) {
           f[7 + strlen(OPTION[i][0])] == '\'')
         opt = OPTION[i][1];
     fprintf(stderr, "mallocbench add: %s%s%s\n", opt, *opt ? ": " : "", f ? f : err.message);
-    return 2;
+    return false;
   }
-  mb_catalogue_entry entry = one->entries[0];
+  *entry = one->entries[0];
   mb_catalogue_free(one);
+  return true;
+}
 
-  /* The existing catalogue must be intact and the name free before the workload is
-   * materialised; both are checked again under the lock when the entry is written. */
+/* The existing catalogue (if any) must be intact and the name free before the workload is
+ * materialised; both are checked again under the lock when the entry is written. False
+ * after an error line. */
+static bool check_existing_catalogue(const add_command *A) {
   size_t old_len = 0;
-  char *old = mb_read_file(cat_path, &old_len);
+  char *old = mb_read_file(A->cat_path, &old_len);
   if (!old && errno != ENOENT) {
-    fprintf(stderr, "mallocbench add: %s: cannot read: %s\n", cat_path, strerror(errno));
-    return 2;
+    fprintf(stderr, "mallocbench add: %s: cannot read: %s\n", A->cat_path, strerror(errno));
+    return false;
   }
-  if (old) {
-    mb_catalogue *cat = check_catalogue(old, old_len, cat_path, name);
-    free(old);
-    if (!cat) return 2;
-    mb_catalogue_free(cat);
-  }
-  int rc = 2;
-  mb_workload *w = NULL;
-  mb_hardware hw;
-  if (!mb_catalogue_hardware(&entry, &hw, &err)) {
-    fprintf(stderr, "mallocbench add: %s\n", err.message);
-    goto done;
-  }
-  bool missing = false;
-  w = mb_catalogue_load_workload(&entry, data_dir, cache, &missing, &err);
-  if (!w) {
-    fprintf(stderr, "mallocbench add: %s\n", err.message);
-    goto done;
-  }
-  char cap_text[32];
-  if (!strcmp(capacity, "auto")) {
-    snprintf(cap_text, sizeof cap_text, "%lld", (long long)mb_catalogue_auto_capacity(w, &hw));
-    capacity = cap_text;
-  }
-  len = snprintf(line, sizeof line, "%s %s %s %s %s %s %s %s", name, kind, stored, args, hardware,
-                 capacity, split, tags);
-  if (len >= (int)sizeof line) {
-    fprintf(stderr, "mallocbench add: the entry is longer than %zu bytes\n", sizeof line - 1);
-    goto done;
-  }
-  commit_result res;
-  rc = commit_entry(cat_path, name, line, &res);
-  if (rc != 0) goto done;
-  int64_t final_cap = res.capacity != 0 ? res.capacity : hw.capacity; /* 0: 'profile' */
+  if (!old) return true;
+  mb_catalogue *cat = check_catalogue(old, old_len, A->cat_path, A->name);
+  free(old);
+  if (!cat) return false;
+  mb_catalogue_free(cat);
+  return true;
+}
+
+/* Prints what was added: where, and the workload's size against its fast memory. */
+static void print_added(const add_command *A, const mb_workload *w, const commit_result *res,
+                        int64_t capacity) {
   mb_workload_stats st;
   mb_workload_stats_compute(w, &st);
   int64_t placeable = mb_catalogue_placeable_peak(w);
   printf(
       "added '%s' to %s%s (line %d): %d ops, %d buffers, peak live %lld B (non-pinned %lld B), "
       "capacity %lld B (%.3f of the non-pinned peak)\n",
-      name, cat_path, res.created ? " (new file)" : "", res.line_no, st.n_ops, st.n_buffers,
-      (long long)st.peak_live_bytes, (long long)placeable, (long long)final_cap,
-      placeable > 0 ? (double)final_cap / (double)placeable : 0.0);
-  rc = 0;
-done:
+      A->name, A->cat_path, res->created ? " (new file)" : "", res->line_no, st.n_ops, st.n_buffers,
+      (long long)st.peak_live_bytes, (long long)placeable, (long long)capacity,
+      placeable > 0 ? (double)capacity / (double)placeable : 0.0);
+}
+
+int mb_cmd_add(int argc, char **argv) {
+  if (mb_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  add_command command;
+  add_command *A = &command;
+  if (parse_options(argc, argv, A) != 0) return 2;
+  const char *data_dir = mb_data_dir(A->data);
+  char stored[512];
+  mb_catalogue_entry entry;
+  if (!stored_source(A, data_dir, stored, sizeof stored) || !check_entry(A, stored, &entry) ||
+      !check_existing_catalogue(A))
+    return 2;
+  mb_error err;
+  mb_hardware hw;
+  if (!mb_catalogue_hardware(&entry, &hw, &err)) {
+    fprintf(stderr, "mallocbench add: %s\n", err.message);
+    return 2;
+  }
+  bool missing = false;
+  mb_workload *w = mb_catalogue_load_workload(&entry, data_dir, A->cache, &missing, &err);
+  if (!w) {
+    fprintf(stderr, "mallocbench add: %s\n", err.message);
+    return 2;
+  }
+  int rc = 2;
+  char auto_capacity[32], line[2048];
+  const char *capacity = A->capacity;
+  if (!strcmp(capacity, "auto")) {
+    snprintf(auto_capacity, sizeof auto_capacity, "%lld",
+             (long long)mb_catalogue_auto_capacity(w, &hw));
+    capacity = auto_capacity;
+  }
+  commit_result res;
+  if (!format_line(A, stored, capacity, line, sizeof line)) {
+    fprintf(stderr, "mallocbench add: the entry is longer than %zu bytes\n", sizeof line - 1);
+  } else {
+    rc = commit_entry(A->cat_path, A->name, line, &res);
+    if (rc == 0) print_added(A, w, &res, res.capacity != 0 ? res.capacity : hw.capacity);
+  }
   mb_workload_free(w);
   return rc;
 }
