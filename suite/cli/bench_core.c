@@ -142,17 +142,15 @@ int mb_bench_core(int argc, char **argv) {
   int64_t max_n = 1000000;
   uint64_t seed = 1;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--max") && i + 1 < argc) {
-      if (!mb_option_int("bench core", argv[i], argv[i + 1], 1000, 10000000, &max_n)) return 2;
-      i++;
-    } else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
-      if (!mb_option_u64("bench core", argv[i], argv[i + 1], &seed)) return 2;
-      i++;
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* every option takes a value */
+    if (!strcmp(argv[i], "--max")) {
+      if (!mb_option_int("bench core", argv[i], v, 1000, 10000000, &max_n)) return 2;
+    } else if (!strcmp(argv[i], "--seed")) {
+      if (!mb_option_u64("bench core", argv[i], v, &seed)) return 2;
     } else {
-      fprintf(stderr, "mallocbench bench core: unknown argument '%s'\n", argv[i]);
-      usage(stderr);
-      return 2;
+      return mb_unknown_option("bench core", argv[i]);
     }
+    i++; /* the value */
   }
   mb_error err;
   mb_hardware base;

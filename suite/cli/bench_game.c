@@ -257,15 +257,11 @@ int mb_bench_game(int argc, char **argv) {
       path = arg;
       continue;
     }
-    if (i + 1 >= argc) {
-      fprintf(stderr, "mallocbench bench game: %s needs a value\n", arg);
-      return 2;
-    }
-    const char *v = argv[++i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* every option takes a value */
     if (!strcmp(arg, "--hardware")) {
-      hw_name = v;
+      if (!mb_option_text("bench game", arg, v, &hw_name)) return 2;
     } else if (!strcmp(arg, "--data")) {
-      data = v;
+      if (!mb_option_text("bench game", arg, v, &data)) return 2;
     } else if (!strcmp(arg, "--fraction")) {
       if (!mb_option_number("bench game", arg, v, 0, false, 1e6, &fraction)) return 2;
     } else if (!strcmp(arg, "--seconds")) {
@@ -277,9 +273,9 @@ int mb_bench_game(int argc, char **argv) {
     } else if (!strcmp(arg, "--seed")) {
       if (!mb_option_u64("bench game", arg, v, &seed)) return 2;
     } else {
-      fprintf(stderr, "mallocbench bench game: unknown option '%s'; see --help\n", arg);
-      return 2;
+      return mb_unknown_option("bench game", arg);
     }
+    i++; /* the value */
   }
 
   char label[2048] = "";

@@ -452,24 +452,20 @@ static int parse_options(int argc, char **argv, bench_options *O) {
   mb_search_config_evaluation(&O->scfg, false);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (i + 1 >= argc) {
-      fprintf(stderr, "mallocbench bench muzero: %s needs a value; see --help\n", a);
-      return 2;
-    }
-    const char *v = argv[++i];
-    if (!strcmp(a, "--agent"))
-      O->agent_path = v;
-    else if (!strcmp(a, "--returns"))
-      O->returns = v;
-    else if (!strcmp(a, "--split"))
-      O->split = v;
-    else if (!strcmp(a, "--workloads"))
-      O->regex = v;
-    else if (!strcmp(a, "--catalogue"))
-      O->catalogue = v;
-    else if (!strcmp(a, "--data"))
-      O->data = v;
-    else if (!strcmp(a, "--model-error")) {
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* every option takes a value */
+    if (!strcmp(a, "--agent")) {
+      if (!mb_option_text("bench muzero", a, v, &O->agent_path)) return 2;
+    } else if (!strcmp(a, "--returns")) {
+      if (!mb_option_text("bench muzero", a, v, &O->returns)) return 2;
+    } else if (!strcmp(a, "--split")) {
+      if (!mb_option_text("bench muzero", a, v, &O->split)) return 2;
+    } else if (!strcmp(a, "--workloads")) {
+      if (!mb_option_text("bench muzero", a, v, &O->regex)) return 2;
+    } else if (!strcmp(a, "--catalogue")) {
+      if (!mb_option_text("bench muzero", a, v, &O->catalogue)) return 2;
+    } else if (!strcmp(a, "--data")) {
+      if (!mb_option_text("bench muzero", a, v, &O->data)) return 2;
+    } else if (!strcmp(a, "--model-error")) {
       if (!mb_option_i32("bench muzero", a, v, 1, 1000000, &O->model_error)) return 2;
     } else if (!strcmp(a, "--search-regret")) {
       if (!mb_option_i32("bench muzero", a, v, 1, 1000000, &O->search_regret)) return 2;
@@ -478,6 +474,7 @@ static int parse_options(int argc, char **argv, bench_options *O) {
     } else if (!strcmp(a, "--next-window")) {
       if (!mb_option_i32("bench muzero", a, v, 1, 1000000, &O->next_window)) return 2;
     } else if (!strcmp(a, "--rescale")) {
+      if (!mb_option_text("bench muzero", a, v, &v)) return 2;
       if (strcmp(v, "node") && strcmp(v, "tree")) {
         fprintf(stderr, "mallocbench bench muzero: --rescale '%s': expected node or tree\n", v);
         return 2;
@@ -495,6 +492,7 @@ static int parse_options(int argc, char **argv, bench_options *O) {
       if (!mb_option_i32("bench muzero", a, v, 0, MB_SEARCH_MAX_LEAF_ROLLOUT, &O->leaf_rollout))
         return 2;
     } else if (!strcmp(a, "--oracle")) {
+      if (!mb_option_text("bench muzero", a, v, &v)) return 2;
       if (!parse_oracle(v, &O->oracle_parts)) return 2;
     } else if (!strcmp(a, "--considered")) {
       if (!mb_option_i32("bench muzero", a, v, 1, 4096, &O->scfg.max_considered)) return 2;
@@ -513,9 +511,9 @@ static int parse_options(int argc, char **argv, bench_options *O) {
       if (!mb_option_i32("bench muzero", a, v, 1, 3600, &whole_seconds)) return 2;
       O->seconds = whole_seconds;
     } else {
-      fprintf(stderr, "mallocbench bench muzero: unknown option '%s'; see --help\n", a);
-      return 2;
+      return mb_unknown_option("bench muzero", a);
     }
+    i++; /* the value */
   }
   if (O->oracle_parts &&
       (!O->returns || O->model_error || O->search_regret || O->unroll_error || O->next_window)) {

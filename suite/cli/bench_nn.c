@@ -57,7 +57,7 @@ static bool parse_args(int argc, char **argv, bench_opts *o) {
     else if (!strcmp(a, "--seconds")) {
       ok = mb_option_number("bench nn", a, v, 0, true, 600, &o->seconds);
     } else {
-      fprintf(stderr, "mallocbench bench nn: unknown option '%s' (see --help)\n", a);
+      mb_unknown_option("bench nn", a);
       return false;
     }
     if (!ok) return false;

@@ -315,11 +315,7 @@ int mb_bench_solvers(int argc, char **argv) {
   bench_opts bo = {1000000, 0.5, 30, 1, NULL};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (i + 1 >= argc) {
-      fprintf(stderr, "mallocbench bench solvers: %s needs a value\n", a);
-      return 2;
-    }
-    const char *v = argv[++i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* every option takes a value */
     if (!strcmp(a, "--max")) {
       double d; /* "2e9" is welcome */
       if (!mb_option_number("bench solvers", a, v, 1000, false, 2e9, &d)) return 2;
@@ -330,12 +326,11 @@ int mb_bench_solvers(int argc, char **argv) {
     } else if (!strcmp(a, "--seed")) {
       if (!mb_option_u64("bench solvers", a, v, &bo.seed)) return 2;
     } else if (!strcmp(a, "--data")) {
-      bo.data = v;
+      if (!mb_option_text("bench solvers", a, v, &bo.data)) return 2;
     } else {
-      fprintf(stderr, "mallocbench bench solvers: unknown option '%s'\n", a);
-      usage(stderr);
-      return 2;
+      return mb_unknown_option("bench solvers", a);
     }
+    i++; /* the value */
   }
   int rc = scaling(&bo);
   rc |= quality(&bo);

@@ -362,9 +362,7 @@ static int parse_options(int argc, char **argv, add_command *A) {
       }
       *slot = argv[i];
     } else if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "mallocbench add: unknown option '%s'\n", a);
-      usage(stderr);
-      return 2;
+      return mb_unknown_option("add", a);
     } else if (!A->name) {
       A->name = a;
     } else if (!A->source) {

@@ -59,9 +59,7 @@ int mb_cmd_check(int argc, char **argv) {
         i++;
       }
     } else if (argv[i][0] == '-' && argv[i][1]) {
-      fprintf(stderr, "mallocbench check: unknown option '%s'\n", argv[i]);
-      usage(stderr);
-      return 2;
+      return mb_unknown_option("check", argv[i]);
     } else if (n_paths == 2) {
       fprintf(stderr, "mallocbench check: unexpected argument '%s'\n", argv[i]);
       return 2;

@@ -230,17 +230,27 @@ static bool export_curves(mb_results *r, const char *dir, const mb_result_row *r
 int mb_cmd_export(int argc, char **argv) {
   const char *file = NULL, *dir = NULL;
   bool help = mb_wants_help(argc, argv), bad = false;
-  for (int i = 1; i < argc && !help; i++) {
-    if (!strcmp(argv[i], "--csv") && i + 1 < argc)
-      dir = argv[++i];
-    else if (!strncmp(argv[i], "--csv=", 6))
-      dir = argv[i] + 6;
-    else if (argv[i][0] != '-' && !file)
-      file = argv[i];
-    else
+  for (int i = 1; i < argc && !help && !bad; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--csv")) {
+      bad = !mb_option_text("export", a, i + 1 < argc ? argv[i + 1] : NULL, &dir);
+      i++;
+    } else if (!strncmp(a, "--csv=", 6)) {
+      dir = a + 6;
+    } else if (a[0] == '-' && a[1]) {
+      return mb_unknown_option("export", a);
+    } else if (file) {
+      fprintf(stderr, "mallocbench export: one results file only ('%s' is extra)\n", a);
       bad = true;
+    } else {
+      file = a;
+    }
   }
-  if (help || bad || !file || !dir) {
+  if (!help && !bad && (!file || !dir)) {
+    fprintf(stderr, "mallocbench export: %s is required\n", !file ? "FILE" : "--csv DIR");
+    bad = true;
+  }
+  if (help || bad) {
     FILE *out = help ? stdout : stderr;
     fprintf(out,
             "usage: mallocbench export FILE --csv DIR\n\n"

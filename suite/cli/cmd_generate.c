@@ -121,8 +121,7 @@ static int generate_alphatensor(int argc, char **argv) {
         n = size;
       }
     } else if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "mallocbench generate alphatensor: unknown option '%s'\n", a);
-      return 2;
+      return mb_unknown_option("generate alphatensor", a);
     } else if (file) {
       fprintf(stderr,
               "mallocbench generate alphatensor: one factorization at a time ('%s', "
@@ -179,8 +178,7 @@ static int generate_model(int argc, char **argv) {
       else
         name = argv[++i];
     } else if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "mallocbench generate model: unknown option '%s'\n", a);
-      return 2;
+      return mb_unknown_option("generate model", a);
     } else if (spec) {
       fprintf(stderr, "mallocbench generate model: one spec at a time ('%s', '%s')\n", spec, a);
       return 2;
@@ -235,8 +233,7 @@ static int generate_packing(int argc, char **argv) {
     if (strcmp(a, "--buffers") && strcmp(a, "--seed") && strcmp(a, "--height") &&
         strcmp(a, "--quantum") && strcmp(a, "--length") && strcmp(a, "-o") && strcmp(a, "--name") &&
         strcmp(a, "--solution")) {
-      fprintf(stderr, "mallocbench generate packing: unknown option '%s'\n", a);
-      return 2;
+      return mb_unknown_option("generate packing", a);
     }
     if (i + 1 >= argc) {
       fprintf(stderr, "mallocbench generate packing: %s needs a value\n", a);

@@ -82,11 +82,11 @@ int mb_cmd_import(int argc, char **argv) {
     usage(stdout);
     return 0;
   }
-  if (argc < 3) {
+  if (argc < 2) {
     usage(stderr);
     return 2;
   }
-  const char *format = argv[1], *in = argv[2], *out = NULL;
+  const char *format = argv[1], *in = NULL, *out = NULL;
   mb_hlo_options opt;
   mb_hlo_options_default(&opt);
   int64_t capacity = 0, repeat = 0;
@@ -95,27 +95,41 @@ int mb_cmd_import(int argc, char **argv) {
     fprintf(stderr, "mallocbench import: unknown format '%s' (expected hlo or csv)\n", format);
     return 2;
   }
-  for (int i = 3; i < argc; i++) {
+  const char *command = is_hlo ? "import hlo" : "import csv";
+  for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
-    if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
-      out = argv[++i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    bool ok = true, takes_value = true;
+    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+      ok = mb_option_text(command, a, v, &out);
     } else if (is_hlo && !strcmp(a, "--no-fusion")) {
       opt.fusion = false;
+      takes_value = false;
     } else if (is_hlo && !strcmp(a, "--no-pin-params")) {
       opt.pin_parameters = false;
+      takes_value = false;
     } else if (is_hlo && !strcmp(a, "--no-pin-outputs")) {
       opt.pin_outputs = false;
-    } else if (is_csv && !strcmp(a, "--capacity") && i + 1 < argc) {
-      if (!mb_option_bytes("import", a, argv[++i], 1, INT64_MAX, &capacity)) return 2;
-    } else if (!strcmp(a, "--repeat") && i + 1 < argc) {
-      if (!mb_option_int("import", a, argv[++i], 1, 100000, &repeat)) return 2;
-    } else {
-      fprintf(stderr, "mallocbench import %s: unexpected argument '%s'; see --help\n", format, a);
+      takes_value = false;
+    } else if (is_csv && !strcmp(a, "--capacity")) {
+      ok = mb_option_bytes(command, a, v, 1, INT64_MAX, &capacity);
+    } else if (!strcmp(a, "--repeat")) {
+      ok = mb_option_int(command, a, v, 1, 100000, &repeat);
+    } else if (a[0] == '-' && a[1]) {
+      return mb_unknown_option(command, a);
+    } else if (in) {
+      fprintf(stderr, "mallocbench %s: one FILE only ('%s' is extra)\n", command, a);
       return 2;
+    } else {
+      in = a;
+      takes_value = false;
     }
+    if (!ok) return 2;
+    if (takes_value) i++;
   }
-  if (!out) {
-    fprintf(stderr, "mallocbench import: -o OUT is required; see --help\n");
+  if (!in || !out) {
+    fprintf(stderr, "mallocbench %s: %s is required; see mallocbench import --help\n", command,
+            !in ? "FILE" : "-o OUT");
     return 2;
   }
   mb_error err = {{0}};

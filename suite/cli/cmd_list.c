@@ -106,9 +106,10 @@ int mb_cmd_list(int argc, char **argv) {
       stats = true;
     } else if (!strcmp(a, "--no-cache")) {
       no_cache = true;
+    } else if (a[0] == '-') {
+      return mb_unknown_option("list", a);
     } else {
-      fprintf(stderr, "mallocbench list: unknown argument '%s'\n", a);
-      usage(stderr);
+      fprintf(stderr, "mallocbench list: unexpected argument '%s' (list takes options only)\n", a);
       return 2;
     }
   }

@@ -57,9 +57,7 @@ int mb_cmd_pack(int argc, char **argv) {
         return 2;
       }
     } else if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "mallocbench pack: unknown option '%s'\n", a);
-      usage(stderr);
-      return 2;
+      return mb_unknown_option("pack", a);
     } else if (path) {
       fprintf(stderr, "mallocbench pack: unexpected argument '%s'\n", a);
       return 2;

@@ -146,16 +146,13 @@ int mb_cmd_play(int argc, char **argv) {
       path = arg;
       continue;
     }
-    if (i + 1 >= argc) {
-      fprintf(stderr, "mallocbench play: %s needs a value\n", arg);
-      return 2;
-    }
-    const char *v = argv[++i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* every option but -q takes a value */
     if (!strcmp(arg, "--hardware")) {
-      hw_name = v;
+      if (!mb_option_text("play", arg, v, &hw_name)) return 2;
     } else if (!strcmp(arg, "--capacity")) {
       if (!mb_option_bytes("play", arg, v, 0, INT64_MAX, &capacity)) return 2;
     } else if (!strcmp(arg, "--policy")) {
+      if (!mb_option_text("play", arg, v, &v)) return 2;
       if (!strcmp(v, "random"))
         pol = POLICY_RANDOM;
       else if (!strcmp(v, "heuristic"))
@@ -169,15 +166,16 @@ int mb_cmd_play(int argc, char **argv) {
     } else if (!strcmp(arg, "--seed")) {
       if (!mb_option_int("play", arg, v, 0, INT64_MAX, &seed)) return 2;
     } else if (!strcmp(arg, "--order")) {
+      if (!mb_option_text("play", arg, v, &v)) return 2;
       if (!mb_game_order_parse(v, &cfg.order)) return bad_value(arg, v, "heuristic, start or size");
     } else if (!strcmp(arg, "--actions")) {
       if (!mb_option_int("play", arg, v, 2, 1024, &actions)) return 2;
     } else if (!strcmp(arg, "--out")) {
-      out_path = v;
+      if (!mb_option_text("play", arg, v, &out_path)) return 2;
     } else {
-      fprintf(stderr, "mallocbench play: unknown option '%s'; see --help\n", arg);
-      return 2;
+      return mb_unknown_option("play", arg);
     }
+    i++; /* the value */
   }
   if (!path) {
     usage(stderr);

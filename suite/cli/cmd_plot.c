@@ -46,9 +46,7 @@ int mb_cmd_plot(int argc, char **argv) {
         return 2;
       }
     } else if (a[0] == '-') {
-      fprintf(stderr, "mallocbench plot: unknown option '%s'\n", a);
-      usage(stderr);
-      return 2;
+      return mb_unknown_option("plot", a);
     } else if (!file) {
       file = a;
     } else {

@@ -43,9 +43,7 @@ int mb_cmd_report(int argc, char **argv) {
         return 2;
       }
     } else if (a[0] == '-') {
-      fprintf(stderr, "mallocbench report: unknown option '%s'\n", a);
-      usage(stderr);
-      return 2;
+      return mb_unknown_option("report", a);
     } else if (!file) {
       file = a;
     } else {

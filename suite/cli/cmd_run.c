@@ -127,8 +127,7 @@ static int parse_options(int argc, char **argv, mb_run_config *cfg) {
     for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
       known |= !strcmp(name, with_value[k]);
     if (!known) {
-      fprintf(stderr, "mallocbench run: unknown option '%s' (see mallocbench run --help)\n", a);
-      return 2;
+      return mb_unknown_option("run", a);
     }
     if (!val) {
       if (i + 1 >= argc) {

@@ -88,9 +88,7 @@ int mb_cmd_show(int argc, char **argv) {
       hw_name = argv[i];
       hw_given = true;
     } else if (argv[i][0] == '-' && argv[i][1]) {
-      fprintf(stderr, "mallocbench show: unknown option '%s'\n", argv[i]);
-      usage(stderr);
-      return 2;
+      return mb_unknown_option("show", argv[i]);
     } else if (path) {
       fprintf(stderr, "mallocbench show: one workload at a time ('%s' and '%s')\n", path, argv[i]);
       return 2;

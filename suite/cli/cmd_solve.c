@@ -100,9 +100,7 @@ static int parse_options(int argc, char **argv, solve_command *S) {
     const char *a = argv[i];
     bool is_option = a[0] == '-' && a[1];
     if (is_option && !is_solve_option(a)) {
-      fprintf(stderr, "mallocbench solve: unknown option '%s'\n", a);
-      usage(stderr);
-      return 2;
+      return mb_unknown_option("solve", a);
     }
     if (is_option && i + 1 >= argc) {
       fprintf(stderr, "mallocbench solve: %s needs a value\n", a);

@@ -66,9 +66,7 @@ int mb_cmd_summary(int argc, char **argv) {
     } else if (is_workloads) {
       workloads = val;
     } else if (!strncmp(a, "--", 2)) {
-      fprintf(stderr, "mallocbench summary: unknown option '%s' (see mallocbench summary --help)\n",
-              a);
-      return 2;
+      return mb_unknown_option("summary", a);
     } else if (file) {
       fprintf(stderr, "mallocbench summary: one results file expected, got '%s' and '%s'\n", file,
               a);

@@ -205,30 +205,30 @@ static int parse_options(int argc, char **argv, train_command *T) {
       T->force = true;
       continue;
     }
-    if (a[0] != '-' || i + 1 >= argc) {
-      fprintf(stderr, "mallocbench train: %s '%s'; see --help\n",
-              a[0] != '-' ? "unexpected argument" : "missing value for", a);
+    if (a[0] != '-') {
+      fprintf(stderr, "mallocbench train: unexpected argument '%s'; see --help\n", a);
       return 2;
     }
-    const char *v = argv[++i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* the other options take a value */
     bool ok = true;
     if (!strcmp(a, "--workloads"))
-      T->regex = v;
+      ok = mb_option_text("train", a, v, &T->regex);
     else if (!strcmp(a, "--split")) {
+      if (!mb_option_text("train", a, v, &v)) return 2;
       if (strcmp(v, "train") && strcmp(v, "test")) return bad(a, v, "train or test");
       T->split = v;
     } else if (!strcmp(a, "--data"))
-      T->data = v;
+      ok = mb_option_text("train", a, v, &T->data);
     else if (!strcmp(a, "--catalogue"))
-      T->cat = v;
+      ok = mb_option_text("train", a, v, &T->cat);
     else if (!strcmp(a, "--validate"))
-      T->vregex = v;
+      ok = mb_option_text("train", a, v, &T->vregex);
     else if (!strcmp(a, "--validate-catalogue"))
-      T->vcat = v;
+      ok = mb_option_text("train", a, v, &T->vcat);
     else if (!strcmp(a, "--out"))
-      T->cfg.out = v;
+      ok = mb_option_text("train", a, v, &T->cfg.out);
     else if (!strcmp(a, "--resume"))
-      T->cfg.resume = v;
+      ok = mb_option_text("train", a, v, &T->cfg.resume);
     else if (!strcmp(a, "--steps"))
       ok = mb_option_int("train", a, v, 1, INT64_MAX / 2, &T->cfg.steps);
     else if (!strcmp(a, "--minutes"))
@@ -252,6 +252,7 @@ static int parse_options(int argc, char **argv, train_command *T) {
     else if (!strcmp(a, "--demand-bins"))
       ok = mb_option_i32("train", a, v, 0, 256, &T->cfg.agent.game.demand_bins);
     else if (!strcmp(a, "--order")) {
+      if (!mb_option_text("train", a, v, &v)) return 2;
       ok = mb_game_order_parse(v, &T->cfg.agent.game.order);
       if (!ok) return bad(a, v, "heuristic, start or size");
     } else if (!strcmp(a, "--gain-features")) {
@@ -261,9 +262,11 @@ static int parse_options(int argc, char **argv, train_command *T) {
     } else if (!strcmp(a, "--simulations"))
       ok = mb_option_i32("train", a, v, 1, 100000, &T->cfg.search.simulations);
     else if (!strcmp(a, "--search")) {
+      if (!mb_option_text("train", a, v, &v)) return 2;
       ok = mb_search_kind_parse(v, &T->cfg.search.kind);
       if (!ok) return bad(a, v, "gumbel or puct");
     } else if (!strcmp(a, "--self-play")) {
+      if (!mb_option_text("train", a, v, &v)) return 2;
       ok = !strcmp(v, "learned") || !strcmp(v, "exact");
       if (!ok) return bad(a, v, "learned or exact");
       T->cfg.self_play_exact = ok && !strcmp(v, "exact");
@@ -272,6 +275,7 @@ static int parse_options(int argc, char **argv, train_command *T) {
     else if (!strcmp(a, "--segment"))
       ok = mb_option_i32("train", a, v, 1, 1000000, &T->cfg.segment);
     else if (!strcmp(a, "--segment-start")) {
+      if (!mb_option_text("train", a, v, &v)) return 2;
       ok = !strcmp(v, "uniform") || !strcmp(v, "cover");
       if (!ok) return bad(a, v, "uniform or cover");
       T->cfg.segment_cover = !strcmp(v, "cover");
@@ -324,10 +328,10 @@ static int parse_options(int argc, char **argv, train_command *T) {
     else if (!strcmp(a, "--synth-packing"))
       ok = mb_option_number("train", a, v, 0, false, 1, &T->cfg.synth_packing_share);
     else {
-      fprintf(stderr, "mallocbench train: unknown option '%s'; see --help\n", a);
-      return 2;
+      return mb_unknown_option("train", a);
     }
     if (!ok) return 2; /* the reader printed what was expected */
+    i++;               /* the value */
   }
   return 0;
 }

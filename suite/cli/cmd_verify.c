@@ -209,16 +209,27 @@ static void check_row(verifier *v, int64_t i, const mb_result_row *row, const mb
   CHECK_DBL(gap_to_bound, want.gap_to_bound);
 }
 
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: mallocbench verify FILE\n\n"
+          "Re-checks a results file on its own: rebuilds every stored workload from its tables\n"
+          "and checks its SHA-256, re-validates every stored assignment, and recomputes every\n"
+          "time, speedup and gap with the cost model. Prints each mismatch with its row.\n"
+          "Exit status: 0 all consistent, 1 mismatches found, 2 the file cannot be read.\n");
+}
+
 int mb_cmd_verify(int argc, char **argv) {
-  if (mb_wants_help(argc, argv) || argc != 2) {
-    FILE *out = argc == 2 ? stdout : stderr;
-    fprintf(out,
-            "usage: mallocbench verify FILE\n\n"
-            "Re-checks a results file on its own: rebuilds every stored workload from its tables\n"
-            "and checks its SHA-256, re-validates every stored assignment, and recomputes every\n"
-            "time, speedup and gap with the cost model. Prints each mismatch with its row.\n"
-            "Exit status: 0 all consistent, 1 mismatches found, 2 the file cannot be read.\n");
-    return argc == 2 ? 0 : 2;
+  if (mb_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  for (int i = 1; i < argc; i++)
+    if (argv[i][0] == '-' && argv[i][1]) return mb_unknown_option("verify", argv[i]);
+  if (argc != 2) {
+    if (argc > 2)
+      fprintf(stderr, "mallocbench verify: one results file only ('%s' is extra)\n", argv[2]);
+    usage(stderr);
+    return 2;
   }
   mb_error err = {{0}};
   mb_results *r = mb_results_open(argv[1], false, &err);

@@ -53,7 +53,9 @@ char *mb_command_line(int argc, char **argv);
 /* An option's value read with suite/option_values.h. On a bad value these print "mallocbench
  * COMMAND: FLAG 'VALUE': expected an integer in LO..HI" (a number: "in [LO, HI]", or "(LO, HI]"
  * when lo_open) and return false; COMMAND is the subcommand as typed, e.g. "run" or "bench
- * muzero". */
+ * muzero". A NULL value (the flag was the last argument) prints "mallocbench COMMAND: FLAG
+ * needs a value" instead, so that a parser can pass argv[i + 1] or NULL and learn whether the
+ * flag is known before it asks for its value. */
 bool mb_option_int(const char *command, const char *flag, const char *value, int64_t lo, int64_t hi,
                    int64_t *out);
 bool mb_option_i32(const char *command, const char *flag, const char *value, int32_t lo, int32_t hi,
@@ -65,5 +67,11 @@ bool mb_option_bytes(const char *command, const char *flag, const char *value, i
 bool mb_option_u64(const char *command, const char *flag, const char *value, uint64_t *out);
 bool mb_option_number(const char *command, const char *flag, const char *value, double lo,
                       bool lo_open, double hi, double *out);
+/* A text value (a path, a name, a regex): any string; only NULL is an error, as above. */
+bool mb_option_text(const char *command, const char *flag, const char *value, const char **out);
+
+/* Prints "mallocbench COMMAND: unknown option 'ARG' (see mallocbench COMMAND --help)" and
+ * returns 2, the exit status of bad usage. */
+int mb_unknown_option(const char *command, const char *arg);
 
 #endif

@@ -4,11 +4,17 @@
 
 #include "commands.h"
 
+static bool missing_value(const char *command, const char *flag) {
+  fprintf(stderr, "mallocbench %s: %s needs a value\n", command, flag);
+  return false;
+}
+
 bool mb_option_int(const char *command, const char *flag, const char *value, int64_t lo, int64_t hi,
                    int64_t *out) {
+  if (!value) return missing_value(command, flag);
   if (mb_parse_int(value, lo, hi, out)) return true;
   fprintf(stderr, "mallocbench %s: %s '%s': expected an integer in %" PRId64 "..%" PRId64 "\n",
-          command, flag, value ? value : "", lo, hi);
+          command, flag, value, lo, hi);
   return false;
 }
 
@@ -22,23 +28,38 @@ bool mb_option_i32(const char *command, const char *flag, const char *value, int
 
 bool mb_option_bytes(const char *command, const char *flag, const char *value, int64_t min,
                      int64_t max, int64_t *out) {
+  if (!value) return missing_value(command, flag);
   if (mb_parse_bytes(value, min, max, out)) return true;
   fprintf(stderr, "mallocbench %s: %s '%s': expected bytes, e.g. 1048576 or 4MiB\n", command, flag,
-          value ? value : "");
+          value);
   return false;
 }
 
 bool mb_option_u64(const char *command, const char *flag, const char *value, uint64_t *out) {
+  if (!value) return missing_value(command, flag);
   if (mb_parse_u64(value, out)) return true;
   fprintf(stderr, "mallocbench %s: %s '%s': expected an integer in 0..%" PRIu64 "\n", command, flag,
-          value ? value : "", UINT64_MAX);
+          value, UINT64_MAX);
   return false;
 }
 
 bool mb_option_number(const char *command, const char *flag, const char *value, double lo,
                       bool lo_open, double hi, double *out) {
+  if (!value) return missing_value(command, flag);
   if (mb_parse_number(value, lo, lo_open, hi, out)) return true;
-  fprintf(stderr, "mallocbench %s: %s '%s': expected a number in %c%g, %g]\n", command, flag,
-          value ? value : "", lo_open ? '(' : '[', lo, hi);
+  fprintf(stderr, "mallocbench %s: %s '%s': expected a number in %c%g, %g]\n", command, flag, value,
+          lo_open ? '(' : '[', lo, hi);
   return false;
+}
+
+bool mb_option_text(const char *command, const char *flag, const char *value, const char **out) {
+  if (!value) return missing_value(command, flag);
+  *out = value;
+  return true;
+}
+
+int mb_unknown_option(const char *command, const char *arg) {
+  fprintf(stderr, "mallocbench %s: unknown option '%s' (see mallocbench %s --help)\n", command, arg,
+          command);
+  return 2;
 }

@@ -30,7 +30,7 @@ expect 2 "^mallocbench bench nn: --width ' 8': expected an integer in 2\.\.8192\
   "$MB" bench nn --width " 8"
 expect 2 "^mallocbench play: --episodes '0': expected an integer in 1\.\.100000000\$" \
   "$MB" play "$WL" --episodes 0
-expect 2 "^mallocbench import: --repeat '': expected an integer in 1\.\.100000\$" \
+expect 2 "^mallocbench import hlo: --repeat '': expected an integer in 1\.\.100000\$" \
   "$MB" import hlo x.hlo -o "$TMP/x.wl" --repeat ""
 expect 2 "^mallocbench generate alphatensor: --n '8x': expected an integer in 4\.\.1048576\$" \
   "$MB" generate alphatensor --builtin standard --n 8x -o "$TMP/x.wl"
@@ -53,7 +53,7 @@ expect 2 "^mallocbench train: --lr '1e999': expected a number in \[1e-09, 1\]\$"
 expect 2 "^mallocbench solve: --capacity '1\.5MiB': expected bytes" \
   "$MB" solve "$WL" --solver heuristic --capacity 1.5MiB
 expect 2 "^mallocbench pack: --capacity '0': expected bytes" "$MB" pack x.csv --capacity 0
-expect 2 "^mallocbench import: --capacity '$BIG': expected bytes" \
+expect 2 "^mallocbench import csv: --capacity '$BIG': expected bytes" \
   "$MB" import csv x.csv -o "$TMP/x.wl" --capacity "$BIG"
 
 # and good values still pass, units included
