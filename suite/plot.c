@@ -484,10 +484,13 @@ static bool write_map(const char *path, const mb_workload *w, const mb_assignmen
   return fclose(f) == 0 || mb_fail(err, "%s: write failed", path);
 }
 
-static bool figure_memory_map(plot_job *job, mb_results *r, const mb_result_matrix *m,
-                              const mb_plot_options *opt, mb_error *err) {
-  /* choose the case and the solver: by option, else the largest gain over the heuristic among
-   * workloads small enough to draw (each fast buffer is a rectangle) */
+/* The case and solver of the memory map, into *case_index and *solver_index (-1: none to draw):
+ * by option, else the largest gain over the heuristic among workloads small enough to draw
+ * (each fast buffer is a rectangle). Chosen before any figure is drawn, so that a map asked for
+ * and not found stops the command before it writes anything. */
+static bool choose_memory_map(const mb_results *r, const mb_result_matrix *m,
+                              const mb_plot_options *opt, int32_t *case_index,
+                              int32_t *solver_index, mb_error *err) {
   int32_t best_c = -1, best_s = -1;
   double best = -INFINITY;
   for (int32_t c = 0; c < m->n_cases; c++) {
@@ -505,13 +508,29 @@ static bool figure_memory_map(plot_job *job, mb_results *r, const mb_result_matr
       }
     }
   }
-  if (best_c < 0) {
-    if (opt->memory_map_workload)
-      return mb_fail(err, "--map-workload: no valid non-heuristic result for workload '%s'%s%s",
-                     opt->memory_map_workload, opt->memory_map_solver ? " and solver " : "",
-                     opt->memory_map_solver ? opt->memory_map_solver : "");
-    return true;
+  *case_index = best_c;
+  *solver_index = best_s;
+  if (best_c >= 0) return true;
+  if (opt->memory_map_workload)
+    return mb_fail(err, "--map-workload: no valid non-heuristic result for workload '%s'%s%s",
+                   opt->memory_map_workload, opt->memory_map_solver ? " and solver " : "",
+                   opt->memory_map_solver ? opt->memory_map_solver : "");
+  if (opt->memory_map_solver) { /* asked for: say so rather than leave the map out */
+    char names[512] = "";
+    for (int32_t s = 0, len = 0; s < m->n_solvers && len < (int32_t)sizeof names; s++)
+      if (strcmp(m->solvers[s], "heuristic"))
+        len += snprintf(names + len, sizeof names - (size_t)len, "%s%s", len ? ", " : "",
+                        m->solvers[s]);
+    return mb_fail(err, "--map-solver: no valid result for solver '%s' in %s (solvers: %s)",
+                   opt->memory_map_solver, mb_results_path(r), names[0] ? names : "none");
   }
+  return true; /* nothing to draw: no solver beside the heuristic */
+}
+
+/* The memory map of case best_c, the heuristic beside solver best_s (nothing if best_c < 0). */
+static bool figure_memory_map(plot_job *job, mb_results *r, const mb_result_matrix *m,
+                              int32_t best_c, int32_t best_s, mb_error *err) {
+  if (best_c < 0) return true;
   const mb_matrix_case *mc = &m->cases[best_c];
   mb_baseline_row *baselines = NULL;
   int64_t nb = 0;
@@ -634,9 +653,11 @@ bool mb_plot_all(const char *results_path, const mb_plot_options *opt, mb_plot_o
     mb_fail(err, "out of memory");
     goto done;
   }
-  ok = figure_speedups(&job, m, order, err) && figure_distribution(&job, m, err) &&
+  int32_t map_case, map_solver;
+  ok = choose_memory_map(r, m, opt, &map_case, &map_solver, err) &&
+       figure_speedups(&job, m, order, err) && figure_distribution(&job, m, err) &&
        figure_gaps(&job, m, order, err) && figure_walltime(&job, m, err) &&
-       figure_curves(&job, r, m, err) && figure_memory_map(&job, r, m, opt, err);
+       figure_curves(&job, r, m, err) && figure_memory_map(&job, r, m, map_case, map_solver, err);
 done:
   free(order);
   mb_result_matrix_free(m);

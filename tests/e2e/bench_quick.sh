@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# `mallocbench bench core | solvers | nn` at their smallest sizes, through the CLI:
+# - bench core: a row per size with its own consistency checks passed (write -> parse round
+#   trip, incremental == full cost, the packing valid), times positive;
+# - bench solvers: the three sections; on every catalogue workload it solves, the greedy is never
+#   slower than the heuristic (it starts from the heuristic's answer and only accepts
+#   improvements), so heur/grd >= 1 and its gap to the LP bound is at most the heuristic's; data
+#   that is missing is reported as skipped, not as a failure;
+# - bench nn: a row per network x batch x pass, with positive rates, and sgemm measured before
+#   and after.
+# The external data directory is an empty one here: the packer on MiniMalloc's instances takes
+# half a minute under AddressSanitizer, and its answers are checked by test_packer.
+# Usage: bench_quick.sh MALLOCBENCH_BINARY (run from the source tree).
+set -u
+MB=${1:?usage: bench_quick.sh MALLOCBENCH_BINARY}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+mkdir "$TMP/nodata"
+
+# ---- bench core ----
+"$MB" bench core --max 1000 >"$TMP/core" 2>"$TMP/err" || fail "bench core: $(cat "$TMP/err")"
+awk '$1 == 1000 && $3 == "wall" { found = 1
+       for (i = 4; i <= 9; i++) if ($i + 0 <= 0) bad = bad " column " i "=" $i
+       if ($NF != "ok") bad = bad " check=" $NF }
+     END { if (!found) print "no row for 1000 buffers"; else if (bad) print bad }' "$TMP/core" >"$TMP/why"
+[ -s "$TMP/why" ] && fail "bench core: $(cat "$TMP/why"): $(cat "$TMP/core")"
+grep -q "^check: round trip write->parse equal, incremental cost == full cost, packing valid.$" \
+  "$TMP/core" || fail "bench core: no check line: $(cat "$TMP/core")"
+
+# ---- bench solvers ----
+"$MB" bench solvers --max 1000 --budget 0.05 --bound-budget 5 --data "$TMP/nodata" >"$TMP/solvers" \
+  2>"$TMP/err" || fail "bench solvers: $(cat "$TMP/err")"
+for s in "== 1. scaling on random workloads" "== 2. quality on the catalogue" "== 3. exact packer"; do
+  grep -q "^$s" "$TMP/solvers" || fail "bench solvers: no section '$s'"
+done
+# section 1: the 1000-buffer row, T ratio = T_heuristic / T_greedy >= 1
+awk '/^== 1/ { f = 1; next } /^\(T ratio/ { f = 0 } f && $1 == 1000 { found = 1; if ($9 + 0 < 1) print "T ratio " $9 }
+     END { if (!found) print "no 1000-buffer row" }' "$TMP/solvers" >"$TMP/why"
+[ -s "$TMP/why" ] && fail "bench solvers scaling: $(cat "$TMP/why")"
+# section 2: columns workload buffers capacity heur/grd gap_h gap_g heur_s greedy_s bound_s LP
+awk '/^== 2/ { f = 1; next } /^== 3/ { f = 0 }
+     f && $NF == "solved" { n++
+       if ($4 + 0 < 1) print $1 ": heur/grd " $4 " < 1"
+       if ($6 > $5 + 1e-9) print $1 ": greedy gap " $6 " > heuristic gap " $5 }
+     f && / skipped: / { skipped++ }
+     END { if (n < 20) print "only " n + 0 " solved catalogue rows"; if (skipped < 1) print "no skipped row" }' \
+  "$TMP/solvers" >"$TMP/why"
+[ -s "$TMP/why" ] && fail "bench solvers quality: $(cat "$TMP/why")"
+grep -qE "^A +skipped: $TMP/nodata/minimalloc/A\.1048576\.csv: cannot read" "$TMP/solvers" ||
+  fail "bench solvers: missing MiniMalloc data not reported as skipped"
+
+# ---- bench nn ----
+"$MB" bench nn --width 32 --obs 40 --batch 8 --seconds 0.01 >"$TMP/nn" 2>"$TMP/err" ||
+  fail "bench nn: $(cat "$TMP/err")"
+for net in representation dynamics prediction; do
+  grep -qE "^  $net +[1-9][0-9]* parameters$" "$TMP/nn" || fail "bench nn: no parameter count for $net"
+  for batch in 1 8; do
+    for pass in forward fwd+bwd; do
+      awk -v net="$net" -v b="$batch" -v p="$pass" '$1 == net && $2 == b && $3 == p { found = 1
+             for (i = 4; i <= 7; i++) if ($i + 0 <= 0) print net " " b " " p ": column " i " = " $i }
+           END { if (!found) print "no row " net " " b " " p }' "$TMP/nn" >"$TMP/why"
+      [ -s "$TMP/why" ] && fail "bench nn: $(cat "$TMP/why")"
+    done
+  done
+done
+[ "$(grep -c "^CBLAS sgemm n=1024" "$TMP/nn")" = 2 ] || fail "bench nn: sgemm not measured before and after"
+echo "bench_quick: ok"
