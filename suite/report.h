@@ -27,6 +27,8 @@ typedef struct mb_report_options {
   const char *markdown_path; /* default results/REPORT.md under the source tree */
   const char *tex_dir;       /* default paper/generated under the source tree */
   const char *figures_dir;   /* figures linked from the Markdown (default results/figures) */
+  const char *command;       /* the command that writes this report, named in it so that a
+                                reader can run it again (default "mallocbench report FILE") */
 } mb_report_options;
 
 bool mb_report_parse_formats(const char *list, unsigned *formats, mb_error *err);

@@ -1,5 +1,6 @@
 /* mallocbench report: Markdown report and LaTeX tables from a results file. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -55,7 +56,11 @@ int mb_cmd_report(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
-  if (!mb_report_write(file, &opt, &err)) {
+  char *command = mb_command_line(argc, argv); /* NULL (out of memory): the default line */
+  opt.command = command;
+  bool ok = mb_report_write(file, &opt, &err);
+  free(command);
+  if (!ok) {
     fprintf(stderr, "mallocbench report: %s\n", err.message);
     return 2;
   }

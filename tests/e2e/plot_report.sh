@@ -8,7 +8,8 @@
 #   that names the cause, and nothing is drawn (before, --map-solver with an unknown solver
 #   left the map out and exited 0);
 # - report writes the Markdown report and the LaTeX tables, only the ones --format asks for;
-#   the report names every workload and links the figures.
+#   the report names every workload, links the figures and names the command that wrote it
+#   (with its options: it said `mallocbench report FILE`, which writes elsewhere).
 # Usage: plot_report.sh MALLOCBENCH_BINARY (run from the source tree).
 set -u
 MB=${1:?usage: plot_report.sh MALLOCBENCH_BINARY}
@@ -82,6 +83,8 @@ grep -q "gnuplot not found on PATH: install the Debian package gnuplot-nox" "$TM
   >/dev/null 2>"$TMP/err" || fail "report: $(cat "$TMP/err")"
 for w in mlp_tiny attention conv; do grep -q "$w" "$TMP/R.md" || fail "the report does not name $w"; done
 grep -q "](.*figs/speedup_per_workload.png)" "$TMP/R.md" || fail "the report does not link the figures"
+grep -qF "Regenerate with \`mallocbench report $TMP/r.h5 --md $TMP/R.md --tex-dir $TMP/gen --figures $TMP/figs\`." \
+  "$TMP/R.md" || fail "the report does not name the command that wrote it: $(sed -n 3p "$TMP/R.md")"
 for t in summary summary_test workloads alphatensor provenance macros; do
   [ -s "$TMP/gen/$t.tex" ] || fail "report wrote no $t.tex"
 done
