@@ -1,6 +1,7 @@
 /* Tests of the Gumbel MuZero / pUCT search (solvers/muzero/search.h) on hand-made games whose
  * values are known, driven through the model callback with exact dynamics:
  *   - a bandit: the best arm is chosen (noise off: always; noise on: in most seeds), with pUCT too;
+ *     pUCT's root noise explores arms the prior rules out and its moves follow the visit counts;
  *   - a delayed-reward tree where the prior and the immediate reward both point to the wrong
  *     move: enough simulations find the right one, one simulation (or a depth limit of 1) does
  *     not;
@@ -110,9 +111,99 @@ static void test_bandit_best_arm(void **state) {
   t.prior[2] = 0.0f;
   cfg.kind = MB_SEARCH_PUCT;
   cfg.dirichlet_frac = 0;
+  cfg.sample = false;
   cfg.simulations = 64;
   assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
   assert_int_equal(r.action, 1);
+  mb_search_free(s);
+}
+
+/* pUCT's self-play exploration (the defaults): Dirichlet noise at the root makes arms the prior
+ * all but rules out get visited, never illegal ones; the move is sampled in proportion to the
+ * root's visit counts; the evaluation setting has neither. */
+static void test_puct_noise_and_sampling(void **state) {
+  (void)state;
+  enum { A = 6, SEEDS = 400 };
+  toy t = {.A = A, .kind = 0, .arm = {0.1, 0.5, 0.3, 0.45, 0.0, 0.2}};
+  uint8_t mask[A];
+  all_legal(mask, A);
+  mask[4] = 0;
+  mb_error err = {{0}};
+  mb_search *s = mb_search_create(A, 64, &err);
+  assert_non_null(s);
+  mb_search_model m = toy_model(&t);
+  mb_rng rng;
+  mb_search_result r;
+
+  /* a prior of ~99.9% on arm 2: without noise arm 2 takes every visit once counts exist (its Q
+   * is above the unvisited arms' 0 and their exploration term is ~0) */
+  t.prior[2] = 8.0f;
+  mb_search_config cfg;
+  mb_search_config_default(&cfg);
+  assert_int_equal(cfg.kind, MB_SEARCH_GUMBEL);
+  assert_true(cfg.sample);
+  assert_true(cfg.dirichlet_frac > 0);
+  cfg.kind = MB_SEARCH_PUCT;
+  cfg.simulations = 64;
+  cfg.sample = false;
+  cfg.dirichlet_frac = 0;
+  mb_rng_seed(&rng, 1);
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  int n_visited = 0;
+  for (int a = 0; a < A; a++) n_visited += r.visits[a] > 0;
+  assert_true(r.visits[2] >= 63); /* the first simulation, before any count, takes arm 0 */
+  assert_true(n_visited <= 2);
+  assert_int_equal(r.action, 2);
+  /* with the default noise, over seeds, every legal arm is visited and the illegal one never
+   * (an arm the noise gives a prior p outbids arm 2 once p sqrt(N) c1 exceeds arm 2's
+   * normalised lead of 1: N = 64 lets p ~ 0.1 do it) */
+  mb_search_config_default(&cfg);
+  cfg.kind = MB_SEARCH_PUCT;
+  cfg.simulations = 64;
+  int visited[A] = {0};
+  for (int seed = 0; seed < 50; seed++) {
+    mb_rng_seed(&rng, (uint64_t)seed);
+    assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+    double sum = 0;
+    for (int a = 0; a < A; a++) {
+      visited[a] += r.visits[a] > 0;
+      sum += r.policy[a];
+    }
+    assert_true(fabs(sum - 1) < 1e-5);
+    assert_int_equal(r.visits[4], 0);
+    assert_true(r.policy[4] == 0.0f);
+    assert_true(mask[r.action] && r.visits[r.action] > 0);
+  }
+  for (int a = 0; a < A; a++)
+    if (a != 4) assert_true(visited[a] > 0);
+
+  /* sampling without noise: the visits are the same in every seed, and the moves follow them
+   * (binomial standard deviation <= 0.025 over SEEDS draws: 0.1 is four of them) */
+  t.prior[2] = 0.0f;
+  cfg.dirichlet_frac = 0;
+  cfg.simulations = 64;
+  mb_rng_seed(&rng, 1);
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  int32_t visits[A];
+  memcpy(visits, r.visits, sizeof visits);
+  int played[A] = {0}, distinct = 0;
+  for (int seed = 0; seed < SEEDS; seed++) {
+    mb_rng_seed(&rng, (uint64_t)seed + 1000);
+    assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+    assert_memory_equal(r.visits, visits, sizeof visits);
+    played[r.action]++;
+  }
+  for (int a = 0; a < A; a++) {
+    distinct += played[a] > 0;
+    assert_true(fabs((double)played[a] / SEEDS - visits[a] / 64.0) < 0.1);
+  }
+  assert_true(distinct >= 2);
+  assert_int_equal(played[4], 0);
+
+  /* the evaluation setting plays the most visited move, without noise */
+  mb_search_config_evaluation(&cfg, false);
+  assert_false(cfg.sample);
+  assert_true(cfg.dirichlet_frac == 0);
   mb_search_free(s);
 }
 
@@ -319,6 +410,7 @@ static void test_bad_input(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bandit_best_arm),
+      cmocka_unit_test(test_puct_noise_and_sampling),
       cmocka_unit_test(test_evaluation_setting_overrides_a_sharp_prior),
       cmocka_unit_test(test_delayed_reward),
       cmocka_unit_test(test_visits_sum_to_budget),

@@ -49,13 +49,15 @@ void mb_search_config_default(mb_search_config *c) {
   c->dirichlet_frac = 0.25;
   c->c1 = 1.25;
   c->c2 = 19652;
-  c->sample = false;
+  c->sample = true;
 }
 
 void mb_search_config_evaluation(mb_search_config *c, bool exact) {
   mb_search_config_default(c);
   c->leaf_rollout = exact ? MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT : 0;
-  c->gumbel_noise = false;
+  c->gumbel_noise = false; /* no exploration: Gumbel's g = 0, pUCT's noise off, best move */
+  c->dirichlet_frac = 0;
+  c->sample = false;
   c->simulations = MB_SEARCH_EVAL_SIMULATIONS;
   c->c_scale = MB_SEARCH_EVAL_C_SCALE;
   c->q_min_range = MB_SEARCH_EVAL_Q_MIN_RANGE;

@@ -31,10 +31,13 @@
  * exact game does); the learned model gives none, so every action is allowed there: its policy
  * head is trained with zero target mass on illegal actions, which pushes their prior down.
  *
- * pUCT (option). Root prior mixed with Dirichlet(alpha) noise on legal actions (fraction eps);
- * select argmax Q^(a) + pi(a) sqrt(sum N) / (1 + N(a)) (c1 + log((sum N + c2 + 1) / c2)); play
- * the most visited action (or sample by visit counts at temperature 1 when `sample`); policy
- * target = visit distribution.
+ * pUCT (option, `train --search puct`). Root prior mixed with Dirichlet(alpha) noise on legal
+ * actions (fraction eps); select argmax Q^(a) + pi(a) sqrt(sum N) / (1 + N(a)) (c1 + log((sum N
+ * + c2 + 1) / c2)); play a move sampled by visit counts at temperature 1 (self-play, as MuZero's
+ * first moves) or the most visited one (`sample` false); policy target = visit distribution.
+ *
+ * mb_search_config_default gives self-play's exploration for either kind (Gumbel noise; pUCT's
+ * root noise and sampling), mb_search_config_evaluation none.
  *
  * No allocation after mb_search_create; one search must not be used from two threads. */
 #ifndef MB_SEARCH_H
@@ -74,7 +77,7 @@ typedef struct mb_search_config {
                               instead of the value network alone; 0 (default): MuZero's */
   double dirichlet_alpha, dirichlet_frac; /* pUCT root noise: 0.3, 0.25 (frac 0: none) */
   double c1, c2;                          /* pUCT: 1.25, 19652 */
-  bool sample;                            /* pUCT: sample the move by visit counts */
+  bool sample; /* pUCT: sample the move by visit counts (default true); false: most visited */
 } mb_search_config;
 
 void mb_search_config_default(mb_search_config *c);

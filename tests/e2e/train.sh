@@ -3,7 +3,8 @@
 # bad values are refused with exit 2 and a message naming the flag and what it expects; a run
 # writes a checkpoint with its command line; a resumed run continues the update count; the same
 # seed gives bit-identical weights; an existing checkpoint is replaced only with --force;
-# self-play in the real game (--self-play exact), packing
+# self-play with pUCT (--search puct: root noise, moves sampled by visits; deterministic for a
+# seed), self-play in the real game (--self-play exact), packing
 # instances in the curriculum (--synth-packing) and a Q spread floor in self-play search
 # (--q-range), uniform segment starts (--segment-start uniform) and a cosine learning-rate
 # decay (--lr-end) train and change the weights; the gain block (--gain-features), the demand
@@ -156,6 +157,12 @@ expect 2 "--state-every '-1': expected" "$MB" train "${TINY[@]}" --steps 5 --sta
 # determinism, and options that reach the weights
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --out "$TMP/b.h5" >/dev/null || fail "second run"
 same_weights "$TMP/a.h5" "$TMP/b.h5" || fail "the same seed gave other weights"
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --search puct --out "$TMP/puct.h5" \
+  >/dev/null 2>"$TMP/err" || fail "--search puct: $(cat "$TMP/err")"
+! same_weights "$TMP/a.h5" "$TMP/puct.h5" || fail "--search puct did not change the weights"
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --search puct --out "$TMP/puct2.h5" \
+  >/dev/null 2>"$TMP/err" || fail "--search puct again: $(cat "$TMP/err")"
+same_weights "$TMP/puct.h5" "$TMP/puct2.h5" || fail "--search puct: the same seed gave other weights"
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --self-play exact --out "$TMP/e.h5" \
   >/dev/null 2>"$TMP/err" || fail "--self-play exact: $(cat "$TMP/err")"
 ! same_weights "$TMP/a.h5" "$TMP/e.h5" || fail "--self-play exact did not change the weights"
