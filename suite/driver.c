@@ -424,13 +424,23 @@ typedef struct hardware_overrides {
 static bool load_hardware_overrides(const char *csv, hardware_overrides *O, mb_error *err) {
   O->n = 0;
   if (!csv[0]) return true;
-  char list[1024];
+  char list[4096];
+  if (strlen(csv) >= sizeof list)
+    return mb_fail(err, "--hardware: the list is longer than %zu bytes", sizeof list - 1);
   copy_str(list, sizeof list, csv);
   char *save = NULL;
   for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     if (O->n == MAX_HARDWARE_OVERRIDES)
       return mb_fail(err, "--hardware: more than %d profiles", MAX_HARDWARE_OVERRIDES);
     if (!mb_hardware_find(tok, NULL, &O->hw[O->n], err)) return mb_fail_prefix(err, "--hardware");
+    /* results are keyed by workload and hardware name: two profiles of one name would merge
+     * their cases in every table */
+    for (int k = 0; k < O->n; k++)
+      if (!strcmp(O->names[k], O->hw[O->n].name))
+        return mb_fail(err,
+                       "--hardware: '%s' is a second profile named '%s' (cases are keyed by "
+                       "workload and hardware name, so two profiles need two names)",
+                       tok, O->names[k]);
     copy_str(O->names[O->n], MB_RES_HARDWARE, O->hw[O->n].name);
     if (!profile_file_sha(tok, O->sha[O->n])) O->sha[O->n][0] = '\0';
     O->n++;
