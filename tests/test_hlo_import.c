@@ -316,6 +316,47 @@ static void test_dot_and_convolution_flops(void **state) {
   mb_workload_free(w);
 }
 
+/* Ops that call a computation per element: flops = elements visited x the computation's flops
+ * (here an add: 1). reduce visits its input, reduce-window each output element's window, map
+ * its output, scatter its updates. */
+static void test_called_computation_flops(void **state) {
+  (void)state;
+  const char *text =
+      "HloModule pools\n"
+      "%add (x: f32[], y: f32[]) -> f32[] {\n"
+      "  %x = f32[] parameter(0)\n"
+      "  %y = f32[] parameter(1)\n"
+      "  ROOT %s = f32[] add(%x, %y)\n"
+      "}\n"
+      "ENTRY %main {\n"
+      "  %img = f32[1,8,8,4] parameter(0)\n"
+      "  %zero = f32[] constant(0)\n"
+      "  %pool = f32[1,4,4,4] reduce-window(%img, %zero), window={size=1x2x2x1 stride=1x2x2x1}, "
+      "to_apply=%add\n"
+      "  %m = f32[4,8] parameter(1)\n"
+      "  %rowsum = f32[4] reduce(%m, %zero), dimensions={1}, to_apply=%add\n"
+      "  %v = f32[16] parameter(2)\n"
+      "  %w = f32[16] parameter(3)\n"
+      "  %mapped = f32[16] map(%v, %w), dimensions={0}, to_apply=%add\n"
+      "  %idx = s32[3,1] parameter(4)\n"
+      "  %upd = f32[3,8] parameter(5)\n"
+      "  %sc = f32[4,8] scatter(%m, %idx, %upd), update_window_dims={1}, inserted_window_dims={0}, "
+      "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%add\n"
+      "  ROOT %out = (f32[1,4,4,4], f32[4], f32[16], f32[4,8]) tuple(%pool, %rowsum, %mapped, "
+      "%sc)\n"
+      "}\n";
+  mb_error err = {{0}};
+  mb_workload *w = import_str(text, false, NULL, &err);
+  if (!w) fprintf(stderr, "%s\n", err.message);
+  assert_non_null(w);
+  /* 2x2 max-pool-like window: 64 outputs x 4 elements each */
+  assert_true(w->ops[mb_workload_find_op(w, "pool")].flops == 256);
+  assert_true(w->ops[mb_workload_find_op(w, "rowsum")].flops == 32); /* 4 x 8 inputs */
+  assert_true(w->ops[mb_workload_find_op(w, "mapped")].flops == 16);
+  assert_true(w->ops[mb_workload_find_op(w, "sc")].flops == 24); /* 3 x 8 updates */
+  mb_workload_free(w);
+}
+
 static void test_control_flow(void **state) {
   (void)state;
   /* while: a tuple-shaped definer (one buffer per leaf); FLOPs = body + condition once.
@@ -518,6 +559,7 @@ int main(void) {
       cmocka_unit_test(test_fusion_keeps_outputs_and_large_constants),
       cmocka_unit_test(test_shapes_and_aliasing),
       cmocka_unit_test(test_dot_and_convolution_flops),
+      cmocka_unit_test(test_called_computation_flops),
       cmocka_unit_test(test_control_flow),
       cmocka_unit_test(test_pinning_options),
       cmocka_unit_test(test_unknown_opcode_and_attribute),
