@@ -93,6 +93,19 @@ static int write_out(const mb_workload *w, const char *out) {
   return 0;
 }
 
+/* --name: what the workload reader accepts, 1..MB_NAME_MAX - 1 bytes (any bytes: the writer
+ * quotes and escapes), so that a generated file always reads back. False after an error line. */
+static bool read_name(const char *command, const char *flag, const char *value, const char **name) {
+  if (!mb_option_text(command, flag, value, &value)) return false;
+  if (!*value || strlen(value) >= MB_NAME_MAX) {
+    fprintf(stderr, "mallocbench %s: %s '%s': expected a name of 1..%d bytes\n", command, flag,
+            value, MB_NAME_MAX - 1);
+    return false;
+  }
+  *name = value;
+  return true;
+}
+
 static int generate_alphatensor(int argc, char **argv) {
   const char *file = NULL, *builtin = NULL, *dtype = "bf16", *out = NULL, *name = NULL;
   long long n = 0;
@@ -112,9 +125,9 @@ static int generate_alphatensor(int argc, char **argv) {
         dtype = v;
       else if (!strcmp(a, "-o"))
         out = v;
-      else if (!strcmp(a, "--name"))
-        name = v;
-      else {
+      else if (!strcmp(a, "--name")) {
+        if (!read_name("generate alphatensor", a, v, &name)) return 2;
+      } else {
         /* the trace checks the rest (a multiple of 4) */
         int64_t size;
         if (!mb_option_int("generate alphatensor", a, v, 4, 1 << 20, &size)) return 2;
@@ -175,8 +188,8 @@ static int generate_model(int argc, char **argv) {
       }
       if (!strcmp(a, "-o"))
         out = argv[++i];
-      else
-        name = argv[++i];
+      else if (!read_name("generate model", a, argv[++i], &name))
+        return 2;
     } else if (a[0] == '-' && a[1]) {
       return mb_unknown_option("generate model", a);
     } else if (spec) {
@@ -240,7 +253,6 @@ static int generate_packing(int argc, char **argv) {
       return 2;
     }
     const char *v = argv[++i];
-    char what[96];
     if (!strcmp(a, "--buffers")) {
       if (!mb_option_int("generate packing", a, v, 1, PACKING_MAX_BUFFERS, &n)) return 2;
     } else if (!strcmp(a, "--seed")) {
@@ -262,12 +274,8 @@ static int generate_packing(int argc, char **argv) {
       if (!strcmp(v, "-") || !*v)
         return bad_packing_value(a, v, "a file path (the solution is not written to stdout)");
       solution = v;
-    } else {
-      if (!*v || strlen(v) >= MB_NAME_MAX) {
-        snprintf(what, sizeof what, "a name of 1..%d bytes", MB_NAME_MAX - 1);
-        return bad_packing_value(a, v, what);
-      }
-      name = v;
+    } else if (!read_name("generate packing", a, v, &name)) {
+      return 2;
     }
   }
   if (n == 0 || !out) {

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# `mallocbench generate alphatensor | model` through the CLI (packing: generate_packing.sh):
+# - the standard 4x4-block algorithm at n = 64 is 64 block products and 48 block additions,
+#   2 * 64 * 16^3 + 48 * 16^2 = 536576 FLOPs, computed here by hand; Strassen-squared has 49
+#   products (AlphaTensor's rank-49 reference);
+# - --name names the workload, -o - writes the same workload to stdout;
+# - a --name the workload reader would refuse (empty, or 128 bytes and more) is refused by every
+#   generator with exit 2 and nothing written (before, alphatensor and model wrote a file that
+#   `show` then could not read); any other bytes round-trip through the quoted name.
+# Usage: generate.sh MALLOCBENCH_BINARY (run from the source tree).
+set -u
+MB=${1:?usage: generate.sh MALLOCBENCH_BINARY}
+SRC=$(pwd)
+# $TMP, fail, expect STATUS PATTERN CMD...
+source "$(dirname "$0")/lib/expect.bash"
+
+AT=(generate alphatensor --builtin standard --n 64 --dtype f32)
+"$MB" "${AT[@]}" -o "$TMP/std.wl" --name mymm >"$TMP/out" 2>"$TMP/err" || fail "standard: $(cat "$TMP/err")"
+grep -q "^wrote $TMP/std.wl: workload 'mymm', 112 ops, .* 536576 FLOPs" "$TMP/out" ||
+  fail "standard n=64: $(cat "$TMP/out")"
+[ "$(grep -c '^op .* kind=dot ' "$TMP/std.wl")" = 64 ] || fail "standard: not 64 block products"
+[ "$(grep -c '^op .* kind=add ' "$TMP/std.wl")" = 48 ] || fail "standard: not 48 block additions"
+"$MB" show "$TMP/std.wl" | grep -q "^workload  *mymm$" || fail "show does not read the name back"
+"$MB" "${AT[@]}" -o - --name mymm >"$TMP/std_stdout.wl" 2>"$TMP/err" || fail "-o -: $(cat "$TMP/err")"
+cmp -s "$TMP/std.wl" "$TMP/std_stdout.wl" || fail "-o - wrote another workload than -o FILE"
+
+"$MB" generate alphatensor --builtin strassen_squared --n 64 --dtype f32 -o "$TMP/s2.wl" >/dev/null \
+  2>"$TMP/err" || fail "strassen_squared: $(cat "$TMP/err")"
+[ "$(grep -c '^op .* kind=dot ' "$TMP/s2.wl")" = 49 ] || fail "Strassen-squared: not 49 products"
+
+SPEC="$SRC/datasets/models/alexnet_inf_b128.spec"
+"$MB" generate model "$SPEC" -o "$TMP/m.wl" --name 'my alex "v2"' >/dev/null 2>"$TMP/err" ||
+  fail "model: $(cat "$TMP/err")"
+"$MB" show "$TMP/m.wl" | grep -qF 'my alex "v2"' || fail "a quoted name does not round-trip"
+"$MB" generate model "$SPEC" -o - --name 'my alex "v2"' >"$TMP/m_stdout.wl" 2>"$TMP/err" ||
+  fail "model -o -: $(cat "$TMP/err")"
+cmp -s "$TMP/m.wl" "$TMP/m_stdout.wl" || fail "model: -o - wrote another workload than -o FILE"
+
+LONG=$(printf 'x%.0s' $(seq 128))
+for g in "${AT[*]}" "generate model $SPEC" "generate packing --buffers 4"; do
+  cmd=${g#generate }
+  cmd="generate ${cmd%% *}"
+  for bad in "" "$LONG"; do
+    # shellcheck disable=SC2086
+    expect 2 "^mallocbench $cmd: --name '$bad': expected a name of 1\.\.127 bytes$" \
+      "$MB" $g --name "$bad" -o "$TMP/bad.wl"
+  done
+  # shellcheck disable=SC2086
+  "$MB" $g --name "${LONG:1}" -o "$TMP/ok.wl" >/dev/null 2>"$TMP/err" || fail "$cmd, 127-byte name: $(cat "$TMP/err")"
+  "$MB" show "$TMP/ok.wl" >/dev/null 2>"$TMP/err" || fail "$cmd: a 127-byte name does not read back: $(cat "$TMP/err")"
+done
+[ ! -e "$TMP/bad.wl" ] || fail "a refused --name wrote a file"
+echo "generate: ok"
