@@ -135,8 +135,8 @@ static void test_puct_noise_and_sampling(void **state) {
   mb_rng rng;
   mb_search_result r;
 
-  /* a prior of ~99.9% on arm 2: without noise arm 2 takes every visit once counts exist (its Q
-   * is above the unvisited arms' 0 and their exploration term is ~0) */
+  /* a prior of ~99.9% on arm 2: without noise arm 2 takes every visit (the others' exploration
+   * term is ~0) */
   t.prior[2] = 8.0f;
   mb_search_config cfg;
   mb_search_config_default(&cfg);
@@ -149,11 +149,19 @@ static void test_puct_noise_and_sampling(void **state) {
   cfg.dirichlet_frac = 0;
   mb_rng_seed(&rng, 1);
   assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(r.visits[2], 64);
+  assert_int_equal(r.action, 2);
+  /* a flat prior and arms of equal value: 8 simulations spread over the arms, as the prior
+   * says (with MuZero's pseudocode rules, sqrt(sum N) and unvisited children at the tree's
+   * minimum, all 8 went to the first arm tried) */
+  toy flat = {.A = A, .kind = 0, .arm = {0.3, 0.3, 0.3, 0.3, 0.3, 0.3}};
+  mb_search_model fm = toy_model(&flat);
+  cfg.simulations = 8;
+  assert_true(mb_search_run(s, &cfg, &fm, mask, &rng, &r, &err));
   int n_visited = 0;
   for (int a = 0; a < A; a++) n_visited += r.visits[a] > 0;
-  assert_true(r.visits[2] >= 63); /* the first simulation, before any count, takes arm 0 */
-  assert_true(n_visited <= 2);
-  assert_int_equal(r.action, 2);
+  assert_int_equal(n_visited, 5); /* every legal arm */
+  cfg.simulations = 64;
   /* with the default noise, over seeds, every legal arm is visited and the illegal one never
    * (an arm the noise gives a prior p outbids arm 2 once p sqrt(N) c1 exceeds arm 2's
    * normalised lead of 1: N = 64 lets p ~ 0.1 do it) */

@@ -330,11 +330,17 @@ static int32_t select_interior(mb_search *s, const mb_search_config *cfg, const 
     }
     return best;
   }
-  double sq = sqrt((double)nd->n_sum);
+  /* As mctx: the node's own evaluation counts as its first visit, so that the first simulation
+   * follows the prior (sqrt(0) would tie every action and pick the lowest index), and an
+   * unvisited child is valued at its parent's value (qtransform_by_parent_and_siblings), not at
+   * 0, the tree's minimum, which at a few simulations sent every visit to the first child tried
+   * (see search.h). */
+  double sq = sqrt((double)nd->n_sum + 1.0);
   double c = cfg->c1 + log((nd->n_sum + cfg->c2 + 1) / cfg->c2);
+  double unvisited_q = normalise(s, nd->value);
   for (int32_t a = 0; a < s->A; a++) {
     if (!nd->mask[a]) continue;
-    double q = nd->n[a] > 0 ? normalise(s, edge_q(s, nd, a)) : 0;
+    double q = nd->n[a] > 0 ? normalise(s, edge_q(s, nd, a)) : unvisited_q;
     double sc = q + nd->prior[a] * sq / (1.0 + nd->n[a]) * c;
     if (sc > best_score) best_score = sc, best = a;
   }

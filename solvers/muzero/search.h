@@ -32,9 +32,13 @@
  * head is trained with zero target mass on illegal actions, which pushes their prior down.
  *
  * pUCT (option, `train --search puct`). Root prior mixed with Dirichlet(alpha) noise on legal
- * actions (fraction eps); select argmax Q^(a) + pi(a) sqrt(sum N) / (1 + N(a)) (c1 + log((sum N
- * + c2 + 1) / c2)); play a move sampled by visit counts at temperature 1 (self-play, as MuZero's
- * first moves) or the most visited one (`sample` false); policy target = visit distribution.
+ * actions (fraction eps); select argmax Q^(a) + pi(a) sqrt(1 + sum N) / (1 + N(a)) (c1 +
+ * log((sum N + c2 + 1) / c2)), an unvisited child's Q^ being its parent's value (both as
+ * mctx; MuZero's pseudocode has sqrt(sum N) and 0, the tree's minimum, for the unvisited: with
+ * 8 simulations every visit then went to the first child tried, the policy target was one-hot
+ * on best fit or slow, and a trained policy stayed the untrained one); play a move sampled by
+ * visit counts at temperature 1 (self-play, as MuZero's first moves) or the most visited one
+ * (`sample` false); policy target = visit distribution.
  *
  * mb_search_config_default gives self-play's exploration for either kind (Gumbel noise; pUCT's
  * root noise and sampling), mb_search_config_evaluation none.
