@@ -43,7 +43,7 @@ static void usage(FILE *out) {
       "                                [--catalogue FILE] [--data DIR]\n"
       "                                [--c-visit 50 --c-scale 1 --considered 16]\n"
       "                                [--q-range 0.1] [--max-depth 0] [--oracle PARTS]\n"
-      "                                [--leaf-rollout N]\n"
+      "                                [--leaf-rollout N] [--search gumbel]\n"
       "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --unroll-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --next-window N [workload options]\n"
@@ -66,7 +66,9 @@ static void usage(FILE *out) {
       "lower and a two-sided exact sign test (is a rise more than noise?). Workloads: the\n"
       "catalogue's --split or --workloads (--catalogue FILE and --data DIR as for run), else\n"
       "--episodes synthetic ones of 32..--buffers buffers from seed --seed (keep them apart\n"
-      "from training's streams). --rescale node|tree picks the Gumbel Q normalisation,\n"
+      "from training's streams). --search puct plays MuZero's pUCT instead of Gumbel MuZero\n"
+      "(the most visited move, no root noise; c_scale, --considered and --rescale are then\n"
+      "unused); --rescale node|tree picks the Gumbel Q normalisation,\n"
       "--c-visit 50 --c-scale 1 the weight of Q against the prior, --considered 16 the\n"
       "Gumbel root's m and --q-range the smallest spread the per-node min-max divides by,\n"
       "--max-depth D stops the tree D steps below the root (0: no limit), --leaf-rollout N\n"
@@ -374,6 +376,9 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
     printf(
         "  leaf rollouts: learned model %d steps, exact game %d steps (0: value network alone)\n",
         scfg[0].leaf_rollout, scfg[1].leaf_rollout);
+  if (scfg[0].kind == MB_SEARCH_PUCT)
+    printf("  search: pUCT (c1 %g, c2 %g), the most visited move, no root noise\n", scfg[0].c1,
+           scfg[0].c2);
   int width = (int)strlen(learned_label) + 2; /* the learned-model column */
   if (width < 25) width = 25;
   printf("  %-30s %-*s%s\n", "agent, simulations/decision", width, learned_label,
@@ -473,6 +478,12 @@ static int parse_options(int argc, char **argv, bench_options *O) {
       if (!mb_option_i32("bench muzero", a, v, 1, 1000000, &O->unroll_error)) return 2;
     } else if (!strcmp(a, "--next-window")) {
       if (!mb_option_i32("bench muzero", a, v, 1, 1000000, &O->next_window)) return 2;
+    } else if (!strcmp(a, "--search")) {
+      if (!mb_option_text("bench muzero", a, v, &v)) return 2;
+      if (!mb_search_kind_parse(v, &O->scfg.kind)) {
+        fprintf(stderr, "mallocbench bench muzero: --search '%s': expected gumbel or puct\n", v);
+        return 2;
+      }
     } else if (!strcmp(a, "--rescale")) {
       if (!mb_option_text("bench muzero", a, v, &v)) return 2;
       if (strcmp(v, "node") && strcmp(v, "tree")) {

@@ -10,7 +10,7 @@
 # decay (--lr-end) train and change the weights; the gain block (--gain-features), the demand
 # profile (--demand-bins), the buffer order (--order) and reward shaping (--shaping) are recorded in the checkpoint and played with; bench muzero evaluates an
 # agent on a catalogue file of one's own (--catalogue)
-# and measures search's one-step evaluations (--model-error) and policy improvement
+# (with pUCT too: --search puct) and measures search's one-step evaluations (--model-error) and policy improvement
 # (--search-regret); a validation set
 # (--validate) is refused when it overlaps the training workloads, is stored as the curve's
 # validation series, leaves the weights alone, and --keep-best writes the best agent; a run
@@ -284,6 +284,12 @@ grep -q "leaf rollouts: learned model 0 steps, exact game 64 steps" "$TMP/out" |
   --leaf-rollout 5 >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --leaf-rollout: $(cat "$TMP/err")"
 grep -q "leaf rollouts: learned model 5 steps, exact game 5 steps" "$TMP/out" ||
   fail "bench muzero --leaf-rollout 5: $(cat "$TMP/out")"
+"$MB" bench muzero --agent "$TMP/a.h5" --returns 0,2 --catalogue "$TMP/cat.txt" --split train \
+  --search puct >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --search puct: $(cat "$TMP/err")"
+grep -q "search: pUCT (c1 1.25, c2 19652), the most visited move, no root noise" "$TMP/out" ||
+  fail "bench muzero --search puct: $(cat "$TMP/out")"
+expect 2 "--search 'mcts': expected gumbel or puct" "$MB" bench muzero --agent "$TMP/a.h5" \
+  --returns 2 --catalogue "$TMP/cat.txt" --split train --search mcts
 expect 2 "--oracle and --leaf-rollout 5" "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 \
   --catalogue "$TMP/cat.txt" --split train --oracle values --leaf-rollout 5
 # throughput: the exact game with and without leaf rollouts, beside the learned model
