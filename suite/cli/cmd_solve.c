@@ -76,16 +76,6 @@ typedef struct solve_command {
   mb_solver_options opt; /* seed, budget and the mallocMuZero settings */
 } solve_command;
 
-static bool is_solve_option(const char *a) {
-  static const char *const options[] = {
-      "--solver",      "--hardware", "--capacity",    "--seed",    "--budget",   "--bound-budget",
-      "--out",         "--agent",    "--simulations", "--c-scale", "--finetune", "--finetune-steps",
-      "--leaf-rollout"};
-  for (size_t i = 0; i < sizeof options / sizeof *options; i++)
-    if (!strcmp(a, options[i])) return true;
-  return false;
-}
-
 /* Reads the options into S (defaults first). Returns 0, or 2 after an error line. */
 static int parse_options(int argc, char **argv, solve_command *S) {
   memset(S, 0, sizeof *S);
@@ -98,23 +88,23 @@ static int parse_options(int argc, char **argv, solve_command *S) {
   mb_solver_options_default(opt);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    bool is_option = a[0] == '-' && a[1];
-    if (is_option && !is_solve_option(a)) {
-      return mb_unknown_option("solve", a);
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* every option takes a value */
+    if (a[0] != '-' || !a[1]) {
+      if (S->path) {
+        fprintf(stderr, "mallocbench solve: unexpected argument '%s'\n", a);
+        return 2;
+      }
+      S->path = a;
+      continue;
     }
-    if (is_option && i + 1 >= argc) {
-      fprintf(stderr, "mallocbench solve: %s needs a value\n", a);
-      return 2;
-    }
-    const char *v = is_option ? argv[++i] : NULL;
     if (!strcmp(a, "--solver")) {
-      S->solver_name = v;
+      if (!mb_option_text("solve", a, v, &S->solver_name)) return 2;
     } else if (!strcmp(a, "--hardware")) {
-      S->hw_name = v;
+      if (!mb_option_text("solve", a, v, &S->hw_name)) return 2;
     } else if (!strcmp(a, "--out")) {
-      S->out_path = v;
+      if (!mb_option_text("solve", a, v, &S->out_path)) return 2;
     } else if (!strcmp(a, "--agent")) {
-      opt->agent_path = v;
+      if (!mb_option_text("solve", a, v, &opt->agent_path)) return 2;
     } else if (!strcmp(a, "--capacity")) {
       if (!mb_option_bytes("solve", a, v, 1, INT64_MAX, &S->capacity)) return 2;
     } else if (!strcmp(a, "--seed")) {
@@ -135,12 +125,10 @@ static int parse_options(int argc, char **argv, solve_command *S) {
                     : !strcmp(a, "--finetune") ? &opt->finetune_seconds
                                                : &S->bound_budget;
       if (!mb_option_number("solve", a, v, 0, false, 1e9, dst)) return 2;
-    } else if (S->path) {
-      fprintf(stderr, "mallocbench solve: unexpected argument '%s'\n", a);
-      return 2;
     } else {
-      S->path = a;
+      return mb_unknown_option("solve", a);
     }
+    i++; /* the value */
   }
   if (opt->finetune_seconds > 0 && opt->finetune_steps > 0) {
     fprintf(stderr, "mallocbench solve: --finetune and --finetune-steps: give one of them\n");
