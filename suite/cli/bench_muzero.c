@@ -44,6 +44,7 @@ static void usage(FILE *out) {
       "                                [--c-visit 50 --c-scale 1 --considered 16]\n"
       "                                [--q-range 0.1] [--max-depth 0] [--oracle PARTS]\n"
       "                                [--leaf-rollout N] [--search gumbel]\n"
+      "                                [--c-puct 1.25]\n"
       "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --unroll-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --next-window N [workload options]\n"
@@ -68,7 +69,8 @@ static void usage(FILE *out) {
       "--episodes synthetic ones of 32..--buffers buffers from seed --seed (keep them apart\n"
       "from training's streams). --search puct plays MuZero's pUCT instead of Gumbel MuZero\n"
       "(the most visited move, no root noise; c_scale, --considered and --rescale are then\n"
-      "unused); --rescale node|tree picks the Gumbel Q normalisation,\n"
+      "unused; --c-puct 1.25 is its c1, the weight of the prior against Q); --rescale\n"
+      "node|tree picks the Gumbel Q normalisation,\n"
       "--c-visit 50 --c-scale 1 the weight of Q against the prior, --considered 16 the\n"
       "Gumbel root's m and --q-range the smallest spread the per-node min-max divides by,\n"
       "--max-depth D stops the tree D steps below the root (0: no limit), --leaf-rollout N\n"
@@ -495,6 +497,8 @@ static int parse_options(int argc, char **argv, bench_options *O) {
       if (!mb_option_number("bench muzero", a, v, 0, true, 1, &O->scfg.q_min_range)) return 2;
     } else if (!strcmp(a, "--c-scale")) {
       if (!mb_option_number("bench muzero", a, v, 0, false, 1e6, &O->scfg.c_scale)) return 2;
+    } else if (!strcmp(a, "--c-puct")) {
+      if (!mb_option_number("bench muzero", a, v, 0, false, 1e6, &O->scfg.c1)) return 2;
     } else if (!strcmp(a, "--c-visit")) {
       if (!mb_option_number("bench muzero", a, v, 0, false, 1e6, &O->scfg.c_visit)) return 2;
     } else if (!strcmp(a, "--max-depth")) {

@@ -288,6 +288,9 @@ grep -q "leaf rollouts: learned model 5 steps, exact game 5 steps" "$TMP/out" ||
   --search puct >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --search puct: $(cat "$TMP/err")"
 grep -q "search: pUCT (c1 1.25, c2 19652), the most visited move, no root noise" "$TMP/out" ||
   fail "bench muzero --search puct: $(cat "$TMP/out")"
+"$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --catalogue "$TMP/cat.txt" --split train \
+  --search puct --c-puct 3 >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --c-puct: $(cat "$TMP/err")"
+grep -q "search: pUCT (c1 3, c2 19652)" "$TMP/out" || fail "bench muzero --c-puct 3: $(cat "$TMP/out")"
 expect 2 "--search 'mcts': expected gumbel or puct" "$MB" bench muzero --agent "$TMP/a.h5" \
   --returns 2 --catalogue "$TMP/cat.txt" --split train --search mcts
 expect 2 "--oracle and --leaf-rollout 5" "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 \
