@@ -257,12 +257,30 @@ typedef struct actor {
   mb_error err;
 } actor;
 
+/* One training run (mb_train). The actors' threads read cfg, wl, n_wl and synth_hw; everything
+ * else belongs to the loop's thread. */
 typedef struct trainer {
   const mb_train_config *cfg;
   const mb_train_workload *wl;
   int32_t n_wl;
   mb_hardware synth_hw; /* base profile of synthetic workloads */
-  actor *actors;
+  actor *actors;        /* cfg->actors_per_round */
+  mb_train_result *res; /* the agent, its optimiser, progress and curve */
+  mb_rng base;          /* the run's seed: every stream is split from it */
+  double t_start;       /* wall clock at the start of this process's run */
+  /* the evaluation set the curve's raw-policy returns are measured on (eval_own: its synthetic
+   * workloads, owned) */
+  mb_train_workload *eval_set;
+  mb_workload **eval_own;
+  int32_t n_eval;
+  mb_learner *learner;
+  mb_replay replay;
+  mb_train_counters k; /* what a training state saves besides the agent and the buffer */
+  /* this process's work and time, for the rates */
+  double t_self, t_learn, last_log;
+  int64_t updates, decisions_run, episodes_run;
+  /* the next step of each kind of event, on the grid of a run that started at step 0 */
+  int64_t next_eval, next_ckpt, next_state;
 } trainer;
 
 static mb_workload *synth_workload(mb_rng *rng, int32_t n_buffers, bool packing,
@@ -543,180 +561,194 @@ static bool validate(const mb_train_config *cfg, mb_train_result *res, double se
   return true;
 }
 
-bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, int32_t n_workloads,
-              const mb_agent *init, mb_train_result *res, mb_error *err) {
-  memset(res, 0, sizeof *res);
-  if (!mb_train_config_check(cfg, err)) return false;
-  if (n_workloads <= 0 && !cfg->synthetic)
-    return mb_fail(err, "train: no workloads (give catalogue workloads or synthetic training)");
-  double t_start = mb_wall_seconds();
-  mb_rng base;
-  mb_rng_seed(&base, cfg->seed);
-  /* ---- the agent ---- */
+/* The agent to train: the checkpoint (or training state) resumed, else a fresh one (init's
+ * weights when given) with a fresh optimiser. */
+static bool start_agent(trainer *T, const mb_agent *init, mb_error *err) {
+  const mb_train_config *cfg = T->cfg;
+  mb_train_result *res = T->res;
   if (cfg->resume) {
     /* a training state is a checkpoint too: its agent is the one to continue */
     const char *from = cfg->resume_state ? cfg->resume_state : cfg->resume;
     if (!mb_agent_load(from, &res->agent, &res->opt, &res->prog, &res->curve, err)) return false;
     res->opt.cfg.lr = cfg->lr;
-  } else {
-    mb_rng r = mb_rng_split(&base, 0x5eed);
-    const mb_agent_config *ac = init ? &init->cfg : &cfg->agent;
-    if (!mb_agent_create(&res->agent, ac, &r, err)) return false;
-    if (init && !mb_agent_copy_weights(&res->agent, init, err)) {
-      mb_train_result_free(res);
-      return false;
-    }
-    mb_nn_module *mods[4];
-    mb_agent_modules(&res->agent, mods);
-    mb_adam_config acfg;
-    mb_adam_config_default(&acfg);
-    acfg.lr = cfg->lr;
-    acfg.weight_decay = cfg->weight_decay;
-    if (!mb_adam_create(&res->opt, mods, 4, &acfg, err)) {
-      mb_train_result_free(res);
-      return false;
-    }
-    res->prog.seed = cfg->seed;
+    return true;
   }
-  mb_agent *ag = &res->agent;
-  const int32_t A = ag->cfg.game.n_actions;
-  trainer T = {.cfg = cfg, .wl = workloads, .n_wl = n_workloads};
-  mb_learner *L = NULL;
-  mb_replay rb;
-  memset(&rb, 0, sizeof rb);
-  bool ok = true;
-  mb_train_workload *eval_set = NULL;
-  mb_workload **eval_own = NULL;
-  int32_t n_eval = 0;
-  if (cfg->synthetic && !mb_hardware_find("tpu-v4i", NULL, &T.synth_hw, err))
-    ok = mb_fail_prefix(err, "synthetic workloads");
-  /* ---- evaluation set ---- */
-  if (ok) {
-    n_eval = n_workloads > 0 ? (n_workloads < cfg->eval_max ? n_workloads : cfg->eval_max) : 8;
-    eval_set = calloc((size_t)n_eval, sizeof *eval_set);
-    eval_own = calloc((size_t)n_eval, sizeof *eval_own);
-    if (!eval_set || !eval_own) ok = mb_fail(err, "train: out of memory");
-    for (int32_t i = 0; ok && i < n_eval; i++) {
-      if (n_workloads > 0) {
-        eval_set[i] = workloads[i];
-      } else {
-        mb_rng r = mb_rng_split(&base, 0xe7a1 + (uint64_t)i);
-        int32_t nb =
-            cfg->synth_min + (cfg->synth_max - cfg->synth_min) * i / (n_eval > 1 ? n_eval - 1 : 1);
-        eval_own[i] = synth_workload(&r, nb, false, &T.synth_hw, &eval_set[i].hw, err);
-        if (!eval_own[i]) ok = false;
-        eval_set[i].w = eval_own[i];
-        eval_set[i].name = "synthetic-eval";
-      }
-    }
+  mb_rng r = mb_rng_split(&T->base, 0x5eed);
+  const mb_agent_config *ac = init ? &init->cfg : &cfg->agent;
+  if (!mb_agent_create(&res->agent, ac, &r, err)) return false;
+  if (init && !mb_agent_copy_weights(&res->agent, init, err)) {
+    mb_train_result_free(res);
+    return false;
   }
-  ok =
-      ok &&
-      mb_eval_policy(ag, eval_set, n_eval, MB_EVAL_POLICY, cfg->seed, &res->untrained_policy,
-                     err) &&
-      mb_eval_policy(ag, eval_set, n_eval, MB_EVAL_RANDOM, cfg->seed, &res->random_policy, err) &&
-      mb_eval_policy(ag, eval_set, n_eval, MB_EVAL_HEURISTIC, cfg->seed, &res->heuristic_play, err);
-  if (ok && cfg->log)
+  mb_nn_module *mods[4];
+  mb_agent_modules(&res->agent, mods);
+  mb_adam_config acfg;
+  mb_adam_config_default(&acfg);
+  acfg.lr = cfg->lr;
+  acfg.weight_decay = cfg->weight_decay;
+  if (!mb_adam_create(&res->opt, mods, 4, &acfg, err)) {
+    mb_train_result_free(res);
+    return false;
+  }
+  res->prog.seed = cfg->seed;
+  return true;
+}
+
+/* The evaluation set: the first eval_max training workloads, or 8 synthetic ones from small to
+ * large drawn from the run's seed. */
+static bool make_eval_set(trainer *T, mb_error *err) {
+  const mb_train_config *cfg = T->cfg;
+  if (cfg->synthetic && !mb_hardware_find("tpu-v4i", NULL, &T->synth_hw, err))
+    return mb_fail_prefix(err, "synthetic workloads");
+  int32_t n = T->n_wl > 0 ? (T->n_wl < cfg->eval_max ? T->n_wl : cfg->eval_max) : 8;
+  T->n_eval = n;
+  T->eval_set = calloc((size_t)n, sizeof *T->eval_set);
+  T->eval_own = calloc((size_t)n, sizeof *T->eval_own);
+  if (!T->eval_set || !T->eval_own) return mb_fail(err, "train: out of memory");
+  for (int32_t i = 0; i < n; i++) {
+    if (T->n_wl > 0) {
+      T->eval_set[i] = T->wl[i];
+      continue;
+    }
+    mb_rng r = mb_rng_split(&T->base, 0xe7a1 + (uint64_t)i);
+    int32_t nb = cfg->synth_min + (cfg->synth_max - cfg->synth_min) * i / (n > 1 ? n - 1 : 1);
+    T->eval_own[i] = synth_workload(&r, nb, false, &T->synth_hw, &T->eval_set[i].hw, err);
+    if (!T->eval_own[i]) return false;
+    T->eval_set[i].w = T->eval_own[i];
+    T->eval_set[i].name = "synthetic-eval";
+  }
+  return true;
+}
+
+/* The opening lines of the log: size, references, the game and observation, the BLAS kernel. */
+static void log_start(const trainer *T) {
+  const mb_train_config *cfg = T->cfg;
+  const mb_train_result *res = T->res;
+  if (!cfg->log) return;
+  fprintf(cfg->log,
+          "train: %lld parameters; eval set %d workloads: raw policy %.4f, random play %.4f, "
+          "heuristic %.4f (mean return, simulated)\n",
+          (long long)mb_agent_param_count(&res->agent), T->n_eval, res->untrained_policy,
+          res->random_policy, res->heuristic_play);
+  mb_agent_describe_game(cfg->log, &res->agent.cfg, "train: ");
+  /* the agent trained depends on sgemm's kernel in its last bits (tensor.h, "Determinism") */
+  char blas[256];
+  mb_blas_describe(blas, sizeof blas);
+  fprintf(cfg->log,
+          "train: BLAS %s (another kernel trains another agent: "
+          "scripts/pinned-blas.sh)\n",
+          blas);
+  if (cfg->resume && res->prog.blas[0] && strcmp(res->prog.blas, blas))
     fprintf(cfg->log,
-            "train: %lld parameters; eval set %d workloads: raw policy %.4f, random play %.4f, "
-            "heuristic %.4f (mean return, simulated)\n",
-            (long long)mb_agent_param_count(ag), n_eval, res->untrained_policy, res->random_policy,
-            res->heuristic_play);
-  if (ok && cfg->log) mb_agent_describe_game(cfg->log, &ag->cfg, "train: ");
-  if (ok && cfg->log) {
-    /* the agent trained depends on sgemm's kernel in its last bits (tensor.h, "Determinism") */
-    char blas[256];
-    mb_blas_describe(blas, sizeof blas);
-    fprintf(cfg->log,
-            "train: BLAS %s (another kernel trains another agent: "
-            "scripts/pinned-blas.sh)\n",
-            blas);
-    if (cfg->resume && res->prog.blas[0] && strcmp(res->prog.blas, blas))
-      fprintf(cfg->log,
-              "train: warning: %s was trained with BLAS '%s', this run uses '%s': the resumed "
-              "agent will differ from an uninterrupted run on either kernel "
-              "(scripts/pinned-blas.sh)\n",
-              cfg->resume, res->prog.blas, blas);
-  }
+            "train: warning: %s was trained with BLAS '%s', this run uses '%s': the resumed "
+            "agent will differ from an uninterrupted run on either kernel "
+            "(scripts/pinned-blas.sh)\n",
+            cfg->resume, res->prog.blas, blas);
+}
+
+/* Where training starts from: the raw policy, random play and the heuristic on the eval set
+ * (the curve's references and, for a fresh run, its first point), the best validation return
+ * of a resumed curve, and the validation set at the starting step. */
+static bool measure_start(trainer *T, mb_error *err) {
+  const mb_train_config *cfg = T->cfg;
+  mb_train_result *res = T->res;
+  const mb_agent *ag = &res->agent;
+  if (!mb_eval_policy(ag, T->eval_set, T->n_eval, MB_EVAL_POLICY, cfg->seed, &res->untrained_policy,
+                      err) ||
+      !mb_eval_policy(ag, T->eval_set, T->n_eval, MB_EVAL_RANDOM, cfg->seed, &res->random_policy,
+                      err) ||
+      !mb_eval_policy(ag, T->eval_set, T->n_eval, MB_EVAL_HEURISTIC, cfg->seed,
+                      &res->heuristic_play, err))
+    return false;
+  log_start(T);
   /* the curve's references, on the same eval set as its raw-policy returns; a resumed run
    * measures them again (its eval set is the one of the points it adds) */
-  if (ok) {
-    res->curve.heuristic = res->heuristic_play;
-    res->curve.random = res->random_policy;
-  }
-  if (ok && res->curve.len == 0)
-    ok = mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes, NAN,
-                             res->untrained_policy, NAN, res->prog.seconds, err);
+  res->curve.heuristic = res->heuristic_play;
+  res->curve.random = res->random_policy;
+  if (res->curve.len == 0 &&
+      !mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes, NAN,
+                           res->untrained_policy, NAN, res->prog.seconds, err))
+    return false;
   /* best so far: a resumed curve's, so that best_out is only ever replaced by a better agent */
   res->final_validation = res->best_validation = NAN;
   res->best_step = -1;
-  for (int64_t i = 0; ok && i < res->curve.len; i++) {
+  for (int64_t i = 0; i < res->curve.len; i++) {
     double v = res->curve.validation[i];
     if (!isnan(v) && (isnan(res->best_validation) || v > res->best_validation)) {
       res->best_validation = v;
       res->best_step = (int64_t)res->curve.step[i];
     }
   }
-  ok = ok && validate(cfg, res, res->prog.seconds, err);
-  if (ok && cfg->log && cfg->n_validation > 0)
+  if (!validate(cfg, res, res->prog.seconds, err)) return false;
+  if (cfg->log && cfg->n_validation > 0)
     fprintf(cfg->log, "train: validation set %d workloads: raw policy %.4f (step %lld)\n",
             cfg->n_validation, res->curve.validation[res->curve.len - 1],
             (long long)res->prog.steps);
-  /* ---- actors, learner, replay ---- */
-  int32_t NA = cfg->actors_per_round;
-  if (ok) {
-    T.actors = calloc((size_t)NA, sizeof *T.actors);
-    if (!T.actors) ok = mb_fail(err, "train: out of memory");
-  }
-  for (int32_t i = 0; ok && i < NA; i++) {
-    actor *a = &T.actors[i];
+  return true;
+}
+
+/* The self-play actors (each with its own copy of the network, player, trajectory and sibling
+ * buffers), the learner and the replay buffer. */
+static bool create_actors_and_learner(trainer *T, mb_error *err) {
+  const mb_train_config *cfg = T->cfg;
+  const mb_agent *ag = &T->res->agent;
+  const int32_t A = ag->cfg.game.n_actions, NA = cfg->actors_per_round;
+  T->actors = calloc((size_t)NA, sizeof *T->actors);
+  if (!T->actors) return mb_fail(err, "train: out of memory");
+  for (int32_t i = 0; i < NA; i++) {
+    actor *a = &T->actors[i];
     mb_rng r0;
     mb_rng_seed(&r0, 0);
-    ok = mb_agent_create(&a->ag, &ag->cfg, &r0, err) &&
-         mb_trajectory_init(&a->traj, ag->cfg.obs_dim, A, err);
+    if (!mb_agent_create(&a->ag, &ag->cfg, &r0, err) ||
+        !mb_trajectory_init(&a->traj, ag->cfg.obs_dim, A, err))
+      return false;
     a->obs = malloc((size_t)ag->cfg.obs_dim * sizeof *a->obs);
-    if (ok && !a->obs) ok = mb_fail(err, "train: out of memory");
-    if (ok && cfg->sibling_weight > 0) {
+    if (!a->obs) return mb_fail(err, "train: out of memory");
+    if (cfg->sibling_weight > 0) {
       int32_t P = cfg->sibling_depth;
-      ok = mb_trajectory_enable_siblings(&a->traj, P, err);
+      if (!mb_trajectory_enable_siblings(&a->traj, P, err)) return false;
       a->sib_act = malloc((size_t)P * sizeof *a->sib_act);
       a->sib_rew = malloc((size_t)P * sizeof *a->sib_rew);
       a->sib_obs = malloc((size_t)P * ag->cfg.obs_dim * sizeof *a->sib_obs);
       a->sib_mask = malloc((size_t)A);
-      if (ok && (!a->sib_act || !a->sib_rew || !a->sib_obs || !a->sib_mask))
-        ok = mb_fail(err, "train: out of memory");
+      if (!a->sib_act || !a->sib_rew || !a->sib_obs || !a->sib_mask)
+        return mb_fail(err, "train: out of memory");
     }
-    if (ok) a->player = mb_player_create(&a->ag, cfg->search.simulations, err);
-    if (ok && !a->player) ok = false;
-    if (ok && n_workloads > 0) {
-      a->games = calloc((size_t)n_workloads, sizeof *a->games);
-      if (!a->games) ok = mb_fail(err, "train: out of memory");
-    }
+    if (!(a->player = mb_player_create(&a->ag, cfg->search.simulations, err))) return false;
+    if (T->n_wl > 0 && !(a->games = calloc((size_t)T->n_wl, sizeof *a->games)))
+      return mb_fail(err, "train: out of memory");
   }
-  if (ok)
-    ok = (L = mb_learner_create(ag, cfg->batch, cfg->unroll,
-                                cfg->sibling_weight > 0 ? cfg->sibling_depth : 0, err)) != NULL;
-  ok = ok && mb_replay_init(&rb, cfg->replay_capacity, ag->cfg.obs_dim, A, err);
-  if (ok && cfg->priority_alpha > 0) ok = mb_replay_enable_priority(&rb, cfg->priority_alpha, err);
-  if (ok && cfg->sibling_weight > 0) ok = mb_replay_enable_siblings(&rb, cfg->sibling_depth, err);
+  int32_t sibling_depth = cfg->sibling_weight > 0 ? cfg->sibling_depth : 0;
+  if (!(T->learner = mb_learner_create(ag, cfg->batch, cfg->unroll, sibling_depth, err)) ||
+      !mb_replay_init(&T->replay, cfg->replay_capacity, ag->cfg.obs_dim, A, err))
+    return false;
+  if (cfg->priority_alpha > 0 && !mb_replay_enable_priority(&T->replay, cfg->priority_alpha, err))
+    return false;
+  return cfg->sibling_weight <= 0 || mb_replay_enable_siblings(&T->replay, cfg->sibling_depth, err);
+}
 
-  /* ---- rounds ---- */
-  double t_self = 0, t_learn = 0, last_log = mb_wall_seconds();
-  int64_t updates = 0, decisions_run = 0, episodes_run = 0;
-  mb_train_counters k = {.learner_rng = mb_rng_split(&base, 0x1ea4 + (uint64_t)res->prog.steps)};
+/* The learner's counters and stream, and the replay buffer when the run resumes a training
+ * state (then it continues bit for bit); the grids of evaluations, checkpoints and states. */
+static bool start_counters(trainer *T, mb_error *err) {
+  const mb_train_config *cfg = T->cfg;
+  mb_train_result *res = T->res;
+  T->last_log = mb_wall_seconds();
+  T->k = (mb_train_counters){.learner_rng =
+                                 mb_rng_split(&T->base, 0x1ea4 + (uint64_t)res->prog.steps)};
   /* the learner target was copied from the weights above: at a state's step they are equal */
-  if (ok && cfg->resume_state) ok = mb_train_state_load(cfg->resume_state, &rb, &k, err);
+  if (cfg->resume_state && !mb_train_state_load(cfg->resume_state, &T->replay, &T->k, err))
+    return false;
   /* a state already at state_out belongs to another run (one this run overwrites): left there,
    * a later --resume would take it for this run's */
-  if (ok && cfg->state_out && !(cfg->resume_state && !strcmp(cfg->resume_state, cfg->state_out)) &&
+  if (cfg->state_out && !(cfg->resume_state && !strcmp(cfg->resume_state, cfg->state_out)) &&
       unlink(cfg->state_out) == 0 && cfg->log)
     fprintf(cfg->log, "train: removed %s, the training state of an earlier run\n", cfg->state_out);
-  if (ok && cfg->resume && cfg->log) {
+  if (cfg->resume && cfg->log) {
     if (cfg->resume_state)
       fprintf(cfg->log,
               "train: resumed at step %lld from the training state %s (%lld transitions in the "
               "replay buffer): the run continues as if it had never stopped\n",
-              (long long)res->prog.steps, cfg->resume_state, (long long)rb.count);
+              (long long)res->prog.steps, cfg->resume_state, (long long)T->replay.count);
     else
       fprintf(cfg->log,
               "train: resumed at step %lld from the checkpoint %s alone (no training state): the "
@@ -724,177 +756,250 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
               (long long)res->prog.steps, cfg->resume);
   }
   /* on the grids of the run that started at step 0, wherever this one resumes */
-  int64_t next_eval = next_multiple(res->prog.steps, cfg->eval_every);
-  int64_t next_ckpt = next_multiple(res->prog.steps, cfg->checkpoint_every);
-  int64_t next_state =
-      cfg->state_out ? next_multiple(res->prog.steps, cfg->state_every) : INT64_MAX;
+  T->next_eval = next_multiple(res->prog.steps, cfg->eval_every);
+  T->next_ckpt = next_multiple(res->prog.steps, cfg->checkpoint_every);
+  T->next_state = cfg->state_out ? next_multiple(res->prog.steps, cfg->state_every) : INT64_MAX;
+  return true;
+}
+
+/* A point of the curve at the current step: the raw policy on the eval set, the mean self-play
+ * return and loss since the last point, the validation set; then the caller's hook. */
+static bool curve_point(trainer *T, mb_error *err) {
+  const mb_train_config *cfg = T->cfg;
+  mb_train_result *res = T->res;
+  mb_train_counters *k = &T->k;
+  double pol, seconds = res->prog.seconds + (mb_wall_seconds() - T->t_start);
+  bool ok =
+      mb_eval_policy(&res->agent, T->eval_set, T->n_eval, MB_EVAL_POLICY, cfg->seed, &pol, err) &&
+      mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes,
+                          k->selfplay_n ? k->selfplay_sum / k->selfplay_n : NAN, pol,
+                          k->loss_n ? k->loss_sum / k->loss_n : NAN, seconds, err);
+  ok = ok && validate(cfg, res, res->prog.seconds + (mb_wall_seconds() - T->t_start), err);
+  ok = ok &&
+       (!cfg->on_eval || cfg->on_eval(cfg->on_eval_ctx, &res->agent, res->prog.steps, false, err));
+  k->selfplay_sum = k->loss_sum = 0;
+  k->selfplay_n = k->loss_n = 0;
+  T->next_eval = next_multiple(res->prog.steps, cfg->eval_every);
+  if (ok && cfg->log) {
+    char val[48] = "";
+    if (cfg->n_validation > 0)
+      snprintf(val, sizeof val, ", validation %.4f", res->curve.validation[res->curve.len - 1]);
+    fprintf(cfg->log, "train: step %lld: raw policy (greedy, no search) %.4f on the eval set%s\n",
+            (long long)res->prog.steps, pol, val);
+  }
+  return ok;
+}
+
+/* The checkpoint and the training state, when the step is on their grids. */
+static bool write_due(trainer *T, mb_error *err) {
+  const mb_train_config *cfg = T->cfg;
+  mb_train_result *res = T->res;
+  bool at_ckpt = res->prog.steps >= T->next_ckpt;
+  /* the target network equals the weights only right after a copy */
+  bool at_state = res->prog.steps >= T->next_state && res->prog.steps % cfg->target_period == 0;
+  if (!at_ckpt && !at_state) return true;
+  double keep = res->prog.seconds;
+  res->prog.seconds = keep + (mb_wall_seconds() - T->t_start);
+  bool ok = !at_ckpt || save(cfg, res, err);
+  if (ok && at_state) {
+    double t_state = mb_wall_seconds();
+    ok = mb_train_state_save(cfg->state_out, &res->agent, &res->opt, &res->prog, &res->curve,
+                             cfg->note, &T->replay, &T->k, err);
+    struct stat st;
+    if (ok && cfg->log && stat(cfg->state_out, &st) == 0)
+      fprintf(cfg->log, "train: step %lld: training state written to %s (%.1f MB, %.2f s)\n",
+              (long long)res->prog.steps, cfg->state_out, (double)st.st_size / 1e6,
+              mb_wall_seconds() - t_state);
+  }
+  res->prog.seconds = keep;
+  if (at_ckpt) T->next_ckpt = next_multiple(res->prog.steps, cfg->checkpoint_every);
+  if (at_state) T->next_state = next_multiple(res->prog.steps, cfg->state_every);
+  return ok;
+}
+
+static bool step_limit_reached(const trainer *T) {
+  return T->cfg->steps > 0 && T->res->prog.steps >= T->cfg->steps;
+}
+
+/* The learner updates the replay ratio owes (a resumed state may owe some still), with the
+ * target network copies, curve points, checkpoints and states that fall among them. */
+static bool learn(trainer *T, mb_error *err) {
+  const mb_train_config *cfg = T->cfg;
+  mb_train_result *res = T->res;
+  double t0 = mb_wall_seconds();
+  bool ok = true;
+  while (ok && T->k.owed >= 1 && !step_limit_reached(T)) {
+    res->opt.cfg.lr = mb_train_lr(cfg, res->prog.steps);
+    ok = mb_learner_step(T->learner, &res->agent, &res->opt, cfg, &T->replay,
+                         priority_beta(cfg, res->prog.steps), &T->k.learner_rng, err);
+    T->k.owed -= 1;
+    res->prog.steps++;
+    T->updates++;
+    mb_learner_losses loss = mb_learner_last_losses(T->learner);
+    T->k.loss_sum += loss.policy + loss.value + loss.reward + loss.consistency + loss.sibling;
+    T->k.loss_n++;
+    if (ok && res->prog.steps % cfg->target_period == 0)
+      ok = mb_learner_update_target(T->learner, &res->agent, err);
+    if (ok && res->prog.steps >= T->next_eval) ok = curve_point(T, err);
+    ok = ok && write_due(T, err);
+  }
+  T->t_learn += mb_wall_seconds() - t0;
+  return ok;
+}
+
+/* The progress line, every log_every_s seconds. */
+static void log_progress(trainer *T) {
+  const mb_train_config *cfg = T->cfg;
+  const mb_train_result *res = T->res;
+  if (!cfg->log || mb_wall_seconds() - T->last_log < cfg->log_every_s) return;
+  T->last_log = mb_wall_seconds();
+  /* "-" when no trajectory ended since the last curve point (its mean restarts there) */
+  char selfplay[32] = "-";
+  if (T->k.selfplay_n)
+    snprintf(selfplay, sizeof selfplay, "%.4f", T->k.selfplay_sum / T->k.selfplay_n);
+  mb_learner_losses loss = mb_learner_last_losses(T->learner);
+  /* steps/s is this run's wall-clock rate (self-play, evaluations and checkpoints
+   * included), which the ETA extrapolates; the learner's and self-play's own rates follow */
+  double wall = mb_wall_seconds() - T->t_start, rate = wall > 0 ? T->updates / wall : 0.0;
+  char eta[48] = "";
+  if (cfg->steps > 0 && rate > 0)
+    snprintf(eta, sizeof eta, "  ETA %.0f min",
+             ceil((double)(cfg->steps - res->prog.steps) / rate / 60.0));
+  fprintf(cfg->log,
+          "train: step %lld  episodes %lld  decisions %lld  self-play return %s  loss "
+          "policy %.3f value %.3f reward %.3f consistency %.3f  %.1f steps/s (learner "
+          "%.1f updates/s, self-play %.0f decisions/s)  replay %lld%s\n",
+          (long long)res->prog.steps, (long long)res->prog.episodes, (long long)res->prog.decisions,
+          selfplay, loss.policy, loss.value, loss.reward, loss.consistency, rate,
+          T->t_learn > 0 ? T->updates / T->t_learn : 0.0,
+          T->t_self > 0 ? T->decisions_run / T->t_self : 0.0, (long long)T->replay.count, eta);
+  fflush(cfg->log);
+}
+
+/* One round of self-play: each actor gets the current weights and a job (a synthetic workload
+ * of the curriculum's size, or a catalogue workload), plays it, and its trajectory goes into
+ * the replay buffer; the learner is then owed replay_ratio updates per batch of new
+ * decisions. */
+static bool self_play_round(trainer *T, mb_error *err) {
+  const mb_train_config *cfg = T->cfg;
+  mb_train_result *res = T->res;
+  const int32_t NA = cfg->actors_per_round;
+  double t0 = mb_wall_seconds();
+  double progress = cfg->steps > 0
+                        ? (double)res->prog.steps / (double)cfg->steps
+                        : (mb_wall_seconds() - T->t_start) / (cfg->seconds > 0 ? cfg->seconds : 1);
+  bool ok = true;
+  for (int32_t i = 0; ok && i < NA; i++) {
+    actor *a = &T->actors[i];
+    ok = mb_agent_copy_weights(&a->ag, &res->agent, err);
+    uint64_t round = (uint64_t)res->prog.episodes + (uint64_t)i;
+    a->rng = mb_rng_split(&T->base, 0x10000 + round);
+    bool synth = cfg->synthetic && (T->n_wl == 0 || mb_rng_uniform(&a->rng) < cfg->synth_share);
+    a->n_synth = 0;
+    a->synth_packing = false;
+    if (synth) {
+      double f = progress * 2 > 1 ? 1 : progress * 2;
+      int32_t hi = cfg->synth_min + (int32_t)lround(f * (cfg->synth_max - cfg->synth_min));
+      a->n_synth = (int32_t)mb_rng_range(&a->rng, cfg->synth_min, hi);
+      /* drawn only when asked for, so that runs without packing keep their random stream */
+      a->synth_packing =
+          cfg->synth_packing_share > 0 && mb_rng_uniform(&a->rng) < cfg->synth_packing_share;
+    } else {
+      a->workload = (int32_t)mb_rng_below(&a->rng, (uint64_t)T->n_wl);
+    }
+  }
+  ok = ok && run_actors(T, NA, cfg->jobs, err);
+  int64_t new_dec = 0;
+  for (int32_t i = 0; ok && i < NA; i++) {
+    actor *a = &T->actors[i];
+    if (a->traj.len == 0) continue; /* an episode without decisions */
+    ok = mb_replay_add(&T->replay, &a->traj, err);
+    new_dec += a->traj.len;
+    T->k.selfplay_sum += a->ret;
+    T->k.selfplay_n++;
+  }
+  res->prog.episodes += NA;
+  res->prog.decisions += new_dec;
+  T->decisions_run += new_dec;
+  T->episodes_run += NA;
+  T->t_self += mb_wall_seconds() - t0;
+  /* without a single decision nothing is ever learned, and a run bounded by --steps would
+   * never end */
+  if (ok && T->decisions_run == 0 && T->episodes_run >= EMPTY_EPISODES_MAX)
+    ok = mb_fail(err,
+                 "train: %" PRId64
+                 " episodes without a decision: the workloads have nothing "
+                 "to learn from (every buffer pinned, larger than the fast memory or without "
+                 "benefit)",
+                 T->episodes_run);
+  if (T->replay.total_added >= cfg->batch)
+    T->k.owed += (double)new_dec * cfg->replay_ratio / cfg->batch;
+  return ok;
+}
+
+/* The end of a run: the last curve point (unless the last evaluation was at this step), the
+ * validation set, the checkpoint and the caller's hook; the training state is then obsolete. */
+static bool finish(trainer *T, mb_error *err) {
+  const mb_train_config *cfg = T->cfg;
+  mb_train_result *res = T->res;
+  if (!mb_eval_policy(&res->agent, T->eval_set, T->n_eval, MB_EVAL_POLICY, cfg->seed,
+                      &res->final_policy, err))
+    return false;
+  mb_agent_curve *c = &res->curve;
+  if ((c->len == 0 || c->step[c->len - 1] != (double)res->prog.steps) &&
+      !mb_agent_curve_push(c, (double)res->prog.steps, (double)res->prog.episodes,
+                           T->k.selfplay_n ? T->k.selfplay_sum / T->k.selfplay_n : NAN,
+                           res->final_policy, T->k.loss_n ? T->k.loss_sum / T->k.loss_n : NAN,
+                           res->prog.seconds, err))
+    return false;
+  if (!validate(cfg, res, res->prog.seconds, err)) return false;
+  if (cfg->n_validation > 0) res->final_validation = c->validation[c->len - 1];
+  if (!save(cfg, res, err) ||
+      (cfg->on_eval && !cfg->on_eval(cfg->on_eval_ctx, &res->agent, res->prog.steps, true, err)))
+    return false;
+  /* the run is complete: its state has nothing left to resume */
+  if (cfg->state_out && unlink(cfg->state_out) != 0 && errno != ENOENT && cfg->log)
+    fprintf(cfg->log, "train: note: cannot remove the training state %s: %s\n", cfg->state_out,
+            strerror(errno));
+  return true;
+}
+
+static void trainer_free(trainer *T) {
+  free_actors(T, T->cfg->actors_per_round);
+  mb_learner_free(T->learner);
+  mb_replay_free(&T->replay);
+  for (int32_t i = 0; T->eval_own && i < T->n_eval; i++) mb_workload_free(T->eval_own[i]);
+  free(T->eval_own);
+  free(T->eval_set);
+}
+
+bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, int32_t n_workloads,
+              const mb_agent *init, mb_train_result *res, mb_error *err) {
+  memset(res, 0, sizeof *res);
+  if (!mb_train_config_check(cfg, err)) return false;
+  if (n_workloads <= 0 && !cfg->synthetic)
+    return mb_fail(err, "train: no workloads (give catalogue workloads or synthetic training)");
+  trainer T = {.cfg = cfg, .wl = workloads, .n_wl = n_workloads, .res = res};
+  T.t_start = mb_wall_seconds();
+  mb_rng_seed(&T.base, cfg->seed);
+  if (!start_agent(&T, init, err)) return false;
+  bool ok = make_eval_set(&T, err) && measure_start(&T, err) &&
+            create_actors_and_learner(&T, err) && start_counters(&T, err);
+  /* rounds: the learner catches up with what self-play has added, then self-play adds more */
   while (ok) {
-    /* learner: the updates the replay ratio owes (a resumed state may owe some still) */
-    double t0 = mb_wall_seconds();
-    while (ok && k.owed >= 1 && !(cfg->steps > 0 && res->prog.steps >= cfg->steps)) {
-      res->opt.cfg.lr = mb_train_lr(cfg, res->prog.steps);
-      ok = mb_learner_step(L, ag, &res->opt, cfg, &rb, priority_beta(cfg, res->prog.steps),
-                           &k.learner_rng, err);
-      k.owed -= 1;
-      res->prog.steps++;
-      updates++;
-      mb_learner_losses loss = mb_learner_last_losses(L);
-      k.loss_sum += loss.policy + loss.value + loss.reward + loss.consistency + loss.sibling;
-      k.loss_n++;
-      if (ok && res->prog.steps % cfg->target_period == 0)
-        ok = mb_learner_update_target(L, ag, err);
-      if (ok && res->prog.steps >= next_eval) {
-        double pol;
-        ok = mb_eval_policy(ag, eval_set, n_eval, MB_EVAL_POLICY, cfg->seed, &pol, err) &&
-             mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes,
-                                 k.selfplay_n ? k.selfplay_sum / k.selfplay_n : NAN, pol,
-                                 k.loss_n ? k.loss_sum / k.loss_n : NAN,
-                                 res->prog.seconds + (mb_wall_seconds() - t_start), err);
-        ok = ok && validate(cfg, res, res->prog.seconds + (mb_wall_seconds() - t_start), err);
-        ok = ok &&
-             (!cfg->on_eval || cfg->on_eval(cfg->on_eval_ctx, ag, res->prog.steps, false, err));
-        k.selfplay_sum = k.loss_sum = 0;
-        k.selfplay_n = k.loss_n = 0;
-        next_eval = next_multiple(res->prog.steps, cfg->eval_every);
-        if (ok && cfg->log) {
-          char val[48] = "";
-          if (cfg->n_validation > 0)
-            snprintf(val, sizeof val, ", validation %.4f",
-                     res->curve.validation[res->curve.len - 1]);
-          fprintf(cfg->log,
-                  "train: step %lld: raw policy (greedy, no search) %.4f on the eval set%s\n",
-                  (long long)res->prog.steps, pol, val);
-        }
-      }
-      bool at_ckpt = res->prog.steps >= next_ckpt;
-      /* the target network equals the weights only right after a copy */
-      bool at_state = res->prog.steps >= next_state && res->prog.steps % cfg->target_period == 0;
-      if (ok && (at_ckpt || at_state)) {
-        double keep = res->prog.seconds;
-        res->prog.seconds = keep + (mb_wall_seconds() - t_start);
-        if (at_ckpt) ok = save(cfg, res, err);
-        if (ok && at_state) {
-          double t_state = mb_wall_seconds();
-          ok = mb_train_state_save(cfg->state_out, &res->agent, &res->opt, &res->prog, &res->curve,
-                                   cfg->note, &rb, &k, err);
-          struct stat st;
-          if (ok && cfg->log && stat(cfg->state_out, &st) == 0)
-            fprintf(cfg->log, "train: step %lld: training state written to %s (%.1f MB, %.2f s)\n",
-                    (long long)res->prog.steps, cfg->state_out, (double)st.st_size / 1e6,
-                    mb_wall_seconds() - t_state);
-        }
-        res->prog.seconds = keep;
-        if (at_ckpt) next_ckpt = next_multiple(res->prog.steps, cfg->checkpoint_every);
-        if (at_state) next_state = next_multiple(res->prog.steps, cfg->state_every);
-      }
-    }
-    t_learn += mb_wall_seconds() - t0;
-    if (ok && cfg->log && mb_wall_seconds() - last_log >= cfg->log_every_s) {
-      last_log = mb_wall_seconds();
-      /* "-" when no trajectory ended since the last curve point (its mean restarts there) */
-      char selfplay[32] = "-";
-      if (k.selfplay_n) snprintf(selfplay, sizeof selfplay, "%.4f", k.selfplay_sum / k.selfplay_n);
-      mb_learner_losses loss = mb_learner_last_losses(L);
-      /* steps/s is this run's wall-clock rate (self-play, evaluations and checkpoints
-       * included), which the ETA extrapolates; the learner's and self-play's own rates follow */
-      double wall = mb_wall_seconds() - t_start, rate = wall > 0 ? updates / wall : 0.0;
-      char eta[48] = "";
-      if (cfg->steps > 0 && rate > 0)
-        snprintf(eta, sizeof eta, "  ETA %.0f min",
-                 ceil((double)(cfg->steps - res->prog.steps) / rate / 60.0));
-      fprintf(cfg->log,
-              "train: step %lld  episodes %lld  decisions %lld  self-play return %s  loss "
-              "policy %.3f value %.3f reward %.3f consistency %.3f  %.1f steps/s (learner "
-              "%.1f updates/s, self-play %.0f decisions/s)  replay %lld%s\n",
-              (long long)res->prog.steps, (long long)res->prog.episodes,
-              (long long)res->prog.decisions, selfplay, loss.policy, loss.value, loss.reward,
-              loss.consistency, rate, t_learn > 0 ? updates / t_learn : 0.0,
-              t_self > 0 ? decisions_run / t_self : 0.0, (long long)rb.count, eta);
-      fflush(cfg->log);
-    }
-    if (!ok) break;
-    if (cfg->steps > 0 && res->prog.steps >= cfg->steps) break;
-    if (cfg->seconds > 0 && mb_wall_seconds() - t_start >= cfg->seconds) break;
-    /* self-play round */
-    t0 = mb_wall_seconds();
-    double progress = cfg->steps > 0
-                          ? (double)res->prog.steps / (double)cfg->steps
-                          : (mb_wall_seconds() - t_start) / (cfg->seconds > 0 ? cfg->seconds : 1);
-    for (int32_t i = 0; ok && i < NA; i++) {
-      actor *a = &T.actors[i];
-      ok = mb_agent_copy_weights(&a->ag, ag, err);
-      uint64_t round = (uint64_t)res->prog.episodes + (uint64_t)i;
-      a->rng = mb_rng_split(&base, 0x10000 + round);
-      bool synth =
-          cfg->synthetic && (n_workloads == 0 || mb_rng_uniform(&a->rng) < cfg->synth_share);
-      a->n_synth = 0;
-      a->synth_packing = false;
-      if (synth) {
-        double f = progress * 2 > 1 ? 1 : progress * 2;
-        int32_t hi = cfg->synth_min + (int32_t)lround(f * (cfg->synth_max - cfg->synth_min));
-        a->n_synth = (int32_t)mb_rng_range(&a->rng, cfg->synth_min, hi);
-        /* drawn only when asked for, so that runs without packing keep their random stream */
-        a->synth_packing =
-            cfg->synth_packing_share > 0 && mb_rng_uniform(&a->rng) < cfg->synth_packing_share;
-      } else {
-        a->workload = (int32_t)mb_rng_below(&a->rng, (uint64_t)n_workloads);
-      }
-    }
-    ok = ok && run_actors(&T, NA, cfg->jobs, err);
-    int64_t new_dec = 0;
-    for (int32_t i = 0; ok && i < NA; i++) {
-      actor *a = &T.actors[i];
-      if (a->traj.len == 0) continue; /* an episode without decisions */
-      ok = mb_replay_add(&rb, &a->traj, err);
-      new_dec += a->traj.len;
-      k.selfplay_sum += a->ret;
-      k.selfplay_n++;
-    }
-    res->prog.episodes += NA;
-    res->prog.decisions += new_dec;
-    decisions_run += new_dec;
-    episodes_run += NA;
-    t_self += mb_wall_seconds() - t0;
-    /* without a single decision nothing is ever learned, and a run bounded by --steps would
-     * never end */
-    if (ok && decisions_run == 0 && episodes_run >= EMPTY_EPISODES_MAX)
-      ok = mb_fail(err,
-                   "train: %" PRId64
-                   " episodes without a decision: the workloads have nothing "
-                   "to learn from (every buffer pinned, larger than the fast memory or without "
-                   "benefit)",
-                   episodes_run);
-    if (rb.total_added >= cfg->batch) k.owed += (double)new_dec * cfg->replay_ratio / cfg->batch;
+    ok = learn(&T, err);
+    if (ok) log_progress(&T);
+    if (!ok || step_limit_reached(&T)) break;
+    if (cfg->seconds > 0 && mb_wall_seconds() - T.t_start >= cfg->seconds) break;
+    ok = self_play_round(&T, err);
   }
-  res->seconds = mb_wall_seconds() - t_start;
+  res->seconds = mb_wall_seconds() - T.t_start;
   res->prog.seconds += res->seconds;
-  res->updates = updates;
-  res->updates_per_s = t_learn > 0 ? updates / t_learn : 0;
-  res->decisions_per_s = t_self > 0 ? decisions_run / t_self : 0;
-  if (ok) {
-    ok = mb_eval_policy(ag, eval_set, n_eval, MB_EVAL_POLICY, cfg->seed, &res->final_policy, err);
-    if (ok &&
-        (res->curve.len == 0 || res->curve.step[res->curve.len - 1] != (double)res->prog.steps))
-      ok =
-          mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes,
-                              k.selfplay_n ? k.selfplay_sum / k.selfplay_n : NAN, res->final_policy,
-                              k.loss_n ? k.loss_sum / k.loss_n : NAN, res->prog.seconds, err);
-    ok = ok && validate(cfg, res, res->prog.seconds, err);
-    if (ok && cfg->n_validation > 0)
-      res->final_validation = res->curve.validation[res->curve.len - 1];
-    ok = ok && save(cfg, res, err);
-    ok = ok && (!cfg->on_eval || cfg->on_eval(cfg->on_eval_ctx, ag, res->prog.steps, true, err));
-    /* the run is complete: its state has nothing left to resume */
-    if (ok && cfg->state_out && unlink(cfg->state_out) != 0 && errno != ENOENT && cfg->log)
-      fprintf(cfg->log, "train: note: cannot remove the training state %s: %s\n", cfg->state_out,
-              strerror(errno));
-  }
-  free_actors(&T, NA);
-  mb_learner_free(L);
-  mb_replay_free(&rb);
-  for (int32_t i = 0; eval_own && i < n_eval; i++) mb_workload_free(eval_own[i]);
-  free(eval_own);
-  free(eval_set);
+  res->updates = T.updates;
+  res->updates_per_s = T.t_learn > 0 ? T.updates / T.t_learn : 0;
+  res->decisions_per_s = T.t_self > 0 ? T.decisions_run / T.t_self : 0;
+  ok = ok && finish(&T, err);
+  trainer_free(&T);
   if (!ok) mb_train_result_free(res);
   return ok;
 }
