@@ -112,10 +112,9 @@ static bool play_during_finetune(void *ctx, const mb_agent *ag, int64_t step, bo
   return true;
 }
 
-static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
-                  mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, bool exact,
-                  mb_error *err) {
-  double t0 = mb_wall_seconds();
+/* The agent checkpoint (opt->agent_path, else the default one) and its training curve. */
+static bool load_agent(const mb_solver_options *opt, mb_agent *ag, mb_agent_curve *curve,
+                       mb_error *err) {
   char path[4096];
   const char *agent_path = opt->agent_path;
   if (!agent_path) {
@@ -130,49 +129,117 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
                    "`mallocbench train --synthetic --out %s` (see datasets/agents/README.md)",
                    agent_path, agent_path);
   fclose(probe);
-  /* the agent and its training curve (raw-policy returns), reported with the result; HDF5 is
-   * built thread-safe here (H5_HAVE_THREADSAFE), so driver workers may load concurrently */
-  mb_agent ag;
+  /* HDF5 is built thread-safe here (H5_HAVE_THREADSAFE), so driver workers may load
+   * concurrently */
   mb_agent_progress prog;
-  mb_agent_curve curve;
-  mb_agent_curve_init(&curve);
-  if (!mb_agent_load(agent_path, &ag, NULL, &prog, &curve, err)) return false;
-  mb_search_config scfg;
-  mb_search_config_evaluation(&scfg, exact);
-  if (opt->simulations > 0) scfg.simulations = opt->simulations;
-  if (opt->c_scale > 0) scfg.c_scale = opt->c_scale;
+  mb_agent_curve_init(curve);
+  return mb_agent_load(agent_path, ag, NULL, &prog, curve, err);
+}
+
+/* The options: the search the solver plays with (the evaluation setting with the options'
+ * simulations, c_scale and leaf rollout), the buffer order (into the agent's game), and
+ * fine-tuning by seconds or by updates, not both. */
+static bool read_options(const mb_solver_options *opt, bool exact, mb_agent *ag,
+                         mb_search_config *scfg, mb_error *err) {
+  mb_search_config_evaluation(scfg, exact);
+  if (opt->simulations > 0) scfg->simulations = opt->simulations;
+  if (opt->c_scale > 0) scfg->c_scale = opt->c_scale;
   if (opt->leaf_rollout == MB_SOLVER_NO_LEAF_ROLLOUT)
-    scfg.leaf_rollout = 0;
+    scfg->leaf_rollout = 0;
   else if (opt->leaf_rollout > 0)
-    scfg.leaf_rollout = opt->leaf_rollout;
+    scfg->leaf_rollout = opt->leaf_rollout;
   if (opt->order) {
     mb_game_order ord;
-    if (!mb_game_order_parse(opt->order, &ord)) {
-      mb_agent_free(&ag);
-      mb_agent_curve_free(&curve);
+    if (!mb_game_order_parse(opt->order, &ord))
       return mb_fail(err, "mallocmuzero: order '%s': expected heuristic, start or size",
                      opt->order);
-    }
-    ag.cfg.game.order = ord;
+    ag->cfg.game.order = ord;
   }
-  double budget = opt->budget_seconds > 0 ? opt->budget_seconds : DEFAULT_BUDGET_S;
   double ft = opt->finetune_seconds > 0 ? opt->finetune_seconds : 0;
   int64_t ft_updates = opt->finetune_steps > 0 ? opt->finetune_steps : 0;
-  if (ft > 0 && ft_updates > 0) {
-    mb_agent_free(&ag);
-    mb_agent_curve_free(&curve);
+  if (ft > 0 && ft_updates > 0)
     return mb_fail(err,
                    "mallocmuzero: fine-tuning by seconds (%g) and by updates (%lld): give "
                    "one of them",
                    ft, (long long)ft_updates);
+  return true;
+}
+
+/* Fine-tunes the agent on this workload alone, f's hook playing the episode again at
+ * evaluation points (f->best then holds the best play); *updates: how many were made. */
+static bool finetune(mb_agent *ag, const mb_workload *w, const mb_hardware *hw,
+                     const mb_solver_options *opt, bool exact, finetune_plays *f, int64_t *updates,
+                     mb_error *err) {
+  mb_train_config tc;
+  mb_train_config_default(&tc);
+  tc.seconds = opt->finetune_seconds > 0 ? opt->finetune_seconds : 0;
+  tc.steps = opt->finetune_steps > 0 ? opt->finetune_steps : 0;
+  tc.seed = opt->seed;
+  /* the hook runs at evaluation points: often enough to play on time, or exactly when a play
+   * by updates is due */
+  tc.eval_every =
+      tc.seconds > 0 ? 100 : (int32_t)(f->every_steps < INT32_MAX ? f->every_steps : INT32_MAX);
+  tc.checkpoint_every = 0;
+  tc.batch = 32;
+  tc.self_play_exact = exact;
+  tc.on_eval = play_during_finetune;
+  tc.on_eval_ctx = f;
+  f->next_play = mb_wall_seconds() + f->every_s;
+  f->trial = mb_assignment_new(w->n_buffers);
+  mb_train_workload tw = {.name = w->name, .w = w, .hw = *hw};
+  mb_train_result tr;
+  bool ok = f->trial && mb_train(&tc, &tw, 1, ag, &tr, err);
+  if (ok) {
+    *updates = tr.updates;
+    mb_train_result_free(&tr);
   }
-  bool finetune = ft > 0 || ft_updates > 0;
+  mb_assignment_free(f->trial);
+  f->trial = NULL;
+  return ok;
+}
+
+/* The agent's training curve (raw-policy mean return against training steps, and the
+ * heuristic's on the same eval set: NaN from checkpoints that predate it), reported with the
+ * result. */
+static bool report_curve(const mb_agent_curve *curve, mb_solver_stats *stats, mb_error *err) {
+  if (curve->len == 0) return true;
+  stats->curve_step = malloc((size_t)curve->len * sizeof(double));
+  stats->curve_return = malloc((size_t)curve->len * sizeof(double));
+  if (!stats->curve_step || !stats->curve_return) {
+    free(stats->curve_step);
+    free(stats->curve_return);
+    stats->curve_step = stats->curve_return = NULL;
+    return mb_fail(err, "mallocmuzero: out of memory for the training curve");
+  }
+  memcpy(stats->curve_step, curve->step, (size_t)curve->len * sizeof(double));
+  memcpy(stats->curve_return, curve->policy, (size_t)curve->len * sizeof(double));
+  stats->curve_len = (int32_t)curve->len;
+  stats->curve_heuristic = curve->heuristic;
+  return true;
+}
+
+static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
+                  mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, bool exact,
+                  mb_error *err) {
+  double t0 = mb_wall_seconds();
+  mb_agent ag;
+  mb_agent_curve curve;
+  if (!load_agent(opt, &ag, &curve, err)) return false;
+  mb_search_config scfg;
+  if (!read_options(opt, exact, &ag, &scfg, err)) {
+    mb_agent_free(&ag);
+    mb_agent_curve_free(&curve);
+    return false;
+  }
+  double budget = opt->budget_seconds > 0 ? opt->budget_seconds : DEFAULT_BUDGET_S;
+  double ft = opt->finetune_seconds > 0 ? opt->finetune_seconds : 0;
+  int64_t ft_updates = opt->finetune_steps > 0 ? opt->finetune_steps : 0;
+  bool want_finetune = ft > 0 || ft_updates > 0;
   /* the fine-tuning time is on top of the playing budget */
-  double deadline = t0 + budget;
   double ret = 0;
   int64_t searched = 0, decisions = 0;
   bool ok =
-      play_once(&ag, w, hw, &scfg, exact, deadline, rng, out, &ret, &searched, &decisions, err);
+      play_once(&ag, w, hw, &scfg, exact, t0 + budget, rng, out, &ret, &searched, &decisions, err);
   int64_t every_steps = ft_updates / FINETUNE_PLAYS > 0 ? ft_updates / FINETUNE_PLAYS : 1;
   finetune_plays f = {.w = w,
                       .hw = hw,
@@ -184,43 +251,20 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
                       .next_step = every_steps,
                       .last_step = ft_updates,
                       .rng = rng,
+                      .best = out,
                       .best_ret = ret,
                       .best_step = -1};
   int64_t ft_steps = 0;
   /* a workload without a decision (nothing visitable) has nothing to fine-tune on */
-  bool nothing_to_learn = ok && finetune && decisions == 0;
-  if (ok && finetune && !nothing_to_learn) {
-    mb_train_config tc;
-    mb_train_config_default(&tc);
-    tc.seconds = ft;
-    tc.steps = ft_updates;
-    tc.seed = opt->seed;
-    /* the hook runs at evaluation points: often enough to play on time, or exactly when a
-     * play by updates is due */
-    tc.eval_every = ft > 0 ? 100 : (int32_t)(f.every_steps < INT32_MAX ? f.every_steps : INT32_MAX);
-    tc.checkpoint_every = 0;
-    tc.batch = 32;
-    tc.self_play_exact = exact;
-    tc.on_eval = play_during_finetune;
-    tc.on_eval_ctx = &f;
-    f.next_play = mb_wall_seconds() + f.every_s;
-    f.trial = mb_assignment_new(w->n_buffers);
-    f.best = out;
-    mb_train_workload tw = {.name = w->name, .w = w, .hw = *hw};
-    mb_train_result tr;
-    ok = f.trial && mb_train(&tc, &tw, 1, &ag, &tr, err);
-    if (ok) {
-      ft_steps = tr.updates;
-      if (f.best_step >= 0) searched = f.searched, decisions = f.decisions;
-      mb_train_result_free(&tr);
-    }
-    mb_assignment_free(f.trial);
+  bool nothing_to_learn = ok && want_finetune && decisions == 0;
+  if (ok && want_finetune && !nothing_to_learn) {
+    ok = finetune(&ag, w, hw, opt, exact, &f, &ft_steps, err);
+    if (ok && f.best_step >= 0) searched = f.searched, decisions = f.decisions;
   }
   mb_agent_free(&ag);
-  if (!ok) {
-    mb_agent_curve_free(&curve);
-    return false;
-  }
+  ok = ok && report_curve(&curve, stats, err);
+  mb_agent_curve_free(&curve);
+  if (!ok) return false;
   stats->iterations = searched * scfg.simulations;
   stats->budget_hit = searched < decisions;
   int n =
@@ -234,30 +278,13 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
   if (nothing_to_learn && n > 0 && n < (int)sizeof stats->note)
     snprintf(stats->note + n, sizeof stats->note - (size_t)n,
              "; not fine-tuned: no decision to learn from");
-  else if (finetune && n > 0 && n < (int)sizeof stats->note)
+  else if (want_finetune && n > 0 && n < (int)sizeof stats->note)
     snprintf(stats->note + n, sizeof stats->note - (size_t)n,
              "; fine-tuned %lld updates, %d more plays: first %.4f, best %.4f (%s)",
              (long long)ft_steps, f.plays, ret, f.best_ret,
              f.best_step < 0 ? "the first"
              : f.best_final  ? "at the end"
                              : "during fine-tuning");
-  /* the agent's training curve: raw-policy mean return against training steps, and the
-   * heuristic's on the same eval set (NaN from checkpoints that predate it) */
-  if (curve.len > 0) {
-    stats->curve_step = malloc((size_t)curve.len * sizeof(double));
-    stats->curve_return = malloc((size_t)curve.len * sizeof(double));
-    if (stats->curve_step && stats->curve_return) {
-      memcpy(stats->curve_step, curve.step, (size_t)curve.len * sizeof(double));
-      memcpy(stats->curve_return, curve.policy, (size_t)curve.len * sizeof(double));
-      stats->curve_len = (int32_t)curve.len;
-      stats->curve_heuristic = curve.heuristic;
-    } else {
-      free(stats->curve_step);
-      free(stats->curve_return);
-      stats->curve_step = stats->curve_return = NULL;
-    }
-  }
-  mb_agent_curve_free(&curve);
   return true;
 }
 
