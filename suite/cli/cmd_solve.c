@@ -151,24 +151,28 @@ static void print_times(const mb_workload *w, const mb_hardware *hw, const char 
   mb_time_ps t_slow = mb_slow_time(w, hw);
   mb_time_ps t_heur = time_of(w, hw, h, fast);
   mb_time_ps t_sol = time_of(w, hw, a, fast);
+  /* the times in one column, however long the solver's name */
+  char t_solver[64];
+  snprintf(t_solver, sizeof t_solver, "T_%s", solver_name);
+  int width = (int)strlen(t_solver) > 12 ? (int)strlen(t_solver) : 12;
   printf("times are simulated by mallocbench's roofline cost model (not measured):\n");
-  printf("  T_slow       %15" PRId64 " ps\n", t_slow);
-  printf("  T_heuristic  %15" PRId64 " ps\n", t_heur);
-  printf("  T_%-10s %15" PRId64 " ps\n", solver_name, t_sol);
+  printf("  %-*s %15" PRId64 " ps\n", width, "T_slow", t_slow);
+  printf("  %-*s %15" PRId64 " ps\n", width, "T_heuristic", t_heur);
+  printf("  %-*s %15" PRId64 " ps\n", width, t_solver, t_sol);
   printf("  speedup vs slow       %.4fx\n", t_sol > 0 ? (double)t_slow / (double)t_sol : 0.0);
   printf("  speedup vs heuristic  %.4fx\n", t_sol > 0 ? (double)t_heur / (double)t_sol : 0.0);
   mb_bound_result br;
   mb_error err;
   if (mb_bound_lp(w, hw, bound_budget, &br, &err)) {
-    printf("  T_bound      %15" PRId64 " ps  (LP upper bound on the saving: %s, %.3f s)\n",
-           br.bound_ps, mb_bound_status_name(br.status), br.seconds);
+    printf("  %-*s %15" PRId64 " ps  (LP upper bound on the saving: %s, %.3f s)\n", width,
+           "T_bound", br.bound_ps, mb_bound_status_name(br.status), br.seconds);
     double gap = br.bound_ps > 0 ? 100.0 * (double)(t_sol - br.bound_ps) / (double)br.bound_ps : 0;
     double hgap =
         br.bound_ps > 0 ? 100.0 * (double)(t_heur - br.bound_ps) / (double)br.bound_ps : 0;
     printf("  gap to bound  %s %.3f%%, heuristic %.3f%%  ((T - T_bound) / T_bound)\n", solver_name,
            gap, hgap);
   } else {
-    printf("  T_bound      unavailable: %s\n", err.message);
+    printf("  %-*s unavailable: %s\n", width, "T_bound", err.message);
   }
   int64_t peak = 0, max_addr = 0;
   mb_assignment_usage(w, a, &peak, &max_addr);

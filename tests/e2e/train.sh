@@ -207,6 +207,11 @@ dims() { h5dump -a cfg.obs_dim "$1" | sed -n 's/.*(0): \([0-9]*\).*/\1/p'; }
   fail "obs_dim $(dims "$TMP/a.h5") with the gain block, $(dims "$TMP/g0.h5") without"
 "$MB" solve datasets/samples/conv_block.wl --solver mallocmuzero-exact --agent "$TMP/a.h5" \
   --simulations 4 >"$TMP/out" 2>"$TMP/err" || fail "solve with the gain block: $(cat "$TMP/err")"
+# its times stand in one column beside the long solver name
+cols=$(grep -E '^  T_(slow|heuristic|mallocmuzero-exact|bound) ' "$TMP/out" |
+  awk '{ print index($0, $2) }' | sort -u)
+[ "$(grep -cE '^  T_(slow|heuristic|mallocmuzero-exact|bound) ' "$TMP/out")" = 4 ] &&
+  [ "$(echo "$cols" | wc -l)" = 1 ] || fail "solve: times not in one column: $(cat "$TMP/out")"
 # the demand profile (--demand-bins, off by default): 3 inputs per bin, recorded in the
 # checkpoint, changes what is learned, and both solvers play with it
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --demand-bins 4 --out "$TMP/d4.h5" \
