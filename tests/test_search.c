@@ -313,6 +313,61 @@ static void test_delayed_reward(void **state) {
   mb_search_free(s);
 }
 
+/* What the tree says beyond the result: the best visited alternative to a move (by its edge's
+ * mean return) and the most visited path below a root action. */
+static void test_tree_queries(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_rng rng;
+  mb_rng_seed(&rng, 5);
+  mb_search_result r;
+  mb_search_config cfg;
+  mb_search_config_default(&cfg);
+  cfg.gumbel_noise = false;
+  int32_t path[5];
+  /* bandit: every arm is considered and visited; the edges' means are the arms' rewards */
+  toy b = {.A = 6, .kind = 0, .arm = {0.1, 0.5, 0.3, 0.45, 0.0, 0.2}};
+  uint8_t mask[6];
+  all_legal(mask, 6);
+  mb_search *s = mb_search_create(6, 64, &err);
+  mb_search_model m = toy_model(&b);
+  cfg.simulations = 32;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(r.action, 1);
+  assert_int_equal(mb_search_best_alternative(s, 1), 3);
+  assert_int_equal(mb_search_best_alternative(s, 3), 1);
+  /* an arm's node ends the game: its path is the arm alone */
+  assert_int_equal(mb_search_tree_path(s, 3, path, 5), 1);
+  assert_int_equal(path[0], 3);
+  /* an illegal arm is never visited, so never the alternative */
+  mask[3] = 0;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(mb_search_best_alternative(s, 1), 2);
+  mb_search_free(s);
+  /* delayed reward: below the move found, the most visited path takes the paying action 1 */
+  toy t = {.A = 4, .kind = 1};
+  t.prior[0] = 2.0f;
+  all_legal(mask, 4);
+  s = mb_search_create(4, 64, &err);
+  m = toy_model(&t);
+  cfg.simulations = 48;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_not_equal(r.action, 0);
+  assert_int_equal(mb_search_tree_path(s, r.action, path, 5), 2);
+  assert_int_equal(path[0], r.action);
+  assert_int_equal(path[1], 1);
+  assert_int_equal(mb_search_tree_path(s, r.action, path, 1), 1);
+  assert_int_equal(mb_search_tree_path(s, r.action, path, 0), 0);
+  /* one simulation visits the prior's move only: no alternative, no node below the others */
+  cfg.simulations = 1;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(r.action, 0);
+  assert_int_equal(mb_search_best_alternative(s, 0), -1);
+  assert_int_equal(mb_search_tree_path(s, 2, path, 5), 1);
+  assert_int_equal(path[0], 2);
+  mb_search_free(s);
+}
+
 static void test_visits_sum_to_budget(void **state) {
   (void)state;
   mb_error err = {{0}};
@@ -421,6 +476,7 @@ int main(void) {
       cmocka_unit_test(test_puct_noise_and_sampling),
       cmocka_unit_test(test_evaluation_setting_overrides_a_sharp_prior),
       cmocka_unit_test(test_delayed_reward),
+      cmocka_unit_test(test_tree_queries),
       cmocka_unit_test(test_visits_sum_to_budget),
       cmocka_unit_test(test_halving_schedule),
       cmocka_unit_test(test_bad_input),

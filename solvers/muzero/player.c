@@ -313,3 +313,5 @@ bool mb_player_decide(mb_player *p, mb_game *g, const mb_search_config *scfg, bo
 }
 
 double mb_player_reward_unit(const mb_player *p) { return p->rscale; }
+
+const mb_search *mb_player_search(const mb_player *p) { return p->search; }

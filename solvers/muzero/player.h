@@ -87,6 +87,8 @@ bool mb_player_decide_record(mb_player *p, mb_game *g, const mb_search_config *s
  * none is legal). */
 bool mb_player_raw_action(mb_player *p, const float *obs, const uint8_t *mask, int32_t *action,
                           mb_error *err);
+/* The search of p's last searched decision (its tree stays valid until the next one). */
+const mb_search *mb_player_search(const mb_player *p);
 /* The reward unit of the current episodes: a true reward times this is the agent's (1 / R_ref,
  * mb_player_set_scale). */
 double mb_player_reward_unit(const mb_player *p);

@@ -488,3 +488,35 @@ bool mb_search_run(mb_search *s, const mb_search_config *cfg, const mb_search_mo
   out->nodes = s->n_nodes;
   return true;
 }
+
+int32_t mb_search_best_alternative(const mb_search *s, int32_t taken) {
+  const node *root = &s->nodes[0];
+  int32_t best = -1;
+  double best_q = 0;
+  for (int32_t a = 0; a < s->A; a++) {
+    if (a == taken || root->n[a] == 0) continue;
+    double q = root->w[a] / root->n[a];
+    if (best < 0 || q > best_q) best = a, best_q = q;
+  }
+  return best;
+}
+
+int32_t mb_search_tree_path(const mb_search *s, int32_t action, int32_t *path, int32_t max_len) {
+  if (max_len < 1) return 0;
+  path[0] = action;
+  int32_t len = 1, cur = s->nodes[0].child[action];
+  while (cur >= 0 && len < max_len && !s->nodes[cur].terminal) {
+    const node *nd = &s->nodes[cur];
+    int32_t best = -1;
+    for (int32_t a = 0; a < s->A; a++) {
+      if (nd->n[a] == 0 || nd->child[a] < 0) continue;
+      if (best < 0 || nd->n[a] > nd->n[best] ||
+          (nd->n[a] == nd->n[best] && nd->w[a] / nd->n[a] > nd->w[best] / nd->n[best]))
+        best = a;
+    }
+    if (best < 0) break;
+    path[len++] = best;
+    cur = nd->child[best];
+  }
+  return len;
+}

@@ -158,6 +158,15 @@ void mb_search_free(mb_search *s);
 bool mb_search_run(mb_search *s, const mb_search_config *cfg, const mb_search_model *model,
                    const uint8_t *root_mask, mb_rng *rng, mb_search_result *out, mb_error *err);
 
+/* What the last run's tree says beyond its result (for training on the search's own paths).
+ * mb_search_best_alternative: the visited root action other than `taken` whose edge has the
+ * highest mean backed-up return Q (ties: the lower index), -1 when there is none.
+ * mb_search_tree_path: path[0] = action, then from its node down the most visited child at
+ * each step (ties: higher Q, then the lower index) while one was visited, at most max_len
+ * actions; returns the length (1 when the action's node was never expanded). */
+int32_t mb_search_best_alternative(const mb_search *s, int32_t taken);
+int32_t mb_search_tree_path(const mb_search *s, int32_t action, int32_t *path, int32_t max_len);
+
 /* The Gumbel sequential-halving schedule, exposed for tests: fills visits_at[0..n) with the
  * visit count the considered action chosen at simulation i is due to reach (mctx's
  * get_sequence_of_considered_visits); returns false when n or m < 1. */

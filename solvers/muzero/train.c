@@ -243,7 +243,7 @@ typedef struct actor {
   float *obs; /* the observation after the trajectory's last decision */
   /* sibling paths (sibling_weight > 0): the path's actions, rewards and observations (one per
    * step), and the legal mask at its current state */
-  int32_t *sib_act;
+  int32_t *sib_act, *sib_tree; /* sib_tree: the search tree's path (sibling_from_search) */
   float *sib_rew, *sib_obs;
   uint8_t *sib_mask;
   /* the round's job */
@@ -322,22 +322,36 @@ int32_t mb_segment_start(int32_t n, int32_t segment, bool cover, mb_rng *rng) {
  * when the root has no other legal action. `root` is p's decision at g's state, which stays
  * valid. False on a game or network error. */
 static bool sibling_path(actor *a, mb_player *p, const mb_player_decision *root, mb_game *g,
-                         int32_t depth, int32_t *len, bool *terminal, mb_error *err) {
+                         int32_t depth, bool from_search, int32_t *len, bool *terminal,
+                         mb_error *err) {
   int32_t A = mb_game_n_actions(g), n = 0, D = a->ag.cfg.obs_dim, taken = root->action;
   for (int32_t b = 0; b < A; b++) n += root->mask[b] && b != taken;
   *len = 0;
   *terminal = false;
   if (n == 0) return true;
-  int32_t k = (int32_t)mb_rng_below(&a->rng, (uint64_t)n), b = 0;
-  for (; b < A; b++)
-    if (root->mask[b] && b != taken && k-- == 0) break;
+  int32_t b = -1, tree_len = 0;
+  if (from_search) {
+    const mb_search *s = mb_player_search(p);
+    b = mb_search_best_alternative(s, taken);
+    if (b >= 0) tree_len = mb_search_tree_path(s, b, a->sib_tree, depth);
+  }
+  if (b < 0) {
+    int32_t k = (int32_t)mb_rng_below(&a->rng, (uint64_t)n);
+    for (b = 0; b < A; b++)
+      if (root->mask[b] && b != taken && k-- == 0) break;
+  }
   mb_game_snapshot snap = mb_game_snapshot_take(g);
   bool ok = true;
   for (int32_t j = 0; ok && j < depth; j++) {
-    if (j > 0) { /* the raw policy's move at the state the path reached */
+    if (j > 0) { /* the tree's next move while it is legal, else the raw policy's */
       mb_game_legal_mask(g, a->sib_mask);
-      ok = mb_player_raw_action(p, a->sib_obs + (int64_t)(j - 1) * D, a->sib_mask, &b, err);
-      if (!ok || b < 0) break;
+      if (j < tree_len && a->sib_mask[a->sib_tree[j]]) {
+        b = a->sib_tree[j];
+      } else {
+        tree_len = j;
+        ok = mb_player_raw_action(p, a->sib_obs + (int64_t)(j - 1) * D, a->sib_mask, &b, err);
+        if (!ok || b < 0) break;
+      }
     }
     double r = 0;
     ok = mb_game_step(g, b, &r, err);
@@ -398,7 +412,8 @@ static bool actor_play(trainer *T, actor *a, mb_error *err) {
     int32_t sib_len = 0;
     bool sib_term = false;
     if (ok && a->sib_act)
-      ok = sibling_path(a, p, &d, g, cfg->sibling_depth, &sib_len, &sib_term, err);
+      ok = sibling_path(a, p, &d, g, cfg->sibling_depth, cfg->sibling_from_search, &sib_len,
+                        &sib_term, err);
     ok = ok && mb_game_step(g, d.action, &r, err) &&
          mb_trajectory_push(&a->traj, d.obs, d.mask, d.policy, d.action,
                             (float)(r * mb_player_reward_unit(p)), d.value, err);
@@ -489,6 +504,7 @@ static void free_actors(trainer *T, int32_t n) {
     free(a->games);
     mb_trajectory_free(&a->traj);
     free(a->sib_act);
+    free(a->sib_tree);
     free(a->sib_rew);
     free(a->sib_obs);
     free(a->sib_mask);
@@ -708,10 +724,11 @@ static bool create_actors_and_learner(trainer *T, mb_error *err) {
       int32_t P = cfg->sibling_depth;
       if (!mb_trajectory_enable_siblings(&a->traj, P, err)) return false;
       a->sib_act = malloc((size_t)P * sizeof *a->sib_act);
+      a->sib_tree = malloc((size_t)P * sizeof *a->sib_tree);
       a->sib_rew = malloc((size_t)P * sizeof *a->sib_rew);
       a->sib_obs = malloc((size_t)P * ag->cfg.obs_dim * sizeof *a->sib_obs);
       a->sib_mask = malloc((size_t)A);
-      if (!a->sib_act || !a->sib_rew || !a->sib_obs || !a->sib_mask)
+      if (!a->sib_act || !a->sib_tree || !a->sib_rew || !a->sib_obs || !a->sib_mask)
         return mb_fail(err, "train: out of memory");
     }
     if (!(a->player = mb_player_create(&a->ag, cfg->search.simulations, err))) return false;

@@ -48,7 +48,9 @@
  * learner unrolls the dynamics along it from the decision's state: reward and consistency losses
  * at every step and, at the steps the path continues past, a value loss against the path's later
  * rewards plus the target network's value of its last observation (0 when the episode ended); all
- * weighted sibling_weight / sibling_depth.
+ * weighted sibling_weight / sibling_depth. With sibling_from_search the sibling is instead the
+ * action the decision's search valued highest after the one taken, and the path follows the
+ * search tree below it (where the learned model's optimism, if any, decided the search).
  *
  * Prioritised replay (optional, priority_alpha > 0; Schaul et al. 2016, as in MuZero): rows are
  * drawn with probability proportional to p^alpha (replay.h), and every loss of a drawn row (all
@@ -139,6 +141,11 @@ typedef struct mb_train_config {
   int32_t sibling_depth;     /* steps of a sibling path (1..MB_SIBLING_MAX_DEPTH, default 1): the
                                 sibling, then the raw policy's greedy moves; from 2 on, the path's
                                 rewards also give value targets along it */
+  bool sibling_from_search;  /* the sibling is the searched root action other than the one
+                                taken with the highest Q, its path follows the search tree's
+                                most visited children while they are legal in the real game
+                                (then the raw policy's greedy moves): the model is trained where
+                                its search looked; false (default): a uniformly drawn sibling */
   bool self_play_exact;      /* self-play searches the real game (snapshot / restore, as
                                 mallocmuzero-exact) instead of the learned model (default false) */
   double lr, weight_decay, max_grad_norm;

@@ -101,6 +101,9 @@ static void usage(FILE *out) {
           "                    and trains the dynamics' reward and consistency; 0: off)\n"
           "  --sibling-depth P (1: the sibling step only; P > 1: then P - 1 greedy moves of\n"
           "                    the raw policy, whose rewards also train the value along it)\n"
+          "  --sibling-from F (random: a uniformly drawn sibling; search: the searched root\n"
+          "                    action other than the move with the highest Q, its path\n"
+          "                    the search tree's most visited one while legal)\n"
           "  --replay N (50000 transitions)  --ratio R (4 samples per new decision)\n"
           "  --priority ALPHA (0: uniform replay; in (0, 1]: rows drawn with probability\n"
           "                    ~ |value error|^ALPHA, losses weighted by importance weights)\n"
@@ -298,7 +301,14 @@ static int parse_options(int argc, char **argv, train_command *T) {
       ok = mb_option_number("train", a, v, 0, false, 1e6, &T->cfg.consistency_weight);
     else if (!strcmp(a, "--siblings"))
       ok = mb_option_number("train", a, v, 0, false, 1e6, &T->cfg.sibling_weight);
-    else if (!strcmp(a, "--sibling-depth"))
+    else if (!strcmp(a, "--sibling-from")) {
+      ok = mb_option_text("train", a, v, &v);
+      if (ok && strcmp(v, "random") && strcmp(v, "search")) {
+        fprintf(stderr, "mallocbench train: --sibling-from '%s': expected random or search\n", v);
+        ok = false;
+      }
+      if (ok) T->cfg.sibling_from_search = !strcmp(v, "search");
+    } else if (!strcmp(a, "--sibling-depth"))
       ok = mb_option_i32("train", a, v, 1, MB_SIBLING_MAX_DEPTH, &T->cfg.sibling_depth);
     else if (!strcmp(a, "--support"))
       ok = mb_option_i32("train", a, v, 2, 100000, &T->cfg.agent.support);

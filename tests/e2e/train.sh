@@ -163,6 +163,18 @@ same_weights "$TMP/a.h5" "$TMP/b.h5" || fail "the same seed gave other weights"
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --search puct --out "$TMP/puct2.h5" \
   >/dev/null 2>"$TMP/err" || fail "--search puct again: $(cat "$TMP/err")"
 same_weights "$TMP/puct.h5" "$TMP/puct2.h5" || fail "--search puct: the same seed gave other weights"
+# sibling paths from the search tree, one step and deeper
+for depth in 1 3; do
+  "$MB" train "${TINY[@]}" --steps 30 --seed 3 --sibling-from search --sibling-depth $depth \
+    --out "$TMP/ss$depth.h5" >/dev/null 2>"$TMP/err" || fail "--sibling-from search: $(cat "$TMP/err")"
+  "$MB" train "${TINY[@]}" --steps 30 --seed 3 --sibling-depth $depth \
+    --out "$TMP/sr$depth.h5" >/dev/null 2>"$TMP/err" || fail "--sibling-depth $depth: $(cat "$TMP/err")"
+  ! same_weights "$TMP/sr$depth.h5" "$TMP/ss$depth.h5" ||
+    fail "--sibling-from search did not change the weights (depth $depth)"
+done
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --sibling-from search --sibling-depth 3 \
+  --out "$TMP/ss3b.h5" >/dev/null 2>"$TMP/err" || fail "--sibling-from search again: $(cat "$TMP/err")"
+same_weights "$TMP/ss3.h5" "$TMP/ss3b.h5" || fail "--sibling-from search: the same seed gave other weights"
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --self-play exact --out "$TMP/e.h5" \
   >/dev/null 2>"$TMP/err" || fail "--self-play exact: $(cat "$TMP/err")"
 ! same_weights "$TMP/a.h5" "$TMP/e.h5" || fail "--self-play exact did not change the weights"
