@@ -368,6 +368,32 @@ static void test_tree_queries(void **state) {
   mb_search_free(s);
 }
 
+/* pUCT's move at evaluation is the most visited; equally visited moves go to the prior's
+ * favourite, not to the lowest index (2 simulations on equal arms split the visits 1-1). */
+static void test_puct_ties_follow_the_prior(void **state) {
+  (void)state;
+  toy t = {.A = 4, .kind = 0}; /* every arm pays 0 */
+  t.prior[0] = 1.5f;
+  t.prior[2] = 2.0f;
+  uint8_t mask[4];
+  all_legal(mask, 4);
+  mb_error err = {{0}};
+  mb_search *s = mb_search_create(4, 8, &err);
+  mb_search_config cfg;
+  mb_search_config_evaluation(&cfg, false);
+  cfg.kind = MB_SEARCH_PUCT;
+  cfg.simulations = 2;
+  mb_search_model m = toy_model(&t);
+  mb_rng rng;
+  mb_rng_seed(&rng, 1);
+  mb_search_result r;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  assert_int_equal(r.visits[0], 1);
+  assert_int_equal(r.visits[2], 1);
+  assert_int_equal(r.action, 2);
+  mb_search_free(s);
+}
+
 static void test_visits_sum_to_budget(void **state) {
   (void)state;
   mb_error err = {{0}};
@@ -477,6 +503,7 @@ int main(void) {
       cmocka_unit_test(test_evaluation_setting_overrides_a_sharp_prior),
       cmocka_unit_test(test_delayed_reward),
       cmocka_unit_test(test_tree_queries),
+      cmocka_unit_test(test_puct_ties_follow_the_prior),
       cmocka_unit_test(test_visits_sum_to_budget),
       cmocka_unit_test(test_halving_schedule),
       cmocka_unit_test(test_bad_input),

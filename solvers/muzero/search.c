@@ -459,10 +459,15 @@ bool mb_search_run(mb_search *s, const mb_search_config *cfg, const mb_search_mo
   } else {
     double z = 0;
     for (int32_t a = 0; a < s->A; a++) z += root->n[a];
-    int32_t best_n = -1;
+    /* the most visited move; among equally visited ones the prior's favourite (at 2
+     * simulations the two visits often split 1-1, and the lowest index, best fit, then won
+     * whatever the network preferred) */
     for (int32_t a = 0; a < s->A; a++) {
       s->policy[a] = root->mask[a] ? (float)(root->n[a] / z) : 0.0f;
-      if (root->mask[a] && root->n[a] > best_n) best_n = root->n[a], action = a;
+      if (root->mask[a] &&
+          (action < 0 || root->n[a] > root->n[action] ||
+           (root->n[a] == root->n[action] && root->prior[a] > root->prior[action])))
+        action = a;
     }
     if (cfg->sample) {
       double u = mb_rng_uniform(rng) * z, acc = 0;
