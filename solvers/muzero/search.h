@@ -38,7 +38,8 @@
  * 8 simulations every visit then went to the first child tried, the policy target was one-hot
  * on best fit or slow, and a trained policy stayed the untrained one); play a move sampled by
  * visit counts at temperature 1 (self-play, as MuZero's first moves) or the most visited one
- * (`sample` false); policy target = visit distribution.
+ * (`sample` false; among equally visited ones the higher prior, so that 2 simulations, which
+ * often split 1-1, play the prior's move); policy target = visit distribution.
  *
  * mb_search_config_default gives self-play's exploration for either kind (Gumbel noise; pUCT's
  * root noise and sampling), mb_search_config_evaluation none.
