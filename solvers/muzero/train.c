@@ -320,7 +320,9 @@ int32_t mb_segment_start(int32_t n, int32_t segment, bool cover, mb_rng *rng) {
  * steps, observations, restore), so that the learned model is also trained on actions search
  * compares but self-play did not take, and on the states a search reaches below them. *len is 0
  * when the root has no other legal action. `root` is p's decision at g's state, which stays
- * valid. False on a game or network error. */
+ * valid. With from_search the action is the decision's search's best alternative to the move
+ * taken, and the path follows its tree while the tree's moves are legal (a uniformly drawn
+ * action when the search visited no other). False on a game or network error. */
 static bool sibling_path(actor *a, mb_player *p, const mb_player_decision *root, mb_game *g,
                          int32_t depth, bool from_search, int32_t *len, bool *terminal,
                          mb_error *err) {
