@@ -136,9 +136,8 @@ static bool load_agent(const mb_solver_options *opt, mb_agent *ag, mb_agent_curv
   return mb_agent_load(agent_path, ag, NULL, &prog, curve, err);
 }
 
-/* The options: the search the solver plays with (the evaluation setting with the options'
- * simulations, c_scale and leaf rollout), the buffer order (into the agent's game), and
- * fine-tuning by seconds or by updates, not both. */
+/* The search the solver plays with (the evaluation setting with the options' simulations,
+ * c_scale and leaf rollout) and the options' buffer order (into the agent's game). */
 static bool read_options(const mb_solver_options *opt, bool exact, mb_agent *ag,
                          mb_search_config *scfg, mb_error *err) {
   mb_search_config_evaluation(scfg, exact);
@@ -155,26 +154,20 @@ static bool read_options(const mb_solver_options *opt, bool exact, mb_agent *ag,
                      opt->order);
     ag->cfg.game.order = ord;
   }
-  double ft = opt->finetune_seconds > 0 ? opt->finetune_seconds : 0;
-  int64_t ft_updates = opt->finetune_steps > 0 ? opt->finetune_steps : 0;
-  if (ft > 0 && ft_updates > 0)
-    return mb_fail(err,
-                   "mallocmuzero: fine-tuning by seconds (%g) and by updates (%lld): give "
-                   "one of them",
-                   ft, (long long)ft_updates);
   return true;
 }
 
-/* Fine-tunes the agent on this workload alone, f's hook playing the episode again at
- * evaluation points (f->best then holds the best play); *updates: how many were made. */
-static bool finetune(mb_agent *ag, const mb_workload *w, const mb_hardware *hw,
-                     const mb_solver_options *opt, bool exact, finetune_plays *f, int64_t *updates,
+/* Fine-tunes the agent on this workload alone for `seconds` or `steps` updates (the other 0),
+ * f's hook playing the episode again at evaluation points (f->best then holds the best play);
+ * *updates: how many were made. */
+static bool finetune(mb_agent *ag, const mb_workload *w, const mb_hardware *hw, double seconds,
+                     int64_t steps, uint64_t seed, bool exact, finetune_plays *f, int64_t *updates,
                      mb_error *err) {
   mb_train_config tc;
   mb_train_config_default(&tc);
-  tc.seconds = opt->finetune_seconds > 0 ? opt->finetune_seconds : 0;
-  tc.steps = opt->finetune_steps > 0 ? opt->finetune_steps : 0;
-  tc.seed = opt->seed;
+  tc.seconds = seconds;
+  tc.steps = steps;
+  tc.seed = seed;
   /* the hook runs at evaluation points: often enough to play on time, or exactly when a play
    * by updates is due */
   tc.eval_every =
@@ -226,20 +219,25 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
   mb_agent_curve curve;
   if (!load_agent(opt, &ag, &curve, err)) return false;
   mb_search_config scfg;
-  if (!read_options(opt, exact, &ag, &scfg, err)) {
+  double ft = opt->finetune_seconds > 0 ? opt->finetune_seconds : 0;
+  int64_t ft_updates = opt->finetune_steps > 0 ? opt->finetune_steps : 0;
+  bool ok = read_options(opt, exact, &ag, &scfg, err);
+  if (ok && ft > 0 && ft_updates > 0)
+    ok = mb_fail(err,
+                 "mallocmuzero: fine-tuning by seconds (%g) and by updates (%lld): give one of "
+                 "them",
+                 ft, (long long)ft_updates);
+  if (!ok) {
     mb_agent_free(&ag);
     mb_agent_curve_free(&curve);
     return false;
   }
   double budget = opt->budget_seconds > 0 ? opt->budget_seconds : DEFAULT_BUDGET_S;
-  double ft = opt->finetune_seconds > 0 ? opt->finetune_seconds : 0;
-  int64_t ft_updates = opt->finetune_steps > 0 ? opt->finetune_steps : 0;
   bool want_finetune = ft > 0 || ft_updates > 0;
   /* the fine-tuning time is on top of the playing budget */
   double ret = 0;
   int64_t searched = 0, decisions = 0;
-  bool ok =
-      play_once(&ag, w, hw, &scfg, exact, t0 + budget, rng, out, &ret, &searched, &decisions, err);
+  ok = play_once(&ag, w, hw, &scfg, exact, t0 + budget, rng, out, &ret, &searched, &decisions, err);
   int64_t every_steps = ft_updates / FINETUNE_PLAYS > 0 ? ft_updates / FINETUNE_PLAYS : 1;
   finetune_plays f = {.w = w,
                       .hw = hw,
@@ -258,7 +256,7 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
   /* a workload without a decision (nothing visitable) has nothing to fine-tune on */
   bool nothing_to_learn = ok && want_finetune && decisions == 0;
   if (ok && want_finetune && !nothing_to_learn) {
-    ok = finetune(&ag, w, hw, opt, exact, &f, &ft_steps, err);
+    ok = finetune(&ag, w, hw, ft, ft_updates, opt->seed, exact, &f, &ft_steps, err);
     if (ok && f.best_step >= 0) searched = f.searched, decisions = f.decisions;
   }
   mb_agent_free(&ag);
