@@ -43,6 +43,8 @@ expect 2 "--self-play 'model': expected learned or exact" \
   "$MB" train "${TINY[@]}" --steps 5 --self-play model --out "$TMP/x.h5"
 expect 2 "--search 'mcts': expected gumbel or puct" \
   "$MB" train "${TINY[@]}" --steps 5 --search mcts --out "$TMP/x.h5"
+expect 2 "--sibling-from 'tree': expected random or search" \
+  "$MB" train "${TINY[@]}" --steps 5 --sibling-from tree --out "$TMP/x.h5"
 expect 2 "--synth-packing '1.5': expected a number in \[0, 1\]" \
   "$MB" train "${TINY[@]}" --steps 5 --synth-packing 1.5 --out "$TMP/x.h5"
 expect 2 "--q-range '0': expected a number in \[1e-12, 1\]" \
