@@ -371,6 +371,108 @@ static int32_t gumbel_root_action(mb_search *s, const mb_search_config *cfg, con
   return best;
 }
 
+/* Root noise: Gumbel draws for the legal actions (Gumbel self-play), or Dirichlet noise mixed
+ * into the root's prior (pUCT self-play); neither at evaluation. */
+static void add_root_noise(mb_search *s, const mb_search_config *cfg, mb_rng *rng, node *root) {
+  for (int32_t a = 0; a < s->A; a++) s->gumbel[a] = 0;
+  if (cfg->kind == MB_SEARCH_GUMBEL && cfg->gumbel_noise) {
+    for (int32_t a = 0; a < s->A; a++) s->gumbel[a] = root->mask[a] ? mb_rng_gumbel(rng) : 0;
+  } else if (cfg->kind == MB_SEARCH_PUCT && cfg->dirichlet_frac > 0) {
+    double z = 0;
+    for (int32_t a = 0; a < s->A; a++) {
+      s->pi[a] = root->mask[a] ? mb_rng_gamma(rng, cfg->dirichlet_alpha) : 0;
+      z += s->pi[a];
+    }
+    for (int32_t a = 0; a < s->A; a++)
+      if (root->mask[a] && z > 0)
+        root->prior[a] = (float)((1 - cfg->dirichlet_frac) * root->prior[a] +
+                                 cfg->dirichlet_frac * s->pi[a] / z);
+  }
+}
+
+/* One simulation: descend until an unexpanded edge (expand it), a terminal node (value 0) or
+ * a node at max_depth (its value again), then back the leaf's value up the path. */
+static bool simulate(mb_search *s, const mb_search_config *cfg, const mb_search_model *model,
+                     int32_t sim, mb_error *err) {
+  int32_t cur = 0, depth = 0, a, leaf = -1;
+  for (;;) {
+    node *nd = &s->nodes[cur];
+    if (cur == 0 && cfg->kind == MB_SEARCH_GUMBEL)
+      a = gumbel_root_action(s, cfg, nd, s->schedule[sim]);
+    else
+      a = select_interior(s, cfg, nd);
+    if (a < 0) return mb_fail(err, "search: no action to select at node %d", cur);
+    s->path[depth++] = a;
+    if (nd->child[a] < 0) break;
+    cur = nd->child[a];
+    if (s->nodes[cur].terminal || (cfg->max_depth > 0 && s->nodes[cur].depth >= cfg->max_depth)) {
+      leaf = cur;
+      break;
+    }
+  }
+  if (leaf < 0) {
+    if (s->n_nodes >= s->cap_nodes)
+      return mb_fail(err, "search: node pool of %d exhausted", s->cap_nodes);
+    leaf = s->n_nodes++;
+    if (!expand_node(s, model, leaf, cur, a, depth, NULL, err)) return false;
+    s->nodes[cur].child[a] = leaf;
+  }
+  double g = s->nodes[leaf].value;
+  int32_t c = leaf;
+  while (s->nodes[c].parent >= 0) {
+    node *ch = &s->nodes[c];
+    node *p = &s->nodes[ch->parent];
+    g = ch->reward + cfg->gamma * g;
+    p->w[ch->action] += g;
+    p->n[ch->action] += 1;
+    p->n_sum += 1;
+    minmax_update(s, p->w[ch->action] / p->n[ch->action]);
+    c = ch->parent;
+  }
+  return true;
+}
+
+/* Gumbel's move and policy target: the most visited survivor with the largest g + logits +
+ * sigma(q^), and the completed-Q improved policy. */
+static int32_t gumbel_result(mb_search *s, const mb_search_config *cfg, node *root) {
+  int32_t max_n = 0;
+  for (int32_t a = 0; a < s->A; a++)
+    if (root->mask[a] && root->n[a] > max_n) max_n = root->n[a];
+  int32_t action = gumbel_root_action(s, cfg, root, max_n);
+  improved_policy(s, cfg, root);
+  for (int32_t a = 0; a < s->A; a++) s->policy[a] = (float)s->pi[a];
+  return action;
+}
+
+/* pUCT's move and policy target: the visit distribution; the move is sampled from it
+ * (self-play) or the most visited one, among equally visited ones the prior's favourite (at 2
+ * simulations the two visits often split 1-1, and the lowest index, best fit, then won
+ * whatever the network preferred). */
+static int32_t puct_result(mb_search *s, const mb_search_config *cfg, const node *root,
+                           mb_rng *rng) {
+  int32_t action = -1;
+  double z = 0;
+  for (int32_t a = 0; a < s->A; a++) z += root->n[a];
+  for (int32_t a = 0; a < s->A; a++) {
+    s->policy[a] = root->mask[a] ? (float)(root->n[a] / z) : 0.0f;
+    if (root->mask[a] && (action < 0 || root->n[a] > root->n[action] ||
+                          (root->n[a] == root->n[action] && root->prior[a] > root->prior[action])))
+      action = a;
+  }
+  if (cfg->sample) {
+    double u = mb_rng_uniform(rng) * z, acc = 0;
+    for (int32_t a = 0; a < s->A; a++) {
+      if (!root->mask[a] || root->n[a] == 0) continue;
+      acc += root->n[a];
+      if (u < acc) {
+        action = a;
+        break;
+      }
+    }
+  }
+  return action;
+}
+
 bool mb_search_run(mb_search *s, const mb_search_config *cfg, const mb_search_model *model,
                    const uint8_t *root_mask, mb_rng *rng, mb_search_result *out, mb_error *err) {
   if (!mb_search_config_check(cfg, err)) return false;
@@ -387,100 +489,15 @@ bool mb_search_run(mb_search *s, const mb_search_config *cfg, const mb_search_mo
   node *root = &s->nodes[0];
   if (root->terminal) return mb_fail(err, "search: the root is terminal");
 
-  /* root noise */
-  for (int32_t a = 0; a < s->A; a++) s->gumbel[a] = 0;
-  if (cfg->kind == MB_SEARCH_GUMBEL && cfg->gumbel_noise) {
-    for (int32_t a = 0; a < s->A; a++) s->gumbel[a] = root->mask[a] ? mb_rng_gumbel(rng) : 0;
-  } else if (cfg->kind == MB_SEARCH_PUCT && cfg->dirichlet_frac > 0) {
-    double z = 0;
-    for (int32_t a = 0; a < s->A; a++) {
-      s->pi[a] = root->mask[a] ? mb_rng_gamma(rng, cfg->dirichlet_alpha) : 0;
-      z += s->pi[a];
-    }
-    for (int32_t a = 0; a < s->A; a++)
-      if (root->mask[a] && z > 0)
-        root->prior[a] = (float)((1 - cfg->dirichlet_frac) * root->prior[a] +
-                                 cfg->dirichlet_frac * s->pi[a] / z);
-  }
+  add_root_noise(s, cfg, rng, root);
   int32_t m = cfg->max_considered < n_legal ? cfg->max_considered : n_legal;
   if (cfg->kind == MB_SEARCH_GUMBEL) mb_search_halving_schedule(m, cfg->simulations, s->schedule);
+  for (int32_t sim = 0; sim < cfg->simulations; sim++)
+    if (!simulate(s, cfg, model, sim, err)) return false;
 
-  for (int32_t sim = 0; sim < cfg->simulations; sim++) {
-    int32_t cur = 0, depth = 0, a, leaf = -1;
-    /* descend until an unexpanded edge (expand it), a terminal node (value 0) or a node at
-     * max_depth (its value again) */
-    for (;;) {
-      node *nd = &s->nodes[cur];
-      if (cur == 0 && cfg->kind == MB_SEARCH_GUMBEL)
-        a = gumbel_root_action(s, cfg, nd, s->schedule[sim]);
-      else
-        a = select_interior(s, cfg, nd);
-      if (a < 0) return mb_fail(err, "search: no action to select at node %d", cur);
-      s->path[depth++] = a;
-      if (nd->child[a] < 0) break;
-      cur = nd->child[a];
-      if (s->nodes[cur].terminal || (cfg->max_depth > 0 && s->nodes[cur].depth >= cfg->max_depth)) {
-        leaf = cur;
-        break;
-      }
-    }
-    if (leaf < 0) {
-      if (s->n_nodes >= s->cap_nodes)
-        return mb_fail(err, "search: node pool of %d exhausted", s->cap_nodes);
-      leaf = s->n_nodes++;
-      if (!expand_node(s, model, leaf, cur, a, depth, NULL, err)) return false;
-      s->nodes[cur].child[a] = leaf;
-    }
-    /* backup: G = value of the leaf, then up the path */
-    double g = s->nodes[leaf].value;
-    int32_t c = leaf;
-    while (s->nodes[c].parent >= 0) {
-      node *ch = &s->nodes[c];
-      node *p = &s->nodes[ch->parent];
-      g = ch->reward + cfg->gamma * g;
-      p->w[ch->action] += g;
-      p->n[ch->action] += 1;
-      p->n_sum += 1;
-      minmax_update(s, p->w[ch->action] / p->n[ch->action]);
-      c = ch->parent;
-    }
-  }
-
-  /* result */
   for (int32_t a = 0; a < s->A; a++) s->visits[a] = root->n[a];
-  int32_t action = -1;
-  if (cfg->kind == MB_SEARCH_GUMBEL) {
-    int32_t max_n = 0;
-    for (int32_t a = 0; a < s->A; a++)
-      if (root->mask[a] && root->n[a] > max_n) max_n = root->n[a];
-    action = gumbel_root_action(s, cfg, root, max_n);
-    improved_policy(s, cfg, root);
-    for (int32_t a = 0; a < s->A; a++) s->policy[a] = (float)s->pi[a];
-  } else {
-    double z = 0;
-    for (int32_t a = 0; a < s->A; a++) z += root->n[a];
-    /* the most visited move; among equally visited ones the prior's favourite (at 2
-     * simulations the two visits often split 1-1, and the lowest index, best fit, then won
-     * whatever the network preferred) */
-    for (int32_t a = 0; a < s->A; a++) {
-      s->policy[a] = root->mask[a] ? (float)(root->n[a] / z) : 0.0f;
-      if (root->mask[a] &&
-          (action < 0 || root->n[a] > root->n[action] ||
-           (root->n[a] == root->n[action] && root->prior[a] > root->prior[action])))
-        action = a;
-    }
-    if (cfg->sample) {
-      double u = mb_rng_uniform(rng) * z, acc = 0;
-      for (int32_t a = 0; a < s->A; a++) {
-        if (!root->mask[a] || root->n[a] == 0) continue;
-        acc += root->n[a];
-        if (u < acc) {
-          action = a;
-          break;
-        }
-      }
-    }
-  }
+  int32_t action =
+      cfg->kind == MB_SEARCH_GUMBEL ? gumbel_result(s, cfg, root) : puct_result(s, cfg, root, rng);
   if (action < 0 || !root->mask[action])
     return mb_fail(err, "search: internal error: no legal action selected");
   double sum = root->value;
