@@ -121,118 +121,134 @@ static bool compare_with_heuristic_solver(const mb_workload *w, const mb_hardwar
   return same;
 }
 
-int mb_cmd_play(int argc, char **argv) {
-  if (mb_wants_help(argc, argv)) {
-    usage(stdout);
-    return 0;
-  }
-  const char *path = NULL, *hw_name = "tpu-v4i", *out_path = NULL;
-  int64_t capacity = -1, episodes = 1, seed = 0, actions = 16;
-  policy pol = POLICY_HEURISTIC;
+/* The command line, parsed. */
+typedef struct play_options {
+  const char *path, *hw_name, *out_path;
+  int64_t capacity; /* -1: the profile's (or a MiniMalloc name's) */
+  int64_t episodes, seed;
+  policy pol;
   mb_game_config cfg;
-  mb_game_config_default(&cfg);
-  bool quiet = false;
+  bool quiet;
+} play_options;
+
+/* 0 when the options are good, else the exit status (2) after a message. */
+static int parse_options(int argc, char **argv, play_options *o) {
+  *o = (play_options){.hw_name = "tpu-v4i", .capacity = -1, .episodes = 1, .pol = POLICY_HEURISTIC};
+  mb_game_config_default(&o->cfg);
+  int64_t actions = 16;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
     if (!strcmp(arg, "-q") || !strcmp(arg, "--quiet")) {
-      quiet = true;
+      o->quiet = true;
       continue;
     }
     if (arg[0] != '-') {
-      if (path) {
-        fprintf(stderr, "mallocbench play: more than one workload ('%s', '%s')\n", path, arg);
+      if (o->path) {
+        fprintf(stderr, "mallocbench play: more than one workload ('%s', '%s')\n", o->path, arg);
         return 2;
       }
-      path = arg;
+      o->path = arg;
       continue;
     }
     const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* every option but -q takes a value */
     if (!strcmp(arg, "--hardware")) {
-      if (!mb_option_text("play", arg, v, &hw_name)) return 2;
+      if (!mb_option_text("play", arg, v, &o->hw_name)) return 2;
     } else if (!strcmp(arg, "--capacity")) {
-      if (!mb_option_bytes("play", arg, v, 0, INT64_MAX, &capacity)) return 2;
+      if (!mb_option_bytes("play", arg, v, 0, INT64_MAX, &o->capacity)) return 2;
     } else if (!strcmp(arg, "--policy")) {
       if (!mb_option_text("play", arg, v, &v)) return 2;
       if (!strcmp(v, "random"))
-        pol = POLICY_RANDOM;
+        o->pol = POLICY_RANDOM;
       else if (!strcmp(v, "heuristic"))
-        pol = POLICY_HEURISTIC;
+        o->pol = POLICY_HEURISTIC;
       else if (!strcmp(v, "slow"))
-        pol = POLICY_SLOW;
+        o->pol = POLICY_SLOW;
       else
         return bad_value(arg, v, "random, heuristic or slow");
     } else if (!strcmp(arg, "--episodes")) {
-      if (!mb_option_int("play", arg, v, 1, 100000000, &episodes)) return 2;
+      if (!mb_option_int("play", arg, v, 1, 100000000, &o->episodes)) return 2;
     } else if (!strcmp(arg, "--seed")) {
-      if (!mb_option_int("play", arg, v, 0, INT64_MAX, &seed)) return 2;
+      if (!mb_option_int("play", arg, v, 0, INT64_MAX, &o->seed)) return 2;
     } else if (!strcmp(arg, "--order")) {
       if (!mb_option_text("play", arg, v, &v)) return 2;
-      if (!mb_game_order_parse(v, &cfg.order)) return bad_value(arg, v, "heuristic, start or size");
+      if (!mb_game_order_parse(v, &o->cfg.order))
+        return bad_value(arg, v, "heuristic, start or size");
     } else if (!strcmp(arg, "--actions")) {
       if (!mb_option_int("play", arg, v, 2, 1024, &actions)) return 2;
     } else if (!strcmp(arg, "--out")) {
-      if (!mb_option_text("play", arg, v, &out_path)) return 2;
+      if (!mb_option_text("play", arg, v, &o->out_path)) return 2;
     } else {
       return mb_unknown_option("play", arg);
     }
     i++; /* the value */
   }
-  if (!path) {
+  if (!o->path) {
     usage(stderr);
     return 2;
   }
-  cfg.n_actions = (int32_t)actions;
+  o->cfg.n_actions = (int32_t)actions;
+  return 0;
+}
+
+int mb_cmd_play(int argc, char **argv) {
+  if (mb_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  play_options o;
+  int bad = parse_options(argc, argv, &o);
+  if (bad) return bad;
 
   mb_error err;
-  mb_workload *w = mb_workload_load_any(path, &err);
+  mb_workload *w = mb_workload_load_any(o.path, &err);
   if (!w) {
     fprintf(stderr, "mallocbench play: %s\n", err.message);
     return 2;
   }
   mb_hardware hw;
-  if (!mb_hardware_find(hw_name, NULL, &hw, &err)) {
+  if (!mb_hardware_find(o.hw_name, NULL, &hw, &err)) {
     fprintf(stderr, "mallocbench play: %s\n", err.message);
     mb_workload_free(w);
     return 2;
   }
-  if (capacity < 0 && w->n_ops == 0) {
-    int64_t named = mb_csv_capacity_from_name(path);
-    if (named > 0) capacity = named;
+  if (o.capacity < 0 && w->n_ops == 0) {
+    int64_t named = mb_csv_capacity_from_name(o.path);
+    if (named > 0) o.capacity = named;
   }
-  if (capacity >= 0) hw = mb_hardware_with_capacity(&hw, capacity);
+  if (o.capacity >= 0) hw = mb_hardware_with_capacity(&hw, o.capacity);
 
   int status = 0;
-  mb_game *g = mb_game_new(w, &hw, &cfg, &err);
+  mb_game *g = mb_game_new(w, &hw, &o.cfg, &err);
   mb_assignment *a = mb_assignment_new(w->n_buffers);
   mb_assignment *best = mb_assignment_new(w->n_buffers);
   mb_assignment *ref = mb_assignment_new(w->n_buffers);
   bool *scratch = malloc(sizeof *scratch * (size_t)(w->n_buffers > 0 ? w->n_buffers : 1));
-  uint8_t *mask = malloc((size_t)cfg.n_actions);
+  uint8_t *mask = malloc((size_t)o.cfg.n_actions);
   if (!g || !a || !best || !ref || !scratch || !mask) {
     fprintf(stderr, "mallocbench play: %s\n", g ? "out of memory" : err.message);
     status = 2;
     goto done;
   }
-  const char *pol_name = pol == POLICY_RANDOM      ? "random"
-                         : pol == POLICY_HEURISTIC ? "heuristic"
-                                                   : "slow";
+  const char *pol_name = o.pol == POLICY_RANDOM      ? "random"
+                         : o.pol == POLICY_HEURISTIC ? "heuristic"
+                                                     : "slow";
   printf("workload %s: %d buffers, %d visited in %s order\n", w->name, (int)w->n_buffers,
-         (int)mb_game_n_visitable(g), mb_game_order_name(cfg.order));
+         (int)mb_game_n_visitable(g), mb_game_order_name(o.cfg.order));
   printf("hardware %s: fast memory %" PRId64 " B, alignment %" PRId64 " B; %d actions\n", hw.name,
-         hw.capacity, hw.alignment, (int)cfg.n_actions);
-  printf("policy %s, %" PRId64 " episode(s), seed %" PRId64 "\n", pol_name, episodes, seed);
+         hw.capacity, hw.alignment, (int)o.cfg.n_actions);
+  printf("policy %s, %" PRId64 " episode(s), seed %" PRId64 "\n", pol_name, o.episodes, o.seed);
   printf("T_slow %" PRId64 " ps (simulated)\n", mb_game_slow_time(g));
-  if (!quiet)
+  if (!o.quiet)
     printf("%8s %12s %18s %10s %6s\n", "episode", "return", "T_final_ps", "decisions", "fast");
 
   mb_rng base;
-  mb_rng_seed(&base, (uint64_t)seed);
+  mb_rng_seed(&base, (uint64_t)o.seed);
   double best_return = -1, sum_return = 0;
   mb_time_ps best_time = 0;
-  for (int64_t ep = 0; ep < episodes; ep++) {
+  for (int64_t ep = 0; ep < o.episodes; ep++) {
     mb_rng rng = mb_rng_split(&base, (uint64_t)ep);
     mb_time_ps t = 0;
-    if (!play_episode(g, pol, &rng, mask, &err) ||
+    if (!play_episode(g, o.pol, &rng, mask, &err) ||
         !check_episode(g, w, &hw, a, scratch, &t, &err)) {
       fprintf(stderr, "mallocbench play: episode %" PRId64 ": %s\n", ep, err.message);
       status = 1;
@@ -240,7 +256,7 @@ int mb_cmd_play(int argc, char **argv) {
     }
     double ret = mb_game_return(g);
     sum_return += ret;
-    if (!quiet)
+    if (!o.quiet)
       printf("%8" PRId64 " %12.6f %18" PRId64 " %10d %6d\n", ep, ret, t, (int)mb_game_depth(g),
              (int)mb_assignment_n_fast(a));
     if (ret > best_return) {
@@ -252,12 +268,13 @@ int mb_cmd_play(int argc, char **argv) {
   printf("best return %.6f (T %" PRId64 " ps, speedup vs all-slow %.4fx), mean return %.6f\n",
          best_return, best_time,
          best_time > 0 ? (double)mb_game_slow_time(g) / (double)best_time : 0.0,
-         sum_return / (double)episodes);
+         sum_return / (double)o.episodes);
 
-  if (pol == POLICY_HEURISTIC &&
-      !compare_with_heuristic_solver(w, &hw, cfg.order, (uint64_t)seed, best_time, ref, scratch))
+  if (o.pol == POLICY_HEURISTIC &&
+      !compare_with_heuristic_solver(w, &hw, o.cfg.order, (uint64_t)o.seed, best_time, ref,
+                                     scratch))
     status = 1;
-  if (out_path && !mb_assignment_save_csv(best, w, out_path, &err)) {
+  if (o.out_path && !mb_assignment_save_csv(best, w, o.out_path, &err)) {
     fprintf(stderr, "mallocbench play: %s\n", err.message);
     status = 2;
   }
