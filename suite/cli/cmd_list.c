@@ -79,6 +79,57 @@ static bool has_all_tags(const char *tags, const char *want) {
   return true;
 }
 
+/* One catalogue line as written (the plain listing). */
+static void print_entry(const mb_catalogue_entry *e) {
+  char cap[32];
+  if (e->capacity)
+    fmt_size(e->capacity, cap, sizeof cap);
+  else
+    snprintf(cap, sizeof cap, "profile");
+  printf("%-36s %-11s %-5s %-8s %9s %-40s %s %s\n", e->name, e->kind, e->split, e->hardware, cap,
+         e->tags, e->source, e->args);
+  fflush(stdout);
+}
+
+typedef enum row_status { ROW_SHOWN, ROW_SKIPPED, ROW_FAILED } row_status;
+
+/* One entry's statistics (--stats): loads the workload; a missing data file is a skipped row,
+ * any other error a failed one. */
+static row_status print_stats_row(const mb_catalogue_entry *e, const char *data_dir,
+                                  const char *cache) {
+  mb_error err;
+  mb_hardware hw;
+  if (!mb_catalogue_hardware(e, &hw, &err)) {
+    printf("%-36s FAILED: %s\n", e->name, err.message);
+    return ROW_FAILED;
+  }
+  bool missing = false;
+  double t0 = mb_wall_seconds();
+  mb_workload *w = mb_catalogue_load_workload(e, data_dir, cache, &missing, &err);
+  double load_ms = (mb_wall_seconds() - t0) * 1e3;
+  if (!w) {
+    printf("%-36s %s: %s\n", e->name, missing ? "skipped" : "FAILED", err.message);
+    fflush(stdout);
+    return missing ? ROW_SKIPPED : ROW_FAILED;
+  }
+  mb_workload_stats st;
+  mb_workload_stats_compute(w, &st);
+  int64_t placeable = mb_catalogue_placeable_peak(w);
+  mb_time_ps t_slow = mb_slow_time(w, &hw);
+  char cap[32], peak[32], ratio[32];
+  fmt_size(hw.capacity, cap, sizeof cap);
+  if (placeable > 0)
+    snprintf(ratio, sizeof ratio, "%.3f", (double)hw.capacity / (double)placeable);
+  else
+    snprintf(ratio, sizeof ratio, "-");
+  printf("%-36s %-5s %-8s %7d %7d %10s %9s %8s %12.1f %9.1f\n", e->name, e->split, e->hardware,
+         st.n_ops, st.n_buffers, fmt_size(st.peak_live_bytes, peak, sizeof peak), cap, ratio,
+         (double)t_slow / 1e6, load_ms);
+  fflush(stdout);
+  mb_workload_free(w);
+  return ROW_SHOWN;
+}
+
 int mb_cmd_list(int argc, char **argv) {
   if (mb_wants_help(argc, argv)) {
     usage(stdout);
@@ -168,51 +219,13 @@ int mb_cmd_list(int argc, char **argv) {
     if (split && strcmp(split, e->split)) continue;
     if (!has_all_tags(e->tags, tags)) continue;
     shown++;
-    char cap[32];
     if (!stats) {
-      if (e->capacity)
-        fmt_size(e->capacity, cap, sizeof cap);
-      else
-        snprintf(cap, sizeof cap, "profile");
-      printf("%-36s %-11s %-5s %-8s %9s %-40s %s %s\n", e->name, e->kind, e->split, e->hardware,
-             cap, e->tags, e->source, e->args);
-      fflush(stdout);
+      print_entry(e);
       continue;
     }
-    mb_hardware hw;
-    if (!mb_catalogue_hardware(e, &hw, &err)) {
-      printf("%-36s FAILED: %s\n", e->name, err.message);
-      failed++;
-      continue;
-    }
-    bool missing = false;
-    double t0 = mb_wall_seconds();
-    mb_workload *w = mb_catalogue_load_workload(e, data_dir, cache, &missing, &err);
-    double load_ms = (mb_wall_seconds() - t0) * 1e3;
-    if (!w) {
-      printf("%-36s %s: %s\n", e->name, missing ? "skipped" : "FAILED", err.message);
-      if (missing)
-        skipped++;
-      else
-        failed++;
-      fflush(stdout);
-      continue;
-    }
-    mb_workload_stats st;
-    mb_workload_stats_compute(w, &st);
-    int64_t placeable = mb_catalogue_placeable_peak(w);
-    mb_time_ps t_slow = mb_slow_time(w, &hw);
-    char peak[32], ratio[32];
-    fmt_size(hw.capacity, cap, sizeof cap);
-    if (placeable > 0)
-      snprintf(ratio, sizeof ratio, "%.3f", (double)hw.capacity / (double)placeable);
-    else
-      snprintf(ratio, sizeof ratio, "-");
-    printf("%-36s %-5s %-8s %7d %7d %10s %9s %8s %12.1f %9.1f\n", e->name, e->split, e->hardware,
-           st.n_ops, st.n_buffers, fmt_size(st.peak_live_bytes, peak, sizeof peak), cap, ratio,
-           (double)t_slow / 1e6, load_ms);
-    fflush(stdout);
-    mb_workload_free(w);
+    row_status st = print_stats_row(e, data_dir, cache);
+    skipped += st == ROW_SKIPPED;
+    failed += st == ROW_FAILED;
   }
   printf("# %d listed of %d in %s", shown, cat->n_entries, cat_path);
   if (stats) printf("; %d skipped (missing data), %d failed", skipped, failed);
