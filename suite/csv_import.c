@@ -118,153 +118,153 @@ static void name_from_path(const char *path, char *out, size_t n) {
   if (!out[0]) snprintf(out, n, "csv");
 }
 
-mb_workload *mb_csv_import_text(const char *text, size_t len, const char *path, mb_error *err) {
-  if (!path) path = "<csv>";
-  char wname[MB_NAME_MAX], source[512];
-  name_from_path(path, wname, sizeof wname);
-  snprintf(source, sizeof source, "MiniMalloc buffer CSV %s", path);
-  mb_workload_builder *b = mb_builder_new(wname, source);
-  id_set ids = {.slots = calloc(64, sizeof(row_ref)), .mask = 63};
-  if (!b || !ids.slots) {
-    mb_builder_free(b);
-    free(ids.slots);
-    mb_fail(err, "%s: out of memory", path);
-    return NULL;
+/* The state of one import: where the columns are, the ids seen, the workload being built. */
+typedef struct csv_reader {
+  const char *path;
+  int col[N_COLS]; /* field index of each column, -1 when absent (only benefit may be) */
+  int n_header;    /* fields in the header; every row has as many */
+  id_set ids;
+  mb_workload_builder *b;
+  int64_t max_upper, total_benefit;
+} csv_reader;
+
+/* The header row: every column known, none twice, id/lower/upper/size present. */
+static bool read_header(csv_reader *r, const field *f, int nf, int32_t line_no, mb_error *err) {
+  const char *path = r->path;
+  if (nf > MAX_FIELDS)
+    return mb_fail(err, "%s:%d: expected at most %d columns in the header, got %d", path, line_no,
+                   MAX_FIELDS, nf);
+  for (int k = 0; k < nf; k++) {
+    int c = -1;
+    for (int j = 0; j < N_COLS; j++)
+      if (field_is(f[k], COL_NAMES[j])) c = j;
+    if (c < 0)
+      return mb_fail(err,
+                     "%s:%d: expected a header row with columns id,lower,upper,size[,benefit]; "
+                     "column %d is '%.*s'",
+                     path, line_no, k + 1, (int)(f[k].n > 40 ? 40 : f[k].n), f[k].s);
+    if (r->col[c] >= 0)
+      return mb_fail(err, "%s:%d: column '%s' appears twice in the header", path, line_no,
+                     COL_NAMES[c]);
+    r->col[c] = k;
   }
-  int col[N_COLS];
-  for (int c = 0; c < N_COLS; c++) col[c] = -1;
-  int n_header = 0;
+  for (int c = 0; c < COL_BENEFIT; c++)
+    if (r->col[c] < 0)
+      return mb_fail(
+          err, "%s:%d: expected a header row with columns id,lower,upper,size; '%s' is missing",
+          path, line_no, COL_NAMES[c]);
+  r->n_header = nf;
+  return true;
+}
+
+/* One buffer row: checks every field and adds the buffer (live range [lower, upper - 1]). */
+static bool add_row(csv_reader *r, const field *f, int nf, int32_t line_no, mb_error *err) {
+  const char *path = r->path;
+  const int *col = r->col;
+  if (nf != r->n_header)
+    return mb_fail(err, "%s:%d: expected %d fields like the header, got %d", path, line_no,
+                   r->n_header, nf);
+  field id = f[col[COL_ID]];
+  if (id.n == 0 || id.n >= MB_NAME_MAX)
+    return mb_fail(err, "%s:%d:id: expected a name of 1 to %d characters", path, line_no,
+                   MB_NAME_MAX - 1);
+  for (size_t i = 0; i < id.n; i++)
+    if ((unsigned char)id.s[i] <= ' ' || id.s[i] == '"' || id.s[i] == '#' || id.s[i] == 127)
+      return mb_fail(err, "%s:%d:id: expected no spaces, quotes or '#' in '%.*s'", path, line_no,
+                     (int)id.n, id.s);
+  int64_t v[N_COLS] = {0};
+  for (int c = COL_LOWER; c < N_COLS; c++) {
+    if (col[c] < 0) continue;
+    if (!parse_count(f[col[c]], &v[c]))
+      return mb_fail(err, "%s:%d:%s: expected a non-negative integer below 2^62, got '%.*s'", path,
+                     line_no, COL_NAMES[c], (int)(f[col[c]].n > 40 ? 40 : f[col[c]].n),
+                     f[col[c]].s);
+  }
+  if (v[COL_UPPER] <= v[COL_LOWER])
+    return mb_fail(err, "%s:%d:upper: expected upper > lower (%lld), got %lld", path, line_no,
+                   (long long)v[COL_LOWER], (long long)v[COL_UPPER]);
+  if (v[COL_UPPER] > INT32_MAX)
+    return mb_fail(err, "%s:%d:upper: expected at most %d, got %lld", path, line_no, INT32_MAX,
+                   (long long)v[COL_UPPER]);
+  if (v[COL_SIZE] <= 0)
+    return mb_fail(err, "%s:%d:size: expected a size > 0, got 0", path, line_no);
+  int64_t benefit = col[COL_BENEFIT] >= 0 ? v[COL_BENEFIT] : v[COL_SIZE];
+  if (benefit > ((int64_t)1 << 60) - r->total_benefit)
+    return mb_fail(err, "%s:%d:benefit: the sum of benefits exceeds 2^60 ps", path, line_no);
+  int32_t first = 0;
+  if (!id_set_insert(&r->ids, (row_ref){id.s, id.n, line_no}, &first))
+    return mb_fail(err, "%s: out of memory", path);
+  if (first > 0)
+    return mb_fail(err, "%s:%d:id: duplicate id '%.*s' (first on line %d)", path, line_no,
+                   (int)id.n, id.s, first);
+  char name[MB_NAME_MAX];
+  memcpy(name, id.s, id.n);
+  name[id.n] = '\0';
+  int32_t buf = mb_builder_add_buffer(r->b, name, v[COL_SIZE], (int32_t)v[COL_LOWER],
+                                      (int32_t)v[COL_UPPER] - 1, false);
+  if (buf < 0) return mb_fail(err, "%s: out of memory", path);
+  mb_builder_set_benefit(r->b, buf, benefit);
+  r->total_benefit += benefit;
+  if (v[COL_UPPER] > r->max_upper) r->max_upper = v[COL_UPPER];
+  return true;
+}
+
+/* Reads every line: the first non-blank one is the header, the others buffer rows. */
+static bool read_lines(csv_reader *r, const char *text, size_t len, mb_error *err) {
   int32_t line_no = 0;
-  int64_t max_upper = 0, total_benefit = 0;
   size_t pos = 0;
-  bool ok = true, header_seen = false;
+  bool header_seen = false;
   field f[MAX_FIELDS];
-  while (ok && pos < len) {
+  while (pos < len) {
     const char *line = text + pos;
     const char *nl = memchr(line, '\n', len - pos);
     size_t ll = nl ? (size_t)(nl - line) : len - pos;
     pos += ll + (nl ? 1 : 0);
     line_no++;
-    if (line_no >= INT32_MAX) {
-      ok = mb_fail(err, "%s: more than 2^31 lines", path);
-      break;
-    }
+    if (line_no >= INT32_MAX) return mb_fail(err, "%s: more than 2^31 lines", r->path);
     size_t t = ll;
     while (t > 0 && (line[t - 1] == '\r' || line[t - 1] == ' ' || line[t - 1] == '\t')) t--;
     if (t == 0) continue; /* blank lines (e.g. the last newline) */
     int nf = split(line, ll, f, MAX_FIELDS);
-    if (!header_seen) {
-      header_seen = true;
-      if (nf > MAX_FIELDS) {
-        ok = mb_fail(err, "%s:%d: expected at most %d columns in the header, got %d", path, line_no,
-                     MAX_FIELDS, nf);
-        break;
-      }
-      for (int k = 0; ok && k < nf; k++) {
-        int c = -1;
-        for (int j = 0; j < N_COLS; j++)
-          if (field_is(f[k], COL_NAMES[j])) c = j;
-        if (c < 0)
-          ok = mb_fail(err,
-                       "%s:%d: expected a header row with columns id,lower,upper,size[,benefit]; "
-                       "column %d is '%.*s'",
-                       path, line_no, k + 1, (int)(f[k].n > 40 ? 40 : f[k].n), f[k].s);
-        else if (col[c] >= 0)
-          ok = mb_fail(err, "%s:%d: column '%s' appears twice in the header", path, line_no,
-                       COL_NAMES[c]);
-        else
-          col[c] = k;
-      }
-      for (int c = 0; ok && c < COL_BENEFIT; c++)
-        if (col[c] < 0)
-          ok = mb_fail(
-              err, "%s:%d: expected a header row with columns id,lower,upper,size; '%s' is missing",
-              path, line_no, COL_NAMES[c]);
-      n_header = nf;
-      continue;
-    }
-    if (nf != n_header) {
-      ok = mb_fail(err, "%s:%d: expected %d fields like the header, got %d", path, line_no,
-                   n_header, nf);
-      break;
-    }
-    field id = f[col[COL_ID]];
-    if (id.n == 0 || id.n >= MB_NAME_MAX) {
-      ok = mb_fail(err, "%s:%d:id: expected a name of 1 to %d characters", path, line_no,
-                   MB_NAME_MAX - 1);
-      break;
-    }
-    for (size_t i = 0; ok && i < id.n; i++)
-      if ((unsigned char)id.s[i] <= ' ' || id.s[i] == '"' || id.s[i] == '#' || id.s[i] == 127)
-        ok = mb_fail(err, "%s:%d:id: expected no spaces, quotes or '#' in '%.*s'", path, line_no,
-                     (int)id.n, id.s);
-    if (!ok) break;
-    int64_t v[N_COLS] = {0};
-    for (int c = COL_LOWER; ok && c < N_COLS; c++) {
-      if (col[c] < 0) continue;
-      if (!parse_count(f[col[c]], &v[c]))
-        ok =
-            mb_fail(err, "%s:%d:%s: expected a non-negative integer below 2^62, got '%.*s'", path,
-                    line_no, COL_NAMES[c], (int)(f[col[c]].n > 40 ? 40 : f[col[c]].n), f[col[c]].s);
-    }
-    if (!ok) break;
-    if (v[COL_UPPER] <= v[COL_LOWER]) {
-      ok = mb_fail(err, "%s:%d:upper: expected upper > lower (%lld), got %lld", path, line_no,
-                   (long long)v[COL_LOWER], (long long)v[COL_UPPER]);
-      break;
-    }
-    if (v[COL_UPPER] > INT32_MAX) {
-      ok = mb_fail(err, "%s:%d:upper: expected at most %d, got %lld", path, line_no, INT32_MAX,
-                   (long long)v[COL_UPPER]);
-      break;
-    }
-    if (v[COL_SIZE] <= 0) {
-      ok = mb_fail(err, "%s:%d:size: expected a size > 0, got 0", path, line_no);
-      break;
-    }
-    int64_t benefit = col[COL_BENEFIT] >= 0 ? v[COL_BENEFIT] : v[COL_SIZE];
-    if (benefit > ((int64_t)1 << 60) - total_benefit) {
-      ok = mb_fail(err, "%s:%d:benefit: the sum of benefits exceeds 2^60 ps", path, line_no);
-      break;
-    }
-    int32_t first = 0;
-    if (!id_set_insert(&ids, (row_ref){id.s, id.n, line_no}, &first)) {
-      ok = mb_fail(err, "%s: out of memory", path);
-      break;
-    }
-    if (first > 0) {
-      ok = mb_fail(err, "%s:%d:id: duplicate id '%.*s' (first on line %d)", path, line_no,
-                   (int)id.n, id.s, first);
-      break;
-    }
-    char name[MB_NAME_MAX];
-    memcpy(name, id.s, id.n);
-    name[id.n] = '\0';
-    int32_t buf = mb_builder_add_buffer(b, name, v[COL_SIZE], (int32_t)v[COL_LOWER],
-                                        (int32_t)v[COL_UPPER] - 1, false);
-    if (buf < 0) {
-      ok = mb_fail(err, "%s: out of memory", path);
-      break;
-    }
-    mb_builder_set_benefit(b, buf, benefit);
-    total_benefit += benefit;
-    if (v[COL_UPPER] > max_upper) max_upper = v[COL_UPPER];
+    if (!(header_seen ? add_row(r, f, nf, line_no, err) : read_header(r, f, nf, line_no, err)))
+      return false;
+    header_seen = true;
   }
-  free(ids.slots);
-  if (ok && !header_seen)
-    ok = mb_fail(err, "%s:1: expected a header row id,lower,upper,size", path);
-  if (ok && mb_builder_n_buffers(b) == 0)
-    ok = mb_fail(err, "%s:%d: expected at least one buffer row after the header", path, line_no);
-  if (ok && total_benefit == 0)
-    ok = mb_fail(err, "%s: expected a positive sum of benefits (all-slow time would be 0)", path);
+  if (!header_seen) return mb_fail(err, "%s:1: expected a header row id,lower,upper,size", r->path);
+  if (mb_builder_n_buffers(r->b) == 0)
+    return mb_fail(err, "%s:%d: expected at least one buffer row after the header", r->path,
+                   line_no);
+  if (r->total_benefit == 0)
+    return mb_fail(err, "%s: expected a positive sum of benefits (all-slow time would be 0)",
+                   r->path);
+  return true;
+}
+
+mb_workload *mb_csv_import_text(const char *text, size_t len, const char *path, mb_error *err) {
+  if (!path) path = "<csv>";
+  char wname[MB_NAME_MAX], source[512];
+  name_from_path(path, wname, sizeof wname);
+  snprintf(source, sizeof source, "MiniMalloc buffer CSV %s", path);
+  csv_reader r = {.path = path,
+                  .ids = {.slots = calloc(64, sizeof(row_ref)), .mask = 63},
+                  .b = mb_builder_new(wname, source)};
+  for (int c = 0; c < N_COLS; c++) r.col[c] = -1;
+  if (!r.b || !r.ids.slots) {
+    mb_builder_free(r.b);
+    free(r.ids.slots);
+    mb_fail(err, "%s: out of memory", path);
+    return NULL;
+  }
+  bool ok = read_lines(&r, text, len, err);
+  free(r.ids.slots);
   if (!ok) {
-    mb_builder_free(b);
+    mb_builder_free(r.b);
     return NULL;
   }
   /* Assumption (documented): half of the all-slow time is memory stall removable by fast
    * memory, so T_slow = 2 * sum of standalone benefits. */
-  mb_builder_set_schedule(b, (int32_t)max_upper, 2 * total_benefit);
-  mb_workload *w = mb_builder_finish(b, err);
+  mb_builder_set_schedule(r.b, (int32_t)r.max_upper, 2 * r.total_benefit);
+  mb_workload *w = mb_builder_finish(r.b, err);
   if (!w) mb_fail_prefix(err, "%s", path);
   return w;
 }
