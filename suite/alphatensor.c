@@ -410,6 +410,97 @@ static int32_t emit_lincomb(plan *p, const int32_t *factor, int32_t rank, int32_
   return out;
 }
 
+/* True when the rank-one term r has an all-zero factor: it contributes nothing. */
+static bool term_is_dead(const mb_factorization *f, int32_t r) {
+  const int32_t R = f->rank;
+  for (int x = 0; x < 3; x++) {
+    const int32_t *fac = x == 0 ? f->u : x == 1 ? f->v : f->w;
+    bool any = false;
+    for (int s = 0; s < 16; s++) any |= fac[s * R + r] != 0;
+    if (!any) return true;
+  }
+  return false;
+}
+
+/* The ops of rank-one term r: L_r and R_r, M_r = L_r @ R_r, then C[i][k] += W[(k,i)][r] M_r in C
+ * block order (i, k). c_cur is each C block's current version's buffer (-1 before the first),
+ * c_ver its version count. False when the plan overflows. */
+static bool emit_term(plan *p, const mb_factorization *f, int32_t r, const int32_t a_buf[16],
+                      const int32_t b_buf[16], int32_t c_cur[16], int32_t c_ver[16], int64_t nb) {
+  const int32_t R = f->rank;
+  const int64_t elems = nb * nb;
+  int32_t l = emit_lincomb(p, f->u, R, r, 'L', a_buf, elems);
+  int32_t rr = emit_lincomb(p, f->v, R, r, 'R', b_buf, elems);
+  if (l < 0 || rr < 0) return false;
+  char mname[32], opname[40];
+  snprintf(mname, sizeof mname, "M%02d", r);
+  snprintf(opname, sizeof opname, "matmul_%s", mname);
+  int32_t mop = plan_op_add(p, opname, "dot", 2.0 * (double)nb * (double)nb * (double)nb);
+  int32_t m = plan_buf_add(p, mname, false);
+  if (!plan_use_add(p, mop, l, false) || !plan_use_add(p, mop, rr, false) ||
+      !plan_use_add(p, mop, m, true))
+    return false;
+  for (int i = 0; i < 4; i++)
+    for (int k = 0; k < 4; k++) {
+      int32_t coef = f->w[(4 * k + i) * R + r];
+      if (!coef) continue;
+      int cs = 4 * i + k;
+      int v = ++c_ver[cs];
+      if (v == 1 && coef == 1) {
+        c_cur[cs] = m; /* the first contribution initialises: C_ik_v1 is M_r */
+        continue;
+      }
+      char cname[32];
+      snprintf(cname, sizeof cname, "C%d%d_v%d", i, k, v);
+      snprintf(opname, sizeof opname, "%s_%s", v == 1 ? "init" : "acc", cname);
+      bool scaled = coef != 1 && coef != -1;
+      double per = v == 1 ? 1.0 : 1.0 + (scaled ? 1.0 : 0.0);
+      const char *kind = v > 1 ? "add" : (coef == -1 ? "negate" : "multiply");
+      int32_t op = plan_op_add(p, opname, kind, per * (double)elems);
+      int32_t c = plan_buf_add(p, cname, false);
+      if (v > 1 && !plan_use_add(p, op, c_cur[cs], false)) return false;
+      if (!plan_use_add(p, op, m, false) || !plan_use_add(p, op, c, true)) return false;
+      c_cur[cs] = c;
+    }
+  return true;
+}
+
+/* Live ranges: from the defining op (time 0 for the inputs) to the last use (the end of the
+ * program for the outputs). */
+static void set_live_ranges(plan *p, const int32_t a_buf[16], const int32_t b_buf[16]) {
+  for (int32_t u = 0; u < p->n_uses; u++) {
+    plan_buf *pb = &p->bufs[p->uses[u].buf];
+    int32_t t = p->uses[u].op;
+    if (pb->start < 0 || t < pb->start) pb->start = t;
+    if (t > pb->end) pb->end = t;
+  }
+  for (int s = 0; s < 16; s++) p->bufs[a_buf[s]].start = p->bufs[b_buf[s]].start = 0;
+  for (int32_t i = 0; i < p->n_bufs; i++)
+    if (p->bufs[i].output) p->bufs[i].end = p->n_ops - 1;
+}
+
+/* The planned ops, buffers (all of `bytes`) and uses as a workload. */
+static mb_workload *build_workload(const plan *p, const char *name, const char *source,
+                                   int64_t bytes, mb_error *err) {
+  mb_workload_builder *b = mb_builder_new(name, source);
+  if (!b) {
+    mb_fail(err, "alphatensor '%s': out of memory", name);
+    return NULL;
+  }
+  for (int32_t i = 0; i < p->n_ops; i++)
+    mb_builder_add_op(b, p->ops[i].name, p->ops[i].kind, p->ops[i].flops);
+  for (int32_t i = 0; i < p->n_bufs; i++) {
+    const plan_buf *pb = &p->bufs[i];
+    mb_builder_add_buffer(b, pb->name, bytes, pb->start, pb->end, pb->pinned);
+  }
+  for (int32_t u = 0; u < p->n_uses; u++)
+    mb_builder_add_use(b, p->uses[u].buf, p->uses[u].op, p->uses[u].writes ? 0 : bytes,
+                       p->uses[u].writes ? bytes : 0);
+  mb_workload *w = mb_builder_finish(b, err); /* consumes b; reports allocation failures */
+  if (!w) mb_fail_prefix(err, "alphatensor '%s'", name);
+  return w;
+}
+
 mb_workload *mb_alphatensor_trace(const mb_factorization *f, const char *name, int64_t n,
                                   const char *dtype, mb_error *err) {
   if (!name || !*name) name = "alphatensor";
@@ -433,7 +524,7 @@ mb_workload *mb_alphatensor_trace(const mb_factorization *f, const char *name, i
     return NULL;
   }
   const int32_t R = f->rank;
-  const int64_t nb = n / 4, elems = nb * nb, bytes = elems * esz;
+  const int64_t nb = n / 4, bytes = nb * nb * esz;
   plan p = {0};
   p.cap_ops = R * 19;
   p.cap_bufs = 32 + R * 19;
@@ -441,7 +532,6 @@ mb_workload *mb_alphatensor_trace(const mb_factorization *f, const char *name, i
   p.ops = calloc((size_t)p.cap_ops, sizeof *p.ops);
   p.bufs = calloc((size_t)p.cap_bufs, sizeof *p.bufs);
   p.uses = calloc((size_t)p.cap_uses, sizeof *p.uses);
-  mb_workload_builder *b = NULL;
   mb_workload *w = NULL;
   if (!p.ops || !p.bufs || !p.uses) {
     mb_fail(err, "alphatensor '%s': out of memory", name);
@@ -460,53 +550,8 @@ mb_workload *mb_alphatensor_trace(const mb_factorization *f, const char *name, i
     c_ver[s] = 0;
   }
   bool overflow = false;
-  for (int32_t r = 0; r < R && !overflow; r++) {
-    bool dead = true;
-    for (int x = 0; x < 3; x++) {
-      const int32_t *fac = x == 0 ? f->u : x == 1 ? f->v : f->w;
-      bool any = false;
-      for (int s = 0; s < 16; s++) any |= fac[s * R + r] != 0;
-      dead = !any;
-      if (dead) break;
-    }
-    if (dead) continue; /* contributes nothing: dropped */
-    int32_t l = emit_lincomb(&p, f->u, R, r, 'L', a_buf, elems);
-    int32_t rr = emit_lincomb(&p, f->v, R, r, 'R', b_buf, elems);
-    if (l < 0 || rr < 0) {
-      overflow = true;
-      break;
-    }
-    char mname[32], opname[40];
-    snprintf(mname, sizeof mname, "M%02d", r);
-    snprintf(opname, sizeof opname, "matmul_%s", mname);
-    int32_t mop = plan_op_add(&p, opname, "dot", 2.0 * (double)nb * (double)nb * (double)nb);
-    int32_t m = plan_buf_add(&p, mname, false);
-    overflow |= !plan_use_add(&p, mop, l, false) || !plan_use_add(&p, mop, rr, false) ||
-                !plan_use_add(&p, mop, m, true);
-    /* C[i][k] += W[(k,i)][r] M_r, in C block order (i, k). */
-    for (int i = 0; i < 4 && !overflow; i++)
-      for (int k = 0; k < 4 && !overflow; k++) {
-        int32_t coef = f->w[(4 * k + i) * R + r];
-        if (!coef) continue;
-        int cs = 4 * i + k;
-        int v = ++c_ver[cs];
-        if (v == 1 && coef == 1) {
-          c_cur[cs] = m; /* the first contribution initialises: C_ik_v1 is M_r */
-          continue;
-        }
-        char cname[32];
-        snprintf(cname, sizeof cname, "C%d%d_v%d", i, k, v);
-        snprintf(opname, sizeof opname, "%s_%s", v == 1 ? "init" : "acc", cname);
-        bool scaled = coef != 1 && coef != -1;
-        double per = v == 1 ? 1.0 : 1.0 + (scaled ? 1.0 : 0.0);
-        const char *kind = v > 1 ? "add" : (coef == -1 ? "negate" : "multiply");
-        int32_t op = plan_op_add(&p, opname, kind, per * (double)elems);
-        int32_t c = plan_buf_add(&p, cname, false);
-        if (v > 1) overflow |= !plan_use_add(&p, op, c_cur[cs], false);
-        overflow |= !plan_use_add(&p, op, m, false) || !plan_use_add(&p, op, c, true);
-        c_cur[cs] = c;
-      }
-  }
+  for (int32_t r = 0; r < R && !overflow; r++)
+    if (!term_is_dead(f, r)) overflow = !emit_term(&p, f, r, a_buf, b_buf, c_cur, c_ver, nb);
   if (overflow || p.n_ops == 0) {
     mb_fail(err, "alphatensor '%s': internal plan overflow (rank %d)", name, R);
     goto done;
@@ -519,36 +564,10 @@ mb_workload *mb_alphatensor_trace(const mb_factorization *f, const char *name, i
     p.bufs[c_cur[cs]].pinned = true;
     p.bufs[c_cur[cs]].output = true;
   }
-  /* Live ranges: from the defining op (time 0 for inputs) to the last use (the end of the
-   * program for outputs). */
-  for (int32_t u = 0; u < p.n_uses; u++) {
-    plan_buf *pb = &p.bufs[p.uses[u].buf];
-    int32_t t = p.uses[u].op;
-    if (pb->start < 0 || t < pb->start) pb->start = t;
-    if (t > pb->end) pb->end = t;
-  }
-  for (int s = 0; s < 16; s++) p.bufs[a_buf[s]].start = p.bufs[b_buf[s]].start = 0;
-  for (int32_t i = 0; i < p.n_bufs; i++)
-    if (p.bufs[i].output) p.bufs[i].end = p.n_ops - 1;
-
+  set_live_ranges(&p, a_buf, b_buf);
   char source[160];
   snprintf(source, sizeof source, "alphatensor rank=%d n=%lld dtype=%s", R, (long long)n, dtype);
-  b = mb_builder_new(name, source);
-  if (!b) {
-    mb_fail(err, "alphatensor '%s': out of memory", name);
-    goto done;
-  }
-  for (int32_t i = 0; i < p.n_ops; i++)
-    mb_builder_add_op(b, p.ops[i].name, p.ops[i].kind, p.ops[i].flops);
-  for (int32_t i = 0; i < p.n_bufs; i++) {
-    plan_buf *pb = &p.bufs[i];
-    mb_builder_add_buffer(b, pb->name, bytes, pb->start, pb->end, pb->pinned);
-  }
-  for (int32_t u = 0; u < p.n_uses; u++)
-    mb_builder_add_use(b, p.uses[u].buf, p.uses[u].op, p.uses[u].writes ? 0 : bytes,
-                       p.uses[u].writes ? bytes : 0);
-  w = mb_builder_finish(b, err); /* consumes b; reports allocation failures */
-  if (!w) mb_fail_prefix(err, "alphatensor '%s'", name);
+  w = build_workload(&p, name, source, bytes, err);
 done:
   free(p.ops);
   free(p.bufs);
