@@ -323,13 +323,11 @@ static bool get_int(mb_nn_file *f, const char *path, const char *key, int32_t *o
   return true;
 }
 
-bool mb_agent_read(mb_nn_file *f, mb_agent *ag, mb_adam *opt, mb_agent_progress *prog,
-                   mb_agent_curve *curve, mb_error *err) {
-  memset(ag, 0, sizeof *ag);
-  const char *path = mb_nn_file_path(f);
+/* The stored config (cfg.* and game.* root attributes); attributes added since the first
+ * checkpoints read as absent, i.e. as the agents written before them were trained. */
+static bool read_config(mb_nn_file *f, const char *path, mb_agent_config *c, mb_error *err) {
   char fmt[64], order[32];
-  mb_agent_config c;
-  mb_agent_config_default(&c);
+  mb_agent_config_default(c);
   int32_t auto_slow = 1;
   double smax = 0, vscale = 0;
   bool ok = mb_nn_file_get_string(f, "format", fmt, sizeof fmt, err);
@@ -337,23 +335,23 @@ bool mb_agent_read(mb_nn_file *f, mb_agent *ag, mb_adam *opt, mb_agent_progress 
     ok = mb_fail(err, "%s: attribute format '%s': expected " MB_AGENT_FORMAT, path, fmt);
   else if (!ok)
     mb_fail_prefix(err, "%s: not a mallocMuZero agent checkpoint", path);
-  ok = ok && get_int(f, path, "cfg.latent", &c.latent, err) &&
-       get_int(f, path, "cfg.blocks", &c.blocks, err) &&
-       get_int(f, path, "cfg.support", &c.support, err) &&
-       get_int(f, path, "cfg.obs_dim", &c.obs_dim, err) &&
-       get_int(f, path, "game.n_actions", &c.game.n_actions, err) &&
-       get_int(f, path, "game.addr_bins", &c.game.addr_bins, err) &&
-       get_int(f, path, "game.time_bins", &c.game.time_bins, err) &&
-       get_int(f, path, "game.lookahead", &c.game.lookahead, err) &&
+  ok = ok && get_int(f, path, "cfg.latent", &c->latent, err) &&
+       get_int(f, path, "cfg.blocks", &c->blocks, err) &&
+       get_int(f, path, "cfg.support", &c->support, err) &&
+       get_int(f, path, "cfg.obs_dim", &c->obs_dim, err) &&
+       get_int(f, path, "game.n_actions", &c->game.n_actions, err) &&
+       get_int(f, path, "game.addr_bins", &c->game.addr_bins, err) &&
+       get_int(f, path, "game.time_bins", &c->game.time_bins, err) &&
+       get_int(f, path, "game.lookahead", &c->game.lookahead, err) &&
        get_int(f, path, "game.auto_slow", &auto_slow, err);
   /* checkpoints written before the next-buffers block have none (not the default's 4) */
-  c.game.next_buffers = 0;
+  c->game.next_buffers = 0;
   if (ok && mb_nn_file_has(f, "game.next_buffers"))
-    ok = get_int(f, path, "game.next_buffers", &c.game.next_buffers, err);
+    ok = get_int(f, path, "game.next_buffers", &c->game.next_buffers, err);
   /* and before the demand profile: read as without it */
-  c.game.demand_bins = 0;
+  c->game.demand_bins = 0;
   if (ok && mb_nn_file_has(f, "game.demand_bins"))
-    ok = get_int(f, path, "game.demand_bins", &c.game.demand_bins, err);
+    ok = get_int(f, path, "game.demand_bins", &c->game.demand_bins, err);
   /* and before the gain block (game.h): read as without it */
   int32_t gain_features = 0;
   if (ok && mb_nn_file_has(f, "game.gain_features"))
@@ -361,30 +359,105 @@ bool mb_agent_read(mb_nn_file *f, mb_agent *ag, mb_adam *opt, mb_agent_progress 
   if (ok && gain_features != 0 && gain_features != 1)
     ok =
         mb_fail(err, "%s: attribute game.gain_features = %d: expected 0 or 1", path, gain_features);
-  c.game.gain_features = gain_features != 0;
+  c->game.gain_features = gain_features != 0;
   /* and before reward shaping and signed supports: read as without them */
   double shaping = 0, smin = 0;
   if (ok && mb_nn_file_has(f, "game.shaping"))
     ok = mb_nn_file_get_double(f, "game.shaping", &shaping, err);
   if (ok && mb_nn_file_has(f, "cfg.support_min"))
     ok = mb_nn_file_get_double(f, "cfg.support_min", &smin, err);
-  c.game.shaping = shaping;
-  c.support_min = (float)smin;
+  c->game.shaping = shaping;
+  c->support_min = (float)smin;
   ok = ok && mb_nn_file_get_double(f, "cfg.support_max", &smax, err) &&
        mb_nn_file_get_double(f, "cfg.value_scale", &vscale, err) &&
        mb_nn_file_get_string(f, "game.order", order, sizeof order, err);
-  if (ok && !mb_game_order_parse(order, &c.game.order))
+  if (ok && !mb_game_order_parse(order, &c->game.order))
     ok = mb_fail(err, "%s: attribute game.order '%s': expected heuristic, start or size", path,
                  order);
-  c.game.auto_slow = auto_slow != 0;
-  c.support_max = (float)smax;
-  c.value_scale = (float)vscale;
+  c->game.auto_slow = auto_slow != 0;
+  c->support_max = (float)smax;
+  c->value_scale = (float)vscale;
+  return ok;
+}
+
+/* The training counters (train.* root attributes). */
+static bool read_progress(mb_nn_file *f, mb_agent_progress *prog, mb_error *err) {
+  double st = 0, ep = 0, de = 0, sd = 0, secs = 0;
+  memset(prog, 0, sizeof *prog);
+  bool ok = mb_nn_file_get_double(f, "train.steps", &st, err) &&
+            mb_nn_file_get_double(f, "train.episodes", &ep, err) &&
+            mb_nn_file_get_double(f, "train.decisions", &de, err) &&
+            mb_nn_file_get_double(f, "train.seed", &sd, err) &&
+            mb_nn_file_get_double(f, "train.seconds", &secs, err);
+  prog->steps = (int64_t)st;
+  prog->episodes = (int64_t)ep;
+  prog->decisions = (int64_t)de;
+  prog->seed = (uint64_t)sd;
+  prog->seconds = secs;
+  if (ok && mb_nn_file_has(f, "train.blas"))
+    ok = mb_nn_file_get_string(f, "train.blas", prog->blas, sizeof prog->blas, err);
+  return ok;
+}
+
+/* The training curve's series, all of one length, and its references; the curve is left empty
+ * (but initialised) on failure. */
+static bool read_curve(mb_nn_file *f, const char *path, mb_agent_curve *curve, mb_error *err) {
+  mb_agent_curve_init(curve);
+  bool ok = true;
+  /* checkpoints written before the references were stored have none: NaN */
+  double refs[2] = {NAN, NAN};
+  for (int i = 0; ok && i < 2; i++)
+    if (mb_nn_file_has(f, CURVE_REFS[i]))
+      ok = mb_nn_file_get_double(f, CURVE_REFS[i], &refs[i], err);
+  double *cols[7] = {0};
+  int64_t n[7] = {0};
+  for (int i = 0; ok && i < 6; i++)
+    ok = mb_nn_file_read_series(f, CURVE_NAMES[i], &cols[i], &n[i], err);
+  for (int i = 1; ok && i < 6; i++)
+    if (n[i] != n[0])
+      ok = mb_fail(err, "%s: series %s has %lld points, %s %lld", path, CURVE_NAMES[i],
+                   (long long)n[i], CURVE_NAMES[0], (long long)n[0]);
+  /* checkpoints written before validation sets, or by runs without one, have no such series:
+   * every point's validation is then NaN (absent) */
+  if (ok && mb_nn_file_has_series(f, CURVE_VALIDATION)) {
+    ok = mb_nn_file_read_series(f, CURVE_VALIDATION, &cols[6], &n[6], err);
+    if (ok && n[6] != n[0])
+      ok = mb_fail(err, "%s: series %s has %lld points, %s %lld", path, CURVE_VALIDATION,
+                   (long long)n[6], CURVE_NAMES[0], (long long)n[0]);
+  } else if (ok && n[0] > 0) {
+    cols[6] = malloc((size_t)n[0] * sizeof(double));
+    if (!cols[6]) ok = mb_fail(err, "%s: training curve: out of memory", path);
+    for (int64_t i = 0; ok && i < n[0]; i++) cols[6][i] = NAN;
+  }
+  if (!ok) {
+    for (int i = 0; i < 7; i++) free(cols[i]);
+    return false;
+  }
+  curve->len = curve->cap = n[0];
+  curve->step = cols[0];
+  curve->episodes = cols[1];
+  curve->selfplay = cols[2];
+  curve->policy = cols[3];
+  curve->loss = cols[4];
+  curve->seconds = cols[5];
+  curve->validation = cols[6];
+  curve->heuristic = refs[0];
+  curve->random = refs[1];
+  return true;
+}
+
+bool mb_agent_read(mb_nn_file *f, mb_agent *ag, mb_adam *opt, mb_agent_progress *prog,
+                   mb_agent_curve *curve, mb_error *err) {
+  memset(ag, 0, sizeof *ag);
+  const char *path = mb_nn_file_path(f);
+  mb_agent_config c;
+  if (!read_config(f, path, &c, err)) return false;
   mb_rng rng;
   mb_rng_seed(&rng, 0);
-  if (ok && !mb_agent_create(ag, &c, &rng, err)) return mb_fail_prefix(err, "%s", path);
-  if (!ok) return false;
+  if (!mb_agent_create(ag, &c, &rng, err)) return mb_fail_prefix(err, "%s", path);
   mb_nn_module *mods[4];
   mb_agent_modules(ag, mods);
+  bool ok = true;
   for (int i = 0; ok && i < 4; i++) ok = mb_nn_file_read_module(f, mods[i], err);
   if (ok && opt) {
     mb_adam_config ac;
@@ -396,64 +469,8 @@ bool mb_agent_read(mb_nn_file *f, mb_agent *ag, mb_adam *opt, mb_agent_progress 
       ok = false;
     }
   }
-  if (ok && prog) {
-    double st = 0, ep = 0, de = 0, sd = 0, secs = 0;
-    memset(prog, 0, sizeof *prog);
-    ok = mb_nn_file_get_double(f, "train.steps", &st, err) &&
-         mb_nn_file_get_double(f, "train.episodes", &ep, err) &&
-         mb_nn_file_get_double(f, "train.decisions", &de, err) &&
-         mb_nn_file_get_double(f, "train.seed", &sd, err) &&
-         mb_nn_file_get_double(f, "train.seconds", &secs, err);
-    prog->steps = (int64_t)st;
-    prog->episodes = (int64_t)ep;
-    prog->decisions = (int64_t)de;
-    prog->seed = (uint64_t)sd;
-    prog->seconds = secs;
-    if (ok && mb_nn_file_has(f, "train.blas"))
-      ok = mb_nn_file_get_string(f, "train.blas", prog->blas, sizeof prog->blas, err);
-  }
-  if (ok && curve) {
-    mb_agent_curve_init(curve);
-    /* checkpoints written before the references were stored have none: NaN */
-    double refs[2] = {NAN, NAN};
-    for (int i = 0; ok && i < 2; i++)
-      if (mb_nn_file_has(f, CURVE_REFS[i]))
-        ok = mb_nn_file_get_double(f, CURVE_REFS[i], &refs[i], err);
-    double *cols[7] = {0};
-    int64_t n[7] = {0};
-    for (int i = 0; ok && i < 6; i++)
-      ok = mb_nn_file_read_series(f, CURVE_NAMES[i], &cols[i], &n[i], err);
-    for (int i = 1; ok && i < 6; i++)
-      if (n[i] != n[0])
-        ok = mb_fail(err, "%s: series %s has %lld points, %s %lld", path, CURVE_NAMES[i],
-                     (long long)n[i], CURVE_NAMES[0], (long long)n[0]);
-    /* checkpoints written before validation sets, or by runs without one, have no such series:
-     * every point's validation is then NaN (absent) */
-    if (ok && mb_nn_file_has_series(f, CURVE_VALIDATION)) {
-      ok = mb_nn_file_read_series(f, CURVE_VALIDATION, &cols[6], &n[6], err);
-      if (ok && n[6] != n[0])
-        ok = mb_fail(err, "%s: series %s has %lld points, %s %lld", path, CURVE_VALIDATION,
-                     (long long)n[6], CURVE_NAMES[0], (long long)n[0]);
-    } else if (ok && n[0] > 0) {
-      cols[6] = malloc((size_t)n[0] * sizeof(double));
-      if (!cols[6]) ok = mb_fail(err, "%s: training curve: out of memory", path);
-      for (int64_t i = 0; ok && i < n[0]; i++) cols[6][i] = NAN;
-    }
-    if (ok) {
-      curve->len = curve->cap = n[0];
-      curve->step = cols[0];
-      curve->episodes = cols[1];
-      curve->selfplay = cols[2];
-      curve->policy = cols[3];
-      curve->loss = cols[4];
-      curve->seconds = cols[5];
-      curve->validation = cols[6];
-      curve->heuristic = refs[0];
-      curve->random = refs[1];
-    } else {
-      for (int i = 0; i < 7; i++) free(cols[i]);
-    }
-  }
+  if (ok && prog) ok = read_progress(f, prog, err);
+  if (ok && curve) ok = read_curve(f, path, curve, err);
   if (!ok) {
     mb_fail_prefix(err, "%s", path);
     if (opt && opt->slots) mb_adam_free(opt);
