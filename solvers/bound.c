@@ -99,44 +99,38 @@ static bool trip_push(triplets *t, int row, int col, double v) {
   return true;
 }
 
-bool mb_bound_lp(const mb_workload *w, const mb_hardware *hw, double budget_s, mb_bound_result *out,
-                 mb_error *err) {
-  double t0 = mb_wall_seconds();
-  memset(out, 0, sizeof *out);
-  if (hw->capacity <= 0)
-    return mb_fail(err, "bound: hardware '%s': capacity %lld <= 0", hw->name,
-                   (long long)hw->capacity);
-  size_t nb = (size_t)(w->n_buffers ? w->n_buffers : 1);
-  mb_time_ps *benefit = malloc(sizeof *benefit * nb);
-  int32_t *col = malloc(sizeof *col * nb); /* buffer -> LP column (1-based), 0: fixed at 0 */
-  by_start *order = malloc(sizeof *order * nb);
-  int32_t *ends = malloc(sizeof *ends * nb);
-  int32_t *active = malloc(sizeof *active * nb);
-  triplets t = {0};
-  glp_prob *lp = NULL;
-  bool ok = false;
-  if (!benefit || !col || !order || !ends || !active) {
-    mb_fail(err, "bound: out of memory for workload '%s'", w->name);
-    goto done;
-  }
-  mb_standalone_benefits(w, hw, benefit);
-  out->slow_ps = mb_slow_time(w, hw);
-  const mb_time_ps slack = w->n_ops > 0 ? (mb_time_ps)w->n_uses + w->n_ops : 0;
-  /* Columns: candidates (not pinned, fit the capacity, positive benefit). */
-  int32_t n_vars = 0, n_order = 0;
-  double trivial = 0, max_benefit = 0;
+/* The LP's columns: the candidate buffers (not pinned, fit the capacity, positive benefit),
+ * numbered from 1 in col (0: fixed at 0), listed in order by start time. */
+typedef struct lp_columns {
+  const mb_time_ps *benefit;
+  int32_t *col;
+  int32_t n_vars;
+  double trivial, max_benefit; /* sum and largest of the candidates' benefits */
+} lp_columns;
+
+static void choose_columns(const mb_workload *w, const mb_hardware *hw, lp_columns *c,
+                           by_start *order) {
+  c->n_vars = 0;
+  c->trivial = c->max_benefit = 0;
   for (int32_t b = 0; b < w->n_buffers; b++) {
     const mb_buffer *buf = &w->buffers[b];
-    col[b] = 0;
-    if (buf->pinned || buf->size > hw->capacity || benefit[b] <= 0) continue;
-    col[b] = ++n_vars;
-    trivial += (double)benefit[b];
-    if ((double)benefit[b] > max_benefit) max_benefit = (double)benefit[b];
-    order[n_order++] = (by_start){buf->start, b};
+    c->col[b] = 0;
+    if (buf->pinned || buf->size > hw->capacity || c->benefit[b] <= 0) continue;
+    c->col[b] = ++c->n_vars;
+    c->trivial += (double)c->benefit[b];
+    if ((double)c->benefit[b] > c->max_benefit) c->max_benefit = (double)c->benefit[b];
+    order[c->n_vars - 1] = (by_start){buf->start, b};
   }
-  out->n_vars = n_vars;
-  /* Rows: maximal sets of candidates live together whose bytes exceed the capacity. */
-  qsort(order, (size_t)n_order, sizeof *order, cmp_start);
+  qsort(order, (size_t)c->n_vars, sizeof *order, cmp_start);
+}
+
+/* The rows, scaled by 1/capacity: one per maximal set of candidates live together whose bytes
+ * exceed the capacity, found by a sweep over start times (ends and active are scratch). The
+ * number of rows, or -1 when out of memory. */
+static int32_t add_capacity_rows(const mb_workload *w, const mb_hardware *hw, const lp_columns *c,
+                                 const by_start *order, int32_t *ends, int32_t *active,
+                                 triplets *t) {
+  const int32_t n_order = c->n_vars;
   int32_t n_heap = 0, n_active = 0, n_rows = 0;
   const double cap = (double)hw->capacity;
   for (int32_t i = 0; i < n_order;) {
@@ -160,75 +154,120 @@ bool mb_bound_lp(const mb_workload *w, const mb_hardware *hw, double budget_s, m
     if (bytes <= hw->capacity) continue;
     n_rows++;
     for (int32_t j = 0; j < n_active; j++)
-      if (!trip_push(&t, n_rows, col[active[j]], (double)w->buffers[active[j]].size / cap)) {
-        mb_fail(err, "bound: out of memory building the LP for workload '%s'", w->name);
-        goto done;
-      }
+      if (!trip_push(t, n_rows, c->col[active[j]], (double)w->buffers[active[j]].size / cap))
+        return -1;
+  }
+  return n_rows;
+}
+
+/* Solves the LP (objective scaled by 1/max_benefit, time limit tm_lim_ms, 0: none) and lowers
+ * *saving to the weak-duality bound with y = max(0, row duals), which is valid whatever state
+ * the simplex stopped in; *solved tells whether it reached the optimum. False when out of
+ * memory. */
+static bool solve_dual_bound(const mb_workload *w, const lp_columns *c, const triplets *t,
+                             int32_t n_rows, int tm_lim_ms, double *saving, bool *solved) {
+  glp_prob *lp = glp_create_prob();
+  glp_set_obj_dir(lp, GLP_MAX);
+  glp_add_cols(lp, c->n_vars);
+  for (int32_t b = 0; b < w->n_buffers; b++) {
+    if (!c->col[b]) continue;
+    glp_set_col_bnds(lp, c->col[b], GLP_DB, 0.0, 1.0);
+    glp_set_obj_coef(lp, c->col[b], (double)c->benefit[b] / c->max_benefit);
+  }
+  glp_add_rows(lp, n_rows);
+  for (int32_t r = 1; r <= n_rows; r++) glp_set_row_bnds(lp, r, GLP_UP, 0.0, 1.0);
+  glp_load_matrix(lp, (int)t->n, t->ia, t->ja, t->ar);
+  glp_smcp parm;
+  glp_init_smcp(&parm);
+  parm.msg_lev = GLP_MSG_OFF;
+  if (tm_lim_ms > 0) parm.tm_lim = tm_lim_ms;
+  int rc = glp_simplex(lp, &parm);
+  *solved = rc == 0 && glp_get_status(lp) == GLP_OPT;
+  if (rc == 0 || rc == GLP_ETMLIM || rc == GLP_EITLIM) {
+    double *reduced = calloc((size_t)c->n_vars + 1, sizeof *reduced);
+    if (!reduced) {
+      glp_delete_prob(lp);
+      return false;
+    }
+    double dual = 0;
+    for (int32_t r = 1; r <= n_rows; r++) {
+      double y = glp_get_row_dual(lp, r);
+      if (y > 0) dual += y;
+    }
+    for (size_t k = 1; k <= t->n; k++) {
+      double y = glp_get_row_dual(lp, t->ia[k]);
+      if (y > 0) reduced[t->ja[k]] += t->ar[k] * y;
+    }
+    for (int32_t b = 0; b < w->n_buffers; b++) {
+      if (!c->col[b]) continue;
+      double rc_b = (double)c->benefit[b] / c->max_benefit - reduced[c->col[b]];
+      if (rc_b > 0) dual += rc_b;
+    }
+    free(reduced);
+    /* A relative 1e-9 pad covers floating-point error in this sum. */
+    double bound = dual * c->max_benefit * (1 + 1e-9) + 1;
+    if (bound < *saving) *saving = bound;
+  }
+  glp_delete_prob(lp);
+  return true;
+}
+
+bool mb_bound_lp(const mb_workload *w, const mb_hardware *hw, double budget_s, mb_bound_result *out,
+                 mb_error *err) {
+  double t0 = mb_wall_seconds();
+  memset(out, 0, sizeof *out);
+  if (hw->capacity <= 0)
+    return mb_fail(err, "bound: hardware '%s': capacity %lld <= 0", hw->name,
+                   (long long)hw->capacity);
+  size_t nb = (size_t)(w->n_buffers ? w->n_buffers : 1);
+  mb_time_ps *benefit = malloc(sizeof *benefit * nb);
+  lp_columns c = {.benefit = benefit, .col = malloc(sizeof *c.col * nb)};
+  by_start *order = malloc(sizeof *order * nb);
+  int32_t *ends = malloc(sizeof *ends * nb);
+  int32_t *active = malloc(sizeof *active * nb);
+  triplets t = {0};
+  bool ok = false;
+  if (!benefit || !c.col || !order || !ends || !active) {
+    mb_fail(err, "bound: out of memory for workload '%s'", w->name);
+    goto done;
+  }
+  mb_standalone_benefits(w, hw, benefit);
+  out->slow_ps = mb_slow_time(w, hw);
+  const mb_time_ps slack = w->n_ops > 0 ? (mb_time_ps)w->n_uses + w->n_ops : 0;
+  choose_columns(w, hw, &c, order);
+  out->n_vars = c.n_vars;
+  int32_t n_rows = add_capacity_rows(w, hw, &c, order, ends, active, &t);
+  if (n_rows < 0) {
+    mb_fail(err, "bound: out of memory building the LP for workload '%s'", w->name);
+    goto done;
   }
   out->n_constraints = n_rows;
 
-  double saving = trivial;
+  double saving = c.trivial;
   out->status = MB_BOUND_SOLVED;
-  if (n_vars > 0 && n_rows > 0) {
-    /* Scaled LP: rows by 1/capacity (rhs 1), objective by 1/max_benefit. */
-    lp = glp_create_prob();
-    glp_set_obj_dir(lp, GLP_MAX);
-    glp_add_cols(lp, n_vars);
-    for (int32_t b = 0; b < w->n_buffers; b++) {
-      if (!col[b]) continue;
-      glp_set_col_bnds(lp, col[b], GLP_DB, 0.0, 1.0);
-      glp_set_obj_coef(lp, col[b], (double)benefit[b] / max_benefit);
-    }
-    glp_add_rows(lp, n_rows);
-    for (int32_t r = 1; r <= n_rows; r++) glp_set_row_bnds(lp, r, GLP_UP, 0.0, 1.0);
-    glp_load_matrix(lp, (int)t.n, t.ia, t.ja, t.ar);
-    glp_smcp parm;
-    glp_init_smcp(&parm);
-    parm.msg_lev = GLP_MSG_OFF;
+  if (c.n_vars > 0 && n_rows > 0) {
+    int tm_lim_ms = 0;
     if (budget_s > 0) {
       double left_ms = (budget_s - (mb_wall_seconds() - t0)) * 1000.0;
-      parm.tm_lim = left_ms < 1 ? 1 : left_ms > 2e9 ? 2000000000 : (int)left_ms;
+      tm_lim_ms = left_ms < 1 ? 1 : left_ms > 2e9 ? 2000000000 : (int)left_ms;
     }
-    int rc = glp_simplex(lp, &parm);
-    if (rc != 0 || glp_get_status(lp) != GLP_OPT) out->status = MB_BOUND_NOT_SOLVED;
-    if (rc == 0 || rc == GLP_ETMLIM || rc == GLP_EITLIM) {
-      /* Weak duality with y = max(0, row duals): valid whatever state the simplex is in. */
-      double *reduced = calloc((size_t)n_vars + 1, sizeof *reduced);
-      if (!reduced) {
-        mb_fail(err, "bound: out of memory for workload '%s'", w->name);
-        goto done;
-      }
-      double dual = 0;
-      for (int32_t r = 1; r <= n_rows; r++) {
-        double y = glp_get_row_dual(lp, r);
-        if (y > 0) dual += y;
-      }
-      for (size_t k = 1; k <= t.n; k++) {
-        double y = glp_get_row_dual(lp, t.ia[k]);
-        if (y > 0) reduced[t.ja[k]] += t.ar[k] * y;
-      }
-      for (int32_t b = 0; b < w->n_buffers; b++) {
-        if (!col[b]) continue;
-        double rc_b = (double)benefit[b] / max_benefit - reduced[col[b]];
-        if (rc_b > 0) dual += rc_b;
-      }
-      free(reduced);
-      /* A relative 1e-9 pad covers floating-point error in this sum. */
-      double bound = dual * max_benefit * (1 + 1e-9) + 1;
-      if (bound < saving) saving = bound;
+    bool solved = false;
+    if (!solve_dual_bound(w, &c, &t, n_rows, tm_lim_ms, &saving, &solved)) {
+      mb_fail(err, "bound: out of memory for workload '%s'", w->name);
+      goto done;
     }
+    if (!solved) out->status = MB_BOUND_NOT_SOLVED;
   }
   out->saving_ps = (mb_time_ps)ceil(saving) + slack;
   if (out->saving_ps > out->slow_ps && w->n_ops > 0) out->saving_ps = out->slow_ps;
   out->bound_ps = out->slow_ps - out->saving_ps;
   ok = true;
 done:
-  if (lp) glp_delete_prob(lp);
   free(t.ia);
   free(t.ja);
   free(t.ar);
   free(benefit);
-  free(col);
+  free(c.col);
   free(order);
   free(ends);
   free(active);
