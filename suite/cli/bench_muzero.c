@@ -278,23 +278,41 @@ static void paired_table(const int *sims, int n, const double *per_wl, int32_t n
 
 /* Mean return on the set: references (random, heuristic, the untrained network training starts
  * from) and the agent at each simulation count, learned model and exact game. */
-static int returns_table(const mb_agent *ag, const char *list, const mb_search_config scfg[2],
-                         unsigned oracle_parts, const mb_train_workload *set, int32_t n_set,
-                         const char *what) {
-  int sims[16], n = 0;
+/* --returns LIST: up to 16 simulation counts; false after a message when malformed. */
+static bool parse_simulation_list(const char *list, int sims[16], int *n) {
+  *n = 0;
   const char *p = list;
-  while (*p && n < 16) {
+  while (*p && *n < 16) {
     char *end;
     errno = 0;
     long v = strtol(p, &end, 10);
     if (errno || end == p || v < 0 || v > 4096 || (*end && *end != ',')) {
       fprintf(stderr, "mallocbench bench muzero: --returns '%s': expected counts like 0,2,8,32\n",
               list);
-      return 2;
+      return false;
     }
-    sims[n++] = (int)v;
+    sims[(*n)++] = (int)v;
     p = *end ? end + 1 : end;
   }
+  return true;
+}
+
+/* What returns_table measures: the references' summed returns, and per simulation count k,
+ * model (0 learned, 1 exact) and workload e the agent's return per_wl[(k * 2 + exact) * n_set +
+ * e] and the summed wall seconds. */
+typedef struct returns_measured {
+  double heur, rnd, untrained;
+  double t_learned[16], t_exact[16];
+  double *per_wl;
+  int64_t decisions;
+  oracle_use oracle;
+} returns_measured;
+
+/* Plays every workload of the set with the references, the untrained network and the agent at
+ * every simulation count in both models. 0, or 1 after a message. */
+static int measure_returns(const mb_agent *ag, const int *sims, int n,
+                           const mb_search_config scfg[2], const mb_train_workload *set,
+                           int32_t n_set, returns_measured *m) {
   mb_error err = {{0}};
   /* the network `mallocbench train --seed 0` starts from (same derivation as mb_train) */
   mb_agent fresh;
@@ -305,17 +323,6 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
     fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
     return 1;
   }
-  double heur = 0, rnd = 0, untrained = 0;
-  double t_learned[16] = {0}, t_exact[16] = {0};
-  /* per workload, for the paired comparisons: [(k * 2 + exact) * n_set + e] */
-  double *per_wl = calloc((size_t)n * 2 * (size_t)(n_set > 0 ? n_set : 1), sizeof *per_wl);
-  if (!per_wl) {
-    fprintf(stderr, "mallocbench bench muzero: out of memory\n");
-    mb_agent_free(&fresh);
-    return 1;
-  }
-  int64_t decisions = 0;
-  oracle_use oracle = {.parts = oracle_parts};
   int rc = 0;
   for (int32_t e = 0; e < n_set && rc == 0; e++) {
     mb_game *g = mb_game_new(set[e].w, &set[e].hw, &ag->cfg.game, &err);
@@ -327,52 +334,54 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
     double scale = mb_return_scale(set[e].w, &set[e].hw, g), r = 0;
     while (!mb_game_done(g)) {
       mb_game_step(g, mb_game_heuristic_action(g), NULL, &err);
-      decisions++;
+      m->decisions++;
     }
-    heur += mb_game_return(g);
-    rnd += random_return(g, (uint64_t)e);
+    m->heur += mb_game_return(g);
+    m->rnd += random_return(g, (uint64_t)e);
     if (!play_return(&fresh, g, scale, 0, false, &scfg[0], NULL, 0, &r, &err)) rc = 1;
-    untrained += r;
+    m->untrained += r;
     for (int k = 0; rc == 0 && k < n; k++)
       for (int ex = 0; rc == 0 && ex < 2; ex++) {
         double t0 = mb_wall_seconds();
-        oracle_use *o = ex == 0 && oracle_parts ? &oracle : NULL;
+        oracle_use *o = ex == 0 && m->oracle.parts ? &m->oracle : NULL;
         if (!play_return(ag, g, scale, sims[k], ex == 1, &scfg[ex], o, (uint64_t)e, &r, &err))
           rc = 1;
-        per_wl[(k * 2 + ex) * n_set + e] = r;
-        (ex ? t_exact : t_learned)[k] += mb_wall_seconds() - t0;
+        m->per_wl[(k * 2 + ex) * n_set + e] = r;
+        (ex ? m->t_exact : m->t_learned)[k] += mb_wall_seconds() - t0;
       }
     if (rc) fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
     mb_game_free(g);
   }
   mb_agent_free(&fresh);
-  if (rc) {
-    free(per_wl);
-    return rc;
-  }
+  return rc;
+}
+
+static void print_returns(const mb_agent *ag, const int *sims, int n,
+                          const mb_search_config scfg[2], int32_t n_set, const char *what,
+                          const returns_measured *m) {
   printf(
       "mean episode return (T_slow - T) / T_slow over %s: %d workloads, %lld decisions per "
       "pass (simulated by the cost model)\n",
-      what, n_set, (long long)decisions);
-  printf("  random legal play              %.4f\n", rnd / n_set);
-  printf("  untrained network (raw policy) %.4f\n", untrained / n_set);
+      what, n_set, (long long)m->decisions);
+  printf("  random legal play              %.4f\n", m->rnd / n_set);
+  printf("  untrained network (raw policy) %.4f\n", m->untrained / n_set);
   /* Best fit in the agent's order is the heuristic solver only in the heuristic order. */
   if (ag->cfg.game.order == MB_GAME_ORDER_HEURISTIC)
-    printf("  heuristic (reference)          %.4f\n", heur / n_set);
+    printf("  heuristic (reference)          %.4f\n", m->heur / n_set);
   else
     printf("  best fit in %s order (reference) %.4f (not the heuristic solver)\n",
-           mb_game_order_name(ag->cfg.game.order), heur / n_set);
+           mb_game_order_name(ag->cfg.game.order), m->heur / n_set);
   char learned_label[96] = "learned model (wall s)";
-  if (oracle_parts) {
+  if (m->oracle.parts) {
     char parts[64];
-    oracle_name(oracle_parts, parts, sizeof parts);
+    oracle_name(m->oracle.parts, parts, sizeof parts);
     snprintf(learned_label, sizeof learned_label, "learned + oracle %s (wall s)", parts);
     printf(
         "  oracle %s: the learned-model column takes them from the real game at %lld of\n"
         "  the %lld nodes its searches expanded below the root; the rest (%.2f%%) lie on paths\n"
         "  the real game does not allow or that run past its end\n",
-        parts, (long long)(oracle.nodes - oracle.off_game), (long long)oracle.nodes,
-        oracle.nodes ? 100.0 * (double)oracle.off_game / (double)oracle.nodes : 0.0);
+        parts, (long long)(m->oracle.nodes - m->oracle.off_game), (long long)m->oracle.nodes,
+        m->oracle.nodes ? 100.0 * (double)m->oracle.off_game / (double)m->oracle.nodes : 0.0);
   }
   if (scfg[0].leaf_rollout || scfg[1].leaf_rollout)
     printf(
@@ -389,14 +398,31 @@ static int returns_table(const mb_agent *ag, const char *list, const mb_search_c
     char label[32];
     snprintf(label, sizeof label, sims[k] ? "%d" : "0 (raw policy, no search)", sims[k]);
     char cell[64];
-    snprintf(cell, sizeof cell, "%.4f (%8.2f)", mean_of(per_wl + (size_t)(k * 2) * n_set, n_set),
-             t_learned[k]);
+    snprintf(cell, sizeof cell, "%.4f (%8.2f)", mean_of(m->per_wl + (size_t)(k * 2) * n_set, n_set),
+             m->t_learned[k]);
     printf("  %-30s %-*s%.4f (%8.2f)\n", label, width, cell,
-           mean_of(per_wl + (size_t)(k * 2 + 1) * n_set, n_set), t_exact[k]);
+           mean_of(m->per_wl + (size_t)(k * 2 + 1) * n_set, n_set), m->t_exact[k]);
   }
-  paired_table(sims, n, per_wl, n_set);
-  free(per_wl);
-  return 0;
+}
+
+static int returns_table(const mb_agent *ag, const char *list, const mb_search_config scfg[2],
+                         unsigned oracle_parts, const mb_train_workload *set, int32_t n_set,
+                         const char *what) {
+  int sims[16], n = 0;
+  if (!parse_simulation_list(list, sims, &n)) return 2;
+  returns_measured m = {.oracle = {.parts = oracle_parts}};
+  m.per_wl = calloc((size_t)n * 2 * (size_t)(n_set > 0 ? n_set : 1), sizeof *m.per_wl);
+  if (!m.per_wl) {
+    fprintf(stderr, "mallocbench bench muzero: out of memory\n");
+    return 1;
+  }
+  int rc = measure_returns(ag, sims, n, scfg, set, n_set, &m);
+  if (rc == 0) {
+    print_returns(ag, sims, n, scfg, n_set, what, &m);
+    paired_table(sims, n, m.per_wl, n_set);
+  }
+  free(m.per_wl);
+  return rc;
 }
 
 /* `episodes` synthetic workloads with sizes spread over 32..max_buffers. */
