@@ -529,6 +529,19 @@ static void test_oracle_parts(void **state) {
     mb_player_oracle_stats(oracle, &nodes, &off);
     assert_true(nodes > 0 && off <= nodes);
     off_values += off;
+    /* values and rewards at weight 0 keep the learned ones: the plain learned search's moves;
+     * at weight 1 (the default, set explicitly) every part is the real game's again */
+    n = play_actions(plain, g, &sc, false, ref, CAP);
+    mb_player_free(oracle);
+    oracle = oracle_player(&ag, scale, MB_ORACLE_VALUES | MB_ORACLE_REWARDS);
+    mb_player_set_oracle_weight(oracle, 0);
+    assert_int_equal(play_actions(oracle, g, &sc, false, got, CAP), n);
+    assert_memory_equal(ref, got, (size_t)n * sizeof *ref);
+    n = play_actions(plain, g, &sc, true, ref, CAP);
+    mb_player_set_oracle(oracle, MB_ORACLE_ALL);
+    mb_player_set_oracle_weight(oracle, 1);
+    assert_int_equal(play_actions(oracle, g, &sc, false, got, CAP), n);
+    assert_memory_equal(ref, got, (size_t)n * sizeof *ref);
     mb_player_free(oracle);
     mb_player_free(plain);
     mb_game_free(g);

@@ -26,6 +26,7 @@ struct mb_player {
   mb_game *game;
   mb_game_snapshot root;
   unsigned oracle;                /* MB_ORACLE_* parts (0: none) */
+  double oracle_weight;           /* mb_player_set_oracle_weight */
   float *oracle_logits;           /* A: the real observation's logits */
   int64_t oracle_nodes, off_game; /* mb_player_oracle_stats */
 };
@@ -37,6 +38,7 @@ mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_erro
   p->W = ag->cfg.latent;
   p->max_sims = max_simulations < 1 ? 1 : max_simulations;
   p->rscale = 1.0;
+  p->oracle_weight = 1.0;
   if (!mb_agent_infer_create(&p->inf, ag, err)) {
     free(p);
     return NULL;
@@ -65,6 +67,15 @@ void mb_player_set_scale(mb_player *p, double return_scale) {
 }
 
 void mb_player_set_oracle(mb_player *p, unsigned parts) { p->oracle = parts & MB_ORACLE_ALL; }
+
+void mb_player_set_oracle_weight(mb_player *p, double weight) { p->oracle_weight = weight; }
+
+/* The learned estimate moved toward the real one by the oracle's weight. */
+static float oracle_mix(const mb_player *p, float learned, double real) {
+  return p->oracle_weight == 1.0
+             ? (float)real
+             : (float)((1.0 - p->oracle_weight) * learned + p->oracle_weight * real);
+}
 
 void mb_player_oracle_stats(const mb_player *p, int64_t *nodes, int64_t *off_game) {
   *nodes = p->oracle_nodes;
@@ -113,9 +124,9 @@ static bool apply_oracle(mb_player *p, const int32_t *path, int32_t depth, mb_se
     }
     if (!mb_game_step(p->game, path[i], &r, err)) return false;
   }
-  if (p->oracle & MB_ORACLE_REWARDS) out->reward = (float)(r * p->rscale);
+  if (p->oracle & MB_ORACLE_REWARDS) out->reward = oracle_mix(p, out->reward, r * p->rscale);
   if (mb_game_done(p->game)) {
-    if (p->oracle & MB_ORACLE_VALUES) out->value = 0;
+    if (p->oracle & MB_ORACLE_VALUES) out->value = oracle_mix(p, out->value, 0);
     if (p->oracle & MB_ORACLE_TERMINALS) out->terminal = true;
     return true;
   }
@@ -127,7 +138,7 @@ static bool apply_oracle(mb_player *p, const int32_t *path, int32_t depth, mb_se
     float v;
     mb_game_observe(p->game, p->obs);
     if (!mb_agent_initial(&p->inf, p->obs, NULL, p->oracle_logits, &v, err)) return false;
-    if (p->oracle & MB_ORACLE_VALUES) out->value = v;
+    if (p->oracle & MB_ORACLE_VALUES) out->value = oracle_mix(p, out->value, v);
     if (p->oracle & MB_ORACLE_PRIORS)
       memcpy(out->logits, p->oracle_logits, (size_t)p->A * sizeof(float));
   }

@@ -54,6 +54,11 @@ enum {
   MB_ORACLE_ALL = 31
 };
 void mb_player_set_oracle(mb_player *p, unsigned parts);
+/* How far the oracle's values and rewards move the learned model's toward the real game's:
+ * x = (1 - weight) x^ + weight x_real, so that weight w shrinks the learned model's error at
+ * those nodes by the factor 1 - w (1, the default: replaced; priors, masks and ends are always
+ * replaced). How precise the learned model would have to be for its search to gain. */
+void mb_player_set_oracle_weight(mb_player *p, double weight);
 /* Nodes below the root that learned-model searches expanded with an oracle set (since
  * creation), and how many of them lie on a path that the real game does not allow or that runs
  * past its end (the learned model allows both; no oracle part applies there). */

@@ -43,6 +43,7 @@ static void usage(FILE *out) {
       "                                [--catalogue FILE] [--data DIR]\n"
       "                                [--c-visit 50 --c-scale 1 --considered 16]\n"
       "                                [--q-range 0.1] [--max-depth 0] [--oracle PARTS]\n"
+      "                                [--oracle-weight 1]\n"
       "                                [--leaf-rollout N] [--search gumbel]\n"
       "                                [--c-puct 1.25]\n"
       "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n"
@@ -83,7 +84,10 @@ static void usage(FILE *out) {
       "real game at every node whose path is legal there (values and priors: the networks\n"
       "on the real observation), the rest from the learned model: what the search gains\n"
       "from a part is what the learned model's version of it costs. With all of them the\n"
-      "column equals the exact game's (both then without a leaf rollout).\n\n"
+      "column equals the exact game's (both then without a leaf rollout). --oracle-weight W\n"
+      "(0..1) moves the oracle's values and rewards only part of the way: (1 - W) x^ + W x,\n"
+      "so that the learned model's error at those nodes shrinks by 1 - W: how precise it\n"
+      "would have to be for its search to gain.\n\n"
       "--model-error N (with --agent; same workload options) measures the search's one-step\n"
       "evaluations at every N-th decision of the raw policy's episodes: for each legal action,\n"
       "the learned model's reward and r^ + v^ against the exact game's r + v(next state) and\n"
@@ -140,6 +144,7 @@ static bool measure_play(const mb_agent *ag, mb_game *g, double scale, int sims,
 /* The learned model's search with oracle parts (mb_player_set_oracle), and what it saw. */
 typedef struct oracle_use {
   unsigned parts;          /* MB_ORACLE_* (0: none) */
+  double weight;           /* mb_player_set_oracle_weight (1: the real game's values, rewards) */
   int64_t nodes, off_game; /* summed over the episodes played (mb_player_oracle_stats) */
 } oracle_use;
 
@@ -196,7 +201,10 @@ static bool play_return(const mb_agent *ag, mb_game *g, double scale, int sims, 
   mb_player *pl = mb_player_create(ag, sims > 0 ? sims : 1, err);
   if (!pl) return false;
   mb_player_set_scale(pl, scale);
-  if (oracle) mb_player_set_oracle(pl, oracle->parts);
+  if (oracle) {
+    mb_player_set_oracle(pl, oracle->parts);
+    mb_player_set_oracle_weight(pl, oracle->weight);
+  }
   mb_search_config sc = *scfg;
   sc.gumbel_noise = false;
   sc.simulations = sims > 0 ? sims : 1;
@@ -375,13 +383,20 @@ static void print_returns(const mb_agent *ag, const int *sims, int n,
   if (m->oracle.parts) {
     char parts[64];
     oracle_name(m->oracle.parts, parts, sizeof parts);
-    snprintf(learned_label, sizeof learned_label, "learned + oracle %s (wall s)", parts);
+    if (m->oracle.weight != 1)
+      snprintf(learned_label, sizeof learned_label, "learned + oracle %s x %g (wall s)", parts,
+               m->oracle.weight);
+    else
+      snprintf(learned_label, sizeof learned_label, "learned + oracle %s (wall s)", parts);
     printf(
         "  oracle %s: the learned-model column takes them from the real game at %lld of\n"
         "  the %lld nodes its searches expanded below the root; the rest (%.2f%%) lie on paths\n"
         "  the real game does not allow or that run past its end\n",
         parts, (long long)(m->oracle.nodes - m->oracle.off_game), (long long)m->oracle.nodes,
         m->oracle.nodes ? 100.0 * (double)m->oracle.off_game / (double)m->oracle.nodes : 0.0);
+    if (m->oracle.weight != 1)
+      printf("  at weight %g: its values and rewards there are %g x learned + %g x real\n",
+             m->oracle.weight, 1 - m->oracle.weight, m->oracle.weight);
   }
   if (scfg[0].leaf_rollout || scfg[1].leaf_rollout)
     printf(
@@ -406,11 +421,11 @@ static void print_returns(const mb_agent *ag, const int *sims, int n,
 }
 
 static int returns_table(const mb_agent *ag, const char *list, const mb_search_config scfg[2],
-                         unsigned oracle_parts, const mb_train_workload *set, int32_t n_set,
-                         const char *what) {
+                         unsigned oracle_parts, double oracle_weight, const mb_train_workload *set,
+                         int32_t n_set, const char *what) {
   int sims[16], n = 0;
   if (!parse_simulation_list(list, sims, &n)) return 2;
-  returns_measured m = {.oracle = {.parts = oracle_parts}};
+  returns_measured m = {.oracle = {.parts = oracle_parts, .weight = oracle_weight}};
   m.per_wl = calloc((size_t)n * 2 * (size_t)(n_set > 0 ? n_set : 1), sizeof *m.per_wl);
   if (!m.per_wl) {
     fprintf(stderr, "mallocbench bench muzero: out of memory\n");
@@ -463,6 +478,7 @@ typedef struct bench_options {
   int32_t model_error, search_regret, unroll_error, next_window; /* diagnostics: every Nth
                                                                     decision */
   unsigned oracle_parts;                                         /* --oracle: MB_ORACLE_* bits */
+  double oracle_weight;                                          /* --oracle-weight (1) */
   int32_t buffers, sims, jobs, episodes;
   int64_t seed; /* -1: the mode's default */
   /* --returns measures what the solvers play: the learned model's setting, and the real game's
@@ -481,6 +497,7 @@ static int parse_options(int argc, char **argv, bench_options *O) {
                        .seed = -1,
                        .episodes = 8,
                        .leaf_rollout = -1,
+                       .oracle_weight = 1,
                        .seconds = 3};
   mb_search_config_evaluation(&O->scfg, false);
   for (int i = 1; i < argc; i++) {
@@ -535,6 +552,8 @@ static int parse_options(int argc, char **argv, bench_options *O) {
     } else if (!strcmp(a, "--oracle")) {
       if (!mb_option_text("bench muzero", a, v, &v)) return 2;
       if (!parse_oracle(v, &O->oracle_parts)) return 2;
+    } else if (!strcmp(a, "--oracle-weight")) {
+      if (!mb_option_number("bench muzero", a, v, 0, false, 1, &O->oracle_weight)) return 2;
     } else if (!strcmp(a, "--considered")) {
       if (!mb_option_i32("bench muzero", a, v, 1, 4096, &O->scfg.max_considered)) return 2;
     } else if (!strcmp(a, "--episodes")) {
@@ -559,6 +578,13 @@ static int parse_options(int argc, char **argv, bench_options *O) {
   if (O->oracle_parts &&
       (!O->returns || O->model_error || O->search_regret || O->unroll_error || O->next_window)) {
     fprintf(stderr, "mallocbench bench muzero: --oracle applies to --returns LIST only\n");
+    return 2;
+  }
+  if (O->oracle_weight != 1 && !(O->oracle_parts & (MB_ORACLE_VALUES | MB_ORACLE_REWARDS))) {
+    fprintf(stderr,
+            "mallocbench bench muzero: --oracle-weight %g needs --oracle values or "
+            "rewards (it mixes those)\n",
+            O->oracle_weight);
     return 2;
   }
   if (O->oracle_parts && O->leaf_rollout > 0) {
@@ -625,7 +651,8 @@ static int evaluate(const bench_options *O, mb_agent *ag) {
     by_model[0].simulations = by_model[1].simulations = O->sims;
     rc = mb_diag_search_regret(ag, set.tw, set.n, O->search_regret, by_model, what);
   } else if (rc == 0)
-    rc = returns_table(ag, O->returns, by_model, O->oracle_parts, set.tw, set.n, what);
+    rc = returns_table(ag, O->returns, by_model, O->oracle_parts, O->oracle_weight, set.tw, set.n,
+                       what);
   mb_train_set_free(&set);
   return rc;
 }

@@ -348,6 +348,14 @@ expect 2 "--oracle 'values,depth': unknown part 'depth'" "$MB" bench muzero --ag
   --returns 2 --oracle values,depth
 expect 2 "--oracle applies to --returns LIST only" "$MB" bench muzero --agent "$TMP/a.h5" \
   --oracle values
+# --oracle-weight mixes the oracle's values and rewards with the learned ones: it needs one
+"$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --catalogue "$TMP/cat.txt" --split train \
+  --oracle values --oracle-weight 0.5 >"$TMP/out" 2>"$TMP/err" ||
+  fail "--oracle-weight 0.5: $(cat "$TMP/err")"
+grep -q "^  at weight 0.5: its values and rewards there are 0.5 x learned + 0.5 x real" \
+  "$TMP/out" || fail "--oracle-weight 0.5: $(cat "$TMP/out")"
+expect 2 "--oracle-weight 0.5 needs --oracle values or rewards" "$MB" bench muzero \
+  --agent "$TMP/a.h5" --returns 2 --oracle priors --oracle-weight 0.5
 # one step of policy improvement by search, judged by rollouts (bench muzero --search-regret)
 "$MB" bench muzero --agent "$TMP/a.h5" --search-regret 1 --simulations 4 --catalogue \
   "$TMP/cat.txt" --split train >"$TMP/out" 2>"$TMP/err" ||
