@@ -70,11 +70,10 @@ void mb_player_set_oracle(mb_player *p, unsigned parts) { p->oracle = parts & MB
 
 void mb_player_set_oracle_weight(mb_player *p, double weight) { p->oracle_weight = weight; }
 
-/* The learned estimate moved toward the real one by the oracle's weight. */
+/* The learned estimate moved toward the real one by the oracle's weight (at weight 1 exactly
+ * the real one: 0 x a finite learned value adds nothing). */
 static float oracle_mix(const mb_player *p, float learned, double real) {
-  return p->oracle_weight == 1.0
-             ? (float)real
-             : (float)((1.0 - p->oracle_weight) * learned + p->oracle_weight * real);
+  return (float)((1.0 - p->oracle_weight) * learned + p->oracle_weight * real);
 }
 
 void mb_player_oracle_stats(const mb_player *p, int64_t *nodes, int64_t *off_game) {
