@@ -42,6 +42,22 @@ void mb_solver_options_default(mb_solver_options *opt) {
   opt->order = "heuristic";
 }
 
+bool mb_solver_search_parse(const char *name, int *search) {
+  if (!strcmp(name, "gumbel"))
+    *search = MB_SOLVER_SEARCH_GUMBEL;
+  else if (!strcmp(name, "puct"))
+    *search = MB_SOLVER_SEARCH_PUCT;
+  else
+    return false;
+  return true;
+}
+
+const char *mb_solver_search_name(int search) {
+  return search == MB_SOLVER_SEARCH_GUMBEL ? "gumbel"
+         : search == MB_SOLVER_SEARCH_PUCT ? "puct"
+                                           : NULL;
+}
+
 void mb_solver_stats_free(mb_solver_stats *st) {
   if (!st) return;
   free(st->curve_step);

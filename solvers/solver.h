@@ -21,6 +21,9 @@ typedef struct mb_solver_options {
   const char *agent_path;  /* mallocMuZero checkpoint (HDF5), NULL for solvers without one */
   int simulations;         /* mallocMuZero: simulations per step (0: default) */
   double c_scale;          /* mallocMuZero: Gumbel sigma's c_scale at evaluation (0: default) */
+  int search;              /* mallocMuZero: MB_SOLVER_SEARCH_GUMBEL (0, the default: Gumbel
+                              MuZero) or MB_SOLVER_SEARCH_PUCT (MuZero's pUCT, no root noise,
+                              the most visited move) */
   int leaf_rollout;        /* mallocMuZero: raw-policy steps played from each new search node
                               for its value (mb_search_config.leaf_rollout); 0: the solver's
                               default, MB_SOLVER_NO_LEAF_ROLLOUT: none (the value network alone) */
@@ -35,6 +38,13 @@ typedef struct mb_solver_options {
 #define MB_SOLVER_MAX_FINETUNE_STEPS 100000000 /* days of updates on a 2-core machine */
 #define MB_SOLVER_MAX_LEAF_ROLLOUT 100000      /* = MB_SEARCH_MAX_LEAF_ROLLOUT (asserted) */
 #define MB_SOLVER_NO_LEAF_ROLLOUT (-1)
+/* mallocMuZero's search kinds (= mb_search_kind, asserted in solvers/muzero/mallocmuzero.c). */
+#define MB_SOLVER_SEARCH_GUMBEL 0
+#define MB_SOLVER_SEARCH_PUCT 1
+/* "gumbel" or "puct" to MB_SOLVER_SEARCH_*; false for anything else. */
+bool mb_solver_search_parse(const char *name, int *search);
+/* The name of a search kind; NULL when `search` is none. */
+const char *mb_solver_search_name(int search);
 
 /* What a solver reports besides the assignment (all optional to fill). */
 typedef struct mb_solver_stats {

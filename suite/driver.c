@@ -143,6 +143,7 @@ typedef struct run {
   double c_scale, finetune;
   int64_t finetune_steps;
   int leaf_rollout;
+  int search;          /* MB_SOLVER_SEARCH_* */
   double bound_budget; /* seconds for the LP bound (derived from the profile) */
   char *catalogue_path;
   char *data_dir;
@@ -368,8 +369,8 @@ static bool profile_file_sha(const char *name, char out[MB_RES_SHA]) {
 /* Checks mallocMuZero's evaluation options (0 everywhere: the solvers' defaults). `stored`:
  * NULL for the caller's flags, else the file being resumed they were read from. */
 static bool muzero_options_ok(int simulations, double c_scale, double finetune,
-                              int64_t finetune_steps, int leaf_rollout, const char *stored,
-                              mb_error *err) {
+                              int64_t finetune_steps, int leaf_rollout, int search,
+                              const char *stored, mb_error *err) {
   const char *where = stored ? stored : "", *sep = stored ? ": " : "";
   if (simulations < 0 || simulations > MB_SOLVER_MAX_SIMULATIONS)
     return mb_fail(err, "%s%s%s %d: expected an integer in 1..%d (0: the solvers' default)", where,
@@ -390,6 +391,10 @@ static bool muzero_options_ok(int simulations, double c_scale, double finetune,
     return mb_fail(err, "%s%s%s %d: expected steps in 0..%d (stored: -1 for 0, none)", where, sep,
                    stored ? "run_leaf_rollout" : "--leaf-rollout", leaf_rollout,
                    MB_SOLVER_MAX_LEAF_ROLLOUT);
+  if (!mb_solver_search_name(search))
+    return mb_fail(err, "%s%s%s %d: expected %d (gumbel) or %d (puct)", where, sep,
+                   stored ? "run_search" : "--search", search, MB_SOLVER_SEARCH_GUMBEL,
+                   MB_SOLVER_SEARCH_PUCT);
   if (finetune > 0 && finetune_steps > 0)
     return mb_fail(err, "%s%s%s and %s: fine-tune by seconds or by updates, not both", where, sep,
                    stored ? "run_finetune_s" : "--finetune",
@@ -399,7 +404,7 @@ static bool muzero_options_ok(int simulations, double c_scale, double finetune,
 
 static bool muzero_options_set(const run *R) {
   return R->simulations != 0 || R->c_scale != 0 || R->finetune != 0 || R->finetune_steps != 0 ||
-         R->leaf_rollout != 0;
+         R->leaf_rollout != 0 || R->search != MB_SOLVER_SEARCH_GUMBEL;
 }
 
 /* Options may come from a file being resumed: checked like flags. */
@@ -410,7 +415,7 @@ static bool check_plan_options(run *R, mb_error *err) {
     return mb_fail(err, "seeds %" PRId64 ": expected 1..1000000", R->seeds);
   if (!(R->budget >= 0)) return mb_fail(err, "budget %g: expected seconds >= 0", R->budget);
   return muzero_options_ok(R->simulations, R->c_scale, R->finetune, R->finetune_steps,
-                           R->leaf_rollout, R->cfg->resume ? R->cfg->resume : NULL, err);
+                           R->leaf_rollout, R->search, R->cfg->resume ? R->cfg->resume : NULL, err);
 }
 
 /* --hardware: profiles that replace every entry's own (its capacity aside), loaded once. */
@@ -554,7 +559,11 @@ static bool hash_plan(run *R, mb_error *err) {
                     R->finetune_steps);
     /* leaf_rollout too enters only when set: plans made before it keep their hash */
     if (R->leaf_rollout && n > 0 && n < (int)sizeof muzero)
-      snprintf(muzero + n, sizeof muzero - (size_t)n, " leaf_rollout %d", R->leaf_rollout);
+      n += snprintf(muzero + n, sizeof muzero - (size_t)n, " leaf_rollout %d", R->leaf_rollout);
+    /* and the search kind when it is not Gumbel */
+    if (R->search != MB_SOLVER_SEARCH_GUMBEL && n > 0 && n < (int)sizeof muzero)
+      snprintf(muzero + n, sizeof muzero - (size_t)n, " search %s",
+               mb_solver_search_name(R->search));
   }
   int n = snprintf(line, sizeof line,
                    "format %d budget %.17g bound %.17g seeds %" PRId64 " solvers %s agent %s%s\n",
@@ -626,6 +635,7 @@ static void solver_options(const run *R, int64_t seed, mb_solver_options *opt) {
   opt->simulations = R->simulations;
   opt->c_scale = R->c_scale;
   opt->leaf_rollout = R->leaf_rollout;
+  opt->search = R->search;
   opt->finetune_seconds = R->finetune;
   opt->finetune_steps = R->finetune_steps;
 }
@@ -943,6 +953,8 @@ static bool journal_header_line(run *R, char **out) {
               R->finetune);
   if (R->finetune_steps) sb_printf(&b, " finetune_steps %" PRId64, R->finetune_steps);
   if (R->leaf_rollout) sb_printf(&b, " leaf_rollout %d", R->leaf_rollout);
+  if (R->search != MB_SOLVER_SEARCH_GUMBEL)
+    sb_printf(&b, " search %s", mb_solver_search_name(R->search));
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
     enc_str(e, 3 * 8192 + 8, fields[i][1]);
     sb_printf(&b, " %s %s", fields[i][0], e);
@@ -970,7 +982,8 @@ static bool journal_read_header(run *R, const char *line, bool set_options, char
   plan[0] = '\0';
   /* a header without them predates mallocMuZero's evaluation options: the defaults */
   if (set_options)
-    R->simulations = 0, R->c_scale = R->finetune = 0, R->finetune_steps = 0, R->leaf_rollout = 0;
+    R->simulations = 0, R->c_scale = R->finetune = 0, R->finetune_steps = 0, R->leaf_rollout = 0,
+    R->search = MB_SOLVER_SEARCH_GUMBEL;
   while (ok && (tok = strtok_r(NULL, " ", &save))) {
     char *val = strtok_r(NULL, " ", &save);
     if (!val) {
@@ -997,6 +1010,11 @@ static bool journal_read_header(run *R, const char *line, bool set_options, char
       /* -1 is MB_SOLVER_NO_LEAF_ROLLOUT; anything else not integral is refused by make_plan */
       if (ok && set_options && !strcmp(tok, "leaf_rollout"))
         R->leaf_rollout = integral || x == MB_SOLVER_NO_LEAF_ROLLOUT ? (int)x : -2;
+      continue;
+    }
+    if (!strcmp(tok, "search")) {
+      /* an unknown kind is refused by make_plan's check */
+      if (set_options && !mb_solver_search_parse(val, &R->search)) R->search = -1;
       continue;
     }
     if (!dec_str(val, buf, sizeof buf)) {
@@ -1275,6 +1293,7 @@ static bool write_provenance(run *R, bool fresh, mb_error *err) {
          mb_results_set_attr_double(r, "run_finetune_s", R->finetune, err) &&
          mb_results_set_attr_int(r, "run_finetune_steps", R->finetune_steps, err) &&
          mb_results_set_attr_int(r, "run_leaf_rollout", R->leaf_rollout, err) &&
+         mb_results_set_attr_string(r, "run_search", mb_solver_search_name(R->search), err) &&
          mb_results_set_attr_string(r, "time_unit", "ps (simulated by the mallocbench cost model)",
                                     err);
 }
@@ -1379,6 +1398,15 @@ static bool read_options(run *R, mb_results *r, mb_error *err) {
               mb_results_get_attr_int(r, "run_finetune_steps", &finetune_steps, err));
   ok = ok && (!mb_results_has_attr(r, "run_leaf_rollout") ||
               mb_results_get_attr_int(r, "run_leaf_rollout", &leaf_rollout, err));
+  /* and before the search kind: Gumbel */
+  char *search = NULL;
+  if (ok && mb_results_has_attr(r, "run_search")) {
+    search = mb_results_get_attr_string(r, "run_search", err);
+    int kind;
+    ok = search && (mb_solver_search_parse(search, &kind) ||
+                    mb_fail(err, "%s: attribute run_search '%s': expected gumbel or puct",
+                            R->cfg->resume, search));
+  }
   char *agent = ok ? mb_results_get_attr_string(r, "run_agent", err) : NULL;
   ok = ok && agent;
   if (ok) {
@@ -1399,6 +1427,8 @@ static bool read_options(run *R, mb_results *r, mb_error *err) {
     R->finetune_steps = finetune_steps;
     R->leaf_rollout =
         leaf_rollout >= INT32_MIN && leaf_rollout <= INT32_MAX ? (int)leaf_rollout : -2;
+    R->search = MB_SOLVER_SEARCH_GUMBEL;
+    if (search) mb_solver_search_parse(search, &R->search);
     free(R->agent_path);
     R->agent_path = agent;
     agent = NULL;
@@ -1413,6 +1443,7 @@ static bool read_options(run *R, mb_results *r, mb_error *err) {
       data = NULL;
     }
   }
+  free(search);
   free(prof);
   free(wl);
   free(sv);
@@ -1669,13 +1700,14 @@ static bool prepare_options(run *R, mb_error *err) {
     return mb_fail(err, "--budget %g: expected seconds >= 0", cfg->budget);
   R->budget = cfg->budget > 0 ? cfg->budget : (quick ? QUICK_BUDGET_S : 0.0);
   if (!muzero_options_ok(cfg->simulations, cfg->c_scale, cfg->finetune, cfg->finetune_steps,
-                         cfg->leaf_rollout, NULL, err))
+                         cfg->leaf_rollout, cfg->search, NULL, err))
     return false;
   R->simulations = cfg->simulations;
   R->c_scale = cfg->c_scale;
   R->finetune = cfg->finetune;
   R->finetune_steps = cfg->finetune_steps;
   R->leaf_rollout = cfg->leaf_rollout;
+  R->search = cfg->search;
   return true;
 }
 

@@ -21,12 +21,12 @@
  * uninterrupted run's except wall times, solver notes and timestamps. The journal is deleted when
  * the run completes.
  *
- * mallocMuZero options. simulations, c_scale, leaf_rollout, finetune and finetune_steps reach
- * every solve (mb_solver_options); only the mallocmuzero solvers read them. They are plan
+ * mallocMuZero options. simulations, c_scale, leaf_rollout, search, finetune and finetune_steps
+ * reach every solve (mb_solver_options); only the mallocmuzero solvers read them. They are plan
  * options like the budget, but enter the plan hash and the journal header only when one is
- * non-zero (and finetune_steps and leaf_rollout only when they are): a run at the defaults
- * hashes as runs made before they existed, so those files still resume (and read the options
- * as 0). */
+ * not the default (and finetune_steps, leaf_rollout and search only when they are not): a run at
+ * the defaults hashes as runs made before they existed, so those files still resume (and read the
+ * options as 0). */
 #ifndef MB_DRIVER_H
 #define MB_DRIVER_H
 
@@ -62,6 +62,8 @@ typedef struct mb_run_config {
                                0: none; not both */
   int leaf_rollout;         /* mallocMuZero: leaf rollout steps (mb_solver_options); 0: the
                                solvers' defaults, MB_SOLVER_NO_LEAF_ROLLOUT: none */
+  int search;               /* mallocMuZero: MB_SOLVER_SEARCH_GUMBEL (0, the solvers' default)
+                               or MB_SOLVER_SEARCH_PUCT */
   const char *data_dir;     /* external data; NULL: mb_data_dir(NULL) */
   const char *catalogue;    /* NULL: mb_catalogue_default_path() */
   const char *out;          /* results file; NULL: results/<profile>-<stamp>.h5 + latest.h5 */

@@ -330,9 +330,22 @@ static void test_solvers_valid(void **state) {
       assert_true(s->solve(w, &hw, &opt, &rng, a, &st, &err));
       assert_true(mb_validate(w, &hw, a, &err));
       assert_non_null(strstr(st.note, "decisions searched"));
+      assert_null(strstr(st.note, "pUCT"));
       assert_int_equal(st.curve_len, 1);
       assert_true(st.curve_heuristic == 0.25); /* the curve's reference, from the checkpoint */
       mb_solver_stats_free(&st);
+      /* pUCT instead of Gumbel MuZero: still the agent's own valid play, searched with pUCT's
+       * constants; an unknown kind is an error, not a silent Gumbel search */
+      opt.search = MB_SOLVER_SEARCH_PUCT;
+      assert_true(s->solve(w, &hw, &opt, &rng, a, &st, &err));
+      assert_true(mb_validate(w, &hw, a, &err));
+      assert_non_null(strstr(st.note, "search (pUCT), 4 sims/decision, c1 1.25, c2 19652"));
+      mb_solver_stats_free(&st);
+      opt.search = 7;
+      assert_false(s->solve(w, &hw, &opt, &rng, a, &st, &err));
+      assert_non_null(strstr(err.message, "search 7: expected gumbel (0) or puct (1)"));
+      mb_solver_stats_free(&st);
+      opt.search = MB_SOLVER_SEARCH_GUMBEL;
       if (seed == 1) {
         /* per-workload fine-tuning: still the agent's own (valid) play, the best of the
          * episodes played (the first one and those during fine-tuning), and the assignment

@@ -673,8 +673,9 @@ static bool fake_opts(const mb_workload *w, const mb_hardware *hw, const mb_solv
                       mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, mb_error *err) {
   if (!mb_solve_heuristic(w, hw, opt, rng, out, stats, err)) return false;
   snprintf(stats->note, sizeof stats->note,
-           "sims %d c_scale %.17g finetune %.17g steps %lld leaf %d", opt->simulations,
-           opt->c_scale, opt->finetune_seconds, (long long)opt->finetune_steps, opt->leaf_rollout);
+           "sims %d c_scale %.17g finetune %.17g steps %lld leaf %d search %d", opt->simulations,
+           opt->c_scale, opt->finetune_seconds, (long long)opt->finetune_steps, opt->leaf_rollout,
+           opt->search);
   return true;
 }
 
@@ -692,7 +693,7 @@ static void opts_config(const fixture *f, mb_run_config *cfg, const char *out) {
 }
 
 /* muzero options: 1 sets them with fine-tuning by seconds, 2 by updates, 3 by updates with a
- * leaf rollout of 7 steps, 4 with none (0: the defaults) */
+ * leaf rollout of 7 steps, 4 with none, 5 by updates with pUCT search (0: the defaults) */
 static void set_muzero(mb_run_config *cfg, int muzero) {
   if (!muzero) return;
   cfg->simulations = 4;
@@ -700,6 +701,7 @@ static void set_muzero(mb_run_config *cfg, int muzero) {
   cfg->finetune = muzero == 1 ? 0.25 : 0;
   cfg->finetune_steps = muzero >= 2 ? 300 : 0;
   cfg->leaf_rollout = muzero == 3 ? 7 : muzero == 4 ? MB_SOLVER_NO_LEAF_ROLLOUT : 0;
+  cfg->search = muzero == 5 ? MB_SOLVER_SEARCH_PUCT : MB_SOLVER_SEARCH_GUMBEL;
 }
 
 /* The plan options come from the file (or its journal) on resume: none given here. */
@@ -756,12 +758,12 @@ static char *attr_string(const char *path, const char *key) {
 
 /* Every row was computed with these options. */
 static void assert_solved_with(const char *path, int sims, double c_scale, double finetune,
-                               int64_t steps, int leaf) {
+                               int64_t steps, int leaf, int search) {
   tables t = {0};
   read_tables(path, &t);
   char want[256];
-  snprintf(want, sizeof want, "sims %d c_scale %.17g finetune %.17g steps %lld leaf %d", sims,
-           c_scale, finetune, (long long)steps, leaf);
+  snprintf(want, sizeof want, "sims %d c_scale %.17g finetune %.17g steps %lld leaf %d search %d",
+           sims, c_scale, finetune, (long long)steps, leaf, search);
   assert_int_equal(t.n_rows, 2 * 2);
   for (int64_t i = 0; i < t.n_rows; i++) assert_string_equal(t.rows[i].note, want);
   free_tables(&t);
@@ -769,7 +771,7 @@ static void assert_solved_with(const char *path, int sims, double c_scale, doubl
 
 /* The file records these options. */
 static void assert_stored(const char *path, int sims, double c_scale, double finetune,
-                          int64_t steps, int leaf) {
+                          int64_t steps, int leaf, int search) {
   mb_error err = {{0}};
   mb_results *r = mb_results_open(path, false, &err);
   if (!r) fail_msg("%s", err.message);
@@ -780,15 +782,20 @@ static void assert_stored(const char *path, int sims, double c_scale, double fin
   assert_true(mb_results_get_attr_double(r, "run_finetune_s", &ft, &err));
   assert_true(mb_results_get_attr_int(r, "run_finetune_steps", &fs, &err));
   assert_true(mb_results_get_attr_int(r, "run_leaf_rollout", &lr, &err));
+  char *kind = mb_results_get_attr_string(r, "run_search", &err);
   mb_results_close(r, NULL);
+  assert_non_null(kind);
+  assert_string_equal(kind, mb_solver_search_name(search));
+  free(kind);
   assert_int_equal(s, sims);
   assert_true(c == c_scale && ft == finetune);
   assert_int_equal(fs, steps);
   assert_int_equal(lr, leaf);
 }
 
-static const char *const MUZERO_ATTRS[] = {"run_simulations", "run_c_scale", "run_finetune_s",
-                                           "run_finetune_steps", "run_leaf_rollout"};
+static const char *const MUZERO_ATTRS[] = {"run_simulations",  "run_c_scale",
+                                           "run_finetune_s",   "run_finetune_steps",
+                                           "run_leaf_rollout", "run_search"};
 
 /* Makes a file look like one written before the options existed. */
 static void delete_muzero_attrs(const char *path) {
@@ -810,14 +817,14 @@ static void test_muzero_options_reach_solvers_and_resume(void **state) {
   set_muzero(&cfg, 1);
   run_ok(&cfg, &st);
   fclose(cfg.log);
-  assert_solved_with(full, 4, 2.5, 0.25, 0, 0);
-  assert_stored(full, 4, 2.5, 0.25, 0, 0);
+  assert_solved_with(full, 4, 2.5, 0.25, 0, 0, MB_SOLVER_SEARCH_GUMBEL);
+  assert_stored(full, 4, 2.5, 0.25, 0, 0, MB_SOLVER_SEARCH_GUMBEL);
   /* they are part of the plan: the same run at the defaults hashes differently */
   opts_config(f, &cfg, plain);
   run_ok(&cfg, &st);
   fclose(cfg.log);
-  assert_solved_with(plain, 0, 0, 0, 0, 0);
-  assert_stored(plain, 0, 0, 0, 0, 0);
+  assert_solved_with(plain, 0, 0, 0, 0, 0, MB_SOLVER_SEARCH_GUMBEL);
+  assert_stored(plain, 0, 0, 0, 0, 0, MB_SOLVER_SEARCH_GUMBEL);
   char *h_full = attr_string(full, "plan_sha256"), *h_plain = attr_string(plain, "plan_sha256");
   assert_string_not_equal(h_full, h_plain);
 
@@ -828,8 +835,8 @@ static void test_muzero_options_reach_solvers_and_resume(void **state) {
                          "finetune 0.25 plan s"));
   free(head);
   resume_all(f, part);
-  assert_solved_with(part, 4, 2.5, 0.25, 0, 0);
-  assert_stored(part, 4, 2.5, 0.25, 0, 0);
+  assert_solved_with(part, 4, 2.5, 0.25, 0, 0, MB_SOLVER_SEARCH_GUMBEL);
+  assert_stored(part, 4, 2.5, 0.25, 0, 0, MB_SOLVER_SEARCH_GUMBEL);
   char *h_part = attr_string(part, "plan_sha256");
   assert_string_equal(h_part, h_full);
 
@@ -837,8 +844,8 @@ static void test_muzero_options_reach_solvers_and_resume(void **state) {
   free(interrupted(f, wreck, 1));
   assert_int_equal(truncate(wreck, 2048), 0);
   resume_all(f, wreck);
-  assert_solved_with(wreck, 4, 2.5, 0.25, 0, 0);
-  assert_stored(wreck, 4, 2.5, 0.25, 0, 0);
+  assert_solved_with(wreck, 4, 2.5, 0.25, 0, 0, MB_SOLVER_SEARCH_GUMBEL);
+  assert_stored(wreck, 4, 2.5, 0.25, 0, 0, MB_SOLVER_SEARCH_GUMBEL);
   char *h_wreck = attr_string(wreck, "plan_sha256");
   assert_string_equal(h_wreck, h_full);
   free(h_full);
@@ -856,18 +863,18 @@ static void test_muzero_options_reach_solvers_and_resume(void **state) {
  * journal alone (`wreck`, whose HDF5 file no longer opens), every row was solved with them and
  * the file stores them. */
 static void resume_from_file_and_journal(const fixture *f, const char *part, const char *wreck,
-                                         int muzero, const char *header, int leaf) {
+                                         int muzero, const char *header, int leaf, int search) {
   char *head = interrupted(f, part, muzero);
   if (!strstr(head, header)) fail_msg("journal header '%s' lacks '%s'", head, header);
   free(head);
   resume_all(f, part);
-  assert_solved_with(part, 4, 2.5, 0, 300, leaf);
-  assert_stored(part, 4, 2.5, 0, 300, leaf);
+  assert_solved_with(part, 4, 2.5, 0, 300, leaf, search);
+  assert_stored(part, 4, 2.5, 0, 300, leaf, search);
   free(interrupted(f, wreck, muzero));
   assert_int_equal(truncate(wreck, 2048), 0);
   resume_all(f, wreck);
-  assert_solved_with(wreck, 4, 2.5, 0, 300, leaf);
-  assert_stored(wreck, 4, 2.5, 0, 300, leaf);
+  assert_solved_with(wreck, 4, 2.5, 0, 300, leaf, search);
+  assert_stored(wreck, 4, 2.5, 0, 300, leaf, search);
 }
 
 /* Fine-tuning by updates: a plan option like the others, stored, in the journal header only
@@ -877,8 +884,9 @@ static void test_finetune_steps_plan_and_resume(void **state) {
   fixture *f = *state;
   char *part = path_in(f, "fs_part.h5"), *wreck = path_in(f, "fs_wreck.h5"),
        *secs = path_in(f, "fs_secs.h5");
-  resume_from_file_and_journal(
-      f, part, wreck, 2, " simulations 4 c_scale 2.5 finetune 0 finetune_steps 300 plan s", 0);
+  resume_from_file_and_journal(f, part, wreck, 2,
+                               " simulations 4 c_scale 2.5 finetune 0 finetune_steps 300 plan s", 0,
+                               MB_SOLVER_SEARCH_GUMBEL);
   /* a different plan from the same options fine-tuned by seconds (and no steps in its header) */
   char *head = interrupted(f, secs, 1);
   assert_null(strstr(head, "finetune_steps"));
@@ -902,13 +910,14 @@ static void test_leaf_rollout_plan_and_resume(void **state) {
   fixture *f = *state;
   char *part = path_in(f, "lr_part.h5"), *wreck = path_in(f, "lr_wreck.h5"),
        *none = path_in(f, "lr_none.h5"), *steps = path_in(f, "lr_steps.h5");
-  resume_from_file_and_journal(f, part, wreck, 3, " finetune_steps 300 leaf_rollout 7 plan s", 7);
+  resume_from_file_and_journal(f, part, wreck, 3, " finetune_steps 300 leaf_rollout 7 plan s", 7,
+                               MB_SOLVER_SEARCH_GUMBEL);
   char *head = interrupted(f, none, 4);
   assert_non_null(strstr(head, " leaf_rollout -1 plan s"));
   free(head);
   resume_all(f, none);
-  assert_solved_with(none, 4, 2.5, 0, 300, MB_SOLVER_NO_LEAF_ROLLOUT);
-  assert_stored(none, 4, 2.5, 0, 300, MB_SOLVER_NO_LEAF_ROLLOUT);
+  assert_solved_with(none, 4, 2.5, 0, 300, MB_SOLVER_NO_LEAF_ROLLOUT, MB_SOLVER_SEARCH_GUMBEL);
+  assert_stored(none, 4, 2.5, 0, 300, MB_SOLVER_NO_LEAF_ROLLOUT, MB_SOLVER_SEARCH_GUMBEL);
   head = interrupted(f, steps, 2);
   assert_null(strstr(head, "leaf_rollout"));
   free(head);
@@ -928,6 +937,46 @@ static void test_leaf_rollout_plan_and_resume(void **state) {
   free(steps);
 }
 
+/* The search kind: a plan option like the others, in the journal header only when it is not
+ * Gumbel (the default), stored by name, restored on resume from the file or from the journal
+ * alone; a file naming an unknown kind does not resume. */
+static void test_search_plan_and_resume(void **state) {
+  fixture *f = *state;
+  char *part = path_in(f, "sk_part.h5"), *wreck = path_in(f, "sk_wreck.h5"),
+       *gumbel = path_in(f, "sk_gumbel.h5"), *unknown = path_in(f, "sk_unknown.h5");
+  resume_from_file_and_journal(f, part, wreck, 5, " finetune_steps 300 search puct plan s", 0,
+                               MB_SOLVER_SEARCH_PUCT);
+  char *head = interrupted(f, gumbel, 2);
+  assert_null(strstr(head, "search"));
+  free(head);
+  char *h_part = attr_string(part, "plan_sha256"), *h_wreck = attr_string(wreck, "plan_sha256"),
+       *h_gumbel = attr_string(gumbel, "plan_sha256");
+  assert_string_equal(h_part, h_wreck);
+  assert_string_not_equal(h_part, h_gumbel);
+  free(h_part);
+  free(h_wreck);
+  free(h_gumbel);
+
+  /* an unknown kind in the file: refused by name */
+  free(interrupted(f, unknown, 5));
+  mb_error err = {{0}};
+  mb_results *r = mb_results_open(unknown, true, &err);
+  if (!r) fail_msg("%s", err.message);
+  assert_true(mb_results_set_attr_string(r, "run_search", "mcts", &err));
+  mb_results_close(r, NULL);
+  mb_run_config cfg;
+  mb_run_stats st;
+  opts_resume_config(f, &cfg, unknown);
+  assert_false(mb_run(&cfg, &st, &err));
+  if (!strstr(err.message, "run_search 'mcts': expected gumbel or puct"))
+    fail_msg("unknown kind: %s", err.message);
+  fclose(cfg.log);
+  free(part);
+  free(wreck);
+  free(gumbel);
+  free(unknown);
+}
+
 /* At the defaults the journal header is the one runs wrote before these options existed, and a
  * file without their attributes (written before) resumes at the defaults. A file whose options
  * were set and then lost does not resume: the plan hash covers them. Bad values are refused
@@ -945,7 +994,7 @@ static void test_muzero_options_defaults_keep_old_plans(void **state) {
   free(head);
   delete_muzero_attrs(old);
   resume_all(f, old);
-  assert_solved_with(old, 0, 0, 0, 0, 0);
+  assert_solved_with(old, 0, 0, 0, 0, 0, MB_SOLVER_SEARCH_GUMBEL);
 
   free(interrupted(f, lost, 1));
   delete_muzero_attrs(lost);
@@ -962,20 +1011,22 @@ static void test_muzero_options_defaults_keep_old_plans(void **state) {
     int sims;
     double c_scale, finetune;
     int64_t steps;
-    int leaf;
+    int leaf, search;
     const char *field;
-  } cases[] = {{-1, 0, 0, 0, 0, "--simulations -1"},
-               {2000000, 0, 0, 0, 0, "--simulations 2000000"},
-               {0, -1, 0, 0, 0, "--c-scale -1"},
-               {0, NAN, 0, 0, 0, "--c-scale nan"},
-               {0, INFINITY, 0, 0, 0, "--c-scale inf"},
-               {0, 0, -0.5, 0, 0, "--finetune -0.5"},
-               {0, 0, NAN, 0, 0, "--finetune nan"},
-               {0, 0, 0, -1, 0, "--finetune-steps -1"},
-               {0, 0, 0, 200000000, 0, "--finetune-steps 200000000"},
-               {0, 0, 5, 100, 0, "--finetune and --finetune-steps"},
-               {0, 0, 0, 0, -5, "--leaf-rollout -5"},
-               {0, 0, 0, 0, 200000, "--leaf-rollout 200000"}};
+  } cases[] = {{-1, 0, 0, 0, 0, 0, "--simulations -1"},
+               {2000000, 0, 0, 0, 0, 0, "--simulations 2000000"},
+               {0, -1, 0, 0, 0, 0, "--c-scale -1"},
+               {0, NAN, 0, 0, 0, 0, "--c-scale nan"},
+               {0, INFINITY, 0, 0, 0, 0, "--c-scale inf"},
+               {0, 0, -0.5, 0, 0, 0, "--finetune -0.5"},
+               {0, 0, NAN, 0, 0, 0, "--finetune nan"},
+               {0, 0, 0, -1, 0, 0, "--finetune-steps -1"},
+               {0, 0, 0, 200000000, 0, 0, "--finetune-steps 200000000"},
+               {0, 0, 5, 100, 0, 0, "--finetune and --finetune-steps"},
+               {0, 0, 0, 0, -5, 0, "--leaf-rollout -5"},
+               {0, 0, 0, 0, 200000, 0, "--leaf-rollout 200000"},
+               {0, 0, 0, 0, 0, 2, "--search 2"},
+               {0, 0, 0, 0, 0, -1, "--search -1"}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     opts_config(f, &cfg, bad);
     cfg.simulations = cases[i].sims;
@@ -983,6 +1034,7 @@ static void test_muzero_options_defaults_keep_old_plans(void **state) {
     cfg.finetune = cases[i].finetune;
     cfg.finetune_steps = cases[i].steps;
     cfg.leaf_rollout = cases[i].leaf;
+    cfg.search = cases[i].search;
     assert_false(mb_run(&cfg, &st, &err));
     if (!strstr(err.message, cases[i].field))
       fail_msg("case %zu: '%s' does not name '%s'", i, err.message, cases[i].field);
@@ -1060,6 +1112,7 @@ int main(void) {
       cmocka_unit_test(test_muzero_options_reach_solvers_and_resume),
       cmocka_unit_test(test_finetune_steps_plan_and_resume),
       cmocka_unit_test(test_leaf_rollout_plan_and_resume),
+      cmocka_unit_test(test_search_plan_and_resume),
       cmocka_unit_test(test_muzero_options_defaults_keep_old_plans),
       cmocka_unit_test(test_split_on_resume_without_journal),
   };

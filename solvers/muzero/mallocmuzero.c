@@ -6,8 +6,9 @@
  * source tree; `mallocbench train` makes it) and play one whole mallocGame episode on the
  * workload with search at every decision: opt->simulations per decision and the Gumbel sigma's
  * opt->c_scale (default: mb_search_config_evaluation, the same for both), Gumbel root without
- * noise. New nodes are valued by the value network (mallocmuzero) or, in the real game, by a
- * leaf rollout of the agent's own raw policy plus the value network where it stops
+ * noise; opt->search MB_SOLVER_SEARCH_PUCT plays MuZero's pUCT instead (no root noise, the most
+ * visited move). New nodes are valued by the value network (mallocmuzero) or, in the real game, by
+ * a leaf rollout of the agent's own raw policy plus the value network where it stops
  * (mallocmuzero-exact, MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT steps; opt->leaf_rollout sets it for
  * either, MB_SOLVER_NO_LEAF_ROLLOUT turns it off: exact search with the value network alone is
  * then the ablation that differs from mallocmuzero only in the model searched). When the time
@@ -38,6 +39,9 @@
 /* solver.h cannot include the search's header; the two limits are one */
 _Static_assert(MB_SOLVER_MAX_LEAF_ROLLOUT == MB_SEARCH_MAX_LEAF_ROLLOUT,
                "MB_SOLVER_MAX_LEAF_ROLLOUT must equal MB_SEARCH_MAX_LEAF_ROLLOUT");
+_Static_assert(MB_SOLVER_SEARCH_GUMBEL == (int)MB_SEARCH_GUMBEL &&
+                   MB_SOLVER_SEARCH_PUCT == (int)MB_SEARCH_PUCT,
+               "MB_SOLVER_SEARCH_* must equal mb_search_kind");
 
 /* seconds per play: the exact variant's leaf rollouts take ~20 s on the largest test-split
  * workload (657 decisions) on the 2-core machine and ~3x that under scripts/pinned-blas.sh (the
@@ -136,11 +140,16 @@ static bool load_agent(const mb_solver_options *opt, mb_agent *ag, mb_agent_curv
   return mb_agent_load(agent_path, ag, NULL, &prog, curve, err);
 }
 
-/* The search the solver plays with (the evaluation setting with the options' simulations,
- * c_scale and leaf rollout) and the options' buffer order (into the agent's game). */
+/* The search the solver plays with (the evaluation setting with the options' search kind,
+ * simulations, c_scale and leaf rollout) and the options' buffer order (into the agent's game). */
 static bool read_options(const mb_solver_options *opt, bool exact, mb_agent *ag,
                          mb_search_config *scfg, mb_error *err) {
   mb_search_config_evaluation(scfg, exact);
+  if (opt->search == MB_SOLVER_SEARCH_PUCT)
+    scfg->kind = MB_SEARCH_PUCT;
+  else if (opt->search != MB_SOLVER_SEARCH_GUMBEL)
+    return mb_fail(err, "mallocmuzero: search %d: expected gumbel (%d) or puct (%d)", opt->search,
+                   MB_SOLVER_SEARCH_GUMBEL, MB_SOLVER_SEARCH_PUCT);
   if (opt->simulations > 0) scfg->simulations = opt->simulations;
   if (opt->c_scale > 0) scfg->c_scale = opt->c_scale;
   if (opt->leaf_rollout == MB_SOLVER_NO_LEAF_ROLLOUT)
@@ -263,14 +272,17 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
   ok = ok && report_curve(&curve, stats, err);
   mb_agent_curve_free(&curve);
   if (!ok) return false;
+  bool puct = scfg.kind == MB_SEARCH_PUCT;
   stats->iterations = searched * scfg.simulations;
   stats->budget_hit = searched < decisions;
   int n =
       snprintf(stats->note, sizeof stats->note,
-               "%s search, %d sims/decision, c_scale %g, Q spread floor %g, leaf rollout %d: "
+               "%s search%s, %d sims/decision, %s %g, %s %g, leaf rollout %d: "
                "%lld of %lld decisions searched%s; return %.4f",
-               exact ? "exact-game" : "learned-model", scfg.simulations, scfg.c_scale,
-               scfg.q_min_range, scfg.leaf_rollout, (long long)searched, (long long)decisions,
+               exact ? "exact-game" : "learned-model", puct ? " (pUCT)" : "", scfg.simulations,
+               puct ? "c1" : "c_scale", puct ? scfg.c1 : scfg.c_scale,
+               puct ? "c2" : "Q spread floor", puct ? scfg.c2 : scfg.q_min_range, scfg.leaf_rollout,
+               (long long)searched, (long long)decisions,
                searched < decisions ? " (budget hit: the rest played by the raw policy net)" : "",
                f.best_ret);
   if (nothing_to_learn && n > 0 && n < (int)sizeof stats->note)

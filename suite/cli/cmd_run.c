@@ -43,6 +43,9 @@ static void usage(FILE *out) {
           "                        of the agent's raw policy from it, then its value network\n"
           "                        (0: the value network alone; default: theirs, %d in the\n"
           "                        real game for mallocmuzero-exact, none in the learned model)\n"
+          "  --search gumbel|puct  mallocmuzero solvers: Gumbel MuZero (default) or MuZero's\n"
+          "                        pUCT (no root noise, the most visited move; --c-scale is\n"
+          "                        then unused)\n"
           "  --finetune SEC        mallocmuzero solvers: after a first play, train the agent on\n"
           "                        each workload for SEC seconds (on top of --budget), playing\n"
           "                        again at 8 points and at the end; the best episode is kept\n"
@@ -118,12 +121,12 @@ static int parse_options(int argc, char **argv, mb_run_config *cfg) {
       cfg->progress = false;
       continue;
     }
-    static const char *const with_value[] = {"--profile",  "--workloads",      "--split",
-                                             "--solvers",  "--seeds",          "--hardware",
-                                             "--agent",    "--jobs",           "--budget",
-                                             "--data",     "--catalogue",      "--out",
-                                             "--resume",   "--simulations",    "--c-scale",
-                                             "--finetune", "--finetune-steps", "--leaf-rollout"};
+    static const char *const with_value[] = {
+        "--profile",        "--workloads",    "--split",     "--solvers",
+        "--seeds",          "--hardware",     "--agent",     "--jobs",
+        "--budget",         "--data",         "--catalogue", "--out",
+        "--resume",         "--simulations",  "--c-scale",   "--finetune",
+        "--finetune-steps", "--leaf-rollout", "--search"};
     bool known = false;
     for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
       known |= !strcmp(name, with_value[k]);
@@ -186,6 +189,9 @@ static int parse_options(int argc, char **argv, mb_run_config *cfg) {
       if (!mb_option_int("run", name, val, 0, MB_SOLVER_MAX_LEAF_ROLLOUT, &n)) return 2;
       cfg->leaf_rollout = n > 0 ? (int)n : MB_SOLVER_NO_LEAF_ROLLOUT;
       plan_option = true;
+    } else if (!strcmp(name, "--search")) {
+      if (!mb_option_search("run", name, val, &cfg->search)) return 2;
+      plan_option = true;
     } else if (!strcmp(name, "--finetune")) {
       if (!mb_option_number("run", name, val, 0, false, 1e9, &cfg->finetune)) return 2;
       plan_option = true;
@@ -199,8 +205,8 @@ static int parse_options(int argc, char **argv, mb_run_config *cfg) {
   if (cfg->resume && plan_option) {
     fprintf(stderr,
             "mallocbench run: --resume takes the plan (profile, workloads, split, solvers, "
-            "seeds, hardware, agent, budget, simulations, c-scale, leaf-rollout, finetune, "
-            "finetune-steps) from the file; drop those options\n");
+            "seeds, hardware, agent, budget, simulations, c-scale, leaf-rollout, search, "
+            "finetune, finetune-steps) from the file; drop those options\n");
     return 2;
   }
   return 0;

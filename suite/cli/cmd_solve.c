@@ -24,7 +24,7 @@ static void usage(FILE *out) {
           "usage: mallocbench solve WORKLOAD --solver NAME [--hardware H] [--capacity C]\n"
           "                         [--seed S] [--budget SEC] [--bound-budget SEC]\n"
           "                         [--agent CHECKPOINT.h5] [--simulations N] [--c-scale X]\n"
-          "                         [--leaf-rollout N]\n"
+          "                         [--leaf-rollout N] [--search gumbel|puct]\n"
           "                         [--finetune SEC | --finetune-steps N]\n"
           "                         [--out ASSIGNMENT.csv]\n\n"
           "Solves one workload and prints T_slow, T_heuristic and T_solver (all simulated by\n"
@@ -50,6 +50,9 @@ static void usage(FILE *out) {
           "                  the agent's raw policy from it, then its value network (0: the\n"
           "                  value network alone; default %d for mallocmuzero-exact, in the\n"
           "                  real game; none for mallocmuzero)\n"
+          "--search KIND     mallocmuzero solvers: gumbel (Gumbel MuZero, default) or puct\n"
+          "                  (MuZero's pUCT, no root noise, the most visited move; --c-scale\n"
+          "                  is then unused)\n"
           "--finetune SEC    mallocmuzero solvers: after a first play, train the agent on this\n"
           "                  workload for SEC seconds (on top of --budget), playing again at\n"
           "                  8 points and at the end; the best episode is kept (default 0:\n"
@@ -118,6 +121,8 @@ static int parse_options(int argc, char **argv, solve_command *S) {
       if (!mb_option_i32("solve", a, v, 0, MB_SOLVER_MAX_LEAF_ROLLOUT, &opt->leaf_rollout))
         return 2;
       if (opt->leaf_rollout == 0) opt->leaf_rollout = MB_SOLVER_NO_LEAF_ROLLOUT;
+    } else if (!strcmp(a, "--search")) {
+      if (!mb_option_search("solve", a, v, &opt->search)) return 2;
     } else if (!strcmp(a, "--c-scale")) {
       if (!mb_option_number("solve", a, v, 0, true, 1e6, &opt->c_scale)) return 2;
     } else if (!strcmp(a, "--budget") || !strcmp(a, "--bound-budget") || !strcmp(a, "--finetune")) {

@@ -70,6 +70,10 @@ bool mb_option_number(const char *command, const char *flag, const char *value, 
 /* A text value (a path, a name, a regex): any string; only NULL is an error, as above. */
 bool mb_option_text(const char *command, const char *flag, const char *value, const char **out);
 
+/* The mallocmuzero solvers' search kind, "gumbel" or "puct", as MB_SOLVER_SEARCH_* (solver.h);
+ * else "mallocbench COMMAND: FLAG 'VALUE': expected gumbel or puct". */
+bool mb_option_search(const char *command, const char *flag, const char *value, int *out);
+
 /* Prints "mallocbench COMMAND: unknown option 'ARG' (see mallocbench COMMAND --help)" and
  * returns 2, the exit status of bad usage. */
 int mb_unknown_option(const char *command, const char *arg);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "commands.h"
+#include "solver.h"
 
 static bool missing_value(const char *command, const char *flag) {
   fprintf(stderr, "mallocbench %s: %s needs a value\n", command, flag);
@@ -56,6 +57,13 @@ bool mb_option_text(const char *command, const char *flag, const char *value, co
   if (!value) return missing_value(command, flag);
   *out = value;
   return true;
+}
+
+bool mb_option_search(const char *command, const char *flag, const char *value, int *out) {
+  if (!value) return missing_value(command, flag);
+  if (mb_solver_search_parse(value, out)) return true;
+  fprintf(stderr, "mallocbench %s: %s '%s': expected gumbel or puct\n", command, flag, value);
+  return false;
 }
 
 int mb_unknown_option(const char *command, const char *arg) {

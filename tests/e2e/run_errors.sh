@@ -72,7 +72,8 @@ expect 2 "--workloads .*column 2: missing closing parenthesis" "$MB" run "${OPTS
 for bad in "--simulations 0" "--simulations -3" "--simulations many" "--simulations 4.5" \
   "--c-scale 0" "--c-scale -1" "--c-scale nan" "--c-scale inf" "--c-scale 2x" \
   "--finetune -1" "--finetune inf" "--finetune soon" "--finetune-steps -2" \
-  "--finetune-steps many" "--leaf-rollout -1" "--leaf-rollout 100001" "--leaf-rollout deep"; do
+  "--finetune-steps many" "--leaf-rollout -1" "--leaf-rollout 100001" "--leaf-rollout deep" \
+  "--search mcts" "--search PUCT"; do
   read -r opt val <<<"$bad"
   expect 2 "$opt '$val': expected" "$MB" run "${OPTS[@]}" "$opt" "$val" --out "$TMP/x.h5"
   expect 2 "$opt '$val': expected" "$MB" run "${OPTS[@]}" "$opt=$val" --out "$TMP/x.h5"
@@ -86,8 +87,9 @@ expect 2 "--simulations '1000001': expected an integer in 1\\.\\.1000000\$" \
   "$MB" run "${OPTS[@]}" --simulations 1000001 --out "$TMP/x.h5"
 expect 2 "--finetune needs a value" "$MB" run "${OPTS[@]}" --out "$TMP/x.h5" --finetune
 expect 2 "takes the plan" "$MB" run --resume "$TMP/good.h5" --seeds 2
-for opt in "--simulations 4" "--c-scale 1" "--finetune 0" "--finetune-steps 10" "--leaf-rollout 8"; do
-  expect 2 "takes the plan.*simulations, c-scale, leaf-rollout, finetune" "$MB" run --resume "$TMP/good.h5" $opt
+for opt in "--simulations 4" "--c-scale 1" "--finetune 0" "--finetune-steps 10" "--leaf-rollout 8" \
+  "--search puct"; do
+  expect 2 "takes the plan.*simulations, c-scale, leaf-rollout, search, finetune" "$MB" run --resume "$TMP/good.h5" $opt
 done
 cmp -s "$TMP/good.h5" "$TMP/good.copy" || fail "a refused --resume modified the file"
 expect 2 "cannot open" "$MB" run --resume "$TMP/nothing.h5"

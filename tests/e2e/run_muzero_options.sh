@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# mallocMuZero's evaluation options (--simulations, --c-scale, --finetune, --finetune-steps)
-# through the CLI,
+# mallocMuZero's evaluation options (--simulations, --c-scale, --leaf-rollout, --search,
+# --finetune, --finetune-steps) through the CLI,
 # without an agent (tests cannot afford to train one): `run` stores them as run attributes,
 # in the journal header and in the plan hash, and takes them back on every resume path; at
 # their defaults the journal header keeps the layout runs had before these options existed;
@@ -49,6 +49,16 @@ expect 2 "--finetune and --finetune-steps: fine-tune by seconds or by updates, n
   "$MB" run "${OPTS[@]}" --finetune 1 --finetune-steps 50 --out "$TMP/both.h5"
 [ ! -e "$TMP/both.h5" ] || fail "a refused run left a file"
 "$MB" verify "$TMP/mz.h5" >/dev/null || fail "verify the run with the options"
+# the search kind: stored by name (gumbel by default), pUCT another plan
+[ "$(attr "$TMP/plain.h5" run_search)" = gumbel ] || fail "run_search by default: '$(attr "$TMP/plain.h5" run_search)'"
+"$MB" run "${OPTS[@]}" --search puct --out "$TMP/puct.h5" >/dev/null 2>"$TMP/err" ||
+  fail "run with --search puct: $(cat "$TMP/err")"
+[ "$(attr "$TMP/puct.h5" run_search)" = puct ] || fail "run_search: '$(attr "$TMP/puct.h5" run_search)'"
+h_puct=$(attr "$TMP/puct.h5" plan_sha256)
+[ "$h_puct" != "$h_plain" ] && [ "$h_puct" != "$h_mz" ] || fail "--search puct does not enter the plan hash"
+"$MB" run "${OPTS[@]}" --search gumbel --out "$TMP/gumbel.h5" >/dev/null 2>"$TMP/err" ||
+  fail "run with --search gumbel: $(cat "$TMP/err")"
+[ "$(attr "$TMP/gumbel.h5" plan_sha256)" = "$h_plain" ] || fail "--search gumbel is not the default plan"
 
 # killed FILE ARGS...: starts a run into FILE and kills it once its journal holds a few tasks
 # (retried if this machine finished it first)
@@ -116,7 +126,8 @@ grep -q "rebuilding it from" "$TMP/err" || fail "no rebuild note: $(cat "$TMP/er
 "$MB" run --help | grep -qE '^  --finetune SEC +mallocmuzero' || fail "run --help: no --finetune"
 "$MB" run --help | grep -qE '^  --finetune-steps N +mallocmuzero' || fail "run --help: no --finetune-steps"
 "$MB" run --help | grep -qE '^  --leaf-rollout N +mallocmuzero' || fail "run --help: no --leaf-rollout"
-for o in --simulations --c-scale --finetune --finetune-steps --leaf-rollout; do
+"$MB" run --help | grep -qE '^  --search gumbel\|puct +mallocmuzero' || fail "run --help: no --search"
+for o in --simulations --c-scale --finetune --finetune-steps --leaf-rollout --search; do
   "$MB" solve --help | grep -qE -- "^$o " || fail "solve --help: no $o"
 done
 
@@ -126,7 +137,8 @@ WL=datasets/samples/mlp_tiny.wl
   fail "solve with valid options: $(cat "$TMP/err")"
 for bad in "--simulations 0" "--simulations x" "--simulations 2.5" "--c-scale 0" "--c-scale -2" \
   "--c-scale nan" "--finetune -1" "--finetune inf" "--finetune 1s" "--finetune-steps -1" \
-  "--finetune-steps 1.5" "--leaf-rollout -1" "--leaf-rollout 100001" "--leaf-rollout 2.5"; do
+  "--finetune-steps 1.5" "--leaf-rollout -1" "--leaf-rollout 100001" "--leaf-rollout 2.5" \
+  "--search mcts" "--search Gumbel"; do
   read -r opt val <<<"$bad"
   expect 2 "^mallocbench solve: $opt '$val'" "$MB" solve "$WL" --solver heuristic "$opt" "$val"
 done

@@ -259,6 +259,10 @@ expect 2 "$TMP/cut.h5: " "$MB" show "$TMP/cut.h5"
 for solver in mallocmuzero mallocmuzero-exact; do
   "$MB" solve datasets/samples/conv_block.wl --solver $solver --agent "$TMP/d4.h5" \
     --simulations 4 >"$TMP/out" 2>"$TMP/err" || fail "$solver with demand bins: $(cat "$TMP/err")"
+  # and with pUCT instead of Gumbel MuZero (--search), as the note says
+  "$MB" solve datasets/samples/conv_block.wl --solver $solver --agent "$TMP/d4.h5" \
+    --simulations 4 --search puct >"$TMP/out" 2>"$TMP/err" || fail "$solver --search puct: $(cat "$TMP/err")"
+  grep -q "search (pUCT), 4 sims/decision, c1 1.25" "$TMP/out" || fail "$solver --search puct: $(cat "$TMP/out")"
 done
 # the buffer order (--order): recorded in the checkpoint, changes what is learned, and the agent
 # trained in it solves (and plays in it: bench muzero below)
