@@ -1399,11 +1399,11 @@ static bool read_options(run *R, mb_results *r, mb_error *err) {
   ok = ok && (!mb_results_has_attr(r, "run_leaf_rollout") ||
               mb_results_get_attr_int(r, "run_leaf_rollout", &leaf_rollout, err));
   /* and before the search kind: Gumbel */
+  int search_kind = MB_SOLVER_SEARCH_GUMBEL;
   char *search = NULL;
   if (ok && mb_results_has_attr(r, "run_search")) {
     search = mb_results_get_attr_string(r, "run_search", err);
-    int kind;
-    ok = search && (mb_solver_search_parse(search, &kind) ||
+    ok = search && (mb_solver_search_parse(search, &search_kind) ||
                     mb_fail(err, "%s: attribute run_search '%s': expected gumbel or puct",
                             R->cfg->resume, search));
   }
@@ -1427,8 +1427,7 @@ static bool read_options(run *R, mb_results *r, mb_error *err) {
     R->finetune_steps = finetune_steps;
     R->leaf_rollout =
         leaf_rollout >= INT32_MIN && leaf_rollout <= INT32_MAX ? (int)leaf_rollout : -2;
-    R->search = MB_SOLVER_SEARCH_GUMBEL;
-    if (search) mb_solver_search_parse(search, &R->search);
+    R->search = search_kind;
     free(R->agent_path);
     R->agent_path = agent;
     agent = NULL;

@@ -756,6 +756,15 @@ static char *attr_string(const char *path, const char *key) {
   return v;
 }
 
+/* Whether two files record the same plan hash. */
+static bool same_plan(const char *a, const char *b) {
+  char *ha = attr_string(a, "plan_sha256"), *hb = attr_string(b, "plan_sha256");
+  bool same = !strcmp(ha, hb);
+  free(ha);
+  free(hb);
+  return same;
+}
+
 /* Every row was computed with these options. */
 static void assert_solved_with(const char *path, int sims, double c_scale, double finetune,
                                int64_t steps, int leaf, int search) {
@@ -825,8 +834,7 @@ static void test_muzero_options_reach_solvers_and_resume(void **state) {
   fclose(cfg.log);
   assert_solved_with(plain, 0, 0, 0, 0, 0, MB_SOLVER_SEARCH_GUMBEL);
   assert_stored(plain, 0, 0, 0, 0, 0, MB_SOLVER_SEARCH_GUMBEL);
-  char *h_full = attr_string(full, "plan_sha256"), *h_plain = attr_string(plain, "plan_sha256");
-  assert_string_not_equal(h_full, h_plain);
+  assert_false(same_plan(full, plain));
 
   /* resumed from the file's attributes */
   char *head = interrupted(f, part, 1);
@@ -837,8 +845,7 @@ static void test_muzero_options_reach_solvers_and_resume(void **state) {
   resume_all(f, part);
   assert_solved_with(part, 4, 2.5, 0.25, 0, 0, MB_SOLVER_SEARCH_GUMBEL);
   assert_stored(part, 4, 2.5, 0.25, 0, 0, MB_SOLVER_SEARCH_GUMBEL);
-  char *h_part = attr_string(part, "plan_sha256");
-  assert_string_equal(h_part, h_full);
+  assert_true(same_plan(part, full));
 
   /* resumed from the journal's header alone: the HDF5 file no longer opens */
   free(interrupted(f, wreck, 1));
@@ -846,12 +853,7 @@ static void test_muzero_options_reach_solvers_and_resume(void **state) {
   resume_all(f, wreck);
   assert_solved_with(wreck, 4, 2.5, 0.25, 0, 0, MB_SOLVER_SEARCH_GUMBEL);
   assert_stored(wreck, 4, 2.5, 0.25, 0, 0, MB_SOLVER_SEARCH_GUMBEL);
-  char *h_wreck = attr_string(wreck, "plan_sha256");
-  assert_string_equal(h_wreck, h_full);
-  free(h_full);
-  free(h_plain);
-  free(h_part);
-  free(h_wreck);
+  assert_true(same_plan(wreck, full));
   free(full);
   free(plain);
   free(part);
@@ -891,13 +893,8 @@ static void test_finetune_steps_plan_and_resume(void **state) {
   char *head = interrupted(f, secs, 1);
   assert_null(strstr(head, "finetune_steps"));
   free(head);
-  char *h_steps = attr_string(part, "plan_sha256"), *h_wreck = attr_string(wreck, "plan_sha256"),
-       *h_secs = attr_string(secs, "plan_sha256");
-  assert_string_equal(h_steps, h_wreck);
-  assert_string_not_equal(h_steps, h_secs);
-  free(h_steps);
-  free(h_wreck);
-  free(h_secs);
+  assert_true(same_plan(part, wreck));
+  assert_false(same_plan(part, secs));
   free(part);
   free(wreck);
   free(secs);
@@ -921,16 +918,10 @@ static void test_leaf_rollout_plan_and_resume(void **state) {
   head = interrupted(f, steps, 2);
   assert_null(strstr(head, "leaf_rollout"));
   free(head);
-  char *h_part = attr_string(part, "plan_sha256"), *h_wreck = attr_string(wreck, "plan_sha256"),
-       *h_none = attr_string(none, "plan_sha256"), *h_steps = attr_string(steps, "plan_sha256");
-  assert_string_equal(h_part, h_wreck);
-  assert_string_not_equal(h_part, h_none);
-  assert_string_not_equal(h_part, h_steps);
-  assert_string_not_equal(h_none, h_steps);
-  free(h_part);
-  free(h_wreck);
-  free(h_none);
-  free(h_steps);
+  assert_true(same_plan(part, wreck));
+  assert_false(same_plan(part, none));
+  assert_false(same_plan(part, steps));
+  assert_false(same_plan(none, steps));
   free(part);
   free(wreck);
   free(none);
@@ -949,13 +940,8 @@ static void test_search_plan_and_resume(void **state) {
   char *head = interrupted(f, gumbel, 2);
   assert_null(strstr(head, "search"));
   free(head);
-  char *h_part = attr_string(part, "plan_sha256"), *h_wreck = attr_string(wreck, "plan_sha256"),
-       *h_gumbel = attr_string(gumbel, "plan_sha256");
-  assert_string_equal(h_part, h_wreck);
-  assert_string_not_equal(h_part, h_gumbel);
-  free(h_part);
-  free(h_wreck);
-  free(h_gumbel);
+  assert_true(same_plan(part, wreck));
+  assert_false(same_plan(part, gumbel));
 
   /* an unknown kind in the file: refused by name */
   free(interrupted(f, unknown, 5));
