@@ -140,6 +140,10 @@ int32_t mb_game_observation_size(const mb_game_config *c) {
          MB_GAME_OBS_PROGRESS;
 }
 
+int32_t mb_game_candidate_block_offset(const mb_game_config *c) {
+  return MB_GAME_OBS_BUFFER + c->addr_bins * c->time_bins;
+}
+
 int32_t mb_game_gain_block_size(const mb_game_config *c) {
   return c->gain_features ? MB_GAME_OBS_GAIN + c->next_buffers : 0;
 }
@@ -699,8 +703,8 @@ void mb_game_observe(mb_game *g, float *obs) {
     }
   }
   /* The next buffers of the order (whether or not auto_slow will skip them). */
-  float *next_block = obs + MB_GAME_OBS_BUFFER + c->addr_bins * c->time_bins +
-                      (c->n_actions - 1) * MB_GAME_OBS_PER_CANDIDATE;
+  float *next_block =
+      obs + mb_game_candidate_block_offset(c) + (c->n_actions - 1) * MB_GAME_OBS_PER_CANDIDATE;
   float *nf = next_block;
   for (int32_t k = 1; k <= c->next_buffers && g->cursor + k < g->n_visit;
        k++, nf += MB_GAME_OBS_PER_NEXT) {
@@ -722,7 +726,7 @@ void mb_game_observe(mb_game *g, float *obs) {
     for (int32_t k = 1; k <= c->next_buffers && g->cursor + k < g->n_visit; k++)
       gf[MB_GAME_G_SHARE + k] = clamp01((double)g->benefit[g->visit[g->cursor + k]] / total);
   }
-  float *cf = obs + MB_GAME_OBS_BUFFER + c->addr_bins * c->time_bins;
+  float *cf = obs + mb_game_candidate_block_offset(c);
   for (int32_t i = 0; i < g->n_cand; i++, cf += MB_GAME_OBS_PER_CANDIDATE) {
     const candidate *cd = &g->cand[i];
     cf[MB_GAME_C_LEGAL] = 1.0f;

@@ -164,6 +164,10 @@ bool mb_game_config_check(const mb_game_config *c, mb_error *err);
 /* "heuristic", "start", "size". */
 bool mb_game_order_parse(const char *s, mb_game_order *out);
 const char *mb_game_order_name(mb_game_order order);
+/* Index of the first candidate slot's fields in the observation (after the current buffer and
+ * the occupancy picture); slot k's MB_GAME_OBS_PER_CANDIDATE fields follow at
+ * + k * MB_GAME_OBS_PER_CANDIDATE. */
+int32_t mb_game_candidate_block_offset(const mb_game_config *c);
 /* Length of the observation vector:
  * 10 + B*T + (A-1)*6 + N*6 + D*3 (+ 2 + N with gain_features) + 5. */
 int32_t mb_game_observation_size(const mb_game_config *c);

@@ -112,10 +112,10 @@ static void test_checkpoint_round_trip(void **state) {
   assert_memory_equal(lg1, lg2, sizeof lg1);
   assert_true(v1 == v2);
   for (int k = 0; k < 24; k++) assert_true(lat1[k] >= 0.0f && lat1[k] <= 1.0f);
-  assert_true(mb_agent_recurrent(&i1, lat1, 3, nl, &r1, lg1, &v1, &err));
-  assert_true(mb_agent_recurrent(&i2, lat2, 3, nl, &r2, lg2, &v2, &err));
+  assert_true(mb_agent_recurrent(&i1, lat1, 3, NULL, nl, &r1, lg1, &v1, &err));
+  assert_true(mb_agent_recurrent(&i2, lat2, 3, NULL, nl, &r2, lg2, &v2, &err));
   assert_true(r1 == r2 && v1 == v2 && isfinite(r1) && isfinite(v1));
-  assert_false(mb_agent_recurrent(&i1, lat1, 8, nl, &r1, lg1, &v1, &err));
+  assert_false(mb_agent_recurrent(&i1, lat1, 8, NULL, nl, &r1, lg1, &v1, &err));
   assert_non_null(strstr(err.message, "action 8"));
   free(obs);
   mb_agent_infer_free(&i1);
@@ -295,6 +295,130 @@ static void test_checkpoint_shaping(void **state) {
   mb_agent_free(&back);
   mb_agent_free(&ag);
   free(path);
+}
+
+/* The dynamics' action features: the input grows by MB_AGENT_ACTION_FEATURES columns; x(a) is
+ * a candidate slot's fields of a real observation (zeros for slow memory or a learned state;
+ * nothing without the option); a checkpoint keeps the option (one written before it reads as
+ * off, a bad value is refused by name); and the learned search gives them to the root's
+ * children: with their weights zeroed its values and policy change. */
+static void test_action_features(void **state) {
+  (void)state;
+  enum { F = MB_AGENT_ACTION_FEATURES };
+  mb_error err = {{0}};
+  mb_agent_config off, on;
+  small_config(&off);
+  on = off;
+  on.action_features = true;
+  const int32_t W = off.latent, A = off.game.n_actions, D = off.obs_dim;
+  assert_int_equal(mb_agent_dynamics_inputs(&off), W + A);
+  assert_int_equal(mb_agent_dynamics_inputs(&on), W + A + F);
+  mb_rng rng;
+  mb_rng_seed(&rng, 3);
+  mb_agent a_off, a_on;
+  assert_true(mb_agent_create(&a_off, &off, &rng, &err));
+  assert_true(mb_agent_create(&a_on, &on, &rng, &err));
+  assert_int_equal(mb_agent_param_count(&a_on) - mb_agent_param_count(&a_off), (int64_t)F * W);
+
+  float *obs = malloc((size_t)D * sizeof *obs);
+  assert_non_null(obs);
+  for (int32_t i = 0; i < D; i++) obs[i] = 0.001f + (float)(i % 97) / 97.0f;
+  const float *slot2 =
+      obs + mb_game_candidate_block_offset(&on.game) + 2 * MB_GAME_OBS_PER_CANDIDATE;
+  float x[F], zeros[F] = {0}, fives[F];
+  for (int i = 0; i < F; i++) fives[i] = 5.0f;
+  mb_agent_action_features(&on, obs, 2, x);
+  assert_memory_equal(x, slot2, sizeof x);
+  mb_agent_action_features(&on, obs, A - 1, x); /* slow memory */
+  assert_memory_equal(x, zeros, sizeof x);
+  memcpy(x, fives, sizeof x);
+  mb_agent_action_features(&on, NULL, 2, x); /* a learned state */
+  assert_memory_equal(x, zeros, sizeof x);
+  memcpy(x, fives, sizeof x);
+  mb_agent_action_features(&off, obs, 2, x); /* without the option: nothing written */
+  assert_memory_equal(x, fives, sizeof x);
+
+  /* the dynamics reads them for a candidate slot only, and only with the option */
+  float lat[64], n1[64], n2[64], lg[16], r, v;
+  assert_true(W <= 64 && A <= 16);
+  mb_agent_infer inf;
+  assert_true(mb_agent_infer_create(&inf, &a_on, &err));
+  assert_true(mb_agent_initial(&inf, obs, lat, lg, &v, &err));
+  assert_true(mb_agent_recurrent(&inf, lat, 2, obs, n1, &r, lg, &v, &err));
+  assert_true(mb_agent_recurrent(&inf, lat, 2, NULL, n2, &r, lg, &v, &err));
+  assert_memory_not_equal(n1, n2, (size_t)W * sizeof *n1);
+  assert_true(mb_agent_recurrent(&inf, lat, A - 1, obs, n1, &r, lg, &v, &err));
+  assert_true(mb_agent_recurrent(&inf, lat, A - 1, NULL, n2, &r, lg, &v, &err));
+  assert_memory_equal(n1, n2, (size_t)W * sizeof *n1);
+  mb_agent_infer_free(&inf);
+  assert_true(mb_agent_infer_create(&inf, &a_off, &err));
+  assert_true(mb_agent_initial(&inf, obs, lat, lg, &v, &err));
+  assert_true(mb_agent_recurrent(&inf, lat, 2, obs, n1, &r, lg, &v, &err));
+  assert_true(mb_agent_recurrent(&inf, lat, 2, NULL, n2, &r, lg, &v, &err));
+  assert_memory_equal(n1, n2, (size_t)W * sizeof *n1);
+  mb_agent_infer_free(&inf);
+
+  /* checkpoints */
+  char *path = mb_test_temp_path("agent_action_features.h5");
+  mb_agent back;
+  assert_true(mb_agent_save(path, &a_on, NULL, NULL, NULL, NULL, &err));
+  assert_true(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
+  assert_true(back.cfg.action_features);
+  assert_int_equal(mb_agent_param_count(&back), mb_agent_param_count(&a_on));
+  mb_agent_free(&back);
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0);
+  hid_t at = H5Aopen(f, "cfg.action_features", H5P_DEFAULT);
+  double bad = 2;
+  assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_DOUBLE, &bad) >= 0);
+  H5Aclose(at);
+  H5Fclose(f);
+  assert_false(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
+  if (!strstr(err.message, "cfg.action_features = 2") || !strstr(err.message, path))
+    fail_msg("%s", err.message);
+  assert_true(mb_agent_save(path, &a_off, NULL, NULL, NULL, NULL, &err));
+  f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0 && H5Adelete(f, "cfg.action_features") >= 0);
+  H5Fclose(f);
+  if (!mb_agent_load(path, &back, NULL, NULL, NULL, &err)) fail_msg("%s", err.message);
+  assert_false(back.cfg.action_features);
+  mb_agent_free(&back);
+  free(path);
+
+  /* the learned search: the same decision with the features' weights zeroed differs */
+  mb_agent blind;
+  assert_true(mb_agent_create(&blind, &on, &rng, &err));
+  assert_true(mb_agent_copy_weights(&blind, &a_on, &err));
+  mb_tensor *w0 = &blind.dyn.params[0].value;
+  memset(mb_tensor_row(w0, W + A), 0, (size_t)F * (size_t)w0->cols * sizeof(float));
+  mb_hardware hw;
+  mb_workload *w = small_workload(700, 40, &hw);
+  mb_search_config sc;
+  mb_search_config_default(&sc);
+  sc.simulations = 8;
+  float policy[2][16], value[2];
+  const mb_agent *agents[2] = {&a_on, &blind};
+  for (int i = 0; i < 2; i++) {
+    mb_game *g = mb_game_new(w, &hw, &on.game, &err);
+    mb_player *p = mb_player_create(agents[i], sc.simulations, &err);
+    assert_non_null(g);
+    assert_non_null(p);
+    mb_player_set_scale(p, mb_return_scale(w, &hw, g));
+    mb_rng r2;
+    mb_rng_seed(&r2, 17);
+    mb_player_decision d;
+    assert_true(mb_player_decide_record(p, g, &sc, false, true, &r2, &d, &err));
+    memcpy(policy[i], d.policy, (size_t)A * sizeof(float));
+    value[i] = d.value;
+    mb_player_free(p);
+    mb_game_free(g);
+  }
+  assert_true(value[0] != value[1] || memcmp(policy[0], policy[1], (size_t)A * sizeof(float)));
+  mb_workload_free(w);
+  mb_agent_free(&blind);
+  free(obs);
+  mb_agent_free(&a_on);
+  mb_agent_free(&a_off);
 }
 
 static void test_solvers_valid(void **state) {
@@ -854,6 +978,7 @@ int main(void) {
       cmocka_unit_test(test_oracle_parts),
       cmocka_unit_test(test_checkpoint_layout_options),
       cmocka_unit_test(test_checkpoint_shaping),
+      cmocka_unit_test(test_action_features),
       cmocka_unit_test(test_solvers_valid),
       cmocka_unit_test(test_exact_search_beats_raw_policy),
       cmocka_unit_test(test_player_decision),

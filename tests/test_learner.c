@@ -2,7 +2,8 @@
  * buffer of a few raw-policy episodes of small synthetic workloads:
  *   - the losses are 0 before the first update and finite after each one;
  *   - it learns: repeated updates on the same small buffer lower every supervised loss (policy,
- *     value, reward), with and without sibling paths;
+ *     value, reward), with and without sibling paths, and with action features (whose weights
+ *     in the dynamics' first layer then move);
  *   - the same draws give the same weights (determinism), other draws other weights;
  *   - the target network is what the value targets bootstrap from: updates after
  *     mb_learner_update_target differ from updates without it. */
@@ -95,11 +96,12 @@ typedef struct fixture {
   mb_train_config cfg;
 } fixture;
 
-static void fixture_init(fixture *f, bool siblings) {
+static void fixture_init(fixture *f, bool siblings, bool action_features) {
   mb_error err = {{0}};
   memset(f, 0, sizeof *f);
   mb_agent_config c;
   mb_test_agent_config(&c, 16, 6, 6);
+  c.action_features = action_features;
   mb_rng rng;
   mb_rng_seed(&rng, 3);
   assert_true(mb_agent_create(&f->ag, &c, &rng, &err));
@@ -143,10 +145,18 @@ static mb_learner_losses run_updates(fixture *f, mb_learner *L, int n, mb_rng *r
   return sum;
 }
 
-static void learns(bool siblings) {
+static void learns(bool siblings, bool action_features) {
   mb_error err = {{0}};
   fixture f;
-  fixture_init(&f, siblings);
+  fixture_init(&f, siblings, action_features);
+  /* the dynamics' first-layer weights of the action features: rows W + A .. of l0.weight */
+  const mb_tensor *w0 = &f.ag.dyn.params[0].value;
+  int32_t row0 = f.ag.cfg.latent + f.ag.cfg.game.n_actions;
+  assert_int_equal(w0->rows, row0 + (action_features ? MB_AGENT_ACTION_FEATURES : 0));
+  size_t n_feat = (size_t)(w0->rows - row0) * (size_t)w0->cols;
+  float *feat0 = malloc(n_feat * sizeof *feat0 + 1);
+  assert_non_null(feat0);
+  if (n_feat) memcpy(feat0, mb_tensor_row(w0, row0), n_feat * sizeof *feat0);
   mb_learner *L =
       mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, siblings ? SIBLINGS : 0, &err);
   assert_non_null(L);
@@ -168,18 +178,31 @@ static void learns(bool siblings) {
   assert_true(last.value < first.value);
   assert_true(last.reward < first.reward);
   if (siblings) assert_true(first.sibling > 0 && last.sibling < first.sibling);
+  /* the features reach the dynamics: their weights were trained */
+  if (action_features) {
+    double moved = 0;
+    for (size_t i = 0; i < n_feat; i++) moved += fabs(mb_tensor_row(w0, row0)[i] - feat0[i]);
+    print_message("learner (action features): their weights moved %.4f in all\n", moved);
+    assert_true(moved > 1e-3);
+  }
+  free(feat0);
   mb_learner_free(L);
   fixture_free(&f);
 }
 
 static void test_learns(void **state) {
   (void)state;
-  learns(false);
+  learns(false, false);
 }
 
 static void test_learns_with_siblings(void **state) {
   (void)state;
-  learns(true);
+  learns(true, false);
+}
+
+static void test_learns_with_action_features(void **state) {
+  (void)state;
+  learns(true, true);
 }
 
 /* A learner of sibling paths refuses a replay without them, or with paths of another length. */
@@ -187,7 +210,7 @@ static void test_sibling_depth_mismatch(void **state) {
   (void)state;
   mb_error err = {{0}};
   fixture f;
-  fixture_init(&f, false);
+  fixture_init(&f, false, false);
   mb_rng rng;
   mb_rng_seed(&rng, 1);
   mb_learner *L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, 2, &err);
@@ -196,7 +219,7 @@ static void test_sibling_depth_mismatch(void **state) {
   assert_non_null(strstr(err.message, "sibling paths of 2 steps, the replay's of 0"));
   mb_learner_free(L);
   fixture_free(&f);
-  fixture_init(&f, true);
+  fixture_init(&f, true, false);
   L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, SIBLINGS + 1, &err);
   assert_non_null(L);
   assert_false(mb_learner_step(L, &f.ag, &f.opt, &f.cfg, &f.rb, 1.0, &rng, &err));
@@ -210,7 +233,7 @@ static void test_sibling_depth_mismatch(void **state) {
 static void weights_after(uint64_t seed, int n, bool sync, float *out, size_t count) {
   mb_error err = {{0}};
   fixture f;
-  fixture_init(&f, false);
+  fixture_init(&f, false, false);
   mb_learner *L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, 0, &err);
   assert_non_null(L);
   mb_rng rng;
@@ -243,6 +266,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_learns),
       cmocka_unit_test(test_learns_with_siblings),
+      cmocka_unit_test(test_learns_with_action_features),
       cmocka_unit_test(test_sibling_depth_mismatch),
       cmocka_unit_test(test_deterministic_and_target),
   };

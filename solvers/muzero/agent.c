@@ -54,7 +54,8 @@ bool mb_agent_create(mb_agent *ag, const mb_agent_config *cfg, mb_rng *rng, mb_e
    * and hide what the agent learned. The reward head starts at zero (MuZero's choice). */
   bool ok =
       mb_nn_build_resmlp(&ag->repr, "repr", cfg->obs_dim, W, cfg->blocks, 0, MB_INIT_HE, err) &&
-      mb_nn_build_resmlp(&ag->dyn, "dyn", W + A, W, cfg->blocks, 0, MB_INIT_HE, err) &&
+      mb_nn_build_resmlp(&ag->dyn, "dyn", mb_agent_dynamics_inputs(cfg), W, cfg->blocks, 0,
+                         MB_INIT_HE, err) &&
       mb_nn_build_resmlp(&ag->reward, "reward", W, W, 0, cfg->support, MB_INIT_ZERO, err) &&
       mb_nn_build_resmlp(&ag->pred, "pred", W, W, cfg->blocks, A + cfg->support, MB_INIT_XAVIER,
                          err);
@@ -83,6 +84,22 @@ void mb_agent_modules(mb_agent *ag, mb_nn_module *out[4]) {
   out[3] = &ag->pred;
 }
 
+int32_t mb_agent_dynamics_inputs(const mb_agent_config *c) {
+  return c->latent + c->game.n_actions + (c->action_features ? MB_AGENT_ACTION_FEATURES : 0);
+}
+
+void mb_agent_action_features(const mb_agent_config *c, const float *obs, int32_t action,
+                              float *out) {
+  if (!c->action_features) return;
+  if (obs && action >= 0 && action < c->game.n_actions - 1)
+    memcpy(out,
+           obs + mb_game_candidate_block_offset(&c->game) +
+               (int64_t)action * MB_GAME_OBS_PER_CANDIDATE,
+           MB_AGENT_ACTION_FEATURES * sizeof(float));
+  else
+    memset(out, 0, MB_AGENT_ACTION_FEATURES * sizeof(float));
+}
+
 int64_t mb_agent_param_count(const mb_agent *ag) {
   return mb_nn_param_count(&ag->repr) + mb_nn_param_count(&ag->dyn) +
          mb_nn_param_count(&ag->reward) + mb_nn_param_count(&ag->pred);
@@ -108,13 +125,12 @@ bool mb_agent_copy_weights(mb_agent *dst, const mb_agent *src, mb_error *err) {
 bool mb_agent_infer_create(mb_agent_infer *inf, const mb_agent *ag, mb_error *err) {
   memset(inf, 0, sizeof *inf);
   inf->ag = ag;
-  int32_t A = ag->cfg.game.n_actions;
   if (!mb_nn_tape_create(&inf->repr, &ag->repr, 1, err) ||
       !mb_nn_tape_create(&inf->dyn, &ag->dyn, 1, err) ||
       !mb_nn_tape_create(&inf->reward, &ag->reward, 1, err) ||
       !mb_nn_tape_create(&inf->pred, &ag->pred, 1, err) ||
       !mb_tensor_init(&inf->x, 1, ag->cfg.obs_dim, err) ||
-      !mb_tensor_init(&inf->in, 1, ag->cfg.latent + A, err)) {
+      !mb_tensor_init(&inf->in, 1, mb_agent_dynamics_inputs(&ag->cfg), err)) {
     mb_agent_infer_free(inf);
     return false;
   }
@@ -157,7 +173,7 @@ bool mb_agent_initial(mb_agent_infer *inf, const float *obs, float *latent, floa
   return predict(inf, s, logits, value, err);
 }
 
-bool mb_agent_recurrent(mb_agent_infer *inf, const float *latent, int32_t action,
+bool mb_agent_recurrent(mb_agent_infer *inf, const float *latent, int32_t action, const float *obs,
                         float *next_latent, float *reward, float *logits, float *value,
                         mb_error *err) {
   const mb_agent *ag = inf->ag;
@@ -166,6 +182,7 @@ bool mb_agent_recurrent(mb_agent_infer *inf, const float *latent, int32_t action
   memset(inf->in.data, 0, (size_t)(W + A) * sizeof(float));
   memcpy(inf->in.data, latent, (size_t)W * sizeof(float));
   inf->in.data[W + action] = 1.0f;
+  mb_agent_action_features(&ag->cfg, obs, action, inf->in.data + W + A);
   const mb_tensor *s = mb_nn_forward(&inf->dyn, &inf->in, err);
   if (!s) return false;
   if (next_latent) memcpy(next_latent, s->data, (size_t)W * sizeof(float));
@@ -271,7 +288,8 @@ bool mb_agent_write(mb_nn_file *f, const mb_agent *ag, const mb_adam *opt,
             mb_nn_file_set_double(f, "game.gain_features", c->game.gain_features ? 1 : 0, err) &&
             mb_nn_file_set_double(f, "game.demand_bins", c->game.demand_bins, err) &&
             mb_nn_file_set_double(f, "game.shaping", c->game.shaping, err) &&
-            mb_nn_file_set_double(f, "cfg.support_min", c->support_min, err);
+            mb_nn_file_set_double(f, "cfg.support_min", c->support_min, err) &&
+            mb_nn_file_set_double(f, "cfg.action_features", c->action_features ? 1 : 0, err);
   for (int i = 0; ok && i < 4; i++) ok = mb_nn_file_write_module(f, mods[i], err);
   if (ok && opt) ok = mb_nn_file_write_adam(f, opt, err);
   if (ok && prog)
@@ -360,6 +378,14 @@ static bool read_config(mb_nn_file *f, const char *path, mb_agent_config *c, mb_
     ok =
         mb_fail(err, "%s: attribute game.gain_features = %d: expected 0 or 1", path, gain_features);
   c->game.gain_features = gain_features != 0;
+  /* and before action features: read as without them */
+  int32_t action_features = 0;
+  if (ok && mb_nn_file_has(f, "cfg.action_features"))
+    ok = get_int(f, path, "cfg.action_features", &action_features, err);
+  if (ok && action_features != 0 && action_features != 1)
+    ok = mb_fail(err, "%s: attribute cfg.action_features = %d: expected 0 or 1", path,
+                 action_features);
+  c->action_features = action_features != 0;
   /* and before reward shaping and signed supports: read as without them */
   double shaping = 0, smin = 0;
   if (ok && mb_nn_file_has(f, "game.shaping"))

@@ -2,7 +2,9 @@
  *
  * Networks (residual MLPs from nn.h; widths and depth in mb_agent_config):
  *   representation  h(obs)               -> s, latent of `latent` floats, min-max scaled to [0, 1]
- *   dynamics        g([s | one_hot(a)])  -> s', scaled to [0, 1]
+ *   dynamics        g([s | one_hot(a) | x(a)]) -> s', scaled to [0, 1]; x(a) only with
+ *                   action_features: the candidate slot's fields of the real observation a is
+ *                   chosen on (zeros for slow memory and below the first step of the model)
  *   reward head     r(s')                -> categorical reward logits (`support` atoms)
  *   prediction      f(s)                 -> [policy logits (A) | categorical value logits]
  * The reward head reads the dynamics' output state (MuZero's reward head sits on the dynamics
@@ -38,16 +40,27 @@
 #define MB_AGENT_FORMAT "mallocmuzero-agent-1"
 
 typedef struct mb_agent_config {
-  mb_game_config game; /* actions, observation layout, buffer order */
-  int32_t obs_dim;     /* derived: mb_game_observation_size(&game) */
-  int32_t latent;      /* latent state width (also the hidden width of every module) */
-  int32_t blocks;      /* residual blocks per module */
-  int32_t support;     /* atoms of the value/reward supports over [support_min, support_max] */
-  float support_min;   /* in h-transformed scaled units; 0 unless rewards can be negative
-                          (game.shaping > 0) */
-  float support_max;   /* in h-transformed scaled units */
-  float value_scale;   /* network units per unit of return (fraction of T_slow) */
+  mb_game_config game;  /* actions, observation layout, buffer order */
+  int32_t obs_dim;      /* derived: mb_game_observation_size(&game) */
+  int32_t latent;       /* latent state width (also the hidden width of every module) */
+  int32_t blocks;       /* residual blocks per module */
+  int32_t support;      /* atoms of the value/reward supports over [support_min, support_max] */
+  float support_min;    /* in h-transformed scaled units; 0 unless rewards can be negative
+                           (game.shaping > 0) */
+  float support_max;    /* in h-transformed scaled units */
+  float value_scale;    /* network units per unit of return (fraction of T_slow) */
+  bool action_features; /* the dynamics also sees an action's candidate slot fields
+                           (MB_AGENT_ACTION_FEATURES) when the action is chosen on a real
+                           observation: at the search's root and at the first unroll step. A
+                           one-hot action only adds a bias per slot to the dynamics' first
+                           layer, so telling what placing the buffer at slot k does means
+                           finding slot k's offset and gap inside the latent state; with them
+                           it reads them directly. Zeros below the first step, where no real
+                           observation exists, in training as in search. */
 } mb_agent_config;
+
+/* Width of x(a), the action's features: a candidate slot's fields (game.h). */
+#define MB_AGENT_ACTION_FEATURES MB_GAME_OBS_PER_CANDIDATE
 
 /* Defaults: game defaults (A = 16, 16 x 16 occupancy picture) with the gain block and the next
  * 4 buffers in the observation, latent 128, 1 block, support 31 atoms over [0, 10.5]
@@ -69,12 +82,19 @@ bool mb_agent_copy_weights(mb_agent *dst, const mb_agent *src, mb_error *err);
 /* The four modules in a fixed order (for optimisers and checkpoints). */
 void mb_agent_modules(mb_agent *ag, mb_nn_module *out[4]);
 int64_t mb_agent_param_count(const mb_agent *ag);
+/* Columns of the dynamics' input: latent + A (+ MB_AGENT_ACTION_FEATURES with action_features). */
+int32_t mb_agent_dynamics_inputs(const mb_agent_config *c);
+/* Writes x(a), the MB_AGENT_ACTION_FEATURES values of action a chosen on the real observation
+ * obs: slot a's fields for a candidate slot, zeros for slow memory or when obs is NULL (the
+ * state is one of the learned dynamics). Nothing is written without action_features. */
+void mb_agent_action_features(const mb_agent_config *c, const float *obs, int32_t action,
+                              float *out);
 
 /* Batch-1 inference (search and play): tapes sized once, no allocation per call. */
 typedef struct mb_agent_infer {
   const mb_agent *ag;
   mb_nn_tape repr, dyn, reward, pred;
-  mb_tensor x, in; /* observation row; [latent | one-hot] row */
+  mb_tensor x, in; /* observation row; the dynamics' input row */
 } mb_agent_infer;
 
 bool mb_agent_infer_create(mb_agent_infer *inf, const mb_agent *ag, mb_error *err);
@@ -82,8 +102,10 @@ void mb_agent_infer_free(mb_agent_infer *inf);
 /* h then f: latent (cfg.latent floats, may be NULL), policy logits (A), value (unscaled). */
 bool mb_agent_initial(mb_agent_infer *inf, const float *obs, float *latent, float *logits,
                       float *value, mb_error *err);
-/* g then r and f: next latent, reward (unscaled), policy logits, value. */
-bool mb_agent_recurrent(mb_agent_infer *inf, const float *latent, int32_t action,
+/* g then r and f: next latent, reward (unscaled), policy logits, value. obs: the real
+ * observation whose representation latent is, or NULL when latent is a state of the learned
+ * dynamics (it gives the action's features, mb_agent_action_features). */
+bool mb_agent_recurrent(mb_agent_infer *inf, const float *latent, int32_t action, const float *obs,
                         float *next_latent, float *reward, float *logits, float *value,
                         mb_error *err);
 /* The raw policy's greedy action among mask's legal ones (argmax of the logits). */

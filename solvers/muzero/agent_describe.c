@@ -52,6 +52,11 @@ void mb_agent_describe_game(FILE *out, const mb_agent_config *c, const char *pre
   if (g->gain_features) fprintf(out, ", the gain block");
   if (g->demand_bins > 0) fprintf(out, ", a demand profile of %d time bins", g->demand_bins);
   fprintf(out, ", globals; blocking lookahead %d buffers\n", g->lookahead);
+  if (c->action_features)
+    fprintf(out,
+            "%s%-16s one-hot plus the candidate slot's %d fields where the observation is real "
+            "(the search's root, the first unroll step)\n",
+            prefix, "dynamics action", MB_AGENT_ACTION_FEATURES);
 }
 
 bool mb_agent_describe(const char *path, FILE *out, mb_error *err) {

@@ -161,7 +161,7 @@ static bool learner_init(mb_learner *L, const mb_agent *ag, int32_t B, int32_t K
            mb_nn_tape_create(&L->srew[j], &ag->reward, B, err) &&
            (j + 1 == P || mb_nn_tape_create(&L->spred[j], &ag->pred, B, err));
     ok = ok && mb_nn_tape_create(&L->srepr, &ag->repr, B * P, err) &&
-         mb_tensor_init(&L->sin, B, L->W + L->A, err) &&
+         mb_tensor_init(&L->sin, B, mb_agent_dynamics_inputs(&ag->cfg), err) &&
          mb_tensor_init(&L->sobs, B * P, L->D, err) && mb_tensor_init(&L->sds, B, L->W, err) &&
          mb_tensor_init(&L->scarry, B, L->W, err) && mb_tensor_init(&L->svlog, B, L->S, err) &&
          mb_tensor_init(&L->sdpred, B, L->A + L->S, err);
@@ -173,12 +173,13 @@ static bool learner_init(mb_learner *L, const mb_agent *ag, int32_t B, int32_t K
     ok = mb_nn_tape_create(&L->dyn[k], &ag->dyn, B, err) &&
          mb_nn_tape_create(&L->rew[k], &ag->reward, B, err);
   int32_t W = L->W, A = L->A, S = L->S;
-  ok = ok && mb_tensor_init(&L->obs, B, L->D, err) && mb_tensor_init(&L->in, B, W + A, err) &&
+  int32_t X = mb_agent_dynamics_inputs(&ag->cfg);
+  ok = ok && mb_tensor_init(&L->obs, B, L->D, err) && mb_tensor_init(&L->in, B, X, err) &&
        mb_tensor_init(&L->bobs, L->NBOOT, L->D, err) && mb_tensor_init(&L->logits, B, A, err) &&
        mb_tensor_init(&L->vlog, L->NBOOT, S, err) && mb_tensor_init(&L->dpol, B, A, err) &&
        mb_tensor_init(&L->dval, B, S, err) && mb_tensor_init(&L->dpred, B, A + S, err) &&
        mb_tensor_init(&L->ds, B, W, err) && mb_tensor_init(&L->dtmp, B, W, err) &&
-       mb_tensor_init(&L->din, B, W + A, err) && mb_tensor_init(&L->carry, B, W, err) &&
+       mb_tensor_init(&L->din, B, X, err) && mb_tensor_init(&L->carry, B, W, err) &&
        mb_tensor_init(&L->rlog, B, S, err) && mb_tensor_init(&L->dr, B, S, err) &&
        mb_tensor_init(&L->tv, L->NB, 1, err) && mb_tensor_init(&L->vlog0, B, S, err);
   if (!ok) learner_release(L);
@@ -380,6 +381,19 @@ static double consistency_grad(mb_learner *L, int32_t k, const mb_tensor *target
                          mb_tensor_row(&L->ds, 0));
 }
 
+/* The dynamics' input [s | one_hot(a) | x(a)] of one unroll step: x(a) from each row's real
+ * observation at the first step (obs), zeros below it (obs NULL), as in search. */
+static bool dynamics_input(mb_tensor *in, const mb_tensor *s, const int32_t *action,
+                           const mb_tensor *obs, const mb_agent_config *c, mb_error *err) {
+  int32_t W = c->latent, A = c->game.n_actions;
+  if (!mb_tensor_set_cols(in, 0, s, err) || !mb_tensor_set_onehot(in, W, A, action, err))
+    return false;
+  for (int32_t r = 0; c->action_features && r < in->rows; r++)
+    mb_agent_action_features(c, obs ? mb_tensor_row(obs, r) : NULL, action[r],
+                             mb_tensor_row(in, r) + W + A);
+  return true;
+}
+
 /* Sibling paths: forward P dynamics steps from the root state s0 along the stored paths, then
  * at every step the reward and consistency losses and, where the path continues, the value loss
  * (all weighted sibling_weight / P, the value also value_weight), backward through the chain into
@@ -394,8 +408,8 @@ static bool sibling_paths(mb_learner *L, const mb_agent *ag, const mb_tensor *s0
   if (!target) return false;
   const mb_tensor *s = s0;
   for (int32_t j = 0; j < P; j++) {
-    if (!mb_tensor_set_cols(&L->sin, 0, s, err) ||
-        !mb_tensor_set_onehot(&L->sin, W, A, L->sact + (int64_t)j * B, err))
+    if (!dynamics_input(&L->sin, s, L->sact + (int64_t)j * B, j == 0 ? &L->obs : NULL, &ag->cfg,
+                        err))
       return false;
     s = mb_nn_forward(&L->sdyn[j], &L->sin, err);
     if (!s || !mb_nn_forward(&L->srew[j], s, err)) return false;
@@ -450,8 +464,8 @@ bool mb_learner_step(mb_learner *L, mb_agent *ag, mb_adam *opt, const mb_train_c
   for (int32_t k = 0; k <= K; k++) {
     if (!mb_nn_forward(&L->pred[k], s, err)) return false;
     if (k == K) break;
-    if (!mb_tensor_set_cols(&L->in, 0, s, err) ||
-        !mb_tensor_set_onehot(&L->in, W, A, L->actions + (int64_t)k * B, err))
+    if (!dynamics_input(&L->in, s, L->actions + (int64_t)k * B, k == 0 ? &L->obs : NULL, &ag->cfg,
+                        err))
       return false;
     s = mb_nn_forward(&L->dyn[k], &L->in, err);
     if (!s || !mb_nn_forward(&L->rew[k], s, err)) return false;

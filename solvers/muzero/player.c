@@ -14,6 +14,10 @@ struct mb_player {
   float *latents; /* (max_sims + 1) x W */
   float *obs, *logits, *policy;
   uint8_t *mask;
+  /* learned mode: the root's real observation (p->obs may be overwritten by the oracle's
+   * expansions), which gives the actions of the root's children their features */
+  float *root_obs;
+  int32_t root_node;
   /* leaf rollouts (mb_search_config.leaf_rollout): their own buffers, so that the node's
    * logits and mask stay the node's */
   int32_t leaf_rollout;
@@ -46,6 +50,7 @@ mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_erro
   p->search = mb_search_create(p->A, p->max_sims, err);
   p->latents = malloc((size_t)(p->max_sims + 1) * p->W * sizeof(float));
   p->obs = malloc((size_t)ag->cfg.obs_dim * sizeof(float));
+  p->root_obs = malloc((size_t)ag->cfg.obs_dim * sizeof(float));
   p->logits = malloc((size_t)p->A * sizeof(float));
   p->policy = malloc((size_t)p->A * sizeof(float));
   p->mask = malloc((size_t)p->A);
@@ -53,8 +58,8 @@ mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_erro
   p->roll_latent = malloc((size_t)2 * p->W * sizeof(float));
   p->roll_logits = malloc((size_t)p->A * sizeof(float));
   p->roll_mask = malloc((size_t)p->A);
-  if (!p->search || !p->latents || !p->obs || !p->logits || !p->policy || !p->mask ||
-      !p->oracle_logits || !p->roll_latent || !p->roll_logits || !p->roll_mask) {
+  if (!p->search || !p->latents || !p->obs || !p->root_obs || !p->logits || !p->policy ||
+      !p->mask || !p->oracle_logits || !p->roll_latent || !p->roll_logits || !p->roll_mask) {
     if (p->search) mb_fail(err, "player: out of memory");
     mb_player_free(p);
     return NULL;
@@ -99,6 +104,7 @@ void mb_player_free(mb_player *p) {
   mb_search_free(p->search);
   free(p->latents);
   free(p->obs);
+  free(p->root_obs);
   free(p->logits);
   free(p->policy);
   free(p->mask);
@@ -157,7 +163,7 @@ static bool rollout_learned(mb_player *p, const float *lat, int32_t depth, mb_se
   double g = 0;
   for (int32_t k = 0; k < steps; k++) {
     int32_t a = mb_agent_greedy(p->roll_logits, p->roll_mask, p->A);
-    if (!mb_agent_recurrent(&p->inf, cur, a, next, &r, p->roll_logits, &v, err)) return false;
+    if (!mb_agent_recurrent(&p->inf, cur, a, NULL, next, &r, p->roll_logits, &v, err)) return false;
     g += r;
     float *t = cur;
     cur = next;
@@ -174,8 +180,13 @@ static bool expand_learned(void *ctx, int32_t node, int32_t parent, int32_t acti
   out->has_mask = false;
   out->terminal = false;
   out->reward = 0;
-  if (parent < 0) return mb_agent_initial(&p->inf, p->obs, lat, out->logits, &out->value, err);
-  if (!mb_agent_recurrent(&p->inf, p->latents + (int64_t)parent * p->W, action, lat, &out->reward,
+  if (parent < 0) {
+    memcpy(p->root_obs, p->obs, (size_t)p->inf.ag->cfg.obs_dim * sizeof(float));
+    p->root_node = node;
+    return mb_agent_initial(&p->inf, p->obs, lat, out->logits, &out->value, err);
+  }
+  if (!mb_agent_recurrent(&p->inf, p->latents + (int64_t)parent * p->W, action,
+                          parent == p->root_node ? p->root_obs : NULL, lat, &out->reward,
                           out->logits, &out->value, err))
     return false;
   if (p->oracle != 0 && !apply_oracle(p, path, depth, out, err)) return false;

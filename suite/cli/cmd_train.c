@@ -70,6 +70,9 @@ static void usage(FILE *out) {
           "  --gain-features 0|1 (1: the observation shows the current buffer's exact gain if\n"
           "                    placed now and the standalone benefits of it and of the next\n"
           "                    buffers, in the agent's reward unit; 0: without them)\n"
+          "  --action-features 0|1 (0: the dynamics sees an action as a one-hot; 1: also the\n"
+          "                    candidate slot's fields of the real observation it is chosen\n"
+          "                    on, at the search's root and the first unroll step; fresh agents)\n"
           "  --simulations N (8)  --segment N (48)\n"
           "  --search gumbel|puct (gumbel: Gumbel MuZero, completed-Q policy targets; puct:\n"
           "                    MuZero's pUCT with Dirichlet noise at the root, moves sampled\n"
@@ -184,10 +187,21 @@ typedef struct train_command {
   const char *regex, *split, *data, *cat; /* training workloads (catalogue) */
   const char *vregex, *vcat;              /* validation workloads */
   bool keep_best, force, quiet;
+  const char *network_option; /* the first option given that shapes a fresh agent's networks */
   int64_t max_buffers;
   double minutes;
   char best[4096], state_out[4096], state_in[4096];
 } train_command;
+
+/* The options that shape a fresh agent's networks and game (a resumed agent keeps its own). */
+static bool is_network_option(const char *a) {
+  static const char *const names[] = {
+      "--latent", "--blocks",        "--actions",         "--next-buffers", "--demand-bins",
+      "--order",  "--gain-features", "--action-features", "--support",      "--shaping"};
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+    if (!strcmp(a, names[k])) return true;
+  return false;
+}
 
 /* Reads the options into T (defaults first). Returns 0, or 2 after an error line. */
 static int parse_options(int argc, char **argv, train_command *T) {
@@ -218,6 +232,7 @@ static int parse_options(int argc, char **argv, train_command *T) {
     }
     const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* the other options take a value */
     bool ok = true;
+    if (!T->network_option && is_network_option(a)) T->network_option = a;
     if (!strcmp(a, "--workloads"))
       ok = mb_option_text("train", a, v, &T->regex);
     else if (!strcmp(a, "--split")) {
@@ -262,6 +277,10 @@ static int parse_options(int argc, char **argv, train_command *T) {
       if (!mb_option_text("train", a, v, &v)) return 2;
       ok = mb_game_order_parse(v, &T->cfg.agent.game.order);
       if (!ok) return bad(a, v, "heuristic, start or size");
+    } else if (!strcmp(a, "--action-features")) {
+      int32_t on = 0;
+      ok = mb_option_i32("train", a, v, 0, 1, &on);
+      T->cfg.agent.action_features = on != 0;
     } else if (!strcmp(a, "--gain-features")) {
       int32_t on = 0;
       ok = mb_option_i32("train", a, v, 0, 1, &on);
@@ -412,6 +431,11 @@ static int check_options(train_command *T) {
             T->cfg.lr);
     return 2;
   }
+  if (T->cfg.resume && T->network_option)
+    fprintf(stderr,
+            "mallocbench train: warning: %s ignored: a resumed agent keeps the network and game "
+            "layout of %s (see `mallocbench show %s`)\n",
+            T->network_option, T->cfg.resume, T->cfg.resume);
   if (T->cfg.agent.game.shaping > 0) {
     /* shaped rewards and values can be negative: a symmetric support, as many atoms per unit */
     T->cfg.agent.support_min = -T->cfg.agent.support_max;

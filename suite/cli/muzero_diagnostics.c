@@ -94,19 +94,20 @@ static bool diag_workload(const mb_agent *ag, mb_game *g, double scale, const di
   mb_agent_infer inf;
   if (!mb_agent_infer_create(&inf, ag, err)) return false;
   float *obs = malloc((size_t)ag->cfg.obs_dim * sizeof(float));
+  float *root_obs = malloc((size_t)ag->cfg.obs_dim * sizeof(float)); /* obs is scratch below */
   float *lat = malloc((size_t)W * sizeof(float)), *logits = malloc((size_t)A * sizeof(float));
   float *l2 = malloc((size_t)A * sizeof(float));
   double *q1 = malloc((size_t)A * 5 * sizeof(double)); /* Q1 | Q1^ | QR | logits | r */
   uint8_t *mask = malloc((size_t)A), *m2 = malloc((size_t)A);
-  bool ok = obs && lat && logits && l2 && q1 && mask && m2;
+  bool ok = obs && root_obs && lat && logits && l2 && q1 && mask && m2;
   if (!ok) mb_fail(err, "bench muzero: out of memory");
   double rs = 1.0 / scale;
   mb_game_reset(g);
   for (int32_t t = 0; ok && !mb_game_done(g); t++) {
     mb_game_legal_mask(g, mask);
-    mb_game_observe(g, obs);
+    mb_game_observe(g, root_obs);
     float v;
-    ok = mb_agent_initial(&inf, obs, lat, logits, &v, err);
+    ok = mb_agent_initial(&inf, root_obs, lat, logits, &v, err);
     int32_t greedy = mb_agent_greedy(logits, mask, A);
     int32_t n_legal = 0;
     for (int32_t a = 0; a < A; a++) n_legal += mask[a] != 0;
@@ -119,7 +120,7 @@ static bool diag_workload(const mb_agent *ag, mb_game *g, double scale, const di
         if (!mask[a]) continue;
         float rhat, vhat, v2 = 0;
         double r = 0;
-        ok = mb_agent_recurrent(&inf, lat, a, NULL, &rhat, l2, &vhat, err) &&
+        ok = mb_agent_recurrent(&inf, lat, a, root_obs, NULL, &rhat, l2, &vhat, err) &&
              mb_game_restore(g, snap, err) && mb_game_step(g, a, &r, err);
         r *= rs;
         if (ok && !mb_game_done(g)) {
@@ -175,6 +176,7 @@ static bool diag_workload(const mb_agent *ag, mb_game *g, double scale, const di
   }
   d->ret += mb_game_return(g);
   free(obs);
+  free(root_obs);
   free(lat);
   free(logits);
   free(l2);
@@ -362,7 +364,11 @@ static bool unroll_workload(const mb_agent *ag, mb_game *g, double scale, const 
   double *rew = malloc((size_t)cap * sizeof(double)), *val = malloc((size_t)cap * sizeof(double));
   int32_t *act = malloc((size_t)cap * sizeof(int32_t));
   uint8_t *mask = malloc((size_t)A);
-  bool ok = obs && logits && lat && chain && rew && val && act && mask;
+  /* every decision's observation, for the first learned step's action features */
+  int32_t D = ag->cfg.obs_dim;
+  float *obs_at = ag->cfg.action_features ? malloc((size_t)cap * (size_t)D * sizeof(float)) : NULL;
+  bool ok = obs && logits && lat && chain && rew && val && act && mask &&
+            (obs_at || !ag->cfg.action_features);
   if (!ok) mb_fail(err, "bench muzero: out of memory");
   double rs = 1.0 / scale;
   int32_t T = 0;
@@ -375,6 +381,7 @@ static bool unroll_workload(const mb_agent *ag, mb_game *g, double scale, const 
     float v;
     double r = 0;
     mb_game_observe(g, obs);
+    if (obs_at) memcpy(obs_at + (size_t)T * D, obs, (size_t)D * sizeof(float));
     mb_game_legal_mask(g, mask);
     ok = mb_agent_initial(&inf, obs, lat + (size_t)T * W, logits, &v, err);
     act[T] = mb_agent_greedy(logits, mask, A);
@@ -398,7 +405,8 @@ static bool unroll_workload(const mb_agent *ag, mb_game *g, double scale, const 
     for (int32_t k = 0; ok && k <= UNROLL_MAX && t + k <= T; k++) {
       if (k > 0) {
         float rhat, vhat;
-        ok = mb_agent_recurrent(&inf, cur, act[t + k - 1], next, &rhat, logits, &vhat, err);
+        const float *o = k == 1 && obs_at ? obs_at + (size_t)t * D : NULL;
+        ok = mb_agent_recurrent(&inf, cur, act[t + k - 1], o, next, &rhat, logits, &vhat, err);
         if (!ok) break;
         float *tmp = cur;
         cur = next;
@@ -418,6 +426,7 @@ static bool unroll_workload(const mb_agent *ag, mb_game *g, double scale, const 
   }
   free(to_go);
   free(obs);
+  free(obs_at);
   free(logits);
   free(lat);
   free(chain);

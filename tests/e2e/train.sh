@@ -8,8 +8,9 @@
 # instances in the curriculum (--synth-packing) and a Q spread floor in self-play search
 # (--q-range), uniform segment starts (--segment-start uniform) and a cosine learning-rate
 # decay (--lr-end) train and change the weights; the gain block (--gain-features), the demand
-# profile (--demand-bins), the buffer order (--order) and reward shaping (--shaping) are recorded in the checkpoint and played with; bench muzero evaluates an
-# agent on a catalogue file of one's own (--catalogue)
+# profile (--demand-bins), the buffer order (--order), reward shaping (--shaping) and the
+# dynamics' action features (--action-features) are recorded in the checkpoint and played
+# with; bench muzero evaluates an agent on a catalogue file of one's own (--catalogue)
 # (with pUCT too: --search puct) and measures search's one-step evaluations (--model-error) and policy improvement
 # (--search-regret); a validation set
 # (--validate) is refused when it overlaps the training workloads, is stored as the curve's
@@ -116,6 +117,12 @@ cp "$TMP/a.h5" "$TMP/r.h5"
 "$MB" train "${TINY[@]}" --steps 50 --seed 3 --resume "$TMP/r.h5" --out "$TMP/r.h5" \
   >"$TMP/out" 2>"$TMP/err" || fail "resume: $(cat "$TMP/err")"
 grep -q "trained 20 updates in [0-9]* s (in total: 50 updates" "$TMP/out" || fail "resumed summary: $(cat "$TMP/out")"
+# the network options of the original command, given again, are said to be ignored on resume
+grep -q "warning: --latent ignored: a resumed agent keeps the network and game layout of $TMP/r.h5" \
+  "$TMP/err" || fail "resume with --latent: no warning: $(cat "$TMP/err")"
+"$MB" train --synthetic --synth-min 16 --synth-max 32 --batch 16 -q --steps 55 --seed 3 \
+  --resume "$TMP/r.h5" --out "$TMP/r.h5" >/dev/null 2>"$TMP/err" || fail "resume: $(cat "$TMP/err")"
+! grep -q "warning" "$TMP/err" || fail "resume without network options warns: $(cat "$TMP/err")"
 
 # a run killed (SIGKILL) once its training state exists resumes from it bit for bit: the same
 # weights, optimiser and curve returns as the run that never stopped, which leaves no state
@@ -245,6 +252,23 @@ for want in "^trained by       mallocbench train .*--demand-bins 4 --out $TMP/d4
   grep -qE -- "$want" "$TMP/out" || fail "show d4.h5: no line matching '$want' in: $(cat "$TMP/out")"
 done
 expect 2 "--hardware applies to workloads" "$MB" show "$TMP/d4.h5" --hardware tpu-v4i
+# action features for the dynamics (--action-features 1, off by default): recorded in the
+# checkpoint, described by show, change what is learned, and both solvers play with them
+expect 2 "--action-features '2': expected an integer in 0\.\.1" \
+  "$MB" train "${TINY[@]}" --steps 5 --action-features 2 --out "$TMP/x.h5"
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --action-features 1 --out "$TMP/af.h5" \
+  >/dev/null 2>"$TMP/err" || fail "--action-features 1: $(cat "$TMP/err")"
+h5dump -a cfg.action_features "$TMP/af.h5" | grep -q "(0): 1" &&
+  h5dump -a cfg.action_features "$TMP/a.h5" | grep -q "(0): 0" ||
+  fail "the checkpoints do not record cfg.action_features = 1 and 0"
+! same_weights "$TMP/a.h5" "$TMP/af.h5" || fail "--action-features 1 did not change the weights"
+"$MB" show "$TMP/af.h5" | grep -q "^dynamics action  one-hot plus the candidate slot's 6 fields" ||
+  fail "show af.h5: no dynamics action line: $("$MB" show "$TMP/af.h5")"
+! "$MB" show "$TMP/a.h5" | grep -q "^dynamics action" || fail "show a.h5: a dynamics action line"
+for solver in mallocmuzero mallocmuzero-exact; do
+  "$MB" solve datasets/samples/conv_block.wl --solver $solver --agent "$TMP/af.h5" \
+    --simulations 4 >/dev/null 2>"$TMP/err" || fail "solve $solver, action features: $(cat "$TMP/err")"
+done
 # the recorded command line is shell-quoted: it pastes back as the same arguments
 "$MB" train "${TINY[@]}" --steps 1 --out "$TMP/it's here.h5" >/dev/null 2>"$TMP/err" ||
   fail "train --out with a quote: $(cat "$TMP/err")"
@@ -368,23 +392,28 @@ grep -Eq "^  mean regret against the rollout-best move: raw policy [0-9.]+, lear
 [0-9.]+, exact-game search [0-9.]+$" "$TMP/out" || fail "--search-regret: $(cat "$TMP/out")"
 [ "$(grep -c "^  moves changed" "$TMP/out")" -eq 3 ] || fail "--search-regret: $(cat "$TMP/out")"
 expect 2 "--search-regret needs --agent FILE" "$MB" bench muzero --search-regret 1
-# the search's one-step evaluations against the same rollouts (bench muzero --model-error)
-"$MB" bench muzero --agent "$TMP/a.h5" --model-error 1 --catalogue "$TMP/cat.txt" --split train \
-  >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --model-error: $(cat "$TMP/err")"
-grep -Eq "^  exact Q1 vs raw-policy rollout \|diff\| +[0-9]+\.[0-9]+$" "$TMP/out" ||
-  fail "--model-error: $(cat "$TMP/out")"
-grep -Eq "^  argmax is a rollout-best action: exact Q1 [01]\.[0-9]+, learned Q1\^ [01]\.[0-9]+, \
-policy logits [01]\.[0-9]+$" "$TMP/out" || fail "--model-error: $(cat "$TMP/out")"
+# the search's one-step evaluations against the same rollouts (bench muzero --model-error), also
+# for the agent with action features (its learned first steps read the root's observation)
+for ag in a af; do
+  "$MB" bench muzero --agent "$TMP/$ag.h5" --model-error 1 --catalogue "$TMP/cat.txt" \
+    --split train >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --model-error: $(cat "$TMP/err")"
+  grep -Eq "^  exact Q1 vs raw-policy rollout \|diff\| +[0-9]+\.[0-9]+$" "$TMP/out" ||
+    fail "--model-error ($ag): $(cat "$TMP/out")"
+  grep -Eq "^  argmax is a rollout-best action: exact Q1 [01]\.[0-9]+, learned Q1\^ [01]\.[0-9]+, \
+policy logits [01]\.[0-9]+$" "$TMP/out" || fail "--model-error ($ag): $(cat "$TMP/out")"
+done
 expect 2 "--model-error needs --agent FILE" "$MB" bench muzero --model-error 1
 # path values k steps deep, exact game and learned model (bench muzero --unroll-error): at k = 0
 # both are the value network's v(h(o)), so they agree exactly; paths only shrink with k
-"$MB" bench muzero --agent "$TMP/a.h5" --unroll-error 1 --catalogue "$TMP/cat.txt" --split train \
-  >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --unroll-error: $(cat "$TMP/err")"
-awk '/^ +[0-9]+ +[0-9]+ / { rows++
-       if ($1 != rows - 1 || (rows > 1 && $2 > paths)) bad = 1
-       if ($1 == 0 && ($3 != $4 || $5 != 0 || $6 != 0 || $7 != 0 || $2 < 1)) bad = 1
-       paths = $2 }
-     END { exit bad || rows < 2 }' "$TMP/out" || fail "--unroll-error: $(cat "$TMP/out")"
+for ag in a af; do
+  "$MB" bench muzero --agent "$TMP/$ag.h5" --unroll-error 1 --catalogue "$TMP/cat.txt" \
+    --split train >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --unroll-error: $(cat "$TMP/err")"
+  awk '/^ +[0-9]+ +[0-9]+ / { rows++
+         if ($1 != rows - 1 || (rows > 1 && $2 > paths)) bad = 1
+         if ($1 == 0 && ($3 != $4 || $5 != 0 || $6 != 0 || $7 != 0 || $2 < 1)) bad = 1
+         paths = $2 }
+       END { exit bad || rows < 2 }' "$TMP/out" || fail "--unroll-error ($ag): $(cat "$TMP/out")"
+done
 expect 2 "--unroll-error needs --agent FILE" "$MB" bench muzero --unroll-error 1
 expect 2 "--unroll-error '0': expected an integer in" \
   "$MB" bench muzero --agent "$TMP/a.h5" --unroll-error 0
