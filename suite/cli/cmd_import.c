@@ -1,6 +1,6 @@
 /* mallocbench import: an XLA HLO text dump or a MiniMalloc buffer CSV -> the native workload
- * format, with a one-line summary. The import rules are in datasets/README.md ("HLO import",
- * "Buffer CSV import"). */
+ * format, with a one-line summary. The import rules are in datasets/HLO_IMPORT.md ("HLO
+ * import", "Buffer CSV import"). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +21,8 @@ static void usage(FILE *out) {
           "       mallocbench import csv FILE -o OUT [--capacity BYTES]\n\n"
           "Imports an XLA HLO text dump (--xla_dump_hlo_as_text) or a MiniMalloc buffer CSV\n"
           "(id,lower,upper,size[,benefit]) into the native workload format and prints a\n"
-          "one-line summary. Rules: datasets/README.md, sections \"HLO import\" and \"Buffer CSV\n"
-          "import\".\n\n"
+          "one-line summary. Rules: datasets/HLO_IMPORT.md, sections \"HLO import\" and\n"
+          "\"Buffer CSV import\".\n\n"
           "  -o, --output OUT   native workload file to write (required)\n"
           "  --no-fusion        keep elementwise/broadcast/convert/constant producers as ops\n"
           "  --no-pin-params    let entry parameters be placed in fast memory\n"

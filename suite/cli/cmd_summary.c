@@ -21,7 +21,7 @@ static int usage(FILE *out, int status) {
           "                       file that records each workload's split.\n"
           "  --workloads REGEX    only the cases whose workload name matches REGEX (PCRE2,\n"
           "                       unanchored, as run and list --workloads), e.g. '^minimalloc'\n"
-          "                       or '^(at|strassen|standard)_' for one workload family.\n\n"
+          "                       or '^(at|strassen2|standard)_' for one workload family.\n\n"
           "Both filters may be given: a case must pass both. The header says which applied and\n"
           "how many cases are left. A REGEX that does not compile, or filters that leave no\n"
           "case, are errors (exit 2).\n");
