@@ -14,10 +14,10 @@ struct mb_player {
   float *latents; /* (max_sims + 1) x W */
   float *obs, *logits, *policy;
   uint8_t *mask;
-  /* learned mode: the root's real observation (p->obs may be overwritten by the oracle's
-   * expansions), which gives the actions of the root's children their features */
+  /* learned mode with action features: the root's real observation (p->obs may be overwritten
+   * by the oracle's expansions), which gives the actions of the root's children (depth 1) their
+   * features */
   float *root_obs;
-  int32_t root_node;
   /* leaf rollouts (mb_search_config.leaf_rollout): their own buffers, so that the node's
    * logits and mask stay the node's */
   int32_t leaf_rollout;
@@ -180,14 +180,14 @@ static bool expand_learned(void *ctx, int32_t node, int32_t parent, int32_t acti
   out->has_mask = false;
   out->terminal = false;
   out->reward = 0;
+  const mb_agent_config *cfg = &p->inf.ag->cfg;
   if (parent < 0) {
-    memcpy(p->root_obs, p->obs, (size_t)p->inf.ag->cfg.obs_dim * sizeof(float));
-    p->root_node = node;
+    if (cfg->action_features) memcpy(p->root_obs, p->obs, (size_t)cfg->obs_dim * sizeof(float));
     return mb_agent_initial(&p->inf, p->obs, lat, out->logits, &out->value, err);
   }
   if (!mb_agent_recurrent(&p->inf, p->latents + (int64_t)parent * p->W, action,
-                          parent == p->root_node ? p->root_obs : NULL, lat, &out->reward,
-                          out->logits, &out->value, err))
+                          depth == 1 ? p->root_obs : NULL, lat, &out->reward, out->logits,
+                          &out->value, err))
     return false;
   if (p->oracle != 0 && !apply_oracle(p, path, depth, out, err)) return false;
   return p->leaf_rollout == 0 || rollout_learned(p, lat, depth, out, err);
