@@ -27,11 +27,19 @@ typedef struct fixture {
 
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
+  if (!f) return -1;
   f->dir = mb_test_temp_dir();
-  if (!f->dir) return -1;
+  if (!f->dir) {
+    free(f);
+    return -1;
+  }
   snprintf(f->catalogue, sizeof f->catalogue, "%s/catalogue.txt", f->dir);
   FILE *c = fopen(f->catalogue, "w");
-  if (!c) return -1;
+  if (!c) {
+    free(f->dir);
+    free(f);
+    return -1;
+  }
   const char *src = mb_source_dir();
   fprintf(c, "name kind source args hardware capacity split tags\n");
   fprintf(c, "mlp_tiny native %s/datasets/samples/mlp_tiny.wl - tpu-v4i 2MiB test quick\n", src);

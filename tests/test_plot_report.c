@@ -56,12 +56,25 @@ static bool curve_solver(const mb_workload *w, const mb_hardware *hw, const mb_s
 
 static const mb_solver EXTRA[] = {{"with_curve", "heuristic plus a training curve", curve_solver}};
 
+static int teardown(void **state);
+
 static int setup(void **state) {
   fixture *fx = calloc(1, sizeof *fx);
+  if (!fx) return -1;
   fx->dir = mb_test_temp_dir();
+  if (!fx->dir) {
+    free(fx);
+    return -1;
+  }
   char catalogue[1024];
   snprintf(catalogue, sizeof catalogue, "%s/catalogue.txt", fx->dir);
   FILE *f = fopen(catalogue, "w");
+  if (!f) {
+    fprintf(stderr, "setup: cannot write %s\n", catalogue);
+    free(fx->dir);
+    free(fx);
+    return -1;
+  }
   fputs(CATALOGUE, f);
   fclose(f);
   snprintf(fx->results, sizeof fx->results, "%s/results.h5", fx->dir);
@@ -79,16 +92,17 @@ static int setup(void **state) {
                        .out = fx->results,
                        .command_line = "test_plot_report"};
   FILE *log = fopen("/dev/null", "w");
-  cfg.log = log;
+  cfg.log = log ? log : stderr;
   mb_run_stats stats;
   mb_error err;
   bool ok = mb_run(&cfg, &stats, &err);
-  fclose(log);
+  if (log) fclose(log);
+  *state = fx;
   if (!ok) {
     fprintf(stderr, "setup: mb_run failed: %s\n", err.message);
+    teardown(state);
     return -1;
   }
-  *state = fx;
   return 0;
 }
 
