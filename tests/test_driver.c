@@ -25,6 +25,8 @@ typedef struct fixture {
   char catalogue[4096];
 } fixture;
 
+static int teardown(void **state);
+
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
   if (!f) return -1;
@@ -34,10 +36,10 @@ static int setup(void **state) {
     return -1;
   }
   snprintf(f->catalogue, sizeof f->catalogue, "%s/catalogue.txt", f->dir);
+  *state = f;
   FILE *c = fopen(f->catalogue, "w");
   if (!c) {
-    free(f->dir);
-    free(f);
+    teardown(state);
     return -1;
   }
   const char *src = mb_source_dir();
@@ -50,7 +52,6 @@ static int setup(void **state) {
           src);
   fprintf(c, "ghost hlo no/such/dump.hlo - tpu-v4i profile test quick\n");
   fclose(c);
-  *state = f;
   return 0;
 }
 

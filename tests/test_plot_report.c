@@ -68,11 +68,11 @@ static int setup(void **state) {
   }
   char catalogue[1024];
   snprintf(catalogue, sizeof catalogue, "%s/catalogue.txt", fx->dir);
+  *state = fx;
   FILE *f = fopen(catalogue, "w");
   if (!f) {
     fprintf(stderr, "setup: cannot write %s\n", catalogue);
-    free(fx->dir);
-    free(fx);
+    teardown(state);
     return -1;
   }
   fputs(CATALOGUE, f);
@@ -97,7 +97,6 @@ static int setup(void **state) {
   mb_error err;
   bool ok = mb_run(&cfg, &stats, &err);
   if (log) fclose(log);
-  *state = fx;
   if (!ok) {
     fprintf(stderr, "setup: mb_run failed: %s\n", err.message);
     teardown(state);
