@@ -119,7 +119,8 @@ bool mb_plot_parse_formats(const char *list, unsigned *formats, mb_error *err) {
   return true;
 }
 
-/* Terminal for a format at a size in pixels (PDF: 100 px per inch). */
+/* Terminal for a format at a size in pixels. PDF: 150 px per inch, so that a 1000-1100 px
+ * figure is about a page's text width and its 8 pt labels stay 8 pt in the paper. */
 static void terminal_for(unsigned bit, int width, int height, char *out, size_t n) {
   switch (bit) {
     case MB_PLOT_PNG:
@@ -127,8 +128,8 @@ static void terminal_for(unsigned bit, int width, int height, char *out, size_t 
                height);
       break;
     case MB_PLOT_PDF:
-      snprintf(out, n, "pdfcairo size %.2fin,%.2fin font \"Sans,8\"", width / 100.0,
-               height / 100.0);
+      snprintf(out, n, "pdfcairo size %.2fin,%.2fin font \"Sans,8\"", width / 150.0,
+               height / 150.0);
       break;
     default:
       snprintf(out, n, "svg size %d,%d font \"Sans,11\" background rgb \"white\"", width, height);

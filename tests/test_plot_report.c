@@ -171,6 +171,36 @@ static void test_plot_writes_every_figure(void **state) {
   free(text);
 }
 
+/* PDF figures go into the paper at its text width (about 470-490 pt): a 1000 px figure is
+ * drawn about that wide, so that its 8 pt labels are not shrunk to unreadable size. */
+static void test_plot_pdf_fits_text_width(void **state) {
+  fixture *fx = *state;
+  char gnuplot[1024];
+  if (!mb_plot_find_gnuplot(gnuplot, sizeof gnuplot)) skip();
+  char out[1024];
+  snprintf(out, sizeof out, "%s/figures-pdf", fx->dir);
+  mb_plot_options opt = {.out_dir = out, .formats = MB_PLOT_PDF};
+  mb_plot_outputs outputs;
+  mb_error err;
+  if (!mb_plot_all(fx->results, &opt, &outputs, &err)) fail_msg("%s", err.message);
+  assert_int_equal(outputs.n, 6);
+  char pdf[1200];
+  snprintf(pdf, sizeof pdf, "%s/training_curves.pdf", out);
+  size_t n = 0;
+  char *bytes = mb_read_file(pdf, &n);
+  assert_non_null(bytes);
+  assert_memory_equal(bytes, "%PDF", 4);
+  const char *box = NULL;
+  for (size_t i = 0; i + 8 < n && !box; i++)
+    if (!memcmp(bytes + i, "MediaBox", 8)) box = bytes + i;
+  if (!box) fail_msg("%s: no MediaBox", pdf);
+  double x0, y0, width, height;
+  assert_int_equal(sscanf(box, "MediaBox [ %lf %lf %lf %lf", &x0, &y0, &width, &height), 4);
+  assert_true(width >= 400 && width <= 500);
+  assert_true(height > 250 && height < width);
+  free(bytes);
+}
+
 /* A results file written before curves had references (the attribute removed from every curve
  * of a copy): the training-curve figure is drawn as it was, the curve without a reference line. */
 static void test_plot_curves_without_reference(void **state) {
@@ -998,6 +1028,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_plot_writes_every_figure),
       cmocka_unit_test(test_plot_curves_without_reference),
+      cmocka_unit_test(test_plot_pdf_fits_text_width),
       cmocka_unit_test(test_plot_errors),
       cmocka_unit_test(test_report_numbers_match_hdf5),
       cmocka_unit_test(test_report_errors),
