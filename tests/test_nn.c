@@ -741,6 +741,58 @@ static void test_adam_decay_and_clip(void **state) {
   mb_nn_module_free(&m);
 }
 
+/* A frozen module stays exactly as it is through later steps, though its moments from earlier
+ * steps and its weight decay would move it, and the gradient norm and clipping leave it out;
+ * the other module keeps training. An unknown module is an error naming it. */
+static void test_adam_freeze(void **state) {
+  (void)state;
+  mb_nn_module a, b;
+  mb_rng rng;
+  mb_rng_seed(&rng, 13);
+  CHECK(mb_nn_module_create(&a, "a", 3, err));
+  CHECK(mb_nn_add_linear(&a, 2, MB_INIT_HE, err));
+  CHECK(mb_nn_module_create(&b, "b", 3, err));
+  CHECK(mb_nn_add_linear(&b, 2, MB_INIT_HE, err));
+  mb_nn_module_init_params(&a, &rng);
+  mb_nn_module_init_params(&b, &rng);
+  mb_adam opt;
+  mb_adam_config cfg;
+  mb_adam_config_default(&cfg);
+  cfg.lr = 0.1;
+  cfg.weight_decay = 0.5;
+  mb_nn_module *mods[] = {&a, &b};
+  CHECK(mb_adam_create(&opt, mods, 2, &cfg, err));
+  /* one step with gradients everywhere: both move, both get moments */
+  a.params[0].grad.data[0] = 1.0f;
+  b.params[0].grad.data[0] = 1.0f;
+  CHECK(mb_adam_step(&opt, err));
+  mb_error unknown;
+  assert_false(mb_adam_freeze(&opt, "c", &unknown));
+  assert_non_null(strstr(unknown.message, "no module named 'c'"));
+  CHECK(mb_adam_freeze(&opt, "a", err));
+  float a0 = a.params[0].value.data[0], a1 = a.params[0].value.data[1];
+  float b0 = b.params[0].value.data[0], b1 = b.params[0].value.data[1];
+  /* gradients of 3 (frozen) and 4 (trained): the norm is 4, clipping to 2 halves b's only */
+  mb_nn_zero_grad(&a);
+  mb_nn_zero_grad(&b);
+  a.params[0].grad.data[0] = 3.0f;
+  b.params[0].grad.data[0] = 4.0f;
+  assert_true(fabs(mb_adam_grad_norm(&opt) - 4.0) < 1e-12);
+  assert_true(fabs(mb_adam_clip_grad_norm(&opt, 2.0) - 4.0) < 1e-12);
+  assert_true(a.params[0].grad.data[0] == 3.0f);
+  assert_true(b.params[0].grad.data[0] == 2.0f);
+  for (int i = 0; i < 3; i++) CHECK(mb_adam_step(&opt, err));
+  assert_true(a.params[0].value.data[0] == a0 && a.params[0].value.data[1] == a1);
+  assert_true(b.params[0].value.data[0] != b0 && b.params[0].value.data[1] != b1);
+  /* a frozen module's gradient is not checked either: it is not used */
+  a.params[0].grad.data[0] = NAN;
+  CHECK(mb_adam_step(&opt, err));
+  assert_true(a.params[0].value.data[0] == a0);
+  mb_adam_free(&opt);
+  mb_nn_module_free(&a);
+  mb_nn_module_free(&b);
+}
+
 /* ---------------------------------------------------------------- tapes, batching, determinism */
 
 /* Two applications of one module accumulate the sum of their gradients; a batch of rows gives
@@ -944,15 +996,16 @@ static void test_building_errors(void **state) {
 int main(void) {
   mb_blas_set_threads(1);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_grad_linear),         cmocka_unit_test(test_grad_relu),
-      cmocka_unit_test(test_grad_layernorm),      cmocka_unit_test(test_grad_resblock),
-      cmocka_unit_test(test_grad_minmax),         cmocka_unit_test(test_minmax_constant_row),
-      cmocka_unit_test(test_grad_losses),         cmocka_unit_test(test_softmax_xent_errors),
-      cmocka_unit_test(test_value_transform),     cmocka_unit_test(test_twohot),
-      cmocka_unit_test(test_grad_unroll),         cmocka_unit_test(test_adam_least_squares),
-      cmocka_unit_test(test_adam_decay_and_clip), cmocka_unit_test(test_accumulate_and_batch),
-      cmocka_unit_test(test_determinism),         cmocka_unit_test(test_building_errors),
-      cmocka_unit_test(test_tensor_ops),          cmocka_unit_test(test_blas_threads),
+      cmocka_unit_test(test_grad_linear),          cmocka_unit_test(test_grad_relu),
+      cmocka_unit_test(test_grad_layernorm),       cmocka_unit_test(test_grad_resblock),
+      cmocka_unit_test(test_grad_minmax),          cmocka_unit_test(test_minmax_constant_row),
+      cmocka_unit_test(test_grad_losses),          cmocka_unit_test(test_softmax_xent_errors),
+      cmocka_unit_test(test_value_transform),      cmocka_unit_test(test_twohot),
+      cmocka_unit_test(test_grad_unroll),          cmocka_unit_test(test_adam_least_squares),
+      cmocka_unit_test(test_adam_decay_and_clip),  cmocka_unit_test(test_adam_freeze),
+      cmocka_unit_test(test_accumulate_and_batch), cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_building_errors),      cmocka_unit_test(test_tensor_ops),
+      cmocka_unit_test(test_blas_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -161,6 +161,53 @@ static void test_resume(void **state) {
 
 /* The progress line: wall-clock steps/s with the learner's and self-play's own rates beside
  * it, and an ETA when the run has a step limit (none with only a time limit). */
+/* --freeze: resumed with the representation and prediction networks frozen, only the learned
+ * model (dynamics, reward) changes; their weights are bit for bit the checkpoint's. An unknown
+ * network is refused with its name. */
+static void test_freeze(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  char *first = mb_test_temp_path("freeze-first.h5"), *second = mb_test_temp_path("freeze.h5");
+  mb_train_config cfg;
+  tiny_config(&cfg, 4, 40);
+  cfg.out = first;
+  mb_train_result res;
+  mb_error err = {{0}};
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  mb_train_result_free(&res);
+  cfg.resume = first;
+  cfg.out = second;
+  cfg.steps = 80;
+  cfg.freeze = "repr,pred";
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_int_equal(res.updates, 40);
+  mb_train_result_free(&res);
+  mb_agent a, b;
+  assert_true(mb_agent_load(first, &a, NULL, NULL, NULL, &err));
+  assert_true(mb_agent_load(second, &b, NULL, NULL, NULL, &err));
+  mb_nn_module *ma[4], *mb[4];
+  mb_agent_modules(&a, ma);
+  mb_agent_modules(&b, mb);
+  for (int i = 0; i < 4; i++) {
+    bool same = true;
+    for (int32_t p = 0; p < ma[i]->n_params; p++)
+      same = same && mb_tensor_equal(&ma[i]->params[p].value, &mb[i]->params[p].value);
+    bool frozen = !strcmp(ma[i]->name, "repr") || !strcmp(ma[i]->name, "pred");
+    if (same != frozen) fail_msg("module %s: same %d, frozen %d", ma[i]->name, same, frozen);
+  }
+  mb_agent_free(&a);
+  mb_agent_free(&b);
+  cfg.freeze = "repr,policy";
+  cfg.steps = 100;
+  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_non_null(strstr(err.message, "--freeze 'repr,policy'"));
+  assert_non_null(strstr(err.message, "no module named 'policy'"));
+  unlink(first);
+  unlink(second);
+  free(first);
+  free(second);
+}
+
 static void test_progress_line(void **state) {
   (void)state;
   mb_blas_set_threads(1);
@@ -793,14 +840,14 @@ static void test_bad_config(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_policy_learns),       cmocka_unit_test(test_resume),
-      cmocka_unit_test(test_determinism),         cmocka_unit_test(test_priority_replay),
-      cmocka_unit_test(test_sibling_transitions), cmocka_unit_test(test_bad_config),
-      cmocka_unit_test(test_self_play_exact),     cmocka_unit_test(test_synth_packing),
-      cmocka_unit_test(test_validation),          cmocka_unit_test(test_eval_hook),
-      cmocka_unit_test(test_no_decisions),        cmocka_unit_test(test_state_resume),
-      cmocka_unit_test(test_segment_start),       cmocka_unit_test(test_lr_schedule),
-      cmocka_unit_test(test_progress_line),
+      cmocka_unit_test(test_policy_learns),   cmocka_unit_test(test_resume),
+      cmocka_unit_test(test_freeze),          cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_priority_replay), cmocka_unit_test(test_sibling_transitions),
+      cmocka_unit_test(test_bad_config),      cmocka_unit_test(test_self_play_exact),
+      cmocka_unit_test(test_synth_packing),   cmocka_unit_test(test_validation),
+      cmocka_unit_test(test_eval_hook),       cmocka_unit_test(test_no_decisions),
+      cmocka_unit_test(test_state_resume),    cmocka_unit_test(test_segment_start),
+      cmocka_unit_test(test_lr_schedule),     cmocka_unit_test(test_progress_line),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

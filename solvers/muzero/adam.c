@@ -54,8 +54,17 @@ bool mb_adam_create(mb_adam *opt, mb_nn_module *const *modules, int32_t n_module
   return true;
 }
 
+bool mb_adam_freeze(mb_adam *opt, const char *module, mb_error *err) {
+  bool found = false;
+  for (int32_t i = 0; i < opt->n; i++)
+    if (!strcmp(opt->slots[i].module, module)) found = opt->slots[i].frozen = true;
+  if (!found) return mb_fail(err, "adam: no module named '%s' to freeze", module);
+  return true;
+}
+
 bool mb_adam_step(mb_adam *opt, mb_error *err) {
   for (int32_t i = 0; i < opt->n; i++) {
+    if (opt->slots[i].frozen) continue;
     const mb_tensor *g = &opt->slots[i].param->grad;
     int64_t n = mb_tensor_size(g);
     for (int64_t k = 0; k < n; k++)
@@ -70,6 +79,7 @@ bool mb_adam_step(mb_adam *opt, mb_error *err) {
   float step = (float)(c->lr / bc1), rbc2 = (float)(1.0 / sqrt(bc2)), eps = (float)c->eps;
   for (int32_t i = 0; i < opt->n; i++) {
     mb_adam_slot *s = &opt->slots[i];
+    if (s->frozen) continue;
     float *p = s->param->value.data, *m = s->m.data, *v = s->v.data;
     const float *g = s->param->grad.data;
     float decay = s->param->decay ? (float)(1.0 - c->lr * c->weight_decay) : 1.0f;
@@ -85,7 +95,8 @@ bool mb_adam_step(mb_adam *opt, mb_error *err) {
 
 double mb_adam_grad_norm(const mb_adam *opt) {
   double s = 0;
-  for (int32_t i = 0; i < opt->n; i++) s += mb_tensor_sumsq(&opt->slots[i].param->grad);
+  for (int32_t i = 0; i < opt->n; i++)
+    if (!opt->slots[i].frozen) s += mb_tensor_sumsq(&opt->slots[i].param->grad);
   return sqrt(s);
 }
 
@@ -93,7 +104,8 @@ double mb_adam_clip_grad_norm(mb_adam *opt, double max_norm) {
   double norm = mb_adam_grad_norm(opt);
   if (max_norm > 0 && norm > max_norm) {
     float f = (float)(max_norm / norm);
-    for (int32_t i = 0; i < opt->n; i++) mb_tensor_scale(&opt->slots[i].param->grad, f);
+    for (int32_t i = 0; i < opt->n; i++)
+      if (!opt->slots[i].frozen) mb_tensor_scale(&opt->slots[i].param->grad, f);
   }
   return norm;
 }

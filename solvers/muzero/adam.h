@@ -30,6 +30,7 @@ typedef struct mb_adam_slot {
   const char *module; /* owning module's name */
   mb_nn_param *param;
   mb_tensor m, v;
+  bool frozen; /* not updated (nor decayed), and left out of the gradient norm */
 } mb_adam_slot;
 
 typedef struct mb_adam {
@@ -45,11 +46,15 @@ void mb_adam_config_default(mb_adam_config *cfg);
 bool mb_adam_create(mb_adam *opt, mb_nn_module *const *modules, int32_t n_modules,
                     const mb_adam_config *cfg, mb_error *err);
 void mb_adam_free(mb_adam *opt);
+/* Freezes every parameter of the module named `module`: later steps leave it as it is (a
+ * resumed optimiser's moments would otherwise keep moving it with zero gradients), and the
+ * gradient norm and clipping ignore it. An error names a module that is not optimised here. */
+bool mb_adam_freeze(mb_adam *opt, const char *module, mb_error *err);
 /* One AdamW update from the accumulated gradients (which are left as they are: zero them
  * with mb_nn_zero_grad before the next accumulation). False on a non-finite gradient, naming
  * the parameter, without changing any parameter. */
 bool mb_adam_step(mb_adam *opt, mb_error *err);
-/* Global L2 norm of all gradients (in double). */
+/* Global L2 norm of all gradients but the frozen ones (in double). */
 double mb_adam_grad_norm(const mb_adam *opt);
 /* Scales all gradients by max_norm / norm when the global norm exceeds max_norm (> 0).
  * Returns the norm before clipping. */

@@ -579,6 +579,22 @@ static bool validate(const mb_train_config *cfg, mb_train_result *res, double se
   return true;
 }
 
+/* Freezes the networks named in `list` (comma-separated) in the optimiser. */
+static bool freeze_networks(mb_adam *opt, const char *list, mb_error *err) {
+  for (const char *p = list; p && *p;) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    char name[32];
+    if (len == 0 || len >= sizeof name)
+      return mb_fail(err, "--freeze '%s': expected network names (repr, dyn, reward, pred)", list);
+    memcpy(name, p, len);
+    name[len] = '\0';
+    if (!mb_adam_freeze(opt, name, err)) return mb_fail_prefix(err, "--freeze '%s'", list);
+    p += len + (comma ? 1 : 0);
+  }
+  return true;
+}
+
 /* The agent to train: the checkpoint (or training state) resumed, else a fresh one (init's
  * weights when given) with a fresh optimiser. */
 static bool start_agent(trainer *T, const mb_agent *init, mb_error *err) {
@@ -1002,6 +1018,10 @@ bool mb_train(const mb_train_config *cfg, const mb_train_workload *workloads, in
   T.t_start = mb_wall_seconds();
   mb_rng_seed(&T.base, cfg->seed);
   if (!start_agent(&T, init, err)) return false;
+  if (!freeze_networks(&res->opt, cfg->freeze, err)) {
+    mb_train_result_free(res);
+    return false;
+  }
   bool ok = make_eval_set(&T, err) && measure_start(&T, err) &&
             create_actors_and_learner(&T, err) && start_counters(&T, err);
   /* rounds: the learner catches up with what self-play has added, then self-play adds more */

@@ -149,8 +149,11 @@ typedef struct mb_train_config {
   bool self_play_exact;      /* self-play searches the real game (snapshot / restore, as
                                 mallocmuzero-exact) instead of the learned model (default false) */
   double lr, weight_decay, max_grad_norm;
-  double lr_end; /* learning rate at the step limit: cosine from lr down to lr_end over `steps`
-                    (mb_train_lr; constant lr without a step limit). Default: lr (constant) */
+  double lr_end;      /* learning rate at the step limit: cosine from lr down to lr_end over `steps`
+                         (mb_train_lr; constant lr without a step limit). Default: lr (constant) */
+  const char *freeze; /* comma-separated networks whose weights stay as they are (repr, dyn,
+                         reward, pred; NULL: none): e.g. "repr,pred" trains the learned model
+                         alone under a fixed policy and value network */
   int64_t replay_capacity; /* transitions */
   double replay_ratio;     /* samples drawn per new decision */
   double priority_alpha;   /* prioritised replay exponent in [0, 1] (0: uniform sampling) */

@@ -90,6 +90,9 @@ static void usage(FILE *out) {
           "  --batch B (64)  --unroll K (5)  --td-steps N (10)  --lr X (0.001)\n"
           "  --lr-end X (--lr: constant; else cosine decay from --lr to X over --steps, which\n"
           "                    it then requires)\n"
+          "  --freeze NETS (none: comma-separated networks whose weights stay as they are:\n"
+          "                    repr, dyn, reward, pred; repr,pred with --resume trains the\n"
+          "                    learned model alone under a fixed policy and value network)\n"
           "  --value-weight X (0.25)  --consistency X (1: weight of the dynamics state vs the\n"
           "                    representation of the observation reached, EfficientZero; 0: off)\n"
           "  --support N (31 value/reward atoms over [0, 10.5] after h; fresh agents)\n"
@@ -125,6 +128,20 @@ static void usage(FILE *out) {
 static int bad(const char *flag, const char *v, const char *what) {
   fprintf(stderr, "mallocbench train: %s '%s': expected %s\n", flag, v, what);
   return 2;
+}
+
+/* A comma-separated list of the agent's network names (repr, dyn, reward, pred). */
+static bool network_list_ok(const char *list) {
+  static const char *const names[] = {"repr", "dyn", "reward", "pred"};
+  for (const char *p = list;;) {
+    size_t len = strcspn(p, ",");
+    bool known = false;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+      known = known || (strlen(names[i]) == len && !strncmp(p, names[i], len));
+    if (!known) return false;
+    if (!p[len]) return true;
+    p += len + 1;
+  }
 }
 
 /* The validation set: catalogue entries matching vregex (any split), none of which may be a
@@ -315,7 +332,11 @@ static int parse_options(int argc, char **argv, train_command *T) {
       ok = mb_option_number("train", a, v, 1e-9, false, 1, &T->cfg.lr);
     else if (!strcmp(a, "--lr-end"))
       ok = mb_option_number("train", a, v, 0, false, 1, &T->cfg.lr_end);
-    else if (!strcmp(a, "--value-weight"))
+    else if (!strcmp(a, "--freeze")) {
+      if (!mb_option_text("train", a, v, &v)) return 2;
+      if (!network_list_ok(v)) return bad(a, v, "networks among repr, dyn, reward, pred");
+      T->cfg.freeze = v;
+    } else if (!strcmp(a, "--value-weight"))
       ok = mb_option_number("train", a, v, 0, false, 1e6, &T->cfg.value_weight);
     else if (!strcmp(a, "--consistency"))
       ok = mb_option_number("train", a, v, 0, false, 1e6, &T->cfg.consistency_weight);
