@@ -75,7 +75,7 @@ bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
     return mb_fail(err, "train config: batch %d: expected in [1, 4096]", c->batch);
   if (c->unroll < 0 || c->unroll > 32)
     return mb_fail(err, "train config: unroll %d: expected in [0, 32]", c->unroll);
-  if (c->td_steps < 1) return mb_fail(err, "train config: td_steps %d: expected >= 1", c->td_steps);
+  if (c->td_steps < 0) return mb_fail(err, "train config: td_steps %d: expected >= 0", c->td_steps);
   if (!(c->gamma > 0 && c->gamma <= 1))
     return mb_fail(err, "train config: gamma %g: expected in (0, 1]", c->gamma);
   if (!(c->lr > 0) || !(c->weight_decay >= 0) || !(c->max_grad_norm > 0) ||

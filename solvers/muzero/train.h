@@ -131,7 +131,7 @@ typedef struct mb_train_config {
   double seconds;   /* stop after this much wall time in this process (0: no limit) */
   int32_t batch;    /* B */
   int32_t unroll;   /* K */
-  int32_t td_steps; /* n */
+  int32_t td_steps; /* n (0: the target network's value of the observation reached itself) */
   double gamma;
   double value_weight;
   double consistency_weight; /* dynamics state vs representation of the reached observation */

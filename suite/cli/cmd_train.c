@@ -87,7 +87,11 @@ static void usage(FILE *out) {
           "                    then the value network, as solve --leaf-rollout; with\n"
           "                    --self-play exact: expert iteration with the exact variant's\n"
           "                    search as the teacher)\n"
-          "  --batch B (64)  --unroll K (5)  --td-steps N (10)  --lr X (0.001)\n"
+          "  --batch B (64)  --unroll K (5)  --lr X (0.001)\n"
+          "  --td-steps N (10: n-step value targets; 0: the target network's value of the\n"
+          "                    observation reached itself, at every unroll step: with\n"
+          "                    --freeze repr,pred the learned model's values are fitted to\n"
+          "                    the value network's on the real observations)\n"
           "  --lr-end X (--lr: constant; else cosine decay from --lr to X over --steps, which\n"
           "                    it then requires)\n"
           "  --freeze NETS (none: comma-separated networks whose weights stay as they are:\n"
@@ -327,7 +331,7 @@ static int parse_options(int argc, char **argv, train_command *T) {
     else if (!strcmp(a, "--unroll"))
       ok = mb_option_i32("train", a, v, 0, 32, &T->cfg.unroll);
     else if (!strcmp(a, "--td-steps"))
-      ok = mb_option_i32("train", a, v, 1, 100000, &T->cfg.td_steps);
+      ok = mb_option_i32("train", a, v, 0, 100000, &T->cfg.td_steps);
     else if (!strcmp(a, "--lr"))
       ok = mb_option_number("train", a, v, 1e-9, false, 1, &T->cfg.lr);
     else if (!strcmp(a, "--lr-end"))
