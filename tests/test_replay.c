@@ -143,8 +143,9 @@ static void test_nstep_terminal(void **state) {
   assert_int_equal(r.count, 7); /* 6 decisions + final row */
   assert_int_equal(mb_replay_decisions(&r), 6);
   double gamma = 0.9;
+  /* n = 0 (train --td-steps 0): no rewards, the value of the row's own observation */
   for (int row = 0; row < 6; row++)
-    for (int n = 1; n <= 8; n++) {
+    for (int n = 0; n <= 8; n++) {
       double sum, disc;
       int64_t boot;
       mb_replay_nstep(&r, row, n, gamma, &sum, &boot, &disc);
@@ -160,6 +161,14 @@ static void test_nstep_terminal(void **state) {
         assert_true(r.obs[boot * D + 1] == (float)(row + n));
       }
     }
+  /* at the terminal final row itself there is nothing to bootstrap, for any n */
+  for (int n = 0; n <= 2; n++) {
+    double sum, disc;
+    int64_t boot;
+    mb_replay_nstep(&r, 6, n, gamma, &sum, &boot, &disc);
+    assert_true(sum == 0 && disc == 1);
+    assert_int_equal(boot, -1);
+  }
   /* unroll offsets clamp at the final row and flag the absorbing steps */
   bool past;
   assert_int_equal(mb_replay_offset(&r, 4, 1, &past), 5);

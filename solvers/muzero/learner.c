@@ -17,9 +17,6 @@ struct mb_learner {
   float *cw; /* 1 where the step-k observation exists */
   mb_tensor obs, in, bobs, logits, vlog, dpol, dval, dpred, ds, dtmp, din, carry, rlog, dr, tv;
   mb_tensor *ptarget;
-  /* td_steps 0: per unroll step, the target network's value distribution of the observation
-   * reached (B x S), the value heads' soft targets */
-  mb_tensor *vdist;
   int32_t *actions;
   float *vt, *vw, *pw, *rt, *rw, *bootv;
   int64_t *rows, *boot_idx;
@@ -63,8 +60,6 @@ static void learner_release(mb_learner *L) {
   for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) mb_tensor_free(ts[i]);
   for (int32_t k = 0; L->ptarget && k <= L->K; k++) mb_tensor_free(&L->ptarget[k]);
   free(L->ptarget);
-  for (int32_t k = 0; L->vdist && k <= L->K; k++) mb_tensor_free(&L->vdist[k]);
-  free(L->vdist);
   free(L->actions);
   free(L->vt);
   free(L->vw);
@@ -119,7 +114,6 @@ static bool learner_init(mb_learner *L, const mb_agent *ag, int32_t B, int32_t K
   L->dyn = calloc((size_t)K + 1, sizeof *L->dyn);
   L->rew = calloc((size_t)K + 1, sizeof *L->rew);
   L->ptarget = calloc((size_t)K + 1, sizeof *L->ptarget);
-  L->vdist = calloc((size_t)K + 1, sizeof *L->vdist);
   int64_t nb = L->NB;
   L->actions = calloc((size_t)nb, sizeof *L->actions);
   L->vt = calloc((size_t)nb, sizeof(float));
@@ -137,8 +131,7 @@ static bool learner_init(mb_learner *L, const mb_agent *ag, int32_t B, int32_t K
   L->v0 = calloc((size_t)B, sizeof(float));
   int32_t BK = K > 0 ? B * K : 1;
   L->cw = calloc((size_t)BK, sizeof(float));
-  if (ok && (!L->cw || !L->pred || !L->dyn || !L->rew || !L->ptarget || !L->vdist ||
-             !L->actions || !L->vt ||
+  if (ok && (!L->cw || !L->pred || !L->dyn || !L->rew || !L->ptarget || !L->actions || !L->vt ||
              !L->vw || !L->pw || !L->rt || !L->rw || !L->bootv || !L->rows || !L->boot_idx ||
              !L->boot_sum || !L->boot_disc || !L->past || !L->isw || !L->v0))
     ok = mb_fail(err, "learner: out of memory");
@@ -175,8 +168,7 @@ static bool learner_init(mb_learner *L, const mb_agent *ag, int32_t B, int32_t K
   }
   for (int32_t k = 0; ok && k <= K; k++)
     ok = mb_nn_tape_create(&L->pred[k], &ag->pred, B, err) &&
-         mb_tensor_init(&L->ptarget[k], B, L->A, err) &&
-         mb_tensor_init(&L->vdist[k], B, L->S, err);
+         mb_tensor_init(&L->ptarget[k], B, L->A, err);
   for (int32_t k = 0; ok && k < K; k++)
     ok = mb_nn_tape_create(&L->dyn[k], &ag->dyn, B, err) &&
          mb_nn_tape_create(&L->rew[k], &ag->reward, B, err);
@@ -253,30 +245,6 @@ static void learner_sibling(mb_learner *L, const mb_replay *rb, int32_t b, int64
     mb_replay_sibling_target(rb, row0, j, gamma, &L->ssum[i], &L->sdisc[i]);
     L->svw[i] = L->isw[b];
   }
-}
-
-/* td_steps 0: the value heads' targets are the target network's whole value distributions of
- * the observations reached (a softmax of its logits, still in L->vlog), not the two-hot of
- * their decoded means: a frozen value head reproduces its own distribution exactly, but no
- * two-hot, so the dynamics is fitted to the state the value network would see. Beyond the
- * episode's end (and at its final row) the target is the two-hot of 0. */
-static void value_distributions(mb_learner *L, const mb_agent *ag) {
-  int32_t B = L->B, S = L->S;
-  for (int32_t k = 0; k <= L->K; k++)
-    for (int32_t b = 0; b < B; b++) {
-      int64_t i = (int64_t)k * B + b;
-      float *t = mb_tensor_row(&L->vdist[k], b);
-      if (L->past[i] || L->boot_idx[i] < 0) {
-        mb_twohot_encode(&ag->sup, 0.0f, t);
-        continue;
-      }
-      const float *z = mb_tensor_row(&L->vlog, (int32_t)L->boot_idx[i]);
-      float zmax = z[0];
-      for (int32_t j = 1; j < S; j++) zmax = z[j] > zmax ? z[j] : zmax;
-      double sum = 0;
-      for (int32_t j = 0; j < S; j++) sum += exp((double)(z[j] - zmax));
-      for (int32_t j = 0; j < S; j++) t[j] = (float)(exp((double)(z[j] - zmax)) / sum);
-    }
 }
 
 /* Fills the batch: rows, actions, policy/value/reward targets (scaled), weights. beta is the
@@ -362,7 +330,6 @@ static bool learner_batch(mb_learner *L, const mb_replay *rb, const mb_train_con
       double z = L->boot_sum[i] + L->boot_disc[i] * v;
       L->vt[i] = (float)(z * scale);
     }
-  if (cfg->td_steps == 0) value_distributions(L, ag);
   if (prioritised) learner_apply_is_weights(L);
   return true;
 }
@@ -520,12 +487,8 @@ bool mb_learner_step(mb_learner *L, mb_agent *ag, mb_adam *opt, const mb_train_c
       return false;
     /* dval holds the value logits; the loss writes its gradient into rlog-sized dr first */
     if (!mb_tensor_reshape(&L->dr, B, S, err) ||
-        !(cfg->td_steps == 0
-              ? mb_loss_softmax_xent(&L->dval, &L->vdist[k], NULL, L->vw + (int64_t)k * B,
-                                     sc * (float)cfg->value_weight, &l2, &L->dr, err)
-              : mb_loss_categorical(&ag->sup, &L->dval, L->vt + (int64_t)k * B,
-                                    L->vw + (int64_t)k * B, sc * (float)cfg->value_weight, &l2,
-                                    &L->dr, err)) ||
+        !mb_loss_categorical(&ag->sup, &L->dval, L->vt + (int64_t)k * B, L->vw + (int64_t)k * B,
+                             sc * (float)cfg->value_weight, &l2, &L->dr, err) ||
         !mb_tensor_set_cols(&L->dpred, 0, &L->dpol, err) ||
         !mb_tensor_set_cols(&L->dpred, A, &L->dr, err) ||
         !mb_nn_backward(&L->pred[k], &L->dpred, &L->ds, err))

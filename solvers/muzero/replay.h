@@ -169,7 +169,8 @@ double mb_replay_priority(const mb_replay *r, int64_t row);
  * whether it is past the final row (absorbing: no policy/value/reward target). */
 int64_t mb_replay_offset(const mb_replay *r, int64_t row, int32_t k, bool *past_end);
 /* n-step target parts for row (a decision row or a final row): *reward_sum, *boot_row (-1 when
- * the target ends in a terminal state), *boot_discount = gamma^n'. */
+ * the target ends in a terminal state), *boot_discount = gamma^n'. n = 0 gives the value of the
+ * row's own observation (no rewards, discount 1). */
 void mb_replay_nstep(const mb_replay *r, int64_t row, int32_t n, double gamma, double *reward_sum,
                      int64_t *boot_row, double *boot_discount);
 
