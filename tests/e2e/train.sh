@@ -62,6 +62,10 @@ expect 2 "--shaping '-0.5': expected a number in \[0, 100\]" \
   "$MB" train "${TINY[@]}" --steps 5 --shaping -0.5 --out "$TMP/x.h5"
 expect 2 "--segment-start 'middle': expected uniform or cover" \
   "$MB" train "${TINY[@]}" --steps 5 --segment-start middle --out "$TMP/x.h5"
+expect 2 "--freeze 'repr,policy': expected networks among repr, dyn, reward, pred" \
+  "$MB" train "${TINY[@]}" --steps 5 --freeze repr,policy --out "$TMP/x.h5"
+expect 2 "--td-steps '-1': expected an integer in 0\.\.100000" \
+  "$MB" train "${TINY[@]}" --steps 5 --td-steps -1 --out "$TMP/x.h5"
 expect 2 "--synth-packing needs --synthetic" \
   "$MB" train --split train --latent 16 --steps 5 --synth-packing 0.5 --out "$TMP/x.h5"
 expect 2 "--out AGENT.h5 is required" "$MB" train "${TINY[@]}" --steps 5
