@@ -141,8 +141,8 @@ int mb_bench_core(int argc, char **argv) {
   }
   int64_t max_n = 1000000;
   uint64_t seed = 1;
-  for (int i = 1; i < argc; i++) {
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* every option takes a value */
+  for (int i = 1; i < argc; i += 2) { /* every option takes a value */
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(argv[i], "--max")) {
       if (!mb_option_int("bench core", argv[i], v, 1000, 10000000, &max_n)) return 2;
     } else if (!strcmp(argv[i], "--seed")) {
@@ -150,7 +150,6 @@ int mb_bench_core(int argc, char **argv) {
     } else {
       return mb_unknown_option("bench core", argv[i]);
     }
-    i++; /* the value */
   }
   mb_error err;
   mb_hardware base;

@@ -499,9 +499,9 @@ static int parse_options(int argc, char **argv, bench_options *O) {
                        .oracle_weight = 1,
                        .seconds = 3};
   mb_search_config_evaluation(&O->scfg, false);
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) { /* every option takes a value */
     const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* every option takes a value */
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--agent")) {
       if (!mb_option_text("bench muzero", a, v, &O->agent_path)) return 2;
     } else if (!strcmp(a, "--returns")) {
@@ -572,7 +572,6 @@ static int parse_options(int argc, char **argv, bench_options *O) {
     } else {
       return mb_unknown_option("bench muzero", a);
     }
-    i++; /* the value */
   }
   if (O->oracle_parts &&
       (!O->returns || O->model_error || O->search_regret || O->unroll_error || O->next_window)) {

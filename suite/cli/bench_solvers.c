@@ -313,9 +313,9 @@ int mb_bench_solvers(int argc, char **argv) {
     return 0;
   }
   bench_opts bo = {1000000, 0.5, 30, 1, NULL};
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) { /* every option takes a value */
     const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* every option takes a value */
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--max")) {
       double d; /* "2e9" is welcome */
       if (!mb_option_number("bench solvers", a, v, 1000, false, 2e9, &d)) return 2;
@@ -330,7 +330,6 @@ int mb_bench_solvers(int argc, char **argv) {
     } else {
       return mb_unknown_option("bench solvers", a);
     }
-    i++; /* the value */
   }
   int rc = scaling(&bo);
   rc |= quality(&bo);
