@@ -58,13 +58,18 @@ static void tiny_config(mb_train_config *c, uint64_t seed, int64_t steps) {
   c->checkpoint_every = 0;
 }
 
+static bool same_module(const mb_nn_module *a, const mb_nn_module *b) {
+  for (int32_t p = 0; p < a->n_params; p++)
+    if (!mb_tensor_equal(&a->params[p].value, &b->params[p].value)) return false;
+  return true;
+}
+
 static bool same_weights(mb_agent *a, mb_agent *b) {
   mb_nn_module *ma[4], *mb[4];
   mb_agent_modules(a, ma);
   mb_agent_modules(b, mb);
   for (int i = 0; i < 4; i++)
-    for (int32_t p = 0; p < ma[i]->n_params; p++)
-      if (!mb_tensor_equal(&ma[i]->params[p].value, &mb[i]->params[p].value)) return false;
+    if (!same_module(ma[i], mb[i])) return false;
   return true;
 }
 
@@ -189,9 +194,7 @@ static void test_freeze(void **state) {
   mb_agent_modules(&a, ma);
   mb_agent_modules(&b, mb);
   for (int i = 0; i < 4; i++) {
-    bool same = true;
-    for (int32_t p = 0; p < ma[i]->n_params; p++)
-      same = same && mb_tensor_equal(&ma[i]->params[p].value, &mb[i]->params[p].value);
+    bool same = same_module(ma[i], mb[i]);
     bool frozen = !strcmp(ma[i]->name, "repr") || !strcmp(ma[i]->name, "pred");
     if (same != frozen) fail_msg("module %s: same %d, frozen %d", ma[i]->name, same, frozen);
   }

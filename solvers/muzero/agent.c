@@ -43,6 +43,8 @@ bool mb_agent_config_check(const mb_agent_config *c, mb_error *err) {
   return true;
 }
 
+const char *const MB_AGENT_NETWORKS[4] = {"repr", "dyn", "reward", "pred"};
+
 bool mb_agent_create(mb_agent *ag, const mb_agent_config *cfg, mb_rng *rng, mb_error *err) {
   memset(ag, 0, sizeof *ag);
   if (!mb_agent_config_check(cfg, err)) return false;
@@ -52,13 +54,14 @@ bool mb_agent_create(mb_agent *ag, const mb_agent_config *cfg, mb_rng *rng, mb_e
   /* The prediction head is Xavier-initialised, not zero: zero policy logits would make the
    * untrained greedy policy tie-break to action 0, which is the heuristic's best-fit candidate,
    * and hide what the agent learned. The reward head starts at zero (MuZero's choice). */
-  bool ok =
-      mb_nn_build_resmlp(&ag->repr, "repr", cfg->obs_dim, W, cfg->blocks, 0, MB_INIT_HE, err) &&
-      mb_nn_build_resmlp(&ag->dyn, "dyn", mb_agent_dynamics_inputs(cfg), W, cfg->blocks, 0,
-                         MB_INIT_HE, err) &&
-      mb_nn_build_resmlp(&ag->reward, "reward", W, W, 0, cfg->support, MB_INIT_ZERO, err) &&
-      mb_nn_build_resmlp(&ag->pred, "pred", W, W, cfg->blocks, A + cfg->support, MB_INIT_XAVIER,
-                         err);
+  bool ok = mb_nn_build_resmlp(&ag->repr, MB_AGENT_NETWORKS[0], cfg->obs_dim, W, cfg->blocks, 0,
+                               MB_INIT_HE, err) &&
+            mb_nn_build_resmlp(&ag->dyn, MB_AGENT_NETWORKS[1], mb_agent_dynamics_inputs(cfg), W,
+                               cfg->blocks, 0, MB_INIT_HE, err) &&
+            mb_nn_build_resmlp(&ag->reward, MB_AGENT_NETWORKS[2], W, W, 0, cfg->support,
+                               MB_INIT_ZERO, err) &&
+            mb_nn_build_resmlp(&ag->pred, MB_AGENT_NETWORKS[3], W, W, cfg->blocks, A + cfg->support,
+                               MB_INIT_XAVIER, err);
   if (!ok) {
     mb_agent_free(ag);
     return mb_fail_prefix(err, "agent");

@@ -79,6 +79,9 @@ bool mb_agent_create(mb_agent *ag, const mb_agent_config *cfg, mb_rng *rng, mb_e
 void mb_agent_free(mb_agent *ag);
 /* Copies every parameter of src into dst (same config). */
 bool mb_agent_copy_weights(mb_agent *dst, const mb_agent *src, mb_error *err);
+/* The networks' module names, in mb_agent_modules' order ("repr", "dyn", "reward", "pred"):
+ * checkpoints and optimisers name parameters by them, train --freeze takes them. */
+extern const char *const MB_AGENT_NETWORKS[4];
 /* The four modules in a fixed order (for optimisers and checkpoints). */
 void mb_agent_modules(mb_agent *ag, mb_nn_module *out[4]);
 int64_t mb_agent_param_count(const mb_agent *ag);

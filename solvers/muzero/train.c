@@ -579,18 +579,39 @@ static bool validate(const mb_train_config *cfg, mb_train_result *res, double se
   return true;
 }
 
-/* Freezes the networks named in `list` (comma-separated) in the optimiser. */
+/* Copies the name that starts at *p in a comma-separated list into name[n] and moves *p to
+ * the comma or the end after it; false when that name is empty or does not fit. */
+static bool next_network(const char **p, char *name, size_t n) {
+  size_t len = strcspn(*p, ",");
+  if (len == 0 || len >= n) return false;
+  memcpy(name, *p, len);
+  name[len] = '\0';
+  *p += len;
+  return true;
+}
+
+bool mb_train_freeze_check(const char *list, mb_error *err) {
+  char name[32];
+  for (const char *p = list;; p++) { /* p++: past the comma */
+    bool found = false;
+    if (next_network(&p, name, sizeof name))
+      for (int i = 0; i < 4; i++) found = found || !strcmp(name, MB_AGENT_NETWORKS[i]);
+    if (!found)
+      return mb_fail(err, "--freeze '%s': expected networks among %s, %s, %s, %s", list,
+                     MB_AGENT_NETWORKS[0], MB_AGENT_NETWORKS[1], MB_AGENT_NETWORKS[2],
+                     MB_AGENT_NETWORKS[3]);
+    if (!*p) return true;
+  }
+}
+
+/* Freezes the networks named in `list` (comma-separated; NULL: none) in the optimiser. */
 static bool freeze_networks(mb_adam *opt, const char *list, mb_error *err) {
-  for (const char *p = list; p && *p;) {
-    const char *comma = strchr(p, ',');
-    size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    char name[32];
-    if (len == 0 || len >= sizeof name)
-      return mb_fail(err, "--freeze '%s': expected network names (repr, dyn, reward, pred)", list);
-    memcpy(name, p, len);
-    name[len] = '\0';
+  char name[32];
+  for (const char *p = list; p; p++) { /* p++: past the comma */
+    if (!next_network(&p, name, sizeof name))
+      return mb_train_freeze_check(list, err); /* names the list and what it expects */
     if (!mb_adam_freeze(opt, name, err)) return mb_fail_prefix(err, "--freeze '%s'", list);
-    p += len + (comma ? 1 : 0);
+    if (!*p) break;
   }
   return true;
 }

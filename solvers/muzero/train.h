@@ -225,6 +225,9 @@ typedef struct mb_train_result {
                               runs it resumed) */
 } mb_train_result;
 
+/* Checks a --freeze list (mb_train_config.freeze): comma-separated names among
+ * MB_AGENT_NETWORKS; an error names the list and the networks expected. */
+bool mb_train_freeze_check(const char *list, mb_error *err);
 /* Trains from scratch (cfg->resume NULL; `init` NULL) or continues cfg->resume, or continues the
  * agent `init` (weights copied; for per-workload fine-tuning). Writes checkpoints to cfg->out.
  * workloads may be empty when cfg->synthetic. */

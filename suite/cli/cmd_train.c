@@ -135,20 +135,6 @@ static int bad(const char *flag, const char *v, const char *what) {
   return 2;
 }
 
-/* A comma-separated list of the agent's network names (repr, dyn, reward, pred). */
-static bool network_list_ok(const char *list) {
-  static const char *const names[] = {"repr", "dyn", "reward", "pred"};
-  for (const char *p = list;;) {
-    size_t len = strcspn(p, ",");
-    bool known = false;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-      known = known || (strlen(names[i]) == len && !strncmp(p, names[i], len));
-    if (!known) return false;
-    if (!p[len]) return true;
-    p += len + 1;
-  }
-}
-
 /* The validation set: catalogue entries matching vregex (any split), none of which may be a
  * training workload (by name: the catalogue's identity of a workload). Exit 2 on failure. */
 static bool load_validation(const char *cat, const char *data, const char *vregex,
@@ -339,7 +325,11 @@ static int parse_options(int argc, char **argv, train_command *T) {
       ok = mb_option_number("train", a, v, 0, false, 1, &T->cfg.lr_end);
     else if (!strcmp(a, "--freeze")) {
       if (!mb_option_text("train", a, v, &v)) return 2;
-      if (!network_list_ok(v)) return bad(a, v, "networks among repr, dyn, reward, pred");
+      mb_error err;
+      if (!mb_train_freeze_check(v, &err)) {
+        fprintf(stderr, "mallocbench train: %s\n", err.message);
+        return 2;
+      }
       T->cfg.freeze = v;
     } else if (!strcmp(a, "--value-weight"))
       ok = mb_option_number("train", a, v, 0, false, 1e6, &T->cfg.value_weight);
