@@ -248,6 +248,106 @@ static void test_checkpoint_layout_options(void **state) {
   free(path);
 }
 
+/* Samples the learned model's next latent for an observation: it must lie in [0, 1] with a
+ * 0 and a 1 (the dynamics ends in a minmax whatever its width). */
+static void assert_next_latent_scaled(mb_agent *ag, const float *obs) {
+  mb_error err = {{0}};
+  mb_agent_infer inf;
+  assert_true(mb_agent_infer_create(&inf, ag, &err));
+  int32_t W = ag->cfg.latent, A = ag->cfg.game.n_actions;
+  float *lat = calloc((size_t)W, sizeof(float)), *next = calloc((size_t)W, sizeof(float));
+  float *logits = calloc((size_t)A, sizeof(float)), value, reward;
+  assert_true(mb_agent_initial(&inf, obs, lat, logits, &value, &err));
+  assert_true(mb_agent_recurrent(&inf, lat, 1, obs, next, &reward, logits, &value, &err));
+  float lo = 1, hi = 0;
+  for (int32_t k = 0; k < W; k++) {
+    lo = fminf(lo, next[k]);
+    hi = fmaxf(hi, next[k]);
+  }
+  assert_true(lo == 0.0f && hi == 1.0f && isfinite(reward) && isfinite(value));
+  free(lat);
+  free(next);
+  free(logits);
+  mb_agent_infer_free(&inf);
+}
+
+/* The dynamics' own width and depth: a checkpoint keeps them, one written before them loads
+ * as wide and deep as the other modules, a bad value is refused naming it; mb_agent_new_model
+ * replaces the dynamics and reward head, keeps the representation and prediction networks,
+ * and leaves the agent as it was when the new shape is bad. */
+static void test_dynamics_shape(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_agent_config cfg;
+  small_config(&cfg);
+  mb_rng rng;
+  mb_rng_seed(&rng, 12);
+  mb_agent plain, wide, back;
+  assert_true(mb_agent_create(&plain, &cfg, &rng, &err));
+  cfg.dyn_width = 40;
+  cfg.dyn_blocks = 2;
+  assert_true(mb_agent_create(&wide, &cfg, &rng, &err));
+  assert_int_equal(mb_agent_dyn_width(&wide.cfg), 40);
+  assert_int_equal(mb_agent_dyn_blocks(&plain.cfg), plain.cfg.blocks);
+  assert_int_equal(wide.dyn.out_dim, cfg.latent);
+  assert_true(mb_nn_param_count(&wide.dyn) > mb_nn_param_count(&plain.dyn));
+  float *obs = calloc((size_t)cfg.obs_dim, sizeof(float));
+  for (int k = 0; k < cfg.obs_dim; k++) obs[k] = (float)mb_rng_uniform(&rng);
+  assert_next_latent_scaled(&wide, obs);
+
+  char *path = mb_test_temp_path("agent_dyn.h5");
+  assert_true(mb_agent_save(path, &wide, NULL, NULL, NULL, NULL, &err));
+  assert_true(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
+  assert_int_equal(back.cfg.dyn_width, 40);
+  assert_int_equal(back.cfg.dyn_blocks, 2);
+  for (int32_t p = 0; p < wide.dyn.n_params; p++)
+    assert_true(mb_tensor_equal(&wide.dyn.params[p].value, &back.dyn.params[p].value));
+  mb_agent_free(&back);
+  /* written before the attributes: the dynamics as the others */
+  assert_true(mb_agent_save(path, &plain, NULL, NULL, NULL, NULL, &err));
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0);
+  assert_true(H5Adelete(f, "cfg.dyn_width") >= 0 && H5Adelete(f, "cfg.dyn_blocks") >= 0);
+  H5Fclose(f);
+  if (!mb_agent_load(path, &back, NULL, NULL, NULL, &err)) fail_msg("%s", err.message);
+  assert_true(back.cfg.dyn_width == 0 && back.cfg.dyn_blocks == 0);
+  mb_agent_free(&back);
+  /* a width out of range */
+  assert_true(mb_agent_save(path, &plain, NULL, NULL, NULL, NULL, &err));
+  f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  hid_t at = H5Aopen(f, "cfg.dyn_width", H5P_DEFAULT);
+  double bad = 2;
+  assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_DOUBLE, &bad) >= 0);
+  H5Aclose(at);
+  H5Fclose(f);
+  assert_false(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
+  assert_non_null(strstr(err.message, "dyn_width 2"));
+
+  /* a new learned model */
+  mb_agent old;
+  mb_agent_config plain_cfg = plain.cfg;
+  mb_rng_seed(&rng, 12);
+  assert_true(mb_agent_create(&old, &plain_cfg, &rng, &err)); /* the same weights as plain */
+  assert_true(mb_agent_new_model(&plain, 40, 2, &rng, &err));
+  assert_true(plain.cfg.dyn_width == 40 && plain.cfg.dyn_blocks == 2);
+  assert_int_equal(mb_agent_param_count(&plain), mb_agent_param_count(&wide));
+  for (int32_t p = 0; p < old.repr.n_params; p++)
+    assert_true(mb_tensor_equal(&old.repr.params[p].value, &plain.repr.params[p].value));
+  for (int32_t p = 0; p < old.pred.n_params; p++)
+    assert_true(mb_tensor_equal(&old.pred.params[p].value, &plain.pred.params[p].value));
+  assert_next_latent_scaled(&plain, obs);
+  assert_false(mb_agent_new_model(&plain, 2, 1, &rng, &err));
+  assert_non_null(strstr(err.message, "dyn_width 2"));
+  assert_true(plain.cfg.dyn_width == 40 && plain.cfg.dyn_blocks == 2);
+  assert_next_latent_scaled(&plain, obs);
+  mb_agent_free(&old);
+  free(obs);
+  remove(path);
+  free(path);
+  mb_agent_free(&wide);
+  mb_agent_free(&plain);
+}
+
 /* Reward shaping and the signed support it needs: a checkpoint keeps both, one written before
  * them (no attributes) reads as unshaped on [0, support_max], and a value neither can have is
  * refused, naming it. */
@@ -978,6 +1078,7 @@ int main(void) {
       cmocka_unit_test(test_oracle_parts),
       cmocka_unit_test(test_checkpoint_layout_options),
       cmocka_unit_test(test_checkpoint_shaping),
+      cmocka_unit_test(test_dynamics_shape),
       cmocka_unit_test(test_action_features),
       cmocka_unit_test(test_solvers_valid),
       cmocka_unit_test(test_exact_search_beats_raw_policy),

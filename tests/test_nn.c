@@ -255,6 +255,30 @@ static void test_grad_minmax(void **state) {
   mb_nn_module_free(&m);
 }
 
+/* A state network wider than its state: the gradients are right, it ends in a minmax over
+ * `state` features, and with state == width it is the plain latent network layer for layer
+ * (checkpoints of either load as the other). */
+static void test_state_resmlp(void **state) {
+  (void)state;
+  mb_nn_module m, plain, same;
+  CHECK(mb_nn_build_state_resmlp(&m, "dyn", 5, 8, 1, 6, err));
+  assert_int_equal(m.out_dim, 6);
+  assert_int_equal(m.layers[m.n_layers - 1].kind, MB_LAYER_MINMAX);
+  check_module(&m, 3, 11, false);
+  CHECK(mb_nn_build_resmlp(&plain, "dyn", 5, 8, 2, 0, MB_INIT_HE, err));
+  CHECK(mb_nn_build_state_resmlp(&same, "dyn", 5, 8, 2, 8, err));
+  char a[512], b[512];
+  mb_nn_describe(&plain, a, sizeof a);
+  mb_nn_describe(&same, b, sizeof b);
+  assert_string_equal(a, b);
+  mb_nn_module_free(&m);
+  mb_error e;
+  assert_false(mb_nn_build_state_resmlp(&m, "dyn", 5, 8, 1, 1, &e));
+  assert_non_null(strstr(e.message, "state 1"));
+  mb_nn_module_free(&same);
+  mb_nn_module_free(&plain);
+}
+
 /* A constant latent (range below the floor) maps to 0 with finite gradients. */
 static void test_minmax_constant_row(void **state) {
   (void)state;
@@ -1005,7 +1029,7 @@ int main(void) {
       cmocka_unit_test(test_adam_decay_and_clip),  cmocka_unit_test(test_adam_freeze),
       cmocka_unit_test(test_accumulate_and_batch), cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_building_errors),      cmocka_unit_test(test_tensor_ops),
-      cmocka_unit_test(test_blas_threads),
+      cmocka_unit_test(test_blas_threads),         cmocka_unit_test(test_state_resmlp),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -211,6 +211,55 @@ static void test_freeze(void **state) {
   free(second);
 }
 
+/* --new-model: resumed with a fresh learned model of another shape, trained alone under the
+ * checkpoint's frozen representation and prediction networks. The checkpoint written keeps
+ * the new shape, the frozen networks are bit for bit the first run's, and the learned model
+ * is not the first run's (it could not be: its dynamics is another size). A new model without
+ * a checkpoint to resume is refused. */
+static void test_new_model(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  char *first = mb_test_temp_path("newmodel-first.h5"), *second = mb_test_temp_path("newmodel.h5");
+  mb_train_config cfg;
+  tiny_config(&cfg, 5, 40);
+  cfg.out = first;
+  mb_train_result res;
+  mb_error err = {{0}};
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  mb_train_result_free(&res);
+  cfg.resume = first;
+  cfg.out = second;
+  cfg.steps = 80;
+  cfg.freeze = "repr,pred";
+  cfg.new_model = true;
+  cfg.agent.dyn_width = 48;
+  cfg.agent.dyn_blocks = 2;
+  if (!mb_train(&cfg, NULL, 0, NULL, &res, &err)) fail_msg("%s", err.message);
+  assert_int_equal(res.updates, 40);
+  assert_int_equal(res.prog.steps, 80);
+  assert_int_equal(res.opt.step, 40); /* a fresh optimiser */
+  mb_train_result_free(&res);
+  mb_agent a, b;
+  assert_true(mb_agent_load(first, &a, NULL, NULL, NULL, &err));
+  assert_true(mb_agent_load(second, &b, NULL, NULL, NULL, &err));
+  assert_int_equal(a.cfg.dyn_width, 0);
+  assert_int_equal(b.cfg.dyn_width, 48);
+  assert_int_equal(b.cfg.dyn_blocks, 2);
+  assert_true(same_module(&a.repr, &b.repr) && same_module(&a.pred, &b.pred));
+  assert_true(mb_agent_param_count(&b) > mb_agent_param_count(&a));
+  assert_false(same_module(&a.reward, &b.reward));
+  mb_agent_free(&a);
+  mb_agent_free(&b);
+  tiny_config(&cfg, 5, 40);
+  cfg.new_model = true;
+  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_non_null(strstr(err.message, "new_model"));
+  unlink(first);
+  unlink(second);
+  free(first);
+  free(second);
+}
+
 static void test_progress_line(void **state) {
   (void)state;
   mb_blas_set_threads(1);
@@ -843,14 +892,23 @@ static void test_bad_config(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_policy_learns),   cmocka_unit_test(test_resume),
-      cmocka_unit_test(test_freeze),          cmocka_unit_test(test_determinism),
-      cmocka_unit_test(test_priority_replay), cmocka_unit_test(test_sibling_transitions),
-      cmocka_unit_test(test_bad_config),      cmocka_unit_test(test_self_play_exact),
-      cmocka_unit_test(test_synth_packing),   cmocka_unit_test(test_validation),
-      cmocka_unit_test(test_eval_hook),       cmocka_unit_test(test_no_decisions),
-      cmocka_unit_test(test_state_resume),    cmocka_unit_test(test_segment_start),
-      cmocka_unit_test(test_lr_schedule),     cmocka_unit_test(test_progress_line),
+      cmocka_unit_test(test_policy_learns),
+      cmocka_unit_test(test_resume),
+      cmocka_unit_test(test_freeze),
+      cmocka_unit_test(test_new_model),
+      cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_priority_replay),
+      cmocka_unit_test(test_sibling_transitions),
+      cmocka_unit_test(test_bad_config),
+      cmocka_unit_test(test_self_play_exact),
+      cmocka_unit_test(test_synth_packing),
+      cmocka_unit_test(test_validation),
+      cmocka_unit_test(test_eval_hook),
+      cmocka_unit_test(test_no_decisions),
+      cmocka_unit_test(test_state_resume),
+      cmocka_unit_test(test_segment_start),
+      cmocka_unit_test(test_lr_schedule),
+      cmocka_unit_test(test_progress_line),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,6 +33,12 @@ bool mb_agent_config_check(const mb_agent_config *c, mb_error *err) {
     return mb_fail(err, "agent config: latent %d: expected in [4, 4096]", c->latent);
   if (c->blocks < 0 || c->blocks > 16)
     return mb_fail(err, "agent config: blocks %d: expected in [0, 16]", c->blocks);
+  if (c->dyn_width != 0 && (c->dyn_width < 4 || c->dyn_width > 4096))
+    return mb_fail(err, "agent config: dyn_width %d: expected 0 (latent) or in [4, 4096]",
+                   c->dyn_width);
+  if (c->dyn_blocks < 0 || c->dyn_blocks > 16)
+    return mb_fail(err, "agent config: dyn_blocks %d: expected 0 (blocks) or in [1, 16]",
+                   c->dyn_blocks);
   if (c->support < 3 || c->support > 1001)
     return mb_fail(err, "agent config: support %d atoms: expected in [3, 1001]", c->support);
   if (!(c->support_min <= 0) || !(c->support_max > 0) || !(c->value_scale > 0))
@@ -45,6 +51,20 @@ bool mb_agent_config_check(const mb_agent_config *c, mb_error *err) {
 
 const char *const MB_AGENT_NETWORKS[4] = {"repr", "dyn", "reward", "pred"};
 
+/* The learned model: the dynamics (its own width and depth when set) and the reward head on
+ * its latent output. */
+static bool build_model(mb_nn_module *dyn, mb_nn_module *reward, const mb_agent_config *cfg,
+                        mb_error *err) {
+  int32_t W = cfg->latent;
+  if (!mb_nn_build_state_resmlp(dyn, MB_AGENT_NETWORKS[1], mb_agent_dynamics_inputs(cfg),
+                                mb_agent_dyn_width(cfg), mb_agent_dyn_blocks(cfg), W, err))
+    return false;
+  if (mb_nn_build_resmlp(reward, MB_AGENT_NETWORKS[2], W, W, 0, cfg->support, MB_INIT_ZERO, err))
+    return true;
+  mb_nn_module_free(dyn);
+  return false;
+}
+
 bool mb_agent_create(mb_agent *ag, const mb_agent_config *cfg, mb_rng *rng, mb_error *err) {
   memset(ag, 0, sizeof *ag);
   if (!mb_agent_config_check(cfg, err)) return false;
@@ -56,10 +76,7 @@ bool mb_agent_create(mb_agent *ag, const mb_agent_config *cfg, mb_rng *rng, mb_e
    * and hide what the agent learned. The reward head starts at zero (MuZero's choice). */
   bool ok = mb_nn_build_resmlp(&ag->repr, MB_AGENT_NETWORKS[0], cfg->obs_dim, W, cfg->blocks, 0,
                                MB_INIT_HE, err) &&
-            mb_nn_build_resmlp(&ag->dyn, MB_AGENT_NETWORKS[1], mb_agent_dynamics_inputs(cfg), W,
-                               cfg->blocks, 0, MB_INIT_HE, err) &&
-            mb_nn_build_resmlp(&ag->reward, MB_AGENT_NETWORKS[2], W, W, 0, cfg->support,
-                               MB_INIT_ZERO, err) &&
+            build_model(&ag->dyn, &ag->reward, cfg, err) &&
             mb_nn_build_resmlp(&ag->pred, MB_AGENT_NETWORKS[3], W, W, cfg->blocks, A + cfg->support,
                                MB_INIT_XAVIER, err);
   if (!ok) {
@@ -70,6 +87,24 @@ bool mb_agent_create(mb_agent *ag, const mb_agent_config *cfg, mb_rng *rng, mb_e
   mb_nn_module_init_params(&ag->dyn, rng);
   mb_nn_module_init_params(&ag->reward, rng);
   mb_nn_module_init_params(&ag->pred, rng);
+  return true;
+}
+
+bool mb_agent_new_model(mb_agent *ag, int32_t dyn_width, int32_t dyn_blocks, mb_rng *rng,
+                        mb_error *err) {
+  mb_agent_config cfg = ag->cfg;
+  cfg.dyn_width = dyn_width;
+  cfg.dyn_blocks = dyn_blocks;
+  mb_nn_module dyn, reward;
+  if (!mb_agent_config_check(&cfg, err) || !build_model(&dyn, &reward, &cfg, err))
+    return mb_fail_prefix(err, "agent: new learned model");
+  mb_nn_module_init_params(&dyn, rng);
+  mb_nn_module_init_params(&reward, rng);
+  mb_nn_module_free(&ag->dyn);
+  mb_nn_module_free(&ag->reward);
+  ag->dyn = dyn;
+  ag->reward = reward;
+  ag->cfg = cfg;
   return true;
 }
 
@@ -85,6 +120,14 @@ void mb_agent_modules(mb_agent *ag, mb_nn_module *out[4]) {
   out[1] = &ag->dyn;
   out[2] = &ag->reward;
   out[3] = &ag->pred;
+}
+
+int32_t mb_agent_dyn_width(const mb_agent_config *c) {
+  return c->dyn_width ? c->dyn_width : c->latent;
+}
+
+int32_t mb_agent_dyn_blocks(const mb_agent_config *c) {
+  return c->dyn_blocks ? c->dyn_blocks : c->blocks;
 }
 
 int32_t mb_agent_dynamics_inputs(const mb_agent_config *c) {
@@ -292,7 +335,9 @@ bool mb_agent_write(mb_nn_file *f, const mb_agent *ag, const mb_adam *opt,
             mb_nn_file_set_double(f, "game.demand_bins", c->game.demand_bins, err) &&
             mb_nn_file_set_double(f, "game.shaping", c->game.shaping, err) &&
             mb_nn_file_set_double(f, "cfg.support_min", c->support_min, err) &&
-            mb_nn_file_set_double(f, "cfg.action_features", c->action_features ? 1 : 0, err);
+            mb_nn_file_set_double(f, "cfg.action_features", c->action_features ? 1 : 0, err) &&
+            mb_nn_file_set_double(f, "cfg.dyn_width", c->dyn_width, err) &&
+            mb_nn_file_set_double(f, "cfg.dyn_blocks", c->dyn_blocks, err);
   for (int i = 0; ok && i < 4; i++) ok = mb_nn_file_write_module(f, mods[i], err);
   if (ok && opt) ok = mb_nn_file_write_adam(f, opt, err);
   if (ok && prog)
@@ -389,6 +434,12 @@ static bool read_config(mb_nn_file *f, const char *path, mb_agent_config *c, mb_
     ok = mb_fail(err, "%s: attribute cfg.action_features = %d: expected 0 or 1", path,
                  action_features);
   c->action_features = action_features != 0;
+  /* and before the dynamics had its own shape: as wide and deep as the others */
+  c->dyn_width = c->dyn_blocks = 0;
+  if (ok && mb_nn_file_has(f, "cfg.dyn_width"))
+    ok = get_int(f, path, "cfg.dyn_width", &c->dyn_width, err);
+  if (ok && mb_nn_file_has(f, "cfg.dyn_blocks"))
+    ok = get_int(f, path, "cfg.dyn_blocks", &c->dyn_blocks, err);
   /* and before reward shaping and signed supports: read as without them */
   double shaping = 0, smin = 0;
   if (ok && mb_nn_file_has(f, "game.shaping"))

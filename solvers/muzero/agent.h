@@ -44,6 +44,9 @@ typedef struct mb_agent_config {
   int32_t obs_dim;      /* derived: mb_game_observation_size(&game) */
   int32_t latent;       /* latent state width (also the hidden width of every module) */
   int32_t blocks;       /* residual blocks per module */
+  int32_t dyn_width;    /* the dynamics' hidden width (0: latent); a wider one ends in a linear
+                           layer down to the latent state */
+  int32_t dyn_blocks;   /* the dynamics' residual blocks (0: blocks) */
   int32_t support;      /* atoms of the value/reward supports over [support_min, support_max] */
   float support_min;    /* in h-transformed scaled units; 0 unless rewards can be negative
                            (game.shaping > 0) */
@@ -63,8 +66,8 @@ typedef struct mb_agent_config {
 #define MB_AGENT_ACTION_FEATURES MB_GAME_OBS_PER_CANDIDATE
 
 /* Defaults: game defaults (A = 16, 16 x 16 occupancy picture) with the gain block and the next
- * 4 buffers in the observation, latent 128, 1 block, support 31 atoms over [0, 10.5]
- * (h(100) = 9.15), value_scale 100. */
+ * 4 buffers in the observation, latent 128, 1 block (the dynamics too), support 31 atoms over
+ * [0, 10.5] (h(100) = 9.15), value_scale 100. */
 void mb_agent_config_default(mb_agent_config *c);
 bool mb_agent_config_check(const mb_agent_config *c, mb_error *err);
 
@@ -77,6 +80,12 @@ typedef struct mb_agent {
 /* Builds the networks and initialises them from rng. */
 bool mb_agent_create(mb_agent *ag, const mb_agent_config *cfg, mb_rng *rng, mb_error *err);
 void mb_agent_free(mb_agent *ag);
+/* Replaces the dynamics and the reward head (the learned model) by fresh ones, the dynamics
+ * dyn_width wide with dyn_blocks blocks (0: as for the other modules), initialised from rng;
+ * the representation and prediction networks stay as they are. An optimiser over the old
+ * modules must be rebuilt. On failure the agent is unchanged. */
+bool mb_agent_new_model(mb_agent *ag, int32_t dyn_width, int32_t dyn_blocks, mb_rng *rng,
+                        mb_error *err);
 /* Copies every parameter of src into dst (same config). */
 bool mb_agent_copy_weights(mb_agent *dst, const mb_agent *src, mb_error *err);
 /* The networks' module names, in mb_agent_modules' order ("repr", "dyn", "reward", "pred"):
@@ -85,6 +94,9 @@ extern const char *const MB_AGENT_NETWORKS[4];
 /* The four modules in a fixed order (for optimisers and checkpoints). */
 void mb_agent_modules(mb_agent *ag, mb_nn_module *out[4]);
 int64_t mb_agent_param_count(const mb_agent *ag);
+/* The dynamics' hidden width and residual blocks (dyn_width / dyn_blocks, or the others'). */
+int32_t mb_agent_dyn_width(const mb_agent_config *c);
+int32_t mb_agent_dyn_blocks(const mb_agent_config *c);
 /* Columns of the dynamics' input: latent + A (+ MB_AGENT_ACTION_FEATURES with action_features). */
 int32_t mb_agent_dynamics_inputs(const mb_agent_config *c);
 /* Writes x(a), the MB_AGENT_ACTION_FEATURES values of action a chosen on the real observation

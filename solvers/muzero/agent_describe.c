@@ -101,10 +101,14 @@ bool mb_agent_describe(const char *path, FILE *out, mb_error *err) {
             access(state, F_OK) == 0 ? state
                                      : "none beside it (the run finished, or never "
                                        "wrote one)");
+  char dynamics[96] = "";
+  if (c->dyn_width || c->dyn_blocks)
+    snprintf(dynamics, sizeof dynamics, " (the dynamics: %d wide, %d block%s)",
+             mb_agent_dyn_width(c), mb_agent_dyn_blocks(c), mb_agent_dyn_blocks(c) == 1 ? "" : "s");
   fprintf(out,
-          "%-16s latent %d, %d residual block%s per module, %lld parameters; value and reward "
+          "%-16s latent %d, %d residual block%s per module%s, %lld parameters; value and reward "
           "on %d atoms over [%g, %g] (h-transformed, %g units per unit of return)\n",
-          "networks", c->latent, c->blocks, c->blocks == 1 ? "" : "s",
+          "networks", c->latent, c->blocks, c->blocks == 1 ? "" : "s", dynamics,
           (long long)mb_agent_param_count(&ag), c->support, c->support_min, c->support_max,
           c->value_scale);
   mb_agent_describe_game(out, c, "");

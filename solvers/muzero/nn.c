@@ -144,6 +144,16 @@ bool mb_nn_build_resmlp(mb_nn_module *m, const char *name, int32_t in, int32_t w
   return ok;
 }
 
+bool mb_nn_build_state_resmlp(mb_nn_module *m, const char *name, int32_t in, int32_t width,
+                              int32_t blocks, int32_t state, mb_error *err) {
+  if (state == width) return mb_nn_build_resmlp(m, name, in, width, blocks, 0, MB_INIT_HE, err);
+  if (state < 2) return mb_fail(err, "nn module '%s': state %d (>= 2)", name, state);
+  if (!mb_nn_build_resmlp(m, name, in, width, blocks, state, MB_INIT_HE, err)) return false;
+  if (mb_nn_add_minmax(m, err)) return true;
+  mb_nn_module_free(m);
+  return false;
+}
+
 void mb_nn_module_init_params(mb_nn_module *m, mb_rng *rng) {
   for (int32_t i = 0; i < m->n_layers; i++) {
     const mb_nn_layer *l = &m->layers[i];

@@ -107,6 +107,12 @@ bool mb_nn_add_resblock(mb_nn_module *m, mb_error *err);
  * `out_init` (a head). */
 bool mb_nn_build_resmlp(mb_nn_module *m, const char *name, int32_t in, int32_t width,
                         int32_t blocks, int32_t out, mb_init out_init, mb_error *err);
+/* A state network of a different width than its state: mb_nn_build_resmlp's trunk (width,
+ * blocks), then LN, ReLU, Linear(width -> state) [He] and a minmax, a latent of `state` floats.
+ * With state == width it is mb_nn_build_resmlp's latent network (out 0), layer for layer, so
+ * that its checkpoints load either way. */
+bool mb_nn_build_state_resmlp(mb_nn_module *m, const char *name, int32_t in, int32_t width,
+                              int32_t blocks, int32_t state, mb_error *err);
 /* (Re)initialises every parameter from rng (deterministic: same rng state, same weights);
  * biases and shifts 0, gains 1. Clears gradients. */
 void mb_nn_module_init_params(mb_nn_module *m, mb_rng *rng);

@@ -124,6 +124,8 @@ bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
                    c->eval_every, c->eval_max, c->checkpoint_every, c->state_every);
   if (c->resume_state && !c->resume)
     return mb_fail(err, "train config: resume_state '%s' without resume", c->resume_state);
+  if (c->new_model && (!c->resume || c->resume_state))
+    return mb_fail(err, "train config: new_model needs resume and no resume_state");
   return true;
 }
 
@@ -626,14 +628,24 @@ static bool start_agent(trainer *T, const mb_agent *init, mb_error *err) {
     const char *from = cfg->resume_state ? cfg->resume_state : cfg->resume;
     if (!mb_agent_load(from, &res->agent, &res->opt, &res->prog, &res->curve, err)) return false;
     res->opt.cfg.lr = cfg->lr;
-    return true;
-  }
-  mb_rng r = mb_rng_split(&T->base, 0x5eed);
-  const mb_agent_config *ac = init ? &init->cfg : &cfg->agent;
-  if (!mb_agent_create(&res->agent, ac, &r, err)) return false;
-  if (init && !mb_agent_copy_weights(&res->agent, init, err)) {
-    mb_train_result_free(res);
-    return false;
+    if (!cfg->new_model) return true;
+    /* the old optimiser's slots point at the old model, and its step count would leave the
+     * new model's moments without bias correction: a fresh one over all four networks */
+    mb_adam_free(&res->opt);
+    mb_rng r = mb_rng_split(&T->base, 0x3ede1);
+    if (!mb_agent_new_model(&res->agent, cfg->agent.dyn_width, cfg->agent.dyn_blocks, &r, err)) {
+      mb_train_result_free(res);
+      return false;
+    }
+  } else {
+    mb_rng r = mb_rng_split(&T->base, 0x5eed);
+    const mb_agent_config *ac = init ? &init->cfg : &cfg->agent;
+    if (!mb_agent_create(&res->agent, ac, &r, err)) return false;
+    if (init && !mb_agent_copy_weights(&res->agent, init, err)) {
+      mb_train_result_free(res);
+      return false;
+    }
+    res->prog.seed = cfg->seed;
   }
   mb_nn_module *mods[4];
   mb_agent_modules(&res->agent, mods);
@@ -645,7 +657,6 @@ static bool start_agent(trainer *T, const mb_agent *init, mb_error *err) {
     mb_train_result_free(res);
     return false;
   }
-  res->prog.seed = cfg->seed;
   return true;
 }
 

@@ -177,6 +177,10 @@ typedef struct mb_train_config {
   const char *resume;       /* continue from this checkpoint (NULL: fresh) */
   const char *resume_state; /* with resume: continue from this training state instead (see
                                "Training state" above; NULL: the checkpoint alone) */
+  bool new_model;           /* with resume: replace the checkpoint's learned model (dynamics
+                               and reward head) by a fresh one shaped by agent.dyn_width and
+                               agent.dyn_blocks, initialised from the seed, with a fresh
+                               optimiser (mb_agent_new_model); not with resume_state */
   const char *state_out;    /* training state written every state_every updates, removed when
                                the run ends normally (NULL: none) */
   const char *note;         /* stored as the checkpoint's `training` attribute */

@@ -681,9 +681,12 @@ static int throughput(const bench_options *O, mb_agent *ag) {
   char blas[256];
   mb_blas_describe(blas, sizeof blas);
   printf("mallocMuZero throughput (%s; 1 BLAS thread)\n", blas);
-  printf("agent: %s, latent %d, %d residual block(s), %lld parameters, A = %d\n",
-         O->agent_path ? O->agent_path : "fresh (untrained)", ag->cfg.latent, ag->cfg.blocks,
-         (long long)mb_agent_param_count(ag), ag->cfg.game.n_actions);
+  printf(
+      "agent: %s, latent %d, %d residual block(s) (dynamics %d wide, %d), %lld parameters, "
+      "A = %d\n",
+      O->agent_path ? O->agent_path : "fresh (untrained)", ag->cfg.latent, ag->cfg.blocks,
+      mb_agent_dyn_width(&ag->cfg), mb_agent_dyn_blocks(&ag->cfg),
+      (long long)mb_agent_param_count(ag), ag->cfg.game.n_actions);
   printf("workload: synthetic, %d buffers (%d visitable), capacity %lld B\n", w->n_buffers,
          mb_game_n_visitable(g), (long long)hw.capacity);
   double dps, sps;

@@ -62,6 +62,14 @@ static void usage(FILE *out) {
           "  --eval-every N      updates between raw-policy evaluations (default 100)\n"
           "Agent and search (fresh agents only for the network sizes):\n"
           "  --latent W (128)  --blocks N (1)  --actions A (16)\n"
+          "  --dyn-width W (--latent)  --dyn-blocks N (--blocks): the dynamics' own hidden\n"
+          "                    width and depth (a wider one ends in a linear layer down to\n"
+          "                    the latent state)\n"
+          "  --new-model         with --resume: replace the checkpoint's learned model (the\n"
+          "                    dynamics and reward head) by a fresh one shaped by --dyn-width\n"
+          "                    and --dyn-blocks, with a fresh optimiser; the representation,\n"
+          "                    policy and value networks are the checkpoint's (with --freeze\n"
+          "                    repr,pred they stay so)\n"
           "  --next-buffers N (4: the observation also describes the next N buffers)\n"
           "  --demand-bins D (0: the observation also shows the whole schedule in D time bins:\n"
           "                    fast bytes placed, bytes and benefit of the buffers to come)\n"
@@ -196,6 +204,8 @@ typedef struct train_command {
   const char *vregex, *vcat;              /* validation workloads */
   bool keep_best, force, quiet;
   const char *network_option; /* the first option given that shapes a fresh agent's networks */
+  const char *model_option;   /* the first one that shapes only the learned model: --new-model
+                                 applies it to a resumed agent */
   int64_t max_buffers;
   double minutes;
   char best[4096], state_out[4096], state_in[4096];
@@ -234,6 +244,10 @@ static int parse_options(int argc, char **argv, train_command *T) {
       T->force = true;
       continue;
     }
+    if (!strcmp(a, "--new-model")) {
+      T->cfg.new_model = true;
+      continue;
+    }
     if (a[0] != '-') {
       fprintf(stderr, "mallocbench train: unexpected argument '%s'; see --help\n", a);
       return 2;
@@ -241,6 +255,8 @@ static int parse_options(int argc, char **argv, train_command *T) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* the other options take a value */
     bool ok = true;
     if (!T->network_option && is_network_option(a)) T->network_option = a;
+    bool model_option = !strcmp(a, "--dyn-width") || !strcmp(a, "--dyn-blocks");
+    if (!T->model_option && model_option) T->model_option = a;
     if (!strcmp(a, "--workloads"))
       ok = mb_option_text("train", a, v, &T->regex);
     else if (!strcmp(a, "--split")) {
@@ -275,6 +291,10 @@ static int parse_options(int argc, char **argv, train_command *T) {
       ok = mb_option_i32("train", a, v, 4, 4096, &T->cfg.agent.latent);
     else if (!strcmp(a, "--blocks"))
       ok = mb_option_i32("train", a, v, 0, 16, &T->cfg.agent.blocks);
+    else if (!strcmp(a, "--dyn-width"))
+      ok = mb_option_i32("train", a, v, 4, 4096, &T->cfg.agent.dyn_width);
+    else if (!strcmp(a, "--dyn-blocks"))
+      ok = mb_option_i32("train", a, v, 1, 16, &T->cfg.agent.dyn_blocks);
     else if (!strcmp(a, "--actions"))
       ok = mb_option_i32("train", a, v, 2, 1024, &T->cfg.agent.game.n_actions);
     else if (!strcmp(a, "--next-buffers"))
@@ -447,11 +467,23 @@ static int check_options(train_command *T) {
             T->cfg.lr);
     return 2;
   }
+  if (T->cfg.new_model && !T->cfg.resume) {
+    fprintf(stderr,
+            "mallocbench train: --new-model replaces a resumed agent's learned model; "
+            "give --resume AGENT.h5 (a fresh agent takes --dyn-width/--dyn-blocks as "
+            "they are)\n");
+    return 2;
+  }
   if (T->cfg.resume && T->network_option)
     fprintf(stderr,
             "mallocbench train: warning: %s ignored: a resumed agent keeps the network and game "
             "layout of %s (see `mallocbench show %s`)\n",
             T->network_option, T->cfg.resume, T->cfg.resume);
+  if (T->cfg.resume && !T->cfg.new_model && T->model_option)
+    fprintf(stderr,
+            "mallocbench train: warning: %s ignored: a resumed agent keeps its learned model "
+            "unless --new-model replaces it\n",
+            T->model_option);
   if (T->cfg.agent.game.shaping > 0) {
     /* shaped rewards and values can be negative: a symmetric support, as many atoms per unit */
     T->cfg.agent.support_min = -T->cfg.agent.support_max;
@@ -567,7 +599,10 @@ int mb_cmd_train(int argc, char **argv) {
     }
     cfg->state_out = T->state_out;
   }
-  if (cfg->resume && mb_train_state_path(cfg->resume, T->state_in, sizeof T->state_in) &&
+  /* a new learned model starts from the checkpoint's networks alone: its optimiser and replay
+   * are new, so a training state beside FILE has nothing to give it */
+  if (cfg->resume && !cfg->new_model &&
+      mb_train_state_path(cfg->resume, T->state_in, sizeof T->state_in) &&
       access(T->state_in, F_OK) == 0)
     cfg->resume_state = T->state_in;
   /* provenance: the command line */

@@ -10,9 +10,10 @@
 # decay (--lr-end) train and change the weights; the gain block (--gain-features), the demand
 # profile (--demand-bins), the buffer order (--order), reward shaping (--shaping) and the
 # dynamics' action features (--action-features) are recorded in the checkpoint and played
-# with; bench muzero evaluates an agent on a catalogue file of one's own (--catalogue)
-# (with pUCT too: --search puct) and measures search's one-step evaluations (--model-error) and policy improvement
-# (--search-regret); a validation set
+# with; a resumed agent gets a new learned model of its own width and depth (--new-model);
+# bench muzero evaluates an agent on a catalogue file of one's own (--catalogue) (with pUCT
+# too: --search puct) and measures search's one-step evaluations (--model-error) and policy
+# improvement (--search-regret); a validation set
 # (--validate) is refused when it overlaps the training workloads, is stored as the curve's
 # validation series, leaves the weights alone, and --keep-best writes the best agent; a run
 # killed with SIGKILL resumes from its training state (--state-every) bit for bit; the checkpoint
@@ -127,6 +128,26 @@ grep -q "warning: --latent ignored: a resumed agent keeps the network and game l
 "$MB" train --synthetic --synth-min 16 --synth-max 32 --batch 16 -q --steps 55 --seed 3 \
   --resume "$TMP/r.h5" --out "$TMP/r.h5" >/dev/null 2>"$TMP/err" || fail "resume: $(cat "$TMP/err")"
 ! grep -q "warning" "$TMP/err" || fail "resume without network options warns: $(cat "$TMP/err")"
+# a new learned model for a resumed agent (--new-model): shaped by --dyn-width/--dyn-blocks,
+# the other networks kept (frozen here: bit for bit), and shown; without --new-model the
+# model's options are said to be ignored, and without --resume --new-model is refused
+"$MB" train --synthetic --synth-min 16 --synth-max 32 --batch 16 -q --steps 60 --seed 3 \
+  --resume "$TMP/r.h5" --new-model --dyn-width 24 --dyn-blocks 2 --freeze repr,pred \
+  --out "$TMP/nm.h5" >/dev/null 2>"$TMP/err" || fail "--new-model: $(cat "$TMP/err")"
+for g in repr pred; do
+  h5diff -d 0 "$TMP/r.h5" "$TMP/nm.h5" "/$g" "/$g" >/dev/null || fail "--new-model changed $g"
+done
+"$MB" show "$TMP/nm.h5" | grep -q "per module (the dynamics: 24 wide, 2 blocks)" ||
+  fail "show of a new model: $("$MB" show "$TMP/nm.h5")"
+"$MB" train --synthetic --synth-min 16 --synth-max 32 --batch 16 -q --steps 65 --seed 3 \
+  --resume "$TMP/nm.h5" --dyn-width 32 --out "$TMP/nm.h5" >/dev/null 2>"$TMP/err" ||
+  fail "resume of a new model: $(cat "$TMP/err")"
+grep -q "warning: --dyn-width ignored: a resumed agent keeps its learned model unless --new-model" \
+  "$TMP/err" || fail "--dyn-width on resume: no warning: $(cat "$TMP/err")"
+expect 2 "--new-model replaces a resumed agent's learned model; give --resume AGENT.h5" \
+  "$MB" train "${TINY[@]}" --steps 5 --new-model --out "$TMP/x.h5"
+expect 2 "--dyn-width '2': expected an integer in 4\.\.4096" \
+  "$MB" train "${TINY[@]}" --steps 5 --dyn-width 2 --out "$TMP/x.h5"
 
 # a run killed (SIGKILL) once its training state exists resumes from it bit for bit: the same
 # weights, optimiser and curve returns as the run that never stopped, which leaves no state
