@@ -69,16 +69,23 @@ static bool rollout_values(mb_agent_infer *inf, mb_game *g, const uint8_t *mask,
  *   exact one-step Q1(a) = r(a) + v(h(obs after a)) (the exact-game search's leaf),
  *   learned one-step Q1^(a) = r^(a) + v^(g(h(obs), a)) (the learned-model search's leaf),
  *   rollout QR(a) = r(a) + the return of the raw policy after a (ground truth for the policy),
- * all in normalised units (1 / R_ref). Prints the reward head's error against the true rewards
- * and, over sibling pairs whose rollout returns differ, how often each one-step estimate (and
- * the policy's logits) orders the pair like the rollouts do. Roots then play the rollout-best
- * action (the raw policy's on ties), the other decisions the raw policy: with stride 1 the
- * episode's return is that of one step of exact policy improvement, the most a search whose
- * leaves valued states as well as the rollouts do could gain at depth 1. */
+ * all in normalised units (1 / R_ref). Prints the reward head's error against the true rewards,
+ * the learned Q1^'s against Q1 (also relative to the siblings' means, which is what a root's
+ * comparison of its children sees) and, over sibling pairs whose rollout returns differ, how
+ * often each one-step estimate (and the policy's logits) orders the pair like the rollouts
+ * do; also over the policy's two favourites alone, the pair a 2-simulation search compares. Roots
+ * then play the rollout-best action (the raw policy's on ties), the other decisions the raw policy:
+ * with stride 1 the episode's return is that of one step of exact policy improvement, the most a
+ * search whose leaves valued states as well as the rollouts do could gain at depth 1. */
 typedef struct diag_sums {
   double r_abs_err, r_spread, q_abs_err, q_spread, vq_abs_err;
+  double q_rel_err; /* |(Q1^ - siblings' mean Q1^) - (Q1 - siblings' mean Q1)|: the error left
+                       in the differences a root's comparison sees (a shared offset cancels) */
   int64_t n_act, pairs, agree_exact, agree_learned, agree_logits, roots;
   int64_t best_exact, best_learned, best_logits;
+  /* the policy's two favourites (the pair a 2-simulation search compares), when their
+   * rollouts differ: how often each estimate orders them like the rollouts */
+  int64_t top2_pairs, top2_exact, top2_learned, top2_logits;
   double r_err_greedy, q_err_greedy; /* the same errors on the raw policy's own action */
   int64_t n_greedy;
   double ret; /* sum of the episodes' true returns */
@@ -114,7 +121,7 @@ static bool diag_workload(const mb_agent *ag, mb_game *g, double scale, const di
     if (ok && t % stride == 0 && n_legal >= 2) {
       double *q1l = q1 + A, *qr = q1 + 2 * A, *lg = q1 + 3 * A, *rr = q1 + 4 * A;
       mb_game_snapshot snap = mb_game_snapshot_take(g);
-      double rmean = 0, qmean = 0;
+      double rmean = 0, qmean = 0, qlmean = 0;
       ok = rollout_values(&inf, g, mask, rs, obs, l2, m2, qr, err);
       for (int32_t a = 0; ok && a < A; a++) {
         if (!mask[a]) continue;
@@ -141,17 +148,20 @@ static bool diag_workload(const mb_agent *ag, mb_game *g, double scale, const di
         d->vq_abs_err += fabs(q1[a] - qr[a]);
         rmean += r;
         qmean += q1[a];
+        qlmean += q1l[a];
         d->n_act++;
       }
       ok = ok && mb_game_restore(g, snap, err);
       if (!ok) break;
       rmean /= n_legal;
       qmean /= n_legal;
+      qlmean /= n_legal;
       int32_t be = -1, bl = -1, bg = -1, br = greedy;
       for (int32_t a = 0; a < A; a++) {
         if (!mask[a]) continue;
         d->r_spread += fabs(rr[a] - rmean);
         d->q_spread += fabs(q1[a] - qmean);
+        d->q_rel_err += fabs((q1l[a] - qlmean) - (q1[a] - qmean));
         if (be < 0 || q1[a] > q1[be]) be = a;
         if (bl < 0 || q1l[a] > q1l[bl]) bl = a;
         if (bg < 0 || lg[a] > lg[bg]) bg = a;
@@ -165,6 +175,16 @@ static bool diag_workload(const mb_agent *ag, mb_game *g, double scale, const di
           d->agree_learned += sign3(q1l[a] - q1l[b], 0) == s;
           d->agree_logits += sign3(lg[a] - lg[b], 0) == s;
         }
+      }
+      int32_t second = -1; /* the policy's second favourite */
+      for (int32_t a = 0; a < A; a++)
+        if (mask[a] && a != bg && (second < 0 || lg[a] > lg[second])) second = a;
+      int s2 = sign3(qr[bg] - qr[second], 1e-9);
+      if (s2) {
+        d->top2_pairs++;
+        d->top2_exact += sign3(q1[bg] - q1[second], 0) == s2;
+        d->top2_learned += sign3(q1l[bg] - q1l[second], 0) == s2;
+        d->top2_logits += sign3(lg[bg] - lg[second], 0) == s2;
       }
       d->roots++;
       d->best_exact += qr[be] >= qr[br] - 1e-9;
@@ -203,6 +223,10 @@ int mb_diag_model_error(const mb_agent *ag, const mb_train_workload *set, int32_
          d.r_abs_err / d.n_act, d.r_spread / d.n_act);
   printf("  learned Q1^ vs exact Q1 |diff|       %.5f  (siblings' mean |Q1 - mean Q1| %.5f)\n",
          d.q_abs_err / d.n_act, d.q_spread / d.n_act);
+  printf(
+      "  the same relative to the siblings'  %.5f  (|(Q1^ - mean Q1^) - (Q1 - mean Q1)|: what a "
+      "root comparison sees)\n",
+      d.q_rel_err / d.n_act);
   printf("  on the raw policy's own action:     |r^ - r| %.5f, |Q1^ - Q1| %.5f\n",
          d.r_err_greedy / d.n_greedy, d.q_err_greedy / d.n_greedy);
   printf("  exact Q1 vs raw-policy rollout |diff| %.5f\n", d.vq_abs_err / d.n_act);
@@ -211,6 +235,16 @@ int mb_diag_model_error(const mb_agent *ag, const mb_train_workload *set, int32_
       "%.3f, policy logits %.3f\n",
       (long long)d.pairs, (double)d.agree_exact / d.pairs, (double)d.agree_learned / d.pairs,
       (double)d.agree_logits / d.pairs);
+  if (d.top2_pairs > 0)
+    printf(
+        "  the policy's two favourites, ordered like the rollouts (%lld pairs): exact Q1 %.3f, "
+        "learned Q1^ %.3f, policy logits %.3f\n",
+        (long long)d.top2_pairs, (double)d.top2_exact / d.top2_pairs,
+        (double)d.top2_learned / d.top2_pairs, (double)d.top2_logits / d.top2_pairs);
+  else
+    printf(
+        "  the policy's two favourites, ordered like the rollouts: no pair whose rollouts "
+        "differ\n");
   printf(
       "  mean true return of these episodes (examined decisions play the rollout-best "
       "action, the others the raw policy): %.4f\n",

@@ -424,6 +424,11 @@ for ag in a af; do
     --split train >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --model-error: $(cat "$TMP/err")"
   grep -Eq "^  exact Q1 vs raw-policy rollout \|diff\| +[0-9]+\.[0-9]+$" "$TMP/out" ||
     fail "--model-error ($ag): $(cat "$TMP/out")"
+  grep -Eq "^  the same relative to the siblings' +[0-9]+\.[0-9]+  \(" "$TMP/out" ||
+    fail "--model-error ($ag): $(cat "$TMP/out")"
+  grep -Eq "^  the policy's two favourites, ordered like the rollouts( \([0-9]+ pairs\): exact Q1 \
+[01]\.[0-9]+, learned Q1\^ [01]\.[0-9]+, policy logits [01]\.[0-9]+|: no pair whose rollouts differ)$" \
+    "$TMP/out" || fail "--model-error ($ag): $(cat "$TMP/out")"
   grep -Eq "^  argmax is a rollout-best action: exact Q1 [01]\.[0-9]+, learned Q1\^ [01]\.[0-9]+, \
 policy logits [01]\.[0-9]+$" "$TMP/out" || fail "--model-error ($ag): $(cat "$TMP/out")"
 done
