@@ -821,6 +821,13 @@ static bool start_counters(trainer *T, mb_error *err) {
               "train: resumed at step %lld from the checkpoint %s alone (no training state): the "
               "replay buffer starts empty, so this run will differ from an uninterrupted one\n",
               (long long)res->prog.steps, cfg->resume);
+    if (cfg->new_model)
+      fprintf(cfg->log,
+              "train: a new learned model: dynamics %d wide with %d residual block(s) and a "
+              "reward head, freshly initialised, with a fresh optimiser; the other networks "
+              "are %s's\n",
+              mb_agent_dyn_width(&res->agent.cfg), mb_agent_dyn_blocks(&res->agent.cfg),
+              cfg->resume);
   }
   /* on the grids of the run that started at step 0, wherever this one resumes */
   T->next_eval = next_multiple(res->prog.steps, cfg->eval_every);

@@ -131,9 +131,11 @@ grep -q "warning: --latent ignored: a resumed agent keeps the network and game l
 # a new learned model for a resumed agent (--new-model): shaped by --dyn-width/--dyn-blocks,
 # the other networks kept (frozen here: bit for bit), and shown; without --new-model the
 # model's options are said to be ignored, and without --resume --new-model is refused
-"$MB" train --synthetic --synth-min 16 --synth-max 32 --batch 16 -q --steps 60 --seed 3 \
+"$MB" train --synthetic --synth-min 16 --synth-max 32 --batch 16 --steps 60 --seed 3 \
   --resume "$TMP/r.h5" --new-model --dyn-width 24 --dyn-blocks 2 --freeze repr,pred \
   --out "$TMP/nm.h5" >/dev/null 2>"$TMP/err" || fail "--new-model: $(cat "$TMP/err")"
+grep -q "train: a new learned model: dynamics 24 wide with 2 residual block(s)" "$TMP/err" ||
+  fail "--new-model does not say so: $(cat "$TMP/err")"
 for g in repr pred; do
   h5diff -d 0 "$TMP/r.h5" "$TMP/nm.h5" "/$g" "/$g" >/dev/null || fail "--new-model changed $g"
 done
