@@ -684,7 +684,7 @@ static int throughput(const bench_options *O, mb_agent *ag) {
   mb_blas_describe(blas, sizeof blas);
   printf("mallocMuZero throughput (%s; 1 BLAS thread)\n", blas);
   printf(
-      "agent: %s, latent %d, %d residual block(s) (dynamics %d wide, %d), %lld parameters, "
+      "agent: %s, latent %d, %d residual block(s) (the dynamics: %d wide, %d), %lld parameters, "
       "A = %d\n",
       O->agent_path ? O->agent_path : "fresh (untrained)", ag->cfg.latent, ag->cfg.blocks,
       mb_agent_dyn_width(&ag->cfg), mb_agent_dyn_blocks(&ag->cfg),
