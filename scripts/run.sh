@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The default quick benchmark, end to end: installs what is missing, builds (Release), trains
-# the small mallocMuZero agent of the quick profile (once; about a minute), runs the quick
+# the small mallocMuZero agent of the quick profile (once; about two minutes), runs the quick
 # profile, verifies it, then draws the figures and writes the report.
 # Usage: scripts/run.sh [extra 'mallocbench run' options, e.g. --jobs 1]
 set -euo pipefail

@@ -533,6 +533,13 @@ static void print_result(const train_command *T, const mb_train_result *res, int
       "raw policy (greedy, no search), mean return on the eval set: before %.4f, after %.4f; "
       "random play %.4f; heuristic (reference) %.4f\n",
       res->untrained_policy, res->final_policy, res->random_policy, res->heuristic_play);
+  /* A short run (the quick profile's 6,000 updates) often ends level with best fit; say so,
+   * so that a newcomer does not read it as training that failed silently. */
+  if (res->final_policy <= res->heuristic_play)
+    printf(
+        "note: the policy network alone does not beat the heuristic on the eval set yet; "
+        "datasets/agents/README.md says how long the default agent trains and what it "
+        "reaches\n");
   printf(
       "throughput: learner %.1f updates/s, self-play %.0f decisions/s; %.1f updates per second "
       "of this run's wall time\n",

@@ -84,6 +84,16 @@ expect 2 "no workloads" "$MB" train --steps 5 --out "$TMP/x.h5"
 grep -q "trained 30 updates in [0-9]* s (in total: 30 updates" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
 grep -q "throughput: learner [0-9.]* updates/s, self-play [0-9]* decisions/s; [0-9.]* updates per second of this run's wall time" \
   "$TMP/out" || fail "throughput line: $(cat "$TMP/out")"
+# the note that the policy is not above the heuristic yet appears exactly when it is not
+after=$(sed -n 's/.*before [0-9.]*, after \([0-9.]*\);.*/\1/p' "$TMP/out")
+heur=$(sed -n 's/.*heuristic (reference) \([0-9.]*\)$/\1/p' "$TMP/out")
+[ -n "$after" ] && [ -n "$heur" ] || fail "raw policy line: $(cat "$TMP/out")"
+if awk -v a="$after" -v h="$heur" 'BEGIN { exit !(a <= h) }'; then
+  grep -q "^note: the policy network alone does not beat the heuristic" "$TMP/out" ||
+    fail "after $after <= heuristic $heur and no note: $(cat "$TMP/out")"
+else
+  ! grep -q "^note: the policy network" "$TMP/out" || fail "a note though $after > $heur"
+fi
 h5dump -a /training "$TMP/a.h5" | grep -q -- "--steps 30 --seed 3" ||
   fail "the checkpoint does not record its command line"
 h5dump -a /train.blas "$TMP/a.h5" | grep -q "core " ||
