@@ -61,6 +61,7 @@ bool mb_assignment_write_csv(const mb_assignment *a, const mb_workload *w, FILE 
 bool mb_assignment_save_csv(const mb_assignment *a, const mb_workload *w, const char *path,
                             mb_error *err) {
   /* write to a temporary file and rename, so an existing file is never half-overwritten */
+  if (!mb_path_check_replaceable(path, err)) return false;
   char tmp[4096];
   if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
     return mb_fail(err, "%s: path too long", path);

@@ -19,6 +19,18 @@ const char *mb_source_dir(void) {
   return MB_SOURCE_DIR;
 }
 
+bool mb_path_check_replaceable(const char *path, mb_error *err) {
+  struct stat st;
+  if (stat(path, &st) != 0) return true; /* absent (or unreachable: the write will say why) */
+  if (S_ISREG(st.st_mode)) return true;
+  return mb_fail(err, "%s: exists and is not a regular file (%s); refusing to replace it", path,
+                 S_ISDIR(st.st_mode)    ? "a directory"
+                 : S_ISCHR(st.st_mode)  ? "a character device"
+                 : S_ISBLK(st.st_mode)  ? "a block device"
+                 : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                        : "a socket or other special file");
+}
+
 char *mb_path_join(char *out, size_t n, const char *a, const char *b) {
   if (b[0] == '/') a = "";
   size_t la = strlen(a);

@@ -2,7 +2,10 @@
 #ifndef MB_PATHS_H
 #define MB_PATHS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+#include "error.h"
 
 /* The external data directory: `flag` (a --data argument) when not NULL, else the environment
  * variable MALLOCBENCH_DATA, else ../shared/data beside the source tree. */
@@ -14,6 +17,11 @@ const char *mb_source_dir(void);
 char *mb_path_join(char *out, size_t n, const char *a, const char *b);
 /* Creates a directory and its parents (like mkdir -p); 0 on success, -1 with errno set. */
 int mb_mkdir_p(const char *path);
+/* Whether an output may be written to `path` by writing a temporary file and renaming it onto
+ * `path`: true when nothing is there or it is a regular file (symbolic links followed); false,
+ * with an error naming it, for a directory, device, FIFO or socket, which the rename would
+ * silently replace (`-o /dev/null` would otherwise delete the device node). */
+bool mb_path_check_replaceable(const char *path, mb_error *err);
 /* Reads a whole file into a NUL-terminated malloc'd buffer; NULL (errno set) on failure. */
 char *mb_read_file(const char *path, size_t *len);
 

@@ -208,6 +208,7 @@ static void tex_macro_name(const char *s, char *out, size_t n) {
 /* Opens path.tmp for writing; close_atomic renames it into place, so a failed report never
  * leaves a half-written file where a good one was. */
 static FILE *open_atomic(const char *path, char *tmp, size_t n, mb_error *err) {
+  if (!mb_path_check_replaceable(path, err)) return NULL;
   snprintf(tmp, n, "%s.tmp", path);
   FILE *f = fopen(tmp, "w");
   if (!f) mb_fail(err, "%s: cannot write: %s", tmp, strerror(errno));

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "paths.h"
+
 struct mb_results {
   hid_t file;
   bool writable;
@@ -760,6 +762,7 @@ mb_results *mb_results_create(const char *path, bool force, mb_error *err) {
     mb_fail(err, "%s: file exists (use --resume to continue it, or --force to replace it)", path);
     return NULL;
   }
+  if (!mb_path_check_replaceable(path, err)) return NULL;
   /* Probe with open(2) first: its errno names the reason (permission, missing directory). */
   int fd = open(path, O_WRONLY | O_CREAT | (force ? 0 : O_EXCL), 0666);
   if (fd < 0) {

@@ -871,6 +871,7 @@ char *mb_workload_to_text(const mb_workload *w, size_t *len) {
 }
 
 bool mb_workload_save(const mb_workload *w, const char *path, mb_error *err) {
+  if (!mb_path_check_replaceable(path, err)) return false;
   size_t n = strlen(path) + 32;
   char *tmp = malloc(n);
   if (!tmp) return mb_fail(err, "%s: out of memory", path);

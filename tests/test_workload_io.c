@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "paths.h"
@@ -425,12 +426,23 @@ static void test_save_and_load(void **state) {
   assert_non_null(back);
   mb_workload_free(back);
 
-  /* rename over a directory fails: error, the directory survives, no temporary left */
+  /* a directory or a FIFO is never replaced by the rename: error naming it, it survives, no
+   * temporary left (a device such as /dev/null would be deleted otherwise) */
   snprintf(sub, sizeof sub, "%s/adir", dir);
   assert_int_equal(mb_mkdir_p(sub), 0);
   assert_false(mb_workload_save(w, sub, &err));
-  assert_non_null(strstr(err.message, "cannot rename"));
+  assert_non_null(strstr(err.message, "exists and is not a regular file (a directory)"));
+  assert_non_null(strstr(err.message, sub));
   assert_int_equal(count_entries(dir), 2);
+  snprintf(sub, sizeof sub, "%s/afifo", dir);
+  assert_int_equal(mkfifo(sub, 0600), 0);
+  assert_false(mb_workload_save(w, sub, &err));
+  assert_non_null(strstr(err.message, "(a FIFO)"));
+  struct stat st;
+  assert_int_equal(stat(sub, &st), 0);
+  assert_true(S_ISFIFO(st.st_mode));
+  assert_int_equal(count_entries(dir), 3);
+  remove(sub);
 
   snprintf(sub, sizeof sub, "%s/missing/w.wl", dir);
   assert_false(mb_workload_save(w, sub, &err));

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "paths.h"
+
 struct mb_nn_file {
   hid_t file;
   bool writing;
@@ -42,6 +44,7 @@ static mb_nn_file *file_new(const char *path, mb_error *err) {
 }
 
 mb_nn_file *mb_nn_file_create(const char *path, mb_error *err) {
+  if (!mb_path_check_replaceable(path, err)) return NULL;
   mb_nn_file *f = file_new(path, err);
   if (!f) return NULL;
   f->writing = true;

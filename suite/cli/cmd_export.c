@@ -41,6 +41,7 @@ typedef struct out_file {
 static bool out_open(out_file *o, const char *dir, const char *name, mb_error *err) {
   if (!mb_path_join(o->path, sizeof o->path, dir, name))
     return mb_fail(err, "%s/%s: path too long", dir, name);
+  if (!mb_path_check_replaceable(o->path, err)) return false;
   snprintf(o->tmp, sizeof o->tmp, "%s.tmp", o->path);
   o->f = fopen(o->tmp, "w");
   if (!o->f) return mb_fail(err, "%s: cannot create: %s", o->tmp, strerror(errno));

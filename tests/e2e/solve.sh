@@ -66,4 +66,13 @@ else
   echo "note: $DATA/minimalloc/input.12.csv missing: pack checks skipped"
 fi
 expect_status 2 "pack without capacity" "$MB" pack datasets/samples/mlp_tiny.wl
+# an output path that is a device or a directory is refused, never replaced by the rename
+expect_status 2 "solve --out /dev/null" "$MB" solve datasets/samples/mlp_tiny.wl --solver heuristic \
+  --out /dev/null
+grep -q "/dev/null: exists and is not a regular file (a character device)" "$TMP/err" ||
+  fail "solve --out /dev/null: $(cat "$TMP/err")"
+[ -c /dev/null ] || fail "/dev/null is no longer a character device"
+expect_status 2 "solve --out DIR" "$MB" solve datasets/samples/mlp_tiny.wl --solver heuristic \
+  --out "$TMP"
+[ -d "$TMP" ] || fail "solve --out DIR replaced the directory"
 echo "e2e solve: ok"
