@@ -33,6 +33,34 @@ static mb_time_ps op_time_split(const mb_workload *w, const mb_hardware *hw, int
   return to_ps((compute > memory ? compute : memory) + hw->op_overhead_s);
 }
 
+bool mb_cost_check_range(const mb_workload *w, const mb_hardware *hw, mb_error *err) {
+  const double max_s = (double)MB_COST_MAX_PS * 1e-12;
+  if (w->n_ops == 0) return true; /* op-less: the workload's own checks bound slow_time_ps */
+  double total = 0;               /* the slowest placement: each op at its slower extreme */
+  for (int32_t o = 0; o < w->n_ops; o++) {
+    double bytes = (double)op_total_bytes(w, o);
+    double memory_slow = bytes / hw->slow_bandwidth, memory_fast = bytes / hw->fast_bandwidth;
+    double memory = memory_slow > memory_fast ? memory_slow : memory_fast;
+    double compute = w->ops[o].flops / hw->peak_flops;
+    double t = (compute > memory ? compute : memory) + hw->op_overhead_s;
+    total += t;
+    if (!isfinite(t) || !(total <= max_s))
+      return mb_fail(
+          err,
+          "workload '%s' on hardware '%s': op '%s' (index %d of %d ops): the simulated time "
+          "reaches %.3g s, beyond the cost model's range of 2^62 ps (53 days); "
+          "check its flops (%.3g) and bytes (%.3g) and the profile's bandwidths and "
+          "op_overhead",
+          w->name, hw->name, w->ops[o].name, (int)o, (int)w->n_ops, total, w->ops[o].flops, bytes);
+  }
+  if (mb_slow_time(w, hw) <= 0)
+    return mb_fail(err,
+                   "workload '%s' on hardware '%s': the simulated time with every buffer in slow "
+                   "memory is 0 ps (no flops, no bytes, no op overhead): nothing to speed up",
+                   w->name, hw->name);
+  return true;
+}
+
 mb_time_ps mb_slow_time(const mb_workload *w, const mb_hardware *hw) {
   if (w->n_ops == 0) return w->slow_time_ps;
   mb_time_ps total = 0;

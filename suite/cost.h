@@ -15,11 +15,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "hardware.h"
 #include "workload.h"
 
 /* Time of one op given how many of its bytes are in fast memory. */
 mb_time_ps mb_op_time(const mb_workload *w, const mb_hardware *hw, int32_t op, int64_t fast_bytes);
+/* The longest program time the model represents: 2^62 ps (53 days), so that sums and
+ * differences of times never overflow int64. */
+#define MB_COST_MAX_PS ((mb_time_ps)1 << 62)
+/* Whether the model can time this workload on this hardware: every placement's program time
+ * is finite, at most MB_COST_MAX_PS, and the all-slow time is above zero. False, with an
+ * error naming the workload, the hardware and the op at fault, otherwise (e.g. flops = 1e30,
+ * or a bandwidth of 1e-300 B/s); callers check it before timing anything. */
+bool mb_cost_check_range(const mb_workload *w, const mb_hardware *hw, mb_error *err);
 /* Program time with every buffer in slow memory. */
 mb_time_ps mb_slow_time(const mb_workload *w, const mb_hardware *hw);
 /* Program time for a placement: in_fast[b] says whether buffer b is in fast memory. */

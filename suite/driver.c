@@ -519,6 +519,8 @@ static bool make_pairs(run *R, const hardware_overrides *O, mb_error *err) {
         copy_str(p->hw_name, sizeof p->hw_name, p->hw.name);
         if (!profile_file_sha(e->hardware, p->profile_sha)) p->profile_sha[0] = '\0';
       }
+      if (!mb_cost_check_range(R->workloads[wi].w, &p->hw, err))
+        return mb_fail_prefix(err, "%s:%d: entry '%s'", R->cat->path, (int)e->line, e->name);
     }
   }
   return true;

@@ -145,6 +145,56 @@ static mb_workload *random_workload(mb_rng *rng, int n_ops, int n_buffers) {
   return w;
 }
 
+/* The model refuses what it cannot time: a sum past 2^62 ps, a non-finite op time, a program
+ * that takes no time; a workload within range passes on the same hardware. */
+static void test_check_range(void **state) {
+  (void)state;
+  mb_hardware hw = simple_hw();
+  mb_workload *w = two_op_workload();
+  mb_error err;
+  assert_true(mb_cost_check_range(w, &hw, &err));
+
+  mb_hardware slow = hw; /* 1e-300 B/s: 1000 B take 1e303 s */
+  slow.slow_bandwidth = 1e-300;
+  assert_false(mb_cost_check_range(w, &slow, &err));
+  assert_non_null(strstr(err.message, "workload 'two_ops' on hardware 'simple': op 'compute'"));
+  assert_non_null(strstr(err.message, "2^62 ps"));
+  mb_hardware fast_slower = hw; /* a fast memory slower than the slow one bounds the time too */
+  fast_slower.fast_bandwidth = 1e-300;
+  assert_false(mb_cost_check_range(w, &fast_slower, &err));
+  mb_hardware overhead = hw; /* 1e6 s per op: 2e6 s in all, within 53 days; 3e6 s per op not */
+  overhead.op_overhead_s = 1e6;
+  assert_true(mb_cost_check_range(w, &overhead, &err));
+  overhead.op_overhead_s = 3e6;
+  assert_false(mb_cost_check_range(w, &overhead, &err));
+  assert_non_null(
+      strstr(err.message, "op 'memory' (index 1 of 2 ops)")); /* the sum passes it at op 1 */
+  mb_workload_free(w);
+
+  mb_workload_builder *b = mb_builder_new("huge", "test"); /* 1e30 FLOPs at 1 GFLOP/s */
+  mb_builder_add_op(b, "big", "dot", 1e30);
+  int32_t a = mb_builder_add_buffer(b, "a", 8, 0, 0, false);
+  mb_builder_add_use(b, a, 0, 8, 0);
+  w = mb_builder_finish(b, &err);
+  assert_non_null(w);
+  assert_false(mb_cost_check_range(w, &hw, &err));
+  assert_non_null(strstr(err.message, "op 'big' (index 0 of 1 ops)"));
+  mb_workload_free(w);
+
+  mb_hardware instant = hw; /* no flops, no bytes, no overhead: T_slow = 0 */
+  instant.op_overhead_s = 0;
+  b = mb_builder_new("empty", "test");
+  mb_builder_add_op(b, "nop", "add", 0);
+  a = mb_builder_add_buffer(b, "a", 8, 0, 0, false);
+  mb_builder_add_use(b, a, 0, 0, 0);
+  w = mb_builder_finish(b, &err);
+  assert_non_null(w);
+  assert_false(mb_cost_check_range(w, &instant, &err));
+  assert_non_null(strstr(err.message, "0 ps"));
+  assert_true(mb_cost_check_range(w, &hw, &err)); /* the overhead alone is time enough */
+  mb_workload_free(w);
+}
+
 static void test_incremental_equals_full(void **state) {
   (void)state;
   mb_hardware hw = simple_hw();
@@ -227,6 +277,7 @@ int main(void) {
       cmocka_unit_test(test_compute_bound_op_gains_nothing),
       cmocka_unit_test(test_memory_bound_gain_is_exact),
       cmocka_unit_test(test_opless_workload),
+      cmocka_unit_test(test_check_range),
       cmocka_unit_test(test_incremental_equals_full),
       cmocka_unit_test(test_state_copy),
       cmocka_unit_test(test_savings_subadditive),

@@ -83,6 +83,11 @@ int mb_cmd_check(int argc, char **argv) {
     fprintf(stderr, "mallocbench check: %s\n", err.message);
     return 2;
   }
+  if (!mb_cost_check_range(w, &hw, &err)) {
+    fprintf(stderr, "mallocbench check: %s: %s\n", paths[0], err.message);
+    mb_workload_free(w);
+    return 2;
+  }
   mb_assignment *a = mb_assignment_load_csv(paths[1], w, &err);
   if (!a) {
     fprintf(stderr, "mallocbench check: %s\n", err.message);

@@ -112,6 +112,12 @@ static row_status print_stats_row(const mb_catalogue_entry *e, const char *data_
     fflush(stdout);
     return missing ? ROW_SKIPPED : ROW_FAILED;
   }
+  if (!mb_cost_check_range(w, &hw, &err)) {
+    printf("%-36s FAILED: %s\n", e->name, err.message);
+    fflush(stdout);
+    mb_workload_free(w);
+    return ROW_FAILED;
+  }
   mb_workload_stats st;
   mb_workload_stats_compute(w, &st);
   int64_t placeable = mb_catalogue_placeable_peak(w);

@@ -119,6 +119,11 @@ int mb_cmd_show(int argc, char **argv) {
     fprintf(stderr, "mallocbench show: %s\n", err.message);
     return 2;
   }
+  if (!mb_cost_check_range(w, &hw, &err)) {
+    fprintf(stderr, "mallocbench show: %s: %s\n", path, err.message);
+    mb_workload_free(w);
+    return 2;
+  }
   mb_time_ps *benefit = malloc((size_t)w->n_buffers * sizeof *benefit);
   char sha[65];
   if (!benefit || !mb_workload_sha256_hex(w, sha)) {

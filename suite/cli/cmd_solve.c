@@ -276,6 +276,11 @@ int mb_cmd_solve(int argc, char **argv) {
     fprintf(stderr, "mallocbench solve: %s\n", err.message);
     return 2;
   }
+  if (!mb_cost_check_range(w, &hw, &err)) {
+    fprintf(stderr, "mallocbench solve: %s: %s\n", command.path, err.message);
+    mb_workload_free(w);
+    return 2;
+  }
   int rc = solve_and_report(&command, solver, &hw, w);
   mb_workload_free(w);
   return rc;
