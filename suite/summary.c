@@ -168,6 +168,11 @@ bool mb_summary_print_filtered(mb_results *r, const char *split, const char *wor
   }
   if (ok && workloads && view.n_cases == 0)
     ok = fail_empty(m, mb_results_path(r), split, workloads, keep, err);
+  else if (ok && split && view.n_cases == 0 && m->n_cases > 0)
+    ok = mb_fail(err,
+                 "%s: --split %s: none of the file's %d case(s) is in the %s split (%d without "
+                 "split information)",
+                 mb_results_path(r), split, (int)m->n_cases, split, (int)n_unknown);
   if (ok) {
     mb_result_matrix_summarise_split(&view, NULL, s);
     int64_t planned = -1, complete = 0;

@@ -107,4 +107,9 @@ expect_error "--workloads needs a value" "$TMP/r.h5" --workloads
 grep -q '^greedy & 2 & ' "$TMP/gen/summary_test.tex" || fail "summary_test.tex: $(cat "$TMP/gen/summary_test.tex")"
 grep -q 'NumTestCases}{2}' "$TMP/gen/macros.tex" || fail "macros.tex lacks NumTestCases 2"
 grep -q "^## Test split (workloads unseen in mallocMuZero's training)" "$TMP/R.md" || fail "REPORT.md lacks the test table"
+# --split alone that leaves no case is an error too (the file has no train case of its own)
+"$MB" run --catalogue "$TMP/cat.txt" --workloads '^(attention|conv)' --solvers heuristic \
+  --out "$TMP/t.h5" --jobs 1 --no-progress >/dev/null 2>"$TMP/err" || fail "run: $(cat "$TMP/err")"
+expect_error "t.h5: --split train: none of the file's 2 case(s) is in the train split" "$TMP/t.h5" \
+  --split train
 echo "summary_split: ok"
