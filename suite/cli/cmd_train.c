@@ -612,6 +612,25 @@ int mb_cmd_train(int argc, char **argv) {
       mb_train_state_path(cfg->resume, T->state_in, sizeof T->state_in) &&
       access(T->state_in, F_OK) == 0)
     cfg->resume_state = T->state_in;
+  /* bad input is exit 2, as for the options: the settings together, and a --resume FILE that
+   * is not an agent checkpoint (mb_train would fail on them too, but as a run's failure) */
+  bool input_ok = mb_train_config_check(cfg, &err);
+  if (input_ok && cfg->resume) {
+    mb_agent probe;
+    /* what mb_train reads: the training state beside FILE when there is one */
+    const char *from = cfg->resume_state ? cfg->resume_state : cfg->resume;
+    input_ok = mb_agent_load(from, &probe, NULL, NULL, NULL, &err);
+    if (input_ok)
+      mb_agent_free(&probe);
+    else
+      mb_fail_prefix(&err, "--resume");
+  }
+  if (!input_ok) {
+    fprintf(stderr, "mallocbench train: %s\n", err.message);
+    mb_train_set_free(&V);
+    mb_train_set_free(&L);
+    return 2;
+  }
   /* provenance: the command line */
   char *command_line = mb_command_line(argc, argv);
   cfg->note = command_line ? command_line : "mallocbench train";

@@ -76,6 +76,11 @@ expect 2 "--lr-end decays over --steps N; give --steps" \
 expect 2 "--lr-end 0.01: expected at most --lr \(0.001\)" \
   "$MB" train "${TINY[@]}" --steps 5 --lr-end 0.01 --out "$TMP/x.h5"
 expect 2 "no workloads" "$MB" train --steps 5 --out "$TMP/x.h5"
+expect 2 "synthetic sizes 50\.\.10: expected 2 <= min <= max" \
+  "$MB" train "${TINY[@]}" --steps 5 --synth-min 50 --synth-max 10 --out "$TMP/x.h5"
+echo "not an agent" >"$TMP/text.h5"
+expect 2 "--resume: $TMP/text.h5: not an HDF5 file" \
+  "$MB" train "${TINY[@]}" --steps 5 --resume "$TMP/text.h5" --out "$TMP/x.h5"
 [ ! -e "$TMP/x.h5" ] || fail "a refused run wrote a checkpoint"
 
 # a run, its provenance, and a resumed run
