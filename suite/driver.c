@@ -1739,6 +1739,8 @@ bool mb_run(const mb_run_config *cfg, mb_run_stats *stats, mb_error *err) {
         ok = read_options(&R, old, err);
       else if (access(cfg->resume, F_OK) != 0)
         ok = false;
+      else if (mb_results_is_foreign(cfg->resume))
+        ok = mb_fail_prefix(err, "--resume: left as it is, since it is not a run's file");
       else {
         fprintf(R.log, "mallocbench run: %s does not open (%s); rebuilding it from %s.journal\n",
                 cfg->resume, err->message, cfg->resume);

@@ -808,6 +808,21 @@ mb_results *mb_results_create(const char *path, bool force, mb_error *err) {
   return r;
 }
 
+bool mb_results_is_foreign(const char *path) {
+  quiet_hdf5();
+  if (H5Fis_hdf5(path) <= 0) return false;
+  hid_t fapl = file_access();
+  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+  H5Pclose(fapl);
+  if (file < 0) return false;
+  char *kind = get_str_attr(file, "mallocbench_file");
+  bool results_kind = kind && !strcmp(kind, "results");
+  free(kind);
+  bool foreign = !results_kind && H5Lexists(file, "results", H5P_DEFAULT) <= 0;
+  H5Fclose(file);
+  return foreign;
+}
+
 mb_results *mb_results_open(const char *path, bool writable, mb_error *err) {
   quiet_hdf5();
   int fd = open(path, writable ? O_RDWR : O_RDONLY);

@@ -105,6 +105,11 @@ typedef struct mb_results mb_results;
 mb_results *mb_results_create(const char *path, bool force, mb_error *err);
 /* Opens an existing file; checks it is a mallocbench results file of a known format. */
 mb_results *mb_results_open(const char *path, bool writable, mb_error *err);
+/* Whether `path` is an intact HDF5 file of another kind (an agent checkpoint, a file of one's
+ * own): it opens, and has neither the results file's root attribute nor its /results table.
+ * A results file damaged by a kill is not foreign: `run --resume` rebuilds that one from its
+ * journal, and must leave a foreign file alone. */
+bool mb_results_is_foreign(const char *path);
 /* Flushes (when writable) and closes; false when the final flush failed. NULL is a no-op. */
 bool mb_results_close(mb_results *r, mb_error *err);
 /* Pushes everything written so far to the file (H5Fflush). */

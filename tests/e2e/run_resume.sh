@@ -119,4 +119,17 @@ sed -E 's/^(([^,]*,){19})[^,]*,[^,]*,1,/\1X,1,/; s/^(([^,]*,){19})[^,]*,/\1/; s/
 diff "$TMP/ref.results" "$TMP/wreck.results" >/dev/null ||
   fail "the rebuilt file differs from the uninterrupted run"
 
+# an intact HDF5 file of another kind is never taken for a damaged run, even with a journal
+# beside it: --resume refuses it and leaves it (and the journal) as they are
+"$MB" train --synthetic --latent 16 --actions 8 --synth-min 16 --synth-max 32 --batch 16 -q \
+  --steps 5 --out "$TMP/agent.h5" >/dev/null 2>&1 || fail "test setup: train"
+cp "$TMP/agent.h5" "$TMP/agent.copy"
+cp "$TMP/wreck.h5.journal" "$TMP/agent.h5.journal" 2>/dev/null || echo "journal" >"$TMP/agent.h5.journal"
+"$MB" run --resume "$TMP/agent.h5" --jobs 1 >/dev/null 2>"$TMP/err"
+[ $? = 2 ] || fail "run --resume of an agent checkpoint: expected exit 2: $(cat "$TMP/err")"
+grep -q "left as it is, since it is not a run's file: .*agent checkpoint" "$TMP/err" ||
+  fail "run --resume of an agent checkpoint: $(cat "$TMP/err")"
+cmp -s "$TMP/agent.h5" "$TMP/agent.copy" || fail "run --resume changed an agent checkpoint"
+ls "$TMP"/agent.h5.damaged-* >/dev/null 2>&1 && fail "the agent checkpoint was set aside as damaged"
+
 echo "ok: $kills kill(s), each left a file that opens and verifies; the resumed file equals the uninterrupted run; a destroyed file was rebuilt from its journal"
