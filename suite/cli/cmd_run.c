@@ -150,12 +150,20 @@ static int parse_options(int argc, char **argv, mb_run_config *cfg) {
         return 2;
       }
       cfg->split = val, plan_option = true;
-    } else if (!strcmp(name, "--solvers"))
-      cfg->solvers = val, plan_option = true;
-    else if (!strcmp(name, "--agent"))
+    } else if (!strcmp(name, "--solvers") || !strcmp(name, "--hardware")) {
+      /* an empty list would silently mean "the default" (every solver, each entry's profile) */
+      if (val[strspn(val, ", ")] == '\0') {
+        fprintf(stderr, "mallocbench run: %s '%s': expected a comma-separated list of %s\n", name,
+                val, name[2] == 's' ? "solver names" : "hardware profiles (names or paths)");
+        return 2;
+      }
+      if (name[2] == 's')
+        cfg->solvers = val;
+      else
+        cfg->hardware = val;
+      plan_option = true;
+    } else if (!strcmp(name, "--agent"))
       cfg->agent = val, plan_option = true;
-    else if (!strcmp(name, "--hardware"))
-      cfg->hardware = val, plan_option = true;
     else if (!strcmp(name, "--data"))
       cfg->data_dir = val;
     else if (!strcmp(name, "--catalogue"))

@@ -67,6 +67,10 @@ expect 2 "--jobs 'two'" "$MB" run "${OPTS[@]}" --jobs two --out "$TMP/x.h5"
 expect 2 "--budget" "$MB" run "${OPTS[@]}" --budget -1 --out "$TMP/x.h5"
 expect 2 "--profile 'medium'" "$MB" run "${OPTS[@]}" --profile medium --out "$TMP/x.h5"
 expect 2 "unknown solver 'nosuch'" "$MB" run "${OPTS[@]}" --solvers heuristic,nosuch --out "$TMP/x.h5"
+expect 2 "--solvers '': expected a comma-separated list of solver names" \
+  "$MB" run "${OPTS[@]}" --solvers '' --out "$TMP/x.h5"
+expect 2 "--hardware ',': expected a comma-separated list of hardware profiles" \
+  "$MB" run "${OPTS[@]}" --hardware , --out "$TMP/x.h5"
 expect 2 "--workloads .*column 2: missing closing parenthesis" "$MB" run "${OPTS[@]}" --workloads '(' --out "$TMP/x.h5"
 # mallocMuZero's evaluation options: each bad value named, exit 2, no file
 for bad in "--simulations 0" "--simulations -3" "--simulations many" "--simulations 4.5" \
