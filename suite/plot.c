@@ -151,6 +151,11 @@ static bool draw(plot_job *job, const char *template_name, const char *figure, i
     bool ok = run_template(job, template_name, all, err);
     free(all);
     if (!ok) return false;
+    /* gnuplot exits 0 when its output device fails (a full disk): an empty figure is an error */
+    struct stat st;
+    if (stat(out, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+      return mb_fail(err, "%s: gnuplot wrote no figure there (disk full, or not a regular file?)",
+                     out);
     if (job->outputs->n < MB_PLOT_MAX_OUTPUTS)
       snprintf(job->outputs->paths[job->outputs->n++], sizeof job->outputs->paths[0], "%s", out);
   }

@@ -71,6 +71,16 @@ expect_plot_error "^mallocbench plot: $TMP/none\.h5: cannot open the results fil
   "$TMP/none.h5" --out "$TMP/bad"
 expect_plot_error "^mallocbench plot: one results file only \('$TMP/r\.h5' is extra\)$" \
   "$TMP/r.h5" "$TMP/r.h5" --out "$TMP/bad"
+# a figure gnuplot could not write (its output device full: a link to /dev/full) is an error,
+# though gnuplot itself exits 0 there
+mkdir -p "$TMP/full"
+for f in speedup_per_workload speedup_distribution gap_to_bound walltime_vs_size training_curves \
+  memory_map; do ln -s /dev/full "$TMP/full/$f.png"; done
+"$MB" plot "$TMP/r.h5" --out "$TMP/full" --format png >"$TMP/out" 2>"$TMP/err"
+[ $? = 2 ] || fail "plot to a full device: expected exit 2: $(cat "$TMP/err")"
+grep -q "^mallocbench plot: $TMP/full/[a-z_]*\.png: gnuplot wrote no figure there" "$TMP/err" ||
+  fail "plot to a full device: $(cat "$TMP/err")"
+[ -c /dev/full ] || fail "/dev/full is no longer a character device"
 rm -rf "$TMP/bad"
 PATH=/nonexistent "$MB" plot "$TMP/r.h5" --out "$TMP/bad" >"$TMP/out" 2>"$TMP/err"
 [ $? = 2 ] || fail "plot without gnuplot: expected exit 2"
