@@ -123,9 +123,9 @@ static int generate_alphatensor(int argc, char **argv) {
         builtin = v;
       else if (!strcmp(a, "--dtype"))
         dtype = v;
-      else if (!strcmp(a, "-o"))
-        out = v;
-      else if (!strcmp(a, "--name")) {
+      else if (!strcmp(a, "-o")) {
+        if (!mb_option_path("generate alphatensor", a, v, &out)) return 2;
+      } else if (!strcmp(a, "--name")) {
         if (!read_name("generate alphatensor", a, v, &name)) return 2;
       } else {
         /* the trace checks the rest (a multiple of 4) */
@@ -186,9 +186,9 @@ static int generate_model(int argc, char **argv) {
         fprintf(stderr, "mallocbench generate model: %s needs a value\n", a);
         return 2;
       }
-      if (!strcmp(a, "-o"))
-        out = argv[++i];
-      else if (!read_name("generate model", a, argv[++i], &name))
+      if (!strcmp(a, "-o")) {
+        if (!mb_option_path("generate model", a, argv[++i], &out)) return 2;
+      } else if (!read_name("generate model", a, argv[++i], &name))
         return 2;
     } else if (a[0] == '-' && a[1]) {
       return mb_unknown_option("generate model", a);
@@ -269,7 +269,7 @@ static int generate_packing(int argc, char **argv) {
     } else if (!strcmp(a, "--length")) {
       if (!mb_option_i32("generate packing", a, v, 1, PACKING_MAX_LENGTH, &opt.length)) return 2;
     } else if (!strcmp(a, "-o")) {
-      out = v;
+      if (!mb_option_path("generate packing", a, v, &out)) return 2;
     } else if (!strcmp(a, "--solution")) {
       if (!strcmp(v, "-") || !*v)
         return bad_packing_value(a, v, "a file path (the solution is not written to stdout)");

@@ -272,9 +272,9 @@ static int parse_options(int argc, char **argv, train_command *T) {
     else if (!strcmp(a, "--validate-catalogue"))
       ok = mb_option_text("train", a, v, &T->vcat);
     else if (!strcmp(a, "--out"))
-      ok = mb_option_text("train", a, v, &T->cfg.out);
+      ok = mb_option_path("train", a, v, &T->cfg.out);
     else if (!strcmp(a, "--resume"))
-      ok = mb_option_text("train", a, v, &T->cfg.resume);
+      ok = mb_option_path("train", a, v, &T->cfg.resume);
     else if (!strcmp(a, "--steps"))
       ok = mb_option_int("train", a, v, 1, INT64_MAX / 2, &T->cfg.steps);
     else if (!strcmp(a, "--minutes"))

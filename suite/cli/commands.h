@@ -69,6 +69,8 @@ bool mb_option_number(const char *command, const char *flag, const char *value, 
                       bool lo_open, double hi, double *out);
 /* A text value (a path, a name, a regex): any string; only NULL is an error, as above. */
 bool mb_option_text(const char *command, const char *flag, const char *value, const char **out);
+/* The same for a file path: an empty one is refused with a message (it names no file). */
+bool mb_option_path(const char *command, const char *flag, const char *value, const char **out);
 
 /* The mallocmuzero solvers' search kind, "gumbel" or "puct", as MB_SOLVER_SEARCH_* (solver.h);
  * else "mallocbench COMMAND: FLAG 'VALUE': expected gumbel or puct". */

@@ -59,6 +59,16 @@ bool mb_option_text(const char *command, const char *flag, const char *value, co
   return true;
 }
 
+bool mb_option_path(const char *command, const char *flag, const char *value, const char **out) {
+  if (!value) return missing_value(command, flag);
+  if (!*value) {
+    fprintf(stderr, "mallocbench %s: %s '': expected a file path\n", command, flag);
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
 bool mb_option_search(const char *command, const char *flag, const char *value, int *out) {
   if (!value) return missing_value(command, flag);
   if (mb_solver_search_parse(value, out)) return true;

@@ -23,6 +23,8 @@ grep -q "^wrote $TMP/std.wl: workload 'mymm', 112 ops, .* 536576 FLOPs" "$TMP/ou
 "$MB" show "$TMP/std.wl" | grep -q "^workload  *mymm$" || fail "show does not read the name back"
 "$MB" "${AT[@]}" -o - --name mymm >"$TMP/std_stdout.wl" 2>"$TMP/err" || fail "-o -: $(cat "$TMP/err")"
 cmp -s "$TMP/std.wl" "$TMP/std_stdout.wl" || fail "-o - wrote another workload than -o FILE"
+expect 2 "generate alphatensor: -o '': expected a file path" "$MB" "${AT[@]}" -o ''
+expect 2 "generate packing: -o '': expected a file path" "$MB" generate packing --buffers 10 -o ''
 
 "$MB" generate alphatensor --builtin strassen_squared --n 64 --dtype f32 -o "$TMP/s2.wl" >/dev/null \
   2>"$TMP/err" || fail "strassen_squared: $(cat "$TMP/err")"

@@ -78,6 +78,7 @@ expect 2 "--lr-end 0.01: expected at most --lr \(0.001\)" \
 expect 2 "no workloads" "$MB" train --steps 5 --out "$TMP/x.h5"
 expect 2 "synthetic sizes 50\.\.10: expected 2 <= min <= max" \
   "$MB" train "${TINY[@]}" --steps 5 --synth-min 50 --synth-max 10 --out "$TMP/x.h5"
+expect 2 "--out '': expected a file path" "$MB" train "${TINY[@]}" --steps 5 --out ''
 echo "not an agent" >"$TMP/text.h5"
 expect 2 "--resume: $TMP/text.h5: not an HDF5 file" \
   "$MB" train "${TINY[@]}" --steps 5 --resume "$TMP/text.h5" --out "$TMP/x.h5"
