@@ -259,7 +259,7 @@ static int commit_once(const char *cat_path, const char *name, const char *line,
                        commit_result *res) {
   int fd = -1;
   lock_status ls = lock_catalogue(cat_path, &fd);
-  if (ls == LOCK_FAILED) return 1;
+  if (ls == LOCK_FAILED) return 2; /* an I/O error, as bad input: exit 2 */
   if (ls == LOCK_STALE) return COMMIT_RETRY;
   size_t old_len = 0;
   char *old = ls == LOCK_HELD ? read_fd(fd, &old_len) : strdup(FRESH_CATALOGUE);
@@ -301,7 +301,7 @@ static int commit_once(const char *cat_path, const char *name, const char *line,
     rc = COMMIT_RETRY; /* another add created the catalogue meanwhile: append to that one */
   } else if (ws == WRITE_FAILED) {
     fprintf(stderr, "mallocbench add: %s\n", err.message);
-    rc = 1;
+    rc = 2; /* an I/O error: exit 2, as the other commands */
   } else {
     rc = 0;
   }

@@ -64,6 +64,10 @@ expect 2 "$MB" add x builtin:standard --args n=63,dtype=f32 $C
 expect 2 "$MB" add x builtin:standard --args n=64,dtype=f32 --split dev $C
 expect 2 "$MB" add x builtin:standard --args n=64,dtype=f32 --hardware no-such-hw $C
 expect 2 "$MB" add x "$T/none.hlo" $C
+# a catalogue that cannot be written (its directory is missing) is an I/O error: exit 2
+expect 2 "$MB" add x builtin:standard --args n=64,dtype=f32 --catalogue "$T/no/such/dir/c.txt" \
+  --cache "$T/cache"
+grep -q "$T/no/such/dir/c.txt" "$T/out" || fail "unwritable catalogue: $(cat "$T/out")"
 expect 2 "$MB" add x "$T/std.wl.unknown" $C
 cmp -s "$CAT" "$T/before" || fail "a refused add changed the catalogue"
 
