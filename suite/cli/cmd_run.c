@@ -97,6 +97,15 @@ static void print_failures(const char *path) {
   mb_results_close(r, NULL);
 }
 
+/* A list option that names nothing (`''`, `,`) would silently mean the default (every solver,
+ * each entry's own profile): an error line instead. */
+static bool nonempty_list(const char *flag, const char *value, const char *of_what) {
+  if (value[strspn(value, ", ")] != '\0') return true;
+  fprintf(stderr, "mallocbench run: %s '%s': expected a comma-separated list of %s\n", flag, value,
+          of_what);
+  return false;
+}
+
 /* Reads the options into cfg. Returns 0, or 2 after an error line. */
 static int parse_options(int argc, char **argv, mb_run_config *cfg) {
   *cfg = (mb_run_config){.progress = true};
@@ -150,21 +159,15 @@ static int parse_options(int argc, char **argv, mb_run_config *cfg) {
         return 2;
       }
       cfg->split = val, plan_option = true;
-    } else if (!strcmp(name, "--solvers") || !strcmp(name, "--hardware")) {
-      /* an empty list would silently mean "the default" (every solver, each entry's profile) */
-      if (val[strspn(val, ", ")] == '\0') {
-        fprintf(stderr, "mallocbench run: %s '%s': expected a comma-separated list of %s\n", name,
-                val, name[2] == 's' ? "solver names" : "hardware profiles (names or paths)");
-        return 2;
-      }
-      if (name[2] == 's')
-        cfg->solvers = val;
-      else
-        cfg->hardware = val;
-      plan_option = true;
+    } else if (!strcmp(name, "--solvers")) {
+      if (!nonempty_list(name, val, "solver names")) return 2;
+      cfg->solvers = val, plan_option = true;
     } else if (!strcmp(name, "--agent"))
       cfg->agent = val, plan_option = true;
-    else if (!strcmp(name, "--data"))
+    else if (!strcmp(name, "--hardware")) {
+      if (!nonempty_list(name, val, "hardware profiles (names or paths)")) return 2;
+      cfg->hardware = val, plan_option = true;
+    } else if (!strcmp(name, "--data"))
       cfg->data_dir = val;
     else if (!strcmp(name, "--catalogue"))
       cfg->catalogue = val;

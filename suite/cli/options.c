@@ -60,13 +60,11 @@ bool mb_option_text(const char *command, const char *flag, const char *value, co
 }
 
 bool mb_option_path(const char *command, const char *flag, const char *value, const char **out) {
-  if (!value) return missing_value(command, flag);
-  if (!*value) {
+  if (value && !*value) {
     fprintf(stderr, "mallocbench %s: %s '': expected a file path\n", command, flag);
     return false;
   }
-  *out = value;
-  return true;
+  return mb_option_text(command, flag, value, out);
 }
 
 bool mb_option_search(const char *command, const char *flag, const char *value, int *out) {
