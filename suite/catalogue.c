@@ -107,6 +107,27 @@ static const char *args_unknown_key(const char *args, const char *const *allowed
   return NULL;
 }
 
+/* A key that appears twice in args (the second occurrence: the first would silently win).
+ * Returns the key, copied into buf, and its offset in args in *at; NULL when every key is
+ * distinct. */
+static const char *args_duplicate_key(const char *args, char *buf, size_t n, size_t *at) {
+  if (!strcmp(args, "-")) return NULL;
+  const char *p = args;
+  while (p) {
+    size_t kl = strcspn(p, "=,");
+    /* every earlier key q ends before p, so a comma follows it */
+    for (const char *q = args; q < p; q = strchr(q, ',') + 1)
+      if (strcspn(q, "=,") == kl && !strncmp(q, p, kl)) {
+        snprintf(buf, n, "%.*s", (int)kl, p);
+        *at = (size_t)(p - args);
+        return buf;
+      }
+    const char *comma = strchr(p, ',');
+    p = comma ? comma + 1 : NULL;
+  }
+  return NULL;
+}
+
 static bool parse_bool_word(const char *s, bool *out) {
   if (!strcmp(s, "on") || !strcmp(s, "true") || !strcmp(s, "1")) return (*out = true), true;
   if (!strcmp(s, "off") || !strcmp(s, "false") || !strcmp(s, "0")) return (*out = false), true;
@@ -133,6 +154,11 @@ static bool check_args(const mb_catalogue_entry *e, const char *path, int line, 
                    path, line, col, unknown, e->kind,
                    is_hlo ? "fusion, pin_parameters, pin_outputs" : "n, dtype");
   }
+  size_t at = 0;
+  const char *twice = args_duplicate_key(e->args, bad, sizeof bad, &at);
+  if (twice)
+    return mb_fail(err, "%s:%d:%d: field 'args': duplicate key '%s' (each key may appear once)",
+                   path, line, col + (int)at, twice);
   if (is_hlo) {
     for (int i = 0; HLO_KEYS[i]; i++) {
       bool b;

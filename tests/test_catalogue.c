@@ -71,6 +71,13 @@ static void test_parse_errors(void **state) {
                "cat.txt:4:17: field 'args': unknown "
                "key 'n'");
   expect_error("w hlo hlo/a.hlo fusion=maybe tpu-v4i 1MiB test x", "fusion=maybe: expected on");
+  /* a repeated key is refused (the first used to win silently), at the second occurrence */
+  expect_error("w hlo hlo/a.hlo fusion=off,fusion=on tpu-v4i 1MiB test x",
+               "cat.txt:4:28: field 'args': duplicate key 'fusion'");
+  expect_error("w alphatensor builtin:standard n=64,dtype=f32,n=8 tpu-v4i 1MiB test x",
+               "cat.txt:4:47: field 'args': duplicate key 'n'");
+  expect_error("w alphatensor builtin:standard n=64,dtype=f32,dtype=bf16 tpu-v4i 1MiB test x",
+               "cat.txt:4:47: field 'args': duplicate key 'dtype'");
   expect_error("w csv a.csv n=4 tpu-v4i 1MiB test x", "kind 'csv' takes no arguments");
   expect_error("w alphatensor builtin:standard dtype=bf16 tpu-v4i 1MiB test x", "needs n=N");
   expect_error("w alphatensor builtin:standard n=10,dtype=bf16 tpu-v4i 1MiB test x", "n=10");

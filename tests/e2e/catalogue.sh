@@ -61,6 +61,9 @@ grep -q "already exists" "$T/out" || fail "duplicate: $(cat "$T/out")"
 expect 2 "$MB" add 'b@d' builtin:standard --args n=64,dtype=f32 $C
 grep -q "field 'name'" "$T/out" || fail "bad name: $(cat "$T/out")"
 expect 2 "$MB" add x builtin:standard --args n=63,dtype=f32 $C
+# a key given twice is refused, not resolved silently in favour of the first
+expect 2 "$MB" add x builtin:standard --args n=64,dtype=f32,n=128 $C
+grep -q "\--args: field 'args': duplicate key 'n'" "$T/out" || fail "duplicate --args key: $(cat "$T/out")"
 expect 2 "$MB" add x builtin:standard --args n=64,dtype=f32 --split dev $C
 expect 2 "$MB" add x builtin:standard --args n=64,dtype=f32 --hardware no-such-hw $C
 expect 2 "$MB" add x "$T/none.hlo" $C
@@ -93,6 +96,21 @@ grep -q "broken.txt:2:23: field 'capacity'" "$T/out" || fail "corrupt catalogue:
 cp "$T/broken.txt" "$T/broken.before"
 expect 2 "$MB" add y builtin:standard --args n=64,dtype=f32 --catalogue "$T/broken.txt" --cache "$T/cache"
 cmp -s "$T/broken.txt" "$T/broken.before" || fail "add modified a corrupt catalogue"
+# a key given twice in a catalogue entry's args: list, run and add refuse the file by line and key
+{
+  echo 'name kind source args hardware capacity split tags'
+  echo 'ok alphatensor builtin:standard n=64,dtype=f32 tpu-v4i profile test t'
+  echo 'dup alphatensor builtin:standard n=64,dtype=f32,n=8 tpu-v4i profile test t'
+} >"$T/dupkey.txt"
+cp "$T/dupkey.txt" "$T/dupkey.before"
+expect 2 "$MB" list --catalogue "$T/dupkey.txt"
+grep -q "dupkey.txt:3:49: field 'args': duplicate key 'n'" "$T/out" || fail "list, duplicate key: $(cat "$T/out")"
+expect 2 "$MB" run --catalogue "$T/dupkey.txt" --solvers heuristic --out "$T/dup.h5"
+grep -q "dupkey.txt:3:49: field 'args': duplicate key 'n'" "$T/out" || fail "run, duplicate key: $(cat "$T/out")"
+[ -e "$T/dup.h5" ] && fail "run wrote results from a catalogue with a duplicate key"
+expect 2 "$MB" add y builtin:standard --args n=64,dtype=f32 --catalogue "$T/dupkey.txt" --cache "$T/cache"
+grep -q "dupkey.txt:3:49: field 'args': duplicate key 'n'" "$T/out" || fail "add, duplicate key: $(cat "$T/out")"
+cmp -s "$T/dupkey.txt" "$T/dupkey.before" || fail "add modified a catalogue with a duplicate key"
 
 # the shipped catalogue parses and has 60+ entries
 expect 0 "$MB" list
