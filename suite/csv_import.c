@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "paths.h"
+#include "workload_io.h"
 
 enum { COL_ID, COL_LOWER, COL_UPPER, COL_SIZE, COL_BENEFIT, N_COLS };
 static const char *const COL_NAMES[N_COLS] = {"id", "lower", "upper", "size", "benefit"};
@@ -46,13 +47,15 @@ static bool field_is(field f, const char *lit) {
 
 /* A non-negative decimal integer below 2^62 filling the whole field. */
 static bool parse_count(field f, int64_t *out) {
-  if (f.n == 0 || f.n > 19) return false;
+  const int64_t limit = (int64_t)1 << 62;
+  if (f.n == 0) return false;
   int64_t v = 0;
   for (size_t i = 0; i < f.n; i++) {
-    if (f.s[i] < '0' || f.s[i] > '9' || v >= ((int64_t)1 << 62) / 10) return false;
-    v = v * 10 + (f.s[i] - '0');
+    if (f.s[i] < '0' || f.s[i] > '9') return false;
+    int d = f.s[i] - '0';
+    if (v > (limit - 1 - d) / 10) return false; /* v * 10 + d would reach 2^62 */
+    v = v * 10 + d;
   }
-  if (v >= ((int64_t)1 << 62)) return false;
   *out = v;
   return true;
 }
@@ -125,7 +128,7 @@ typedef struct csv_reader {
   int n_header;    /* fields in the header; every row has as many */
   id_set ids;
   mb_workload_builder *b;
-  int64_t max_upper, total_benefit;
+  int64_t max_upper, total_benefit, total_size;
 } csv_reader;
 
 /* The header row: every column known, none twice, id/lower/upper/size present. */
@@ -183,11 +186,17 @@ static bool add_row(csv_reader *r, const field *f, int nf, int32_t line_no, mb_e
   if (v[COL_UPPER] <= v[COL_LOWER])
     return mb_fail(err, "%s:%d:upper: expected upper > lower (%lld), got %lld", path, line_no,
                    (long long)v[COL_LOWER], (long long)v[COL_UPPER]);
-  if (v[COL_UPPER] > INT32_MAX)
-    return mb_fail(err, "%s:%d:upper: expected at most %d, got %lld", path, line_no, INT32_MAX,
-                   (long long)v[COL_UPPER]);
+  /* The workload's schedule is the largest upper: the .wl reader's bound applies. */
+  if (v[COL_UPPER] > MB_WORKLOAD_MAX_SCHEDULE)
+    return mb_fail(err, "%s:%d:upper: expected at most %d (the longest schedule), got %lld", path,
+                   line_no, MB_WORKLOAD_MAX_SCHEDULE, (long long)v[COL_UPPER]);
   if (v[COL_SIZE] <= 0)
     return mb_fail(err, "%s:%d:size: expected a size > 0, got 0", path, line_no);
+  if (v[COL_SIZE] > INT64_MAX - r->total_size)
+    return mb_fail(err, "%s:%d:size: the total size of all buffers overflows int64", path, line_no);
+  if (mb_builder_n_buffers(r->b) >= MB_WORKLOAD_MAX_OPLESS_BUFFERS)
+    return mb_fail(err, "%s:%d: expected at most %d buffer rows (the most a workload file holds)",
+                   path, line_no, MB_WORKLOAD_MAX_OPLESS_BUFFERS);
   int64_t benefit = col[COL_BENEFIT] >= 0 ? v[COL_BENEFIT] : v[COL_SIZE];
   if (benefit > ((int64_t)1 << 60) - r->total_benefit)
     return mb_fail(err, "%s:%d:benefit: the sum of benefits exceeds 2^60 ps", path, line_no);
@@ -205,6 +214,7 @@ static bool add_row(csv_reader *r, const field *f, int nf, int32_t line_no, mb_e
   if (buf < 0) return mb_fail(err, "%s: out of memory", path);
   mb_builder_set_benefit(r->b, buf, benefit);
   r->total_benefit += benefit;
+  r->total_size += v[COL_SIZE];
   if (v[COL_UPPER] > r->max_upper) r->max_upper = v[COL_UPPER];
   return true;
 }

@@ -1,6 +1,12 @@
 /* MiniMalloc buffer CSV importer: columns id,lower,upper,size (live on [lower, upper)), and
  * an optional benefit column (default benefit = size, in picoseconds). The workload has no ops:
- * schedule length = max upper, T_slow documented in datasets/README.md. */
+ * schedule length = max upper, T_slow documented in datasets/README.md.
+ *
+ * The importer refuses whatever the native reader would refuse in the file `import csv` writes
+ * (suite/workload_io.h: the schedule bound MB_WORKLOAD_MAX_SCHEDULE on upper, the total size
+ * within int64, the most buffers a file holds), so an imported workload always loads; beyond
+ * that, every number is below 2^62 and the sum of benefits at most 2^60 ps. Errors name the
+ * file, line and column: "t.csv:2:upper: ...". */
 #ifndef MB_CSV_IMPORT_H
 #define MB_CSV_IMPORT_H
 

@@ -455,7 +455,8 @@ static bool do_source(parser *p) {
 static bool do_schedule(parser *p) {
   if (!want_positional(p, "schedule", 1) || !not_after_body(p, "schedule")) return false;
   int64_t v;
-  if (!parse_int(p, "schedule", "length", p->tok[1].value, 1, INT32_MAX - 1, &v)) return false;
+  if (!parse_int(p, "schedule", "length", p->tok[1].value, 1, MB_WORKLOAD_MAX_SCHEDULE, &v))
+    return false;
   if (!once(p, &p->schedule_line, "schedule")) return false;
   p->schedule = (int32_t)v;
   return true;
@@ -681,7 +682,7 @@ mb_workload *mb_workload_read_text(const char *text, size_t len, const char *pat
     size_t n = nl ? (size_t)(nl - line) : len - pos;
     pos += n + (nl ? 1 : 0);
     p.line = ++line_no;
-    if (line_no == INT32_MAX) {
+    if (line_no > MB_WORKLOAD_MAX_LINES) {
       ok = fail_at(&p, "too many lines");
       break;
     }

@@ -22,12 +22,21 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "error.h"
 #include "workload.h"
 
 #define MB_WORKLOAD_FORMAT_VERSION 1
+
+/* Bounds of the reader. Importers that write what it must read back refuse what it would
+ * (suite/csv_import.c), so that an imported file always loads. */
+#define MB_WORKLOAD_MAX_SCHEDULE (INT32_MAX - 1) /* longest schedule, time steps */
+#define MB_WORKLOAD_MAX_LINES (INT32_MAX - 1)    /* longest file, lines */
+/* Most buffers of an op-less workload whose canonical text reads back: one line each after
+ * the five of the header, name, source, schedule and slow_time_ps. */
+#define MB_WORKLOAD_MAX_OPLESS_BUFFERS (MB_WORKLOAD_MAX_LINES - 5)
 
 /* Parses native text of `len` bytes (need not be NUL-terminated). `path` names the input in
  * error messages. NULL with err set on any error. */

@@ -7,6 +7,7 @@
 #include "csv_import.h"
 #include "support.h"
 #include "workload.h"
+#include "workload_io.h"
 
 static mb_workload *import_str(const char *text, mb_error *err) {
   return mb_csv_import_text(text, strlen(text), "t.csv", err);
@@ -129,9 +130,59 @@ static void test_malformed(void **state) {
   expect_error("id,lower,upper,size\na b,0,2,4\n",
                "t.csv:2:id: expected no spaces, quotes or '#' in 'a b'");
   expect_error("id,lower,upper,size\na,0,3000000000,4\n",
-               "t.csv:2:upper: expected at most 2147483647, got 3000000000");
+               "t.csv:2:upper: expected at most 2147483646 (the longest schedule), got 3000000000");
   expect_error("id,lower,upper,size,benefit\na,0,1,4,0\n",
                "t.csv: expected a positive sum of benefits (all-slow time would be 0)");
+}
+
+/* The importer accepts exactly what the native reader reads back: at each bound, the largest
+ * accepted value imports and its canonical text (what `import csv` writes) loads again, equal,
+ * and one past the bound is refused by the importer with file:line:column. */
+static void expect_round_trip(const char *text) {
+  mb_error err = {{0}};
+  mb_workload *w = import_str(text, &err);
+  if (!w) fail_msg("'%s' refused: %s", text, err.message);
+  size_t len = 0;
+  char *wl = mb_workload_to_text(w, &len);
+  assert_non_null(wl);
+  mb_workload *back = mb_workload_read_text(wl, len, "t.wl", &err);
+  if (!back) fail_msg("'%s' imported, but its .wl does not load: %s", text, err.message);
+  char why[256];
+  if (!mb_workload_equal(w, back, why, sizeof why)) fail_msg("'%s': %s", text, why);
+  free(wl);
+  mb_workload_free(back);
+  mb_workload_free(w);
+}
+
+static void test_bounds_match_the_reader(void **state) {
+  (void)state;
+  /* upper: the schedule length; 2^31 - 1 used to import into a file the reader refused */
+  expect_round_trip("id,lower,upper,size\na,2147483645,2147483646,4\n");
+  expect_error("id,lower,upper,size\na,0,2147483647,4\n",
+               "t.csv:2:upper: expected at most 2147483646 (the longest schedule), got 2147483647");
+  expect_error("id,lower,upper,size\na,2147483646,2147483647,4\n",
+               "t.csv:2:upper: expected at most 2147483646 (the longest schedule), got 2147483647");
+  /* numbers: up to 2^62 - 1 (which the message promises; 2^62 - 1 itself used to be refused) */
+  expect_round_trip("id,lower,upper,size,benefit\na,0,1,4611686018427387903,1\n");
+  expect_error("id,lower,upper,size,benefit\na,0,1,4611686018427387904,1\n",
+               "t.csv:2:size: expected a non-negative integer below 2^62, got "
+               "'4611686018427387904'");
+  /* the total size must fit in int64, as the reader requires: named by line and column */
+  expect_round_trip(
+      "id,lower,upper,size,benefit\n"
+      "a,0,1,4611686018427387903,1\nb,0,1,4611686018427387903,1\nc,0,1,1,1\n");
+  expect_error(
+      "id,lower,upper,size,benefit\n"
+      "a,0,1,4611686018427387903,1\nb,0,1,4611686018427387903,1\nc,0,1,2,1\n",
+      "t.csv:4:size: the total size of all buffers overflows int64");
+  /* benefits: their sum at most 2^60 ps, so T_slow = twice it fits */
+  expect_round_trip("id,lower,upper,size,benefit\na,0,1,4,1152921504606846975\nb,0,1,4,1\n");
+  expect_error("id,lower,upper,size,benefit\na,0,1,4,1152921504606846975\nb,0,1,4,2\n",
+               "t.csv:3:benefit: the sum of benefits exceeds 2^60 ps");
+  /* ids: every byte the importer accepts survives the .wl quoting */
+  expect_round_trip(
+      "id,lower,upper,size\na=b,0,1,4\nc\\d,0,1,4\n\xc3\xa9\xa0\x85\xff,0,1,4\n"
+      "e'f;g|h,0,1,4\n");
 }
 
 static void test_capacity_from_name(void **state) {
@@ -148,9 +199,8 @@ static void test_capacity_from_name(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_real_files),
-      cmocka_unit_test(test_ranges_and_benefits),
-      cmocka_unit_test(test_malformed),
+      cmocka_unit_test(test_real_files),         cmocka_unit_test(test_ranges_and_benefits),
+      cmocka_unit_test(test_malformed),          cmocka_unit_test(test_bounds_match_the_reader),
       cmocka_unit_test(test_capacity_from_name),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -66,6 +66,18 @@ grep -q "bad.hlo:4: expected '(' after opcode 'negate' of 'q'" "$T/out" || fail 
 printf 'id,lower,upper,size\na,5,2,4\n' >"$T/bad.csv"
 expect 2 "$MB" import csv "$T/bad.csv" -o "$T/x.wl"
 grep -q "bad.csv:2:upper: expected upper > lower (5), got 2" "$T/out" || fail "bad.csv: $(cat "$T/out")"
+# what the .wl reader would refuse is refused at import, by line and column, and nothing is
+# written (upper = 2^31 - 1 used to give a file with 'schedule 2147483647', which no command read)
+printf 'id,lower,upper,size\na,0,2147483647,4\n' >"$T/long.csv"
+expect 2 "$MB" import csv "$T/long.csv" -o "$T/long.wl"
+grep -q "long.csv:2:upper: expected at most 2147483646 (the longest schedule), got 2147483647" \
+  "$T/out" || fail "long.csv: $(cat "$T/out")"
+[ -e "$T/long.wl" ] && fail "an import the reader would refuse wrote its output"
+printf 'id,lower,upper,size,benefit\na,0,1,4611686018427387903,1\nb,0,1,4611686018427387903,1\nc,0,1,2,1\n' \
+  >"$T/huge.csv"
+expect 2 "$MB" import csv "$T/huge.csv" -o "$T/huge.wl"
+grep -q "huge.csv:4:size: the total size of all buffers overflows int64" "$T/out" ||
+  fail "huge.csv: $(cat "$T/out")"
 
 # unknown opcodes: imported, counted in a warning
 printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT q = f32[2] frob(p)\n}\n' >"$T/u.hlo"
