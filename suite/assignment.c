@@ -1,8 +1,7 @@
 #include "assignment.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
-#include <pcre2.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,15 +46,40 @@ int32_t mb_assignment_n_fast(const mb_assignment *a) {
   return n;
 }
 
-bool mb_assignment_write_csv(const mb_assignment *a, const mb_workload *w, FILE *out) {
-  if (fprintf(out, "buffer,offset\n") < 0) return false;
-  for (int32_t i = 0; i < a->n_buffers; i++) {
-    int r = a->offset[i] == MB_SLOW
-                ? fprintf(out, "%s,slow\n", w->buffers[i].name)
-                : fprintf(out, "%s,%lld\n", w->buffers[i].name, (long long)a->offset[i]);
-    if (r < 0) return false;
+/* A name is written as it is unless the reader would take it apart or change it: a comma, a
+ * quote, a line break or any other control byte, a blank (the reader trims blanks around a
+ * field), a leading '#' (a comment line) or nothing at all. Those are quoted as RFC 4180 says:
+ * in double quotes, each quote inside doubled. */
+static bool needs_quotes(const char *s) {
+  if (!*s || *s == '#') return true;
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+    if (*c <= ' ' || *c == ',' || *c == '"' || *c == 0x7f) return true;
+  return false;
+}
+
+static void put_name(const char *s, FILE *out) {
+  if (!needs_quotes(s)) {
+    fputs(s, out);
+    return;
   }
-  return true;
+  putc('"', out);
+  for (; *s; s++) {
+    if (*s == '"') putc('"', out);
+    putc(*s, out);
+  }
+  putc('"', out);
+}
+
+bool mb_assignment_write_csv(const mb_assignment *a, const mb_workload *w, FILE *out) {
+  fputs("buffer,offset\n", out);
+  for (int32_t i = 0; i < a->n_buffers; i++) {
+    put_name(w->buffers[i].name, out);
+    if (a->offset[i] == MB_SLOW)
+      fputs(",slow\n", out);
+    else
+      fprintf(out, ",%lld\n", (long long)a->offset[i]);
+  }
+  return !ferror(out);
 }
 
 bool mb_assignment_save_csv(const mb_assignment *a, const mb_workload *w, const char *path,
@@ -102,76 +126,185 @@ mb_assignment *mb_assignment_load_csv(const char *path, const mb_workload *w, mb
   return a;
 }
 
+/* ---- the reader: RFC 4180 records of two fields ---- */
+
+typedef struct csv_in {
+  const char *text, *path;
+  size_t len, pos; /* pos: the next byte to read */
+  int32_t line;    /* the line of text[pos] */
+  mb_error *err;
+} csv_in;
+
+static bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+static bool fail_line(csv_in *in, int32_t line, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static bool fail_line(csv_in *in, int32_t line, const char *what, const char *fmt, ...) {
+  char msg[MB_ERROR_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return mb_fail(in->err, "%s:%d: %s: %s", in->path, line, what, msg);
+}
+
+/* Counts a line break read at in->pos; false past the lines an int32_t numbers. */
+static bool next_line(csv_in *in) {
+  if (in->line == INT32_MAX) return mb_fail(in->err, "%s: more than 2^31 lines", in->path);
+  in->line++;
+  return true;
+}
+
+/* Reads one field (quoted or not, blanks around it trimmed) into out[cap] and stops at the
+ * ',' or line break after it, which it leaves unread. A field of cap bytes or more sets
+ * *too_long and is cut. `what` names the field in messages. */
+static bool read_field(csv_in *in, const char *what, char *out, size_t cap, bool *quoted,
+                       bool *too_long) {
+  const char *t = in->text;
+  size_t i = in->pos, k = 0, len = in->len;
+  int32_t first_line = in->line;
+  *too_long = false;
+  while (i < len && is_blank(t[i])) i++;
+  *quoted = i < len && t[i] == '"';
+  if (*quoted) {
+    for (i++;; i++) {
+      if (i >= len)
+        return fail_line(in, first_line, what, "unterminated quoted field (no closing '\"')");
+      char c = t[i];
+      if (c == '"') {
+        if (i + 1 >= len || t[i + 1] != '"') {
+          i++;
+          break;
+        }
+        i++; /* a doubled quote stands for one */
+      } else if (c == '\n') {
+        if (!next_line(in)) return false;
+      } else if (c == '\0') {
+        return fail_line(in, in->line, what, "NUL byte: not a text file");
+      }
+      if (k + 1 < cap)
+        out[k++] = c;
+      else
+        *too_long = true;
+    }
+    while (i < len && is_blank(t[i])) i++;
+    if (i < len && t[i] == '\r' && (i + 1 == len || t[i + 1] == '\n')) i++;
+    if (i < len && t[i] != ',' && t[i] != '\n')
+      return fail_line(in, in->line, what,
+                       "unexpected text after the closing quote (a quote inside a quoted field "
+                       "is written twice)");
+  } else {
+    size_t start = i;
+    for (; i < len && t[i] != ',' && t[i] != '\n'; i++) {
+      if (t[i] == '"')
+        return fail_line(in, in->line, what,
+                         "a quote inside an unquoted field (quote the whole field and write "
+                         "each quote inside twice)");
+      if (t[i] == '\0') return fail_line(in, in->line, what, "NUL byte: not a text file");
+    }
+    size_t end = i;
+    if (end > start && t[end - 1] == '\r' && (end == len || t[end] == '\n')) end--;
+    while (end > start && is_blank(t[end - 1])) end--;
+    for (size_t j = start; j < end; j++) {
+      if (k + 1 < cap)
+        out[k++] = t[j];
+      else
+        *too_long = true;
+    }
+  }
+  out[k] = '\0';
+  in->pos = i;
+  return true;
+}
+
+/* Skips blank lines and comment lines ('#' first after blanks); false at the end of text. */
+static bool skip_to_record(csv_in *in, bool *ok) {
+  const char *t = in->text;
+  while (in->pos < in->len) {
+    size_t i = in->pos;
+    while (i < in->len && (is_blank(t[i]) || t[i] == '\r')) i++;
+    if (i < in->len && t[i] != '\n' && t[i] != '#') return true;
+    const char *nl = memchr(t + i, '\n', in->len - i);
+    if (!nl) {
+      in->pos = in->len;
+      break;
+    }
+    in->pos = (size_t)(nl - t) + 1;
+    if (!(*ok = next_line(in))) return false;
+  }
+  return false;
+}
+
 mb_assignment *mb_assignment_parse_csv(const char *text, size_t len, const char *path,
                                        const mb_workload *w, mb_error *err) {
   mb_assignment *a = mb_assignment_new(w->n_buffers);
   name_index *names = malloc((size_t)w->n_buffers * sizeof *names);
   bool *seen = calloc((size_t)w->n_buffers, sizeof *seen);
-  int errcode;
-  PCRE2_SIZE erroff;
-  pcre2_code *re =
-      pcre2_compile((PCRE2_SPTR) "^[ \\t]*([^,\\s]+)[ \\t]*,[ \\t]*(slow|-?[0-9]+)[ \\t]*$",
-                    PCRE2_ZERO_TERMINATED, 0, &errcode, &erroff, NULL);
-  pcre2_match_data *md = re ? pcre2_match_data_create_from_pattern(re, NULL) : NULL;
-  bool ok = a && names && seen && re && md;
+  bool ok = a && names && seen;
   if (!ok) mb_fail(err, "%s: out of memory", path);
   for (int32_t i = 0; ok && i < w->n_buffers; i++) names[i] = (name_index){w->buffers[i].name, i};
   if (ok) qsort(names, (size_t)w->n_buffers, sizeof *names, cmp_name_index);
-  const char *p = text;
-  for (int lineno = 1; ok && p < text + len; lineno++) {
-    const char *eol = memchr(p, '\n', len - (size_t)(p - text));
-    size_t n = eol ? (size_t)(eol - p) : len - (size_t)(p - text);
-    const char *next = eol ? eol + 1 : p + n; /* before trimming: the loop must advance */
-    if (n > 0 && p[n - 1] == '\r') n--;
-    size_t skip = 0;
-    while (skip < n && (p[skip] == ' ' || p[skip] == '\t')) skip++;
-    if (skip == n || p[skip] == '#' ||
-        (lineno == 1 && n >= 13 && !memcmp(p, "buffer,offset", 13))) {
-      p = next;
-      continue;
-    }
-    if (pcre2_match(re, (PCRE2_SPTR)p, n, 0, 0, md, NULL) < 0) {
-      ok =
-          mb_fail(err, "%s:%d: expected 'buffer,offset' (offset a number or 'slow')", path, lineno);
+  csv_in in = {.text = text, .path = path, .len = len, .pos = 0, .line = 1, .err = err};
+  bool first = true;
+  while (ok && skip_to_record(&in, &ok)) {
+    int32_t line = in.line;
+    char name[MB_NAME_MAX], value[64];
+    bool name_quoted, value_quoted, name_long, value_long;
+    if (!(ok = read_field(&in, "buffer", name, sizeof name, &name_quoted, &name_long))) break;
+    if (in.pos >= len || text[in.pos] != ',') {
+      ok = mb_fail(err, "%s:%d: expected 'buffer,offset' (offset a number or 'slow')", path,
+                   in.line);
       break;
     }
-    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-    char name[MB_NAME_MAX * 4], value[32];
-    size_t nl = ov[3] - ov[2], vl = ov[5] - ov[4];
-    if (nl >= sizeof name || vl >= sizeof value) {
-      ok = mb_fail(err, "%s:%d: field too long", path, lineno);
+    in.pos++;
+    if (!(ok = read_field(&in, "offset", value, sizeof value, &value_quoted, &value_long))) break;
+    int32_t value_line = in.line;
+    if (in.pos < len && text[in.pos] == ',') {
+      ok = mb_fail(err, "%s:%d: expected 'buffer,offset' (offset a number or 'slow')", path,
+                   in.line);
       break;
     }
-    memcpy(name, p + ov[2], nl);
-    name[nl] = '\0';
-    memcpy(value, p + ov[4], vl);
-    value[vl] = '\0';
+    if (in.pos < len) { /* the line break */
+      in.pos++;
+      if (!(ok = next_line(&in))) break;
+    }
+    bool header = first && !name_quoted && !value_quoted && !strcmp(name, "buffer") &&
+                  !strcmp(value, "offset");
+    first = false;
+    if (header) continue;
+    if (!name[0]) {
+      ok = mb_fail(err, "%s:%d: expected 'buffer,offset' (offset a number or 'slow')", path, line);
+      break;
+    }
+    if (name_long) {
+      ok = mb_fail(err, "%s:%d: field too long", path, line);
+      break;
+    }
     name_index key = {name, 0};
     name_index *hit = bsearch(&key, names, (size_t)w->n_buffers, sizeof *names, cmp_name_index);
     if (!hit) {
-      ok = mb_fail(err, "%s:%d: buffer: '%s' is not a buffer of workload '%s'", path, lineno, name,
+      ok = mb_fail(err, "%s:%d: buffer: '%s' is not a buffer of workload '%s'", path, line, name,
                    w->name);
       break;
     }
     if (seen[hit->index]) {
-      ok = mb_fail(err, "%s:%d: buffer: '%s' listed twice", path, lineno, name);
+      ok = mb_fail(err, "%s:%d: buffer: '%s' listed twice", path, line, name);
       break;
     }
     seen[hit->index] = true;
     if (strcmp(value, "slow")) {
+      size_t digits = strspn(value + (value[0] == '-'), "0123456789");
+      bool number = digits > 0 && value[(value[0] == '-') + digits] == '\0';
       errno = 0;
-      long long off = strtoll(value, NULL, 10);
-      if (errno || off < 0) {
-        ok = mb_fail(err, "%s:%d: offset: '%s' must be a non-negative byte offset or 'slow'", path,
-                     lineno, value);
+      long long off = number ? strtoll(value, NULL, 10) : -1;
+      if (!number || value_long || errno || off < 0) {
+        ok = mb_fail(err, "%s:%d: offset: '%s%s' must be a non-negative byte offset or 'slow'",
+                     path, value_line, value, value_long ? "..." : "");
         break;
       }
       a->offset[hit->index] = off;
     }
-    p = next;
   }
-  pcre2_match_data_free(md);
-  pcre2_code_free(re);
   free(names);
   free(seen);
   if (!ok) {

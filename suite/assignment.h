@@ -4,7 +4,13 @@
  *   buffer,offset
  *   x,0
  *   y,slow
- * One row per buffer of the workload (by name, any order); buffers not listed are slow. */
+ * One row per buffer of the workload (by name, any order); buffers not listed are slow.
+ * Fields follow RFC 4180: the writer quotes a name that holds a comma, a quote, a line break or
+ * another control byte, a blank, or starts with '#' ("a,b" -> "\"a,b\"", a quote inside written
+ * twice), so every name the native format holds round-trips; other names are written bare, as
+ * before. The reader takes quoted and bare fields, trims blanks around bare ones, skips blank
+ * lines and lines starting with '#', and takes an optional header 'buffer,offset' as the first
+ * row. */
 #ifndef MB_ASSIGNMENT_H
 #define MB_ASSIGNMENT_H
 

@@ -37,6 +37,87 @@ static void test_round_trip(void **state) {
   mb_workload_free(w);
 }
 
+/* Names the native format holds (quoted there) but a bare CSV field cannot: a comma, a quote,
+ * a line break, a carriage return, blanks at either end, a leading '#', a control byte. */
+static const char *const AWKWARD[] = {"a,b",    "say \"hi\"", "two\nlines", "cr\r",    "#hash",
+                                      " lead",  "trail ",     "tab\there",  "ctl\x01", "plain",
+                                      "buffer", "\"",         ",",          "x\r\n"};
+enum { N_AWKWARD = sizeof AWKWARD / sizeof *AWKWARD };
+
+static mb_workload *awkward_names(void) {
+  mb_workload_builder *b = mb_builder_new("awkward", "test");
+  mb_builder_add_op(b, "op", "add", 0);
+  for (int i = 0; i < N_AWKWARD; i++) mb_builder_add_buffer(b, AWKWARD[i], 16, 0, 0, false);
+  mb_error err;
+  mb_workload *w = mb_builder_finish(b, &err);
+  if (!w) fail_msg("%s", err.message);
+  return w;
+}
+
+/* Every name the workload formats can hold survives solve --out / check: the writer quotes
+ * the awkward ones as RFC 4180 says and the reader reads them back, offsets and all (the
+ * writer used to print them bare: "a,b,0" was refused, "#hash,32" silently read as a comment). */
+static void test_awkward_names_round_trip(void **state) {
+  (void)state;
+  mb_workload *w = awkward_names();
+  mb_assignment *a = mb_assignment_new(w->n_buffers);
+  for (int32_t i = 0; i < w->n_buffers; i++) a->offset[i] = i % 3 == 2 ? MB_SLOW : 64 * i;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  assert_non_null(f);
+  assert_true(mb_assignment_write_csv(a, w, f));
+  assert_int_equal(fclose(f), 0);
+  mb_error err;
+  mb_assignment *b = mb_assignment_parse_csv(text, len, "a.csv", w, &err);
+  if (!b) fail_msg("%s\n--- written:\n%s", err.message, text);
+  assert_memory_equal(a->offset, b->offset, (size_t)w->n_buffers * sizeof *a->offset);
+  /* plain names stay bare; the others are quoted, quotes inside doubled */
+  const char *expect_rows[] = {"buffer,offset\n\"a,b\",0\n",
+                               "\"say \"\"hi\"\"\",64\n",
+                               "\"two\nlines\",slow\n",
+                               "\"cr\r\",192\n",
+                               "\"#hash\",256\n",
+                               "\" lead\",slow\n",
+                               "\"trail \",384\n",
+                               "\"tab\there\",448\n",
+                               "\"ctl\x01\",slow\n",
+                               "\nplain,576\n",
+                               "\nbuffer,640\n",
+                               "\n\"\"\"\",slow\n",
+                               "\n\",\",768\n",
+                               "\"x\r\n\",832\n"};
+  for (size_t i = 0; i < sizeof expect_rows / sizeof *expect_rows; i++)
+    if (!strstr(text, expect_rows[i])) fail_msg("no row '%s' in:\n%s", expect_rows[i], text);
+  mb_assignment_free(b);
+  free(text);
+  mb_assignment_free(a);
+  mb_workload_free(w);
+}
+
+/* Quoted fields from other writers: blanks around the quotes, a quoted offset, CRLF ends. */
+static void test_quoted_fields_read(void **state) {
+  (void)state;
+  mb_workload *w = awkward_names();
+  const char *csv =
+      "buffer,offset\r\n"
+      "  \"a,b\"  ,  16 \r\n"
+      "\"plain\",\"slow\"\r\n"
+      "# \"a comment\", with quotes\r\n"
+      "\"#hash\",32\r\n"
+      "\"two\nlines\",48";
+  mb_error err;
+  mb_assignment *a = mb_assignment_parse_csv(csv, strlen(csv), "q.csv", w, &err);
+  if (!a) fail_msg("%s", err.message);
+  assert_int_equal(a->offset[0], 16);
+  assert_int_equal(a->offset[9], MB_SLOW);
+  assert_int_equal(a->offset[4], 32);
+  assert_int_equal(a->offset[2], 48);
+  assert_int_equal(mb_assignment_n_fast(a), 3);
+  mb_assignment_free(a);
+  mb_workload_free(w);
+}
+
 static void expect_error(const char *csv, const char *suffix_of_message) {
   mb_workload *w = three_buffers();
   char *path = mb_test_write_temp(".csv", csv);
@@ -59,6 +140,36 @@ static void test_rejections(void **state) {
   expect_error("buffer,offset\nx;5\n", ":2: expected 'buffer,offset' (offset a number or 'slow')");
   expect_error("buffer,offset\nx,99999999999999999999\n",
                ":2: offset: '99999999999999999999' must be a non-negative byte offset or 'slow'");
+  expect_error("buffer,offset\nx,0,1\n",
+               ":2: expected 'buffer,offset' (offset a number or 'slow')");
+  expect_error("buffer,offset\n,0\n", ":2: expected 'buffer,offset' (offset a number or 'slow')");
+  expect_error("buffer,offset\nx,12ab\n",
+               ":2: offset: '12ab' must be a non-negative byte offset or 'slow'");
+  /* quoting: every malformed quote is refused by line and field */
+  expect_error("buffer,offset\ny,0\n\"x,0\n",
+               ":3: buffer: unterminated quoted field (no closing '\"')");
+  expect_error("buffer,offset\nx\"y,0\n",
+               ":2: buffer: a quote inside an unquoted field (quote the whole field and write each "
+               "quote inside twice)");
+  expect_error("buffer,offset\n\"x\"y,0\n",
+               ":2: buffer: unexpected text after the closing quote (a quote inside a quoted "
+               "field is written twice)");
+  expect_error("buffer,offset\nx,\"0\n", ":2: offset: unterminated quoted field (no closing '\"')");
+  /* a quoted name over two lines: the lines after it are still counted */
+  expect_error("buffer,offset\n\"no\nsuch\",0\nz,zz\n",
+               ":2: buffer: 'no\nsuch' is not a buffer of workload 'w'");
+  expect_error("buffer,offset\n\"x\",0\n\"y\n\",slow\nz,zz\n",
+               ":3: buffer: 'y\n' is not a buffer of workload 'w'");
+  mb_workload *w = awkward_names();
+  mb_error err;
+  const char *csv = "buffer,offset\n\"two\nlines\",0\nplain,zz\n";
+  assert_null(mb_assignment_parse_csv(csv, strlen(csv), "a.csv", w, &err));
+  assert_string_equal(err.message,
+                      "a.csv:4: offset: 'zz' must be a non-negative byte offset or 'slow'");
+  /* a NUL byte would cut the name short ("x\0junk" read as "x"): refused */
+  assert_null(mb_assignment_parse_csv("plain\0junk,0\n", 13, "a.csv", w, &err));
+  assert_string_equal(err.message, "a.csv:1: buffer: NUL byte: not a text file");
+  mb_workload_free(w);
 }
 
 static void test_missing_rows_are_slow(void **state) {
@@ -95,6 +206,8 @@ static void test_trailing_carriage_return(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip),
+      cmocka_unit_test(test_awkward_names_round_trip),
+      cmocka_unit_test(test_quoted_fields_read),
       cmocka_unit_test(test_rejections),
       cmocka_unit_test(test_missing_rows_are_slow),
       cmocka_unit_test(test_trailing_carriage_return),

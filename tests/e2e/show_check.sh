@@ -83,6 +83,31 @@ printf 'buffer,offset\nnope,0\n' >"$T/unknown.csv"
 expect 2 "$MB" check "$W" "$T/unknown.csv"
 expect 2 "$MB" check "$W"
 
+# buffer names the native format holds but a bare CSV field cannot (a comma, a quote, a line
+# break, a leading '#', a blank): solve --out quotes them (RFC 4180) and check reads them back
+cat >"$T/awkward.wl" <<'WL'
+mallocbench-workload 1
+name awkward
+source "names with CSV syntax in them"
+schedule 4
+slow_time_ps 100
+buffer "a,b" size=512 start=0 end=1 benefit=10
+buffer "say \"hi\"" size=512 start=0 end=1 benefit=10
+buffer "two\x0alines" size=512 start=0 end=1 benefit=10
+buffer "#hash" size=512 start=0 end=1 benefit=10
+buffer " lead" size=512 start=0 end=1 benefit=10
+buffer plain size=512 start=2 end=3 benefit=10
+WL
+expect 0 "$MB" solve "$T/awkward.wl" --solver heuristic --hardware edge-npu --out "$T/awkward.csv"
+grep -q '^"a,b",' "$T/awkward.csv" || fail "awkward.csv: $(cat "$T/awkward.csv")"
+grep -q '^"#hash",' "$T/awkward.csv" || fail "awkward.csv: $(cat "$T/awkward.csv")"
+expect 0 "$MB" check "$T/awkward.wl" "$T/awkward.csv" --hardware edge-npu
+has "valid      yes: 6 of 6 buffers in fast memory"
+# a name cut by an unbalanced quote is refused by line and field, not misread
+printf 'buffer,offset\nplain,0\n"a,b,0\n' >"$T/unbalanced.csv"
+expect 2 "$MB" check "$T/awkward.wl" "$T/unbalanced.csv" --hardware edge-npu
+has "unbalanced.csv:3: buffer: unterminated quoted field"
+
 # ---- other input formats, when the external data is present ----
 if [ -f "$DATA/minimalloc/input.12.csv" ]; then
   expect 0 "$MB" show "$DATA/minimalloc/input.12.csv"
