@@ -115,13 +115,18 @@ static int cmp_name_index(const void *a, const void *b) {
 }
 
 mb_assignment *mb_assignment_load_csv(const char *path, const mb_workload *w, mb_error *err) {
+  return mb_assignment_load_csv_rows(path, w, NULL, err);
+}
+
+mb_assignment *mb_assignment_load_csv_rows(const char *path, const mb_workload *w,
+                                           int32_t *row_line, mb_error *err) {
   size_t len = 0;
   char *text = mb_read_file(path, &len);
   if (!text) {
     mb_fail(err, "%s: cannot read assignment: %s", path, strerror(errno));
     return NULL;
   }
-  mb_assignment *a = mb_assignment_parse_csv(text, len, path, w, err);
+  mb_assignment *a = mb_assignment_parse_csv_rows(text, len, path, w, row_line, err);
   free(text);
   return a;
 }
@@ -145,7 +150,7 @@ static bool fail_line(csv_in *in, int32_t line, const char *what, const char *fm
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return mb_fail(in->err, "%s:%d: %s: %s", in->path, line, what, msg);
+  return mb_fail(in->err, "%s:%d: field '%s': %s", in->path, line, what, msg);
 }
 
 /* Counts a line break read at in->pos; false past the lines an int32_t numbers. */
@@ -237,9 +242,19 @@ static bool skip_to_record(csv_in *in, bool *ok) {
 
 mb_assignment *mb_assignment_parse_csv(const char *text, size_t len, const char *path,
                                        const mb_workload *w, mb_error *err) {
+  return mb_assignment_parse_csv_rows(text, len, path, w, NULL, err);
+}
+
+#define EXPECTED "expected 'buffer,offset' (offset a number or 'slow')"
+
+mb_assignment *mb_assignment_parse_csv_rows(const char *text, size_t len, const char *path,
+                                            const mb_workload *w, int32_t *row_line,
+                                            mb_error *err) {
   mb_assignment *a = mb_assignment_new(w->n_buffers);
   name_index *names = malloc((size_t)w->n_buffers * sizeof *names);
-  bool *seen = calloc((size_t)w->n_buffers, sizeof *seen);
+  /* seen[i]: the line of buffer i's row, 0 while unlisted */
+  int32_t *seen = row_line ? row_line : malloc((size_t)w->n_buffers * sizeof *seen);
+  if (seen) memset(seen, 0, (size_t)w->n_buffers * sizeof *seen);
   bool ok = a && names && seen;
   if (!ok) mb_fail(err, "%s: out of memory", path);
   for (int32_t i = 0; ok && i < w->n_buffers; i++) names[i] = (name_index){w->buffers[i].name, i};
@@ -252,16 +267,14 @@ mb_assignment *mb_assignment_parse_csv(const char *text, size_t len, const char 
     bool name_quoted, value_quoted, name_long, value_long;
     if (!(ok = read_field(&in, "buffer", name, sizeof name, &name_quoted, &name_long))) break;
     if (in.pos >= len || text[in.pos] != ',') {
-      ok = mb_fail(err, "%s:%d: expected 'buffer,offset' (offset a number or 'slow')", path,
-                   in.line);
+      ok = mb_fail(err, "%s:%d: field 'offset': missing; " EXPECTED, path, in.line);
       break;
     }
     in.pos++;
     if (!(ok = read_field(&in, "offset", value, sizeof value, &value_quoted, &value_long))) break;
     int32_t value_line = in.line;
     if (in.pos < len && text[in.pos] == ',') {
-      ok = mb_fail(err, "%s:%d: expected 'buffer,offset' (offset a number or 'slow')", path,
-                   in.line);
+      ok = mb_fail(err, "%s:%d: field 3: unexpected; " EXPECTED, path, in.line);
       break;
     }
     if (in.pos < len) { /* the line break */
@@ -273,32 +286,35 @@ mb_assignment *mb_assignment_parse_csv(const char *text, size_t len, const char 
     first = false;
     if (header) continue;
     if (!name[0]) {
-      ok = mb_fail(err, "%s:%d: expected 'buffer,offset' (offset a number or 'slow')", path, line);
+      ok = mb_fail(err, "%s:%d: field 'buffer': empty; " EXPECTED, path, line);
       break;
     }
     if (name_long) {
-      ok = mb_fail(err, "%s:%d: field too long", path, line);
+      ok = mb_fail(err, "%s:%d: field 'buffer': too long (buffer names have at most %d bytes)",
+                   path, line, MB_NAME_MAX - 1);
       break;
     }
     name_index key = {name, 0};
     name_index *hit = bsearch(&key, names, (size_t)w->n_buffers, sizeof *names, cmp_name_index);
     if (!hit) {
-      ok = mb_fail(err, "%s:%d: buffer: '%s' is not a buffer of workload '%s'", path, line, name,
-                   w->name);
+      ok = mb_fail(err, "%s:%d: field 'buffer': '%s' is not a buffer of workload '%s'", path, line,
+                   name, w->name);
       break;
     }
     if (seen[hit->index]) {
-      ok = mb_fail(err, "%s:%d: buffer: '%s' listed twice", path, line, name);
+      ok = mb_fail(err, "%s:%d: field 'buffer': '%s' listed twice (first on line %d)", path, line,
+                   name, seen[hit->index]);
       break;
     }
-    seen[hit->index] = true;
+    seen[hit->index] = line;
     if (strcmp(value, "slow")) {
       size_t digits = strspn(value + (value[0] == '-'), "0123456789");
       bool number = digits > 0 && value[(value[0] == '-') + digits] == '\0';
       errno = 0;
       long long off = number ? strtoll(value, NULL, 10) : -1;
       if (!number || value_long || errno || off < 0) {
-        ok = mb_fail(err, "%s:%d: offset: '%s%s' must be a non-negative byte offset or 'slow'",
+        ok = mb_fail(err,
+                     "%s:%d: field 'offset': '%s%s' must be a non-negative byte offset or 'slow'",
                      path, value_line, value, value_long ? "..." : "");
         break;
       }
@@ -306,7 +322,7 @@ mb_assignment *mb_assignment_parse_csv(const char *text, size_t len, const char 
     }
   }
   free(names);
-  free(seen);
+  if (seen != row_line) free(seen);
   if (!ok) {
     mb_assignment_free(a);
     return NULL;

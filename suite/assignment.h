@@ -40,12 +40,20 @@ int32_t mb_assignment_n_fast(const mb_assignment *a);
 bool mb_assignment_write_csv(const mb_assignment *a, const mb_workload *w, FILE *out);
 bool mb_assignment_save_csv(const mb_assignment *a, const mb_workload *w, const char *path,
                             mb_error *err);
-/* Reads a CSV for workload w; errors name path:line and the field (unknown buffer, bad offset,
- * duplicate row). */
+/* Reads a CSV for workload w; every error names path:line and the field, e.g.
+ * "a.csv:17: field 'offset': '-5' must be a non-negative byte offset or 'slow'" (unknown
+ * buffer, bad offset, duplicate row, malformed quoting). */
 mb_assignment *mb_assignment_load_csv(const char *path, const mb_workload *w, mb_error *err);
 /* The same from text in memory (len bytes; need not be NUL-terminated); `path` names it in
  * messages. */
 mb_assignment *mb_assignment_parse_csv(const char *text, size_t len, const char *path,
                                        const mb_workload *w, mb_error *err);
+/* The same, and row_line[i] (w->n_buffers entries; NULL for none) receives the line where
+ * buffer i's row starts, 0 when it is not listed (slow): for messages about the rows of an
+ * invalid assignment (check). */
+mb_assignment *mb_assignment_load_csv_rows(const char *path, const mb_workload *w,
+                                           int32_t *row_line, mb_error *err);
+mb_assignment *mb_assignment_parse_csv_rows(const char *text, size_t len, const char *path,
+                                            const mb_workload *w, int32_t *row_line, mb_error *err);
 
 #endif

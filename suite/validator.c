@@ -107,13 +107,15 @@ static void order_by_time(const mb_workload *w, const mb_assignment *a, bool by_
 }
 
 static bool collision(const mb_workload *w, const mb_assignment *a, int32_t x, int32_t y,
-                      int32_t time, mb_error *err) {
+                      int32_t time, int32_t blame[2], mb_error *err) {
   const int64_t *off = a->offset;
   if (off[y] < off[x] || (off[y] == off[x] && y < x)) {
     int32_t t = x;
     x = y;
     y = t;
   }
+  blame[0] = x;
+  blame[1] = y;
   return mb_fail(err,
                  "buffer '%s' [%lld, %lld) and buffer '%s' [%lld, %lld) overlap in fast memory "
                  "at time %d",
@@ -124,6 +126,13 @@ static bool collision(const mb_workload *w, const mb_assignment *a, int32_t x, i
 
 bool mb_validate(const mb_workload *w, const mb_hardware *hw, const mb_assignment *a,
                  mb_error *err) {
+  int32_t blame[2];
+  return mb_validate_blame(w, hw, a, blame, err);
+}
+
+bool mb_validate_blame(const mb_workload *w, const mb_hardware *hw, const mb_assignment *a,
+                       int32_t blame[2], mb_error *err) {
+  blame[0] = blame[1] = -1;
   if (a->n_buffers != w->n_buffers)
     return mb_fail(err, "assignment has %d buffers but workload '%s' has %d", a->n_buffers, w->name,
                    w->n_buffers);
@@ -133,6 +142,7 @@ bool mb_validate(const mb_workload *w, const mb_hardware *hw, const mb_assignmen
     int64_t off = a->offset[i];
     const mb_buffer *b = &w->buffers[i];
     if (off == MB_SLOW) continue;
+    blame[0] = i; /* each check below is about buffer i alone */
     if (off < 0)
       return mb_fail(err, "buffer '%s': offset %lld is negative (and not slow)", b->name,
                      (long long)off);
@@ -150,6 +160,7 @@ bool mb_validate(const mb_workload *w, const mb_hardware *hw, const mb_assignmen
                      hw->name);
     n_fast++;
   }
+  blame[0] = -1;
   if (n_fast < 2) return true;
 
   /* Removals at end + 1 come before insertions at the same time: a buffer that ends at t - 1
@@ -178,9 +189,9 @@ bool mb_validate(const mb_workload *w, const mb_hardware *hw, const mb_assignmen
     int32_t pred = pr >= 0 ? sorted[pr].buffer : -1, succ = sr >= 0 ? sorted[sr].buffer : -1;
     int64_t off = a->offset[b];
     if (pred >= 0 && a->offset[pred] + w->buffers[pred].size > off)
-      ok = collision(w, a, pred, b, now, err);
+      ok = collision(w, a, pred, b, now, blame, err);
     else if (succ >= 0 && a->offset[succ] < off + w->buffers[b].size)
-      ok = collision(w, a, succ, b, now, err);
+      ok = collision(w, a, succ, b, now, blame, err);
     else
       rank_set_insert(&set, rank[b]);
   }

@@ -1,4 +1,5 @@
-/* Assignment CSV: round trip and every rejection with file:line and field. */
+/* Assignment CSV: round trip, RFC 4180 quoting, every rejection with file:line and field, and the
+ * line of each buffer's row. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,42 +134,79 @@ static void expect_error(const char *csv, const char *suffix_of_message) {
 
 static void test_rejections(void **state) {
   (void)state;
-  expect_error("buffer,offset\nx,0\nq,8\n", ":3: buffer: 'q' is not a buffer of workload 'w'");
-  expect_error("buffer,offset\nx,0\nx,8\n", ":3: buffer: 'x' listed twice");
+  expect_error("buffer,offset\nx,0\nq,8\n",
+               ":3: field 'buffer': 'q' is not a buffer of workload 'w'");
+  expect_error("buffer,offset\nx,0\nx,8\n",
+               ":3: field 'buffer': 'x' listed twice (first on line 2)");
   expect_error("buffer,offset\nx,-5\n",
-               ":2: offset: '-5' must be a non-negative byte offset or 'slow'");
-  expect_error("buffer,offset\nx;5\n", ":2: expected 'buffer,offset' (offset a number or 'slow')");
-  expect_error("buffer,offset\nx,99999999999999999999\n",
-               ":2: offset: '99999999999999999999' must be a non-negative byte offset or 'slow'");
+               ":2: field 'offset': '-5' must be a non-negative byte offset or 'slow'");
+  expect_error("buffer,offset\nx;5\n",
+               ":2: field 'offset': missing; expected 'buffer,offset' (offset a number or 'slow')");
+  expect_error(
+      "buffer,offset\nx,99999999999999999999\n",
+      ":2: field 'offset': '99999999999999999999' must be a non-negative byte offset or 'slow'");
   expect_error("buffer,offset\nx,0,1\n",
-               ":2: expected 'buffer,offset' (offset a number or 'slow')");
-  expect_error("buffer,offset\n,0\n", ":2: expected 'buffer,offset' (offset a number or 'slow')");
+               ":2: field 3: unexpected; expected 'buffer,offset' (offset a number or 'slow')");
+  expect_error("buffer,offset\n,0\n",
+               ":2: field 'buffer': empty; expected 'buffer,offset' (offset a number or 'slow')");
   expect_error("buffer,offset\nx,12ab\n",
-               ":2: offset: '12ab' must be a non-negative byte offset or 'slow'");
+               ":2: field 'offset': '12ab' must be a non-negative byte offset or 'slow'");
   /* quoting: every malformed quote is refused by line and field */
   expect_error("buffer,offset\ny,0\n\"x,0\n",
-               ":3: buffer: unterminated quoted field (no closing '\"')");
-  expect_error("buffer,offset\nx\"y,0\n",
-               ":2: buffer: a quote inside an unquoted field (quote the whole field and write each "
-               "quote inside twice)");
-  expect_error("buffer,offset\n\"x\"y,0\n",
-               ":2: buffer: unexpected text after the closing quote (a quote inside a quoted "
-               "field is written twice)");
-  expect_error("buffer,offset\nx,\"0\n", ":2: offset: unterminated quoted field (no closing '\"')");
+               ":3: field 'buffer': unterminated quoted field (no closing '\"')");
+  expect_error(
+      "buffer,offset\nx\"y,0\n",
+      ":2: field 'buffer': a quote inside an unquoted field (quote the whole field and write each "
+      "quote inside twice)");
+  expect_error(
+      "buffer,offset\n\"x\"y,0\n",
+      ":2: field 'buffer': unexpected text after the closing quote (a quote inside a quoted "
+      "field is written twice)");
+  expect_error("buffer,offset\nx,\"0\n",
+               ":2: field 'offset': unterminated quoted field (no closing '\"')");
   /* a quoted name over two lines: the lines after it are still counted */
   expect_error("buffer,offset\n\"no\nsuch\",0\nz,zz\n",
-               ":2: buffer: 'no\nsuch' is not a buffer of workload 'w'");
+               ":2: field 'buffer': 'no\nsuch' is not a buffer of workload 'w'");
   expect_error("buffer,offset\n\"x\",0\n\"y\n\",slow\nz,zz\n",
-               ":3: buffer: 'y\n' is not a buffer of workload 'w'");
+               ":3: field 'buffer': 'y\n' is not a buffer of workload 'w'");
   mb_workload *w = awkward_names();
   mb_error err;
   const char *csv = "buffer,offset\n\"two\nlines\",0\nplain,zz\n";
   assert_null(mb_assignment_parse_csv(csv, strlen(csv), "a.csv", w, &err));
   assert_string_equal(err.message,
-                      "a.csv:4: offset: 'zz' must be a non-negative byte offset or 'slow'");
+                      "a.csv:4: field 'offset': 'zz' must be a non-negative byte offset or 'slow'");
   /* a NUL byte would cut the name short ("x\0junk" read as "x"): refused */
   assert_null(mb_assignment_parse_csv("plain\0junk,0\n", 13, "a.csv", w, &err));
-  assert_string_equal(err.message, "a.csv:1: buffer: NUL byte: not a text file");
+  assert_string_equal(err.message, "a.csv:1: field 'buffer': NUL byte: not a text file");
+  mb_workload_free(w);
+}
+
+/* Every error names the file, the line and the field; too long a field is named too. */
+static void test_rejections_name_the_field(void **state) {
+  (void)state;
+  char csv[512];
+  snprintf(csv, sizeof csv, "buffer,offset\n%0200d,0\n", 7);
+  expect_error(csv, ":2: field 'buffer': too long (buffer names have at most 127 bytes)");
+  snprintf(csv, sizeof csv, "buffer,offset\nx,%0100d\n", 7);
+  expect_error(
+      csv,
+      ":2: field 'offset': '000000000000000000000000000000000000000000000000000000000000000...' "
+      "must be a non-negative byte offset or 'slow'");
+}
+
+/* The rows' lines, for messages about an invalid assignment (check). */
+static void test_row_lines(void **state) {
+  (void)state;
+  mb_workload *w = three_buffers();
+  const char *csv = "buffer,offset\n# z stays slow\n\nz,slow\n  x , 16\n";
+  int32_t line[3] = {-1, -1, -1};
+  mb_error err;
+  mb_assignment *a = mb_assignment_parse_csv_rows(csv, strlen(csv), "a.csv", w, line, &err);
+  if (!a) fail_msg("%s", err.message);
+  assert_int_equal(line[0], 5); /* x */
+  assert_int_equal(line[1], 0); /* y: not listed */
+  assert_int_equal(line[2], 4); /* z: listed, slow */
+  mb_assignment_free(a);
   mb_workload_free(w);
 }
 
@@ -209,6 +247,8 @@ int main(void) {
       cmocka_unit_test(test_awkward_names_round_trip),
       cmocka_unit_test(test_quoted_fields_read),
       cmocka_unit_test(test_rejections),
+      cmocka_unit_test(test_rejections_name_the_field),
+      cmocka_unit_test(test_row_lines),
       cmocka_unit_test(test_missing_rows_are_slow),
       cmocka_unit_test(test_trailing_carriage_return),
   };

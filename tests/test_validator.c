@@ -1,6 +1,7 @@
 /* The validator: exact messages, edge cases (touching in time or address), agreement with a
  * brute-force O(n^2) checker on thousands of small random cases (validity, and the reported
- * pair and earliest time), valid random packings pass and planted overlaps are caught. */
+ * pair and earliest time, and the buffers blamed), valid random packings pass and planted
+ * overlaps are caught. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +48,9 @@ static mb_hardware hw_with(int64_t capacity, int64_t alignment) {
   return hw;
 }
 
+/* Also checks the buffers blamed (for check's CSV lines): blame0, blame1 (-1: none). */
 static void expect_invalid(const mb_workload *w, const mb_hardware *hw, const int64_t *offsets,
-                           const char *message) {
+                           int32_t blame0, int32_t blame1, const char *message) {
   mb_assignment *a = mb_assignment_new(w->n_buffers);
   memcpy(a->offset, offsets, (size_t)w->n_buffers * sizeof *offsets);
   mb_error err;
@@ -58,6 +60,11 @@ static void expect_invalid(const mb_workload *w, const mb_hardware *hw, const in
     print_error("expected: %s\ngot:      %s\n", message, ok ? "(valid)" : err.message);
     fail();
   }
+  int32_t blame[2] = {-5, -5};
+  assert_false(mb_validate_blame(w, hw, a, blame, &err));
+  assert_string_equal(err.message, message);
+  assert_int_equal(blame[0], blame0);
+  assert_int_equal(blame[1], blame1);
   mb_assignment_free(a);
 }
 
@@ -76,29 +83,33 @@ static void test_messages(void **state) {
   mb_workload *w = make(6, s, 3);
   assert_non_null(w);
   mb_hardware hw = hw_with(1 << 20, 512);
-  expect_invalid(w, &hw, (int64_t[]){0, 2048, MB_SLOW},
+  expect_invalid(w, &hw, (int64_t[]){0, 2048, MB_SLOW}, 0, 1,
                  "buffer 'b0' [0, 4096) and buffer 'b1' [2048, 6144) overlap in fast memory at "
                  "time 3");
   /* reported in address order whichever was placed first */
-  expect_invalid(w, &hw, (int64_t[]){2048, 0, MB_SLOW},
+  expect_invalid(w, &hw, (int64_t[]){2048, 0, MB_SLOW}, 1, 0,
                  "buffer 'b1' [0, 4096) and buffer 'b0' [2048, 6144) overlap in fast memory at "
                  "time 3");
-  expect_invalid(w, &hw, (int64_t[]){0, 4096, 8192},
+  expect_invalid(w, &hw, (int64_t[]){0, 4096, 8192}, 2, -1,
                  "buffer 'b2': pinned (must stay in slow memory) but assigned offset 8192");
-  expect_invalid(w, &hw, (int64_t[]){100, MB_SLOW, MB_SLOW},
+  expect_invalid(w, &hw, (int64_t[]){100, MB_SLOW, MB_SLOW}, 0, -1,
                  "buffer 'b0': offset 100 is not a multiple of the alignment 512");
-  expect_invalid(w, &hw, (int64_t[]){-7, MB_SLOW, MB_SLOW},
+  expect_invalid(w, &hw, (int64_t[]){-7, MB_SLOW, MB_SLOW}, 0, -1,
                  "buffer 'b0': offset -7 is negative (and not slow)");
-  expect_invalid(w, &hw, (int64_t[]){(1 << 20) - 512, MB_SLOW, MB_SLOW},
+  expect_invalid(w, &hw, (int64_t[]){(1 << 20) - 512, MB_SLOW, MB_SLOW}, 0, -1,
                  "buffer 'b0': offset 1048064 + size 4096 exceeds the fast-memory capacity "
                  "1048576 of 'testhw'");
-  expect_invalid(w, &hw, (int64_t[]){INT64_MAX - 511, MB_SLOW, MB_SLOW},
+  expect_invalid(w, &hw, (int64_t[]){INT64_MAX - 511, MB_SLOW, MB_SLOW}, 0, -1,
                  "buffer 'b0': offset 9223372036854775296 + size 4096 exceeds the fast-memory "
                  "capacity 1048576 of 'testhw'");
   mb_assignment *a = mb_assignment_new(2);
   mb_error err;
   assert_false(mb_validate(w, &hw, a, &err));
   assert_string_equal(err.message, "assignment has 2 buffers but workload 'v' has 3");
+  int32_t blame[2];
+  assert_false(mb_validate_blame(w, &hw, a, blame, &err));
+  assert_int_equal(blame[0], -1);
+  assert_int_equal(blame[1], -1);
   mb_assignment_free(a);
   mb_workload_free(w);
 }
@@ -185,7 +196,8 @@ static void test_agrees_with_brute_force(void **state) {
     mb_assignment *a = mb_assignment_new(n);
     memcpy(a->offset, off, (size_t)n * sizeof *off);
     mb_error err;
-    bool ok = mb_validate(w, &hw, a, &err);
+    int32_t blame[2];
+    bool ok = mb_validate_blame(w, &hw, a, blame, &err);
     if (ok != (expect == -1)) {
       print_error("iter %d: validator %s, brute force %d (%s)\n", iter, ok ? "valid" : "invalid",
                   expect, ok ? "" : err.message);
@@ -204,8 +216,14 @@ static void test_agrees_with_brute_force(void **state) {
       assert_true(ax <= ay && ax == off[bx] && ay == off[by] && ax < ey && ay < ex);
       assert_true(w->buffers[bx].start <= t && t <= w->buffers[bx].end);
       assert_true(w->buffers[by].start <= t && t <= w->buffers[by].end);
+      assert_int_equal(blame[0], bx); /* the pair blamed is the pair named */
+      assert_int_equal(blame[1], by);
       n_overlap++;
     } else if (expect == -2) {
+      int bi = -1;
+      assert_int_equal(sscanf(err.message, "buffer 'b%d'", &bi), 1);
+      assert_int_equal(blame[0], bi);
+      assert_int_equal(blame[1], -1);
       n_other++;
     } else {
       n_valid++;

@@ -2,7 +2,9 @@
  * an assignment with the solver-independent validator and prints its simulated time and speedup
  * over all-slow. --capacity replaces the profile's fast-memory size (as the catalogue does per
  * workload, and as a generated packing's height). Exit 0 valid, 1 invalid (the validator's
- * message names the buffers), 2 bad input. */
+ * message names the buffers), 2 bad input. Every message about the assignment names the CSV
+ * file, line and field: "a.csv:17: field 'offset': ..."; an invalid assignment names the line
+ * of the row at fault, and for an overlap both rows' lines. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,6 +33,25 @@ static void usage(FILE *out) {
       "--capacity BYTES  fast-memory bytes instead of the profile's, e.g. a catalogue entry's\n"
       "                  capacity or a generated packing's --height (units B, KiB, MiB, GiB,\n"
       "                  KB, MB, GB)\n");
+}
+
+/* The validator's message about an invalid assignment, led by the CSV line of the row at fault
+ * (the later one of an overlapping pair: the row that collides with one above it) and, for an
+ * overlap, followed by the lines of both rows in the order the message names the buffers. */
+static void print_invalid(const char *path, const mb_workload *w, const mb_hardware *hw,
+                          const int32_t *row_line, const int32_t blame[2], const char *why) {
+  int32_t first = blame[0] >= 0 ? row_line[blame[0]] : 0;
+  int32_t second = blame[1] >= 0 ? row_line[blame[1]] : 0;
+  int32_t lead = first > second ? first : second;
+  if (lead <= 0) { /* no row to blame (cannot happen for a CSV that was read) */
+    fprintf(stderr, "mallocbench check: %s: invalid assignment for '%s' on %s: %s\n", path, w->name,
+            hw->name, why);
+    return;
+  }
+  fprintf(stderr, "mallocbench check: %s:%d: field 'offset': invalid assignment for '%s' on %s: %s",
+          path, lead, w->name, hw->name, why);
+  if (first > 0 && second > 0) fprintf(stderr, " (rows on lines %d and %d)", first, second);
+  fputc('\n', stderr);
 }
 
 int mb_cmd_check(int argc, char **argv) {
@@ -88,16 +109,19 @@ int mb_cmd_check(int argc, char **argv) {
     mb_workload_free(w);
     return 2;
   }
-  mb_assignment *a = mb_assignment_load_csv(paths[1], w, &err);
+  int32_t *row_line = malloc((size_t)w->n_buffers * sizeof *row_line);
+  mb_assignment *a = row_line ? mb_assignment_load_csv_rows(paths[1], w, row_line, &err) : NULL;
   if (!a) {
+    if (!row_line) snprintf(err.message, sizeof err.message, "out of memory");
     fprintf(stderr, "mallocbench check: %s\n", err.message);
+    free(row_line);
     mb_workload_free(w);
     return 2;
   }
   int status = 0;
-  if (!mb_validate(w, &hw, a, &err)) {
-    fprintf(stderr, "mallocbench check: %s: invalid assignment for '%s' on %s: %s\n", paths[1],
-            w->name, hw.name, err.message);
+  int32_t blame[2];
+  if (!mb_validate_blame(w, &hw, a, blame, &err)) {
+    print_invalid(paths[1], w, &hw, row_line, blame, err.message);
     status = 1;
   } else {
     bool *in_fast = malloc((size_t)w->n_buffers * sizeof *in_fast);
@@ -123,6 +147,7 @@ int mb_cmd_check(int argc, char **argv) {
     }
   }
   mb_assignment_free(a);
+  free(row_line);
   mb_workload_free(w);
   return status;
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # End-to-end: `mallocbench show` and `mallocbench check` on the samples: statistics, valid and
-# invalid assignments (exit 1 with the validator's message), malformed input (exit 2 with
-# file:line).
+# invalid assignments (exit 1 with the validator's message, led by the CSV file, line and field),
+# malformed input (exit 2 with file:line and the field).
 # Usage: show_check.sh MALLOCBENCH_BINARY
 set -u
 MB=${1:?usage: show_check.sh MALLOCBENCH_BINARY}
@@ -69,18 +69,33 @@ has "speedup    1.0000x"
 printf 'buffer,offset\nh1,0\nh2,1048576\na1,1048576\n' >"$T/overlap.csv"
 expect 1 "$MB" check "$W" "$T/overlap.csv"
 has "buffer 'h2' [1048576, 2097152) and buffer 'a1' [1048576, 2097152) overlap in fast memory at time 2"
-printf 'buffer,offset\nw1,0\n' >"$T/pinned.csv"
+# every message about the assignment names its file, line and field; an overlap both rows' lines
+has "overlap.csv:4: field 'offset': invalid assignment for 'mlp_tiny' on tpu-v4i: buffer 'h2'"
+has "at time 2 (rows on lines 3 and 4)"
+printf 'buffer,offset\nh1,0\n# w1 is a parameter\nw1,0\n' >"$T/pinned.csv"
 expect 1 "$MB" check "$W" "$T/pinned.csv"
-has "buffer 'w1': pinned"
+has "pinned.csv:4: field 'offset': invalid assignment for 'mlp_tiny' on tpu-v4i: buffer 'w1': pinned"
 printf 'buffer,offset\nh1,100\n' >"$T/misaligned.csv"
 expect 1 "$MB" check "$W" "$T/misaligned.csv"
+has "misaligned.csv:2: field 'offset': invalid assignment"
 has "not a multiple of the alignment 512"
 printf 'buffer,offset\nh1,4194304\n' >"$T/beyond.csv"
 expect 0 "$MB" check "$W" "$T/beyond.csv"
 expect 1 "$MB" check "$W" "$T/beyond.csv" --hardware edge-npu
+has "beyond.csv:2: field 'offset': invalid assignment for 'mlp_tiny' on edge-npu"
 has "exceeds the fast-memory capacity 4194304 of 'edge-npu'"
 printf 'buffer,offset\nnope,0\n' >"$T/unknown.csv"
 expect 2 "$MB" check "$W" "$T/unknown.csv"
+has "unknown.csv:2: field 'buffer': 'nope' is not a buffer of workload 'mlp_tiny'"
+printf 'buffer,offset\nh1,0\nh2,1MiB\n' >"$T/syntax.csv"
+expect 2 "$MB" check "$W" "$T/syntax.csv"
+has "syntax.csv:3: field 'offset': '1MiB' must be a non-negative byte offset or 'slow'"
+printf 'buffer,offset\nh1,0\nh2\n' >"$T/short.csv"
+expect 2 "$MB" check "$W" "$T/short.csv"
+has "short.csv:3: field 'offset': missing; expected 'buffer,offset'"
+printf 'buffer,offset\nh1,0\nh1,slow\n' >"$T/twice.csv"
+expect 2 "$MB" check "$W" "$T/twice.csv"
+has "twice.csv:3: field 'buffer': 'h1' listed twice (first on line 2)"
 expect 2 "$MB" check "$W"
 
 # buffer names the native format holds but a bare CSV field cannot (a comma, a quote, a line
@@ -106,7 +121,7 @@ has "valid      yes: 6 of 6 buffers in fast memory"
 # a name cut by an unbalanced quote is refused by line and field, not misread
 printf 'buffer,offset\nplain,0\n"a,b,0\n' >"$T/unbalanced.csv"
 expect 2 "$MB" check "$T/awkward.wl" "$T/unbalanced.csv" --hardware edge-npu
-has "unbalanced.csv:3: buffer: unterminated quoted field"
+has "unbalanced.csv:3: field 'buffer': unterminated quoted field"
 
 # ---- other input formats, when the external data is present ----
 if [ -f "$DATA/minimalloc/input.12.csv" ]; then
