@@ -1064,7 +1064,11 @@ static bool journal_create(run *R, mb_error *err) {
   return true;
 }
 
-/* Reads the journal of a resumed run: tasks found become ST_DONE. Truncates a torn tail. */
+/* Reads the journal of a resumed run: tasks found become ST_DONE. A torn last line (a kill
+ * during its write) is dropped; a damaged complete line (checksum or fields wrong: the file was
+ * edited or corrupted) is skipped with a note naming it, and the lines after it are still read,
+ * since each carries its own checksum. The journal is then rewritten without what was dropped,
+ * so that appends follow the last good line. */
 static bool journal_resume(run *R, int64_t *n_found, mb_error *err) {
   *n_found = 0;
   size_t len = 0;
@@ -1075,7 +1079,6 @@ static bool journal_resume(run *R, int64_t *n_found, mb_error *err) {
     return journal_create(R, err); /* completed runs delete theirs; start a fresh one */
   }
   char *nl = strchr(text, '\n');
-  size_t good = 0;
   char plan[MB_RES_SHA];
   if (!nl || !journal_read_header(R, text, false, plan)) {
     free(text);
@@ -1086,23 +1089,71 @@ static bool journal_resume(run *R, int64_t *n_found, mb_error *err) {
     return mb_fail(err, "%s: the journal belongs to another plan (hash %.12s, expected %.12s)",
                    R->journal_path, plan, R->plan_sha);
   }
-  good = (size_t)(nl - text) + 1;
+  /* good lines are moved down over dropped ones: text[0, kept) is the journal to keep */
+  size_t kept = (size_t)(nl - text) + 1;
+  bool rewrite = false;
+  int64_t damaged = 0;
+  int line_no = 1;
   char *p = nl + 1;
   while (p < text + len) {
     char *e = memchr(p, '\n', (size_t)(text + len - p));
-    if (!e) break; /* torn last line */
+    line_no++;
+    if (!e) { /* torn last line */
+      fprintf(R->log, "mallocbench run: %s:%d: torn last line dropped (a kill during its write)\n",
+              R->journal_path, line_no);
+      break;
+    }
+    size_t n = (size_t)(e - p) + 1;
     *e = '\0';
     int64_t i;
-    if (!journal_parse(R, p, &i)) break;
+    char *line = p;
+    p = e + 1;
+    /* journal_parse cuts the line at its checksum: parse a copy so the kept text stays whole */
+    char *copy = strdup(line);
+    if (!copy) {
+      free(text);
+      return mb_fail(err, "%s: out of memory", R->journal_path);
+    }
+    bool good = journal_parse(R, copy, &i);
+    free(copy);
+    if (!good) {
+      if (damaged++ < 5)
+        fprintf(R->log,
+                "mallocbench run: %s:%d: damaged line skipped (checksum or fields do not "
+                "match); its task runs again\n",
+                R->journal_path, line_no);
+      rewrite = true;
+      continue;
+    }
     if (R->tasks[i].state != ST_DONE) (*n_found)++;
     R->tasks[i].state = ST_DONE;
     R->tasks[i].journaled = true;
-    good = (size_t)(e - text) + 1;
-    p = e + 1;
+    e[0] = '\n';
+    memmove(text + kept, line, n);
+    kept += n;
+  }
+  if (damaged > 5)
+    fprintf(R->log, "mallocbench run: %s: %" PRId64 " damaged lines skipped in all\n",
+            R->journal_path, damaged);
+  bool ok = true;
+  if (rewrite) {
+    /* a temporary file renamed over the journal: a kill now leaves the old or the new one */
+    char tmp[4300];
+    snprintf(tmp, sizeof tmp, "%s.tmp", R->journal_path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    ok = fd >= 0 && write(fd, text, kept) == (ssize_t)kept && fsync(fd) == 0;
+    if (fd >= 0 && close(fd) != 0) ok = false;
+    ok = ok && rename(tmp, R->journal_path) == 0;
+    if (!ok) {
+      int e = errno;
+      unlink(tmp);
+      free(text);
+      return mb_fail(err, "%s: cannot rewrite the journal: %s", R->journal_path, strerror(e));
+    }
   }
   free(text);
   R->journal_fd = open(R->journal_path, O_WRONLY | O_APPEND);
-  if (R->journal_fd < 0 || ftruncate(R->journal_fd, (off_t)good) != 0)
+  if (R->journal_fd < 0 || ftruncate(R->journal_fd, (off_t)kept) != 0)
     return mb_fail(err, "%s: cannot reopen the journal: %s", R->journal_path, strerror(errno));
   return true;
 }

@@ -119,6 +119,24 @@ sed -E 's/^(([^,]*,){19})[^,]*,[^,]*,1,/\1X,1,/; s/^(([^,]*,){19})[^,]*,/\1/; s/
 diff "$TMP/ref.results" "$TMP/wreck.results" >/dev/null ||
   fail "the rebuilt file differs from the uninterrupted run"
 
+# A damaged journal line (an edit or a flipped byte: its checksum no longer matches) costs
+# only its own task: the lines after it are still read, and the note names the line.
+start_killed "$TMP/tamper.h5"
+lines=$(lines_of "$TMP/tamper.h5.journal")
+sed -i '3s/ #/X #/' "$TMP/tamper.h5.journal"
+"$MB" run --resume "$TMP/tamper.h5" --no-progress >/dev/null 2>"$TMP/tamper.err" ||
+  fail "resume with a damaged journal line: $(cat "$TMP/tamper.err")"
+grep -q "tamper.h5.journal:3: damaged line skipped" "$TMP/tamper.err" ||
+  fail "no note naming the damaged journal line: $(cat "$TMP/tamper.err")"
+grep -qE "resuming .*tamper.h5: $((lines - 2)) of [0-9]+ tasks already done" "$TMP/tamper.err" ||
+  fail "the lines after a damaged one were not kept ($lines lines): $(cat "$TMP/tamper.err")"
+"$MB" verify "$TMP/tamper.h5" >/dev/null || fail "verify after resuming a damaged journal"
+"$MB" export "$TMP/tamper.h5" --csv "$TMP/tamper-csv" >/dev/null || fail "export tamper"
+sed -E 's/^(([^,]*,){19})[^,]*,[^,]*,1,/\1X,1,/; s/^(([^,]*,){19})[^,]*,/\1/; s/^(([^,]*,){21}).*/\1/' \
+  "$TMP/tamper-csv/results.csv" >"$TMP/tamper.results"
+diff "$TMP/ref.results" "$TMP/tamper.results" >/dev/null ||
+  fail "the run resumed past a damaged journal line differs from the uninterrupted run"
+
 # an intact HDF5 file of another kind is never taken for a damaged run, even with a journal
 # beside it: --resume refuses it and leaves it (and the journal) as they are
 "$MB" train --synthetic --latent 16 --actions 8 --synth-min 16 --synth-max 32 --batch 16 -q \
@@ -132,4 +150,4 @@ grep -q "left as it is, since it is not a run's file: .*agent checkpoint" "$TMP/
 cmp -s "$TMP/agent.h5" "$TMP/agent.copy" || fail "run --resume changed an agent checkpoint"
 ls "$TMP"/agent.h5.damaged-* >/dev/null 2>&1 && fail "the agent checkpoint was set aside as damaged"
 
-echo "ok: $kills kill(s), each left a file that opens and verifies; the resumed file equals the uninterrupted run; a destroyed file was rebuilt from its journal"
+echo "ok: $kills kill(s), each left a file that opens and verifies; the resumed file equals the uninterrupted run; a destroyed file was rebuilt from its journal; a damaged journal line cost only its own task"
