@@ -210,7 +210,14 @@ static void test_deterministic(void **state) {
   memset(&s2, 0, sizeof s2);
   mb_assignment *a = run("greedy", w, &hw, 42, 20.0, &s1);
   mb_assignment *b = run("greedy", w, &hw, 42, 20.0, &s2);
-  if (s1.budget_hit || s2.budget_hit) skip(); /* a wall-clock cut is not repeatable */
+  if (s1.budget_hit || s2.budget_hit) { /* a wall-clock cut is not repeatable */
+    mb_solver_stats_free(&s1);
+    mb_solver_stats_free(&s2);
+    mb_assignment_free(a);
+    mb_assignment_free(b);
+    mb_workload_free(w);
+    skip();
+  }
   assert_same_runs(w, a, b, &s1, &s2);
   mb_workload_free(w);
 }

@@ -25,6 +25,9 @@ for solver in heuristic greedy; do
   grep -q 'T_bound' "$TMP/out" || fail "solve $solver: no bound"
   grep -q 'speedup vs heuristic' "$TMP/out" || fail "solve $solver: no speedup"
   [ -s "$TMP/$solver.csv" ] || fail "solve $solver: no assignment written"
+  # each time once: the heuristic is its own reference, not a second line
+  want=4; [ "$solver" = heuristic ] && want=3
+  [ "$(grep -c '^  T_' "$TMP/out")" = "$want" ] || fail "solve $solver: times not once each: $(grep '^  T_' "$TMP/out")"
   expect_status 0 "check $solver" "$MB" check datasets/samples/attention_block.wl "$TMP/$solver.csv"
 done
 
