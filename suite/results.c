@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_seal.h"
 #include "paths.h"
 
 struct mb_results {
@@ -20,7 +21,10 @@ struct mb_results {
   bool writable;
   char *path;
   int64_t torn_rows; /* trailing rows the readers dropped (mb_results_torn_rows) */
+  bool seal;         /* the file has a seal block (file_seal.h): sealed again when closed */
 };
+
+#define SEAL_KIND "results" /* the seal block's kind */
 
 #define CHUNK_ROWS 64 /* rows per chunk of the appendable tables */
 
@@ -49,6 +53,10 @@ typedef struct curve_rec {
   double step;
   double ret;
 } curve_rec;
+
+/* Fixed-length strings come back as stored; one that fills its field has no NUL in an unsealed
+ * file whose terminator was damaged. Cut it at the field's end instead of reading past it. */
+#define TERMINATE(s) ((s)[sizeof(s) - 1] = '\0')
 
 /* Attribute of a curve table: the heuristic's mean return on the curve's episodes (its
  * reference); absent when unknown, and in files written before it was stored. */
@@ -745,13 +753,15 @@ static mb_results *handle(const char *path, hid_t file, bool writable) {
   return r;
 }
 
-static hid_t file_access(void) {
+static hid_t file_access(bool writing) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   /* Closing the file closes every object still open in it: no leaked handles on error paths. */
   H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
   /* Default (earliest) format bounds: superblock v0 has no "file is open for writing" flag, so
-   * a file left by kill -9 opens again without h5clear. */
-  H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_V18);
+   * a file left by kill -9 opens again without h5clear. Reading needs no bounds, and the upper
+   * one would refuse a newer file outright (an agent checkpoint, HDF5 1.10's format), which
+   * mb_results_open names and mb_results_is_foreign must open. */
+  if (writing) H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_V18);
   return fapl;
 }
 
@@ -770,8 +780,12 @@ mb_results *mb_results_create(const char *path, bool force, mb_error *err) {
     return NULL;
   }
   close(fd);
-  hid_t fapl = file_access();
-  hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  hid_t fapl = file_access(true);
+  /* room for the seal block before the HDF5 data (file_seal.h) */
+  hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+  H5Pset_userblock(fcpl, MB_SEAL_BLOCK);
+  hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
+  H5Pclose(fcpl);
   H5Pclose(fapl);
   if (file < 0) {
     mb_results tmp = {.path = (char *)path};
@@ -800,18 +814,25 @@ mb_results *mb_results_create(const char *path, bool force, mb_error *err) {
   int64_t fmt = MB_RESULTS_FORMAT;
   ok = ok && set_str_attr(file, "mallocbench_file", "results") &&
        set_num_attr(file, "format_version", H5T_NATIVE_INT64, &fmt);
-  if (!ok || !mb_results_flush(r, err)) {
+  if (!ok || !mb_results_flush(r, err) || !mb_seal_mark_open(path, SEAL_KIND, err)) {
     if (!ok) h5_fail(err, r, "cannot create the results layout");
     mb_results_close(r, NULL);
     return NULL;
   }
+  r->seal = true;
   return r;
 }
 
+bool mb_results_unseal(const char *path, mb_error *err) { return mb_seal_remove(path, err); }
+
 bool mb_results_is_foreign(const char *path) {
   quiet_hdf5();
+  mb_seal_state seal;
+  char seal_kind[MB_SEAL_KIND_MAX];
+  /* a damaged sealed file is not known to be intact; a sealed results file is no other kind */
+  if (!mb_seal_check(path, &seal, seal_kind, NULL) || !strcmp(seal_kind, SEAL_KIND)) return false;
   if (H5Fis_hdf5(path) <= 0) return false;
-  hid_t fapl = file_access();
+  hid_t fapl = file_access(false);
   hid_t file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
   H5Pclose(fapl);
   if (file < 0) return false;
@@ -842,11 +863,18 @@ mb_results *mb_results_open(const char *path, bool writable, mb_error *err) {
             path);
     return NULL;
   }
+  /* A sealed file is checked before libhdf5 parses anything in it (file_seal.h); one opened for
+   * writing is marked open until it is closed and sealed again. */
+  mb_seal_state seal;
+  char seal_kind[MB_SEAL_KIND_MAX];
+  if (!mb_seal_check(path, &seal, seal_kind, err)) return NULL;
+  bool sealable = seal != MB_SEAL_NONE && !strcmp(seal_kind, SEAL_KIND);
   if (H5Fis_hdf5(path) <= 0) {
     mb_fail(err, "%s: not an HDF5 file (or damaged beyond opening)", path);
     return NULL;
   }
-  hid_t fapl = file_access();
+  if (writable && sealable && !mb_seal_mark_open(path, SEAL_KIND, err)) return NULL;
+  hid_t fapl = file_access(writable);
   hid_t file = H5Fopen(path, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
   H5Pclose(fapl);
   if (file < 0) {
@@ -859,6 +887,7 @@ mb_results *mb_results_open(const char *path, bool writable, mb_error *err) {
     mb_fail(err, "%s: out of memory", path);
     return NULL;
   }
+  r->seal = writable && sealable;
   char *kind = get_str_attr(file, "mallocbench_file");
   int64_t fmt = 0;
   bool ok = kind && !strcmp(kind, "results") && get_int_attr(file, "format_version", &fmt);
@@ -903,6 +932,8 @@ bool mb_results_close(mb_results *r, mb_error *err) {
   if (r->writable && H5Fflush(r->file, H5F_SCOPE_LOCAL) < 0)
     ok = h5_fail(err, r, "cannot flush the file");
   if (H5Fclose(r->file) < 0 && ok) ok = h5_fail(err, r, "cannot close the file");
+  /* a file whose last write failed stays marked open (its readers then check it as HDF5) */
+  if (ok && r->writable && r->seal) ok = mb_seal_close(r->path, SEAL_KIND, err);
   free(r->path);
   free(r);
   return ok;
@@ -1051,6 +1082,11 @@ mb_workload *mb_results_get_workload(mb_results *r, const char *key, char sha256
                  "%s: %s: attribute workload_name, source, sha256, schedule_length or "
                  "slow_time_ps is missing",
                  r->path, path);
+  for (int64_t i = 0; ok && i < n_ops; i++) {
+    TERMINATE(ops[i].name);
+    TERMINATE(ops[i].kind);
+  }
+  for (int64_t i = 0; ok && i < n_bufs; i++) TERMINATE(bufs[i].name);
   if (ok && (n_ops > INT32_MAX || n_bufs > INT32_MAX || n_uses > INT32_MAX))
     ok = mb_fail(err, "%s: %s: tables too large", r->path, path);
   mb_workload *w = NULL;
@@ -1294,6 +1330,14 @@ bool mb_results_read_rows(mb_results *r, mb_result_row **rows, int64_t *n, mb_er
   hid_t t = result_type();
   bool ok = read_table(r, r->file, "results", t, sizeof **rows, (void **)rows, n, err);
   H5Tclose(t);
+  for (int64_t i = 0; ok && i < *n; i++) {
+    mb_result_row *x = &(*rows)[i];
+    TERMINATE(x->workload);
+    TERMINATE(x->hardware);
+    TERMINATE(x->solver);
+    TERMINATE(x->status);
+    TERMINATE(x->note);
+  }
   return ok;
 }
 
@@ -1301,6 +1345,14 @@ bool mb_results_read_baselines(mb_results *r, mb_baseline_row **rows, int64_t *n
   hid_t t = baseline_type();
   bool ok = read_table(r, r->file, "baselines", t, sizeof **rows, (void **)rows, n, err);
   H5Tclose(t);
+  for (int64_t i = 0; ok && i < *n; i++) {
+    mb_baseline_row *x = &(*rows)[i];
+    TERMINATE(x->workload);
+    TERMINATE(x->hardware);
+    TERMINATE(x->profile_sha256);
+    TERMINATE(x->bound_status);
+    TERMINATE(x->bound_note);
+  }
   return ok;
 }
 

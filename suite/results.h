@@ -22,7 +22,16 @@
  * the same time, e.g. mallocMuZero loading its agent in a driver worker; the library
  * serialises the calls.) Crash safety: assignments are flushed before their row, every row is
  * followed by mb_results_flush (H5Fflush), and files use the oldest superblock format, which
- * has no "open for writing" flag that would lock a file out after a kill -9. */
+ * has no "open for writing" flag that would lock a file out after a kill -9.
+ *
+ * Damage: the oldest format has no checksums, and libhdf5 can crash parsing damaged metadata of
+ * it. So files start with a seal block (file_seal.h; HDF5's user block, which HDF5 readers
+ * skip): marked open by mb_results_create and by a writable mb_results_open, sealed with a
+ * SHA-256 of every byte by mb_results_close, and checked by mb_results_open before libhdf5
+ * sees the file: a sealed file with any byte changed is refused ("PATH: the file is damaged:
+ * ..."), never parsed. A file left open by a kill, and one written before seals, are read as
+ * HDF5 alone, as before. (The newer HDF5 formats, whose metadata checksums would do for part of
+ * this, lost committed tasks under kill -9: file_seal.h says how.) */
 #ifndef MB_RESULTS_H
 #define MB_RESULTS_H
 
@@ -103,13 +112,18 @@ typedef struct mb_results mb_results;
 /* Creates a new results file. An existing file is an error unless `force` (then it is
  * replaced). Errors name the path and the OS reason (permission, missing directory, ...). */
 mb_results *mb_results_create(const char *path, bool force, mb_error *err);
-/* Opens an existing file; checks it is a mallocbench results file of a known format. */
+/* Opens an existing file; checks its seal (above) and that it is a mallocbench results file of
+ * a known format. */
 mb_results *mb_results_open(const char *path, bool writable, mb_error *err);
 /* Whether `path` is an intact HDF5 file of another kind (an agent checkpoint, a file of one's
  * own): it opens, and has neither the results file's root attribute nor its /results table.
  * A results file damaged by a kill is not foreign: `run --resume` rebuilds that one from its
  * journal, and must leave a foreign file alone. */
 bool mb_results_is_foreign(const char *path);
+/* Removes the seal of a results file (file_seal.h; a closed file): it then reads as a file
+ * written before seals existed. For a file changed on purpose by another HDF5 program (h5py,
+ * the raw HDF5 API in tests), which its seal would refuse as damaged. */
+bool mb_results_unseal(const char *path, mb_error *err);
 /* Flushes (when writable) and closes; false when the final flush failed. NULL is a no-op. */
 bool mb_results_close(mb_results *r, mb_error *err);
 /* Pushes everything written so far to the file (H5Fflush). */

@@ -9,6 +9,7 @@
 #include "agent_describe.h"
 #include "commands.h"
 #include "cost.h"
+#include "file_seal.h"
 #include "hardware.h"
 #include "results.h"
 #include "workload.h"
@@ -31,7 +32,8 @@ static void usage(FILE *out) {
           "(actions, buffer order, observation layout) and its training curve in brief.\n");
 }
 
-/* HDF5's signature at offset 0, where every HDF5 file mallocbench writes has its superblock. */
+/* HDF5's signature at offset 0, where agent checkpoints have their superblock, or a seal block
+ * (file_seal.h), which results files start with (their superblock follows it). */
 static bool starts_like_hdf5(const char *path) {
   static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
   unsigned char head[8];
@@ -39,12 +41,18 @@ static bool starts_like_hdf5(const char *path) {
   if (!f) return false;
   size_t n = fread(head, 1, sizeof head, f);
   fclose(f);
-  return n == sizeof head && !memcmp(head, signature, sizeof head);
+  return (n == sizeof head && !memcmp(head, signature, sizeof head)) || mb_seal_has_block(path);
 }
 
 static int show_hdf5(const char *path) {
   mb_error err;
-  if (mb_agent_describe(path, stdout, &err)) return 0;
+  /* a sealed file is checked before libhdf5 parses it, and is no agent */
+  mb_seal_state seal;
+  if (!mb_seal_check(path, &seal, NULL, &err)) {
+    fprintf(stderr, "mallocbench show: %s\n", err.message);
+    return 2;
+  }
+  if (seal == MB_SEAL_NONE && mb_agent_describe(path, stdout, &err)) return 0;
   mb_error results_err;
   mb_results *r = mb_results_open(path, false, &results_err);
   if (r) {
@@ -54,7 +62,8 @@ static int show_hdf5(const char *path) {
             "summary %s' prints its table\n",
             path, path);
   } else {
-    fprintf(stderr, "mallocbench show: %s\n", err.message);
+    fprintf(stderr, "mallocbench show: %s\n",
+            seal == MB_SEAL_NONE ? err.message : results_err.message);
   }
   return 2;
 }
