@@ -4,13 +4,16 @@
 #include <hdf5.h>
 #include <hdf5_hl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_seal.h"
 #include "paths.h"
+#include "sha256.h"
 
 struct mb_nn_file {
   hid_t file;
@@ -22,8 +25,58 @@ struct mb_nn_file {
 };
 
 static void quiet_hdf5(mb_nn_file *f) {
+  /* As suite/results.c does: no exit-time cleanup, which HDF5 1.10 turns into a crash or an
+   * "infinite loop closing library" dump after it failed to read a damaged file (every file is
+   * closed explicitly). Only takes effect before the library's first use. */
+  H5dont_atexit();
   H5Eget_auto2(H5E_DEFAULT, &f->old_func, &f->old_data);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+/* HDF5's innermost error message (e.g. "incorrect metadata checksum after all read attempts"),
+ * or "" when there is none. */
+static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data) {
+  if (n == 0 && e->desc) snprintf(data, 160, "%s", e->desc);
+  return 0;
+}
+
+static const char *h5_why(char out[160]) {
+  out[0] = '\0';
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, out);
+  return out;
+}
+
+/* "PATH: what", with HDF5's innermost message when the call that failed left one (a damaged
+ * file: "incorrect metadata checksum after all read attempts"). */
+static bool nn_fail(const mb_nn_file *f, mb_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static bool nn_fail(const mb_nn_file *f, mb_error *err, const char *fmt, ...) {
+  char what[768], why[160];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  h5_why(why);
+  return mb_fail(err, "%s: %s%s%s", f->path, what, why[0] ? ": " : "", why);
+}
+
+/* File access: closing the file closes every object still open in it (as in results.c), so an
+ * error path that leaves one open cannot keep the file open. */
+static hid_t file_access(bool create) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl >= 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
+    H5Pclose(fapl);
+    return -1;
+  }
+  /* Written in HDF5 1.10's own format: a checksum on every piece of metadata (superblock v3, v2
+   * object headers, fixed and extensible chunk indexes), so damage is an error, not parsed into
+   * a crash. Its superblock's "open for writing" flag, which a kill leaves set, never reaches
+   * the real name: only a closed file is renamed there. */
+  if (fapl >= 0 && create && H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110) < 0) {
+    H5Pclose(fapl);
+    return -1;
+  }
+  return fapl;
 }
 
 static void release(mb_nn_file *f) {
@@ -60,7 +113,9 @@ mb_nn_file *mb_nn_file_create(const char *path, mb_error *err) {
    * (0644, like `add`'s catalogue: reading the umask would briefly change it for every thread) */
   (void)fchmod(fd, 0644);
   close(fd);
-  f->file = H5Fcreate(f->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t fapl = file_access(true);
+  if (fapl >= 0) f->file = H5Fcreate(f->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  if (fapl >= 0) H5Pclose(fapl);
   if (f->file < 0) {
     mb_fail(err, "%s: HDF5 cannot create '%s'", path, f->tmp);
     unlink(f->tmp);
@@ -78,9 +133,18 @@ mb_nn_file *mb_nn_file_open(const char *path, mb_error *err) {
     release(f);
     return NULL;
   }
-  f->file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  /* a sealed file (a results file given as a checkpoint) is checked before HDF5 parses it */
+  mb_seal_state seal;
+  if (!mb_seal_check(path, &seal, NULL, err)) {
+    release(f);
+    return NULL;
+  }
+  hid_t fapl = file_access(false);
+  if (fapl >= 0) f->file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+  if (fapl >= 0) H5Pclose(fapl);
   if (f->file < 0) {
-    mb_fail(err, "%s: not an HDF5 file (or damaged)", path);
+    char why[160];
+    mb_fail(err, "%s: not an HDF5 file (or damaged)%s%s", path, h5_why(why)[0] ? ": " : "", why);
     release(f);
     return NULL;
   }
@@ -106,18 +170,85 @@ bool mb_nn_file_commit(mb_nn_file *f, mb_error *err) {
   }
   bool ok = H5Fclose(f->file) >= 0;
   f->file = -1;
-  if (!ok) mb_fail(err, "%s: HDF5 failed to close '%s'", f->path, f->tmp);
+  if (!ok) nn_fail(f, err, "HDF5 failed to close '%s'", f->tmp);
   if (ok) { /* the data must be on disk before the rename makes it the checkpoint */
     int fd = open(f->tmp, O_RDONLY);
     ok = fd >= 0 && fsync(fd) == 0;
     if (fd >= 0) close(fd);
-    if (!ok) mb_fail(err, "%s: cannot fsync '%s'", f->path, f->tmp);
+    if (!ok) nn_fail(f, err, "cannot fsync '%s'", f->tmp);
   }
   if (ok && rename(f->tmp, f->path) != 0)
-    ok = mb_fail(err, "%s: cannot rename '%s' onto it", f->path, f->tmp);
+    ok = nn_fail(f, err, "cannot rename '%s' onto it", f->tmp);
   if (!ok) unlink(f->tmp);
   release(f);
   return ok;
+}
+
+/* ---------------------------------------------------------------- checksums */
+
+/* Every dataset carries the string attribute CHECKSUM: the SHA-256 (hex) of its elements as
+ * little-endian bytes in row-major order. Checked after every read; a dataset without it (a
+ * checkpoint written before checksums) loads unchecked. */
+#define CHECKSUM "sha256"
+
+static void digest_le(const void *x, int64_t n, size_t size, char hex[65]) {
+  mb_sha256 h;
+  mb_sha256_init(&h);
+  const uint16_t probe = 1;
+  if (n > 0 && (size == 1 || *(const unsigned char *)&probe == 1)) {
+    mb_sha256_update(&h, x, (size_t)n * size);
+  } else { /* a big-endian host: each element's bytes reversed */
+    unsigned char stage[4096];
+    const unsigned char *p = x;
+    size_t per = sizeof stage / size, at = 0;
+    for (int64_t i = 0; i < n; i++, p += size) {
+      for (size_t b = 0; b < size; b++) stage[at * size + b] = p[size - 1 - b];
+      if (++at == per || i == n - 1) {
+        mb_sha256_update(&h, stage, at * size);
+        at = 0;
+      }
+    }
+  }
+  uint8_t d[32];
+  mb_sha256_final(&h, d);
+  mb_sha256_digest_hex(d, hex);
+}
+
+static bool set_checksum(hid_t loc, const char *name, const void *x, int64_t n, size_t size) {
+  char hex[65];
+  digest_le(x, n, size, hex);
+  return H5LTset_attribute_string(loc, name, CHECKSUM, hex) >= 0;
+}
+
+/* After reading x (n elements of `size` bytes) from dataset `name`: false, naming it, when its
+ * CHECKSUM attribute is not a 64-digit string or does not match; true without the attribute. */
+static bool check_checksum(const mb_nn_file *f, hid_t loc, const char *where, const char *name,
+                           const void *x, int64_t n, size_t size, mb_error *err) {
+  htri_t has = H5Aexists_by_name(loc, name, CHECKSUM, H5P_DEFAULT);
+  if (has == 0) return true;
+  char stored[65] = "", hex[65];
+  hid_t a = has > 0 ? H5Aopen_by_name(loc, name, CHECKSUM, H5P_DEFAULT, H5P_DEFAULT) : -1;
+  hid_t ft = a >= 0 ? H5Aget_type(a) : -1;
+  hid_t sp = a >= 0 ? H5Aget_space(a) : -1;
+  bool ok = ft >= 0 && sp >= 0 && H5Tget_class(ft) == H5T_STRING && H5Tis_variable_str(ft) == 0 &&
+            H5Tget_size(ft) == sizeof stored && H5Sget_simple_extent_npoints(sp) == 1;
+  if (ok) {
+    hid_t mt = H5Tcopy(H5T_C_S1);
+    ok = mt >= 0 && H5Tset_size(mt, sizeof stored) >= 0 && H5Aread(a, mt, stored) >= 0;
+    if (mt >= 0) H5Tclose(mt);
+    stored[64] = '\0';
+  }
+  if (sp >= 0) H5Sclose(sp);
+  if (ft >= 0) H5Tclose(ft);
+  if (a >= 0) H5Aclose(a);
+  if (!ok || strlen(stored) != 64)
+    return nn_fail(f, err, "%s/%s: attribute '%s' is not a SHA-256: the file is damaged", where,
+                   name, CHECKSUM);
+  digest_le(x, n, size, hex);
+  if (strcmp(hex, stored))
+    return nn_fail(f, err, "%s/%s: the data do not match their SHA-256: the file is damaged", where,
+                   name);
+  return true;
 }
 
 /* ---------------------------------------------------------------- tensors */
@@ -136,8 +267,9 @@ static bool write_tensor(const mb_nn_file *f, hid_t group, const char *where, co
   hsize_t dims[2] = {(hsize_t)t->rows, (hsize_t)t->cols};
   long long shape[2] = {t->rows, t->cols};
   if (H5LTmake_dataset_float(group, name, 2, dims, t->data) < 0 ||
-      H5LTset_attribute_long_long(group, name, "shape", shape, 2) < 0)
-    return mb_fail(err, "%s: %s/%s: HDF5 write failed", f->path, where, name);
+      H5LTset_attribute_long_long(group, name, "shape", shape, 2) < 0 ||
+      !set_checksum(group, name, t->data, mb_tensor_size(t), sizeof *t->data))
+    return nn_fail(f, err, "%s/%s: HDF5 write failed", where, name);
   return true;
 }
 
@@ -145,21 +277,24 @@ static bool write_tensor(const mb_nn_file *f, hid_t group, const char *where, co
  * attribute agree). */
 static bool check_tensor(const mb_nn_file *f, hid_t group, const char *where, const char *name,
                          const mb_tensor *t, mb_error *err) {
-  if (!link_exists(group, name))
-    return mb_fail(err, "%s: %s/%s: tensor missing from the file (the model has %dx%d)", f->path,
-                   where, name, t->rows, t->cols);
+  htri_t e = H5Lexists(group, name, H5P_DEFAULT);
+  if (e == 0)
+    return nn_fail(f, err, "%s/%s: tensor missing from the file (the model has %dx%d)", where, name,
+                   t->rows, t->cols);
   int rank = 0;
-  if (H5LTget_dataset_ndims(group, name, &rank) < 0 || rank != 2)
-    return mb_fail(err, "%s: %s/%s: not a 2-D dataset (rank %d)", f->path, where, name, rank);
+  /* HDF5 fails these calls on a damaged file, and says why (the checksum that did not match) */
+  if (e < 0 || H5LTget_dataset_ndims(group, name, &rank) < 0)
+    return nn_fail(f, err, "%s/%s: cannot read the tensor's header (damaged file?)", where, name);
+  if (rank != 2) return nn_fail(f, err, "%s/%s: not a 2-D dataset (rank %d)", where, name, rank);
   hsize_t dims[2];
   H5T_class_t cls;
   size_t size;
-  if (H5LTget_dataset_info(group, name, dims, &cls, &size) < 0 || cls != H5T_FLOAT)
-    return mb_fail(err, "%s: %s/%s: not a floating-point dataset", f->path, where, name);
+  if (H5LTget_dataset_info(group, name, dims, &cls, &size) < 0)
+    return nn_fail(f, err, "%s/%s: cannot read the tensor's header (damaged file?)", where, name);
+  if (cls != H5T_FLOAT) return nn_fail(f, err, "%s/%s: not a floating-point dataset", where, name);
   if (dims[0] != (hsize_t)t->rows || dims[1] != (hsize_t)t->cols)
-    return mb_fail(err, "%s: %s/%s: shape %llux%llu in the file, %dx%d in the model", f->path,
-                   where, name, (unsigned long long)dims[0], (unsigned long long)dims[1], t->rows,
-                   t->cols);
+    return nn_fail(f, err, "%s/%s: shape %llux%llu in the file, %dx%d in the model", where, name,
+                   (unsigned long long)dims[0], (unsigned long long)dims[1], t->rows, t->cols);
   long long shape[2] = {-1, -1};
   hsize_t adims = 0;
   if (H5Aexists_by_name(group, name, "shape", H5P_DEFAULT) <= 0 ||
@@ -167,8 +302,8 @@ static bool check_tensor(const mb_nn_file *f, hid_t group, const char *where, co
       H5LTget_attribute_info(group, name, "shape", &adims, &cls, &size) < 0 || adims != 2 ||
       cls != H5T_INTEGER || H5LTget_attribute_long_long(group, name, "shape", shape) < 0 ||
       shape[0] != t->rows || shape[1] != t->cols)
-    return mb_fail(err, "%s: %s/%s: attribute 'shape' missing or not %dx%d", f->path, where, name,
-                   t->rows, t->cols);
+    return nn_fail(f, err, "%s/%s: attribute 'shape' missing or not %dx%d", where, name, t->rows,
+                   t->cols);
   return true;
 }
 
@@ -176,34 +311,34 @@ static bool check_tensor(const mb_nn_file *f, hid_t group, const char *where, co
 static bool check_no_extra(const mb_nn_file *f, hid_t group, const char *where,
                            const mb_nn_module *m, const char *arch, mb_error *err) {
   H5G_info_t info;
-  if (H5Gget_info(group, &info) < 0) return mb_fail(err, "%s: %s: cannot list", f->path, where);
+  if (H5Gget_info(group, &info) < 0) return nn_fail(f, err, "%s: cannot list", where);
   for (hsize_t k = 0; k < info.nlinks; k++) {
     char name[64] = "";
     if (H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, k, name, sizeof name,
                            H5P_DEFAULT) < 0)
-      return mb_fail(err, "%s: %s: cannot list", f->path, where);
+      return nn_fail(f, err, "%s: cannot list", where);
     bool known = false;
     for (int32_t i = 0; i < m->n_params && !known; i++) known = !strcmp(name, m->params[i].name);
     if (!known)
-      return mb_fail(err, "%s: %s/%s: tensor in the file is not in the model (file: %s)", f->path,
-                     where, name, arch);
+      return nn_fail(f, err, "%s/%s: tensor in the file is not in the model (file: %s)", where,
+                     name, arch);
   }
   return true;
 }
 
 bool mb_nn_file_write_module(mb_nn_file *f, const mb_nn_module *m, mb_error *err) {
-  if (!f->writing) return mb_fail(err, "%s: opened for reading", f->path);
+  if (!f->writing) return nn_fail(f, err, "opened for reading");
   char where[64], arch[4096];
   snprintf(where, sizeof where, "/%s", m->name);
-  if (link_exists(f->file, m->name)) return mb_fail(err, "%s: %s: written twice", f->path, where);
+  if (link_exists(f->file, m->name)) return nn_fail(f, err, "%s: written twice", where);
   hid_t g = H5Gcreate2(f->file, m->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  if (g < 0) return mb_fail(err, "%s: %s: cannot create group", f->path, where);
+  if (g < 0) return nn_fail(f, err, "%s: cannot create group", where);
   mb_nn_describe(m, arch, sizeof arch);
   int in = m->in_dim, out = m->out_dim;
   bool ok = H5LTset_attribute_string(g, ".", "architecture", arch) >= 0 &&
             H5LTset_attribute_int(g, ".", "in_dim", &in, 1) >= 0 &&
             H5LTset_attribute_int(g, ".", "out_dim", &out, 1) >= 0;
-  if (!ok) mb_fail(err, "%s: %s: cannot write attributes", f->path, where);
+  if (!ok) nn_fail(f, err, "%s: cannot write attributes", where);
   for (int32_t i = 0; ok && i < m->n_params; i++)
     ok = write_tensor(f, g, where, m->params[i].name, &m->params[i].value, err);
   H5Gclose(g);
@@ -225,18 +360,23 @@ bool mb_nn_file_read_module(mb_nn_file *f, mb_nn_module *m, mb_error *err) {
   char where[64], arch[4096];
   snprintf(where, sizeof where, "/%s", m->name);
   if (!link_exists(f->file, m->name))
-    return mb_fail(err, "%s: %s: no network of that name in the file", f->path, where);
+    return nn_fail(f, err, "%s: no network of that name in the file", where);
   hid_t g = H5Gopen2(f->file, m->name, H5P_DEFAULT);
-  if (g < 0) return mb_fail(err, "%s: %s: not a group", f->path, where);
+  if (g < 0) return nn_fail(f, err, "%s: not a group", where);
   read_arch(g, arch, sizeof arch);
   bool ok = true;
   for (int32_t i = 0; ok && i < m->n_params; i++)
     ok = check_tensor(f, g, where, m->params[i].name, &m->params[i].value, err);
   ok = ok && check_no_extra(f, g, where, m, arch, err);
-  for (int32_t i = 0; ok && i < m->n_params; i++)
-    if (H5LTread_dataset_float(g, m->params[i].name, m->params[i].value.data) < 0)
-      ok = mb_fail(err, "%s: %s/%s: read failed (the module is partly loaded)", f->path, where,
+  for (int32_t i = 0; ok && i < m->n_params; i++) {
+    mb_tensor *t = &m->params[i].value;
+    if (H5LTread_dataset_float(g, m->params[i].name, t->data) < 0)
+      ok = nn_fail(f, err, "%s/%s: read failed (the module is partly loaded)", where,
                    m->params[i].name);
+    else
+      ok = check_checksum(f, g, where, m->params[i].name, t->data, mb_tensor_size(t),
+                          sizeof *t->data, err);
+  }
   H5Gclose(g);
   if (ok) mb_nn_zero_grad(m);
   return ok;
@@ -253,22 +393,22 @@ static double *adam_field(mb_adam *opt, int i) {
 }
 
 bool mb_nn_file_write_adam(mb_nn_file *f, const mb_adam *opt, mb_error *err) {
-  if (!f->writing) return mb_fail(err, "%s: opened for reading", f->path);
-  if (link_exists(f->file, "adam")) return mb_fail(err, "%s: /adam: written twice", f->path);
+  if (!f->writing) return nn_fail(f, err, "opened for reading");
+  if (link_exists(f->file, "adam")) return nn_fail(f, err, "/adam: written twice");
   hid_t g = H5Gcreate2(f->file, "adam", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  if (g < 0) return mb_fail(err, "%s: /adam: cannot create group", f->path);
+  if (g < 0) return nn_fail(f, err, "/adam: cannot create group");
   long long step = opt->step;
   bool ok = H5LTset_attribute_long_long(g, ".", "step", &step, 1) >= 0;
   for (int i = 0; ok && i < 5; i++)
     ok = H5LTset_attribute_double(g, ".", ADAM_DOUBLES[i], adam_field((mb_adam *)opt, i), 1) >= 0;
-  if (!ok) mb_fail(err, "%s: /adam: cannot write attributes", f->path);
+  if (!ok) nn_fail(f, err, "/adam: cannot write attributes");
   for (int32_t i = 0; ok && i < opt->n; i++) {
     const mb_adam_slot *s = &opt->slots[i];
     char where[64], name[48];
     snprintf(where, sizeof where, "/adam/%s", s->module);
     hid_t mg = open_or_create_group(g, s->module);
     if (mg < 0) {
-      ok = mb_fail(err, "%s: %s: cannot create group", f->path, where);
+      ok = nn_fail(f, err, "%s: cannot create group", where);
       break;
     }
     snprintf(name, sizeof name, "%s.m", s->param->name);
@@ -283,18 +423,18 @@ bool mb_nn_file_write_adam(mb_nn_file *f, const mb_adam *opt, mb_error *err) {
 
 bool mb_nn_file_read_adam(mb_nn_file *f, mb_adam *opt, mb_error *err) {
   if (!link_exists(f->file, "adam"))
-    return mb_fail(err, "%s: /adam: no optimiser state in the file", f->path);
+    return nn_fail(f, err, "/adam: no optimiser state in the file");
   hid_t g = H5Gopen2(f->file, "adam", H5P_DEFAULT);
-  if (g < 0) return mb_fail(err, "%s: /adam: not a group", f->path);
+  if (g < 0) return nn_fail(f, err, "/adam: not a group");
   long long step = 0;
   double vals[5];
   bool ok = H5Aexists(g, "step") > 0 && H5LTget_attribute_long_long(g, ".", "step", &step) >= 0 &&
             step >= 0;
-  if (!ok) mb_fail(err, "%s: /adam: attribute 'step' missing or negative", f->path);
+  if (!ok) nn_fail(f, err, "/adam: attribute 'step' missing or negative");
   for (int i = 0; ok && i < 5; i++)
     if (H5Aexists(g, ADAM_DOUBLES[i]) <= 0 ||
         H5LTget_attribute_double(g, ".", ADAM_DOUBLES[i], &vals[i]) < 0)
-      ok = mb_fail(err, "%s: /adam: attribute '%s' missing", f->path, ADAM_DOUBLES[i]);
+      ok = nn_fail(f, err, "/adam: attribute '%s' missing", ADAM_DOUBLES[i]);
   /* Two passes: every shape first, so a mismatch leaves the optimiser untouched. */
   for (int pass = 0; ok && pass < 2; pass++)
     for (int32_t i = 0; ok && i < opt->n; i++) {
@@ -302,7 +442,7 @@ bool mb_nn_file_read_adam(mb_nn_file *f, mb_adam *opt, mb_error *err) {
       char where[64], name[48];
       snprintf(where, sizeof where, "/adam/%s", s->module);
       if (!link_exists(g, s->module)) {
-        ok = mb_fail(err, "%s: %s: no optimiser state for that network", f->path, where);
+        ok = nn_fail(f, err, "%s: no optimiser state for that network", where);
         break;
       }
       hid_t mg = H5Gopen2(g, s->module, H5P_DEFAULT);
@@ -312,7 +452,9 @@ bool mb_nn_file_read_adam(mb_nn_file *f, mb_adam *opt, mb_error *err) {
         if (pass == 0)
           ok = check_tensor(f, mg, where, name, t, err);
         else if (H5LTread_dataset_float(mg, name, t->data) < 0)
-          ok = mb_fail(err, "%s: %s/%s: read failed", f->path, where, name);
+          ok = nn_fail(f, err, "%s/%s: read failed", where, name);
+        else
+          ok = check_checksum(f, mg, where, name, t->data, mb_tensor_size(t), sizeof *t->data, err);
       }
       H5Gclose(mg);
     }
@@ -328,13 +470,12 @@ bool mb_nn_file_read_adam(mb_nn_file *f, mb_adam *opt, mb_error *err) {
 static bool check_key(const mb_nn_file *f, const char *what, const char *key, mb_error *err) {
   size_t n = key ? strlen(key) : 0;
   if (n == 0 || n > 200)
-    return mb_fail(err, "%s: %s key '%s': 1..200 characters", f->path, what, key ? key : "");
+    return nn_fail(f, err, "%s key '%s': 1..200 characters", what, key ? key : "");
   for (size_t i = 0; i < n; i++) {
     char c = key[i];
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
           c == '-' || c == '.'))
-      return mb_fail(err, "%s: %s key '%s': character '%c' not in [A-Za-z0-9_.-]", f->path, what,
-                     key, c);
+      return nn_fail(f, err, "%s key '%s': character '%c' not in [A-Za-z0-9_.-]", what, key, c);
   }
   return true;
 }
@@ -344,18 +485,18 @@ static bool replace_attr(mb_nn_file *f, const char *key) {
 }
 
 bool mb_nn_file_set_string(mb_nn_file *f, const char *key, const char *value, mb_error *err) {
-  if (!f->writing) return mb_fail(err, "%s: opened for reading", f->path);
+  if (!f->writing) return nn_fail(f, err, "opened for reading");
   if (!check_key(f, "metadata", key, err)) return false;
   if (!replace_attr(f, key) || H5LTset_attribute_string(f->file, "/", key, value ? value : "") < 0)
-    return mb_fail(err, "%s: attribute '%s': HDF5 write failed", f->path, key);
+    return nn_fail(f, err, "attribute '%s': HDF5 write failed", key);
   return true;
 }
 
 bool mb_nn_file_set_double(mb_nn_file *f, const char *key, double value, mb_error *err) {
-  if (!f->writing) return mb_fail(err, "%s: opened for reading", f->path);
+  if (!f->writing) return nn_fail(f, err, "opened for reading");
   if (!check_key(f, "metadata", key, err)) return false;
   if (!replace_attr(f, key) || H5LTset_attribute_double(f->file, "/", key, &value, 1) < 0)
-    return mb_fail(err, "%s: attribute '%s': HDF5 write failed", f->path, key);
+    return nn_fail(f, err, "attribute '%s': HDF5 write failed", key);
   return true;
 }
 
@@ -364,10 +505,12 @@ static bool attr_info(mb_nn_file *f, const char *key, H5T_class_t want, hsize_t 
   if (!check_key(f, "metadata", key, err)) return false;
   H5T_class_t cls;
   int rank = -1;
-  if (H5Aexists(f->file, key) <= 0) return mb_fail(err, "%s: attribute '%s' missing", f->path, key);
+  htri_t e = H5Aexists(f->file, key);
+  if (e < 0) return nn_fail(f, err, "attribute '%s': cannot read it (damaged file?)", key);
+  if (e == 0) return nn_fail(f, err, "attribute '%s' missing", key);
   if (H5LTget_attribute_ndims(f->file, "/", key, &rank) < 0 || rank > 1 ||
       H5LTget_attribute_info(f->file, "/", key, dims, &cls, size) < 0 || cls != want)
-    return mb_fail(err, "%s: attribute '%s' is not a %s", f->path, key,
+    return nn_fail(f, err, "attribute '%s' is not a %s", key,
                    want == H5T_STRING ? "string" : "number");
   if (rank == 0) *dims = 1;
   return true;
@@ -382,16 +525,15 @@ bool mb_nn_file_get_string(mb_nn_file *f, const char *key, char *out, int n, mb_
   bool ok = type >= 0 && H5Tis_variable_str(type) == 0 && dims == 1;
   if (type >= 0) H5Tclose(type);
   if (a >= 0) H5Aclose(a);
-  if (!ok) return mb_fail(err, "%s: attribute '%s': not a fixed-length string", f->path, key);
+  if (!ok) return nn_fail(f, err, "attribute '%s': not a fixed-length string", key);
   if (size + 1 > (size_t)n)
-    return mb_fail(err, "%s: attribute '%s': %zu characters, room for %d", f->path, key, size,
-                   n - 1);
+    return nn_fail(f, err, "attribute '%s': %zu characters, room for %d", key, size, n - 1);
   char *buf = calloc(size + 1, 1);
-  if (!buf) return mb_fail(err, "%s: out of memory", f->path);
+  if (!buf) return nn_fail(f, err, "out of memory");
   ok = H5LTget_attribute_string(f->file, "/", key, buf) >= 0;
   if (ok) snprintf(out, (size_t)n, "%s", buf);
   free(buf);
-  return ok || mb_fail(err, "%s: attribute '%s': read failed", f->path, key);
+  return ok || nn_fail(f, err, "attribute '%s': read failed", key);
 }
 
 bool mb_nn_file_get_double(mb_nn_file *f, const char *key, double *value, mb_error *err) {
@@ -399,10 +541,10 @@ bool mb_nn_file_get_double(mb_nn_file *f, const char *key, double *value, mb_err
   size_t size = 0;
   if (!attr_info(f, key, H5T_FLOAT, &dims, &size, err)) return false;
   if (dims != 1)
-    return mb_fail(err, "%s: attribute '%s': %llu values, expected 1", f->path, key,
+    return nn_fail(f, err, "attribute '%s': %llu values, expected 1", key,
                    (unsigned long long)dims);
   if (H5LTget_attribute_double(f->file, "/", key, value) < 0)
-    return mb_fail(err, "%s: attribute '%s': read failed", f->path, key);
+    return nn_fail(f, err, "attribute '%s': read failed", key);
   return true;
 }
 
@@ -410,34 +552,40 @@ bool mb_nn_file_get_count(mb_nn_file *f, const char *key, int64_t *value, mb_err
   double v;
   if (!mb_nn_file_get_double(f, key, &v, err)) return false;
   if (!(v >= 0 && v <= 9007199254740992.0) || v != floor(v))
-    return mb_fail(err, "%s: attribute %s = %g: expected an integer >= 0", f->path, key, v);
+    return nn_fail(f, err, "attribute %s = %g: expected an integer >= 0", key, v);
   *value = (int64_t)v;
   return true;
 }
 
+/* An error (a damaged file) counts as present: the read that follows then says what failed,
+ * where "absent" would silently take an older file's default. */
 bool mb_nn_file_has(mb_nn_file *f, const char *key) {
-  return f->file >= 0 && H5Aexists_by_name(f->file, "/", key, H5P_DEFAULT) > 0;
+  return f->file >= 0 && H5Aexists_by_name(f->file, "/", key, H5P_DEFAULT) != 0;
 }
 
 bool mb_nn_file_write_series(mb_nn_file *f, const char *name, const double *x, int64_t n,
                              mb_error *err) {
-  if (!f->writing) return mb_fail(err, "%s: opened for reading", f->path);
+  if (!f->writing) return nn_fail(f, err, "opened for reading");
   if (!check_key(f, "series", name, err)) return false;
-  if (n < 0) return mb_fail(err, "%s: /series/%s: length %lld < 0", f->path, name, (long long)n);
+  if (n < 0) return nn_fail(f, err, "/series/%s: length %lld < 0", name, (long long)n);
   hid_t g = open_or_create_group(f->file, "series");
-  if (g < 0) return mb_fail(err, "%s: /series: cannot create group", f->path);
+  if (g < 0) return nn_fail(f, err, "/series: cannot create group");
   hsize_t dims[1] = {(hsize_t)n};
   double dummy = 0;
-  bool ok = !link_exists(g, name) && H5LTmake_dataset_double(g, name, 1, dims, n ? x : &dummy) >= 0;
+  bool ok = !link_exists(g, name) &&
+            H5LTmake_dataset_double(g, name, 1, dims, n ? x : &dummy) >= 0 &&
+            set_checksum(g, name, x, n, sizeof *x);
   H5Gclose(g);
-  return ok || mb_fail(err, "%s: /series/%s: HDF5 write failed (or written twice)", f->path, name);
+  return ok || nn_fail(f, err, "/series/%s: HDF5 write failed (or written twice)", name);
 }
 
 bool mb_nn_file_has_series(mb_nn_file *f, const char *name) {
-  if (f->file < 0 || !link_exists(f->file, "series")) return false;
+  if (f->file < 0) return false;
+  htri_t e = H5Lexists(f->file, "series", H5P_DEFAULT);
+  if (e <= 0) return e < 0; /* as mb_nn_file_has: an error counts as present */
   hid_t g = H5Gopen2(f->file, "series", H5P_DEFAULT);
-  if (g < 0) return false;
-  bool has = link_exists(g, name);
+  if (g < 0) return true;
+  bool has = H5Lexists(g, name, H5P_DEFAULT) != 0;
   H5Gclose(g);
   return has;
 }
@@ -447,10 +595,9 @@ bool mb_nn_file_read_series(mb_nn_file *f, const char *name, double **x, int64_t
   *x = NULL;
   *n = 0;
   if (!check_key(f, "series", name, err)) return false;
-  if (!link_exists(f->file, "series"))
-    return mb_fail(err, "%s: /series/%s: missing", f->path, name);
+  if (!link_exists(f->file, "series")) return nn_fail(f, err, "/series/%s: missing", name);
   hid_t g = H5Gopen2(f->file, "series", H5P_DEFAULT);
-  if (g < 0) return mb_fail(err, "%s: /series: not a group", f->path);
+  if (g < 0) return nn_fail(f, err, "/series: not a group");
   int rank = 0;
   hsize_t dims[1] = {0};
   H5T_class_t cls;
@@ -459,17 +606,19 @@ bool mb_nn_file_read_series(mb_nn_file *f, const char *name, double **x, int64_t
             H5LTget_dataset_info(g, name, dims, &cls, &size) >= 0 && cls == H5T_FLOAT;
   if (!ok) {
     H5Gclose(g);
-    return mb_fail(err, "%s: /series/%s: missing or not a 1-D float dataset", f->path, name);
+    return nn_fail(f, err, "/series/%s: missing or not a 1-D float dataset", name);
   }
   if (dims[0] > 0) {
     *x = malloc((size_t)dims[0] * sizeof **x);
     ok = *x && H5LTread_dataset_double(g, name, *x) >= 0;
   }
+  if (!ok) nn_fail(f, err, "/series/%s: read failed", name);
+  ok = ok && check_checksum(f, g, "/series", name, *x, (int64_t)dims[0], sizeof **x, err);
   H5Gclose(g);
   if (!ok) {
     free(*x);
     *x = NULL;
-    return mb_fail(err, "%s: /series/%s: read failed", f->path, name);
+    return false;
   }
   *n = (int64_t)dims[0];
   return true;
@@ -505,12 +654,12 @@ static bool dtype_ok(mb_nn_dtype t) { return t >= MB_NN_U8 && t <= MB_NN_F64; }
 
 bool mb_nn_file_write_array(mb_nn_file *f, const char *name, mb_nn_dtype type, const void *x,
                             int64_t n, mb_error *err) {
-  if (!f->writing) return mb_fail(err, "%s: opened for reading", f->path);
+  if (!f->writing) return nn_fail(f, err, "opened for reading");
   if (!check_key(f, "array", name, err)) return false;
-  if (!dtype_ok(type)) return mb_fail(err, "%s: /arrays/%s: unknown type %d", f->path, name, type);
-  if (n < 0) return mb_fail(err, "%s: /arrays/%s: length %lld < 0", f->path, name, (long long)n);
+  if (!dtype_ok(type)) return nn_fail(f, err, "/arrays/%s: unknown type %d", name, type);
+  if (n < 0) return nn_fail(f, err, "/arrays/%s: length %lld < 0", name, (long long)n);
   hid_t g = open_or_create_group(f->file, "arrays");
-  if (g < 0) return mb_fail(err, "%s: /arrays: cannot create group", f->path);
+  if (g < 0) return nn_fail(f, err, "/arrays: cannot create group");
   hsize_t dims[1] = {(hsize_t)n};
   hid_t space = H5Screate_simple(1, dims, NULL);
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -525,20 +674,21 @@ bool mb_nn_file_write_array(mb_nn_file *f, const char *name, mb_nn_dtype type, c
   hid_t ds = ok ? H5Dcreate2(g, name, dtype_hdf5(type), space, H5P_DEFAULT, dcpl, H5P_DEFAULT) : -1;
   ok = ds >= 0 && (n == 0 || H5Dwrite(ds, dtype_hdf5(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
   if (ds >= 0) H5Dclose(ds);
+  ok = ok && set_checksum(g, name, x, n, DTYPES[type].size);
   if (dcpl >= 0) H5Pclose(dcpl);
   if (space >= 0) H5Sclose(space);
   H5Gclose(g);
-  return ok || mb_fail(err, "%s: /arrays/%s: HDF5 write failed (or written twice)", f->path, name);
+  return ok || nn_fail(f, err, "/arrays/%s: HDF5 write failed (or written twice)", name);
 }
 
 bool mb_nn_file_read_array(mb_nn_file *f, const char *name, mb_nn_dtype type, void *x, int64_t n,
                            mb_error *err) {
   if (!check_key(f, "array", name, err)) return false;
-  if (!dtype_ok(type)) return mb_fail(err, "%s: /arrays/%s: unknown type %d", f->path, name, type);
+  if (!dtype_ok(type)) return nn_fail(f, err, "/arrays/%s: unknown type %d", name, type);
   if (f->file < 0 || !link_exists(f->file, "arrays"))
-    return mb_fail(err, "%s: /arrays/%s: missing", f->path, name);
+    return nn_fail(f, err, "/arrays/%s: missing", name);
   hid_t g = H5Gopen2(f->file, "arrays", H5P_DEFAULT);
-  if (g < 0) return mb_fail(err, "%s: /arrays: not a group", f->path);
+  if (g < 0) return nn_fail(f, err, "/arrays: not a group");
   hid_t ds = link_exists(g, name) ? H5Dopen2(g, name, H5P_DEFAULT) : -1;
   hid_t space = ds >= 0 ? H5Dget_space(ds) : -1;
   hid_t ft = ds >= 0 ? H5Dget_type(ds) : -1;
@@ -553,12 +703,14 @@ bool mb_nn_file_read_array(mb_nn_file *f, const char *name, mb_nn_dtype type, vo
   if (ft >= 0) H5Tclose(ft);
   if (space >= 0) H5Sclose(space);
   if (ds >= 0) H5Dclose(ds);
+  mb_error sum_err = {{0}};
+  bool intact = !ok || check_checksum(f, g, "/arrays", name, x, n, DTYPES[type].size, &sum_err);
   H5Gclose(g);
-  if (!found) return mb_fail(err, "%s: /arrays/%s: missing or not 1-D", f->path, name);
-  if (!typed)
-    return mb_fail(err, "%s: /arrays/%s: expected %s elements", f->path, name, DTYPES[type].name);
+  if (!found) return nn_fail(f, err, "/arrays/%s: missing or not 1-D", name);
+  if (!typed) return nn_fail(f, err, "/arrays/%s: expected %s elements", name, DTYPES[type].name);
   if ((int64_t)dims[0] != n)
-    return mb_fail(err, "%s: /arrays/%s: %llu elements, expected %lld", f->path, name,
+    return nn_fail(f, err, "/arrays/%s: %llu elements, expected %lld", name,
                    (unsigned long long)dims[0], (long long)n);
-  return ok || mb_fail(err, "%s: /arrays/%s: read failed", f->path, name);
+  if (!ok) return nn_fail(f, err, "/arrays/%s: read failed", name);
+  return intact || mb_fail(err, "%s", sum_err.message);
 }

@@ -12,13 +12,27 @@
  *   /arrays/<name>             1-D typed datasets (training state: the replay buffer's rows),
  *                              chunked, shuffled and deflated (observations are mostly zeros)
  *   /                          metadata attributes (string or double) set by the caller
+ * Every dataset above has a string attribute "sha256": the SHA-256 (hex) of its elements as
+ * little-endian bytes in row-major order (h5py: hashlib.sha256(np.ascontiguousarray(ds[()],
+ * dtype="<f4").tobytes()).hexdigest() for a tensor; "<f8" for a series).
  * Writing goes to a temporary file beside the target that is renamed over it on commit (after
  * fsync), so a crash never leaves a truncated checkpoint under the real name. Loading checks
  * every tensor's shape before reading any: a file of another architecture fails with a
  * message naming the tensor and both shapes, and leaves the module untouched.
+ * Damage: files are written in HDF5 1.10's format (H5F_LIBVER_V110 bounds: HDF5 >= 1.10 reads
+ * them), which checksums all metadata (superblock, object headers, attribute and link storage,
+ * chunk indexes), so damaged metadata is an HDF5 error, not a crash or a changed attribute; and
+ * every read dataset is checked against its "sha256", so damaged data fail naming the file and
+ * the dataset ("the data do not match their SHA-256"). A tensor or optimiser state that fails
+ * the check has already been read into the module (the caller discards it, as agent.h does).
+ * Checkpoints written before checksums (the oldest HDF5 format, no "sha256" attributes) load
+ * as before, unchecked and without a note: every solve loads its agent, and the note would
+ * repeat for each. tests/test_nn_io.c changes one byte at 400 places: each is refused or harmless.
  * While a file is open, HDF5's automatic error printing is switched off (the messages come
- * back through mb_error instead) and restored on close to what it was at opening; with
- * several files open at once, close them in the reverse order. */
+ * back through mb_error instead, with HDF5's innermost reason when it gave one, e.g. "incorrect
+ * metadata checksum after all read attempts") and restored on close to what it was at opening;
+ * with several files open at once, close them in the reverse order. HDF5's exit-time cleanup is
+ * switched off, as suite/results.c does. */
 #ifndef MB_NN_IO_H
 #define MB_NN_IO_H
 
@@ -59,13 +73,15 @@ bool mb_nn_file_get_string(mb_nn_file *f, const char *key, char *out, int n, mb_
 bool mb_nn_file_get_double(mb_nn_file *f, const char *key, double *value, mb_error *err);
 /* A number attribute that must be an integer >= 0 (counters: exact up to 2^53 in a double). */
 bool mb_nn_file_get_count(mb_nn_file *f, const char *key, int64_t *value, mb_error *err);
-/* Whether the root group has the attribute (for attributes added after files were written). */
+/* Whether the root group has the attribute (for attributes added after files were written).
+ * True also when a damaged file cannot tell: the read that follows then fails, naming it. */
 bool mb_nn_file_has(mb_nn_file *f, const char *key);
 
 /* 1-D double dataset /series/<name> (n >= 0). */
 bool mb_nn_file_write_series(mb_nn_file *f, const char *name, const double *x, int64_t n,
                              mb_error *err);
-/* Whether /series/<name> exists (for series added after files were written). */
+/* Whether /series/<name> exists (for series added after files were written; true, like
+ * mb_nn_file_has, when a damaged file cannot tell). */
 bool mb_nn_file_has_series(mb_nn_file *f, const char *name);
 /* Reads /series/<name> into a malloc'd array (*x, caller frees; NULL when *n == 0). */
 bool mb_nn_file_read_series(mb_nn_file *f, const char *name, double **x, int64_t *n, mb_error *err);
