@@ -33,10 +33,37 @@ static mb_time_ps op_time_split(const mb_workload *w, const mb_hardware *hw, int
   return to_ps((compute > memory ? compute : memory) + hw->op_overhead_s);
 }
 
+/* An op-less workload's times are slow_time_ps minus the benefits of the buffers in fast
+ * memory: every placement stays above zero only if the benefits of all the buffers that may be
+ * fast (not pinned) sum to less than slow_time_ps. */
+static bool opless_check_range(const mb_workload *w, mb_error *err) {
+  if (w->slow_time_ps <= 0 || w->slow_time_ps > MB_COST_MAX_PS)
+    return mb_fail(err,
+                   "workload '%s': slow_time_ps %lld is outside the cost model's range (1 ps to "
+                   "2^62 ps)",
+                   w->name, (long long)w->slow_time_ps);
+  mb_time_ps sum = 0; /* each benefit is below slow_time_ps when checked: no overflow */
+  for (int32_t b = 0; b < w->n_buffers; b++) {
+    const mb_buffer *buf = &w->buffers[b];
+    if (buf->pinned) continue;
+    if (buf->benefit_ps > w->slow_time_ps - sum || buf->benefit_ps < 0)
+      return mb_fail(err,
+                     "workload '%s': buffer '%s' (index %d of %d): the benefits of the buffers "
+                     "that may be fast reach %.6g ps with its %lld ps, more than the all-slow "
+                     "time slow_time_ps %lld ps: some placements would take negative time; "
+                     "check the benefits and slow_time_ps",
+                     w->name, buf->name, (int)b, (int)w->n_buffers,
+                     (double)sum + (double)buf->benefit_ps, (long long)buf->benefit_ps,
+                     (long long)w->slow_time_ps);
+    sum += buf->benefit_ps;
+  }
+  return true;
+}
+
 bool mb_cost_check_range(const mb_workload *w, const mb_hardware *hw, mb_error *err) {
   const double max_s = (double)MB_COST_MAX_PS * 1e-12;
-  if (w->n_ops == 0) return true; /* op-less: the workload's own checks bound slow_time_ps */
-  double total = 0;               /* the slowest placement: each op at its slower extreme */
+  if (w->n_ops == 0) return opless_check_range(w, err);
+  double total = 0; /* the slowest placement: each op at its slower extreme */
   for (int32_t o = 0; o < w->n_ops; o++) {
     double bytes = (double)op_total_bytes(w, o);
     double memory_slow = bytes / hw->slow_bandwidth, memory_fast = bytes / hw->fast_bandwidth;

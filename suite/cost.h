@@ -25,9 +25,11 @@ mb_time_ps mb_op_time(const mb_workload *w, const mb_hardware *hw, int32_t op, i
  * differences of times never overflow int64. */
 #define MB_COST_MAX_PS ((mb_time_ps)1 << 62)
 /* Whether the model can time this workload on this hardware: every placement's program time
- * is finite, at most MB_COST_MAX_PS, and the all-slow time is above zero. False, with an
- * error naming the workload, the hardware and the op at fault, otherwise (e.g. flops = 1e30,
- * or a bandwidth of 1e-300 B/s); callers check it before timing anything. */
+ * is finite, at most MB_COST_MAX_PS, and the all-slow time is above zero; for an op-less
+ * workload, no placement's time is negative (the benefits of the buffers that are not pinned
+ * sum to at most slow_time_ps). False, with an error naming the workload, the hardware and the
+ * op or buffer at fault, otherwise (e.g. flops = 1e30, a bandwidth of 1e-300 B/s, benefits
+ * above the all-slow time); callers check it before timing anything. */
 bool mb_cost_check_range(const mb_workload *w, const mb_hardware *hw, mb_error *err);
 /* Program time with every buffer in slow memory. */
 mb_time_ps mb_slow_time(const mb_workload *w, const mb_hardware *hw);

@@ -193,6 +193,27 @@ static void test_check_range(void **state) {
   assert_non_null(strstr(err.message, "0 ps"));
   assert_true(mb_cost_check_range(w, &hw, &err)); /* the overhead alone is time enough */
   mb_workload_free(w);
+  /* op-less: the benefits of the buffers that may be fast must fit in the all-slow time; a
+   * pinned buffer's never counts */
+  b = mb_builder_new("opless", "test");
+  mb_builder_set_schedule(b, 4, 1000);
+  int32_t ids[3];
+  ids[0] = mb_builder_add_buffer(b, "a", 8, 0, 1, false);
+  ids[1] = mb_builder_add_buffer(b, "b", 8, 1, 3, false);
+  ids[2] = mb_builder_add_buffer(b, "p", 8, 0, 3, true);
+  mb_builder_set_benefit(b, ids[0], 600);
+  mb_builder_set_benefit(b, ids[1], 400);
+  mb_builder_set_benefit(b, ids[2], 5000);
+  w = mb_builder_finish(b, &err);
+  assert_non_null(w);
+  assert_true(mb_cost_check_range(w, &hw, &err)); /* 600 + 400 = 1000: all fast takes 0 ps */
+  w->buffers[1].benefit_ps = 401;                 /* all fast would take -1 ps */
+  assert_false(mb_cost_check_range(w, &hw, &err));
+  assert_non_null(strstr(err.message, "workload 'opless': buffer 'b' (index 1 of 3)"));
+  assert_non_null(strstr(err.message, "slow_time_ps 1000"));
+  w->buffers[1].benefit_ps = INT64_MAX; /* no overflow in the sum */
+  assert_false(mb_cost_check_range(w, &hw, &err));
+  mb_workload_free(w);
 }
 
 static void test_incremental_equals_full(void **state) {

@@ -145,6 +145,17 @@ for cmd in show solve; do
   has "op 'dot2' (index 3 of 4 ops)"
   has "beyond the cost model's range of 2^62 ps"
 done
+# an op-less workload whose benefits pass its all-slow time would time some placements below
+# zero: refused, naming the buffer where the sum passes it
+sed 's/^slow_time_ps 100$/slow_time_ps 55/' "$T/awkward.wl" >"$T/negative.wl"
+grep -q "^slow_time_ps 55" "$T/negative.wl" || fail "could not make negative.wl"
+for cmd in show solve; do
+  extra=()
+  [ "$cmd" = solve ] && extra=(--solver greedy)
+  expect 2 "$MB" "$cmd" "$T/negative.wl" "${extra[@]}" --hardware edge-npu
+  has "workload 'awkward': buffer 'plain' (index 5 of 6)"
+  has "more than the all-slow time slow_time_ps 55 ps"
+done
 
 if [ "$fails" -gt 0 ]; then
   echo "$fails check(s) failed"
