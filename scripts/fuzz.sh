@@ -19,7 +19,8 @@ for target in "$build"/fuzz_*; do
     fuzz_hardware) cp datasets/hardware/*.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_spec) cp datasets/models/*.spec "$corpus"/ 2>/dev/null || true ;;
     fuzz_option_values) printf '64' >"$corpus"/a; printf '4MiB' >"$corpus"/b; printf '1e-4' >"$corpus"/c ;;
-    fuzz_assignment) printf 'buffer,offset\nx,0\ny,slow\nz,4096\n' >"$corpus"/a.csv ;;
+    fuzz_assignment) printf 'buffer,offset\nx,0\ny,slow\nz,4096\n' >"$corpus"/a.csv
+      printf '"a,b",0\n"q""x",slow\n"#h",512\n' >"$corpus"/quoted.csv ;;
     fuzz_factorization) cp "$data"/alphatensor/*.txt "$corpus"/ 2>/dev/null || true ;;
   esac
   log=$(mktemp)
