@@ -1,0 +1,181 @@
+/* File seals (file_seal.h) on plain files shaped like a sealed HDF5 file (a 512-byte block,
+ * then the HDF5 signature and some bytes), without libhdf5: the states a seal goes through,
+ * every one-byte change of a sealed file refused or harmless, a changed length refused, and
+ * no block ever written over data that does not start with the HDF5 signature. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "file_seal.h"
+#include "support.h"
+
+static const unsigned char SIGNATURE[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+enum { BODY = 3000 };
+
+/* Writes `path`: MB_SEAL_BLOCK zero bytes (an empty user block), the signature, then a body. */
+static void write_fake_hdf5(const char *path) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  static unsigned char zeros[MB_SEAL_BLOCK];
+  assert_int_equal(fwrite(zeros, 1, sizeof zeros, f), sizeof zeros);
+  assert_int_equal(fwrite(SIGNATURE, 1, sizeof SIGNATURE, f), sizeof SIGNATURE);
+  for (int i = 0; i < BODY; i++) fputc((i * 37 + 11) & 0xff, f);
+  assert_int_equal(fclose(f), 0);
+}
+
+static long file_size(const char *path) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fclose(f);
+  return n;
+}
+
+static void flip_byte(const char *path, long at) {
+  FILE *f = fopen(path, "r+b");
+  assert_non_null(f);
+  fseek(f, at, SEEK_SET);
+  int c = fgetc(f);
+  fseek(f, at, SEEK_SET);
+  fputc(c ^ 0x5a, f);
+  assert_int_equal(fclose(f), 0);
+}
+
+static void copy_file(const char *from, const char *to) {
+  FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+  assert_non_null(a);
+  assert_non_null(b);
+  int c;
+  while ((c = fgetc(a)) != EOF) fputc(c, b);
+  fclose(a);
+  assert_int_equal(fclose(b), 0);
+}
+
+/* none -> open -> sealed -> none, with the kind kept; a file without a block is left alone */
+static void test_states(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("seal_states.h5");
+  write_fake_hdf5(path);
+  mb_error err;
+  mb_seal_state st;
+  char kind[MB_SEAL_KIND_MAX];
+  assert_false(mb_seal_has_block(path));
+  assert_true(mb_seal_check(path, &st, kind, &err));
+  assert_int_equal(st, MB_SEAL_NONE);
+  assert_string_equal(kind, "");
+
+  assert_true(mb_seal_mark_open(path, "results", &err));
+  assert_true(mb_seal_has_block(path));
+  assert_true(mb_seal_check(path, &st, kind, &err));
+  assert_int_equal(st, MB_SEAL_OPEN);
+  assert_string_equal(kind, "results");
+  flip_byte(path, MB_SEAL_BLOCK + 100); /* an open file's data are not covered: a writer has it */
+  assert_true(mb_seal_check(path, &st, NULL, &err));
+  assert_int_equal(st, MB_SEAL_OPEN);
+
+  assert_true(mb_seal_close(path, "results", &err));
+  assert_true(mb_seal_check(path, &st, kind, &err));
+  assert_int_equal(st, MB_SEAL_OK);
+  assert_string_equal(kind, "results");
+  assert_int_equal(file_size(path), MB_SEAL_BLOCK + 8 + BODY); /* the seal adds no byte */
+
+  assert_true(mb_seal_remove(path, &err));
+  assert_false(mb_seal_has_block(path));
+  assert_true(mb_seal_check(path, &st, NULL, &err));
+  assert_int_equal(st, MB_SEAL_NONE);
+  assert_true(mb_seal_remove(path, &err)); /* nothing to remove: true, nothing written */
+  remove(path);
+  free(path);
+}
+
+/* Every byte of a sealed file changed in turn: the check refuses it, naming the file and
+ * "damaged", except in the block's first line, whose change makes the file read as unsealed. */
+static void test_every_byte(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("seal_bytes.h5");
+  char *copy = mb_test_temp_path("seal_bytes_copy.h5");
+  write_fake_hdf5(path);
+  mb_error err;
+  assert_true(mb_seal_close(path, "agent", &err));
+  long n = file_size(path);
+  int refused = 0, unsealed = 0;
+  /* every byte of the block, then every 7th of the data */
+  for (long at = 0; at < n; at += at < MB_SEAL_BLOCK ? 1 : 7) {
+    copy_file(path, copy);
+    flip_byte(copy, at);
+    mb_seal_state st = MB_SEAL_OK;
+    if (mb_seal_check(copy, &st, NULL, &err)) {
+      assert_int_equal(st, MB_SEAL_NONE);
+      assert_true(at < (long)strlen("mallocbench-seal "));
+      unsealed++;
+    } else {
+      assert_non_null(strstr(err.message, copy));
+      refused++;
+    }
+  }
+  assert_true(unsealed <= (int)strlen("mallocbench-seal "));
+  assert_true(refused > MB_SEAL_BLOCK);
+  remove(copy);
+  remove(path);
+  free(copy);
+  free(path);
+}
+
+/* A sealed file cut short or extended is refused, naming both sizes. */
+static void test_length(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("seal_len.h5");
+  write_fake_hdf5(path);
+  mb_error err;
+  assert_true(mb_seal_close(path, "results", &err));
+  FILE *f = fopen(path, "ab");
+  assert_non_null(f);
+  fputc('x', f);
+  fclose(f);
+  mb_seal_state st;
+  assert_false(mb_seal_check(path, &st, NULL, &err));
+  char want[64];
+  snprintf(want, sizeof want, "it has %d bytes, and had %d", MB_SEAL_BLOCK + 8 + BODY + 1,
+           MB_SEAL_BLOCK + 8 + BODY);
+  assert_non_null(strstr(err.message, want));
+  remove(path);
+  free(path);
+}
+
+/* A file whose data after the block is not HDF5 (a text file, a short file) is never written:
+ * the block would overwrite its data. */
+static void test_never_over_foreign_data(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("seal_foreign.txt");
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  for (int i = 0; i < 2000; i++) fputc('a' + i % 26, f);
+  fclose(f);
+  mb_error err;
+  assert_false(mb_seal_mark_open(path, "results", &err));
+  assert_non_null(strstr(err.message, "no HDF5 data after"));
+  assert_false(mb_seal_close(path, "results", &err));
+  assert_false(mb_seal_has_block(path));
+  f = fopen(path, "rb");
+  assert_non_null(f);
+  for (int i = 0; i < 2000; i++) assert_int_equal(fgetc(f), 'a' + i % 26);
+  fclose(f);
+  mb_seal_state st;
+  assert_true(mb_seal_check(path, &st, NULL, &err)); /* no block: left to the caller */
+  assert_int_equal(st, MB_SEAL_NONE);
+  remove(path);
+  assert_false(mb_seal_check(path, &st, NULL, &err)); /* a missing file names itself */
+  assert_non_null(strstr(err.message, path));
+  free(path);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_states),
+      cmocka_unit_test(test_every_byte),
+      cmocka_unit_test(test_length),
+      cmocka_unit_test(test_never_over_foreign_data),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
