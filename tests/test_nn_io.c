@@ -455,6 +455,17 @@ static herr_t drop_checksum(hid_t obj, const char *name, const H5O_info_t *info,
   return 0;
 }
 
+/* Reads the representation network of `path` into b: how many of its datasets had a matching
+ * checksum, and how many none. */
+static void repr_checksum_counts(const char *path, agent *b, int64_t *checked, int64_t *unchecked) {
+  mb_error err;
+  mb_nn_file *f = mb_nn_file_open(path, &err);
+  assert_non_null(f);
+  assert_true(mb_nn_file_read_module(f, &b->repr, &err));
+  mb_nn_file_checksum_counts(f, checked, unchecked);
+  mb_nn_file_close(f);
+}
+
 /* Values changed behind the checksums are refused naming the file and the dataset (weights,
  * moments, series, arrays); a checksum that is not one is refused too; a checkpoint written
  * before checksums (no sha256 attributes) loads as before. */
@@ -469,6 +480,10 @@ static void test_checksums(void **state) {
   size_t want_len = 0, got_len = 0;
   char *want = load_all(path, &b, &want_len, &err);
   assert_non_null(want);
+  int64_t checked = -1, unchecked = -1;
+  repr_checksum_counts(path, &b, &checked, &unchecked);
+  assert_int_equal(checked, b.repr.n_params);
+  assert_int_equal(unchecked, 0);
   raw_overwrite(path, "/repr/l0.weight", 0.5);
   mb_nn_file *f = mb_nn_file_open(path, &err);
   assert_non_null(f);
@@ -519,6 +534,9 @@ static void test_checksums(void **state) {
   h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   assert_int_equal(H5Aexists_by_name(h, "/repr/l0.weight", "sha256", H5P_DEFAULT), 0);
   H5Fclose(h);
+  repr_checksum_counts(path, &b, &checked, &unchecked); /* counted, for show to report */
+  assert_int_equal(checked, 0);
+  assert_int_equal(unchecked, b.repr.n_params);
   char *got = load_all(path, &b, &got_len, &err);
   if (!got) fail_msg("%s", err.message);
   assert_true(got_len == want_len && !memcmp(got, want, want_len));

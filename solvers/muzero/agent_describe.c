@@ -80,6 +80,8 @@ bool mb_agent_describe(const char *path, FILE *out, mb_error *err) {
       mb_agent_free(&ag);
     }
   }
+  int64_t checked = 0, unchecked = 0;
+  mb_nn_file_checksum_counts(f, &checked, &unchecked);
   mb_nn_file_close(f);
   if (!ok) return false;
 
@@ -95,6 +97,15 @@ bool mb_agent_describe(const char *path, FILE *out, mb_error *err) {
     /* the sgemm kernel decides the last bits of every update (tensor.h, "Determinism") */
     fprintf(out, "%-16s %s\n", "BLAS kernel", prog.blas[0] ? prog.blas : "(not recorded)");
   }
+  /* damage to a checkpoint without checksums would load unnoticed: say which kind this is */
+  if (unchecked == 0)
+    fprintf(out, "%-16s SHA-256 of each dataset: all %lld read match\n", "checksums",
+            (long long)checked);
+  else
+    fprintf(out,
+            "%-16s %lld of %lld datasets read have no SHA-256 (written before checksums, or "
+            "removed): damage to them would load unnoticed\n",
+            "checksums", (long long)unchecked, (long long)(checked + unchecked));
   char state[4096];
   if (mb_train_state_path(path, state, sizeof state))
     fprintf(out, "%-16s %s\n", "resume state",

@@ -54,6 +54,9 @@ mb_nn_file *mb_nn_file_open(const char *path, mb_error *err);
 bool mb_nn_file_commit(mb_nn_file *f, mb_error *err);
 /* The path given at creation or opening (the target, not the temporary file). */
 const char *mb_nn_file_path(const mb_nn_file *f);
+/* Reading: how many datasets read so far matched their SHA-256, and how many had none (written
+ * before checksums, or the attribute removed: such data load unchecked). */
+void mb_nn_file_checksum_counts(const mb_nn_file *f, int64_t *checked, int64_t *unchecked);
 /* Closes without committing (a written temporary file is removed). Frees f; NULL is fine. */
 void mb_nn_file_close(mb_nn_file *f);
 

@@ -24,6 +24,10 @@ CAT
 head -c 512 "$TMP/good.h5" | grep -qa "^state: sealed$" || fail "the finished results file is not sealed"
 "$MB" train --synthetic --latent 16 --actions 8 --synth-min 16 --synth-max 32 --batch 16 -q \
   --steps 10 --out "$TMP/agent.h5" >/dev/null 2>"$TMP/err" || fail "train: $(cat "$TMP/err")"
+# show says whether a checkpoint's data are covered by checksums
+"$MB" show "$TMP/agent.h5" >"$TMP/show" 2>&1 || fail "show agent: $(cat "$TMP/show")"
+grep -qE '^checksums +SHA-256 of each dataset: all [0-9]+ read match$' "$TMP/show" ||
+  fail "show agent: no checksums line: $(cat "$TMP/show")"
 
 # flip FILE POS XOR: changes one byte of FILE (a copy) in place
 flip() {
