@@ -1091,7 +1091,6 @@ static bool journal_resume(run *R, int64_t *n_found, mb_error *err) {
   }
   /* good lines are moved down over dropped ones: text[0, kept) is the journal to keep */
   size_t kept = (size_t)(nl - text) + 1;
-  bool rewrite = false;
   int64_t damaged = 0;
   int line_no = 1;
   char *p = nl + 1;
@@ -1104,12 +1103,11 @@ static bool journal_resume(run *R, int64_t *n_found, mb_error *err) {
       break;
     }
     size_t n = (size_t)(e - p) + 1;
-    *e = '\0';
     int64_t i;
     char *line = p;
     p = e + 1;
     /* journal_parse cuts the line at its checksum: parse a copy so the kept text stays whole */
-    char *copy = strdup(line);
+    char *copy = strndup(line, n - 1);
     if (!copy) {
       free(text);
       return mb_fail(err, "%s: out of memory", R->journal_path);
@@ -1122,13 +1120,11 @@ static bool journal_resume(run *R, int64_t *n_found, mb_error *err) {
                 "mallocbench run: %s:%d: damaged line skipped (checksum or fields do not "
                 "match); its task runs again\n",
                 R->journal_path, line_no);
-      rewrite = true;
       continue;
     }
     if (R->tasks[i].state != ST_DONE) (*n_found)++;
     R->tasks[i].state = ST_DONE;
     R->tasks[i].journaled = true;
-    e[0] = '\n';
     memmove(text + kept, line, n);
     kept += n;
   }
@@ -1136,7 +1132,7 @@ static bool journal_resume(run *R, int64_t *n_found, mb_error *err) {
     fprintf(R->log, "mallocbench run: %s: %" PRId64 " damaged lines skipped in all\n",
             R->journal_path, damaged);
   bool ok = true;
-  if (rewrite) {
+  if (damaged > 0) {
     /* a temporary file renamed over the journal: a kill now leaves the old or the new one */
     char tmp[4300];
     snprintf(tmp, sizeof tmp, "%s.tmp", R->journal_path);

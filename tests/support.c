@@ -42,6 +42,13 @@ char *mb_test_write_temp(const char *suffix, const char *text) {
   return path;
 }
 
+void mb_test_write_bytes(const char *path, const void *bytes, size_t n) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(bytes, 1, n, f), n);
+  assert_int_equal(fclose(f), 0);
+}
+
 char *mb_test_temp_dir(void) {
   const char *tmp = getenv("TMPDIR");
   if (!tmp || !*tmp) tmp = "/tmp";

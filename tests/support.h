@@ -26,6 +26,9 @@ void mb_test_agent_config(struct mb_agent_config *c, int32_t latent, int32_t act
 const char *mb_test_data_dir(void);
 /* Writes text to a fresh temporary file and returns its path (caller frees). */
 char *mb_test_write_temp(const char *suffix, const char *text);
+/* Writes n bytes to `path`, replacing it (fails the test on an I/O error). Read a file back
+ * with paths.h's mb_read_file. */
+void mb_test_write_bytes(const char *path, const void *bytes, size_t n);
 /* A fresh temporary directory (caller frees the path; removed by the OS's tmp cleaning). */
 char *mb_test_temp_dir(void);
 /* `name` inside a fresh temporary directory (caller frees the path; fails the test when the

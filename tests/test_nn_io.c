@@ -15,6 +15,7 @@
 #include "adam.h"
 #include "nn.h"
 #include "nn_io.h"
+#include "paths.h"
 #include "rng.h"
 #include "support.h"
 
@@ -365,26 +366,6 @@ static int load_in_child(const char *bad, agent *b, const char *want, size_t wan
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static unsigned char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  *n = (size_t)ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc(*n);
-  assert_non_null(b);
-  assert_int_equal(fread(b, 1, *n, f), *n);
-  fclose(f);
-  return b;
-}
-
-static void spit(const char *path, const unsigned char *b, size_t n) {
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(b, 1, n, f), n);
-  assert_int_equal(fclose(f), 0);
-}
-
 /* One byte changed at 400 seeded places of a checkpoint (weights, optimiser moments, metadata
  * and the HDF5 structure around them): every load fails with an error naming the file, or
  * loads exactly what was written. Before checksums 16 of 40 such checkpoints loaded with
@@ -400,7 +381,8 @@ static void test_damaged_byte_never_loads_silently(void **state) {
   size_t want_len = 0, size = 0;
   char *want = load_all(path, &b, &want_len, &err);
   if (!want) fail_msg("%s", err.message);
-  unsigned char *bytes = slurp(path, &size);
+  unsigned char *bytes = (unsigned char *)mb_read_file(path, &size);
+  assert_non_null(bytes);
   char bad[1200];
   snprintf(bad, sizeof bad, "%s.bad", path);
   mb_rng rng;
@@ -410,7 +392,7 @@ static void test_damaged_byte_never_loads_silently(void **state) {
     size_t at = (size_t)mb_rng_below(&rng, size);
     unsigned char flip = (unsigned char)(1 + mb_rng_below(&rng, 255));
     bytes[at] ^= flip;
-    spit(bad, bytes, size);
+    mb_test_write_bytes(bad, bytes, size);
     bytes[at] ^= flip;
     char message[MB_ERROR_MAX];
     int got = load_in_child(bad, &b, want, want_len, message, sizeof message);

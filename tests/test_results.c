@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "file_seal.h"
+#include "paths.h"
 #include "result_matrix.h"
 #include "results.h"
 #include "rng.h"
@@ -759,26 +760,6 @@ static void write_full_file(const char *path) {
   mb_workload_free(w);
 }
 
-static unsigned char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  *n = (size_t)ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc(*n);
-  assert_non_null(b);
-  assert_int_equal(fread(b, 1, *n, f), *n);
-  fclose(f);
-  return b;
-}
-
-static void spit(const char *path, const unsigned char *b, size_t n) {
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(b, 1, n, f), n);
-  assert_int_equal(fclose(f), 0);
-}
-
 /* One byte changed anywhere in a sealed results file (the seal block, the superblock, object
  * headers, tables, the last byte, and 100 seeded places): every read either fails with an
  * error naming the file or gives back exactly what was written. Before seals, 2 of 40 such
@@ -791,7 +772,8 @@ static void test_damaged_byte_never_loads_silently(void **state) {
   char *want = dump_results(path, &err);
   if (!want) fail_msg("%s", err.message);
   size_t size = 0;
-  unsigned char *bytes = slurp(path, &size);
+  unsigned char *bytes = (unsigned char *)mb_read_file(path, &size);
+  assert_non_null(bytes);
   char bad[1200];
   snprintf(bad, sizeof bad, "%s.bad", path);
   size_t fixed[] = {0,   5,   18,  19,  25,  40,  60,  200,      431,     432,
@@ -805,7 +787,7 @@ static void test_damaged_byte_never_loads_silently(void **state) {
     size_t at = i < n_fixed ? fixed[i] : (size_t)mb_rng_below(&rng, size);
     unsigned char flip = (unsigned char)(1 + mb_rng_below(&rng, 255));
     bytes[at] ^= flip;
-    spit(bad, bytes, size);
+    mb_test_write_bytes(bad, bytes, size);
     bytes[at] ^= flip;
     mb_error e = {{0}};
     char *got = dump_results(bad, &e);
@@ -823,7 +805,7 @@ static void test_damaged_byte_never_loads_silently(void **state) {
   printf("one-byte damage: %d refused, %d read back intact\n", refused, intact);
   assert_true(intact <= 4);
   /* a sealed file cut short or extended is refused too, naming both sizes */
-  spit(bad, bytes, size - 100);
+  mb_test_write_bytes(bad, bytes, size - 100);
   assert_null(dump_results(bad, &err));
   assert_non_null(strstr(err.message, "the file is damaged"));
   unlink(bad);

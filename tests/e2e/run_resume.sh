@@ -87,12 +87,15 @@ done
 # iterations, 21, depends on time when the budget stopped the solver: budget_hit, 22, is 1);
 # the solver's free-text note (23, last) may quote timings; baselines.csv columns 15-16 are
 # wall times. Free-text columns come last, so the columns before them hold no commas.
-for f in ref part; do
-  "$MB" export "$TMP/$f.h5" --csv "$TMP/$f-csv" >/dev/null || fail "export $f"
+# tables NAME: $TMP/NAME.h5 exported to $TMP/NAME.results and NAME.baselines, less those columns
+tables() {
+  "$MB" export "$TMP/$1.h5" --csv "$TMP/$1-csv" >/dev/null || fail "export $1"
   sed -E 's/^(([^,]*,){19})[^,]*,[^,]*,1,/\1X,1,/; s/^(([^,]*,){19})[^,]*,/\1/; s/^(([^,]*,){21}).*/\1/' \
-    "$TMP/$f-csv/results.csv" >"$TMP/$f.results"
-  sed -E 's/^(([^,]*,){14})[^,]*,[^,]*,/\1/' "$TMP/$f-csv/baselines.csv" >"$TMP/$f.baselines"
-done
+    "$TMP/$1-csv/results.csv" >"$TMP/$1.results"
+  sed -E 's/^(([^,]*,){14})[^,]*,[^,]*,/\1/' "$TMP/$1-csv/baselines.csv" >"$TMP/$1.baselines"
+}
+tables ref
+tables part
 diff "$TMP/ref.results" "$TMP/part.results" >"$TMP/diff.txt" ||
   fail "resumed results differ from the uninterrupted run: $(head -20 "$TMP/diff.txt")"
 diff "$TMP/ref.baselines" "$TMP/part.baselines" >/dev/null || fail "baselines differ"
@@ -113,9 +116,7 @@ truncate -s 2048 "$TMP/wreck.h5"
 grep -q "rebuilding it from" "$TMP/wreck.err" || fail "no rebuild note: $(cat "$TMP/wreck.err")"
 ls "$TMP"/wreck.h5.damaged-* >/dev/null 2>&1 || fail "the damaged file was not kept aside"
 "$MB" verify "$TMP/wreck.h5" >/dev/null || fail "verify after the rebuild"
-"$MB" export "$TMP/wreck.h5" --csv "$TMP/wreck-csv" >/dev/null || fail "export wreck"
-sed -E 's/^(([^,]*,){19})[^,]*,[^,]*,1,/\1X,1,/; s/^(([^,]*,){19})[^,]*,/\1/; s/^(([^,]*,){21}).*/\1/' \
-  "$TMP/wreck-csv/results.csv" >"$TMP/wreck.results"
+tables wreck
 diff "$TMP/ref.results" "$TMP/wreck.results" >/dev/null ||
   fail "the rebuilt file differs from the uninterrupted run"
 
@@ -131,9 +132,7 @@ grep -q "tamper.h5.journal:3: damaged line skipped" "$TMP/tamper.err" ||
 grep -qE "resuming .*tamper.h5: $((lines - 2)) of [0-9]+ tasks already done" "$TMP/tamper.err" ||
   fail "the lines after a damaged one were not kept ($lines lines): $(cat "$TMP/tamper.err")"
 "$MB" verify "$TMP/tamper.h5" >/dev/null || fail "verify after resuming a damaged journal"
-"$MB" export "$TMP/tamper.h5" --csv "$TMP/tamper-csv" >/dev/null || fail "export tamper"
-sed -E 's/^(([^,]*,){19})[^,]*,[^,]*,1,/\1X,1,/; s/^(([^,]*,){19})[^,]*,/\1/; s/^(([^,]*,){21}).*/\1/' \
-  "$TMP/tamper-csv/results.csv" >"$TMP/tamper.results"
+tables tamper
 diff "$TMP/ref.results" "$TMP/tamper.results" >/dev/null ||
   fail "the run resumed past a damaged journal line differs from the uninterrupted run"
 
