@@ -467,8 +467,8 @@ static bool load_workloads(run *R, const bool *selected, mb_error *err) {
     mb_workload *w = mb_catalogue_load_workload(e, R->data_dir, cache, &missing, &werr);
     if (!w && missing) {
       char line[MB_ERROR_MAX + 256];
-      snprintf(line, sizeof line, "%s: %s\n", e->name, werr.message);
-      fprintf(R->log, "mallocbench run: skipping %s", line);
+      snprintf(line, sizeof line, "%s: %s\n", e->name, werr.message); /* kept raw in the file */
+      mb_diag(R->log, "mallocbench run: skipping %s: %s", e->name, werr.message);
       if (!append_text(&R->skipped, line)) return mb_fail(err, "out of memory");
       R->n_skipped++;
       continue;
@@ -1263,11 +1263,15 @@ static void progress(run *R, int64_t current, double start, bool tty, bool final
   if (!final && current >= 0) {
     const task *t = &R->tasks[current];
     const pair *p = &R->pairs[t->pair];
+    /* names from the catalogue and hardware files, escaped (error.h) and cut as before */
+    char key[61], hw[31];
+    mb_escape_text(key, sizeof key, R->workloads[p->workload].key);
+    mb_escape_text(hw, sizeof hw, p->hw_name);
     if (t->kind == TASK_BASELINE)
-      snprintf(cur, sizeof cur, "baseline %.60s@%.30s", R->workloads[p->workload].key, p->hw_name);
+      snprintf(cur, sizeof cur, "baseline %s@%s", key, hw);
     else
-      snprintf(cur, sizeof cur, "%s %.60s@%.30s seed %" PRId64, R->solvers[t->solver]->name,
-               R->workloads[p->workload].key, p->hw_name, t->seed);
+      snprintf(cur, sizeof cur, "%s %s@%s seed %" PRId64, R->solvers[t->solver]->name, key, hw,
+               t->seed);
   }
   fprintf(R->log, "%s[%" PRId64 "/%" PRId64 "] %3d%%  elapsed %s  ETA %s  %s%s", tty ? "\r" : "",
           done, total, total ? (int)(100 * done / total) : 100, e1, final ? "00:00" : e2, cur,
@@ -1358,9 +1362,9 @@ static bool store_workloads(run *R, mb_error *err) {
       if (!mb_results_get_workload_split(R->res, lw->key, old, err)) return false;
       if (!strcmp(old, lw->split)) continue;
       if (old[0])
-        fprintf(R->log,
+        mb_diag(R->log,
                 "mallocbench run: note: workload '%s' is now in the %s split (was %s when %s "
-                "was started)\n",
+                "was started)",
                 lw->key, lw->split, old, R->out_path);
     } else if (!mb_results_put_workload(R->res, lw->key, lw->w, lw->sha, err)) {
       return false;

@@ -166,8 +166,7 @@ bool mb_train_set_load(const char *catalogue, const char *data_dir, const char *
     mb_workload *w = mb_catalogue_load_workload(e, data_dir, cache, &missing, &werr);
     mb_hardware hw;
     if (w && w->n_buffers > max_buffers) {
-      snprintf(werr.message, sizeof werr.message, "%d buffers > the limit %lld", w->n_buffers,
-               (long long)max_buffers);
+      mb_fail(&werr, "%d buffers > the limit %lld", w->n_buffers, (long long)max_buffers);
       mb_workload_free(w);
       w = NULL;
     } else if (w && !mb_catalogue_hardware(e, &hw, &werr)) {
@@ -175,7 +174,7 @@ bool mb_train_set_load(const char *catalogue, const char *data_dir, const char *
       w = NULL;
     }
     if (!w) {
-      if (log) fprintf(log, "note: skipping %s: %s\n", e->name, werr.message);
+      mb_diag(log, "note: skipping %s: %s", e->name, werr.message); /* nothing when log is NULL */
       continue;
     }
     out->w[out->n] = w;
@@ -705,10 +704,10 @@ static void log_start(const trainer *T) {
           "scripts/pinned-blas.sh)\n",
           blas);
   if (cfg->resume && res->prog.blas[0] && strcmp(res->prog.blas, blas))
-    fprintf(cfg->log,
+    mb_diag(cfg->log, /* the BLAS recorded in the file is text from a file */
             "train: warning: %s was trained with BLAS '%s', this run uses '%s': the resumed "
             "agent will differ from an uninterrupted run on either kernel "
-            "(scripts/pinned-blas.sh)\n",
+            "(scripts/pinned-blas.sh)",
             cfg->resume, res->prog.blas, blas);
 }
 

@@ -43,15 +43,18 @@ static void print_invalid(const char *path, const mb_workload *w, const mb_hardw
   int32_t first = blame[0] >= 0 ? row_line[blame[0]] : 0;
   int32_t second = blame[1] >= 0 ? row_line[blame[1]] : 0;
   int32_t lead = first > second ? first : second;
+  /* the workload's and the hardware's names come from files: mb_diag keeps the line one line */
   if (lead <= 0) { /* no row to blame (cannot happen for a CSV that was read) */
-    fprintf(stderr, "mallocbench check: %s: invalid assignment for '%s' on %s: %s\n", path, w->name,
+    mb_diag(stderr, "mallocbench check: %s: invalid assignment for '%s' on %s: %s", path, w->name,
             hw->name, why);
     return;
   }
-  fprintf(stderr, "mallocbench check: %s:%d: field 'offset': invalid assignment for '%s' on %s: %s",
-          path, lead, w->name, hw->name, why);
-  if (first > 0 && second > 0) fprintf(stderr, " (rows on lines %d and %d)", first, second);
-  fputc('\n', stderr);
+  char rows[64] = "";
+  if (first > 0 && second > 0)
+    snprintf(rows, sizeof rows, " (rows on lines %d and %d)", first, second);
+  mb_diag(stderr,
+          "mallocbench check: %s:%d: field 'offset': invalid assignment for '%s' on %s: %s%s", path,
+          lead, w->name, hw->name, why, rows);
 }
 
 int mb_cmd_check(int argc, char **argv) {

@@ -142,12 +142,12 @@ int mb_cmd_import(int argc, char **argv) {
       return 2;
     }
     if (rep.n_unknown_opcodes > 0)
-      fprintf(stderr,
+      mb_diag(stderr,
               "warning: %s: %d instructions with unknown opcodes (e.g. '%s') imported with bytes "
-              "only (0 FLOPs)\n",
+              "only (0 FLOPs)",
               in, rep.n_unknown_opcodes, rep.first_unknown);
     if (rep.n_unknown_attributes > 0)
-      fprintf(stderr, "warning: %s: %d unknown attributes (e.g. '%s') skipped\n", in,
+      mb_diag(stderr, "warning: %s: %d unknown attributes (e.g. '%s') skipped", in,
               rep.n_unknown_attributes, rep.first_unknown_attribute);
     if (!mb_workload_save(w, out, &err)) {
       fprintf(stderr, "mallocbench import: %s\n", err.message);

@@ -90,8 +90,8 @@ static void print_failures(const char *path) {
     int64_t count = 0;
     for (int64_t k = i; k < n; k++)
       count += !strcmp(rows[k].solver, rows[i].solver) && !strcmp(rows[k].status, rows[i].status);
-    fprintf(stderr, "mallocbench run: %s: %" PRId64 " row(s) '%s', first (%s): %s\n",
-            rows[i].solver, count, rows[i].status, rows[i].workload, rows[i].note);
+    mb_diag(stderr, "mallocbench run: %s: %" PRId64 " row(s) '%s', first (%s): %s", rows[i].solver,
+            count, rows[i].status, rows[i].workload, rows[i].note);
   }
   free(rows);
   mb_results_close(r, NULL);

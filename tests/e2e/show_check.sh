@@ -123,6 +123,44 @@ printf 'buffer,offset\nplain,0\n"a,b,0\n' >"$T/unbalanced.csv"
 expect 2 "$MB" check "$T/awkward.wl" "$T/unbalanced.csv" --hardware edge-npu
 has "unbalanced.csv:3: field 'buffer': unterminated quoted field"
 
+# ---- names with control bytes: every error is one line, with no escape sequence in it ----
+# A .wl name may hold any byte but NUL ("\xHH"), an assignment CSV's quoted field a line break:
+# messages show such bytes as \xHH (suite/error.h), never raw on the terminal.
+# one_line STATUS CMD...: exits STATUS, stderr is exactly one line, without ESC or CR bytes
+one_line() {
+  local want=$1; shift
+  "$@" >"$T/out" 2>"$T/err"
+  local got=$?
+  [ "$got" = "$want" ] || fail "exit $got (want $want): $*"
+  local lines
+  lines=$(wc -l <"$T/err")
+  [ "$lines" = 1 ] || { fail "stderr has $lines lines, want 1: $*"; od -c "$T/err" | head -8; }
+  if LC_ALL=C grep -q $'[\x1b\r]' "$T/err"; then fail "raw ESC or CR on stderr: $*"; fi
+}
+errhas() { grep -qF -- "$1" "$T/err" || { fail "stderr lacks '$1'"; cat -v "$T/err" | head -3; }; }
+cat >"$T/ctl.wl" <<'WL'
+mallocbench-workload 1
+name "ctl\x0a\x1b[2Jname"
+schedule 2
+slow_time_ps 100
+buffer "x\x0ay\x1b[31m" size=512 start=0 end=1 benefit=10
+buffer z size=512 start=0 end=1 benefit=10
+WL
+expect 0 "$MB" show "$T/ctl.wl"
+printf 'buffer,offset\n"x\ny\033[31m",0\nz,0\n' >"$T/ctl_overlap.csv"
+one_line 1 "$MB" check "$T/ctl.wl" "$T/ctl_overlap.csv" --hardware edge-npu
+errhas "ctl_overlap.csv:4: field 'offset': invalid assignment for 'ctl\x0a\x1b[2Jname' on edge-npu"
+errhas "buffer 'x\x0ay\x1b[31m' [0, 512) and buffer 'z' [0, 512) overlap"
+errhas "at time 0 (rows on lines 2 and 4)"
+printf 'buffer,offset\n"no\nsuch\033]0;title\007",0\n' >"$T/ctl_unknown.csv"
+one_line 2 "$MB" check "$T/ctl.wl" "$T/ctl_unknown.csv" --hardware edge-npu
+errhas "field 'buffer': 'no\x0asuch\x1b]0;title\x07' is not a buffer of workload 'ctl\x0a\x1b[2Jname'"
+# a bad field after such a name in the workload itself
+sed 's/^buffer "x.*size=512/& bogus=1/' "$T/ctl.wl" >"$T/ctl_bad.wl"
+grep -q 'bogus=1' "$T/ctl_bad.wl" || fail "could not make ctl_bad.wl"
+one_line 2 "$MB" show "$T/ctl_bad.wl"
+errhas "ctl_bad.wl:5: buffer 'x\x0ay\x1b[31m'"
+
 # ---- other input formats, when the external data is present ----
 if [ -f "$DATA/minimalloc/input.12.csv" ]; then
   expect 0 "$MB" show "$DATA/minimalloc/input.12.csv"
