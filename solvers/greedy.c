@@ -54,7 +54,10 @@
  * any machine. */
 #define REPACK_TOTAL_WORK 10000000000LL
 
-/* ---- live fast bytes over time: a segment tree with range add and range max ---- */
+/* ---- live fast bytes over time: a segment tree with range add and range max ----
+ * Over compressed time: its leaves are the elementary intervals between consecutive distinct
+ * boundaries (start and end + 1) of the workload's buffers, within which the live bytes are
+ * constant, so a range max equals the per-step one while memory stays O(n), not O(T). */
 typedef struct seg_tree {
   int32_t n;
   int64_t *mx, *add;
@@ -95,16 +98,69 @@ static int64_t seg_max(const seg_tree *t, int32_t x, int32_t lo, int32_t hi, int
   return (l > r ? l : r) + t->add[x];
 }
 
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Index of t in the sorted distinct v[0..n). */
+static int32_t boundary_index(const int32_t *v, int32_t n, int32_t t) {
+  int32_t lo = 0, hi = n - 1;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    if (v[mid] < t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Buffer b's live range [start, end] as elementary intervals [cstart[b], cend[b]]; the number
+ * of intervals goes to *n_intervals. On short schedules (at most ~4 steps per buffer) the
+ * intervals are the steps. False on allocation failure. */
+static bool compress_times(const mb_workload *w, int32_t *cstart, int32_t *cend,
+                           int32_t *n_intervals) {
+  if ((int64_t)w->schedule_length <= 4 * (int64_t)w->n_buffers + 64) {
+    /* short schedule: the steps themselves (no sort; the tree is O(n) already) */
+    for (int32_t b = 0; b < w->n_buffers; b++) {
+      cstart[b] = w->buffers[b].start;
+      cend[b] = w->buffers[b].end;
+    }
+    *n_intervals = w->schedule_length > 0 ? w->schedule_length : 1;
+    return true;
+  }
+  int32_t *v = malloc(sizeof *v * (2 * (size_t)w->n_buffers + 1));
+  if (!v) return false;
+  int32_t n = 0;
+  for (int32_t b = 0; b < w->n_buffers; b++) {
+    v[n++] = w->buffers[b].start;
+    v[n++] = w->buffers[b].end + 1;
+  }
+  qsort(v, (size_t)n, sizeof *v, cmp_i32);
+  int32_t u = 0;
+  for (int32_t i = 0; i < n; i++)
+    if (u == 0 || v[u - 1] != v[i]) v[u++] = v[i];
+  for (int32_t b = 0; b < w->n_buffers; b++) {
+    cstart[b] = boundary_index(v, u, w->buffers[b].start);
+    cend[b] = boundary_index(v, u, w->buffers[b].end + 1) - 1;
+  }
+  *n_intervals = u > 1 ? u - 1 : 1;
+  free(v);
+  return true;
+}
+
 /* ---- the solver's state ---- */
 typedef struct greedy {
   const mb_workload *w;
   const mb_hardware *hw;
   mb_cost_state cs;
   mb_occupancy *occ;
-  seg_tree live;   /* fast bytes live at each time */
-  int64_t *offset; /* per buffer, MB_SLOW when slow */
-  bool *candidate; /* may go fast: not pinned, fits the capacity, positive benefit */
-  int32_t *ids;    /* scratch: conflicts and lists, n_buffers entries */
+  seg_tree live;          /* fast bytes live at each time (compressed: see compress_times) */
+  int32_t *cstart, *cend; /* per buffer: live range in elementary intervals */
+  int64_t *offset;        /* per buffer, MB_SLOW when slow */
+  bool *candidate;        /* may go fast: not pinned, fits the capacity, positive benefit */
+  int32_t *ids;           /* scratch: conflicts and lists, n_buffers entries */
   int32_t *ids2;
   int64_t *offs; /* scratch offsets, n_buffers entries */
   int64_t moves, max_moves;
@@ -118,7 +174,7 @@ static void g_place(greedy *g, int32_t b, int64_t off) {
   const mb_buffer *buf = &g->w->buffers[b];
   mb_occupancy_place(g->occ, b, buf->start, buf->end, off, buf->size);
   mb_cost_move(&g->cs, b, true);
-  seg_update(&g->live, 1, 0, g->live.n - 1, buf->start, buf->end, buf->size);
+  seg_update(&g->live, 1, 0, g->live.n - 1, g->cstart[b], g->cend[b], buf->size);
   g->offset[b] = off;
 }
 
@@ -126,7 +182,7 @@ static void g_remove(greedy *g, int32_t b) {
   const mb_buffer *buf = &g->w->buffers[b];
   mb_occupancy_remove(g->occ, b);
   mb_cost_move(&g->cs, b, false);
-  seg_update(&g->live, 1, 0, g->live.n - 1, buf->start, buf->end, -buf->size);
+  seg_update(&g->live, 1, 0, g->live.n - 1, g->cstart[b], g->cend[b], -buf->size);
   g->offset[b] = MB_SLOW;
 }
 
@@ -298,7 +354,8 @@ static bool try_repack(greedy *g, int32_t b, double budget_s, bool *failed_alloc
   const mb_workload *w = g->w;
   const mb_buffer *buf = &w->buffers[b];
   if (g->repack_work_left <= 0) return false;
-  if (seg_max(&g->live, 1, 0, g->live.n - 1, buf->start, buf->end) + buf->size > g->hw->capacity)
+  if (seg_max(&g->live, 1, 0, g->live.n - 1, g->cstart[b], g->cend[b]) + buf->size >
+      g->hw->capacity)
     return false; /* does not fit by capacity: no packing can admit it */
   int32_t n = 0;
   for (int32_t i = 0; i < w->n_buffers; i++)
@@ -397,6 +454,8 @@ static void greedy_free(greedy *g) {
   mb_cost_state_free(&g->cs);
   mb_occupancy_free(g->occ);
   seg_free(&g->live);
+  free(g->cstart);
+  free(g->cend);
   free(g->offset);
   free(g->candidate);
   free(g->ids);
@@ -417,9 +476,12 @@ bool mb_solve_greedy(const mb_workload *w, const mb_hardware *hw, const mb_solve
   size_t nb = (size_t)(w->n_buffers ? w->n_buffers : 1);
   mb_time_ps *benefit = malloc(sizeof *benefit * nb);
   mb_assignment *heur = mb_assignment_new(w->n_buffers);
+  int32_t n_intervals = 0;
   bool ok = benefit && heur && mb_cost_state_init(&g.cs, w, hw) &&
             (g.occ = mb_occupancy_new(w->schedule_length, hw->capacity, w->n_buffers)) &&
-            seg_init(&g.live, w->schedule_length) && (g.offset = malloc(sizeof *g.offset * nb)) &&
+            (g.cstart = malloc(sizeof *g.cstart * nb)) && (g.cend = malloc(sizeof *g.cend * nb)) &&
+            compress_times(w, g.cstart, g.cend, &n_intervals) && seg_init(&g.live, n_intervals) &&
+            (g.offset = malloc(sizeof *g.offset * nb)) &&
             (g.candidate = malloc(sizeof *g.candidate * nb)) &&
             (g.ids = malloc(sizeof *g.ids * nb)) && (g.ids2 = malloc(sizeof *g.ids2 * nb)) &&
             (g.offs = malloc(sizeof *g.offs * nb));
@@ -506,9 +568,12 @@ bool mb_greedy_construct(const mb_workload *w, const mb_hardware *hw, mb_assignm
   g.hw = hw;
   size_t nb = (size_t)(w->n_buffers ? w->n_buffers : 1);
   mb_time_ps *benefit = malloc(sizeof *benefit * nb);
+  int32_t n_intervals = 0;
   bool ok = benefit && mb_cost_state_init(&g.cs, w, hw) &&
             (g.occ = mb_occupancy_new(w->schedule_length, hw->capacity, w->n_buffers)) &&
-            seg_init(&g.live, w->schedule_length) && (g.offset = malloc(sizeof *g.offset * nb)) &&
+            (g.cstart = malloc(sizeof *g.cstart * nb)) && (g.cend = malloc(sizeof *g.cend * nb)) &&
+            compress_times(w, g.cstart, g.cend, &n_intervals) && seg_init(&g.live, n_intervals) &&
+            (g.offset = malloc(sizeof *g.offset * nb)) &&
             (g.candidate = malloc(sizeof *g.candidate * nb));
   if (ok) {
     mb_standalone_benefits(w, hw, benefit);

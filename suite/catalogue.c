@@ -440,21 +440,16 @@ bool mb_catalogue_hardware(const mb_catalogue_entry *e, mb_hardware *out, mb_err
 
 int64_t mb_catalogue_placeable_peak(const mb_workload *w) {
   int32_t T = w->schedule_length > 0 ? w->schedule_length : 1;
-  int64_t *delta = calloc((size_t)T + 1, sizeof *delta);
-  if (!delta) return -1;
+  bool *placeable = malloc((size_t)w->n_buffers * sizeof *placeable + 1);
+  if (!placeable) return -1;
   for (int32_t i = 0; i < w->n_buffers; i++) {
     const mb_buffer *b = &w->buffers[i];
-    if (b->pinned || b->start < 0 || b->end < b->start || b->end >= T) continue;
-    delta[b->start] += b->size;
-    delta[b->end + 1] -= b->size;
+    placeable[i] = !b->pinned && b->start >= 0 && b->end >= b->start && b->end < T;
   }
-  int64_t live = 0, peak = 0;
-  for (int32_t t = 0; t < T; t++) {
-    live += delta[t];
-    if (live > peak) peak = live;
-  }
-  free(delta);
-  return peak;
+  int64_t peak = 0;
+  bool ok = mb_workload_peak_live(w, placeable, &peak, NULL);
+  free(placeable);
+  return ok ? peak : -1;
 }
 
 int64_t mb_catalogue_auto_capacity(const mb_workload *w, const mb_hardware *hw) {

@@ -1,14 +1,25 @@
-/* Fast-memory occupancy as a segment tree over time.
+/* Fast-memory occupancy as a segment tree over time, its nodes made on demand on long
+ * schedules.
  *
- * Each placed rectangle is stored in the O(log T) canonical nodes that cover its live range
- * exactly (T = schedule length); every node counts the rectangles stored in its subtree. The
- * rectangles live at some time in [start, end] are those stored at nodes whose time range
- * meets [start, end]: the query walks those nodes, skipping empty subtrees, so it costs
- * O(log T + k) for short ranges and O(k log T) at worst (k = rectangles found; a rectangle
- * stored at several of the nodes walked is reported at one of them). Nodes hold copies of the
- * rectangles' times and addresses, so the walk reads only the tree. The address ranges found
- * are then sorted and swept to produce the gaps: O(k log k). Nothing scans all placed
- * buffers.
+ * The tree is the classic one over [0, T) (T = schedule length, node [lo, hi] split at
+ * mid = lo + (hi - lo) / 2), but only the nodes that a placed rectangle has reached exist: a
+ * rectangle creates the O(log T) canonical nodes that cover its live range exactly and their
+ * ancestors, so memory is O(n log T) for n rectangles placed, whatever T (up to 2^31 steps:
+ * no array is indexed by time). On short schedules (at most ~4 steps per buffer) all the
+ * nodes are made at once in heap order instead, the layout the walk is fastest on. Every node
+ * counts the rectangles stored in its subtree. The rectangles live at some time in
+ * [start, end] are those stored at nodes whose time range meets [start, end]: the query walks those
+ * nodes, skipping empty subtrees, so it costs O(log T + k) for short ranges and O(k log T) at worst
+ * (k = rectangles found; a rectangle stored at several of the nodes walked is reported at one of
+ * them). Nodes hold copies of the rectangles' times and addresses, so the walk reads only the tree.
+ * The address ranges found are then sorted and swept to produce the gaps: O(k log k). Nothing scans
+ * all placed buffers.
+ *
+ * Why this shape and not a tree over compressed time (the distinct boundaries): the ids a
+ * query reports come in the tree's walk order, and callers depend on that order (the greedy
+ * evicts and re-inserts in it, the mallocGame sums its picture in it, in floating point). A
+ * tree over the whole schedule with absent empty nodes walks exactly as the dense array tree
+ * of earlier versions did, so every result stays bit for bit what it was.
  *
  * Queries share scratch arrays inside the occupancy (sized for all ids), so one occupancy
  * must not be queried from two threads at once. */
@@ -34,6 +45,7 @@ typedef struct entry {
   int64_t lo, hi; /* address range [lo, hi) */
 } entry;
 
+/* The rectangles stored at a node. A node's time range is implied by the path from the root. */
 typedef struct node_list {
   entry *e;
   int32_t len, cap;
@@ -44,12 +56,17 @@ struct mb_occupancy {
   int64_t capacity;
   int32_t max_id;
   int32_t count;
-  int32_t leaves;   /* schedule_length, at least 1 */
-  rect *rects;      /* max_id entries */
-  node_list *lists; /* 4 * leaves nodes: rectangles stored at each node */
-  int32_t *subtree; /* 4 * leaves nodes: rectangles stored in each subtree */
-  span *scratch;    /* max_id entries: address ranges collected by a query */
-  int32_t *ids;     /* max_id entries: ids collected by a query */
+  int32_t leaves; /* schedule_length, at least 1 */
+  rect *rects;    /* max_id entries */
+  /* Nodes: n_nodes made so far (room for cap_nodes); node 0 is the root [0, leaves). */
+  int32_t n_nodes, cap_nodes;
+  node_list *lists; /* per node: the rectangles stored there */
+  int32_t *subtree; /* per node: rectangles stored in its subtree (what a walk reads first) */
+  /* per node: its children's indices, 0 = absent (the root is nobody's child); NULL when the
+   * tree is dense: all 4 x leaves nodes made at once, the children of x at 2x + 1, 2x + 2 */
+  int32_t (*child)[2];
+  span *scratch; /* max_id entries: address ranges collected by a query */
+  int32_t *ids;  /* max_id entries: ids collected by a query */
 };
 
 mb_occupancy *mb_occupancy_new(int32_t schedule_length, int64_t capacity, int32_t max_id) {
@@ -58,16 +75,22 @@ mb_occupancy *mb_occupancy_new(int32_t schedule_length, int64_t capacity, int32_
   if (!o) return NULL;
   size_t n = max_id > 0 ? (size_t)max_id : 1;
   o->leaves = schedule_length > 0 ? schedule_length : 1;
-  size_t nodes = 4 * (size_t)o->leaves;
+  /* Short schedules (at most 4 steps per id, plus 64): the whole tree at once, laid out in heap
+   * order as earlier versions did, which measured faster there than nodes made on demand
+   * (no child links to read); memory stays O(max_id). */
+  bool dense = (int64_t)o->leaves <= 4 * (int64_t)n + 64;
+  o->cap_nodes = dense ? 4 * o->leaves : 64;
   o->rects = calloc(n, sizeof *o->rects);
-  o->lists = calloc(nodes, sizeof *o->lists);
-  o->subtree = calloc(nodes, sizeof *o->subtree);
+  o->lists = calloc((size_t)o->cap_nodes, sizeof *o->lists);
+  o->subtree = calloc((size_t)o->cap_nodes, sizeof *o->subtree);
+  o->child = dense ? NULL : calloc((size_t)o->cap_nodes, sizeof *o->child);
   o->scratch = malloc(n * sizeof *o->scratch);
   o->ids = malloc(n * sizeof *o->ids);
-  if (!o->rects || !o->lists || !o->subtree || !o->scratch || !o->ids) {
+  if (!o->rects || !o->lists || !o->subtree || (!dense && !o->child) || !o->scratch || !o->ids) {
     mb_occupancy_free(o);
     return NULL;
   }
+  o->n_nodes = dense ? o->cap_nodes : 1; /* (sparse: the root) */
   o->schedule_length = schedule_length;
   o->capacity = capacity;
   o->max_id = max_id;
@@ -77,31 +100,63 @@ mb_occupancy *mb_occupancy_new(int32_t schedule_length, int64_t capacity, int32_
 void mb_occupancy_free(mb_occupancy *o) {
   if (!o) return;
   if (o->lists)
-    for (size_t i = 0; i < 4 * (size_t)o->leaves; i++) free(o->lists[i].e);
+    for (int32_t i = 0; i < o->n_nodes; i++) free(o->lists[i].e);
   free(o->lists);
-  free(o->rects);
   free(o->subtree);
+  free(o->child);
+  free(o->rects);
   free(o->scratch);
   free(o->ids);
   free(o);
 }
 
+/* Keeps the nodes made so far (and their lists' memory) for the next placements. */
 void mb_occupancy_clear(mb_occupancy *o) {
   for (int32_t i = 0; i < o->max_id; i++) o->rects[i].placed = false;
-  for (size_t i = 0; i < 4 * (size_t)o->leaves; i++) o->lists[i].len = 0;
-  memset(o->subtree, 0, 4 * (size_t)o->leaves * sizeof *o->subtree);
+  for (int32_t i = 0; i < o->n_nodes; i++) o->lists[i].len = 0;
+  memset(o->subtree, 0, (size_t)o->n_nodes * sizeof *o->subtree);
   o->count = 0;
 }
 
 /* ---- the segment tree ---- */
 
-/* Adds (delta = +1) or removes (-1) rectangle r at the canonical nodes of [a, b]. False
- * when a list cannot grow (allocation failure) on insertion. */
+/* Child `side` (0 left, 1 right) of the internal node x, or 0 when it was never made. */
+static inline int32_t child_of(const mb_occupancy *o, int32_t x, int side) {
+  return o->child ? o->child[x][side] : 2 * x + 1 + side;
+}
+
+static inline int32_t subtree_of(const mb_occupancy *o, int32_t x) { return x ? o->subtree[x] : 0; }
+
+/* Makes child `side` of the sparse tree's node x; its index, or 0 when the arrays cannot
+ * grow. */
+static int32_t new_child(mb_occupancy *o, int32_t x, int side) {
+  if (o->n_nodes == o->cap_nodes) {
+    if (o->cap_nodes > INT32_MAX / 2) return 0;
+    size_t cap = 2 * (size_t)o->cap_nodes;
+    node_list *l = realloc(o->lists, sizeof *l * cap);
+    if (l) o->lists = l;
+    int32_t *t = l ? realloc(o->subtree, sizeof *t * cap) : NULL;
+    if (t) o->subtree = t;
+    int32_t(*c)[2] = t ? realloc(o->child, sizeof *c * cap) : NULL;
+    if (!c) return 0;
+    o->child = c;
+    o->cap_nodes = (int32_t)cap;
+  }
+  int32_t y = o->n_nodes++;
+  memset(&o->lists[y], 0, sizeof *o->lists);
+  o->subtree[y] = 0;
+  o->child[y][0] = o->child[y][1] = 0;
+  o->child[x][side] = y;
+  return y;
+}
+
+/* Adds (delta = +1) or removes (-1) rectangle r at the canonical nodes of [a, b] below node x
+ * (time range [lo, hi], meeting [a, b]), making the nodes it needs on insertion. False when a
+ * node or a list cannot grow (allocation failure) on insertion. */
 static bool tree_update(mb_occupancy *o, int32_t x, int32_t lo, int32_t hi, int32_t a, int32_t b,
                         const entry *r, int delta) {
-  if (b < lo || hi < a) return true;
+  node_list *l = &o->lists[x];
   if (a <= lo && hi <= b) {
-    node_list *l = &o->lists[x];
     if (delta > 0) {
       if (l->len == l->cap) {
         int32_t cap = l->cap ? 2 * l->cap : 4;
@@ -118,14 +173,22 @@ static bool tree_update(mb_occupancy *o, int32_t x, int32_t lo, int32_t hi, int3
           break;
         }
     }
-    o->subtree[x] = l->len + (lo < hi ? o->subtree[2 * x] + o->subtree[2 * x + 1] : 0);
+    o->subtree[x] =
+        l->len +
+        (lo < hi ? subtree_of(o, child_of(o, x, 0)) + subtree_of(o, child_of(o, x, 1)) : 0);
     return true;
   }
   int32_t mid = lo + (hi - lo) / 2;
-  if (!tree_update(o, 2 * x, lo, mid, a, b, r, delta) ||
-      !tree_update(o, 2 * x + 1, mid + 1, hi, a, b, r, delta))
-    return false;
-  o->subtree[x] = o->lists[x].len + o->subtree[2 * x] + o->subtree[2 * x + 1];
+  for (int side = 0; side < 2; side++) {
+    int32_t clo = side ? mid + 1 : lo, chi = side ? hi : mid;
+    if (b < clo || chi < a) continue;
+    int32_t c = child_of(o, x, side);
+    if (!c && delta < 0) continue; /* nothing was stored there */
+    if (!c && !(c = new_child(o, x, side))) return false;
+    if (!tree_update(o, c, clo, chi, a, b, r, delta)) return false;
+  }
+  o->subtree[x] = o->lists[x].len + subtree_of(o, child_of(o, x, 0)) +
+                  subtree_of(o, child_of(o, x, 1)); /* (lists may have moved) */
   return true;
 }
 
@@ -135,8 +198,8 @@ bool mb_occupancy_place(mb_occupancy *o, int32_t id, int32_t start, int32_t end,
       offset < 0 || o->rects[id].placed)
     return false;
   const entry r = {id, start, offset, offset + size};
-  if (!tree_update(o, 1, 0, o->leaves - 1, start, end, &r, +1)) {
-    tree_update(o, 1, 0, o->leaves - 1, start, end, &r, -1); /* drop the partial insertion */
+  if (!tree_update(o, 0, 0, o->leaves - 1, start, end, &r, +1)) {
+    tree_update(o, 0, 0, o->leaves - 1, start, end, &r, -1); /* drop the partial insertion */
     return false;
   }
   o->rects[id] = (rect){start, end, offset, size, true};
@@ -147,7 +210,7 @@ bool mb_occupancy_place(mb_occupancy *o, int32_t id, int32_t start, int32_t end,
 bool mb_occupancy_remove(mb_occupancy *o, int32_t id) {
   if (id < 0 || id >= o->max_id || !o->rects[id].placed) return false;
   const entry r = {id, o->rects[id].start, 0, 0};
-  tree_update(o, 1, 0, o->leaves - 1, o->rects[id].start, o->rects[id].end, &r, -1);
+  tree_update(o, 0, 0, o->leaves - 1, o->rects[id].start, o->rects[id].end, &r, -1);
   o->rects[id].placed = false;
   o->count--;
   return true;
@@ -164,10 +227,11 @@ int32_t mb_occupancy_count(const mb_occupancy *o) { return o->count; }
 /* Appends every rectangle live at some time in [s, e] to ids[] and its address range to
  * scratch[], each once: a rectangle [a, b] is stored at disjoint canonical nodes, and is
  * reported only at the node containing max(a, s), its first time inside the query. Nodes that
- * store it lie inside [a, b], so a <= lo and the test is lo <= max(a, s) <= hi. */
+ * store it lie inside [a, b], so a <= lo and the test is lo <= max(a, s) <= hi. Node x (time
+ * range [lo, hi]) exists and meets [s, e]. */
 static void collect_rec(const mb_occupancy *o, int32_t x, int32_t lo, int32_t hi, int32_t s,
                         int32_t e, int32_t *k) {
-  if (o->subtree[x] == 0 || e < lo || hi < s) return;
+  if (o->subtree[x] == 0) return;
   const node_list *l = &o->lists[x];
   for (int32_t i = 0; i < l->len; i++) {
     const entry *r = &l->e[i];
@@ -180,8 +244,9 @@ static void collect_rec(const mb_occupancy *o, int32_t x, int32_t lo, int32_t hi
   }
   if (lo == hi) return;
   int32_t mid = lo + (hi - lo) / 2;
-  collect_rec(o, 2 * x, lo, mid, s, e, k);
-  collect_rec(o, 2 * x + 1, mid + 1, hi, s, e, k);
+  int32_t c0 = child_of(o, x, 0), c1 = child_of(o, x, 1);
+  if (c0 && s <= mid) collect_rec(o, c0, lo, mid, s, e, k);
+  if (c1 && mid < e) collect_rec(o, c1, mid + 1, hi, s, e, k);
 }
 
 /* (Writes through the pointer members only: see the thread note at the top.) */
@@ -190,7 +255,7 @@ static int32_t collect(const mb_occupancy *o, int32_t s, int32_t e) {
   if (e > o->leaves - 1) e = o->leaves - 1;
   if (s > e) return 0;
   int32_t k = 0;
-  collect_rec(o, 1, 0, o->leaves - 1, s, e, &k);
+  collect_rec(o, 0, 0, o->leaves - 1, s, e, &k);
   return k;
 }
 

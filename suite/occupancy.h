@@ -3,7 +3,12 @@
  * (lowest feasible offset), the packer and the mallocGame (candidate offsets).
  *
  * A "gap" over a time range [start, end] is a maximal free address range [offset, offset+size)
- * below capacity that no placed buffer live at some time in [start, end] occupies. */
+ * below capacity that no placed buffer live at some time in [start, end] occupies.
+ *
+ * Cost: memory O(max_id + n log T) and O(log T + k) to O(k log T) per query (n placed, T the
+ * schedule length, k found), never O(T): a schedule of 2^31 - 1 steps with a few buffers costs
+ * a few kilobytes. Results (gaps, fits, and the order of the ids mb_occupancy_conflicts
+ * reports) depend only on the sequence of calls, not on how the memory is laid out. */
 #ifndef MB_OCCUPANCY_H
 #define MB_OCCUPANCY_H
 
@@ -17,7 +22,8 @@ typedef struct mb_gap {
   int64_t size;
 } mb_gap;
 
-/* ids are buffer indices in [0, max_id). NULL on allocation failure. */
+/* ids are buffer indices in [0, max_id); times in [0, schedule_length). NULL on allocation
+ * failure. */
 mb_occupancy *mb_occupancy_new(int32_t schedule_length, int64_t capacity, int32_t max_id);
 void mb_occupancy_free(mb_occupancy *o);
 void mb_occupancy_clear(mb_occupancy *o);
@@ -42,7 +48,9 @@ bool mb_occupancy_best_fit(const mb_occupancy *o, int32_t start, int32_t end, in
 bool mb_occupancy_lowest_fit(const mb_occupancy *o, int32_t start, int32_t end, int64_t size,
                              int64_t alignment, int64_t *offset);
 /* Ids of placed buffers live at some time in [start, end] whose address range intersects
- * [offset, offset + size); returns the count (may exceed max). */
+ * [offset, offset + size); returns the count (may exceed max). The order is deterministic (a
+ * function of the calls made so far) but otherwise unspecified; callers that walk it depend on
+ * it staying the same from version to version. */
 int32_t mb_occupancy_conflicts(const mb_occupancy *o, int32_t start, int32_t end, int64_t offset,
                                int64_t size, int32_t *out, int32_t max);
 

@@ -1,7 +1,8 @@
 /* The validator: per-buffer checks, then a sweep over time with an ordered set of the address
  * intervals of the live fast buffers. The live intervals are pairwise disjoint (we stop at the
  * first collision), so a new interval can only collide with its neighbours in address order.
- * O(n log n): one sort by offset, counting sorts by time, and O(log_64 n) per set operation. */
+ * O(n log n): one sort by offset, sorts by time (counting sorts when the schedule is short), and
+ * O(log_64 n) per set operation; memory O(n) whatever the schedule length. */
 #include "validator.h"
 
 #include <stdlib.h>
@@ -91,19 +92,37 @@ static int cmp_offset(const void *a, const void *b) {
   return (x->buffer > y->buffer) - (x->buffer < y->buffer);
 }
 
-/* Fast buffers in order of `key` (start or end + 1), ties by index: a counting sort over the
- * schedule, O(n + T). */
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static int32_t time_key(const mb_workload *w, int32_t i, bool by_end) {
+  return by_end ? w->buffers[i].end + 1 : w->buffers[i].start;
+}
+
+/* Fast buffers in order of `key` (start or end + 1), ties by index, into out. With `count`
+ * (schedule_length + 2 entries) a counting sort over the schedule, O(n + T); else, with `keys`
+ * (one per fast buffer), a sort of (key << 32 | index), O(n log n): the same order, in memory
+ * that does not grow with the schedule. */
 static void order_by_time(const mb_workload *w, const mb_assignment *a, bool by_end, int32_t *count,
-                          int32_t *out) {
-  int32_t T = w->schedule_length + 1;
-  memset(count, 0, ((size_t)T + 1) * sizeof *count);
+                          uint64_t *keys, int32_t *out) {
+  if (count) {
+    int32_t T = w->schedule_length + 1;
+    memset(count, 0, ((size_t)T + 1) * sizeof *count);
+    for (int32_t i = 0; i < w->n_buffers; i++)
+      if (a->offset[i] != MB_SLOW) count[time_key(w, i, by_end) + 1]++;
+    for (int32_t t = 0; t < T; t++) count[t + 1] += count[t];
+    for (int32_t i = 0; i < w->n_buffers; i++)
+      if (a->offset[i] != MB_SLOW) out[count[time_key(w, i, by_end)]++] = i;
+    return;
+  }
+  size_t n = 0;
   for (int32_t i = 0; i < w->n_buffers; i++)
     if (a->offset[i] != MB_SLOW)
-      count[(by_end ? w->buffers[i].end + 1 : w->buffers[i].start) + 1]++;
-  for (int32_t t = 0; t < T; t++) count[t + 1] += count[t];
-  for (int32_t i = 0; i < w->n_buffers; i++)
-    if (a->offset[i] != MB_SLOW)
-      out[count[by_end ? w->buffers[i].end + 1 : w->buffers[i].start]++] = i;
+      keys[n++] = (uint64_t)(uint32_t)time_key(w, i, by_end) << 32 | (uint32_t)i;
+  qsort(keys, n, sizeof *keys, cmp_u64);
+  for (size_t k = 0; k < n; k++) out[k] = (int32_t)(keys[k] & 0xffffffffu);
 }
 
 static bool collision(const mb_workload *w, const mb_assignment *a, int32_t x, int32_t y,
@@ -167,20 +186,24 @@ bool mb_validate_blame(const mb_workload *w, const mb_hardware *hw, const mb_ass
    * and one that starts at t may share addresses. */
   int32_t *ins = malloc((size_t)n_fast * sizeof *ins);
   int32_t *rem = malloc((size_t)n_fast * sizeof *rem);
-  int32_t *count = malloc(((size_t)w->schedule_length + 2) * sizeof *count);
+  /* A counting sort by time while the schedule has at most 4 steps per fast buffer (it is
+   * faster there), a comparison sort beyond (memory and time would follow the schedule). */
+  bool dense = (int64_t)w->schedule_length + 2 <= 4 * (int64_t)n_fast;
+  int32_t *count = dense ? malloc(((size_t)w->schedule_length + 2) * sizeof *count) : NULL;
+  uint64_t *keys = dense ? NULL : malloc((size_t)n_fast * sizeof *keys);
   int32_t *rank = malloc((size_t)w->n_buffers * sizeof *rank);
   by_offset *sorted = malloc((size_t)n_fast * sizeof *sorted);
   rank_set set;
   memset(&set, 0, sizeof set); /* freed below even when an earlier allocation failed */
-  bool ok = ins && rem && count && rank && sorted && rank_set_init(&set, n_fast);
+  bool ok = ins && rem && (count || keys) && rank && sorted && rank_set_init(&set, n_fast);
   if (!ok) mb_fail(err, "validator: out of memory for %d fast buffers", n_fast);
   if (ok) {
     for (int32_t i = 0, k = 0; i < w->n_buffers; i++)
       if (a->offset[i] != MB_SLOW) sorted[k++] = (by_offset){a->offset[i], i};
     qsort(sorted, (size_t)n_fast, sizeof *sorted, cmp_offset);
     for (int32_t r = 0; r < n_fast; r++) rank[sorted[r].buffer] = r;
-    order_by_time(w, a, false, count, ins);
-    order_by_time(w, a, true, count, rem);
+    order_by_time(w, a, false, count, keys, ins);
+    order_by_time(w, a, true, count, keys, rem);
   }
   for (int32_t i = 0, r = 0; ok && i < n_fast; i++) {
     int32_t b = ins[i], now = w->buffers[b].start;
@@ -198,6 +221,7 @@ bool mb_validate_blame(const mb_workload *w, const mb_hardware *hw, const mb_ass
   free(ins);
   free(rem);
   free(count);
+  free(keys);
   free(rank);
   free(sorted);
   rank_set_free(&set);
@@ -207,24 +231,15 @@ bool mb_validate_blame(const mb_workload *w, const mb_hardware *hw, const mb_ass
 void mb_assignment_usage(const mb_workload *w, const mb_assignment *a, int64_t *peak_fast_bytes,
                          int64_t *max_address) {
   int64_t peak = 0, top = 0;
-  int64_t *delta = calloc((size_t)w->schedule_length + 1, sizeof *delta);
-  for (int32_t i = 0; i < w->n_buffers && i < a->n_buffers; i++) {
-    if (a->offset[i] < 0) continue;
-    const mb_buffer *b = &w->buffers[i];
-    if (a->offset[i] + b->size > top) top = a->offset[i] + b->size;
-    if (delta) {
-      delta[b->start] += b->size;
-      delta[b->end + 1] -= b->size;
-    }
+  bool *fast = malloc((size_t)w->n_buffers * sizeof *fast + 1);
+  for (int32_t i = 0; i < w->n_buffers; i++) {
+    bool in = i < a->n_buffers && a->offset[i] >= 0;
+    if (fast) fast[i] = in;
+    if (in && a->offset[i] + w->buffers[i].size > top) top = a->offset[i] + w->buffers[i].size;
   }
-  int64_t live = 0;
-  for (int32_t t = 0; delta && t < w->schedule_length; t++) {
-    live += delta[t];
-    if (live > peak) peak = live;
-  }
-  bool counted = delta != NULL;
-  free(delta);
-  /* -1: no memory for the per-time counts (the figure is then unknown, not zero) */
+  bool counted = fast && mb_workload_peak_live(w, fast, &peak, NULL);
+  free(fast);
+  /* -1: no memory for the sweep (the figure is then unknown, not zero) */
   if (peak_fast_bytes) *peak_fast_bytes = counted ? peak : -1;
   if (max_address) *max_address = top;
 }

@@ -389,30 +389,88 @@ mb_workload *mb_builder_finish(mb_workload_builder *b, mb_error *err) {
 
 /* ---- queries ---- */
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Peak by a per-step array of deltas: O(n + T) time, (T + 1) x 8 bytes. */
+static bool peak_dense(const mb_workload *w, const bool *include, int64_t *peak, int32_t *time) {
+  int64_t *delta = calloc((size_t)w->schedule_length + 1, sizeof *delta);
+  if (!delta) return false;
+  for (int32_t i = 0; i < w->n_buffers; i++) {
+    const mb_buffer *b = &w->buffers[i];
+    if (include && !include[i]) continue;
+    delta[b->start] += b->size;
+    delta[b->end + 1] -= b->size;
+  }
+  int64_t live = 0;
+  for (int32_t t = 0; t < w->schedule_length; t++) {
+    live += delta[t];
+    if (live > *peak) {
+      *peak = live;
+      *time = t;
+    }
+  }
+  free(delta);
+  return true;
+}
+
+/* Peak by sorting the start and end + 1 events: O(n log n) time, 16 bytes per buffer. Each
+ * event is (time << 32 | buffer << 1 | is_end); the live bytes are read after the last event
+ * of each time, as the per-step sweep reads them after applying that step's deltas. */
+static bool peak_events(const mb_workload *w, const bool *include, int64_t *peak, int32_t *time) {
+  uint64_t *ev = malloc((2 * (size_t)w->n_buffers + 1) * sizeof *ev);
+  if (!ev) return false;
+  size_t n = 0;
+  for (int32_t i = 0; i < w->n_buffers; i++) {
+    const mb_buffer *b = &w->buffers[i];
+    if (include && !include[i]) continue;
+    ev[n++] = (uint64_t)(uint32_t)b->start << 32 | (uint64_t)i << 1;
+    ev[n++] = (uint64_t)((uint32_t)b->end + 1) << 32 | (uint64_t)i << 1 | 1;
+  }
+  qsort(ev, n, sizeof *ev, cmp_u64);
+  int64_t live = 0;
+  for (size_t k = 0; k < n; k++) {
+    const mb_buffer *b = &w->buffers[(ev[k] & 0xffffffffu) >> 1];
+    live += ev[k] & 1 ? -b->size : b->size;
+    uint32_t t = (uint32_t)(ev[k] >> 32);
+    if ((k + 1 == n || (uint32_t)(ev[k + 1] >> 32) != t) && live > *peak &&
+        t < (uint32_t)w->schedule_length) {
+      *peak = live;
+      *time = (int32_t)t;
+    }
+  }
+  free(ev);
+  return true;
+}
+
+bool mb_workload_peak_live(const mb_workload *w, const bool *include, int64_t *peak_bytes,
+                           int32_t *peak_time) {
+  int64_t peak = 0;
+  int32_t time = 0;
+  /* The per-step array is faster while the schedule has at most 4 steps per buffer (then at
+   * most twice the events' 16 bytes per buffer); beyond, it would follow the schedule. */
+  bool dense = (int64_t)w->schedule_length <= 4 * (int64_t)w->n_buffers;
+  bool ok = dense ? peak_dense(w, include, &peak, &time) : peak_events(w, include, &peak, &time);
+  if (!ok) return false;
+  if (peak_bytes) *peak_bytes = peak;
+  if (peak_time) *peak_time = time;
+  return true;
+}
+
 void mb_workload_stats_compute(const mb_workload *w, mb_workload_stats *out) {
   memset(out, 0, sizeof *out);
   out->n_ops = w->n_ops;
   out->n_buffers = w->n_buffers;
-  int64_t *delta = calloc((size_t)w->schedule_length + 1, sizeof *delta);
   for (int32_t i = 0; i < w->n_buffers; i++) {
     const mb_buffer *b = &w->buffers[i];
     out->n_pinned += b->pinned;
     out->total_bytes += b->size;
     if (b->size > out->largest_buffer) out->largest_buffer = b->size;
-    if (delta) {
-      delta[b->start] += b->size;
-      delta[b->end + 1] -= b->size;
-    }
   }
-  int64_t live = 0;
-  for (int32_t t = 0; delta && t < w->schedule_length; t++) {
-    live += delta[t];
-    if (live > out->peak_live_bytes) {
-      out->peak_live_bytes = live;
-      out->peak_time = t;
-    }
-  }
-  free(delta);
+  if (!mb_workload_peak_live(w, NULL, &out->peak_live_bytes, &out->peak_time))
+    out->peak_live_bytes = -1; /* unknown (out of memory), not zero */
   for (int32_t o = 0; o < w->n_ops; o++) out->total_flops += w->ops[o].flops;
 }
 

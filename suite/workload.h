@@ -74,7 +74,8 @@ typedef struct mb_workload_stats {
   int32_t n_buffers;
   int32_t n_pinned;
   int64_t total_bytes;     /* sum of buffer sizes */
-  int64_t peak_live_bytes; /* max over time of the bytes of live buffers */
+  int64_t peak_live_bytes; /* max over time of the bytes of live buffers; -1 when unknown
+                              (out of memory: O(n) bytes, whatever the schedule length) */
   int32_t peak_time;       /* first time at which peak_live_bytes is reached */
   int64_t largest_buffer;
   double total_flops;
@@ -84,6 +85,13 @@ void mb_workload_free(mb_workload *w);
 /* Deep copy; NULL on allocation failure. */
 mb_workload *mb_workload_clone(const mb_workload *w);
 void mb_workload_stats_compute(const mb_workload *w, mb_workload_stats *out);
+/* Max over time of the bytes of the live buffers, counting buffer i only when include is NULL
+ * or include[i] (0 when none counts), and the first time it is reached (0 when none). Memory
+ * O(n) and time O(n log n) whatever the schedule length (a per-step array when the schedule
+ * has at most 4 steps per buffer: O(n + T), the same figures). False on allocation failure
+ * (the outputs are then left alone). */
+bool mb_workload_peak_live(const mb_workload *w, const bool *include, int64_t *peak_bytes,
+                           int32_t *peak_time);
 /* Index of the buffer or op with that name, or -1. O(n) scan: for tools, not hot paths. */
 int32_t mb_workload_find_buffer(const mb_workload *w, const char *name);
 int32_t mb_workload_find_op(const mb_workload *w, const char *name);

@@ -24,6 +24,7 @@
 #include "cost.h"
 #include "game.h"
 #include "hardware.h"
+#include "long_schedule.h"
 #include "occupancy.h"
 #include "paths.h"
 #include "random_workload.h"
@@ -1197,6 +1198,75 @@ static void test_real_data(void **state) {
   assert_true(decisions > 0);
 }
 
+/* Random op-less workloads, and the same spread over ~2^31 steps (under an address-space
+ * limit): the same decisions offer the same candidates (and masks), the same actions earn the
+ * same shaped rewards, and episodes end with the same time and assignment. The observations
+ * differ only where they are fractions of the schedule; they stay in [0, 1]. */
+static void test_spread_schedule(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 31);
+  struct rlimit saved;
+  bool limited = mb_test_memory_limit(512u << 20, &saved);
+  mb_game_config c;
+  mb_game_config_default(&c);
+  c.demand_bins = 8;
+  c.shaping = 0.5;
+  int32_t obs_n = mb_game_observation_size(&c);
+  float *obs = malloc(sizeof *obs * (size_t)obs_n);
+  uint8_t *m1 = malloc((size_t)c.n_actions), *m2 = malloc((size_t)c.n_actions);
+  int decisions = 0;
+  for (int iter = 0; iter < 40; iter++) {
+    int32_t n = (int32_t)mb_rng_range(&rng, 1, 60);
+    int32_t T = (int32_t)mb_rng_range(&rng, 1, iter % 2 ? 3 * n : 300);
+    mb_workload *w = mb_test_random_opless(&rng, n, T);
+    mb_workload *sw = mb_test_spread_workload(w);
+    assert_non_null(w);
+    assert_non_null(sw);
+    mb_workload_stats ws;
+    mb_workload_stats_compute(w, &ws);
+    mb_hardware hw = mb_test_hardware(ws.peak_live_bytes / 3 + 512, 512);
+    mb_error err;
+    mb_game *g1 = mb_game_new(w, &hw, &c, &err), *g2 = mb_game_new(sw, &hw, &c, &err);
+    assert_non_null(g1);
+    assert_non_null(g2);
+    while (!mb_game_done(g1)) {
+      assert_false(mb_game_done(g2));
+      assert_int_equal(mb_game_current_buffer(g1), mb_game_current_buffer(g2));
+      assert_int_equal(mb_game_legal_mask(g1, m1), mb_game_legal_mask(g2, m2));
+      assert_memory_equal(m1, m2, (size_t)c.n_actions);
+      for (int32_t a = 0; a < c.n_actions; a++)
+        assert_int_equal(mb_game_candidate_offset(g1, a), mb_game_candidate_offset(g2, a));
+      mb_game_observe(g2, obs);
+      for (int32_t i = 0; i < obs_n; i++) assert_true(obs[i] >= 0 && obs[i] <= 1);
+      int32_t a = random_legal(g1, &rng, m1);
+      double r1 = 0, r2 = 0;
+      assert_true(mb_game_step(g1, a, &r1, &err));
+      assert_true(mb_game_step(g2, a, &r2, &err));
+      assert_true(r1 == r2);
+      decisions++;
+    }
+    assert_true(mb_game_done(g2));
+    assert_int_equal(mb_game_time(g1), mb_game_time(g2));
+    mb_assignment *a1 = mb_assignment_new(n), *a2 = mb_assignment_new(n);
+    assert_true(mb_game_assignment(g1, a1, &err));
+    assert_true(mb_game_assignment(g2, a2, &err));
+    assert_memory_equal(a1->offset, a2->offset, sizeof *a1->offset * (size_t)n);
+    assert_true(mb_validate(sw, &hw, a2, &err));
+    mb_assignment_free(a1);
+    mb_assignment_free(a2);
+    mb_game_free(g1);
+    mb_game_free(g2);
+    mb_workload_free(w);
+    mb_workload_free(sw);
+  }
+  assert_true(decisions > 100);
+  free(obs);
+  free(m1);
+  free(m2);
+  mb_test_memory_unlimit(limited, &saved);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_config),           cmocka_unit_test(test_next_buffers),
@@ -1205,7 +1275,7 @@ int main(void) {
       cmocka_unit_test(test_random_workloads), cmocka_unit_test(test_snapshot_restore),
       cmocka_unit_test(test_determinism),      cmocka_unit_test(test_degenerate),
       cmocka_unit_test(test_samples),          cmocka_unit_test(test_real_data),
-      cmocka_unit_test(test_shaping),
+      cmocka_unit_test(test_shaping),          cmocka_unit_test(test_spread_schedule),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 
 #include "bound.h"
 #include "cost.h"
+#include "long_schedule.h"
 #include "random_workload.h"
 #include "solver.h"
 #include "support.h"
@@ -249,6 +250,59 @@ static void test_repacks_do_not_depend_on_the_clock(void **state) {
 
 /* Sample workloads and real HLO modules: at the profile's capacity and at a quarter of the
  * peak live bytes (where choices matter). */
+/* Random op-less workloads crowding their fast memory, and the same spread over ~2^31 steps
+ * (under an address-space limit): the greedy (construction, and the whole solver with its
+ * evictions and repacks) makes the same moves and ends with the same assignment. */
+static void test_spread_schedule(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 23);
+  struct rlimit saved;
+  bool limited = mb_test_memory_limit(512u << 20, &saved);
+  int64_t swaps_or_repacks = 0;
+  for (int iter = 0; iter < 30; iter++) {
+    int32_t n = (int32_t)mb_rng_range(&rng, 2, 60);
+    int32_t T = (int32_t)mb_rng_range(&rng, 2, iter % 2 ? 3 * n : 400);
+    mb_workload *w = mb_test_random_opless(&rng, n, T);
+    mb_workload *sw = mb_test_spread_workload(w);
+    assert_non_null(w);
+    assert_non_null(sw);
+    mb_workload_stats ws;
+    mb_workload_stats_compute(w, &ws);
+    int64_t cap = (ws.peak_live_bytes / 3 + 511) / 512 * 512;
+    mb_hardware hw = mb_test_hardware(cap > 512 ? cap : 512, 512);
+    mb_solver_stats s1, s2;
+    memset(&s1, 0, sizeof s1);
+    memset(&s2, 0, sizeof s2);
+    mb_assignment *a = run("greedy", w, &hw, (uint64_t)iter, 30, &s1);
+    mb_assignment *b = run("greedy", sw, &hw, (uint64_t)iter, 30, &s2);
+    assert_false(s1.budget_hit || s2.budget_hit);
+    assert_int_equal(s1.iterations, s2.iterations);
+    assert_memory_equal(a->offset, b->offset, sizeof *a->offset * (size_t)n);
+    const char *r1 = strstr(s1.note, "local search"), *r2 = strstr(s2.note, "local search");
+    assert_non_null(r1);
+    assert_non_null(r2);
+    assert_string_equal(r1, r2); /* the same fills, swaps, repacks and moves */
+    long long fills = 0, swaps = 0, repacks = 0;
+    assert_int_equal(
+        sscanf(r1, "local search: %lld fills, %lld swaps, %lld repacks", &fills, &swaps, &repacks),
+        3);
+    swaps_or_repacks += swaps + repacks;
+    mb_error err;
+    assert_true(mb_greedy_construct(w, &hw, a, &err));
+    assert_true(mb_greedy_construct(sw, &hw, b, &err));
+    assert_memory_equal(a->offset, b->offset, sizeof *a->offset * (size_t)n);
+    mb_solver_stats_free(&s1);
+    mb_solver_stats_free(&s2);
+    mb_assignment_free(a);
+    mb_assignment_free(b);
+    mb_workload_free(w);
+    mb_workload_free(sw);
+  }
+  assert_true(swaps_or_repacks > 0); /* the local search's moves were exercised */
+  mb_test_memory_unlimit(limited, &saved);
+}
+
 static void check_real(const char *path, int *checked) {
   mb_error err;
   mb_workload *w = mb_workload_load_any(path, &err);
@@ -310,6 +364,7 @@ int main(void) {
       cmocka_unit_test(test_random_workloads),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_repacks_do_not_depend_on_the_clock),
+      cmocka_unit_test(test_spread_schedule),
       cmocka_unit_test(test_samples_and_hlo),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

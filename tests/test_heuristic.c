@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "long_schedule.h"
 #include "random_workload.h"
 #include "solver.h"
 #include "support.h"
@@ -166,11 +167,59 @@ static void test_random_valid(void **state) {
   }
 }
 
+/* Random op-less workloads crowding their fast memory, and the same spread over ~2^31 steps
+ * (under an address-space limit): the same order and the same assignment, valid. And the
+ * hand-traced example spread out gives the hand-traced offsets. */
+static void test_spread_schedule(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 29);
+  struct rlimit saved;
+  bool limited = mb_test_memory_limit(256u << 20, &saved);
+  mb_solver_options opt;
+  mb_solver_options_default(&opt);
+  mb_error err;
+  for (int iter = 0; iter < 200; iter++) {
+    int32_t n = (int32_t)mb_rng_range(&rng, 1, 80);
+    int32_t T = (int32_t)mb_rng_range(&rng, 1, iter % 2 ? 3 * n : 500);
+    mb_workload *w = mb_test_random_opless(&rng, n, T);
+    mb_workload *sw = mb_test_spread_workload(w);
+    assert_non_null(w);
+    assert_non_null(sw);
+    mb_workload_stats ws;
+    mb_workload_stats_compute(w, &ws);
+    int64_t cap = (int64_t)((double)ws.peak_live_bytes * mb_rng_uniform(&rng)) + 1;
+    mb_hardware hw = mb_test_hardware(cap, (int64_t)1 << mb_rng_below(&rng, 10));
+    mb_assignment *a = mb_assignment_new(n), *b = mb_assignment_new(n);
+    if (!mb_solve_heuristic(w, &hw, &opt, &rng, a, NULL, &err)) fail_msg("%s", err.message);
+    if (!mb_solve_heuristic(sw, &hw, &opt, &rng, b, NULL, &err)) fail_msg("%s", err.message);
+    assert_memory_equal(a->offset, b->offset, sizeof *a->offset * (size_t)n);
+    if (!mb_validate(sw, &hw, b, &err)) fail_msg("iter %d: %s", iter, err.message);
+    mb_assignment_free(a);
+    mb_assignment_free(b);
+    mb_workload_free(w);
+    mb_workload_free(sw);
+  }
+  mb_workload *w = traced_workload();
+  mb_workload *sw = mb_test_spread_workload(w);
+  assert_non_null(sw);
+  mb_hardware hw = mb_test_hardware(100, 1);
+  mb_assignment *a = mb_assignment_new(sw->n_buffers);
+  if (!mb_solve_heuristic(sw, &hw, &opt, &rng, a, NULL, &err)) fail_msg("%s", err.message);
+  const int64_t want[] = {0, 40, 60, 90, 40, MB_SLOW, MB_SLOW, MB_SLOW, MB_SLOW};
+  assert_memory_equal(a->offset, want, sizeof want);
+  mb_assignment_free(a);
+  mb_workload_free(w);
+  mb_workload_free(sw);
+  mb_test_memory_unlimit(limited, &saved);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hand_traced),
       cmocka_unit_test(test_alignment),
       cmocka_unit_test(test_random_valid),
+      cmocka_unit_test(test_spread_schedule),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

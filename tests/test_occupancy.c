@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "long_schedule.h"
 #include "occupancy.h"
 #include "rng.h"
 
@@ -119,14 +120,26 @@ static void test_hand_made(void **state) {
   mb_occupancy_free(o);
 }
 
+/* A time of grid step g (of a schedule of T grid steps): g itself, or on a long schedule
+ * (spread) a time inside g's block of MB_TEST_SPREAD_K steps: its first, its last or any. */
+static int32_t grid_time(mb_rng *rng, bool spread, int32_t g, int which) {
+  if (!spread) return g;
+  if (which == 0) return mb_test_spread_start(g);
+  if (which == 1) return mb_test_spread_end(g);
+  return mb_test_spread_start(g) + (int32_t)mb_rng_below(rng, MB_TEST_SPREAD_K);
+}
+
 /* Random placements (into gaps, as callers do) and removals; every query checked against the
- * brute-force model. */
-static void test_random_against_brute_force(void **state) {
-  (void)state;
+ * brute-force model. With `spread` the schedule is near 2^31 steps (each of up to 40 grid
+ * steps a block of 2^21), under an address-space limit: nothing may cost memory per step. */
+static void random_rounds(uint64_t seed, bool spread) {
   mb_rng rng;
-  mb_rng_seed(&rng, 42);
+  mb_rng_seed(&rng, seed);
+  struct rlimit saved;
+  bool limited = spread && mb_test_memory_limit(256u << 20, &saved);
   for (int round = 0; round < 20; round++) {
-    const int32_t T = (int32_t)mb_rng_range(&rng, 1, 40);
+    const int32_t TG = (int32_t)mb_rng_range(&rng, 1, 40);
+    const int32_t T = spread ? mb_test_spread_start(TG) : TG;
     const int32_t N = (int32_t)mb_rng_range(&rng, 1, 60);
     const int64_t cap = mb_rng_range(&rng, 16, 1000);
     mb_occupancy *o = mb_occupancy_new(T, cap, N);
@@ -137,8 +150,10 @@ static void test_random_against_brute_force(void **state) {
     int32_t *ids = malloc(sizeof *ids * (size_t)N);
     for (int step = 0; step < 400; step++) {
       int32_t id = (int32_t)mb_rng_below(&rng, (uint64_t)N);
-      int32_t s = (int32_t)mb_rng_below(&rng, (uint64_t)T);
-      int32_t e = s + (int32_t)mb_rng_below(&rng, (uint64_t)(T - s));
+      int32_t gs = (int32_t)mb_rng_below(&rng, (uint64_t)TG);
+      int32_t ge = gs + (int32_t)mb_rng_below(&rng, (uint64_t)(TG - gs));
+      /* buffers span whole blocks, as a spread workload's do */
+      int32_t s = grid_time(&rng, spread, gs, 0), e = grid_time(&rng, spread, ge, 1);
       if (rs[id].placed && mb_rng_below(&rng, 3) == 0) {
         assert_true(mb_occupancy_remove(o, id));
         rs[id].placed = false;
@@ -168,9 +183,16 @@ static void test_random_against_brute_force(void **state) {
         assert_true(mb_occupancy_place(o, id, s, e, off, size));
         rs[id] = (rect){true, s, e, off, size};
       }
-      /* A random query of every kind. */
-      int32_t qs = (int32_t)mb_rng_below(&rng, (uint64_t)T);
-      int32_t qe = qs + (int32_t)mb_rng_below(&rng, (uint64_t)(T - qs));
+      /* A random query of every kind (on a long schedule, from and to any time of a block). */
+      int32_t gq = (int32_t)mb_rng_below(&rng, (uint64_t)TG);
+      int32_t ge2 = gq + (int32_t)mb_rng_below(&rng, (uint64_t)(TG - gq));
+      int32_t qs = grid_time(&rng, spread, gq, (int)mb_rng_below(&rng, 3));
+      int32_t qe = grid_time(&rng, spread, ge2, (int)mb_rng_below(&rng, 3));
+      if (qe < qs) {
+        int32_t t = qs;
+        qs = qe;
+        qe = t;
+      }
       int32_t n1 = mb_occupancy_gaps(o, qs, qe, g1, 2 * N + 2);
       int32_t n2 = brute_gaps(rs, N, cap, qs, qe, g2);
       assert_int_equal(n1, n2);
@@ -197,6 +219,61 @@ static void test_random_against_brute_force(void **state) {
     free(ids);
     mb_occupancy_free(o);
   }
+  mb_test_memory_unlimit(limited, &saved);
+}
+
+static void test_random_against_brute_force(void **state) {
+  (void)state;
+  random_rounds(42, false);
+}
+
+/* The same on schedules of up to 2^31 - 2 steps (a dense tree over them would need ~100 GB). */
+static void test_long_schedule_against_brute_force(void **state) {
+  (void)state;
+  random_rounds(43, true);
+}
+
+/* Placements and queries on a schedule of 2^31 - 2 steps give what they give on the same
+ * buffers with their times compressed by hand (and the occupancy stays small: it runs under an
+ * address-space limit of 64 MiB above the current size). */
+static void test_long_schedule_hand_made(void **state) {
+  (void)state;
+  struct rlimit saved;
+  bool limited = mb_test_memory_limit(64u << 20, &saved);
+  const int32_t L = INT32_MAX - 1;
+  mb_occupancy *o = mb_occupancy_new(L, 100, 4);
+  assert_non_null(o);
+  /* as test_hand_made's a [0,4], b [3,9], c [6,9] with times 0, 3, 5, 6, 9 -> far apart */
+  const int32_t t0 = 0, t3 = 1000000, t5 = 700000000, t6 = 700000001, t9 = L - 1;
+  assert_true(mb_occupancy_place(o, 0, t0, t5 - 1, 0, 30));
+  assert_true(mb_occupancy_place(o, 1, t3, t9, 50, 10));
+  assert_true(mb_occupancy_place(o, 2, t6, t9, 0, 20));
+  assert_false(mb_occupancy_place(o, 3, 0, L, 90, 1)); /* end beyond the schedule */
+  mb_gap g[8];
+  assert_int_equal(mb_occupancy_gaps(o, t0, t3 - 1, g, 8), 1);
+  assert_int_equal(g[0].offset, 30);
+  assert_int_equal(mb_occupancy_gaps(o, t5 - 1, t6, g, 8), 2);
+  assert_int_equal(g[0].offset, 30);
+  assert_int_equal(g[0].size, 20);
+  assert_int_equal(g[1].offset, 60);
+  assert_int_equal(mb_occupancy_gaps(o, t9, t9, g, 8), 2);
+  assert_int_equal(g[0].offset, 20);
+  int64_t off = -1;
+  assert_true(mb_occupancy_best_fit(o, t5 - 1, t6, 15, 16, &off));
+  assert_int_equal(off, 32);
+  assert_true(mb_occupancy_lowest_fit(o, t5 - 1, t6, 19, 1, &off));
+  assert_int_equal(off, 30);
+  int32_t ids[4];
+  assert_int_equal(mb_occupancy_conflicts(o, t5 - 1, t5 - 1, 25, 30, ids, 4), 2);
+  assert_int_equal(mb_occupancy_conflicts(o, t5, t5, 25, 30, ids, 4), 1);
+  assert_int_equal(ids[0], 1);
+  assert_true(mb_occupancy_remove(o, 1));
+  assert_int_equal(mb_occupancy_gaps(o, t3, t5 - 1, g, 8), 1);
+  mb_occupancy_clear(o);
+  assert_true(mb_occupancy_place(o, 3, 0, L - 1, 0, 100));
+  assert_false(mb_occupancy_lowest_fit(o, L - 1, L - 1, 1, 1, &off));
+  mb_occupancy_free(o);
+  mb_test_memory_unlimit(limited, &saved);
 }
 
 /* Many placed buffers, short queries: results stay right when the tree is deep. */
@@ -225,6 +302,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hand_made),
       cmocka_unit_test(test_random_against_brute_force),
+      cmocka_unit_test(test_long_schedule_against_brute_force),
+      cmocka_unit_test(test_long_schedule_hand_made),
       cmocka_unit_test(test_many_buffers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "csv_import.h"
+#include "long_schedule.h"
 #include "packer.h"
 #include "rng.h"
 #include "support.h"
@@ -198,6 +199,54 @@ static void test_minimalloc_challenging(void **state) {
   }
 }
 
+/* Random instances and the same spread over ~2^31 steps (under an address-space limit): the
+ * exact packer (with a node limit, so that runs repeat) and plain best fit give the same
+ * verdicts, nodes and offsets. */
+static void test_spread_schedule(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 78);
+  struct rlimit saved;
+  bool limited = mb_test_memory_limit(256u << 20, &saved);
+  int solved = 0;
+  for (int round = 0; round < 100; round++) {
+    int n = (int)mb_rng_range(&rng, 1, 30);
+    mb_pack_item it[30], sit[30];
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+      int32_t st = (int32_t)mb_rng_range(&rng, 0, 60);
+      it[i] =
+          (mb_pack_item){st, st + (int32_t)mb_rng_range(&rng, 0, 20), mb_rng_range(&rng, 1, 64)};
+      sit[i] = (mb_pack_item){mb_test_spread_start(it[i].start), mb_test_spread_end(it[i].end),
+                              it[i].size};
+      total += it[i].size;
+    }
+    int64_t cap = total / 3 + 1;
+    int64_t off[30], soff[30];
+    mb_pack_result r, sr;
+    mb_error err;
+    mb_pack_options o = {cap, 1, 0, 2000};
+    assert_true(mb_pack(it, n, &o, off, &r, &err));
+    assert_true(mb_pack(sit, n, &o, soff, &sr, &err));
+    assert_int_equal(r.status, sr.status);
+    assert_int_equal(r.nodes, sr.nodes);
+    if (r.status == MB_PACK_SOLVED) {
+      assert_memory_equal(off, soff, sizeof *off * (size_t)n);
+      assert_int_equal(r.height, sr.height);
+      solved++;
+    }
+    int32_t left, sleft;
+    int64_t h, sh;
+    assert_true(mb_pack_best_fit(it, n, cap, 1, off, &left, &h, &err));
+    assert_true(mb_pack_best_fit(sit, n, cap, 1, soff, &sleft, &sh, &err));
+    assert_int_equal(left, sleft);
+    assert_int_equal(h, sh);
+    assert_memory_equal(off, soff, sizeof *off * (size_t)n);
+  }
+  assert_true(solved > 10);
+  mb_test_memory_unlimit(limited, &saved);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_example_12),
@@ -205,6 +254,7 @@ int main(void) {
       cmocka_unit_test(test_random_against_brute_force),
       cmocka_unit_test(test_node_limit),
       cmocka_unit_test(test_minimalloc_challenging),
+      cmocka_unit_test(test_spread_schedule),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

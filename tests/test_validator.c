@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "long_schedule.h"
 #include "rng.h"
 #include "support.h"
 #include "validator.h"
@@ -235,6 +236,105 @@ static void test_agrees_with_brute_force(void **state) {
   assert_true(n_valid > 500 && n_overlap > 500 && n_other > 100);
 }
 
+/* The time at the end of a collision message ("... at time T"), or -1. */
+static int32_t message_time(const char *m) {
+  const char *p = strstr(m, " at time ");
+  return p ? (int32_t)atol(p + 9) : -1;
+}
+
+/* Random op-less workloads and assignments (valid, colliding, misaligned, beyond capacity),
+ * and the same spread over ~2^31 steps under an address-space limit: the same verdict, the
+ * same message but for the time (the spread image of the same step), the same buffers
+ * blamed, the same usage figures. */
+static void test_spread_agrees(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 17);
+  struct rlimit saved;
+  bool limited = mb_test_memory_limit(256u << 20, &saved);
+  int n_valid = 0, n_overlap = 0;
+  for (int iter = 0; iter < 1000; iter++) {
+    int32_t n = (int32_t)mb_rng_range(&rng, 1, 30);
+    int32_t T = (int32_t)mb_rng_range(&rng, 1, iter % 2 ? 2 * n : 200);
+    mb_workload *w = mb_test_random_opless(&rng, n, T);
+    mb_workload *sw = mb_test_spread_workload(w);
+    assert_non_null(w);
+    assert_non_null(sw);
+    mb_hardware hw = hw_with(512 * 128, 512);
+    mb_assignment *a = mb_assignment_new(n);
+    for (int32_t i = 0; i < n; i++) {
+      bool fast = !w->buffers[i].pinned && mb_rng_below(&rng, 3) != 0;
+      a->offset[i] = fast ? 512 * mb_rng_range(&rng, 0, 64) : MB_SLOW;
+      if (fast && mb_rng_below(&rng, 200) == 0) a->offset[i] += 1;
+    }
+    mb_error e1, e2;
+    mb_error_clear(&e1);
+    mb_error_clear(&e2);
+    int32_t b1[2], b2[2];
+    bool ok1 = mb_validate_blame(w, &hw, a, b1, &e1), ok2 = mb_validate_blame(sw, &hw, a, b2, &e2);
+    assert_int_equal(ok1, ok2);
+    assert_int_equal(b1[0], b2[0]);
+    assert_int_equal(b1[1], b2[1]);
+    if (!ok1) {
+      int32_t t1 = message_time(e1.message), t2 = message_time(e2.message);
+      assert_int_equal(t2, t1 < 0 ? -1 : mb_test_spread_start(t1));
+      const char *p = strstr(e1.message, " at time "); /* the rest is the same */
+      size_t k = p ? (size_t)(p - e1.message) : strlen(e1.message) + 1;
+      assert_int_equal(strncmp(e1.message, e2.message, k), 0);
+      n_overlap += t1 >= 0;
+    } else {
+      n_valid++;
+    }
+    int64_t p1, p2, top1, top2;
+    mb_assignment_usage(w, a, &p1, &top1);
+    mb_assignment_usage(sw, a, &p2, &top2);
+    assert_true(p1 >= 0);
+    assert_int_equal(p1, p2);
+    assert_int_equal(top1, top2);
+    mb_assignment_free(a);
+    mb_workload_free(w);
+    mb_workload_free(sw);
+  }
+  assert_true(n_valid > 50 && n_overlap > 200);
+  mb_test_memory_unlimit(limited, &saved);
+}
+
+/* README's big.csv (2^31 - 2 steps, 3 buffers) under an address-space limit of 64 MiB above
+ * the current size: a valid assignment passes, a collision is found at the right time, and
+ * the usage figures are right. */
+static void test_long_schedule(void **state) {
+  (void)state;
+  struct rlimit saved;
+  bool limited = mb_test_memory_limit(64u << 20, &saved);
+  mb_workload_builder *b = mb_builder_new("big", "test");
+  mb_builder_add_buffer(b, "0", 1024, 0, 2000000000, false);
+  mb_builder_add_buffer(b, "1", 2048, 5, 2000000001, false);
+  mb_builder_add_buffer(b, "2", 512, 100, 300, false);
+  for (int32_t i = 0; i < 3; i++) mb_builder_set_benefit(b, i, 1000);
+  mb_builder_set_schedule(b, INT32_MAX - 1, 10000);
+  mb_workload *w = mb_builder_finish(b, NULL);
+  assert_non_null(w);
+  mb_hardware hw = hw_with(4096, 512);
+  assert_true(valid(w, &hw, (int64_t[]){0, 1024, 3072}));
+  expect_invalid(w, &hw, (int64_t[]){0, 1024, 2048}, 1, 2,
+                 "buffer '1' [1024, 3072) and buffer '2' [2048, 2560) overlap in fast memory at "
+                 "time 100");
+  mb_assignment *a = mb_assignment_new(3);
+  a->offset[0] = 0;
+  a->offset[1] = 1024;
+  a->offset[2] = 3072;
+  int64_t peak = 0, top = 0;
+  mb_assignment_usage(w, a, &peak, &top);
+  assert_int_equal(peak, 3584);
+  assert_int_equal(top, 3584);
+  a->offset[1] = MB_SLOW;
+  mb_assignment_usage(w, a, &peak, &top);
+  assert_int_equal(peak, 1536);
+  mb_assignment_free(a);
+  mb_workload_free(w);
+  mb_test_memory_unlimit(limited, &saved);
+}
+
 /* Lane packing: each fast buffer gets the lowest lane free over its live range. */
 static mb_assignment *lane_packing(const mb_workload *w, int64_t lane_bytes, mb_rng *rng) {
   mb_assignment *a = mb_assignment_new(w->n_buffers);
@@ -316,6 +416,8 @@ int main(void) {
       cmocka_unit_test(test_usage),
       cmocka_unit_test(test_agrees_with_brute_force),
       cmocka_unit_test(test_random_packings_and_planted_overlaps),
+      cmocka_unit_test(test_spread_agrees),
+      cmocka_unit_test(test_long_schedule),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "long_schedule.h"
 #include "rng.h"
 #include "support.h"
 #include "workload.h"
@@ -61,6 +62,94 @@ static void test_peak_live_bytes(void **state) {
   assert_int_equal(st.peak_live_bytes, 100);
   assert_int_equal(st.peak_time, 1);
   mb_workload_free(w);
+}
+
+/* Peak live bytes by brute force (every time step of a short schedule), counting buffer i
+ * when include is NULL or include[i]. */
+static int64_t brute_peak(const mb_workload *w, const bool *include, int32_t *peak_time) {
+  int64_t peak = 0;
+  *peak_time = 0;
+  for (int32_t t = 0; t < w->schedule_length; t++) {
+    int64_t live = 0;
+    for (int32_t i = 0; i < w->n_buffers; i++)
+      if ((!include || include[i]) && w->buffers[i].start <= t && t <= w->buffers[i].end)
+        live += w->buffers[i].size;
+    if (live > peak) peak = live, *peak_time = t;
+  }
+  return peak;
+}
+
+/* An op-less workload of 2^31 - 2 steps (README's big.csv): the statistics are right and cost
+ * no memory per step (an address-space limit of 64 MiB above the current size). */
+static void test_long_schedule_stats(void **state) {
+  (void)state;
+  struct rlimit saved;
+  bool limited = mb_test_memory_limit(64u << 20, &saved);
+  mb_workload_builder *b = mb_builder_new("big", "test");
+  mb_builder_add_buffer(b, "0", 1024, 0, 2000000000, false);
+  mb_builder_add_buffer(b, "1", 2048, 5, 2000000001, false);
+  mb_builder_add_buffer(b, "2", 512, 100, 300, false);
+  for (int32_t i = 0; i < 3; i++) mb_builder_set_benefit(b, i, 1000);
+  mb_builder_set_schedule(b, INT32_MAX - 1, 10000);
+  mb_workload *w = mb_builder_finish(b, NULL);
+  assert_non_null(w);
+  mb_workload_stats st;
+  mb_workload_stats_compute(w, &st);
+  assert_int_equal(st.peak_live_bytes, 3584);
+  assert_int_equal(st.peak_time, 100);
+  assert_int_equal(st.total_bytes, 3584);
+  bool include[3] = {true, false, true};
+  int64_t peak = 0;
+  int32_t t = -1;
+  assert_true(mb_workload_peak_live(w, include, &peak, &t));
+  assert_int_equal(peak, 1536);
+  assert_int_equal(t, 100);
+  include[2] = false;
+  assert_true(mb_workload_peak_live(w, include, &peak, &t));
+  assert_int_equal(peak, 1024);
+  assert_int_equal(t, 0);
+  mb_workload_free(w);
+  mb_test_memory_unlimit(limited, &saved);
+}
+
+/* Random op-less workloads (schedules shorter and longer than 4 steps per buffer, the two
+ * ways of counting) and the same spread over ~2^31 steps: the peak is the brute-force one,
+ * reached first at the spread image of the same step; with random include masks too. */
+static void test_spread_stats(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 11);
+  struct rlimit saved;
+  bool limited = mb_test_memory_limit(256u << 20, &saved);
+  for (int iter = 0; iter < 200; iter++) {
+    int32_t n = (int32_t)mb_rng_range(&rng, 1, 40);
+    int32_t T = (int32_t)mb_rng_range(&rng, 1, iter % 2 ? 4 * n : 300);
+    mb_workload *w = mb_test_random_opless(&rng, n, T);
+    assert_non_null(w);
+    mb_workload *sw = mb_test_spread_workload(w);
+    assert_non_null(sw);
+    mb_workload_stats st, sst;
+    mb_workload_stats_compute(w, &st);
+    mb_workload_stats_compute(sw, &sst);
+    int32_t bt;
+    assert_int_equal(st.peak_live_bytes, brute_peak(w, NULL, &bt));
+    assert_int_equal(st.peak_time, bt);
+    assert_int_equal(sst.peak_live_bytes, st.peak_live_bytes);
+    assert_int_equal(sst.peak_time, mb_test_spread_start(st.peak_time));
+    bool include[40];
+    for (int32_t i = 0; i < n; i++) include[i] = mb_rng_below(&rng, 2);
+    int64_t p1 = -1, p2 = -1;
+    int32_t t1 = -1, t2 = -1;
+    assert_true(mb_workload_peak_live(w, include, &p1, &t1));
+    assert_true(mb_workload_peak_live(sw, include, &p2, &t2));
+    assert_int_equal(p1, brute_peak(w, include, &bt));
+    assert_int_equal(t1, bt);
+    assert_int_equal(p2, p1);
+    assert_int_equal(t2, p1 > 0 ? mb_test_spread_start(t1) : 0);
+    mb_workload_free(w);
+    mb_workload_free(sw);
+  }
+  mb_test_memory_unlimit(limited, &saved);
 }
 
 static void test_stats_against_brute_force(void **state) {
@@ -258,9 +347,14 @@ static void test_opless(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_peak_live_bytes), cmocka_unit_test(test_stats_against_brute_force),
-      cmocka_unit_test(test_duplicates),      cmocka_unit_test(test_derived_ranges_and_merged_uses),
-      cmocka_unit_test(test_rejections),      cmocka_unit_test(test_opless),
+      cmocka_unit_test(test_peak_live_bytes),
+      cmocka_unit_test(test_stats_against_brute_force),
+      cmocka_unit_test(test_long_schedule_stats),
+      cmocka_unit_test(test_spread_stats),
+      cmocka_unit_test(test_duplicates),
+      cmocka_unit_test(test_derived_ranges_and_merged_uses),
+      cmocka_unit_test(test_rejections),
+      cmocka_unit_test(test_opless),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

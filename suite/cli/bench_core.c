@@ -89,23 +89,30 @@ static lane_end heap_pop(lane_end *h, int32_t *n) {
   return top;
 }
 
+static int cmp_key(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
 /* A valid random packing: ~70% of the unpinned buffers go to fast memory, each into a lane of
  * LANE_BYTES that is free over its live range (interval-graph colouring in start order). The
  * lane count sets the capacity. */
 static mb_assignment *random_packing(const mb_workload *w, mb_rng *rng, int64_t *capacity) {
   mb_assignment *a = mb_assignment_new(w->n_buffers);
   int32_t *order = malloc((size_t)w->n_buffers * sizeof *order);
-  int32_t *count = calloc((size_t)w->schedule_length + 1, sizeof *count);
+  uint64_t *key = malloc((size_t)w->n_buffers * sizeof *key);
   lane_end *heap = malloc((size_t)w->n_buffers * sizeof *heap);
   int32_t *free_lanes = malloc((size_t)w->n_buffers * sizeof *free_lanes);
-  if (!a || !order || !count || !heap || !free_lanes) {
+  if (!a || !order || !key || !heap || !free_lanes) {
     mb_assignment_free(a);
     a = NULL;
     goto done;
   }
-  for (int32_t i = 0; i < w->n_buffers; i++) count[w->buffers[i].start + 1]++;
-  for (int32_t t = 0; t < w->schedule_length; t++) count[t + 1] += count[t];
-  for (int32_t i = 0; i < w->n_buffers; i++) order[count[w->buffers[i].start]++] = i;
+  /* by start, ties by index (a sort, not a count per time step: memory O(n)) */
+  for (int32_t i = 0; i < w->n_buffers; i++)
+    key[i] = (uint64_t)(uint32_t)w->buffers[i].start << 32 | (uint32_t)i;
+  qsort(key, (size_t)w->n_buffers, sizeof *key, cmp_key);
+  for (int32_t i = 0; i < w->n_buffers; i++) order[i] = (int32_t)(key[i] & 0xffffffffu);
   int32_t n_heap = 0, n_free = 0, n_lanes = 0;
   for (int32_t k = 0; k < w->n_buffers; k++) {
     int32_t i = order[k];
@@ -120,7 +127,7 @@ static mb_assignment *random_packing(const mb_workload *w, mb_rng *rng, int64_t 
   *capacity = (int64_t)(n_lanes ? n_lanes : 1) * LANE_BYTES;
 done:
   free(order);
-  free(count);
+  free(key);
   free(heap);
   free(free_lanes);
   return a;

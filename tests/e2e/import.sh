@@ -84,5 +84,35 @@ printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT q = f32[2] fro
 expect 0 "$MB" import hlo "$T/u.hlo" -o "$T/u.wl"
 grep -q "1 instructions with unknown opcodes (e.g. 'frob')" "$T/out" || fail "warning: $(cat "$T/out")"
 
+# A schedule of 2 x 10^9 steps with three buffers (MB_WORKLOAD_MAX_SCHEDULE is 2^31 - 2):
+# nothing may cost memory or time per step. Under a 3 GB address-space limit (none under
+# AddressSanitizer, whose shadow memory needs terabytes of it): import, show, both solvers,
+# check, play and pack, with the right peak live bytes (the import used to print 0, its per-step
+# array having failed silently, and the solvers ran out of memory).
+printf 'id,lower,upper,size\n0,0,2000000000,1024\n1,5,2000000001,2048\n2,100,300,512\n' >"$T/big.csv"
+limit=3000000
+grep -qa __asan_init "$MB" && limit=unlimited
+big() { (ulimit -v "$limit" && "$@"); }
+expect 0 big "$MB" import csv "$T/big.csv" -o "$T/big.wl"
+grep -q "peak live 3584 bytes at t=100" "$T/out" || fail "big import: $(cat "$T/out")"
+expect 0 big "$MB" show "$T/big.wl"
+grep -q "^peak live bytes 3584 B (3.50 KiB) at time 100$" "$T/out" || fail "big show: $(cat "$T/out")"
+for s in heuristic greedy; do
+  expect 0 big "$MB" solve "$T/big.wl" --solver "$s" --capacity 2560 --out "$T/big.$s.csv"
+  grep -q "fast memory  2 buffers, peak 2560 B live (100.0% of capacity)" "$T/out" &&
+    grep -q "^valid        yes" "$T/out" || fail "big solve $s: $(cat "$T/out")"
+  expect 0 big "$MB" check "$T/big.csv" "$T/big.$s.csv" --capacity 2560
+  grep -q "fast bytes peak live 2560 B, highest address 2560 B" "$T/out" ||
+    fail "big check $s: $(cat "$T/out")"
+done
+printf 'buffer,offset\n0,0\n1,1024\n2,2048\n' >"$T/big.bad.csv"
+expect 1 big "$MB" check "$T/big.wl" "$T/big.bad.csv" --capacity 4096
+grep -q "overlap in fast memory at time 100" "$T/out" || fail "big check overlap: $(cat "$T/out")"
+expect 0 big "$MB" play "$T/big.wl" --capacity 2560
+grep -q "heuristic solver: T 4608 ps: identical to the heuristic policy" "$T/out" ||
+  fail "big play: $(cat "$T/out")"
+expect 0 big "$MB" pack "$T/big.csv" --capacity 3584
+grep -q "packer      solved" "$T/out" || fail "big pack: $(cat "$T/out")"
+
 [ "$fails" = 0 ] && echo "import e2e: all checks passed"
 exit $((fails > 0))
