@@ -354,7 +354,9 @@ static bool set_order(packer *p, const char *how) {
     for (int32_t s = p->sl[i]; s <= p->sr[i]; s++)
       if (p->rem[s] > pr) pr = p->rem[s]; /* rem = all live bytes before the search */
     int32_t width = it->end - it->start + 1;
-    keys[i] = (order_key){pr, it->size * width, it->size, width, it->start, it->end, i};
+    /* saturated: a buffer of more than 4 GiB over a schedule near 2^31 steps would overflow */
+    int64_t area = it->size > INT64_MAX / width ? INT64_MAX : it->size * width;
+    keys[i] = (order_key){pr, area, it->size, width, it->start, it->end, i};
   }
   sort_keys(keys, tmp, p->n, how);
   int32_t k = -1;

@@ -247,6 +247,26 @@ static void test_spread_schedule(void **state) {
   mb_test_memory_unlimit(limited, &saved);
 }
 
+/* Areas (size x lifetime) beyond int64: buffers of 2^40 bytes live for most of a 2^31-step
+ * schedule. The packer orders by area, which must saturate rather than overflow (UBSan). */
+static void test_huge_areas(void **state) {
+  (void)state;
+  const int64_t tib = INT64_C(1) << 40;
+  const int32_t last = INT32_MAX - 2;
+  mb_pack_item it[3] = {{0, last, tib}, {5, last - 5, 2 * tib}, {1, 1000, 3 * tib}};
+  int64_t off[3];
+  mb_pack_result r;
+  mb_error err;
+  mb_pack_options o = {6 * tib, 1, 0, 10000};
+  assert_true(mb_pack(it, 3, &o, off, &r, &err));
+  assert_int_equal(r.status, MB_PACK_SOLVED);
+  assert_int_equal(r.height, 6 * tib);
+  assert_valid_packing(it, 3, off, 6 * tib, 1);
+  o.capacity = 6 * tib - 1;
+  assert_true(mb_pack(it, 3, &o, off, &r, &err));
+  assert_int_equal(r.status, MB_PACK_INFEASIBLE);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_example_12),
@@ -255,6 +275,7 @@ int main(void) {
       cmocka_unit_test(test_node_limit),
       cmocka_unit_test(test_minimalloc_challenging),
       cmocka_unit_test(test_spread_schedule),
+      cmocka_unit_test(test_huge_areas),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
