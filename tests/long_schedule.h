@@ -78,6 +78,20 @@ static inline mb_workload *mb_test_random_opless(mb_rng *rng, int32_t n, int32_t
   return mb_builder_finish(b, NULL);
 }
 
+/* README's big.csv as a workload: 3 buffers on a schedule of 2^31 - 2 steps (sizes 1024,
+ * 2048, 512 live on [0, 2e9], [5, 2e9 + 1], [100, 300]; peak 3584 bytes first at t = 100),
+ * benefit 1000 ps each, slow time 10000 ps. NULL on failure. */
+static inline mb_workload *mb_test_big_schedule_workload(void) {
+  mb_workload_builder *b = mb_builder_new("big", "test");
+  if (!b) return NULL;
+  mb_builder_add_buffer(b, "0", 1024, 0, 2000000000, false);
+  mb_builder_add_buffer(b, "1", 2048, 5, 2000000001, false);
+  mb_builder_add_buffer(b, "2", 512, 100, 300, false);
+  for (int32_t i = 0; i < 3; i++) mb_builder_set_benefit(b, i, 1000);
+  mb_builder_set_schedule(b, INT32_MAX - 1, 10000);
+  return mb_builder_finish(b, NULL);
+}
+
 /* Lowers the soft address-space limit to the current size plus `headroom` bytes, so that an
  * allocation per time step of a long schedule fails (or the process dies) instead of passing
  * unnoticed on a machine with memory to spare; *saved keeps the old limit for

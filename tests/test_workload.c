@@ -85,13 +85,7 @@ static void test_long_schedule_stats(void **state) {
   (void)state;
   struct rlimit saved;
   bool limited = mb_test_memory_limit(64u << 20, &saved);
-  mb_workload_builder *b = mb_builder_new("big", "test");
-  mb_builder_add_buffer(b, "0", 1024, 0, 2000000000, false);
-  mb_builder_add_buffer(b, "1", 2048, 5, 2000000001, false);
-  mb_builder_add_buffer(b, "2", 512, 100, 300, false);
-  for (int32_t i = 0; i < 3; i++) mb_builder_set_benefit(b, i, 1000);
-  mb_builder_set_schedule(b, INT32_MAX - 1, 10000);
-  mb_workload *w = mb_builder_finish(b, NULL);
+  mb_workload *w = mb_test_big_schedule_workload();
   assert_non_null(w);
   mb_workload_stats st;
   mb_workload_stats_compute(w, &st);
