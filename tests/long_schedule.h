@@ -78,8 +78,8 @@ static inline mb_workload *mb_test_random_opless(mb_rng *rng, int32_t n, int32_t
   return mb_builder_finish(b, NULL);
 }
 
-/* README's big.csv as a workload: 3 buffers on a schedule of 2^31 - 2 steps (sizes 1024,
- * 2048, 512 live on [0, 2e9], [5, 2e9 + 1], [100, 300]; peak 3584 bytes first at t = 100),
+/* tests/e2e/import.sh's big.csv as a workload: 3 buffers on a schedule of 2^31 - 2 steps (sizes
+ * 1024, 2048, 512 live on [0, 2e9], [5, 2e9 + 1], [100, 300]; peak 3584 bytes first at t = 100),
  * benefit 1000 ps each, slow time 10000 ps. NULL on failure. */
 static inline mb_workload *mb_test_big_schedule_workload(void) {
   mb_workload_builder *b = mb_builder_new("big", "test");

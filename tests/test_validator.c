@@ -299,8 +299,8 @@ static void test_spread_agrees(void **state) {
   mb_test_memory_unlimit(limited, &saved);
 }
 
-/* README's big.csv (2^31 - 2 steps, 3 buffers) under an address-space limit of 64 MiB above
- * the current size: a valid assignment passes, a collision is found at the right time, and
+/* tests/e2e/import.sh's big.csv (2^31 - 2 steps, 3 buffers) under an address-space limit of 64 MiB
+ * above the current size: a valid assignment passes, a collision is found at the right time, and
  * the usage figures are right. */
 static void test_long_schedule(void **state) {
   (void)state;

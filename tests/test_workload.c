@@ -79,8 +79,8 @@ static int64_t brute_peak(const mb_workload *w, const bool *include, int32_t *pe
   return peak;
 }
 
-/* An op-less workload of 2^31 - 2 steps (README's big.csv): the statistics are right and cost
- * no memory per step (an address-space limit of 64 MiB above the current size). */
+/* An op-less workload of 2^31 - 2 steps (tests/e2e/import.sh's big.csv): the statistics are right
+ * and cost no memory per step (an address-space limit of 64 MiB above the current size). */
 static void test_long_schedule_stats(void **state) {
   (void)state;
   struct rlimit saved;
