@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
+
 /* Per-element FLOP constants of the non-product ops. They are estimates (an op's arithmetic
  * as commonly implemented), small next to the products, and excluded from the comparison with
  * published figures, which count multiply-accumulates of dot and convolution only. */
@@ -60,6 +62,9 @@ bool mb_dtype_from_name(const char *s, mb_dtype *out) {
 }
 
 /* ---- the net ---- */
+
+/* Largest number of elements of a tensor (its bytes stay within int64 for every dtype). */
+#define MAX_NUMEL (INT64_MAX / 8)
 
 enum { T_ACT, T_INPUT, T_WEIGHT, T_GRAD, T_MOMENT };
 #define GRAD_NONE (-1)
@@ -133,19 +138,11 @@ static void fail(mb_net *n, const char *fmt, ...) {
   va_end(ap);
 }
 
-static bool grow(mb_net *n, void **data, int32_t *cap, int32_t need, size_t elem) {
-  if (need <= *cap) return true;
-  int64_t ncap = *cap ? (int64_t)*cap * 2 : 64;
-  while (ncap < need) ncap *= 2;
-  if (ncap > INT32_MAX) ncap = INT32_MAX;
-  void *p = ncap >= need ? realloc(*data, (size_t)ncap * elem) : NULL;
-  if (!p) {
-    fail(n, "out of memory");
-    return false;
-  }
-  *data = p;
-  *cap = (int32_t)ncap;
-  return true;
+/* mb_array_reserve, recording "out of memory" on the net when it fails. */
+static bool grow(mb_net *n, void **data, int32_t *cap, int64_t need, size_t elem) {
+  if (mb_array_reserve(data, cap, need, elem)) return true;
+  fail(n, "out of memory");
+  return false;
 }
 
 mb_net *mb_net_new(const char *name, const char *source, bool training, mb_dtype dtype,
@@ -202,14 +199,28 @@ void mb_net_scope_push(mb_net *n, const char *fmt, ...) {
     return;
   }
   size_t len = strlen(n->scope);
-  n->scope_len[n->depth++] = len;
+  n->scope_len[n->depth++] = len; /* pushed even when refused below: the pop still matches */
   char part[MB_NAME_MAX];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(part, sizeof part, fmt, ap);
+  int plen = vsnprintf(part, sizeof part, fmt, ap);
   va_end(ap);
+  if (plen < 0) {
+    fail(n, "generator bug: scope name format '%s' fails", fmt);
+    return;
+  }
+  if ((size_t)plen >= sizeof part) {
+    /* `part` holds only the first MB_NAME_MAX - 1 characters: say so instead of using them */
+    fail(n, "scope name '%s...' (%d characters) longer than %d characters", part, plen,
+         MB_NAME_MAX - 1);
+    return;
+  }
   int w = snprintf(n->scope + len, sizeof n->scope - len, "%s%s", len ? "." : "", part);
-  if (w < 0 || (size_t)w >= sizeof n->scope - len) fail(n, "scope name '%s' too long", part);
+  if (w < 0 || (size_t)w >= sizeof n->scope - len) {
+    n->scope[len] = '\0';
+    fail(n, "scope name '%s%s%s' longer than %d characters", n->scope, len ? "." : "", part,
+         MB_NAME_MAX - 1);
+  }
 }
 
 void mb_net_scope_pop(mb_net *n) {
@@ -223,7 +234,7 @@ void mb_net_scope_pop(mb_net *n) {
 static bool full_name(mb_net *n, char *out, const char *name) {
   int w = snprintf(out, NAME_ROOM, "%s%s%s", n->scope, n->scope[0] ? "." : "", name);
   if (w < 0 || w >= NAME_ROOM) {
-    fail(n, "name '%s.%s' longer than %d characters", n->scope, name, NAME_ROOM - 1);
+    fail(n, "name '%s%s%s' longer than %d characters", SCOPED(name), NAME_ROOM - 1);
     return false;
   }
   return true;
@@ -232,11 +243,16 @@ static bool full_name(mb_net *n, char *out, const char *name) {
 static mb_tensor tensor_new(mb_net *n, const char *fullname, int64_t numel, mb_dtype dt,
                             uint8_t kind) {
   if (n->failed) return MB_NO_TENSOR;
-  if (numel <= 0 || numel > INT64_MAX / 8) {
+  if (numel <= 0) {
     fail(n, "tensor '%s': %lld elements (must be > 0)", fullname, (long long)numel);
     return MB_NO_TENSOR;
   }
-  if (!grow(n, (void **)&n->t, &n->ct, n->nt + 1, sizeof *n->t)) return MB_NO_TENSOR;
+  if (numel > MAX_NUMEL) {
+    fail(n, "tensor '%s': %lld elements, more than %lld", fullname, (long long)numel,
+         (long long)MAX_NUMEL);
+    return MB_NO_TENSOR;
+  }
+  if (!grow(n, (void **)&n->t, &n->ct, (int64_t)n->nt + 1, sizeof *n->t)) return MB_NO_TENSOR;
   tinfo *ti = &n->t[n->nt];
   memset(ti, 0, sizeof *ti);
   ti->name = strdup(fullname);
@@ -256,6 +272,115 @@ void mb_net_fail(mb_net *n, const char *message) { fail(n, "%s", message); }
 
 static int64_t tbytes(const mb_net *n, mb_tensor t) {
   return n->t[t].numel * mb_dtype_size(n->t[t].dt);
+}
+
+/* ---- checks of a layer's parameters ----
+ * Every message names the layer with its scope ("matmul 'l0.attn.scores'") and the field;
+ * mb_net_finish prefixes the model. Sizes the caller gets wrong about its own tensors (an
+ * input of the wrong number of elements) are generator bugs; sizes out of range name the
+ * parameter and its value. */
+
+/* A shape: named sizes whose product is a tensor's number of elements. */
+typedef struct shape {
+  int32_t nd;
+  const char *field[4];
+  int64_t v[4];
+  int64_t numel; /* the product, set by shape_ok */
+} shape;
+
+/* "batch x m x k = 2 x 3 x 4" */
+static void shape_text(const shape *s, char *out, size_t cap) {
+  size_t len = 0;
+  for (int32_t i = 0; i < s->nd && len < cap; i++)
+    len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? " x " : "", s->field[i]);
+  for (int32_t i = 0; i < s->nd && len < cap; i++)
+    len += (size_t)snprintf(out + len, cap - len, "%s%lld", i ? " x " : " = ", (long long)s->v[i]);
+}
+
+/* Every size of `s` positive and their product at most MAX_NUMEL; sets s->numel. */
+static bool shape_ok(mb_net *n, const char *layer, const char *name, shape *s) {
+  if (n->failed) return false;
+  int64_t p = 1;
+  for (int32_t i = 0; i < s->nd; i++) {
+    if (s->v[i] <= 0) {
+      fail(n, "%s '%s%s%s': %s = %lld (must be > 0)", layer, SCOPED(name), s->field[i],
+           (long long)s->v[i]);
+      return false;
+    }
+    if (s->v[i] > MAX_NUMEL / p) {
+      char text[256];
+      shape_text(s, text, sizeof text);
+      fail(n, "%s '%s%s%s': %s: more than %lld elements", layer, SCOPED(name), text,
+           (long long)MAX_NUMEL);
+      return false;
+    }
+    p *= s->v[i];
+  }
+  s->numel = p;
+  return true;
+}
+
+/* One size > 0 (and at most MAX_NUMEL). */
+static bool positive(mb_net *n, const char *layer, const char *name, const char *field, int64_t v) {
+  shape s = {1, {field}, {v}, 0};
+  return shape_ok(n, layer, name, &s);
+}
+
+/* Tensor t (the layer's operand `what`) has s->numel elements (shape_ok passed). */
+static bool has_shape(mb_net *n, const char *layer, const char *name, const char *what, mb_tensor t,
+                      const shape *s) {
+  if (n->t[t].numel == s->numel) return true;
+  char text[256];
+  shape_text(s, text, sizeof text);
+  fail(n, "generator bug: %s '%s%s%s': %s ('%s') has %lld elements, expected %s = %lld", layer,
+       SCOPED(name), what, n->t[t].name, (long long)n->t[t].numel, text, (long long)s->numel);
+  return false;
+}
+
+/* Tensor b (operand `what`, broadcast over x) has a number of elements dividing x's. */
+static bool divides(mb_net *n, const char *layer, const char *name, const char *what, mb_tensor b,
+                    mb_tensor x) {
+  if (n->t[x].numel % n->t[b].numel == 0) return true;
+  fail(n,
+       "generator bug: %s '%s%s%s': %s ('%s') has %lld elements, which do not divide the %lld of "
+       "'%s'",
+       layer, SCOPED(name), what, n->t[b].name, (long long)n->t[b].numel, (long long)n->t[x].numel,
+       n->t[x].name);
+  return false;
+}
+
+/* Tensor t (operand `what`) has dtype dt. */
+static bool has_dtype(mb_net *n, const char *layer, const char *name, const char *what, mb_tensor t,
+                      mb_dtype dt) {
+  if (n->t[t].dt == dt) return true;
+  fail(n, "generator bug: %s '%s%s%s': %s ('%s') is %s, expected %s", layer, SCOPED(name), what,
+       n->t[t].name, mb_dtype_name(n->t[t].dt), mb_dtype_name(dt));
+  return false;
+}
+
+/* An enum parameter within [0, count). */
+static bool enum_ok(mb_net *n, const char *layer, const char *name, const char *field, int v,
+                    int count) {
+  if (v >= 0 && v < count) return true;
+  fail(n, "generator bug: %s '%s%s%s': %s = %d is not one of the %d known", layer, SCOPED(name),
+       field, v, count);
+  return false;
+}
+
+/* "<name>.<suffix>" (a layer's weight or part) into out[MB_NAME_MAX]; refused, not cut, when
+ * it does not fit (full_name then checks the room left for the prefixes). */
+static bool sub_name(mb_net *n, char *out, const char *name, const char *suffix) {
+  int w = snprintf(out, MB_NAME_MAX, "%s.%s", name, suffix);
+  if (w >= 0 && w < MB_NAME_MAX) return true;
+  fail(n, "name '%s%s%s.%s' longer than %d characters", SCOPED(name), suffix, NAME_ROOM - 1);
+  return false;
+}
+
+int64_t mb_window_out(int64_t in, int64_t k, int64_t stride, int64_t pad) {
+  if (in <= 0 || k <= 0 || stride <= 0 || pad < 0 || pad >= k || in > MAX_NUMEL || k > MAX_NUMEL)
+    return 0;
+  int64_t span = in + 2 * pad; /* < 3 x MAX_NUMEL: no overflow */
+  return span < k ? 0 : (span - k) / stride + 1;
 }
 
 static int32_t op_new(mb_net *n, const char *name, const char *kind, double flops) {
@@ -343,8 +468,9 @@ static bool fwd_op(mb_net *n, const char *prefix, const char *name, const char *
     use(n, op, outs[i], 0, tbytes(n, outs[i]));
   }
   if (!n->training || n->failed) return !n->failed;
-  if (!grow(n, (void **)&n->tape, &n->ctape, n->ntape + 1, sizeof *n->tape)) return false;
-  if (!grow(n, (void **)&n->ints, &n->cints, n->nints + nout, sizeof *n->ints)) return false;
+  if (!grow(n, (void **)&n->tape, &n->ctape, (int64_t)n->ntape + 1, sizeof *n->tape)) return false;
+  if (!grow(n, (void **)&n->ints, &n->cints, (int64_t)n->nints + nout, sizeof *n->ints))
+    return false;
   tentry *e = &n->tape[n->ntape];
   e->name = strdup(full);
   if (!e->name) {
@@ -372,9 +498,9 @@ static mb_tensor fwd1(mb_net *n, const char *name, const char *kind, double flop
 static void bwd(mb_net *n, const char *suffix, const char *kind, double flops, int32_t nr,
                 const ref *reads, int32_t nw, const mb_tensor *writes, bool alias) {
   if (!n->training || n->failed || n->ntape == 0) return;
-  if (!grow(n, (void **)&n->bops, &n->cbops, n->nbops + 1, sizeof *n->bops)) return;
-  if (!grow(n, (void **)&n->refs, &n->crefs, n->nrefs + nr, sizeof *n->refs)) return;
-  if (!grow(n, (void **)&n->ints, &n->cints, n->nints + nw, sizeof *n->ints)) return;
+  if (!grow(n, (void **)&n->bops, &n->cbops, (int64_t)n->nbops + 1, sizeof *n->bops)) return;
+  if (!grow(n, (void **)&n->refs, &n->crefs, (int64_t)n->nrefs + nr, sizeof *n->refs)) return;
+  if (!grow(n, (void **)&n->ints, &n->cints, (int64_t)n->nints + nw, sizeof *n->ints)) return;
   bop *b = &n->bops[n->nbops++];
   snprintf(b->suffix, sizeof b->suffix, "%s", suffix);
   b->kind = kind;
@@ -391,14 +517,23 @@ static void bwd(mb_net *n, const char *suffix, const char *kind, double flops, i
 
 /* ---- layers ---- */
 
+/* The shapes of a linear layer's input, weight and output; false after a failure. */
+static bool linear_shapes(mb_net *n, const char *name, int64_t rows, int64_t in, int64_t out,
+                          shape *xs, shape *ws, shape *ys) {
+  *xs = (shape){2, {"rows", "in"}, {rows, in}, 0};
+  *ws = (shape){2, {"in", "out"}, {in, out}, 0};
+  *ys = (shape){2, {"rows", "out"}, {rows, out}, 0};
+  return shape_ok(n, "linear", name, xs) && shape_ok(n, "linear", name, ws) &&
+         shape_ok(n, "linear", name, ys);
+}
+
 static mb_tensor linear_impl(mb_net *n, const char *name, mb_tensor x, mb_tensor w, mb_tensor bias,
                              int64_t rows, int64_t in, int64_t out) {
   if (!valid(n, x) || !valid(n, w)) return MB_NO_TENSOR;
-  if (n->t[x].numel != rows * in || n->t[w].numel != in * out) {
-    fail(n, "generator bug: '%s%s%s': input has %lld elements, expected %lld x %lld", SCOPED(name),
-         (long long)n->t[x].numel, (long long)rows, (long long)in);
+  shape xs, ws, ys;
+  if (!linear_shapes(n, name, rows, in, out, &xs, &ws, &ys) ||
+      !has_shape(n, "linear", name, "x", x, &xs) || !has_shape(n, "linear", name, "w", w, &ws))
     return MB_NO_TENSOR;
-  }
   double prod = 2.0 * (double)rows * (double)in * (double)out;
   double bflops = bias >= 0 ? (double)rows * (double)out : 0.0;
   ref reads[3] = {R(x), R(w), R(bias)};
@@ -412,13 +547,14 @@ static mb_tensor linear_impl(mb_net *n, const char *name, mb_tensor x, mb_tensor
 
 mb_tensor mb_l_linear(mb_net *n, const char *name, mb_tensor x, int64_t rows, int64_t in,
                       int64_t out, bool bias) {
-  if (n->failed) return MB_NO_TENSOR;
+  shape xs, ws, ys;
+  if (!valid(n, x) || !linear_shapes(n, name, rows, in, out, &xs, &ws, &ys)) return MB_NO_TENSOR;
   char wname[MB_NAME_MAX];
-  snprintf(wname, sizeof wname, "%.100s.w", name);
-  mb_tensor w = mb_net_weight(n, wname, in * out);
+  if (!sub_name(n, wname, name, "w")) return MB_NO_TENSOR;
+  mb_tensor w = mb_net_weight(n, wname, ws.numel);
   mb_tensor b = MB_NO_TENSOR;
   if (bias) {
-    snprintf(wname, sizeof wname, "%.100s.b", name);
+    if (!sub_name(n, wname, name, "b")) return MB_NO_TENSOR;
     b = mb_net_weight(n, wname, out);
   }
   return linear_impl(n, name, x, w, b, rows, in, out);
@@ -432,8 +568,26 @@ mb_tensor mb_l_linear_w(mb_net *n, const char *name, mb_tensor x, mb_tensor w, i
 mb_tensor mb_l_matmul(mb_net *n, const char *name, mb_tensor a, mb_tensor b, int64_t batch,
                       int64_t m, int64_t k, int64_t nn) {
   if (!valid(n, a) || !valid(n, b)) return MB_NO_TENSOR;
+  shape as = {3, {"batch", "m", "k"}, {batch, m, k}, 0};
+  shape bs = {3, {"batch", "k", "n"}, {batch, k, nn}, 0};
+  shape ys = {3, {"batch", "m", "n"}, {batch, m, nn}, 0};
+  if (!shape_ok(n, "matmul", name, &as) || !shape_ok(n, "matmul", name, &bs) ||
+      !shape_ok(n, "matmul", name, &ys) || !has_shape(n, "matmul", name, "a", a, &as))
+    return MB_NO_TENSOR;
+  /* b may hold batch / g matrices, each shared by g consecutive products (grouped-query
+   * attention's k and v) */
+  int64_t nb = n->t[b].numel, kn = k * nn;
+  if (nb != bs.numel && (nb % kn || batch % (nb / kn))) {
+    char text[256];
+    shape_text(&bs, text, sizeof text);
+    fail(n,
+         "generator bug: matmul '%s%s%s': b ('%s') has %lld elements, expected %s = %lld "
+         "(or a divisor of batch times k x n)",
+         SCOPED(name), n->t[b].name, (long long)nb, text, (long long)bs.numel);
+    return MB_NO_TENSOR;
+  }
   double prod = 2.0 * (double)batch * (double)m * (double)k * (double)nn;
-  mb_tensor y = fwd1(n, name, "dot", prod, 2, (ref[]){R(a), R(b)}, batch * m * nn);
+  mb_tensor y = fwd1(n, name, "dot", prod, 2, (ref[]){R(a), R(b)}, ys.numel);
   if (y < 0) return y;
   bwd(n, "da", "dot", prod, 2, (ref[]){G(y), R(b)}, 1, &a, false);
   bwd(n, "db", "dot", prod, 2, (ref[]){G(y), R(a)}, 1, &b, false);
@@ -443,20 +597,39 @@ mb_tensor mb_l_matmul(mb_net *n, const char *name, mb_tensor a, mb_tensor b, int
 mb_tensor mb_l_conv2d(mb_net *n, const char *name, mb_tensor x, const mb_conv_cfg *c, int64_t *oh,
                       int64_t *ow) {
   if (!valid(n, x)) return MB_NO_TENSOR;
-  int64_t g = c->groups > 0 ? c->groups : 1;
-  if (c->stride <= 0 || c->kh <= 0 || c->kw <= 0 || c->cin % g || c->cout % g) {
-    fail(n, "generator bug: convolution '%s%s%s': bad configuration", SCOPED(name));
+  const char *L = "convolution";
+  if (c->groups < 0) {
+    fail(n, "convolution '%s%s%s': groups = %lld (must be >= 0; 0 means 1)", SCOPED(name),
+         (long long)c->groups);
     return MB_NO_TENSOR;
   }
+  int64_t g = c->groups > 0 ? c->groups : 1;
+  shape xs = {4, {"batch", "h", "w", "cin"}, {c->batch, c->h, c->w, c->cin}, 0};
+  if (!shape_ok(n, L, name, &xs) || !positive(n, L, name, "cout", c->cout) ||
+      !positive(n, L, name, "stride", c->stride))
+    return MB_NO_TENSOR;
+  if (c->cin % g || c->cout % g) {
+    fail(n, "convolution '%s%s%s': groups = %lld does not divide %s = %lld", SCOPED(name),
+         (long long)g, c->cin % g ? "cin" : "cout", (long long)(c->cin % g ? c->cin : c->cout));
+    return MB_NO_TENSOR;
+  }
+  shape ks = {4, {"kh", "kw", "cin / groups", "cout"}, {c->kh, c->kw, c->cin / g, c->cout}, 0};
+  if (!shape_ok(n, L, name, &ks)) return MB_NO_TENSOR;
+  if (!c->transposed && (c->pad < 0 || c->pad >= c->kh || c->pad >= c->kw)) {
+    fail(n, "convolution '%s%s%s': pad = %lld (must be >= 0 and less than the %lldx%lld kernel)",
+         SCOPED(name), (long long)c->pad, (long long)c->kh, (long long)c->kw);
+    return MB_NO_TENSOR;
+  }
+  if (!has_shape(n, L, name, "x", x, &xs)) return MB_NO_TENSOR;
   int64_t h, w;
   if (c->transposed) {
-    h = c->h * c->stride;
-    w = c->w * c->stride;
+    h = c->h <= MAX_NUMEL / c->stride ? c->h * c->stride : MAX_NUMEL;
+    w = c->w <= MAX_NUMEL / c->stride ? c->w * c->stride : MAX_NUMEL;
   } else {
-    h = (c->h + 2 * c->pad - c->kh) / c->stride + 1;
-    w = (c->w + 2 * c->pad - c->kw) / c->stride + 1;
+    h = mb_window_out(c->h, c->kh, c->stride, c->pad);
+    w = mb_window_out(c->w, c->kw, c->stride, c->pad);
   }
-  if (h <= 0 || w <= 0 || n->t[x].numel != c->batch * c->h * c->w * c->cin) {
+  if (h <= 0 || w <= 0) {
     fail(n,
          "convolution '%s%s%s': input %lldx%lldx%lld does not fit a %lldx%lld "
          "kernel (image too small for the network?)",
@@ -464,19 +637,21 @@ mb_tensor mb_l_conv2d(mb_net *n, const char *name, mb_tensor x, const mb_conv_cf
          (long long)c->kw);
     return MB_NO_TENSOR;
   }
+  shape ys = {4, {"batch", "output h", "output w", "cout"}, {c->batch, h, w, c->cout}, 0};
+  if (!shape_ok(n, L, name, &ys)) return MB_NO_TENSOR;
   /* MACs: every output (every input for a transposed conv) times the kernel volume. */
   double pixels = c->transposed ? (double)c->h * (double)c->w : (double)h * (double)w;
   double other = c->transposed ? (double)(c->cout / g) * (double)c->cin
                                : (double)(c->cin / g) * (double)c->cout;
   double prod = 2.0 * (double)c->batch * pixels * other * (double)c->kh * (double)c->kw;
-  int64_t out_numel = c->batch * h * w * c->cout;
+  int64_t out_numel = ys.numel;
   double bflops = c->bias ? (double)out_numel : 0.0;
   char wname[MB_NAME_MAX];
-  snprintf(wname, sizeof wname, "%.100s.w", name);
-  mb_tensor wt = mb_net_weight(n, wname, c->kh * c->kw * (c->cin / g) * c->cout);
+  if (!sub_name(n, wname, name, "w")) return MB_NO_TENSOR;
+  mb_tensor wt = mb_net_weight(n, wname, ks.numel);
   mb_tensor bias = MB_NO_TENSOR;
   if (c->bias) {
-    snprintf(wname, sizeof wname, "%.100s.b", name);
+    if (!sub_name(n, wname, name, "b")) return MB_NO_TENSOR;
     bias = mb_net_weight(n, wname, c->cout);
   }
   ref reads[3] = {R(x), R(wt), R(bias)};
@@ -495,20 +670,24 @@ mb_tensor mb_l_norm(mb_net *n, const char *name, mb_tensor x, int64_t rows, int6
   if (!valid(n, x)) return MB_NO_TENSOR;
   static const char *const kinds[] = {"layernorm", "rmsnorm", "batchnorm"};
   static const char *const grad_kinds[] = {"layernorm-grad", "rmsnorm-grad", "batchnorm-grad"};
+  shape xs = {2, {"rows", "features"}, {rows, features}, 0};
+  if (!enum_ok(n, "norm", name, "kind", (int)kind, 3) || !shape_ok(n, "norm", name, &xs) ||
+      !has_shape(n, "norm", name, "x", x, &xs))
+    return MB_NO_TENSOR;
   char wname[MB_NAME_MAX];
   mb_tensor p[4] = {MB_NO_TENSOR, MB_NO_TENSOR, MB_NO_TENSOR, MB_NO_TENSOR};
   int32_t np = 0;
-  snprintf(wname, sizeof wname, "%.100s.scale", name);
+  if (!sub_name(n, wname, name, "scale")) return MB_NO_TENSOR;
   p[np++] = mb_net_weight(n, wname, features);
   if (kind != MB_NORM_RMS) {
-    snprintf(wname, sizeof wname, "%.100s.shift", name);
+    if (!sub_name(n, wname, name, "shift")) return MB_NO_TENSOR;
     p[np++] = mb_net_weight(n, wname, features);
   }
   int32_t ntrain = np; /* running statistics are read in inference, not trained */
   if (kind == MB_NORM_BATCH && !n->training) {
-    snprintf(wname, sizeof wname, "%.100s.mean", name);
+    if (!sub_name(n, wname, name, "mean")) return MB_NO_TENSOR;
     p[np++] = mb_net_input(n, wname, features, n->dt);
-    snprintf(wname, sizeof wname, "%.100s.var", name);
+    if (!sub_name(n, wname, name, "var")) return MB_NO_TENSOR;
     p[np++] = mb_net_input(n, wname, features, n->dt);
   }
   double e = (double)rows * (double)features;
@@ -517,7 +696,7 @@ mb_tensor mb_l_norm(mb_net *n, const char *name, mb_tensor x, int64_t rows, int6
                : n->training         ? FL_BATCHNORM_TRAIN
                                      : FL_BATCHNORM_INFER;
   ref reads[5] = {R(x), R(p[0]), R(p[1]), R(p[2]), R(p[3])};
-  mb_tensor y = fwd1(n, name, kinds[kind], per * e, 1 + np, reads, rows * features);
+  mb_tensor y = fwd1(n, name, kinds[kind], per * e, 1 + np, reads, xs.numel);
   if (y < 0) return y;
   bwd(n, "dx", grad_kinds[kind], FL_NORM_DX * e, 3, (ref[]){G(y), R(x), R(p[0])}, 1, &x, false);
   bwd(n, "dw", "reduce", FL_NORM_DW * e, 2, (ref[]){G(y), R(x)}, ntrain, p, false);
@@ -531,6 +710,7 @@ mb_tensor mb_l_act(mb_net *n, const char *name, mb_tensor x, mb_act act) {
                                            "silu-grad", "logistic-grad", "tanh-grad"};
   static const int fl[] = {1, 2, 8, 4, 4, 4};
   static const int fl_dx[] = {1, 2, 12, 6, 3, 3};
+  if (!enum_ok(n, "activation", name, "act", (int)act, 6)) return MB_NO_TENSOR;
   double e = (double)n->t[x].numel;
   mb_tensor y = fwd1(n, name, kinds[act], fl[act] * e, 1, (ref[]){R(x)}, n->t[x].numel);
   if (y < 0) return y;
@@ -542,6 +722,12 @@ mb_tensor mb_l_act(mb_net *n, const char *name, mb_tensor x, mb_act act) {
 
 mb_tensor mb_l_swiglu(mb_net *n, const char *name, mb_tensor gate, mb_tensor up) {
   if (!valid(n, gate) || !valid(n, up)) return MB_NO_TENSOR;
+  if (n->t[up].numel != n->t[gate].numel) {
+    fail(n, "generator bug: swiglu '%s%s%s': up ('%s') has %lld elements, gate ('%s') %lld",
+         SCOPED(name), n->t[up].name, (long long)n->t[up].numel, n->t[gate].name,
+         (long long)n->t[gate].numel);
+    return MB_NO_TENSOR;
+  }
   double e = (double)n->t[gate].numel;
   mb_tensor y =
       fwd1(n, name, "swiglu", FL_SWIGLU * e, 2, (ref[]){R(gate), R(up)}, n->t[gate].numel);
@@ -553,6 +739,7 @@ mb_tensor mb_l_swiglu(mb_net *n, const char *name, mb_tensor gate, mb_tensor up)
 
 mb_tensor mb_l_rope(mb_net *n, const char *name, mb_tensor x, mb_tensor table) {
   if (!valid(n, x) || !valid(n, table)) return MB_NO_TENSOR;
+  if (!divides(n, "rope", name, "table", table, x)) return MB_NO_TENSOR;
   double e = (double)n->t[x].numel;
   mb_tensor y = fwd1(n, name, "rope", FL_ROPE * e, 2, (ref[]){R(x), R(table)}, n->t[x].numel);
   if (y < 0) return y;
@@ -562,8 +749,11 @@ mb_tensor mb_l_rope(mb_net *n, const char *name, mb_tensor x, mb_tensor table) {
 
 mb_tensor mb_l_softmax(mb_net *n, const char *name, mb_tensor x, int64_t rows, int64_t cols) {
   if (!valid(n, x)) return MB_NO_TENSOR;
+  shape xs = {2, {"rows", "cols"}, {rows, cols}, 0};
+  if (!shape_ok(n, "softmax", name, &xs) || !has_shape(n, "softmax", name, "x", x, &xs))
+    return MB_NO_TENSOR;
   double e = (double)rows * (double)cols;
-  mb_tensor y = fwd1(n, name, "softmax", FL_SOFTMAX * e, 1, (ref[]){R(x)}, rows * cols);
+  mb_tensor y = fwd1(n, name, "softmax", FL_SOFTMAX * e, 1, (ref[]){R(x)}, xs.numel);
   if (y < 0) return y;
   /* the backward of softmax needs its output: attention probabilities stay live */
   bwd(n, "dx", "softmax-grad", FL_SOFTMAX_DX * e, 2, (ref[]){G(y), R(y)}, 1, &x, false);
@@ -590,6 +780,7 @@ mb_tensor mb_l_add(mb_net *n, const char *name, mb_tensor a, mb_tensor b) {
 
 mb_tensor mb_l_scale(mb_net *n, const char *name, mb_tensor x, mb_tensor s) {
   if (!valid(n, x) || !valid(n, s)) return MB_NO_TENSOR;
+  if (!divides(n, "scale", name, "s", s, x)) return MB_NO_TENSOR;
   double e = (double)n->t[x].numel;
   mb_tensor y = fwd1(n, name, "multiply", e, 2, (ref[]){R(x), R(s)}, n->t[x].numel);
   if (y < 0) return y;
@@ -602,23 +793,34 @@ mb_tensor mb_l_pool(mb_net *n, const char *name, mb_tensor x, mb_pool kind, int6
                     int64_t c, int64_t h, int64_t w, int64_t k, int64_t stride, int64_t pad,
                     int64_t *oh, int64_t *ow) {
   if (!valid(n, x)) return MB_NO_TENSOR;
+  const char *L = "pool";
+  shape xs = {4, {"batch", "h", "w", "c"}, {batch, h, w, c}, 0};
+  if (!enum_ok(n, L, name, "kind", (int)kind, 3) || !shape_ok(n, L, name, &xs) ||
+      !has_shape(n, L, name, "x", x, &xs))
+    return MB_NO_TENSOR;
   int64_t yh = 1, yw = 1;
   double flops = (double)batch * (double)c * (double)h * (double)w;
   if (kind != MB_POOL_GLOBAL_AVG) {
-    if (stride <= 0 || k <= 0) {
-      fail(n, "generator bug: pool '%s': bad window", name);
+    if (!positive(n, L, name, "k", k) || !positive(n, L, name, "stride", stride))
+      return MB_NO_TENSOR;
+    if (pad < 0 || pad >= k) {
+      fail(n, "pool '%s%s%s': pad = %lld (must be >= 0 and less than the %lldx%lld window)",
+           SCOPED(name), (long long)pad, (long long)k, (long long)k);
       return MB_NO_TENSOR;
     }
-    yh = (h + 2 * pad - k) / stride + 1;
-    yw = (w + 2 * pad - k) / stride + 1;
+    yh = mb_window_out(h, k, stride, pad);
+    yw = mb_window_out(w, k, stride, pad);
     if (yh <= 0 || yw <= 0) {
       fail(n, "pool '%s%s%s': input %lldx%lld smaller than the %lldx%lld window", SCOPED(name),
            (long long)h, (long long)w, (long long)k, (long long)k);
       return MB_NO_TENSOR;
     }
-    flops = (double)batch * (double)c * (double)yh * (double)yw * (double)(k * k);
+    double kk = (double)k * (double)k; /* k * k in int64 could overflow */
+    flops = (double)batch * (double)c * (double)yh * (double)yw * kk;
   }
-  mb_tensor y = fwd1(n, name, "reduce-window", flops, 1, (ref[]){R(x)}, batch * c * yh * yw);
+  shape ys = {4, {"batch", "output h", "output w", "c"}, {batch, yh, yw, c}, 0};
+  if (!shape_ok(n, L, name, &ys)) return MB_NO_TENSOR;
+  mb_tensor y = fwd1(n, name, "reduce-window", flops, 1, (ref[]){R(x)}, ys.numel);
   if (y < 0) return y;
   double e = (double)n->t[x].numel;
   if (kind == MB_POOL_MAX)
@@ -633,10 +835,28 @@ mb_tensor mb_l_pool(mb_net *n, const char *name, mb_tensor x, mb_pool kind, int6
 mb_tensor mb_l_embedding(mb_net *n, const char *name, mb_tensor ids, mb_tensor table,
                          int64_t lookups, int64_t dim) {
   if (!valid(n, ids) || !valid(n, table)) return MB_NO_TENSOR;
+  const char *L = "embedding";
+  shape ys = {2, {"lookups", "dim"}, {lookups, dim}, 0};
+  if (!shape_ok(n, L, name, &ys) || !has_dtype(n, L, name, "ids", ids, MB_DTYPE_S32))
+    return MB_NO_TENSOR;
+  if (n->t[ids].numel < lookups) {
+    fail(n,
+         "generator bug: embedding '%s%s%s': ids ('%s') has %lld elements, fewer than lookups = "
+         "%lld",
+         SCOPED(name), n->t[ids].name, (long long)n->t[ids].numel, (long long)lookups);
+    return MB_NO_TENSOR;
+  }
+  if (n->t[table].numel % dim) {
+    fail(n,
+         "generator bug: embedding '%s%s%s': table ('%s') has %lld elements, not rows of dim = "
+         "%lld",
+         SCOPED(name), n->t[table].name, (long long)n->t[table].numel, (long long)dim);
+    return MB_NO_TENSOR;
+  }
   int64_t ids_bytes = lookups * mb_dtype_size(n->t[ids].dt);
-  int64_t rows_bytes = lookups * dim * mb_dtype_size(n->t[table].dt);
-  mb_tensor y = fwd1(n, name, "gather", 0, 2, (ref[]){RB(ids, ids_bytes), RB(table, rows_bytes)},
-                     lookups * dim);
+  int64_t rows_bytes = ys.numel * mb_dtype_size(n->t[table].dt);
+  mb_tensor y =
+      fwd1(n, name, "gather", 0, 2, (ref[]){RB(ids, ids_bytes), RB(table, rows_bytes)}, ys.numel);
   if (y < 0) return y;
   bwd(n, "dw", "scatter", (double)lookups * (double)dim, 2, (ref[]){G(y), RB(ids, ids_bytes)}, 1,
       &table, false);
@@ -644,7 +864,11 @@ mb_tensor mb_l_embedding(mb_net *n, const char *name, mb_tensor ids, mb_tensor t
 }
 
 mb_tensor mb_l_concat(mb_net *n, const char *name, const mb_tensor *parts, int32_t k) {
-  if (n->failed || k <= 0) return MB_NO_TENSOR;
+  if (n->failed) return MB_NO_TENSOR;
+  if (k <= 0 || !parts) {
+    fail(n, "generator bug: concat '%s%s%s': k = %d parts (must be > 0)", SCOPED(name), k);
+    return MB_NO_TENSOR;
+  }
   ref *reads = malloc((size_t)k * sizeof *reads);
   if (!reads) {
     fail(n, "out of memory");
@@ -657,6 +881,12 @@ mb_tensor mb_l_concat(mb_net *n, const char *name, const mb_tensor *parts, int32
       return MB_NO_TENSOR;
     }
     reads[i] = R(parts[i]);
+    if (n->t[parts[i]].numel > MAX_NUMEL - total) {
+      fail(n, "concat '%s%s%s': parts 0..%d: more than %lld elements", SCOPED(name), i,
+           (long long)MAX_NUMEL);
+      free(reads);
+      return MB_NO_TENSOR;
+    }
     total += n->t[parts[i]].numel;
   }
   mb_tensor y = fwd1(n, name, "concatenate", 0, k, reads, total);
@@ -667,7 +897,12 @@ mb_tensor mb_l_concat(mb_net *n, const char *name, const mb_tensor *parts, int32
 }
 
 mb_tensor mb_l_slice(mb_net *n, const char *name, mb_tensor x, int64_t out_numel) {
-  if (!valid(n, x)) return MB_NO_TENSOR;
+  if (!valid(n, x) || !positive(n, "slice", name, "out_numel", out_numel)) return MB_NO_TENSOR;
+  if (out_numel > n->t[x].numel) {
+    fail(n, "slice '%s%s%s': out_numel = %lld is more than the %lld elements of x ('%s')",
+         SCOPED(name), (long long)out_numel, (long long)n->t[x].numel, n->t[x].name);
+    return MB_NO_TENSOR;
+  }
   int64_t bytes = out_numel * mb_dtype_size(n->t[x].dt);
   mb_tensor y = fwd1(n, name, "slice", 0, 1, (ref[]){RB(x, bytes)}, out_numel);
   if (y < 0) return y;
@@ -676,7 +911,8 @@ mb_tensor mb_l_slice(mb_net *n, const char *name, mb_tensor x, int64_t out_numel
 }
 
 mb_tensor mb_l_gather2(mb_net *n, const char *name, mb_tensor a, mb_tensor b, int64_t out_numel) {
-  if (!valid(n, a) || !valid(n, b)) return MB_NO_TENSOR;
+  if (!valid(n, a) || !valid(n, b) || !positive(n, "gather2", name, "out_numel", out_numel))
+    return MB_NO_TENSOR;
   mb_tensor y = fwd1(n, name, "gather", 0, 2, (ref[]){R(a), R(b)}, out_numel);
   if (y < 0) return y;
   bwd(n, "dab", "scatter", (double)out_numel, 1, (ref[]){G(y)}, 2, (mb_tensor[]){a, b}, false);
@@ -685,12 +921,15 @@ mb_tensor mb_l_gather2(mb_net *n, const char *name, mb_tensor a, mb_tensor b, in
 
 mb_lstm_weights mb_l_lstm_weights(mb_net *n, const char *name, int64_t in, int64_t hidden) {
   mb_lstm_weights wt = {MB_NO_TENSOR, MB_NO_TENSOR, MB_NO_TENSOR, in, hidden};
+  shape xs = {3, {"in", "4", "hidden"}, {in, 4, hidden}, 0};
+  shape hs = {3, {"hidden", "4", "hidden"}, {hidden, 4, hidden}, 0};
+  if (!shape_ok(n, "lstm", name, &xs) || !shape_ok(n, "lstm", name, &hs)) return wt;
   char wname[MB_NAME_MAX];
-  snprintf(wname, sizeof wname, "%.100s.wx", name);
-  wt.wx = mb_net_weight(n, wname, in * 4 * hidden);
-  snprintf(wname, sizeof wname, "%.100s.wh", name);
-  wt.wh = mb_net_weight(n, wname, hidden * 4 * hidden);
-  snprintf(wname, sizeof wname, "%.100s.b", name);
+  if (!sub_name(n, wname, name, "wx")) return wt;
+  wt.wx = mb_net_weight(n, wname, xs.numel);
+  if (!sub_name(n, wname, name, "wh")) return wt;
+  wt.wh = mb_net_weight(n, wname, hs.numel);
+  if (!sub_name(n, wname, name, "b")) return wt;
   wt.b = mb_net_weight(n, wname, 4 * hidden);
   return wt;
 }
@@ -698,12 +937,22 @@ mb_lstm_weights mb_l_lstm_weights(mb_net *n, const char *name, int64_t in, int64
 void mb_l_lstm_cell(mb_net *n, const char *name, const mb_lstm_weights *wt, mb_tensor x,
                     mb_tensor h, mb_tensor c, int64_t batch, mb_tensor *h_out, mb_tensor *c_out) {
   *h_out = *c_out = MB_NO_TENSOR;
-  if (!valid(n, x) || !valid(n, h) || !valid(n, c) || !valid(n, wt->wx)) return;
+  if (!valid(n, x) || !valid(n, h) || !valid(n, c) || !valid(n, wt->wx) || !valid(n, wt->wh) ||
+      !valid(n, wt->b))
+    return;
+  const char *L = "lstm cell";
+  shape xs = {2, {"batch", "in"}, {batch, wt->in}, 0};
+  shape hs = {2, {"batch", "hidden"}, {batch, wt->hidden}, 0};
+  shape gs = {3, {"batch", "4", "hidden"}, {batch, 4, wt->hidden}, 0};
+  if (!shape_ok(n, L, name, &xs) || !shape_ok(n, L, name, &hs) || !shape_ok(n, L, name, &gs) ||
+      !has_shape(n, L, name, "x", x, &xs) || !has_shape(n, L, name, "h", h, &hs) ||
+      !has_shape(n, L, name, "c", c, &hs))
+    return;
   int64_t hid = wt->hidden;
   double prod = 2.0 * (double)batch * (double)(wt->in + hid) * (double)(4 * hid);
   double bflops = (double)batch * (double)(4 * hid);
   char gname[MB_NAME_MAX];
-  snprintf(gname, sizeof gname, "%.100s.gates", name);
+  if (!sub_name(n, gname, name, "gates")) return;
   mb_tensor gates = fwd1(n, gname, "dot", prod + bflops, 5,
                          (ref[]){R(x), R(h), R(wt->wx), R(wt->wh), R(wt->b)}, batch * 4 * hid);
   if (gates < 0) return;
@@ -727,8 +976,22 @@ void mb_l_lstm_cell(mb_net *n, const char *name, const mb_lstm_weights *wt, mb_t
 mb_tensor mb_l_spmm(mb_net *n, const char *name, mb_tensor adj, mb_tensor x, int64_t nodes,
                     int64_t nnz, int64_t dim) {
   if (!valid(n, adj) || !valid(n, x)) return MB_NO_TENSOR;
+  const char *L = "spmm";
+  shape xs = {2, {"nodes", "dim"}, {nodes, dim}, 0};
+  if (!shape_ok(n, L, name, &xs) || !positive(n, L, name, "nnz", nnz) ||
+      !has_shape(n, L, name, "x", x, &xs) || !has_dtype(n, L, name, "adj", adj, MB_DTYPE_S32))
+    return MB_NO_TENSOR;
+  /* CSR: nodes + 1 row pointers, nnz column indices and nnz values */
+  if (nnz > (MAX_NUMEL - nodes - 1) / 2 || n->t[adj].numel != nodes + 1 + 2 * nnz) {
+    fail(n,
+         "generator bug: spmm '%s%s%s': adj ('%s') has %lld elements, expected nodes + 1 + 2 x "
+         "nnz = %lld + 1 + 2 x %lld",
+         SCOPED(name), n->t[adj].name, (long long)n->t[adj].numel, (long long)nodes,
+         (long long)nnz);
+    return MB_NO_TENSOR;
+  }
   double prod = 2.0 * (double)nnz * (double)dim;
-  mb_tensor y = fwd1(n, name, "spmm", prod, 2, (ref[]){R(adj), R(x)}, nodes * dim);
+  mb_tensor y = fwd1(n, name, "spmm", prod, 2, (ref[]){R(adj), R(x)}, xs.numel);
   if (y < 0) return y;
   bwd(n, "dx", "spmm", prod, 2, (ref[]){G(y), R(adj)}, 1, &x, false);
   return y;
@@ -777,6 +1040,9 @@ mb_tensor mb_l_mlp(mb_net *n, const char *name, mb_tensor x, int64_t rows, int64
 
 void mb_l_head(mb_net *n, mb_tensor logits, int64_t rows, int64_t classes) {
   if (!valid(n, logits)) return;
+  shape ls = {2, {"rows", "classes"}, {rows, classes}, 0};
+  if (!shape_ok(n, "head", "xent", &ls) || !has_shape(n, "head", "xent", "logits", logits, &ls))
+    return;
   if (!n->training) {
     mb_net_output(n, logits);
     return;

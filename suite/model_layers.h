@@ -75,7 +75,13 @@ void mb_net_sparse_grad(mb_net *n, mb_tensor weight, int64_t touched_numel);
 /* Marks a tensor as a program output (pinned, live to the end). */
 void mb_net_output(mb_net *n, mb_tensor t);
 
-/* Records a failure (first one wins); mb_net_finish reports it. */
+/* Records a failure (first one wins); mb_net_finish reports it. Every layer below checks its
+ * parameters and records a failure instead of emitting an op when one is wrong: a size that is
+ * not positive or whose product passes 2^60 elements (named by its parameter: "matmul
+ * 'l0.attn.scores': k = 0 (must be > 0)"), an operand whose number of elements is not the one
+ * its parameters give ("generator bug: ... x ('l0.fc1') has 5 elements, expected rows x in =
+ * 2 x 3 = 6"), an unknown enum value, a name or scope part that does not fit MB_NAME_MAX (never
+ * cut short). Messages name the layer with its scope; mb_net_finish prefixes "model 'NAME': ". */
 void mb_net_fail(mb_net *n, const char *message);
 
 /* Emits backward and Adam ops (training), creates the buffers and validates the workload.
@@ -93,7 +99,9 @@ mb_tensor mb_l_linear(mb_net *n, const char *name, mb_tensor x, int64_t rows, in
 /* The same with an existing weight (tied embeddings); no bias. */
 mb_tensor mb_l_linear_w(mb_net *n, const char *name, mb_tensor x, mb_tensor w, int64_t rows,
                         int64_t in, int64_t out);
-/* Batched product of two activations: c[batch, m, n] = a[batch, m, k] . b[batch, k, n]. */
+/* Batched product of two activations: c[batch, m, n] = a[batch, m, k] . b[batch, k, n]. b may
+ * instead hold batch / g matrices of k x n, each shared by g consecutive products (the k and v
+ * of grouped-query attention); a must have batch x m x k elements. */
 mb_tensor mb_l_matmul(mb_net *n, const char *name, mb_tensor a, mb_tensor b, int64_t batch,
                       int64_t m, int64_t k, int64_t nn);
 
@@ -102,13 +110,22 @@ typedef struct mb_conv_cfg {
   bool bias;
   bool transposed; /* 2x2 stride-2 "up-convolution": output h*stride, w*stride */
 } mb_conv_cfg;
-/* 2-D convolution (NHWC); writes the output height and width to *oh, *ow. */
+/* 2-D convolution (NHWC); writes the output height and width to *oh, *ow (left alone on
+ * failure). x must have batch x h x w x cin elements; groups (0: 1) must divide cin and
+ * cout; pad must be in [0, min(kh, kw)) (a transposed convolution ignores pad). An input
+ * smaller than the padded kernel is refused as "does not fit a KxK kernel". */
 mb_tensor mb_l_conv2d(mb_net *n, const char *name, mb_tensor x, const mb_conv_cfg *c, int64_t *oh,
                       int64_t *ow);
 
+/* Output positions of a window of k positions moved by `stride` over `in` positions padded
+ * by `pad` on both sides: (in + 2 pad - k) / stride + 1, or 0 when the window does not fit
+ * (in + 2 pad < k) or a parameter is out of range (in, k, stride > 0; pad in [0, k)). The
+ * arithmetic of mb_l_conv2d and mb_l_pool, public so that a spec check agrees with them. */
+int64_t mb_window_out(int64_t in, int64_t k, int64_t stride, int64_t pad);
+
 typedef enum mb_norm { MB_NORM_LAYER, MB_NORM_RMS, MB_NORM_BATCH } mb_norm;
 /* Normalisation over `features` (per row for layer/rms norm; per channel over rows for
- * batch norm) with learned scale (and shift, except rms norm). */
+ * batch norm) with learned scale (and shift, except rms norm). x: rows x features. */
 mb_tensor mb_l_norm(mb_net *n, const char *name, mb_tensor x, int64_t rows, int64_t features,
                     mb_norm kind);
 
@@ -123,28 +140,33 @@ typedef enum mb_act {
 mb_tensor mb_l_act(mb_net *n, const char *name, mb_tensor x, mb_act act);
 /* SwiGLU: silu(gate) * up (LLaMA's MLP). */
 mb_tensor mb_l_swiglu(mb_net *n, const char *name, mb_tensor gate, mb_tensor up);
-/* Rotary position embedding on q or k: reads a cos/sin table (an input). */
+/* Rotary position embedding on q or k: reads a cos/sin table (an input) whose number of
+ * elements divides x's. */
 mb_tensor mb_l_rope(mb_net *n, const char *name, mb_tensor x, mb_tensor table);
-/* Softmax over rows of `cols` elements (scale and causal mask fused in). */
+/* Softmax over rows of `cols` elements (scale and causal mask fused in); x: rows x cols. */
 mb_tensor mb_l_softmax(mb_net *n, const char *name, mb_tensor x, int64_t rows, int64_t cols);
 /* a + b, where b may be smaller and broadcast (a bias or positional embedding). */
 mb_tensor mb_l_add(mb_net *n, const char *name, mb_tensor a, mb_tensor b);
-/* x * s with s broadcast over x (squeeze-and-excitation scaling). */
+/* x * s with s broadcast over x (squeeze-and-excitation scaling): s's number of elements
+ * divides x's. */
 mb_tensor mb_l_scale(mb_net *n, const char *name, mb_tensor x, mb_tensor s);
 
 typedef enum mb_pool { MB_POOL_MAX, MB_POOL_AVG, MB_POOL_GLOBAL_AVG } mb_pool;
-/* Pooling (NHWC); global average pooling ignores k, stride, pad and gives 1x1. */
+/* Pooling (NHWC); global average pooling ignores k, stride, pad and gives 1x1. x: batch x h x
+ * w x c; k, stride > 0, pad in [0, k); an input smaller than the padded window is refused. */
 mb_tensor mb_l_pool(mb_net *n, const char *name, mb_tensor x, mb_pool kind, int64_t batch,
                     int64_t c, int64_t h, int64_t w, int64_t k, int64_t stride, int64_t pad,
                     int64_t *oh, int64_t *ow);
 
-/* Embedding lookup: `lookups` rows of `dim` from `table` (a weight of rows x dim) indexed by
- * `ids` (an s32 input of at least `lookups` entries, of which `lookups` are read). */
+/* Embedding lookup: `lookups` rows of `dim` from `table` (a weight of rows x dim: its number
+ * of elements a multiple of dim) indexed by `ids` (s32, at least `lookups` entries, of which
+ * `lookups` are read). */
 mb_tensor mb_l_embedding(mb_net *n, const char *name, mb_tensor ids, mb_tensor table,
                          int64_t lookups, int64_t dim);
-/* Concatenation of k tensors; the backward op slices the gradient back. */
+/* Concatenation of k > 0 tensors; the backward op slices the gradient back. */
 mb_tensor mb_l_concat(mb_net *n, const char *name, const mb_tensor *parts, int32_t k);
-/* A contiguous part of x (e.g. the [CLS] token of every sequence): out_numel elements. */
+/* A contiguous part of x (e.g. the [CLS] token of every sequence): out_numel elements, in
+ * 1 .. x's number of elements. */
 mb_tensor mb_l_slice(mb_net *n, const char *name, mb_tensor x, int64_t out_numel);
 /* Gathers out_numel elements out of a and b (DLRM's interaction triangle + dense features). */
 mb_tensor mb_l_gather2(mb_net *n, const char *name, mb_tensor a, mb_tensor b, int64_t out_numel);
@@ -160,7 +182,8 @@ void mb_l_lstm_cell(mb_net *n, const char *name, const mb_lstm_weights *wt, mb_t
                     mb_tensor h, mb_tensor c, int64_t batch, mb_tensor *h_out, mb_tensor *c_out);
 
 /* Sparse-dense product for graph aggregation: out[nodes, dim] = A . x, A with nnz entries
- * (adj: an s32 input holding CSR row pointers, column indices and values). */
+ * (adj: an s32 input holding CSR row pointers, column indices and values: nodes + 1 + 2 x nnz
+ * elements). */
 mb_tensor mb_l_spmm(mb_net *n, const char *name, mb_tensor adj, mb_tensor x, int64_t nodes,
                     int64_t nnz, int64_t dim);
 
@@ -180,7 +203,7 @@ mb_tensor mb_l_mlp(mb_net *n, const char *name, mb_tensor x, int64_t rows, int64
 
 /* The head: in training, softmax cross-entropy against an s32 label input, the loss becomes
  * the pinned output and backward starts here; in inference the logits are the output.
- * classes == 1: sigmoid binary cross-entropy (same cost model). */
+ * classes == 1: sigmoid binary cross-entropy (same cost model). logits: rows x classes. */
 void mb_l_head(mb_net *n, mb_tensor logits, int64_t rows, int64_t classes);
 
 #endif

@@ -225,6 +225,12 @@ static bool check_spec(const mb_model_spec *s, const int32_t *line_of, const cha
   if (s->family == MB_FAMILY_VIT && (s->image % s->patch || s->patch > s->image))
     return mb_fail(err, "%s:%d: key 'patch': %lld does not divide image = %lld", path,
                    LINE("patch"), (long long)s->patch, (long long)s->image);
+  if ((fam & CNNS) && s->image < mb_model_min_image(s->family))
+    return mb_fail(err,
+                   "%s:%d: key 'image': %lld is too small for family '%s' (at least %lld: "
+                   "every convolution and pooling window must fit)",
+                   path, LINE("image"), (long long)s->image, family_names[s->family],
+                   (long long)mb_model_min_image(s->family));
   if (s->family == MB_FAMILY_RESNET && s->depth != 50 && s->depth != 101 && s->depth != 152)
     return mb_fail(err, "%s:%d: key 'depth': %lld is not a bottleneck ResNet (50, 101 or 152)",
                    path, LINE("depth"), (long long)s->depth);

@@ -71,7 +71,14 @@ bool mb_model_spec_parse(const char *text, size_t len, const char *path, mb_mode
                          mb_error *err);
 bool mb_model_spec_load(const char *path, mb_model_spec *out, mb_error *err);
 
-/* Builds the workload of a parsed spec (suite/model_zoo.c). */
+/* Builds the workload of a parsed spec (suite/model_zoo.c). A spec the parser accepts is
+ * generated (the parser refuses, naming file:line:key, what the layers would refuse). */
 mb_workload *mb_model_generate_spec(const mb_model_spec *spec, mb_error *err);
+
+/* The smallest `image` whose every convolution and pooling window fits, worked out from the
+ * family's layers with mb_window_out (suite/model_zoo.c): the parser's check of `image`. 1
+ * for the families whose windows are all padded to k / 2 ("same"); ViT and U-Net have their
+ * own rules (patch divides image; image divisible by 2^levels). */
+int64_t mb_model_min_image(mb_model_family f);
 
 #endif

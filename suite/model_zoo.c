@@ -317,31 +317,48 @@ static void build_resnet(mb_net *n, const mb_model_spec *s) {
   pool_classify(n, x, s->classes);
 }
 
+/* AlexNet's spatial layers in order (kernel, stride, padding): what build_alexnet builds and
+ * what its smallest image is worked out from. conv_block pads k / 2, as the table says. */
+enum { AX_CONV1, AX_POOL1, AX_CONV2, AX_POOL2, AX_CONV3, AX_CONV4, AX_CONV5, AX_POOL5, AX_N };
+static const int64_t alexnet_windows[AX_N][3] = {{11, 4, 2}, {3, 2, 0}, {5, 1, 2}, {3, 2, 0},
+                                                 {3, 1, 1},  {3, 1, 1}, {3, 1, 1}, {3, 2, 0}};
+
+static fmap alexnet_conv(mb_net *n, const char *name, fmap x, int64_t cout, int layer) {
+  const int64_t *k = alexnet_windows[layer];
+  return conv_block(n, name, x, cout, k[0], k[1], 1, false, MB_ACT_RELU);
+}
+
+static fmap alexnet_pool(mb_net *n, const char *name, fmap x, int layer) {
+  const int64_t *k = alexnet_windows[layer];
+  return maxpool(n, name, x, k[0], k[1], k[2]);
+}
+
 static void build_alexnet(mb_net *n, const mb_model_spec *s) {
   /* torchvision's AlexNet (the one-GPU variant of Krizhevsky et al. 2012) */
   fmap x = image_input(n, s);
+  const int64_t *k1 = alexnet_windows[AX_CONV1];
   mb_conv_cfg c1 = {.batch = x.batch,
                     .cin = x.c,
                     .h = x.h,
                     .w = x.w,
                     .cout = 64,
-                    .kh = 11,
-                    .kw = 11,
-                    .stride = 4,
-                    .pad = 2,
+                    .kh = k1[0],
+                    .kw = k1[0],
+                    .stride = k1[1],
+                    .pad = k1[2],
                     .groups = 1,
                     .bias = true};
   fmap y = {NT, x.batch, 0, 0, 64};
   mb_net_scope_push(n, "conv1");
   y.t = mb_l_act(n, "act", mb_l_conv2d(n, "conv", x.t, &c1, &y.h, &y.w), MB_ACT_RELU);
   mb_net_scope_pop(n);
-  y = maxpool(n, "pool1", y, 3, 2, 0);
-  y = conv_block(n, "conv2", y, 192, 5, 1, 1, false, MB_ACT_RELU);
-  y = maxpool(n, "pool2", y, 3, 2, 0);
-  y = conv_block(n, "conv3", y, 384, 3, 1, 1, false, MB_ACT_RELU);
-  y = conv_block(n, "conv4", y, 256, 3, 1, 1, false, MB_ACT_RELU);
-  y = conv_block(n, "conv5", y, 256, 3, 1, 1, false, MB_ACT_RELU);
-  y = maxpool(n, "pool5", y, 3, 2, 0);
+  y = alexnet_pool(n, "pool1", y, AX_POOL1);
+  y = alexnet_conv(n, "conv2", y, 192, AX_CONV2);
+  y = alexnet_pool(n, "pool2", y, AX_POOL2);
+  y = alexnet_conv(n, "conv3", y, 384, AX_CONV3);
+  y = alexnet_conv(n, "conv4", y, 256, AX_CONV4);
+  y = alexnet_conv(n, "conv5", y, 256, AX_CONV5);
+  y = alexnet_pool(n, "pool5", y, AX_POOL5);
   int64_t B = y.batch, flat = y.h * y.w * y.c;
   mb_tensor h =
       mb_l_act(n, "fc6.act", mb_l_linear(n, "fc6", y.t, B, flat, 4096, true), MB_ACT_RELU);
@@ -573,6 +590,17 @@ static void build_graph(mb_net *n, const mb_model_spec *s) {
 }
 
 /* ---- entry points ---- */
+
+int64_t mb_model_min_image(mb_model_family f) {
+  if (f != MB_FAMILY_ALEXNET) return 1;
+  for (int64_t image = 1;; image++) {
+    int64_t side = image;
+    for (int i = 0; i < AX_N && side > 0; i++)
+      side =
+          mb_window_out(side, alexnet_windows[i][0], alexnet_windows[i][1], alexnet_windows[i][2]);
+    if (side > 0) return image;
+  }
+}
 
 mb_workload *mb_model_generate_spec(const mb_model_spec *s, mb_error *err) {
   char source[MB_SPEC_TEXT_MAX + 64];

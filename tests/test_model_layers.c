@@ -420,17 +420,40 @@ static void test_conv2d_errors(void **state) {
   finish_fails(n,
                "model 'tnet': convolution 'stem.conv': input 2x2x1 does not fit a 3x3 kernel "
                "(image too small for the network?)");
-  /* an input whose size is not batch x h x w x cin */
-  c.kh = c.kw = 1;
+  /* too small with a stride: (2 - 3) / 2 + 1 rounds to 1 in C, but a 3x3 window does not fit
+   * a 2x2 input */
   n = infer(MB_DTYPE_F32);
+  c.stride = 2;
+  x = mb_net_input(n, "img", 4, MB_DTYPE_F32);
+  assert_int_equal(mb_l_conv2d(n, "conv", x, &c, NULL, NULL), MB_NO_TENSOR);
+  finish_fails(n,
+               "model 'tnet': convolution 'conv': input 2x2x1 does not fit a 3x3 kernel "
+               "(image too small for the network?)");
+  /* an input whose size is not batch x h x w x cin: said so, not "too small" */
+  c.kh = c.kw = 1;
+  c.stride = 1;
+  n = infer(MB_DTYPE_F32);
+  mb_net_scope_push(n, "stem");
   x = mb_net_input(n, "img", 5, MB_DTYPE_F32);
   mb_l_conv2d(n, "conv", x, &c, NULL, NULL);
   finish_fails(n,
-               "model 'tnet': convolution 'conv': input 2x2x1 does not fit a 1x1 kernel (image "
-               "too small for the network?)");
-  /* stride 0, a kernel of 0, channels not divisible by the groups */
-  const char *bad = "model 'tnet': generator bug: convolution 'conv': bad configuration";
-  for (int k = 0; k < 4; k++) {
+               "model 'tnet': generator bug: convolution 'stem.conv': x ('stem.img') has 5 "
+               "elements, expected batch x h x w x cin = 1 x 2 x 2 x 1 = 4");
+  /* each bad parameter named with its value */
+  static const char *const bad[] = {
+      "model 'tnet': convolution 'conv': stride = 0 (must be > 0)",
+      "model 'tnet': convolution 'conv': kw = 0 (must be > 0)",
+      "model 'tnet': convolution 'conv': groups = 3 does not divide cin = 4",
+      "model 'tnet': convolution 'conv': groups = 4 does not divide cout = 6",
+      "model 'tnet': convolution 'conv': h = -4 (must be > 0)",
+      "model 'tnet': convolution 'conv': cout = 0 (must be > 0)",
+      "model 'tnet': convolution 'conv': groups = -1 (must be >= 0; 0 means 1)",
+      "model 'tnet': convolution 'conv': pad = 1 (must be >= 0 and less than the 1x1 kernel)",
+      "model 'tnet': convolution 'conv': pad = -1 (must be >= 0 and less than the 1x1 kernel)",
+      "model 'tnet': convolution 'conv': kh x kw x cin / groups x cout = 1 x 1152921504606846975 "
+      "x 4 x 4: more than 1152921504606846975 elements",
+  };
+  for (int k = 0; k < (int)(sizeof bad / sizeof *bad); k++) {
     mb_conv_cfg b = {.batch = 1,
                      .cin = 4,
                      .h = 4,
@@ -444,12 +467,18 @@ static void test_conv2d_errors(void **state) {
     if (k == 1) b.kw = 0;
     if (k == 2) b.groups = 3;
     if (k == 3) b.cout = 6, b.groups = 4;
+    if (k == 4) b.h = -4;
+    if (k == 5) b.cout = 0;
+    if (k == 6) b.groups = -1;
+    if (k == 7) b.pad = 1;
+    if (k == 8) b.pad = -1;
+    if (k == 9) b.kw = INT64_MAX / 8;
     n = infer(MB_DTYPE_F32);
     x = mb_net_input(n, "img", 64, MB_DTYPE_F32);
     int64_t oh = -7;
     assert_int_equal(mb_l_conv2d(n, "conv", x, &b, &oh, NULL), MB_NO_TENSOR);
     assert_int_equal(oh, -7); /* not written on failure */
-    finish_fails(n, bad);
+    finish_fails(n, bad[k]);
   }
 }
 
@@ -609,11 +638,40 @@ static void test_pool(void **state) {
   assert_int_equal(mb_l_pool(n, "p", x, MB_POOL_MAX, 1, 2, 1, 1, 2, 1, 0, NULL, NULL),
                    MB_NO_TENSOR);
   finish_fails(n, "model 'tnet': pool 's.p': input 1x1 smaller than the 2x2 window");
+  /* (2 - 3) / 2 + 1 rounds to 1 in C: a 3x3 window with stride 2 on 2x2 is still refused */
   n = infer(MB_DTYPE_F32);
-  x = mb_net_input(n, "x", 2, MB_DTYPE_F32);
-  assert_int_equal(mb_l_pool(n, "p", x, MB_POOL_AVG, 1, 2, 1, 1, 1, 0, 0, NULL, NULL),
+  x = mb_net_input(n, "x", 8, MB_DTYPE_F32);
+  assert_int_equal(mb_l_pool(n, "p", x, MB_POOL_MAX, 1, 2, 2, 2, 3, 2, 0, NULL, NULL),
                    MB_NO_TENSOR);
-  finish_fails(n, "model 'tnet': generator bug: pool 'p': bad window");
+  finish_fails(n, "model 'tnet': pool 'p': input 2x2 smaller than the 3x3 window");
+  /* bad windows and shapes name the scope and the field */
+  struct {
+    int64_t numel, h, k, stride, pad;
+    mb_pool kind;
+    const char *message;
+  } bad[] = {
+      {2, 1, 1, 0, 0, MB_POOL_AVG, "model 'tnet': pool 'blk.p': stride = 0 (must be > 0)"},
+      {2, 1, 0, 1, 0, MB_POOL_MAX, "model 'tnet': pool 'blk.p': k = 0 (must be > 0)"},
+      {2, 1, 2, 1, 2, MB_POOL_MAX,
+       "model 'tnet': pool 'blk.p': pad = 2 (must be >= 0 and less than the 2x2 window)"},
+      {2, 1, 2, 1, -1, MB_POOL_MAX,
+       "model 'tnet': pool 'blk.p': pad = -1 (must be >= 0 and less than the 2x2 window)"},
+      {2, 0, 1, 1, 0, MB_POOL_GLOBAL_AVG, "model 'tnet': pool 'blk.p': h = 0 (must be > 0)"},
+      {3, 1, 1, 1, 0, MB_POOL_GLOBAL_AVG,
+       "model 'tnet': generator bug: pool 'blk.p': x ('x') has 3 elements, expected batch x h "
+       "x w x c = 1 x 1 x 1 x 2 = 2"},
+      {2, 1, 1, 1, 0, (mb_pool)7,
+       "model 'tnet': generator bug: pool 'blk.p': kind = 7 is not one of the 3 known"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    n = infer(MB_DTYPE_F32);
+    x = mb_net_input(n, "x", bad[i].numel, MB_DTYPE_F32);
+    mb_net_scope_push(n, "blk");
+    assert_int_equal(mb_l_pool(n, "p", x, bad[i].kind, 1, 2, bad[i].h, 1, bad[i].k, bad[i].stride,
+                               bad[i].pad, NULL, NULL),
+                     MB_NO_TENSOR);
+    finish_fails(n, bad[i].message);
+  }
 }
 
 static void test_embedding_and_sparse_gradient(void **state) {
@@ -873,13 +931,57 @@ static void test_names_too_long(void **state) {
   char want[400];
   snprintf(want, sizeof want, "model 'tnet': name 'blk.%s' longer than 111 characters", name + 4);
   finish_fails(n, want);
+  /* without a scope: the name alone, no leading '.' */
+  n = infer(MB_DTYPE_F32);
+  assert_int_equal(mb_net_input(n, name, 1, MB_DTYPE_F32), MB_NO_TENSOR);
+  snprintf(want, sizeof want, "model 'tnet': name '%s' longer than 111 characters", name);
+  finish_fails(n, want);
   /* a scope that does not fit after its parent (127 characters at most in all) */
   n = infer(MB_DTYPE_F32);
   memset(name, 'a', 100);
   name[100] = '\0';
   mb_net_scope_push(n, "%s", name);
   mb_net_scope_push(n, "%s", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
-  finish_fails(n, "model 'tnet': scope name 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb' too long");
+  snprintf(want, sizeof want,
+           "model 'tnet': scope name '%s.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb' longer than 127 "
+           "characters",
+           name);
+  finish_fails(n, want);
+  /* one scope part longer than 127 characters is refused, not cut to its first 127 (which
+   * would fit as the only scope) */
+  n = infer(MB_DTYPE_F32);
+  memset(name, 'c', 130);
+  name[130] = '\0';
+  mb_net_scope_push(n, "%s", name);
+  mb_net_scope_pop(n);
+  x = mb_net_input(n, "x", 1, MB_DTYPE_F32);
+  mb_net_output(n, mb_l_act(n, "a", x, MB_ACT_RELU));
+  snprintf(want, sizeof want,
+           "model 'tnet': scope name '%.127s...' (130 characters) longer than 127 characters",
+           name);
+  finish_fails(n, want);
+  /* a layer's weight keeps the layer's whole name (it used to be cut to 100 characters) */
+  n = infer(MB_DTYPE_F32);
+  memset(name, 'l', 105);
+  name[105] = '\0';
+  x = mb_net_input(n, "x", 2, MB_DTYPE_F32);
+  mb_net_output(n, mb_l_linear(n, name, x, 1, 2, 2, true));
+  w = finish_ok(n);
+  char wname[200];
+  snprintf(wname, sizeof wname, "%s.w", name);
+  expect_buf(w, wname, 16, 0, 0, true);
+  snprintf(wname, sizeof wname, "%s.b", name);
+  expect_buf(w, wname, 8, 0, 0, true);
+  mb_workload_free(w);
+  /* ... and one whose weight name would not fit is refused naming it */
+  n = infer(MB_DTYPE_F32);
+  memset(name, 'm', 110);
+  name[110] = '\0';
+  mb_net_scope_push(n, "s");
+  x = mb_net_input(n, "x", 4, MB_DTYPE_F32);
+  assert_int_equal(mb_l_norm(n, name, x, 2, 2, MB_NORM_LAYER), MB_NO_TENSOR);
+  snprintf(want, sizeof want, "model 'tnet': name 's.%s.scale' longer than 111 characters", name);
+  finish_fails(n, want);
 }
 
 /* ---- errors ---- */
@@ -894,13 +996,29 @@ static void test_bad_parameters(void **state) {
   n = infer(MB_DTYPE_F32);
   mb_tensor x = mb_net_input(n, "x", 4, MB_DTYPE_F32);
   assert_int_equal(mb_l_linear(n, "fc", x, 4, 1, -2, false), MB_NO_TENSOR);
-  finish_fails(n, "model 'tnet': tensor 'fc.w': -2 elements (must be > 0)");
+  finish_fails(n, "model 'tnet': linear 'fc': out = -2 (must be > 0)");
+  /* too many elements: named as such, not as "must be > 0" */
+  n = infer(MB_DTYPE_F32);
+  assert_int_equal(mb_net_input(n, "huge", INT64_MAX / 4, MB_DTYPE_F32), MB_NO_TENSOR);
+  finish_fails(n,
+               "model 'tnet': tensor 'huge': 2305843009213693951 elements, more than "
+               "1152921504606846975");
   /* an input whose size is not rows x in */
   n = infer(MB_DTYPE_F32);
   mb_net_scope_push(n, "blk");
   x = mb_net_input(n, "x", 5, MB_DTYPE_F32);
   assert_int_equal(mb_l_linear(n, "fc", x, 2, 3, 4, true), MB_NO_TENSOR);
-  finish_fails(n, "model 'tnet': generator bug: 'blk.fc': input has 5 elements, expected 2 x 3");
+  finish_fails(n,
+               "model 'tnet': generator bug: linear 'blk.fc': x ('blk.x') has 5 elements, "
+               "expected rows x in = 2 x 3 = 6");
+  /* a tied weight of the wrong size is named as the weight, not as the input */
+  n = infer(MB_DTYPE_F32);
+  x = mb_net_input(n, "x", 6, MB_DTYPE_F32);
+  mb_tensor tied = mb_net_weight(n, "tied", 11);
+  assert_int_equal(mb_l_linear_w(n, "head", x, tied, 2, 3, 4), MB_NO_TENSOR);
+  finish_fails(n,
+               "model 'tnet': generator bug: linear 'head': w ('tied') has 11 elements, "
+               "expected in x out = 3 x 4 = 12");
   /* a tensor id that is not one of the net's */
   n = infer(MB_DTYPE_F32);
   mb_net_scope_push(n, "b");
@@ -936,6 +1054,255 @@ static void test_bad_parameters(void **state) {
   mb_net_free(NULL);
 }
 
+/* Layers that checked nothing: each refuses a size that is not positive, an operand of the
+ * wrong number of elements, an out-of-range slice and an overflowing size, naming the model,
+ * the layer with its scope and the field. A net builds one tensor per call in the order below
+ * (ids, table are inputs). */
+typedef struct bad_layer {
+  const char *message;
+  int kind;     /* which layer call */
+  int64_t v[4]; /* its parameters */
+} bad_layer;
+
+enum {
+  BL_MATMUL,
+  BL_SOFTMAX,
+  BL_NORM,
+  BL_EMBED,
+  BL_SLICE,
+  BL_CONCAT,
+  BL_SPMM,
+  BL_HEAD,
+  BL_ACT,
+  BL_LSTM,
+  BL_SWIGLU,
+  BL_ROPE,
+  BL_SCALE,
+  BL_GATHER
+};
+
+static void run_bad_layer(const bad_layer *t) {
+  const int64_t *v = t->v;
+  mb_net *n = infer(MB_DTYPE_F32);
+  mb_net_scope_push(n, "blk");
+  mb_tensor x = mb_net_input(n, "x", 12, MB_DTYPE_F32); /* 12 elements: 2 x 2 x 3 */
+  mb_tensor y = mb_net_input(n, "y", 6, MB_DTYPE_F32);
+  mb_tensor r = MB_NO_TENSOR;
+  switch (t->kind) {
+    case BL_MATMUL: /* a = x, b = y */
+      r = mb_l_matmul(n, "mm", x, y, v[0], v[1], v[2], v[3]);
+      break;
+    case BL_SOFTMAX:
+      r = mb_l_softmax(n, "sm", x, v[0], v[1]);
+      break;
+    case BL_NORM:
+      r = mb_l_norm(n, "ln", x, v[0], v[1], (mb_norm)v[2]);
+      break;
+    case BL_EMBED: { /* ids: v[2] elements of s32 (f32 when v[3]), table: x */
+      mb_tensor ids = mb_net_input(n, "ids", v[2], v[3] ? MB_DTYPE_F32 : MB_DTYPE_S32);
+      r = mb_l_embedding(n, "emb", ids, x, v[0], v[1]);
+      break;
+    }
+    case BL_SLICE:
+      r = mb_l_slice(n, "cls", x, v[0]);
+      break;
+    case BL_CONCAT:
+      r = mb_l_concat(n, "cat", (mb_tensor[]){x, y}, (int32_t)v[0]);
+      break;
+    case BL_SPMM: { /* adj: v[2] elements of s32 (f32 when v[3]), x as nodes x dim */
+      mb_tensor adj = mb_net_input(n, "adj", v[2], v[3] ? MB_DTYPE_F32 : MB_DTYPE_S32);
+      r = mb_l_spmm(n, "agg", adj, x, v[0], 2, v[1]);
+      break;
+    }
+    case BL_HEAD:
+      mb_l_head(n, x, v[0], v[1]);
+      break;
+    case BL_ACT:
+      r = mb_l_act(n, "a", x, (mb_act)v[0]);
+      break;
+    case BL_LSTM: { /* weights in v[0], hidden v[1]; x as the step input, y as h and c */
+      mb_lstm_weights wt = mb_l_lstm_weights(n, "lstm", v[0], v[1]);
+      mb_tensor h, c;
+      mb_l_lstm_cell(n, "step", &wt, x, y, y, v[2], &h, &c);
+      r = h;
+      break;
+    }
+    case BL_SWIGLU:
+      r = mb_l_swiglu(n, "sw", x, y);
+      break;
+    case BL_ROPE:
+      r = mb_l_rope(n, "ro", y, mb_net_input(n, "tab", v[0], MB_DTYPE_F32));
+      break;
+    case BL_SCALE:
+      r = mb_l_scale(n, "sc", x, mb_net_input(n, "s", v[0], MB_DTYPE_F32));
+      break;
+    case BL_GATHER:
+      r = mb_l_gather2(n, "g", x, y, v[0]);
+      break;
+  }
+  if (r != MB_NO_TENSOR) fail_msg("accepted; want '%s'", t->message);
+  finish_fails(n, t->message);
+}
+
+static void test_shape_checks(void **state) {
+  (void)state;
+  const int64_t big = INT64_C(1) << 40;
+  const bad_layer bad[] = {
+      /* matmul: x is a[2, 2, 3], y is b[2, 3, 1] */
+      {"model 'tnet': matmul 'blk.mm': k = 0 (must be > 0)", BL_MATMUL, {2, 2, 0, 1}},
+      {"model 'tnet': matmul 'blk.mm': batch = -2 (must be > 0)", BL_MATMUL, {-2, 2, 3, 1}},
+      {"model 'tnet': matmul 'blk.mm': n = 0 (must be > 0)", BL_MATMUL, {2, 2, 3, 0}},
+      {"model 'tnet': generator bug: matmul 'blk.mm': a ('blk.x') has 12 elements, expected "
+       "batch x m x k = 2 x 3 x 3 = 18",
+       BL_MATMUL,
+       {2, 3, 3, 1}},
+      /* inner dimensions that do not match: a is 2 x (3 x 2), b (6) is not 2 x 2 x 2 nor
+       * shared 2 x 2 matrices */
+      {"model 'tnet': generator bug: matmul 'blk.mm': b ('blk.y') has 6 elements, expected "
+       "batch x k x n = 2 x 2 x 2 = 8 (or a divisor of batch times k x n)",
+       BL_MATMUL,
+       {2, 3, 2, 2}},
+      {"model 'tnet': matmul 'blk.mm': batch x m x k = 1099511627776 x 1099511627776 x 3: more "
+       "than 1152921504606846975 elements",
+       BL_MATMUL,
+       {big, big, 3, 1}},
+      /* softmax over x[2, 6] */
+      {"model 'tnet': softmax 'blk.sm': cols = 0 (must be > 0)", BL_SOFTMAX, {2, 0}},
+      {"model 'tnet': generator bug: softmax 'blk.sm': x ('blk.x') has 12 elements, expected "
+       "rows x cols = 2 x 5 = 10",
+       BL_SOFTMAX,
+       {2, 5}},
+      {"model 'tnet': softmax 'blk.sm': rows x cols = 1099511627776 x 1099511627776: more than "
+       "1152921504606846975 elements",
+       BL_SOFTMAX,
+       {big, big}},
+      /* norms */
+      {"model 'tnet': norm 'blk.ln': features = -3 (must be > 0)", BL_NORM, {4, -3, 0}},
+      {"model 'tnet': generator bug: norm 'blk.ln': x ('blk.x') has 12 elements, expected "
+       "rows x features = 3 x 3 = 9",
+       BL_NORM,
+       {3, 3, MB_NORM_RMS}},
+      {"model 'tnet': generator bug: norm 'blk.ln': kind = 3 is not one of the 3 known",
+       BL_NORM,
+       {4, 3, 3}},
+      /* embedding from the table x (12 elements) */
+      {"model 'tnet': embedding 'blk.emb': lookups = 0 (must be > 0)", BL_EMBED, {0, 4, 4, 0}},
+      {"model 'tnet': embedding 'blk.emb': dim = 0 (must be > 0)", BL_EMBED, {2, 0, 4, 0}},
+      {"model 'tnet': generator bug: embedding 'blk.emb': ids ('blk.ids') has 2 elements, fewer "
+       "than lookups = 3",
+       BL_EMBED,
+       {3, 4, 2, 0}},
+      {"model 'tnet': generator bug: embedding 'blk.emb': ids ('blk.ids') is f32, expected s32",
+       BL_EMBED,
+       {3, 4, 4, 1}},
+      {"model 'tnet': generator bug: embedding 'blk.emb': table ('blk.x') has 12 elements, not "
+       "rows of dim = 5",
+       BL_EMBED,
+       {3, 5, 4, 0}},
+      {"model 'tnet': embedding 'blk.emb': lookups x dim = 1099511627776 x 1099511627776: more "
+       "than 1152921504606846975 elements",
+       BL_EMBED,
+       {big, big, 4, 0}},
+      /* slice of x */
+      {"model 'tnet': slice 'blk.cls': out_numel = 0 (must be > 0)", BL_SLICE, {0}},
+      {"model 'tnet': slice 'blk.cls': out_numel = 13 is more than the 12 elements of x "
+       "('blk.x')",
+       BL_SLICE,
+       {13}},
+      {"model 'tnet': generator bug: concat 'blk.cat': k = 0 parts (must be > 0)", BL_CONCAT, {0}},
+      /* spmm: x as nodes x dim, nnz 2 */
+      {"model 'tnet': generator bug: spmm 'blk.agg': x ('blk.x') has 12 elements, expected "
+       "nodes x dim = 5 x 2 = 10",
+       BL_SPMM,
+       {5, 2, 10, 0}},
+      {"model 'tnet': generator bug: spmm 'blk.agg': adj ('blk.adj') has 10 elements, "
+       "expected nodes + 1 + 2 x nnz = 4 + 1 + 2 x 2",
+       BL_SPMM,
+       {4, 3, 10, 0}},
+      {"model 'tnet': generator bug: spmm 'blk.agg': adj ('blk.adj') is f32, expected s32",
+       BL_SPMM,
+       {4, 3, 9, 1}},
+      {"model 'tnet': spmm 'blk.agg': nodes = 0 (must be > 0)", BL_SPMM, {0, 3, 9, 0}},
+      /* the head over x */
+      {"model 'tnet': generator bug: head 'blk.xent': logits ('blk.x') has 12 elements, "
+       "expected rows x classes = 5 x 2 = 10",
+       BL_HEAD,
+       {5, 2}},
+      {"model 'tnet': head 'blk.xent': classes = 0 (must be > 0)", BL_HEAD, {5, 0}},
+      {"model 'tnet': generator bug: activation 'blk.a': act = 6 is not one of the 6 known",
+       BL_ACT,
+       {6}},
+      {"model 'tnet': generator bug: activation 'blk.a': act = -1 is not one of the 6 known",
+       BL_ACT,
+       {-1}},
+      /* an LSTM step: x (12) is batch 3 x in 4 when in = 4; h and c (6) are batch 3 x hidden 2 */
+      {"model 'tnet': lstm 'blk.lstm': hidden = 0 (must be > 0)", BL_LSTM, {4, 0, 3}},
+      {"model 'tnet': generator bug: lstm cell 'blk.step': x ('blk.x') has 12 elements, "
+       "expected batch x in = 3 x 3 = 9",
+       BL_LSTM,
+       {3, 2, 3}},
+      {"model 'tnet': generator bug: lstm cell 'blk.step': h ('blk.y') has 6 elements, expected "
+       "batch x hidden = 4 x 2 = 8",
+       BL_LSTM,
+       {3, 2, 4}},
+      {"model 'tnet': generator bug: swiglu 'blk.sw': up ('blk.y') has 6 elements, gate "
+       "('blk.x') 12",
+       BL_SWIGLU,
+       {0}},
+      {"model 'tnet': generator bug: rope 'blk.ro': table ('blk.tab') has 4 elements, which do "
+       "not divide the 6 of 'blk.y'",
+       BL_ROPE,
+       {4}},
+      {"model 'tnet': generator bug: scale 'blk.sc': s ('blk.s') has 5 elements, which do not "
+       "divide the 12 of 'blk.x'",
+       BL_SCALE,
+       {5}},
+      {"model 'tnet': gather2 'blk.g': out_numel = 0 (must be > 0)", BL_GATHER, {0}},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) run_bad_layer(&bad[i]);
+
+  /* what they accept: grouped-query sharing of b over batch (2 groups of 2 share b) */
+  mb_net *n = infer(MB_DTYPE_F32);
+  mb_tensor a = mb_net_input(n, "a", 4 * 1 * 3, MB_DTYPE_F32); /* batch 4, m 1, k 3 */
+  mb_tensor b = mb_net_input(n, "b", 2 * 3 * 2, MB_DTYPE_F32); /* 2 matrices of 3 x 2 */
+  mb_tensor c = mb_l_matmul(n, "mm", a, b, 4, 1, 3, 2);
+  assert_int_equal(mb_net_numel(n, c), 8);
+  mb_tensor s = mb_l_slice(n, "all", c, 8); /* the whole tensor is a slice too */
+  mb_net_output(n, s);
+  mb_workload *w = finish_ok(n);
+  expect_op(w, "fwd.mm", "dot", 48); /* 2 x 4 x 1 x 3 x 2 */
+  mb_workload_free(w);
+  /* b shared by 3 products does not divide batch 4 */
+  n = infer(MB_DTYPE_F32);
+  a = mb_net_input(n, "a", 12, MB_DTYPE_F32);
+  b = mb_net_input(n, "b", 6, MB_DTYPE_F32); /* 1 matrix of 3 x 2: fine, shared by all 4 */
+  mb_net_output(n, mb_l_matmul(n, "mm", a, b, 4, 1, 3, 2));
+  mb_workload_free(finish_ok(n));
+  n = infer(MB_DTYPE_F32);
+  a = mb_net_input(n, "a", 12, MB_DTYPE_F32);
+  b = mb_net_input(n, "b", 18, MB_DTYPE_F32); /* 3 matrices for 4 products */
+  assert_int_equal(mb_l_matmul(n, "mm", a, b, 4, 1, 3, 2), MB_NO_TENSOR);
+  finish_fails(n,
+               "model 'tnet': generator bug: matmul 'mm': b ('b') has 18 elements, expected "
+               "batch x k x n = 4 x 3 x 2 = 24 (or a divisor of batch times k x n)");
+}
+
+static void test_window_out(void **state) {
+  (void)state;
+  assert_int_equal(mb_window_out(5, 3, 1, 0), 3);
+  assert_int_equal(mb_window_out(5, 3, 2, 1), 3);
+  assert_int_equal(mb_window_out(2, 3, 2, 0), 0); /* C would round (2 - 3) / 2 + 1 to 1 */
+  assert_int_equal(mb_window_out(2, 3, 1, 1), 2);
+  assert_int_equal(mb_window_out(1, 3, 2, 1), 1);
+  assert_int_equal(mb_window_out(224, 11, 4, 2), 55); /* AlexNet's first layer */
+  assert_int_equal(mb_window_out(0, 1, 1, 0), 0);
+  assert_int_equal(mb_window_out(4, 0, 1, 0), 0);
+  assert_int_equal(mb_window_out(4, 2, 0, 0), 0);
+  assert_int_equal(mb_window_out(4, 2, 1, 2), 0); /* pad must be < k */
+  assert_int_equal(mb_window_out(4, 2, 1, -1), 0);
+  assert_int_equal(mb_window_out(INT64_MAX, 2, 1, 1), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dtypes),
@@ -959,6 +1326,8 @@ int main(void) {
       cmocka_unit_test(test_scopes),
       cmocka_unit_test(test_names_too_long),
       cmocka_unit_test(test_bad_parameters),
+      cmocka_unit_test(test_shape_checks),
+      cmocka_unit_test(test_window_out),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,6 +38,19 @@ SPEC="$SRC/datasets/models/alexnet_inf_b128.spec"
   fail "model -o -: $(cat "$TMP/err")"
 cmp -s "$TMP/m.wl" "$TMP/m_stdout.wl" || fail "model: -o - wrote another workload than -o FILE"
 
+# a well-formed spec whose image is too small for the network: the error names the spec file,
+# the line and the key (it used to name only the layer: "pool 'pool5': input 1x1 smaller ..."),
+# and nothing is written; one pixel more is generated
+printf 'family = alexnet\nmode = inference\ndtype = bf16\nbatch = 1\n# the image:\nimage = 62\n' \
+  >"$TMP/small.spec"
+printf 'channels = 3\nclasses = 10\n' >>"$TMP/small.spec"
+expect 2 "^mallocbench generate model: $TMP/small.spec:6: key 'image': 62 is too small for family 'alexnet' \(at least 63: every convolution and pooling window must fit\)$" \
+  "$MB" generate model "$TMP/small.spec" -o "$TMP/small.wl"
+[ ! -e "$TMP/small.wl" ] || fail "a refused spec wrote a workload"
+sed -i 's/^image = 62$/image = 63/' "$TMP/small.spec"
+"$MB" generate model "$TMP/small.spec" -o "$TMP/small.wl" >/dev/null 2>"$TMP/err" ||
+  fail "image 63: $(cat "$TMP/err")"
+
 LONG=$(printf 'x%.0s' $(seq 128))
 for g in "${AT[*]}" "generate model $SPEC" "generate packing --buffers 4"; do
   cmd=${g#generate }
