@@ -112,8 +112,17 @@ static void fmt_wall(double s, char *out, size_t n) {
     snprintf(out, n, "%.2f s", s);
 }
 
-/* LaTeX's spelling of a character that is special to it, or NULL for one that is not. */
-static const char *tex_replacement(char c) {
+/* LaTeX's spelling of a character that is special to it, or NULL for one that is not. A
+ * control byte (a name from a file may hold any byte but NUL) would stop TeX ("invalid
+ * character", or a blank line ending the cell's paragraph): it is spelled "\xHH" as in
+ * messages (error.h), written into buf. */
+enum { TEX_REP_MAX = 24 };
+static const char *tex_replacement(char c, char buf[TEX_REP_MAX]) {
+  unsigned char u = (unsigned char)c;
+  if (u < 0x20 || u == 0x7f) {
+    snprintf(buf, TEX_REP_MAX, "\\textbackslash{}x%02x", u);
+    return buf;
+  }
   switch (c) {
     case '_':
       return "\\_";
@@ -143,8 +152,9 @@ static const char *tex_replacement(char c) {
 /* LaTeX-escapes text (workload names have underscores). */
 static void tex_escape(const char *s, char *out, size_t n) {
   size_t j = 0;
+  char buf[TEX_REP_MAX];
   for (; *s && j + 8 < n; s++) {
-    const char *rep = tex_replacement(*s);
+    const char *rep = tex_replacement(*s, buf);
     if (rep) {
       size_t l = strlen(rep);
       if (j + l + 1 >= n) break;
@@ -164,13 +174,19 @@ static void tex_escape(const char *s, char *out, size_t n) {
 enum { TEX_BREAK_RUN = 16 };
 static void tex_write_breakable(FILE *f, const char *s) {
   int run = 0;
+  char buf[TEX_REP_MAX];
   for (; *s; s++) {
-    const char *rep = tex_replacement(*s);
+    const char *rep = tex_replacement(*s, buf);
+    int width = rep == buf ? 4 : 1; /* a control byte is set as the 4 characters "\xHH" */
+    if (run > 0 && run + width > TEX_BREAK_RUN) {
+      fputs("\\allowbreak{}", f);
+      run = 0;
+    }
     if (rep)
       fputs(rep, f);
     else
       fputc(*s, f);
-    run = *s == ' ' ? 0 : run + 1;
+    run = *s == ' ' ? 0 : run + width;
     bool separator = strchr("|,;:=/-", *s) != NULL;
     bool inside_utf8 = ((unsigned char)s[1] & 0xC0) == 0x80;
     if ((separator || run >= TEX_BREAK_RUN) && s[1] && !inside_utf8) {

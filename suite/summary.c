@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "catalogue.h"
+#include "error.h"
 #include "result_matrix.h"
 #include "stats.h"
 
@@ -36,7 +37,8 @@ static void print_table(FILE *out, const mb_result_matrix *m, const mb_solver_su
     num(mx, sizeof mx, s[i].max_speedup, "%.4fx");
     num(gap, sizeof gap, 100.0 * s[i].mean_gap_to_bound, "%.2f%%");
     mb_format_p(p, sizeof p, s[i].sign_p);
-    fprintf(out, "%-20s %6d %9s %-16s %9s %5d %5d %6d %7s %6d %9s %10.2f\n", s[i].solver,
+    /* solver names come from the results file: escaped as in messages (error.h) */
+    mb_diag(out, "%-20s %6d %9s %-16s %9s %5d %5d %6d %7s %6d %9s %10.2f", s[i].solver,
             (int)s[i].n_cases, g, ci, mx, (int)s[i].wins, (int)s[i].ties, (int)s[i].losses, p,
             (int)s[i].n_failed, gap, s[i].total_wall_s);
   }
@@ -178,17 +180,22 @@ bool mb_summary_print_filtered(mb_results *r, const char *split, const char *wor
     int64_t planned = -1, complete = 0;
     mb_results_get_attr_int(r, "planned_jobs", &planned, NULL);
     mb_results_get_attr_int(r, "complete", &complete, NULL);
-    fprintf(out, "%s: %" PRId64 " result rows", mb_results_path(r), m->n_rows);
-    if (planned >= 0) fprintf(out, " of %" PRId64 " planned jobs", planned);
-    fprintf(out, ", %d workload x hardware case(s)%s\n", (int)m->n_cases,
+    /* the path and the pattern escaped as in messages (error.h) */
+    char of_planned[64] = "";
+    if (planned >= 0)
+      snprintf(of_planned, sizeof of_planned, " of %" PRId64 " planned jobs", planned);
+    mb_diag(out, "%s: %" PRId64 " result rows%s, %d workload x hardware case(s)%s",
+            mb_results_path(r), m->n_rows, of_planned, (int)m->n_cases,
             complete ? "" : " -- INCOMPLETE run (resume it with mallocbench run --resume FILE)");
     if (split || workloads) {
-      if (split) fprintf(out, "%s split", split);
-      if (workloads) fprintf(out, "%sworkloads matching '%s'", split ? ", " : "", workloads);
-      fprintf(out, ": %d of %d cases", (int)view.n_cases, (int)m->n_cases);
-      if (split && n_unknown > 0) fprintf(out, " (%d without split information)", (int)n_unknown);
-      fprintf(
-          out, "%s\n",
+      char unknown[64] = "";
+      if (split && n_unknown > 0)
+        snprintf(unknown, sizeof unknown, " (%d without split information)", (int)n_unknown);
+      mb_diag(
+          out, "%s%s%s%s%s%s: %d of %d cases%s%s", split ? split : "", split ? " split" : "",
+          split && workloads ? ", " : "", workloads ? "workloads matching '" : "",
+          workloads ? workloads : "", workloads ? "'" : "", (int)view.n_cases, (int)m->n_cases,
+          unknown,
           split && !strcmp(split, "test") ? "; workloads mallocMuZero never saw in training" : "");
     }
     print_table(out, &view, s, split);

@@ -499,6 +499,61 @@ static void test_report_long_provenance(void **state) {
   free(text);
 }
 
+/* Names and attributes come from files and may hold control bytes: the LaTeX tables spell
+ * each as "\xHH" (\textbackslash{}xHH), as messages do, instead of passing it raw, which TeX
+ * refuses (ESC is an invalid character; a blank line ends the cell's paragraph). Markdown is
+ * left as it was. */
+static void test_report_control_bytes(void **state) {
+  fixture *fx = *state;
+  char copy[1200], cmd[2600];
+  snprintf(copy, sizeof copy, "%s/ctl.h5", fx->dir);
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", fx->results, copy);
+  assert_int_equal(system(cmd), 0);
+  const char *value = "a\x1b[2Jb\n\nc\td\x7f_e\x01\x02\x03\x04\x05\x06";
+  mb_error err;
+  mb_results *r = mb_results_open(copy, true, &err);
+  if (!r) fail_msg("%s", err.message);
+  if (!mb_results_set_attr_string(r, "zz_control", value, &err)) fail_msg("%s", err.message);
+  assert_true(mb_results_close(r, &err));
+  char md[1300], tex[1300];
+  snprintf(md, sizeof md, "%s/ctl.md", fx->dir);
+  snprintf(tex, sizeof tex, "%s/ctl-tex", fx->dir);
+  mb_report_options opt = {.markdown_path = md, .tex_dir = tex};
+  if (!mb_report_write(copy, &opt, &err)) fail_msg("%s", err.message);
+  char path[1400];
+  snprintf(path, sizeof path, "%s/provenance.tex", tex);
+  char *text = mb_read_file(path, NULL);
+  assert_non_null(text);
+  for (const char *p = text; *p; p++)
+    if (((unsigned char)*p < 0x20 && *p != '\n') || *p == 0x7f)
+      fail_msg("raw control byte 0x%02x in provenance.tex: %.40s", (unsigned char)*p, p);
+  const char *cell = strstr(text, "zz\\_control");
+  assert_non_null(cell);
+  cell = strstr(cell, "\\texttt{");
+  assert_non_null(cell);
+  int longest;
+  char *decoded = decode_tex_cell(cell + 8, &longest);
+  assert_string_equal(decoded, "a\\x1b[2Jb\\x0a\\x0ac\\x09d\\x7f_e\\x01\\x02\\x03\\x04\\x05\\x06");
+  if (longest > 16) fail_msg("%d characters without a break in: %s", longest, decoded);
+  free(decoded);
+  free(text);
+  if (system("command -v pdflatex >/dev/null 2>&1") != 0) {
+    fprintf(stderr, "note: pdflatex not installed: LaTeX compile check skipped\n");
+    return;
+  }
+  snprintf(path, sizeof path, "%s/check.tex", tex);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f,
+          "\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage{booktabs,longtable}"
+          "\\begin{document}\\small\\input{provenance.tex}\\end{document}\n");
+  fclose(f);
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && pdflatex -interaction=nonstopmode -halt-on-error check.tex >/dev/null 2>&1",
+           tex);
+  assert_int_equal(system(cmd), 0);
+}
+
 static void test_report_errors(void **state) {
   fixture *fx = *state;
   mb_error err;
@@ -1035,6 +1090,7 @@ int main(void) {
       cmocka_unit_test(test_report_numbers_match_hdf5),
       cmocka_unit_test(test_report_errors),
       cmocka_unit_test(test_report_long_provenance),
+      cmocka_unit_test(test_report_control_bytes),
       cmocka_unit_test(test_alphatensor_names),
       cmocka_unit_test(test_split_summary_matches_rows),
       cmocka_unit_test(test_summary_split_errors),

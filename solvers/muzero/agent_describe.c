@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "error.h"
 #include "game.h"
 #include "nn_io.h"
 #include "train_state.h"
@@ -86,8 +87,9 @@ bool mb_agent_describe(const char *path, FILE *out, mb_error *err) {
   if (!ok) return false;
 
   const mb_agent_config *c = &ag.cfg;
-  fprintf(out, "%-16s %s\n", "agent checkpoint", path);
-  fprintf(out, "%-16s %s\n", "trained by", note[0] ? note : "(not recorded)");
+  /* texts from the file (and paths): escaped as in messages (error.h) */
+  mb_diag(out, "%-16s %s", "agent checkpoint", path);
+  mb_diag(out, "%-16s %s", "trained by", note[0] ? note : "(not recorded)");
   if (has_progress) {
     fprintf(out,
             "%-16s %lld updates, %lld self-play episodes, %lld decisions, %.0f s of training, "
@@ -95,7 +97,7 @@ bool mb_agent_describe(const char *path, FILE *out, mb_error *err) {
             "training", (long long)prog.steps, (long long)prog.episodes, (long long)prog.decisions,
             prog.seconds, (unsigned long long)prog.seed);
     /* the sgemm kernel decides the last bits of every update (tensor.h, "Determinism") */
-    fprintf(out, "%-16s %s\n", "BLAS kernel", prog.blas[0] ? prog.blas : "(not recorded)");
+    mb_diag(out, "%-16s %s", "BLAS kernel", prog.blas[0] ? prog.blas : "(not recorded)");
   }
   /* damage to a checkpoint without checksums would load unnoticed: say which kind this is */
   if (unchecked == 0)
@@ -108,7 +110,7 @@ bool mb_agent_describe(const char *path, FILE *out, mb_error *err) {
             "checksums", (long long)unchecked, (long long)(checked + unchecked));
   char state[4096];
   if (mb_train_state_path(path, state, sizeof state))
-    fprintf(out, "%-16s %s\n", "resume state",
+    mb_diag(out, "%-16s %s", "resume state",
             access(state, F_OK) == 0 ? state
                                      : "none beside it (the run finished, or never "
                                        "wrote one)");

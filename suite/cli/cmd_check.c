@@ -14,6 +14,7 @@
 #include "assignment.h"
 #include "commands.h"
 #include "cost.h"
+#include "error.h"
 #include "hardware.h"
 #include "validator.h"
 #include "workload.h"
@@ -136,7 +137,7 @@ int mb_cmd_check(int argc, char **argv) {
       mb_time_ps t_slow = mb_slow_time(w, &hw), t = mb_program_time(w, &hw, in_fast);
       int64_t peak, top;
       mb_assignment_usage(w, a, &peak, &top);
-      printf("workload   %s on %s\n", w->name, hw.name);
+      mb_diag(stdout, "workload   %s on %s", w->name, hw.name); /* names escaped (error.h) */
       printf("valid      yes: %d of %d buffers in fast memory\n", mb_assignment_n_fast(a),
              w->n_buffers);
       printf("fast bytes peak live %" PRId64 " B, highest address %" PRId64 " B, capacity %" PRId64

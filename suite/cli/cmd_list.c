@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "commands.h"
 #include "cost.h"
+#include "error.h"
 #include "paths.h"
 #include "workload.h"
 
@@ -86,8 +87,9 @@ static void print_entry(const mb_catalogue_entry *e) {
     fmt_size(e->capacity, cap, sizeof cap);
   else
     snprintf(cap, sizeof cap, "profile");
-  printf("%-36s %-11s %-5s %-8s %9s %-40s %s %s\n", e->name, e->kind, e->split, e->hardware, cap,
-         e->tags, e->source, e->args);
+  /* catalogue fields are text from a file: escaped as in messages (error.h) */
+  mb_diag(stdout, "%-36s %-11s %-5s %-8s %9s %-40s %s %s", e->name, e->kind, e->split, e->hardware,
+          cap, e->tags, e->source, e->args);
   fflush(stdout);
 }
 
@@ -100,7 +102,7 @@ static row_status print_stats_row(const mb_catalogue_entry *e, const char *data_
   mb_error err;
   mb_hardware hw;
   if (!mb_catalogue_hardware(e, &hw, &err)) {
-    printf("%-36s FAILED: %s\n", e->name, err.message);
+    mb_diag(stdout, "%-36s FAILED: %s", e->name, err.message);
     return ROW_FAILED;
   }
   bool missing = false;
@@ -108,12 +110,12 @@ static row_status print_stats_row(const mb_catalogue_entry *e, const char *data_
   mb_workload *w = mb_catalogue_load_workload(e, data_dir, cache, &missing, &err);
   double load_ms = (mb_wall_seconds() - t0) * 1e3;
   if (!w) {
-    printf("%-36s %s: %s\n", e->name, missing ? "skipped" : "FAILED", err.message);
+    mb_diag(stdout, "%-36s %s: %s", e->name, missing ? "skipped" : "FAILED", err.message);
     fflush(stdout);
     return missing ? ROW_SKIPPED : ROW_FAILED;
   }
   if (!mb_cost_check_range(w, &hw, &err)) {
-    printf("%-36s FAILED: %s\n", e->name, err.message);
+    mb_diag(stdout, "%-36s FAILED: %s", e->name, err.message);
     fflush(stdout);
     mb_workload_free(w);
     return ROW_FAILED;
@@ -128,9 +130,9 @@ static row_status print_stats_row(const mb_catalogue_entry *e, const char *data_
     snprintf(ratio, sizeof ratio, "%.3f", (double)hw.capacity / (double)placeable);
   else
     snprintf(ratio, sizeof ratio, "-");
-  printf("%-36s %-5s %-8s %7d %7d %10s %9s %8s %12.1f %9.1f\n", e->name, e->split, e->hardware,
-         st.n_ops, st.n_buffers, fmt_size(st.peak_live_bytes, peak, sizeof peak), cap, ratio,
-         (double)t_slow / 1e6, load_ms);
+  mb_diag(stdout, "%-36s %-5s %-8s %7d %7d %10s %9s %8s %12.1f %9.1f", e->name, e->split,
+          e->hardware, st.n_ops, st.n_buffers, fmt_size(st.peak_live_bytes, peak, sizeof peak), cap,
+          ratio, (double)t_slow / 1e6, load_ms);
   fflush(stdout);
   mb_workload_free(w);
   return ROW_SHOWN;
@@ -233,9 +235,10 @@ int mb_cmd_list(int argc, char **argv) {
     skipped += st == ROW_SKIPPED;
     failed += st == ROW_FAILED;
   }
-  printf("# %d listed of %d in %s", shown, cat->n_entries, cat_path);
-  if (stats) printf("; %d skipped (missing data), %d failed", skipped, failed);
-  printf("\n");
+  char counts[96] = "";
+  if (stats)
+    snprintf(counts, sizeof counts, "; %d skipped (missing data), %d failed", skipped, failed);
+  mb_diag(stdout, "# %d listed of %d in %s%s", shown, cat->n_entries, cat_path, counts);
   mb_catalogue_free(cat);
   free(selected);
   return failed ? 1 : 0;

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "cost.h"
 #include "csv_import.h"
+#include "error.h"
 #include "game.h"
 #include "hardware.h"
 #include "rng.h"
@@ -232,10 +233,11 @@ int mb_cmd_play(int argc, char **argv) {
   const char *pol_name = o.pol == POLICY_RANDOM      ? "random"
                          : o.pol == POLICY_HEURISTIC ? "heuristic"
                                                      : "slow";
-  printf("workload %s: %d buffers, %d visited in %s order\n", w->name, (int)w->n_buffers,
-         (int)mb_game_n_visitable(g), mb_game_order_name(o.cfg.order));
-  printf("hardware %s: fast memory %" PRId64 " B, alignment %" PRId64 " B; %d actions\n", hw.name,
-         hw.capacity, hw.alignment, (int)o.cfg.n_actions);
+  /* names from files, escaped as in messages (error.h) */
+  mb_diag(stdout, "workload %s: %d buffers, %d visited in %s order", w->name, (int)w->n_buffers,
+          (int)mb_game_n_visitable(g), mb_game_order_name(o.cfg.order));
+  mb_diag(stdout, "hardware %s: fast memory %" PRId64 " B, alignment %" PRId64 " B; %d actions",
+          hw.name, hw.capacity, hw.alignment, (int)o.cfg.n_actions);
   printf("policy %s, %" PRId64 " episode(s), seed %" PRId64 "\n", pol_name, o.episodes, o.seed);
   printf("T_slow %" PRId64 " ps (simulated)\n", mb_game_slow_time(g));
   if (!o.quiet)

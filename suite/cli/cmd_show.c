@@ -9,6 +9,7 @@
 #include "agent_describe.h"
 #include "commands.h"
 #include "cost.h"
+#include "error.h"
 #include "file_seal.h"
 #include "hardware.h"
 #include "results.h"
@@ -158,9 +159,10 @@ int mb_cmd_show(int argc, char **argv) {
     if (b->size <= hw.capacity) fit++;
   }
   char b1[64], b2[64];
-  printf("workload        %s\n", w->name);
-  printf("source          %s\n", w->source);
-  printf("file            %s\n", path);
+  /* names and paths come from files: escaped as in messages (error.h), no raw control bytes */
+  mb_diag(stdout, "workload        %s", w->name);
+  mb_diag(stdout, "source          %s", w->source);
+  mb_diag(stdout, "file            %s", path);
   printf("sha256          %s (of the canonical text)\n", sha);
   if (w->n_ops)
     printf("ops             %d (schedule length %d)\n", st.n_ops, w->schedule_length);
@@ -171,14 +173,14 @@ int mb_cmd_show(int argc, char **argv) {
          st.n_pinned, unpinned, w->n_uses);
   printf("total bytes     %s; candidates %s\n", fmt_bytes(st.total_bytes, b1, sizeof b1),
          fmt_bytes(unpinned_bytes, b2, sizeof b2));
-  printf("peak live bytes %s at time %d", fmt_bytes(st.peak_live_bytes, b1, sizeof b1),
-         st.peak_time);
-  if (w->n_ops) printf(" (op '%s')", w->ops[st.peak_time].name);
-  printf("\nlargest buffer  %s ('%s')\n", fmt_bytes(st.largest_buffer, b1, sizeof b1),
-         w->buffers[largest].name);
+  mb_diag(stdout, "peak live bytes %s at time %d%s%s%s",
+          fmt_bytes(st.peak_live_bytes, b1, sizeof b1), st.peak_time, w->n_ops ? " (op '" : "",
+          w->n_ops ? w->ops[st.peak_time].name : "", w->n_ops ? "')" : "");
+  mb_diag(stdout, "largest buffer  %s ('%s')", fmt_bytes(st.largest_buffer, b1, sizeof b1),
+          w->buffers[largest].name);
   if (w->n_ops) printf("total FLOPs     %.6g\n", st.total_flops);
-  printf("hardware        %s: fast memory %s, alignment %" PRId64 " B\n", hw.name,
-         fmt_bytes(hw.capacity, b1, sizeof b1), hw.alignment);
+  mb_diag(stdout, "hardware        %s: fast memory %s, alignment %" PRId64 " B", hw.name,
+          fmt_bytes(hw.capacity, b1, sizeof b1), hw.alignment);
   printf("T_slow          %.6f ms (%s)\n", (double)t_slow / 1e9,
          w->n_ops ? "simulated: mallocbench roofline cost model"
                   : "given by the workload: it has no ops to simulate");

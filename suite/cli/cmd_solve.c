@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "commands.h"
 #include "cost.h"
+#include "error.h"
 #include "hardware.h"
 #include "search.h"
 #include "solver.h"
@@ -227,13 +228,14 @@ static int solve_and_report(const solve_command *S, const mb_solver *solver, con
   }
   mb_error verr;
   bool valid = mb_validate(w, hw, a, &verr);
-  printf("workload  %s (%d buffers, %d ops, %d time steps)\n", w->name, w->n_buffers, w->n_ops,
-         w->schedule_length);
-  printf("hardware  %s: fast memory %" PRId64 " B, alignment %" PRId64 " B\n", hw->name,
-         hw->capacity, hw->alignment);
+  /* names, notes and paths escaped as in messages (error.h) */
+  mb_diag(stdout, "workload  %s (%d buffers, %d ops, %d time steps)", w->name, w->n_buffers,
+          w->n_ops, w->schedule_length);
+  mb_diag(stdout, "hardware  %s: fast memory %" PRId64 " B, alignment %" PRId64 " B", hw->name,
+          hw->capacity, hw->alignment);
   printf("solver    %s, seed %" PRIu64 ", wall %.3f s%s\n", solver->name, S->opt.seed, wall,
          st.budget_hit ? " (budget hit)" : "");
-  if (st.note[0]) printf("          %s\n", st.note);
+  if (st.note[0]) mb_diag(stdout, "          %s", st.note);
   print_times(w, hw, solver->name, a, h, S->bound_budget, fast);
   if (valid)
     printf("valid        yes (independent validator)\n");
@@ -245,7 +247,7 @@ static int solve_and_report(const solve_command *S, const mb_solver *solver, con
       fprintf(stderr, "mallocbench solve: %s\n", err.message);
       rc = 2;
     } else {
-      printf("assignment   written to %s\n", S->out_path);
+      mb_diag(stdout, "assignment   written to %s", S->out_path);
     }
   }
 done:

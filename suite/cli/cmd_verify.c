@@ -15,6 +15,7 @@
 #include "assignment.h"
 #include "commands.h"
 #include "cost.h"
+#include "error.h"
 #include "hardware.h"
 #include "results.h"
 #include "validator.h"
@@ -37,12 +38,20 @@ static void report(verifier *v, const char *fmt, ...) __attribute__((format(prin
 static void report(verifier *v, const char *fmt, ...) {
   v->mismatches++;
   if (v->mismatches > v->max_report) return;
+  /* names from the results file: the line escaped as in messages (error.h) */
+  char small[1024];
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stdout, "MISMATCH ");
-  vfprintf(stdout, fmt, ap);
-  fputc('\n', stdout);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
   va_end(ap);
+  char *text = n >= 0 && (size_t)n >= sizeof small ? malloc((size_t)n + 1) : NULL;
+  if (text) {
+    va_start(ap, fmt);
+    vsnprintf(text, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
+  mb_diag(stdout, "MISMATCH %s", text ? text : n >= 0 ? small : "");
+  free(text);
 }
 
 static const mb_workload *workload(verifier *v, const char *key) {

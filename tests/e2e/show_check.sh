@@ -161,6 +161,62 @@ grep -q 'bogus=1' "$T/ctl_bad.wl" || fail "could not make ctl_bad.wl"
 one_line 2 "$MB" show "$T/ctl_bad.wl"
 errhas "ctl_bad.wl:5: buffer 'x\x0ay\x1b[31m'"
 
+# Human-facing stdout shows such names escaped the same way: no ESC byte reaches the terminal
+# and a name never adds a line (a name holding ESC[2J used to clear the screen).
+# clean_out N CMD...: exits 0, stdout has N lines and no ESC, CR or other control byte
+clean_out() {
+  local want=$1; shift
+  "$@" >"$T/out" 2>"$T/err"
+  local got=$?
+  [ "$got" = 0 ] || { fail "exit $got (want 0): $*"; head -3 "$T/err"; }
+  local lines
+  lines=$(wc -l <"$T/out")
+  [ "$lines" = "$want" ] || { fail "stdout has $lines lines, want $want: $*"; cat -v "$T/out" | head -20; }
+  if LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$T/out"; then
+    fail "raw control byte on stdout: $*"
+    cat -v "$T/out" | head -20
+  fi
+}
+outhas() { grep -qF -- "$1" "$T/out" || { fail "stdout lacks '$1'"; cat -v "$T/out" | head -20; }; }
+# the same workload with plain names gives the line count
+sed -e 's/^name .*/name plain/' -e 's/^buffer "x.*size=512/buffer x size=512/' "$T/ctl.wl" \
+  >"$T/plain.wl"
+"$MB" show "$T/plain.wl" >"$T/plain_show" || fail "show plain.wl"
+clean_out "$(wc -l <"$T/plain_show")" "$MB" show "$T/ctl.wl"
+outhas 'workload        ctl\x0a\x1b[2Jname'
+outhas "largest buffer  512 B ('x\x0ay\x1b[31m')"
+# an op whose name holds them: show's peak op
+cat >"$T/ctl_ops.wl" <<'WL'
+mallocbench-workload 1
+name "ops\x1b[2J"
+op q kind=add flops=100
+op "o\x0ap\x1b[2J" kind=add flops=100
+buffer "b\x0a" size=512 start=0 end=1
+use "b\x0a" op=0 write=512
+use "b\x0a" op=1 read=512
+buffer c size=64 start=1 end=1
+use c op=1 write=64
+WL
+sed -e 's/"o\\x0ap\\x1b\[2J"/o/' -e 's/"ops\\x1b\[2J"/ops/' "$T/ctl_ops.wl" >"$T/plain_ops.wl"
+"$MB" show "$T/plain_ops.wl" >"$T/plain_show" || fail "show plain_ops.wl: $(cat "$T/plain_show")"
+clean_out "$(wc -l <"$T/plain_show")" "$MB" show "$T/ctl_ops.wl"
+outhas "(op 'o\x0ap\x1b[2J')"
+# check, solve and play print the workload's name
+printf 'buffer,offset\n"x\ny\033[31m",0\nz,512\n' >"$T/ctl_ok.csv"
+clean_out 6 "$MB" check "$T/ctl.wl" "$T/ctl_ok.csv" --hardware edge-npu
+outhas 'workload   ctl\x0a\x1b[2Jname on edge-npu'
+"$MB" solve "$T/plain.wl" --solver heuristic --hardware edge-npu >"$T/plain_solve" ||
+  fail "solve plain.wl"
+clean_out "$(wc -l <"$T/plain_solve")" "$MB" solve "$T/ctl.wl" --solver heuristic --hardware edge-npu
+outhas 'workload  ctl\x0a\x1b[2Jname (2 buffers'
+"$MB" play "$T/plain_ops.wl" --hardware edge-npu >"$T/plain_play" || fail "play plain_ops.wl"
+clean_out "$(wc -l <"$T/plain_play")" "$MB" play "$T/ctl_ops.wl" --hardware edge-npu
+outhas 'workload ops\x1b[2J: 2 buffers'
+# list: a catalogue entry whose source path holds ESC and DEL
+printf 'name kind source args hardware capacity split tags\nctl native data/x\033[2J\177name.wl - edge-npu profile train a,b\n' >"$T/ctl_cat.txt"
+clean_out 3 "$MB" list --catalogue "$T/ctl_cat.txt"
+outhas 'data/x\x1b[2J'
+
 # ---- other input formats, when the external data is present ----
 if [ -f "$DATA/minimalloc/input.12.csv" ]; then
   expect 0 "$MB" show "$DATA/minimalloc/input.12.csv"
