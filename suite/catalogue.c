@@ -516,13 +516,13 @@ static mb_workload *cached_generate(const char *cache_dir, const char *kind, con
       mb_error lerr;
       mb_workload *w = NULL;
       if (!text || !stored || slen < 64 || memcmp(stored, digest, 64))
-        snprintf(lerr.message, sizeof lerr.message, "its SHA-256 does not match %.900s", side);
+        mb_fail(&lerr, "its SHA-256 does not match %s", side);
       else
         w = mb_workload_read_text(text, len, file, &lerr);
       free(text);
       free(stored);
       if (w) return w;
-      fprintf(stderr, "note: cache file %s is corrupt (%s); regenerating\n", file, lerr.message);
+      mb_diag(stderr, "note: cache file %s is corrupt (%s); regenerating", file, lerr.message);
     }
   }
   mb_workload *w = gen(ctx, err);
@@ -537,7 +537,7 @@ static mb_workload *cached_generate(const char *cache_dir, const char *kind, con
     stored = write_atomic(file, text, len) && write_atomic(side, digest, 64);
   }
   if (!stored)
-    fprintf(stderr, "note: cannot write cache file %s (%s); continuing without the cache\n", file,
+    mb_diag(stderr, "note: cannot write cache file %s (%s); continuing without the cache", file,
             strerror(errno));
   free(text);
   return w;

@@ -112,6 +112,19 @@ expect 2 "$MB" add y builtin:standard --args n=64,dtype=f32 --catalogue "$T/dupk
 grep -q "dupkey.txt:3:49: field 'args': duplicate key 'n'" "$T/out" || fail "add, duplicate key: $(cat "$T/out")"
 cmp -s "$T/dupkey.txt" "$T/dupkey.before" || fail "add modified a catalogue with a duplicate key"
 
+# a corrupt cache file is a one-line note on stderr, the cache path's control bytes escaped
+# (error.h), and the workload is regenerated
+CC=$T/$'ca\033[2Jche'
+printf 'name kind source args hardware capacity split tags\nat alphatensor builtin:standard n=64,dtype=f32 tpu-v4i profile test x\n' >"$T/cc.txt"
+"$MB" list --stats --catalogue "$T/cc.txt" --cache "$CC" >/dev/null 2>&1 || fail "list --stats with a cache"
+for wl in "$CC"/*.wl; do printf 'garbage' >"$wl"; done
+"$MB" list --stats --catalogue "$T/cc.txt" --cache "$CC" >"$T/out" 2>"$T/err" || fail "list, corrupt cache"
+[ "$(wc -l <"$T/err")" = 1 ] || fail "corrupt cache: stderr is not one line: $(cat -v "$T/err")"
+grep -qF 'ca\x1b[2Jche/' "$T/err" || fail "corrupt cache: path not escaped: $(cat -v "$T/err")"
+grep -q 'is corrupt (its SHA-256 does not match .*); regenerating$' "$T/err" ||
+  fail "corrupt cache note: $(cat -v "$T/err")"
+if LC_ALL=C grep -q $'\x1b' "$T/err"; then fail "raw ESC in the corrupt-cache note"; fi
+
 # the shipped catalogue parses and has 60+ entries
 expect 0 "$MB" list
 n=$(grep -c . "$T/out")
