@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "error.h"
 #include "paths.h"
 #include "result_matrix.h"
 #include "results.h"
@@ -259,6 +260,30 @@ typedef struct report_data {
 
 /* ---- Markdown ---- */
 
+/* REPORT.md is read by people, in an editor or a terminal, and names and attributes come from
+ * files that may hold any byte but NUL: every text taken from the results file is written with
+ * its control bytes spelled "\xHH" as in messages (mb_escape_text, error.h), so that no ESC
+ * sequence reaches a terminal and no line break ends a table row. md_put writes s so escaped. */
+static void md_put(FILE *f, const char *s) {
+  char small[256];
+  size_t cap = 4 * strlen(s) + 1; /* an escape is 4 bytes for 1 */
+  char *buf = cap <= sizeof small ? small : malloc(cap);
+  if (!buf) { /* the first bytes: cut short beats none */
+    buf = small;
+    cap = sizeof small;
+  }
+  mb_escape_text(buf, cap, s);
+  fputs(buf, f);
+  if (buf != small) free(buf);
+}
+
+/* One table cell after its opening pipe: " s |", s as md_put writes it. */
+static void md_cell(FILE *f, const char *s) {
+  fputc(' ', f);
+  md_put(f, s);
+  fputs(" |", f);
+}
+
 /* One summary table from `sum` (over every case, or over one split's cases). */
 static void md_summary_table(FILE *f, const report_data *d, const mb_solver_summary *sum) {
   fprintf(f,
@@ -274,8 +299,10 @@ static void md_summary_table(FILE *f, const report_data *d, const mb_solver_summ
     fmt_percent(x->mean_gap_to_bound, gap, sizeof gap);
     fmt_wall(x->total_wall_s, wall, sizeof wall);
     mb_format_p(p, sizeof p, x->sign_p);
-    fprintf(f, "| %s | %d | %s | %s | %s | %d / %d / %d | %s | %s | %d | %s |\n", x->solver,
-            x->n_cases, g, ci, mx, x->wins, x->ties, x->losses, p, gap, x->n_failed, wall);
+    fputc('|', f);
+    md_cell(f, x->solver);
+    fprintf(f, " %d | %s | %s | %s | %d / %d / %d | %s | %s | %d | %s |\n", x->n_cases, g, ci, mx,
+            x->wins, x->ties, x->losses, p, gap, x->n_failed, wall);
   }
   fprintf(f, "\n");
 }
@@ -313,7 +340,7 @@ static void md_workloads(FILE *f, const report_data *d) {
           "/ wall time. \"–\" marks a missing or failed result.\n\n"
           "| workload | hardware |%s buffers | T_slow | T_heuristic | T_bound |",
           splits ? " split |" : "");
-  for (int32_t s = 0; s < m->n_solvers; s++) fprintf(f, " %s |", m->solvers[s]);
+  for (int32_t s = 0; s < m->n_solvers; s++) md_cell(f, m->solvers[s]);
   fprintf(f, "\n|---|---|%s---:|---:|---:|---:|", splits ? "---|" : "");
   for (int32_t s = 0; s < m->n_solvers; s++) fprintf(f, "---:|");
   fprintf(f, "\n");
@@ -323,8 +350,10 @@ static void md_workloads(FILE *f, const report_data *d) {
     fmt_ms(k->t_slow_ps, ts, sizeof ts);
     fmt_ms(k->t_heuristic_ps, th, sizeof th);
     fmt_ms(k->t_bound_ps, tb, sizeof tb);
-    fprintf(f, "| %s | %s |", k->workload, k->hardware);
-    if (splits) fprintf(f, " %s |", k->split[0] ? k->split : "–");
+    fputc('|', f);
+    md_cell(f, k->workload);
+    md_cell(f, k->hardware);
+    if (splits) md_cell(f, k->split[0] ? k->split : "–");
     fprintf(f, " %d | %s | %s | %s |", k->n_buffers, ts, th, tb);
     for (int32_t s = 0; s < m->n_solvers; s++) {
       const mb_matrix_cell *cell = mb_matrix_cell_at(m, c, s);
@@ -365,21 +394,24 @@ static bool md_alphatensor(FILE *f, const report_data *d, bool tex) {
                 "## AlphaTensor matrix multiplication\n\n"
                 "Speedup over the heuristic (simulated) of the 4x4 block algorithm of each "
                 "factorization.\n\n| factorization | hardware | N | dtype |");
-        for (int32_t s = 0; s < m->n_solvers; s++) fprintf(f, " %s |", m->solvers[s]);
+        for (int32_t s = 0; s < m->n_solvers; s++) md_cell(f, m->solvers[s]);
         fprintf(f, "\n|---|---|---:|---|");
         for (int32_t s = 0; s < m->n_solvers; s++) fprintf(f, "---:|");
         fprintf(f, "\n");
       }
     }
-    char fe[128], he[128];
     if (tex) {
+      char fe[128], he[128];
       tex_escape(fact, fe, sizeof fe);
       tex_escape(m->cases[c].hardware, he, sizeof he);
+      fprintf(f, "%s & %s & %ld & %s", fe, he, n, dtype);
     } else {
-      snprintf(fe, sizeof fe, "%s", fact);
-      snprintf(he, sizeof he, "%s", m->cases[c].hardware);
+      fputc('|', f);
+      md_cell(f, fact);
+      md_cell(f, m->cases[c].hardware);
+      fprintf(f, " %ld |", n);
+      md_cell(f, dtype);
     }
-    fprintf(f, tex ? "%s & %s & %ld & %s" : "| %s | %s | %ld | %s |", fe, he, n, dtype);
     for (int32_t s = 0; s < m->n_solvers; s++) {
       const mb_matrix_cell *cell = mb_matrix_cell_at(m, c, s);
       char sp[32], v[32];
@@ -396,26 +428,34 @@ static bool md_alphatensor(FILE *f, const report_data *d, bool tex) {
 }
 
 /* Writes s, whole, inside a code span of a Markdown table cell: a pipe would end the cell, so
- * it is escaped (GitHub's tables read "\\|" as a pipe inside code spans too), and a newline
- * would end the row, so it becomes a space. */
+ * it is escaped (GitHub's tables read "\\|" as a pipe inside code spans too), and a control
+ * byte is spelled "\xHH" as md_put does (a line break would end the row). */
 static void md_write_code_cell(FILE *f, const char *s) {
   for (; *s; s++) {
-    if (*s == '|')
+    if (*s == '|') {
       fputs("\\|", f);
-    else
-      fputc(*s == '\n' ? ' ' : *s, f);
+    } else {
+      char one[2] = {*s, '\0'}, esc[8];
+      mb_escape_text(esc, sizeof esc, one);
+      fputs(esc, f);
+    }
   }
 }
 
 static void md_provenance(FILE *f, const report_data *d) {
-  fprintf(f, "## Provenance\n\nResults file: `%s`\n\n| attribute | value |\n|---|---|\n",
-          d->results_path);
+  fputs("## Provenance\n\nResults file: `", f);
+  md_put(f, d->results_path);
+  fputs("`\n\n| attribute | value |\n|---|---|\n", f);
   for (int32_t i = 0; i < d->n_attrs; i++) {
     if (!d->attr_values[i][0]) { /* an empty code span would show its two backticks */
-      fprintf(f, "| %s | |\n", d->attr_keys[i]);
+      fputc('|', f);
+      md_cell(f, d->attr_keys[i]);
+      fputs(" |\n", f);
       continue;
     }
-    fprintf(f, "| %s | `", d->attr_keys[i]);
+    fputc('|', f);
+    md_cell(f, d->attr_keys[i]);
+    fputs(" `", f);
     md_write_code_cell(f, d->attr_values[i]);
     fprintf(f, "` |\n");
   }
@@ -437,15 +477,19 @@ static bool write_markdown(const report_data *d, const char *path, const char *f
   char tmp[4096];
   FILE *f = open_atomic(path, tmp, sizeof tmp, err);
   if (!f) return false;
-  fprintf(f,
-          "# mallocbench report\n\n"
-          "Generated by `mallocbench report` from `%s`. Every time is simulated by mallocbench's "
-          "roofline cost model unless it says wall clock. Regenerate with ",
-          d->results_path);
-  if (command)
-    fprintf(f, "`%s`.\n\n", command);
-  else
-    fprintf(f, "`mallocbench report %s`.\n\n", d->results_path);
+  fputs("# mallocbench report\n\nGenerated by `mallocbench report` from `", f);
+  md_put(f, d->results_path);
+  fputs(
+      "`. Every time is simulated by mallocbench's roofline cost model unless it says wall "
+      "clock. Regenerate with `",
+      f);
+  if (command) {
+    md_put(f, command);
+  } else {
+    fputs("mallocbench report ", f);
+    md_put(f, d->results_path);
+  }
+  fputs("`.\n\n", f);
   md_summary(f, d);
   md_alphatensor(f, d, false);
   fprintf(f, "## Figures\n\n");

@@ -499,28 +499,106 @@ static void test_report_long_provenance(void **state) {
   free(text);
 }
 
-/* Names and attributes come from files and may hold control bytes: the LaTeX tables spell
- * each as "\xHH" (\textbackslash{}xHH), as messages do, instead of passing it raw, which TeX
- * refuses (ESC is an invalid character; a blank line ends the cell's paragraph). Markdown is
- * left as it was. */
-static void test_report_control_bytes(void **state) {
-  fixture *fx = *state;
-  char copy[1200], cmd[2600];
-  snprintf(copy, sizeof copy, "%s/ctl.h5", fx->dir);
+/* Names from files may hold any byte but NUL. A copy of the fixture's results at `copy` whose
+ * rows call mlp_tiny CTL_WORKLOAD and greedy CTL_SOLVER (line breaks and ESC sequences), or,
+ * with `ctl` false, PLAIN_WORKLOAD and PLAIN_SOLVER, names of the same length without control
+ * bytes: the two print the same number of lines when control bytes are escaped. */
+#define CTL_WORKLOAD "mlp\n\x1b[2Jt\r"
+#define PLAIN_WORKLOAD "mlp_x_y2Jt_"
+#define CTL_SOLVER "gr\x1b[31m\ned"
+#define PLAIN_SOLVER "gr_y31m_ed"
+static void copy_renamed(const fixture *fx, const char *copy, bool ctl) {
+  char cmd[2600];
   snprintf(cmd, sizeof cmd, "cp '%s' '%s'", fx->results, copy);
   assert_int_equal(system(cmd), 0);
-  const char *value = "a\x1b[2Jb\n\nc\td\x7f_e\x01\x02\x03\x04\x05\x06";
+  mb_error err;
+  mb_results *r = mb_results_open(copy, true, &err);
+  if (!r) fail_msg("%s", err.message);
+  mb_result_row *rows;
+  int64_t n;
+  assert_true(mb_results_read_rows(r, &rows, &n, &err));
+  int renamed = 0;
+  for (int64_t i = 0; i < n; i++) {
+    bool wl = !strcmp(rows[i].workload, "mlp_tiny"), sv = !strcmp(rows[i].solver, "greedy");
+    if (wl)
+      snprintf(rows[i].workload, sizeof rows[i].workload, "%s",
+               ctl ? CTL_WORKLOAD : PLAIN_WORKLOAD);
+    if (sv) snprintf(rows[i].solver, sizeof rows[i].solver, "%s", ctl ? CTL_SOLVER : PLAIN_SOLVER);
+    if (wl || sv) {
+      assert_true(mb_results_write_row(r, i, &rows[i], &err));
+      renamed++;
+    }
+  }
+  assert_true(renamed > 0);
+  free(rows);
+  assert_true(mb_results_close(r, &err));
+}
+
+/* Fails when text holds a control byte other than the line break. */
+static void assert_no_control_bytes(const char *text, const char *what) {
+  for (const char *p = text; *p; p++)
+    if (((unsigned char)*p < 0x20 && *p != '\n') || *p == 0x7f)
+      fail_msg("raw control byte 0x%02x in %s: %.40s", (unsigned char)*p, what, p);
+}
+
+static int count_lines(const char *text) {
+  int n = 0;
+  for (const char *p = text; *p; p++) n += *p == '\n';
+  return n;
+}
+
+/* The report of results whose names and attributes hold control bytes (see copy_renamed), with
+ * the attribute zz_control set to `value`, written as ctl.md and ctl-tex/ (plain.md with `ctl`
+ * false). */
+static void report_renamed(const fixture *fx, bool ctl, const char *value) {
+  char copy[1200];
+  snprintf(copy, sizeof copy, "%s/%s.h5", fx->dir, ctl ? "ctl" : "plain");
+  copy_renamed(fx, copy, ctl);
   mb_error err;
   mb_results *r = mb_results_open(copy, true, &err);
   if (!r) fail_msg("%s", err.message);
   if (!mb_results_set_attr_string(r, "zz_control", value, &err)) fail_msg("%s", err.message);
   assert_true(mb_results_close(r, &err));
   char md[1300], tex[1300];
-  snprintf(md, sizeof md, "%s/ctl.md", fx->dir);
-  snprintf(tex, sizeof tex, "%s/ctl-tex", fx->dir);
+  snprintf(md, sizeof md, "%s/%s.md", fx->dir, ctl ? "ctl" : "plain");
+  snprintf(tex, sizeof tex, "%s/%s-tex", fx->dir, ctl ? "ctl" : "plain");
   mb_report_options opt = {.markdown_path = md, .tex_dir = tex};
   if (!mb_report_write(copy, &opt, &err)) fail_msg("%s", err.message);
-  char path[1400];
+}
+
+/* Names and attributes come from files and may hold control bytes: the LaTeX tables spell
+ * each as "\xHH" (\textbackslash{}xHH), as messages do, instead of passing it raw, which TeX
+ * refuses (ESC is an invalid character; a blank line ends the cell's paragraph). REPORT.md,
+ * read by people too, spells them "\xHH" (a raw ESC would reach a terminal, a line break end a
+ * table row) and keeps its table escaping: it has the lines of the same report on plain names. */
+static void test_report_control_bytes(void **state) {
+  fixture *fx = *state;
+  char cmd[2600];
+  const char *value = "a\x1b[2Jb\n\nc\td\x7f_e\x01\x02\x03\x04\x05\x06|f";
+  report_renamed(fx, true, value);
+  report_renamed(fx, false, "a_y2Jb_______c_d__e_________________|f");
+  char tex[1300], path[1400];
+  snprintf(tex, sizeof tex, "%s/ctl-tex", fx->dir);
+
+  snprintf(path, sizeof path, "%s/ctl.md", fx->dir);
+  char *md = mb_read_file(path, NULL);
+  assert_non_null(md);
+  snprintf(path, sizeof path, "%s/plain.md", fx->dir);
+  char *plain = mb_read_file(path, NULL);
+  assert_non_null(plain);
+  assert_no_control_bytes(md, "REPORT.md");
+  assert_int_equal(count_lines(md), count_lines(plain));
+  const char *want[] = {
+      "| zz_control | `a\\x1b[2Jb\\x0a\\x0ac\\x09d\\x7f_e\\x01\\x02\\x03\\x04\\x05\\x06\\|f` |\n",
+      "\n| mlp\\x0a\\x1b[2Jt\\x0d | tpu-v4i |", /* per-workload row */
+      " gr\\x1b[31m\\x0aed |",                  /* solver column */
+      "\n| gr\\x1b[31m\\x0aed | ",              /* summary row */
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    if (!strstr(md, want[i])) fail_msg("REPORT.md lacks '%s':\n%s", want[i], md);
+  free(md);
+  free(plain);
+
   snprintf(path, sizeof path, "%s/provenance.tex", tex);
   char *text = mb_read_file(path, NULL);
   assert_non_null(text);
@@ -533,7 +611,8 @@ static void test_report_control_bytes(void **state) {
   assert_non_null(cell);
   int longest;
   char *decoded = decode_tex_cell(cell + 8, &longest);
-  assert_string_equal(decoded, "a\\x1b[2Jb\\x0a\\x0ac\\x09d\\x7f_e\\x01\\x02\\x03\\x04\\x05\\x06");
+  assert_string_equal(decoded,
+                      "a\\x1b[2Jb\\x0a\\x0ac\\x09d\\x7f_e\\x01\\x02\\x03\\x04\\x05\\x06|f");
   if (longest > 16) fail_msg("%d characters without a break in: %s", longest, decoded);
   free(decoded);
   free(text);
@@ -835,6 +914,46 @@ static char *summary_text(const char *path, const char *split, const char *workl
   return NULL;
 }
 
+/* Solver and workload names come from the results file: `mallocbench summary` (and run's closing
+ * summary) prints them with control bytes spelled "\xHH" (error.h), so the table has the lines of
+ * the same file with plain names and no byte of an ESC sequence reaches the terminal. */
+static void test_summary_control_bytes(void **state) {
+  fixture *fx = *state;
+  char ctl[1200], plain[1200];
+  snprintf(ctl, sizeof ctl, "%s/summary_ctl.h5", fx->dir);
+  snprintf(plain, sizeof plain, "%s/summary_plain.h5", fx->dir);
+  copy_renamed(fx, ctl, true);
+  copy_renamed(fx, plain, false);
+  mb_error err;
+  char *text = summary_text(ctl, NULL, NULL, &err);
+  if (!text) fail_msg("%s", err.message);
+  char *plain_text = summary_text(plain, NULL, NULL, &err);
+  if (!plain_text) fail_msg("%s", err.message);
+  assert_no_control_bytes(text, "summary");
+  assert_int_equal(count_lines(text), count_lines(plain_text));
+  if (!strstr(text, "\ngr\\x1b[31m\\x0aed "))
+    fail_msg("summary lacks the escaped solver:\n%s", text);
+  free(text);
+  free(plain_text);
+  /* a workload filter: the pattern (with its ESC) in the header, the case of the renamed
+   * workload selected by its raw name */
+  text = summary_text(ctl, NULL, "^mlp\n\x1b", &err);
+  if (!text) fail_msg("%s", err.message);
+  assert_no_control_bytes(text, "summary --workloads");
+  if (!strstr(text, "workloads matching '^mlp\\x0a\\x1b': 1 of 4 cases"))
+    fail_msg("summary --workloads header:\n%s", text);
+  plain_text = summary_text(plain, NULL, "^mlp_x", &err);
+  if (!plain_text) fail_msg("%s", err.message);
+  assert_int_equal(count_lines(text), count_lines(plain_text));
+  free(text);
+  free(plain_text);
+  /* a pattern that matches nothing lists the workload names, escaped, in one line */
+  assert_null(summary_text(ctl, NULL, "^no_such", &err));
+  assert_no_control_bytes(err.message, "the message");
+  assert_null(strchr(err.message, '\n'));
+  if (!strstr(err.message, "mlp\\x0a\\x1b[2Jt\\x0d")) fail_msg("%s", err.message);
+}
+
 /* Two-sided exact sign test computed here by counting outcomes, independently of stats.c. */
 static double sign_test_by_counting(int up, int down) {
   int m = up + down, k = up < down ? up : down;
@@ -1096,6 +1215,7 @@ int main(void) {
       cmocka_unit_test(test_summary_split_errors),
       cmocka_unit_test(test_workloads_summary_matches_rows),
       cmocka_unit_test(test_workloads_summary_errors),
+      cmocka_unit_test(test_summary_control_bytes),
       cmocka_unit_test(test_report_test_split_table),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "commands.h"
 #include "cost.h"
+#include "error.h"
 #include "hardware.h"
 #include "rng.h"
 #include "validator.h"
@@ -161,7 +162,7 @@ int mb_bench_core(int argc, char **argv) {
   mb_error err;
   mb_hardware base;
   if (!mb_hardware_find("tpu-v4i", NULL, &base, &err)) {
-    fprintf(stderr, "mallocbench bench core: %s\n", err.message);
+    mb_diag(stderr, "mallocbench bench core: %s", err.message);
     return 2;
   }
   printf(

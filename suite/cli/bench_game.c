@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "commands.h"
+#include "error.h"
 #include "game.h"
 #include "hardware.h"
 #include "paths.h"
@@ -54,7 +55,7 @@ static void scan_largest(const char *dir, const char *suffix, mb_workload **best
                          size_t n) {
   DIR *d = opendir(dir);
   if (!d) {
-    fprintf(stderr, "note: %s not readable (%s): skipped\n", dir, strerror(errno));
+    mb_diag(stderr, "note: %s not readable (%s): skipped", dir, strerror(errno));
     return;
   }
   struct dirent *e;
@@ -66,7 +67,7 @@ static void scan_largest(const char *dir, const char *suffix, mb_workload **best
     mb_error err;
     mb_workload *w = mb_workload_load_any(path, &err);
     if (!w) {
-      fprintf(stderr, "note: skipped %s\n", err.message);
+      mb_diag(stderr, "note: skipped %s", err.message);
       continue;
     }
     if (!*best || w->n_buffers > (*best)->n_buffers) {
@@ -112,11 +113,11 @@ static mb_workload *bench_workload(int32_t random_n, uint64_t seed, const char *
     mb_rng wrng;
     mb_rng_seed(&wrng, seed);
     w = mb_random_workload(&wrng, random_n, &ro, NULL, &err);
-    if (!w) fprintf(stderr, "mallocbench bench game: --random: %s\n", err.message);
+    if (!w) mb_diag(stderr, "mallocbench bench game: --random: %s", err.message);
     snprintf(label, label_len, "random, seed %" PRIu64, seed);
   } else if (path) {
     w = mb_workload_load_any(path, &err);
-    if (!w) fprintf(stderr, "mallocbench bench game: %s\n", err.message);
+    if (!w) mb_diag(stderr, "mallocbench bench game: %s", err.message);
     snprintf(label, label_len, "%s", path);
   } else {
     char dir[2048];
@@ -284,7 +285,7 @@ int mb_bench_game(int argc, char **argv) {
   mb_error err;
   mb_hardware hw;
   if (!mb_hardware_find(hw_name, NULL, &hw, &err)) {
-    fprintf(stderr, "mallocbench bench game: %s\n", err.message);
+    mb_diag(stderr, "mallocbench bench game: %s", err.message);
     mb_workload_free(w);
     return 2;
   }
@@ -306,7 +307,7 @@ int mb_bench_game(int argc, char **argv) {
   mb_rng_seed(&B.rng, seed);
   int status = 0;
   if (!B.g || !B.g2 || !B.obs || !B.mask || !B.path) {
-    fprintf(stderr, "mallocbench bench game: %s\n", !B.g || !B.g2 ? err.message : "out of memory");
+    mb_diag(stderr, "mallocbench bench game: %s", !B.g || !B.g2 ? err.message : "out of memory");
     status = 2;
   } else {
     /* one episode to describe the workload (and to skip a workload with nothing to decide) */

@@ -21,6 +21,7 @@
 #include "catalogue.h"
 #include "clock.h"
 #include "commands.h"
+#include "error.h"
 #include "game.h"
 #include "hardware.h"
 #include "muzero_diagnostics.h"
@@ -169,9 +170,9 @@ static bool parse_oracle(const char *v, unsigned *parts) {
            !(strlen(oracle_names[i].name) == len && !strncmp(p, oracle_names[i].name, len)))
       i++;
     if (i == N_ORACLE_NAMES) {
-      fprintf(stderr,
+      mb_diag(stderr,
               "mallocbench bench muzero: --oracle '%s': unknown part '%.*s'; expected a comma "
-              "list of values, priors, rewards, masks, terminals, or all\n",
+              "list of values, priors, rewards, masks, terminals, or all",
               v, (int)len, p);
       return false;
     }
@@ -296,7 +297,7 @@ static bool parse_simulation_list(const char *list, int sims[16], int *n) {
     errno = 0;
     long v = strtol(p, &end, 10);
     if (errno || end == p || v < 0 || v > 4096 || (*end && *end != ',')) {
-      fprintf(stderr, "mallocbench bench muzero: --returns '%s': expected counts like 0,2,8,32\n",
+      mb_diag(stderr, "mallocbench bench muzero: --returns '%s': expected counts like 0,2,8,32",
               list);
       return false;
     }
@@ -329,14 +330,14 @@ static int measure_returns(const mb_agent *ag, const int *sims, int n,
   mb_rng_seed(&base, 0);
   mb_rng r0 = mb_rng_split(&base, 0x5eed);
   if (!mb_agent_create(&fresh, &ag->cfg, &r0, &err)) {
-    fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+    mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
     return 1;
   }
   int rc = 0;
   for (int32_t e = 0; e < n_set && rc == 0; e++) {
     mb_game *g = mb_game_new(set[e].w, &set[e].hw, &ag->cfg.game, &err);
     if (!g) {
-      fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
+      mb_diag(stderr, "mallocbench bench muzero: %s: %s", set[e].name, err.message);
       rc = 1;
       break;
     }
@@ -358,7 +359,7 @@ static int measure_returns(const mb_agent *ag, const int *sims, int n,
         m->per_wl[(k * 2 + ex) * n_set + e] = r;
         (ex ? m->t_exact : m->t_learned)[k] += mb_wall_seconds() - t0;
       }
-    if (rc) fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
+    if (rc) mb_diag(stderr, "mallocbench bench muzero: %s: %s", set[e].name, err.message);
     mb_game_free(g);
   }
   mb_agent_free(&fresh);
@@ -448,8 +449,7 @@ static bool synthetic_set(long episodes, long max_buffers, long seed, mb_train_s
   set->tw = calloc((size_t)episodes, sizeof *set->tw);
   set->w = calloc((size_t)episodes, sizeof *set->w);
   if (!set->tw || !set->w || !mb_hardware_find("tpu-v4i", NULL, &base, &err)) {
-    fprintf(stderr, "mallocbench bench muzero: %s\n",
-            err.message[0] ? err.message : "out of memory");
+    mb_diag(stderr, "mallocbench bench muzero: %s", err.message[0] ? err.message : "out of memory");
     return false;
   }
   for (long e = 0; e < episodes; e++) {
@@ -460,7 +460,7 @@ static bool synthetic_set(long episodes, long max_buffers, long seed, mb_train_s
     int32_t nb = (int32_t)(32 + (max_buffers - 32) * e / (episodes > 1 ? episodes - 1 : 1));
     mb_workload *w = mb_random_workload(&rng, nb, &ro, "synthetic", &err);
     if (!w) {
-      fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+      mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
       return false;
     }
     set->w[set->n] = w;
@@ -527,13 +527,13 @@ static int parse_options(int argc, char **argv, bench_options *O) {
     } else if (!strcmp(a, "--search")) {
       if (!mb_option_text("bench muzero", a, v, &v)) return 2;
       if (!mb_search_kind_parse(v, &O->scfg.kind)) {
-        fprintf(stderr, "mallocbench bench muzero: --search '%s': expected gumbel or puct\n", v);
+        mb_diag(stderr, "mallocbench bench muzero: --search '%s': expected gumbel or puct", v);
         return 2;
       }
     } else if (!strcmp(a, "--rescale")) {
       if (!mb_option_text("bench muzero", a, v, &v)) return 2;
       if (strcmp(v, "node") && strcmp(v, "tree")) {
-        fprintf(stderr, "mallocbench bench muzero: --rescale '%s': expected node or tree\n", v);
+        mb_diag(stderr, "mallocbench bench muzero: --rescale '%s': expected node or tree", v);
         return 2;
       }
       O->scfg.rescale = strcmp(v, "node") ? MB_Q_TREE : MB_Q_NODE;
@@ -597,7 +597,7 @@ static int parse_options(int argc, char **argv, bench_options *O) {
   if ((O->model_error || O->search_regret || O->unroll_error || O->next_window) && !O->returns)
     O->returns = "0";
   if (O->returns && !O->agent_path) {
-    fprintf(stderr, "mallocbench bench muzero: --%s needs --agent FILE\n",
+    mb_diag(stderr, "mallocbench bench muzero: --%s needs --agent FILE",
             O->model_error     ? "model-error"
             : O->search_regret ? "search-regret"
             : O->unroll_error  ? "unroll-error"
@@ -619,7 +619,7 @@ static int evaluate(const bench_options *O, mb_agent *ag) {
   if (O->split || O->regex) {
     if (!mb_train_set_load(O->catalogue, mb_data_dir(O->data), O->regex, O->split, INT32_MAX,
                            stderr, &set, &err)) {
-      fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+      mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
       rc = 2;
     }
     snprintf(what, sizeof what, "catalogue %s '%s'", O->split ? "split" : "workloads",
@@ -663,7 +663,7 @@ static int throughput(const bench_options *O, mb_agent *ag) {
   mb_error err = {{0}};
   mb_hardware base;
   if (!mb_hardware_find("tpu-v4i", NULL, &base, &err)) {
-    fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+    mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
     return 2;
   }
   mb_rng rng;
@@ -675,7 +675,7 @@ static int throughput(const bench_options *O, mb_agent *ag) {
   if (w) hw = mb_hardware_with_capacity(&base, mb_catalogue_auto_capacity(w, &base));
   mb_game *g = w ? mb_game_new(w, &hw, &ag->cfg.game, &err) : NULL;
   if (!g) {
-    fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+    mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
     mb_workload_free(w);
     return 1;
   }
@@ -739,7 +739,7 @@ static int throughput(const bench_options *O, mb_agent *ag) {
   }
   mb_workload_free(w);
   if (!ok) {
-    fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+    mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
     return 1;
   }
   return 0;
@@ -759,7 +759,7 @@ int mb_bench_muzero(int argc, char **argv) {
   mb_agent ag;
   if (O->agent_path) {
     if (!mb_agent_load(O->agent_path, &ag, NULL, NULL, NULL, &err)) {
-      fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+      mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
       return 2;
     }
   } else {
@@ -768,7 +768,7 @@ int mb_bench_muzero(int argc, char **argv) {
     mb_rng r;
     mb_rng_seed(&r, (uint64_t)O->seed);
     if (!mb_agent_create(&ag, &c, &r, &err)) {
-      fprintf(stderr, "mallocbench bench muzero: %s\n", err.message);
+      mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
       return 1;
     }
   }

@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "commands.h"
+#include "error.h"
 #include "nn.h"
 #include "rng.h"
 #include "tensor.h"
@@ -133,7 +134,7 @@ int mb_bench_nn(int argc, char **argv) {
             mb_nn_build_resmlp(&nets[2], "prediction", o.width, o.width, o.layers,
                                o.actions + o.support, MB_INIT_XAVIER, &err);
   if (!ok) {
-    fprintf(stderr, "mallocbench bench nn: %s\n", err.message);
+    mb_diag(stderr, "mallocbench bench nn: %s", err.message);
     return 2;
   }
   for (int64_t i = 0; i < mb_tensor_size(&sg.a); i++) {
@@ -178,7 +179,7 @@ int mb_bench_nn(int argc, char **argv) {
                  n.backward ? "fwd+bwd" : "forward", t * 1e6, B / t, flops / t / 1e9,
                  100.0 * flops / t / 1e9 / peak);
       }
-      if (!ok) fprintf(stderr, "mallocbench bench nn: %s\n", n.err.message);
+      if (!ok) mb_diag(stderr, "mallocbench bench nn: %s", n.err.message);
       mb_nn_tape_free(&n.tape);
       mb_tensor_free(&n.x);
       mb_tensor_free(&n.dy);

@@ -21,6 +21,7 @@
 #include "commands.h"
 #include "cost.h"
 #include "csv_import.h"
+#include "error.h"
 #include "hardware.h"
 #include "packer.h"
 #include "paths.h"
@@ -72,12 +73,12 @@ static double run_solver(const char *name, const mb_workload *w, const mb_hardwa
   mb_error err;
   double t0 = mb_wall_seconds();
   if (!s || !s->solve(w, hw, &opt, &rng, a, st, &err)) {
-    fprintf(stderr, "bench solvers: %s on %s: %s\n", name, w->name, s ? err.message : "no solver");
+    mb_diag(stderr, "bench solvers: %s on %s: %s", name, w->name, s ? err.message : "no solver");
     return -1;
   }
   double wall = mb_wall_seconds() - t0;
   if (!mb_validate(w, hw, a, &err)) {
-    fprintf(stderr, "bench solvers: %s on %s: INVALID: %s\n", name, w->name, err.message);
+    mb_diag(stderr, "bench solvers: %s on %s: INVALID: %s", name, w->name, err.message);
     return -1;
   }
   return wall;
@@ -112,7 +113,7 @@ static int scaling(const bench_opts *bo) {
     mb_error err;
     mb_workload *w = mb_random_workload(&rng, (int32_t)n, NULL, NULL, &err);
     if (!w) {
-      fprintf(stderr, "bench solvers: %s\n", err.message);
+      mb_diag(stderr, "bench solvers: %s", err.message);
       return 1;
     }
     mb_workload_stats ws;
@@ -128,7 +129,7 @@ static int scaling(const bench_opts *bo) {
     bool ok = c && mb_greedy_construct(w, &hw, c, &err);
     double tc = mb_wall_seconds() - t0;
     if (th < 0 || tg < 0 || !ok) {
-      if (!ok) fprintf(stderr, "bench solvers: construct: %s\n", c ? err.message : "no memory");
+      if (!ok) mb_diag(stderr, "bench solvers: construct: %s", c ? err.message : "no memory");
       mb_assignment_free(h);
       mb_assignment_free(g);
       mb_assignment_free(c);
@@ -164,7 +165,7 @@ static void quality_row(const char *name, const mb_workload *w, const mb_hardwar
   mb_bound_result br;
   mb_error err;
   if (th < 0 || tg < 0 || !mb_bound_lp(w, hw, bo->bound_budget, &br, &err)) {
-    if (th >= 0 && tg >= 0) fprintf(stderr, "bench solvers: bound on %s: %s\n", name, err.message);
+    if (th >= 0 && tg >= 0) mb_diag(stderr, "bench solvers: bound on %s: %s", name, err.message);
     (*failures)++;
   } else {
     mb_time_ps t_h = time_of(w, hw, h), t_g = time_of(w, hw, g);
@@ -293,7 +294,7 @@ static int packing(const bench_opts *bo) {
     mb_pack_result r;
     if (!mb_pack_best_fit(it, w->n_buffers, 1048576, 1, off, &left_out, &height, &err) ||
         !mb_pack(it, w->n_buffers, &po, off, &r, &err)) {
-      fprintf(stderr, "bench solvers: %s: %s\n", path, err.message);
+      mb_diag(stderr, "bench solvers: %s: %s", path, err.message);
       rc = 1;
     } else {
       printf("%-4s %8d %10s %12.3f %10" PRId64 " %14d %16" PRId64 "\n", names[k], w->n_buffers,

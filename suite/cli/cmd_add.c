@@ -23,6 +23,7 @@
 
 #include "catalogue.h"
 #include "commands.h"
+#include "error.h"
 #include "paths.h"
 #include "workload.h"
 
@@ -78,7 +79,7 @@ static bool normalise_source(const char *source, const char *base, char *out, si
   if (rbase && !strncmp(real, rbase, bl) && real[bl] == '/') rel = real + bl + 1;
   bool ok = (size_t)snprintf(out, n, "%s", rel) < n;
   if (ok && rel == real)
-    fprintf(stderr, "note: %s is outside %s: stored as an absolute path\n", real, base);
+    mb_diag(stderr, "note: %s is outside %s: stored as an absolute path", real, base);
   free(real);
   free(rbase);
   return ok;
@@ -191,7 +192,7 @@ static lock_status lock_catalogue(const char *path, int *fd) {
   if (*fd < 0 && (errno == EACCES || errno == EROFS)) *fd = open(path, O_RDONLY | O_CLOEXEC);
   if (*fd < 0 && errno == ENOENT) return LOCK_ABSENT;
   if (*fd < 0) {
-    fprintf(stderr, "mallocbench add: %s: cannot open: %s (nothing was written)\n", path,
+    mb_diag(stderr, "mallocbench add: %s: cannot open: %s (nothing was written)", path,
             strerror(errno));
     return LOCK_FAILED;
   }
@@ -199,9 +200,9 @@ static lock_status lock_catalogue(const char *path, int *fd) {
   while ((r = flock(*fd, LOCK_EX)) != 0 && errno == EINTR) {
   }
   if (r != 0) {
-    fprintf(stderr,
+    mb_diag(stderr,
             "mallocbench add: %s: cannot take the catalogue's lock (flock LOCK_EX): %s "
-            "(nothing was written)\n",
+            "(nothing was written)",
             path, strerror(errno));
     close(*fd);
     *fd = -1;
@@ -212,7 +213,7 @@ static lock_status lock_catalogue(const char *path, int *fd) {
   struct stat held, now;
   bool gone = false;
   if (fstat(*fd, &held) != 0 || ((gone = stat(path, &now) != 0) && errno != ENOENT)) {
-    fprintf(stderr, "mallocbench add: %s: cannot stat: %s (nothing was written)\n", path,
+    mb_diag(stderr, "mallocbench add: %s: cannot stat: %s (nothing was written)", path,
             strerror(errno));
     close(*fd);
     *fd = -1;
@@ -230,13 +231,13 @@ static mb_catalogue *check_catalogue(const char *text, size_t len, const char *p
   mb_error err;
   mb_catalogue *cat = mb_catalogue_parse(text, len, path, &err);
   if (!cat) {
-    fprintf(stderr, "mallocbench add: %s\n", err.message);
+    mb_diag(stderr, "mallocbench add: %s", err.message);
     fprintf(stderr, "mallocbench add: fix the catalogue first; nothing was written\n");
     return NULL;
   }
   for (int32_t i = 0; i < cat->n_entries; i++)
     if (!strcmp(cat->entries[i].name, name)) {
-      fprintf(stderr, "mallocbench add: %s:%d: a workload named '%s' already exists\n", path,
+      mb_diag(stderr, "mallocbench add: %s:%d: a workload named '%s' already exists", path,
               cat->entries[i].line, name);
       mb_catalogue_free(cat);
       return NULL;
@@ -268,7 +269,7 @@ static int commit_once(const char *cat_path, const char *name, const char *line,
   char *text = NULL;
   mb_catalogue *cat = NULL;
   if (!old) {
-    fprintf(stderr, "mallocbench add: %s: cannot read: %s\n", cat_path, strerror(errno));
+    mb_diag(stderr, "mallocbench add: %s: cannot read: %s", cat_path, strerror(errno));
     goto done;
   }
   cat = check_catalogue(old, old_len, cat_path, name);
@@ -289,7 +290,7 @@ static int commit_once(const char *cat_path, const char *name, const char *line,
   mb_error err;
   mb_catalogue *check = mb_catalogue_parse(text, pos, cat_path, &err);
   if (!check) {
-    fprintf(stderr, "mallocbench add: %s\n", err.message);
+    mb_diag(stderr, "mallocbench add: %s", err.message);
     goto done;
   }
   res->created = ls == LOCK_ABSENT;
@@ -300,7 +301,7 @@ static int commit_once(const char *cat_path, const char *name, const char *line,
   if (ws == WRITE_EXISTS) {
     rc = COMMIT_RETRY; /* another add created the catalogue meanwhile: append to that one */
   } else if (ws == WRITE_FAILED) {
-    fprintf(stderr, "mallocbench add: %s\n", err.message);
+    mb_diag(stderr, "mallocbench add: %s", err.message);
     rc = 2; /* an I/O error: exit 2, as the other commands */
   } else {
     rc = 0;
@@ -321,9 +322,9 @@ static int commit_entry(const char *cat_path, const char *name, const char *line
     int rc = commit_once(cat_path, name, line, res);
     if (rc != COMMIT_RETRY) return rc;
   }
-  fprintf(stderr,
+  mb_diag(stderr,
           "mallocbench add: %s: replaced %d times while waiting for its lock; giving up "
-          "(nothing was written)\n",
+          "(nothing was written)",
           cat_path, COMMIT_MAX_ATTEMPTS);
   return 1;
 }
@@ -357,7 +358,7 @@ static int parse_options(int argc, char **argv, add_command *A) {
                                                     : NULL;
     if (slot) {
       if (++i >= argc) {
-        fprintf(stderr, "mallocbench add: %s needs a value\n", a);
+        mb_diag(stderr, "mallocbench add: %s needs a value", a);
         return 2;
       }
       *slot = argv[i];
@@ -368,7 +369,7 @@ static int parse_options(int argc, char **argv, add_command *A) {
     } else if (!A->source) {
       A->source = a;
     } else {
-      fprintf(stderr, "mallocbench add: unexpected argument '%s'\n", a);
+      mb_diag(stderr, "mallocbench add: unexpected argument '%s'", a);
       return 2;
     }
   }
@@ -378,9 +379,9 @@ static int parse_options(int argc, char **argv, add_command *A) {
   }
   if (!A->kind) A->kind = infer_kind(A->source);
   if (!A->kind) {
-    fprintf(stderr,
+    mb_diag(stderr,
             "mallocbench add: cannot infer the kind of '%s' from its extension; give "
-            "--kind (hlo, csv, model, native, alphatensor)\n",
+            "--kind (hlo, csv, model, native, alphatensor)",
             A->source);
     return 2;
   }
@@ -409,14 +410,14 @@ static bool stored_source(const add_command *A, const char *data_dir, char *stor
   bool external =
       !strcmp(A->kind, "hlo") || !strcmp(A->kind, "csv") || !strcmp(A->kind, "alphatensor");
   if (!normalise_source(A->source, external ? data_dir : mb_source_dir(), stored, n)) {
-    fprintf(stderr, "mallocbench add: source '%s': %s\n", A->source,
+    mb_diag(stderr, "mallocbench add: source '%s': %s", A->source,
             errno ? strerror(errno) : "path too long");
     return false;
   }
   if (strpbrk(stored, " \t\r\n#")) {
-    fprintf(stderr,
+    mb_diag(stderr,
             "mallocbench add: source '%s': the catalogue's columns are whitespace-"
-            "separated, so paths may not contain blanks or '#'\n",
+            "separated, so paths may not contain blanks or '#'",
             stored);
     return false;
   }
@@ -462,7 +463,7 @@ static bool check_entry(const add_command *A, const char *stored, mb_catalogue_e
       if (!strncmp(f + 7, OPTION[i][0], strlen(OPTION[i][0])) &&
           f[7 + strlen(OPTION[i][0])] == '\'')
         opt = OPTION[i][1];
-    fprintf(stderr, "mallocbench add: %s%s%s\n", opt, *opt ? ": " : "", f ? f : err.message);
+    mb_diag(stderr, "mallocbench add: %s%s%s", opt, *opt ? ": " : "", f ? f : err.message);
     return false;
   }
   *entry = one->entries[0];
@@ -477,7 +478,7 @@ static bool check_existing_catalogue(const add_command *A) {
   size_t old_len = 0;
   char *old = mb_read_file(A->cat_path, &old_len);
   if (!old && errno != ENOENT) {
-    fprintf(stderr, "mallocbench add: %s: cannot read: %s\n", A->cat_path, strerror(errno));
+    mb_diag(stderr, "mallocbench add: %s: cannot read: %s", A->cat_path, strerror(errno));
     return false;
   }
   if (!old) return true;
@@ -519,13 +520,13 @@ int mb_cmd_add(int argc, char **argv) {
   mb_error err;
   mb_hardware hw;
   if (!mb_catalogue_hardware(&entry, &hw, &err)) {
-    fprintf(stderr, "mallocbench add: %s\n", err.message);
+    mb_diag(stderr, "mallocbench add: %s", err.message);
     return 2;
   }
   bool missing = false;
   mb_workload *w = mb_catalogue_load_workload(&entry, data_dir, A->cache, &missing, &err);
   if (!w) {
-    fprintf(stderr, "mallocbench add: %s\n", err.message);
+    mb_diag(stderr, "mallocbench add: %s", err.message);
     return 2;
   }
   int rc = 2;

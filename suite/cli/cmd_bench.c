@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "error.h"
 
 static const struct {
   const char *name;
@@ -29,6 +30,6 @@ int mb_cmd_bench(int argc, char **argv) {
   }
   for (int i = 0; i < n; i++)
     if (!strcmp(argv[1], TARGETS[i].name)) return TARGETS[i].run(argc - 1, argv + 1);
-  fprintf(stderr, "mallocbench bench: unknown target '%s'\n", argv[1]);
+  mb_diag(stderr, "mallocbench bench: unknown target '%s'", argv[1]);
   return 2;
 }

@@ -69,15 +69,15 @@ int mb_cmd_check(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--hardware") || !strcmp(argv[i], "--capacity")) {
       if (i + 1 >= argc) {
-        fprintf(stderr, "mallocbench check: %s needs a value\n", argv[i]);
+        mb_diag(stderr, "mallocbench check: %s needs a value", argv[i]);
         return 2;
       }
       if (!strcmp(argv[i], "--hardware")) {
         hw_name = argv[++i];
       } else if (!mb_parse_bytes(argv[i + 1], 1, INT64_MAX, &capacity)) {
-        fprintf(stderr,
+        mb_diag(stderr,
                 "mallocbench check: --capacity '%s': expected a positive number of bytes, "
-                "e.g. 1048576 or 4MiB\n",
+                "e.g. 1048576 or 4MiB",
                 argv[i + 1]);
         return 2;
       } else {
@@ -86,7 +86,7 @@ int mb_cmd_check(int argc, char **argv) {
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return mb_unknown_option("check", argv[i]);
     } else if (n_paths == 2) {
-      fprintf(stderr, "mallocbench check: unexpected argument '%s'\n", argv[i]);
+      mb_diag(stderr, "mallocbench check: unexpected argument '%s'", argv[i]);
       return 2;
     } else {
       paths[n_paths++] = argv[i];
@@ -99,17 +99,17 @@ int mb_cmd_check(int argc, char **argv) {
   mb_error err;
   mb_hardware hw;
   if (!mb_hardware_find(hw_name, NULL, &hw, &err)) {
-    fprintf(stderr, "mallocbench check: %s\n", err.message);
+    mb_diag(stderr, "mallocbench check: %s", err.message);
     return 2;
   }
   if (capacity > 0) hw = mb_hardware_with_capacity(&hw, capacity);
   mb_workload *w = mb_workload_load_any(paths[0], &err);
   if (!w) {
-    fprintf(stderr, "mallocbench check: %s\n", err.message);
+    mb_diag(stderr, "mallocbench check: %s", err.message);
     return 2;
   }
   if (!mb_cost_check_range(w, &hw, &err)) {
-    fprintf(stderr, "mallocbench check: %s: %s\n", paths[0], err.message);
+    mb_diag(stderr, "mallocbench check: %s: %s", paths[0], err.message);
     mb_workload_free(w);
     return 2;
   }
@@ -117,7 +117,7 @@ int mb_cmd_check(int argc, char **argv) {
   mb_assignment *a = row_line ? mb_assignment_load_csv_rows(paths[1], w, row_line, &err) : NULL;
   if (!a) {
     if (!row_line) snprintf(err.message, sizeof err.message, "out of memory");
-    fprintf(stderr, "mallocbench check: %s\n", err.message);
+    mb_diag(stderr, "mallocbench check: %s", err.message);
     free(row_line);
     mb_workload_free(w);
     return 2;

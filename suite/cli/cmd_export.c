@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "error.h"
 #include "paths.h"
 #include "results.h"
 
@@ -241,14 +242,14 @@ int mb_cmd_export(int argc, char **argv) {
     } else if (a[0] == '-' && a[1]) {
       return mb_unknown_option("export", a);
     } else if (file) {
-      fprintf(stderr, "mallocbench export: one results file only ('%s' is extra)\n", a);
+      mb_diag(stderr, "mallocbench export: one results file only ('%s' is extra)", a);
       bad = true;
     } else {
       file = a;
     }
   }
   if (!help && !bad && (!file || !dir)) {
-    fprintf(stderr, "mallocbench export: %s is required\n", !file ? "FILE" : "--csv DIR");
+    mb_diag(stderr, "mallocbench export: %s is required", !file ? "FILE" : "--csv DIR");
     bad = true;
   }
   if (help || bad) {
@@ -264,7 +265,7 @@ int mb_cmd_export(int argc, char **argv) {
   mb_error err = {{0}};
   mb_results *r = mb_results_open(file, false, &err);
   if (!r) {
-    fprintf(stderr, "mallocbench export: %s\n", err.message);
+    mb_diag(stderr, "mallocbench export: %s", err.message);
     return 2;
   }
   mb_result_row *rows = NULL;
@@ -277,7 +278,7 @@ int mb_cmd_export(int argc, char **argv) {
   free(rows);
   mb_results_close(r, NULL);
   if (!ok) {
-    fprintf(stderr, "mallocbench export: %s\n", err.message);
+    mb_diag(stderr, "mallocbench export: %s", err.message);
     return 2;
   }
   printf("exported %" PRId64

@@ -14,6 +14,7 @@
 #include "alphatensor.h"
 #include "assignment.h"
 #include "commands.h"
+#include "error.h"
 #include "model_zoo.h"
 #include "random_workload.h"
 #include "rng.h"
@@ -82,14 +83,15 @@ static int write_out(const mb_workload *w, const char *out) {
     return 0;
   }
   if (!mb_workload_save(w, out, &err)) {
-    fprintf(stderr, "mallocbench generate: %s\n", err.message);
+    mb_diag(stderr, "mallocbench generate: %s", err.message);
     return 1;
   }
   mb_workload_stats st;
   mb_workload_stats_compute(w, &st);
-  printf("wrote %s: workload '%s', %d ops, %d buffers (%d pinned), %.6g FLOPs, peak live %lld B\n",
-         out, w->name, st.n_ops, st.n_buffers, st.n_pinned, st.total_flops,
-         (long long)st.peak_live_bytes);
+  mb_diag(stdout,
+          "wrote %s: workload '%s', %d ops, %d buffers (%d pinned), %.6g FLOPs, peak live %lld B",
+          out, w->name, st.n_ops, st.n_buffers, st.n_pinned, st.total_flops,
+          (long long)st.peak_live_bytes);
   return 0;
 }
 
@@ -98,8 +100,8 @@ static int write_out(const mb_workload *w, const char *out) {
 static bool read_name(const char *command, const char *flag, const char *value, const char **name) {
   if (!mb_option_text(command, flag, value, &value)) return false;
   if (!*value || strlen(value) >= MB_NAME_MAX) {
-    fprintf(stderr, "mallocbench %s: %s '%s': expected a name of 1..%d bytes\n", command, flag,
-            value, MB_NAME_MAX - 1);
+    mb_diag(stderr, "mallocbench %s: %s '%s': expected a name of 1..%d bytes", command, flag, value,
+            MB_NAME_MAX - 1);
     return false;
   }
   *name = value;
@@ -115,7 +117,7 @@ static int generate_alphatensor(int argc, char **argv) {
     if (!strcmp(a, "--builtin") || !strcmp(a, "--n") || !strcmp(a, "--dtype") || !strcmp(a, "-o") ||
         !strcmp(a, "--name")) {
       if (!has_value) {
-        fprintf(stderr, "mallocbench generate alphatensor: %s needs a value\n", a);
+        mb_diag(stderr, "mallocbench generate alphatensor: %s needs a value", a);
         return 2;
       }
       const char *v = argv[++i];
@@ -136,9 +138,9 @@ static int generate_alphatensor(int argc, char **argv) {
     } else if (a[0] == '-' && a[1]) {
       return mb_unknown_option("generate alphatensor", a);
     } else if (file) {
-      fprintf(stderr,
+      mb_diag(stderr,
               "mallocbench generate alphatensor: one factorization at a time ('%s', "
-              "'%s')\n",
+              "'%s')",
               file, a);
       return 2;
     } else {
@@ -157,7 +159,7 @@ static int generate_alphatensor(int argc, char **argv) {
   bool ok =
       builtin ? mb_factorization_builtin(builtin, &f, &err) : mb_factorization_load(file, &f, &err);
   if (!ok) {
-    fprintf(stderr, "mallocbench generate alphatensor: %s\n", err.message);
+    mb_diag(stderr, "mallocbench generate alphatensor: %s", err.message);
     return 2;
   }
   char def[160], base[128];
@@ -169,7 +171,7 @@ static int generate_alphatensor(int argc, char **argv) {
   mb_workload *w = mb_alphatensor_trace(&f, name, n, dtype, &err);
   mb_factorization_free(&f);
   if (!w) {
-    fprintf(stderr, "mallocbench generate alphatensor: %s\n", err.message);
+    mb_diag(stderr, "mallocbench generate alphatensor: %s", err.message);
     return 2;
   }
   int rc = write_out(w, out);
@@ -183,7 +185,7 @@ static int generate_model(int argc, char **argv) {
     const char *a = argv[i];
     if (!strcmp(a, "-o") || !strcmp(a, "--name")) {
       if (i + 1 >= argc) {
-        fprintf(stderr, "mallocbench generate model: %s needs a value\n", a);
+        mb_diag(stderr, "mallocbench generate model: %s needs a value", a);
         return 2;
       }
       if (!strcmp(a, "-o")) {
@@ -193,7 +195,7 @@ static int generate_model(int argc, char **argv) {
     } else if (a[0] == '-' && a[1]) {
       return mb_unknown_option("generate model", a);
     } else if (spec) {
-      fprintf(stderr, "mallocbench generate model: one spec at a time ('%s', '%s')\n", spec, a);
+      mb_diag(stderr, "mallocbench generate model: one spec at a time ('%s', '%s')", spec, a);
       return 2;
     } else {
       spec = a;
@@ -207,7 +209,7 @@ static int generate_model(int argc, char **argv) {
   mb_error err;
   mb_workload *w = mb_model_generate_file(spec, &err);
   if (!w) {
-    fprintf(stderr, "mallocbench generate model: %s\n", err.message);
+    mb_diag(stderr, "mallocbench generate model: %s", err.message);
     return 2;
   }
   if (name) {
@@ -226,7 +228,7 @@ static int generate_model(int argc, char **argv) {
 }
 
 static int bad_packing_value(const char *flag, const char *value, const char *what) {
-  fprintf(stderr, "mallocbench generate packing: %s '%s': expected %s\n", flag, value, what);
+  mb_diag(stderr, "mallocbench generate packing: %s '%s': expected %s", flag, value, what);
   return 2;
 }
 
@@ -240,7 +242,7 @@ static int generate_packing(int argc, char **argv) {
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     if (a[0] != '-' || !a[1]) {
-      fprintf(stderr, "mallocbench generate packing: unexpected argument '%s'\n", a);
+      mb_diag(stderr, "mallocbench generate packing: unexpected argument '%s'", a);
       return 2;
     }
     if (strcmp(a, "--buffers") && strcmp(a, "--seed") && strcmp(a, "--height") &&
@@ -249,7 +251,7 @@ static int generate_packing(int argc, char **argv) {
       return mb_unknown_option("generate packing", a);
     }
     if (i + 1 >= argc) {
-      fprintf(stderr, "mallocbench generate packing: %s needs a value\n", a);
+      mb_diag(stderr, "mallocbench generate packing: %s needs a value", a);
       return 2;
     }
     const char *v = argv[++i];
@@ -284,9 +286,9 @@ static int generate_packing(int argc, char **argv) {
     return 2;
   }
   if (opt.height % opt.quantum != 0) {
-    fprintf(stderr,
+    mb_diag(stderr,
             "mallocbench generate packing: --height '%s' (%" PRId64
-            " B): expected a multiple of --quantum '%s' (%" PRId64 " B)\n",
+            " B): expected a multiple of --quantum '%s' (%" PRId64 " B)",
             height_arg, opt.height, quantum_arg, opt.quantum);
     return 2;
   }
@@ -319,7 +321,7 @@ static int generate_packing(int argc, char **argv) {
   mb_error err;
   mb_workload *w = mb_random_packing_workload(&rng, (int32_t)n, &opt, name, offsets, &err);
   if (!w) {
-    fprintf(stderr, "mallocbench generate packing: %s\n", err.message);
+    mb_diag(stderr, "mallocbench generate packing: %s", err.message);
     free(offsets);
     return 1; /* the options were checked above: out of memory */
   }
@@ -333,12 +335,12 @@ static int generate_packing(int argc, char **argv) {
       /* buffer i of the workload is the generator's buffer i (the builder keeps the order) */
       memcpy(sol->offset, offsets, sizeof *offsets * (size_t)w->n_buffers);
       if (!mb_assignment_save_csv(sol, w, solution, &err)) {
-        fprintf(stderr, "mallocbench generate packing: --solution: %s\n", err.message);
+        mb_diag(stderr, "mallocbench generate packing: --solution: %s", err.message);
         rc = 1;
       } else if (strcmp(out, "-") != 0) {
-        printf("wrote %s: the perfect packing, all %d buffers in fast memory within %" PRId64
-               " B\n",
-               solution, w->n_buffers, opt.height);
+        mb_diag(stdout,
+                "wrote %s: the perfect packing, all %d buffers in fast memory within %" PRId64 " B",
+                solution, w->n_buffers, opt.height);
       }
       mb_assignment_free(sol);
     }
@@ -360,9 +362,9 @@ int mb_cmd_generate(int argc, char **argv) {
   if (!strcmp(argv[1], "alphatensor")) return generate_alphatensor(argc, argv);
   if (!strcmp(argv[1], "model")) return generate_model(argc, argv);
   if (!strcmp(argv[1], "packing")) return generate_packing(argc, argv);
-  fprintf(stderr,
+  mb_diag(stderr,
           "mallocbench generate: unknown generator '%s' (expected alphatensor, model or "
-          "packing)\n",
+          "packing)",
           argv[1]);
   return 2;
 }

@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "commands.h"
 #include "csv_import.h"
+#include "error.h"
 #include "hlo_import.h"
 #include "paths.h"
 #include "workload.h"
@@ -44,7 +45,7 @@ static int time_imports(const char *in, bool is_hlo, const mb_hlo_options *opt, 
   char *text = mb_read_file(in, &len);
   double *t = malloc((size_t)repeat * sizeof *t);
   if (!text || !t) {
-    fprintf(stderr, "mallocbench import: %s: cannot read: %s\n", in, strerror(errno));
+    mb_diag(stderr, "mallocbench import: %s: cannot read: %s", in, strerror(errno));
     free(text);
     free(t);
     return 2;
@@ -92,7 +93,7 @@ int mb_cmd_import(int argc, char **argv) {
   int64_t capacity = 0, repeat = 0;
   bool is_hlo = !strcmp(format, "hlo"), is_csv = !strcmp(format, "csv");
   if (!is_hlo && !is_csv) {
-    fprintf(stderr, "mallocbench import: unknown format '%s' (expected hlo or csv)\n", format);
+    mb_diag(stderr, "mallocbench import: unknown format '%s' (expected hlo or csv)", format);
     return 2;
   }
   const char *command = is_hlo ? "import hlo" : "import csv";
@@ -118,7 +119,7 @@ int mb_cmd_import(int argc, char **argv) {
     } else if (a[0] == '-' && a[1]) {
       return mb_unknown_option(command, a);
     } else if (in) {
-      fprintf(stderr, "mallocbench %s: one FILE only ('%s' is extra)\n", command, a);
+      mb_diag(stderr, "mallocbench %s: one FILE only ('%s' is extra)", command, a);
       return 2;
     } else {
       in = a;
@@ -128,7 +129,7 @@ int mb_cmd_import(int argc, char **argv) {
     if (takes_value) i++;
   }
   if (!in || !out) {
-    fprintf(stderr, "mallocbench %s: %s is required; see mallocbench import --help\n", command,
+    mb_diag(stderr, "mallocbench %s: %s is required; see mallocbench import --help", command,
             !in ? "FILE" : "-o OUT");
     return 2;
   }
@@ -138,7 +139,7 @@ int mb_cmd_import(int argc, char **argv) {
     mb_hlo_report rep;
     w = mb_hlo_import_file(in, &opt, &rep, &err);
     if (!w) {
-      fprintf(stderr, "mallocbench import: %s\n", err.message);
+      mb_diag(stderr, "mallocbench import: %s", err.message);
       return 2;
     }
     if (rep.n_unknown_opcodes > 0)
@@ -150,7 +151,7 @@ int mb_cmd_import(int argc, char **argv) {
       mb_diag(stderr, "warning: %s: %d unknown attributes (e.g. '%s') skipped", in,
               rep.n_unknown_attributes, rep.first_unknown_attribute);
     if (!mb_workload_save(w, out, &err)) {
-      fprintf(stderr, "mallocbench import: %s\n", err.message);
+      mb_diag(stderr, "mallocbench import: %s", err.message);
       mb_workload_free(w);
       return 2;
     }
@@ -163,7 +164,7 @@ int mb_cmd_import(int argc, char **argv) {
   } else {
     w = mb_csv_import_file(in, &err);
     if (!w) {
-      fprintf(stderr, "mallocbench import: %s\n", err.message);
+      mb_diag(stderr, "mallocbench import: %s", err.message);
       return 2;
     }
     const char *capacity_from = "--capacity";
@@ -172,7 +173,7 @@ int mb_cmd_import(int argc, char **argv) {
       capacity_from = "the file name";
     }
     if (!mb_workload_save(w, out, &err)) {
-      fprintf(stderr, "mallocbench import: %s\n", err.message);
+      mb_diag(stderr, "mallocbench import: %s", err.message);
       mb_workload_free(w);
       return 2;
     }

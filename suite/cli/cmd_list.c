@@ -157,7 +157,7 @@ int mb_cmd_list(int argc, char **argv) {
                                                     : NULL;
     if (slot) {
       if (++i >= argc) {
-        fprintf(stderr, "mallocbench list: %s needs a value\n", a);
+        mb_diag(stderr, "mallocbench list: %s needs a value", a);
         return 2;
       }
       *slot = argv[i];
@@ -168,12 +168,12 @@ int mb_cmd_list(int argc, char **argv) {
     } else if (a[0] == '-') {
       return mb_unknown_option("list", a);
     } else {
-      fprintf(stderr, "mallocbench list: unexpected argument '%s' (list takes options only)\n", a);
+      mb_diag(stderr, "mallocbench list: unexpected argument '%s' (list takes options only)", a);
       return 2;
     }
   }
   if (split && strcmp(split, "train") && strcmp(split, "test")) {
-    fprintf(stderr, "mallocbench list: --split '%s': expected train or test\n", split);
+    mb_diag(stderr, "mallocbench list: --split '%s': expected train or test", split);
     return 2;
   }
   char default_cat[4096], default_cache[4096];
@@ -197,12 +197,12 @@ int mb_cmd_list(int argc, char **argv) {
   mb_error err;
   mb_catalogue *cat = mb_catalogue_load(cat_path, &err);
   if (!cat) {
-    fprintf(stderr, "mallocbench list: %s\n", err.message);
+    mb_diag(stderr, "mallocbench list: %s", err.message);
     return 2;
   }
   bool *selected = calloc((size_t)(cat->n_entries ? cat->n_entries : 1), sizeof *selected);
   if (!selected || !mb_catalogue_select(cat, regex, "--workloads", selected, &err)) {
-    fprintf(stderr, "mallocbench list: %s\n", selected ? err.message : "out of memory");
+    mb_diag(stderr, "mallocbench list: %s", selected ? err.message : "out of memory");
     free(selected);
     mb_catalogue_free(cat);
     return 2;

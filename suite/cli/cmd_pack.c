@@ -10,6 +10,7 @@
 #include "assignment.h"
 #include "commands.h"
 #include "csv_import.h"
+#include "error.h"
 #include "hardware.h"
 #include "packer.h"
 #include "validator.h"
@@ -43,7 +44,7 @@ int mb_cmd_pack(int argc, char **argv) {
     if (!strcmp(a, "--capacity") || !strcmp(a, "--alignment") || !strcmp(a, "--budget") ||
         !strcmp(a, "--out")) {
       if (i + 1 >= argc) {
-        fprintf(stderr, "mallocbench pack: %s needs a value\n", a);
+        mb_diag(stderr, "mallocbench pack: %s needs a value", a);
         return 2;
       }
       const char *v = argv[++i];
@@ -59,7 +60,7 @@ int mb_cmd_pack(int argc, char **argv) {
     } else if (a[0] == '-' && a[1]) {
       return mb_unknown_option("pack", a);
     } else if (path) {
-      fprintf(stderr, "mallocbench pack: unexpected argument '%s'\n", a);
+      mb_diag(stderr, "mallocbench pack: unexpected argument '%s'", a);
       return 2;
     } else {
       path = a;
@@ -71,13 +72,13 @@ int mb_cmd_pack(int argc, char **argv) {
   }
   if (capacity == 0) capacity = mb_csv_capacity_from_name(path);
   if (capacity <= 0) {
-    fprintf(stderr, "mallocbench pack: %s: no --capacity and none in the file name\n", path);
+    mb_diag(stderr, "mallocbench pack: %s: no --capacity and none in the file name", path);
     return 2;
   }
   mb_error err;
   mb_workload *w = mb_workload_load_any(path, &err);
   if (!w) {
-    fprintf(stderr, "mallocbench pack: %s\n", err.message);
+    mb_diag(stderr, "mallocbench pack: %s", err.message);
     return 2;
   }
   int rc = 2;
@@ -85,22 +86,23 @@ int mb_cmd_pack(int argc, char **argv) {
   int64_t *off = malloc(sizeof *off * (size_t)(w->n_buffers ? w->n_buffers : 1));
   mb_assignment *asg = mb_assignment_new(w->n_buffers);
   if (!items || !off || !asg) {
-    fprintf(stderr, "mallocbench pack: out of memory for '%s'\n", path);
+    mb_diag(stderr, "mallocbench pack: out of memory for '%s'", path);
     goto done;
   }
   for (int32_t i = 0; i < w->n_buffers; i++)
     items[i] = (mb_pack_item){w->buffers[i].start, w->buffers[i].end, w->buffers[i].size};
   mb_workload_stats ws;
   mb_workload_stats_compute(w, &ws);
-  printf("input       %s: %d buffers, peak live %" PRId64 " B, capacity %" PRId64
-         " B (slack at peak %" PRId64 " B)\n",
-         path, w->n_buffers, ws.peak_live_bytes, capacity, capacity - ws.peak_live_bytes);
+  mb_diag(stdout,
+          "input       %s: %d buffers, peak live %" PRId64 " B, capacity %" PRId64
+          " B (slack at peak %" PRId64 " B)",
+          path, w->n_buffers, ws.peak_live_bytes, capacity, capacity - ws.peak_live_bytes);
 
   int32_t left_out;
   int64_t bf_height;
   if (!mb_pack_best_fit(items, w->n_buffers, capacity, alignment, off, &left_out, &bf_height,
                         &err)) {
-    fprintf(stderr, "mallocbench pack: %s: %s\n", path, err.message);
+    mb_diag(stderr, "mallocbench pack: %s: %s", path, err.message);
     goto done;
   }
   printf("best fit    %d of %d buffers left out at capacity; needs %" PRId64
@@ -110,7 +112,7 @@ int mb_cmd_pack(int argc, char **argv) {
   mb_pack_options po = {capacity, alignment, budget, 0};
   mb_pack_result res;
   if (!mb_pack(items, w->n_buffers, &po, off, &res, &err)) {
-    fprintf(stderr, "mallocbench pack: %s: %s\n", path, err.message);
+    mb_diag(stderr, "mallocbench pack: %s: %s", path, err.message);
     goto done;
   }
   printf("packer      %s in %.3f s wall (%" PRId64 " search nodes)",
@@ -138,10 +140,10 @@ int mb_cmd_pack(int argc, char **argv) {
   rc = 0;
   if (out_path) {
     if (!mb_assignment_save_csv(asg, w, out_path, &err)) {
-      fprintf(stderr, "mallocbench pack: %s\n", err.message);
+      mb_diag(stderr, "mallocbench pack: %s", err.message);
       rc = 2;
     } else {
-      printf("placement   written to %s\n", out_path);
+      mb_diag(stdout, "placement   written to %s", out_path);
     }
   }
 done:

@@ -47,7 +47,7 @@ static void usage(FILE *out) {
 }
 
 static int bad_value(const char *flag, const char *value, const char *what) {
-  fprintf(stderr, "mallocbench play: %s '%s': expected %s\n", flag, value, what);
+  mb_diag(stderr, "mallocbench play: %s '%s': expected %s", flag, value, what);
   return 2;
 }
 
@@ -105,7 +105,7 @@ static bool compare_with_heuristic_solver(const mb_workload *w, const mb_hardwar
   mb_rng_seed(&rng, seed);
   mb_error err;
   if (!mb_solve_heuristic(w, hw, &opt, &rng, ref, &st, &err)) {
-    fprintf(stderr, "mallocbench play: heuristic solver: %s\n", err.message);
+    mb_diag(stderr, "mallocbench play: heuristic solver: %s", err.message);
     return false;
   }
   mb_solver_stats_free(&st);
@@ -145,7 +145,7 @@ static int parse_options(int argc, char **argv, play_options *o) {
     }
     if (arg[0] != '-') {
       if (o->path) {
-        fprintf(stderr, "mallocbench play: more than one workload ('%s', '%s')\n", o->path, arg);
+        mb_diag(stderr, "mallocbench play: more than one workload ('%s', '%s')", o->path, arg);
         return 2;
       }
       o->path = arg;
@@ -203,12 +203,12 @@ int mb_cmd_play(int argc, char **argv) {
   mb_error err;
   mb_workload *w = mb_workload_load_any(o.path, &err);
   if (!w) {
-    fprintf(stderr, "mallocbench play: %s\n", err.message);
+    mb_diag(stderr, "mallocbench play: %s", err.message);
     return 2;
   }
   mb_hardware hw;
   if (!mb_hardware_find(o.hw_name, NULL, &hw, &err)) {
-    fprintf(stderr, "mallocbench play: %s\n", err.message);
+    mb_diag(stderr, "mallocbench play: %s", err.message);
     mb_workload_free(w);
     return 2;
   }
@@ -226,7 +226,7 @@ int mb_cmd_play(int argc, char **argv) {
   bool *scratch = malloc(sizeof *scratch * (size_t)(w->n_buffers > 0 ? w->n_buffers : 1));
   uint8_t *mask = malloc((size_t)o.cfg.n_actions);
   if (!g || !a || !best || !ref || !scratch || !mask) {
-    fprintf(stderr, "mallocbench play: %s\n", g ? "out of memory" : err.message);
+    mb_diag(stderr, "mallocbench play: %s", g ? "out of memory" : err.message);
     status = 2;
     goto done;
   }
@@ -277,7 +277,7 @@ int mb_cmd_play(int argc, char **argv) {
                                      scratch))
     status = 1;
   if (o.out_path && !mb_assignment_save_csv(best, w, o.out_path, &err)) {
-    fprintf(stderr, "mallocbench play: %s\n", err.message);
+    mb_diag(stderr, "mallocbench play: %s", err.message);
     status = 2;
   }
 

@@ -4,6 +4,7 @@
 
 #include "clock.h"
 #include "commands.h"
+#include "error.h"
 #include "plot.h"
 
 static void usage(FILE *out) {
@@ -34,7 +35,7 @@ int mb_cmd_plot(int argc, char **argv) {
     if (!strcmp(a, "--out") || !strcmp(a, "--format") || !strcmp(a, "--map-workload") ||
         !strcmp(a, "--map-solver")) {
       if (!value) {
-        fprintf(stderr, "mallocbench plot: %s needs a value\n", a);
+        mb_diag(stderr, "mallocbench plot: %s needs a value", a);
         return 2;
       }
       i++;
@@ -42,7 +43,7 @@ int mb_cmd_plot(int argc, char **argv) {
       if (!strcmp(a, "--map-workload")) opt.memory_map_workload = value;
       if (!strcmp(a, "--map-solver")) opt.memory_map_solver = value;
       if (!strcmp(a, "--format") && !mb_plot_parse_formats(value, &opt.formats, &err)) {
-        fprintf(stderr, "mallocbench plot: %s\n", err.message);
+        mb_diag(stderr, "mallocbench plot: %s", err.message);
         return 2;
       }
     } else if (a[0] == '-') {
@@ -50,7 +51,7 @@ int mb_cmd_plot(int argc, char **argv) {
     } else if (!file) {
       file = a;
     } else {
-      fprintf(stderr, "mallocbench plot: one results file only ('%s' is extra)\n", a);
+      mb_diag(stderr, "mallocbench plot: one results file only ('%s' is extra)", a);
       return 2;
     }
   }
@@ -61,7 +62,7 @@ int mb_cmd_plot(int argc, char **argv) {
   double t0 = mb_wall_seconds();
   mb_plot_outputs outputs;
   if (!mb_plot_all(file, &opt, &outputs, &err)) {
-    fprintf(stderr, "mallocbench plot: %s\n", err.message);
+    mb_diag(stderr, "mallocbench plot: %s", err.message);
     return 2;
   }
   double wall = mb_wall_seconds() - t0;

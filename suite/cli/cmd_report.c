@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "error.h"
 #include "report.h"
 
 static void usage(FILE *out) {
@@ -32,7 +33,7 @@ int mb_cmd_report(int argc, char **argv) {
     if (!strcmp(a, "--format") || !strcmp(a, "--md") || !strcmp(a, "--tex-dir") ||
         !strcmp(a, "--figures")) {
       if (i + 1 >= argc) {
-        fprintf(stderr, "mallocbench report: %s needs a value\n", a);
+        mb_diag(stderr, "mallocbench report: %s needs a value", a);
         return 2;
       }
       const char *v = argv[++i];
@@ -40,7 +41,7 @@ int mb_cmd_report(int argc, char **argv) {
       if (!strcmp(a, "--tex-dir")) opt.tex_dir = v;
       if (!strcmp(a, "--figures")) opt.figures_dir = v;
       if (!strcmp(a, "--format") && !mb_report_parse_formats(v, &opt.formats, &err)) {
-        fprintf(stderr, "mallocbench report: %s\n", err.message);
+        mb_diag(stderr, "mallocbench report: %s", err.message);
         return 2;
       }
     } else if (a[0] == '-') {
@@ -48,7 +49,7 @@ int mb_cmd_report(int argc, char **argv) {
     } else if (!file) {
       file = a;
     } else {
-      fprintf(stderr, "mallocbench report: one results file only ('%s' is extra)\n", a);
+      mb_diag(stderr, "mallocbench report: one results file only ('%s' is extra)", a);
       return 2;
     }
   }
@@ -61,7 +62,7 @@ int mb_cmd_report(int argc, char **argv) {
   bool ok = mb_report_write(file, &opt, &err);
   free(command);
   if (!ok) {
-    fprintf(stderr, "mallocbench report: %s\n", err.message);
+    mb_diag(stderr, "mallocbench report: %s", err.message);
     return 2;
   }
   return 0;

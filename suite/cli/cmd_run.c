@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "driver.h"
+#include "error.h"
 #include "results.h"
 #include "search.h"
 #include "summary.h"
@@ -101,7 +102,7 @@ static void print_failures(const char *path) {
  * each entry's own profile): an error line instead. */
 static bool nonempty_list(const char *flag, const char *value, const char *of_what) {
   if (value[strspn(value, ", ")] != '\0') return true;
-  fprintf(stderr, "mallocbench run: %s '%s': expected a comma-separated list of %s\n", flag, value,
+  mb_diag(stderr, "mallocbench run: %s '%s': expected a comma-separated list of %s", flag, value,
           of_what);
   return false;
 }
@@ -144,7 +145,7 @@ static int parse_options(int argc, char **argv, mb_run_config *cfg) {
     }
     if (!val) {
       if (i + 1 >= argc) {
-        fprintf(stderr, "mallocbench run: %s needs a value\n", name);
+        mb_diag(stderr, "mallocbench run: %s needs a value", name);
         return 2;
       }
       val = argv[++i];
@@ -155,7 +156,7 @@ static int parse_options(int argc, char **argv, mb_run_config *cfg) {
       cfg->workloads = val, plan_option = true;
     else if (!strcmp(name, "--split")) {
       if (strcmp(val, "train") && strcmp(val, "test")) {
-        fprintf(stderr, "mallocbench run: --split '%s': expected train or test\n", val);
+        mb_diag(stderr, "mallocbench run: --split '%s': expected train or test", val);
         return 2;
       }
       cfg->split = val, plan_option = true;
@@ -254,23 +255,23 @@ int mb_cmd_run(int argc, char **argv) {
   bool ok = mb_run(&cfg, &st, &err);
   free(cmd);
   if (!ok) {
-    fprintf(stderr, "mallocbench run: %s\n", err.message);
+    mb_diag(stderr, "mallocbench run: %s", err.message);
     if (st.wrote_output && access(st.out_path, F_OK) == 0)
-      fprintf(stderr,
+      mb_diag(stderr,
               "mallocbench run: results finished so far are in %s (continue with "
-              "mallocbench run --resume %s)\n",
+              "mallocbench run --resume %s)",
               st.out_path, st.out_path);
     return 2;
   }
   mb_results *r = mb_results_open(st.out_path, false, &err);
   if (!r || !mb_summary_print(r, stdout, &err)) {
-    fprintf(stderr, "mallocbench run: %s\n", err.message);
+    mb_diag(stderr, "mallocbench run: %s", err.message);
     mb_results_close(r, NULL);
     return 2;
   }
   mb_results_close(r, NULL);
   print_run_stats(&st);
-  printf("results: %s\n", st.out_path);
+  mb_diag(stdout, "results: %s", st.out_path);
   if (st.n_invalid || st.n_error) print_failures(st.out_path);
   if (st.n_invalid || st.n_error) {
     fprintf(stderr,

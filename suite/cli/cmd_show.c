@@ -50,7 +50,7 @@ static int show_hdf5(const char *path) {
   /* a sealed file is checked before libhdf5 parses it, and is no agent */
   mb_seal_state seal;
   if (!mb_seal_check(path, &seal, NULL, &err)) {
-    fprintf(stderr, "mallocbench show: %s\n", err.message);
+    mb_diag(stderr, "mallocbench show: %s", err.message);
     return 2;
   }
   if (seal == MB_SEAL_NONE && mb_agent_describe(path, stdout, &err)) return 0;
@@ -58,12 +58,12 @@ static int show_hdf5(const char *path) {
   mb_results *r = mb_results_open(path, false, &results_err);
   if (r) {
     mb_results_close(r, NULL);
-    fprintf(stderr,
+    mb_diag(stderr,
             "mallocbench show: %s is a results file, not a workload or an agent: 'mallocbench "
-            "summary %s' prints its table\n",
+            "summary %s' prints its table",
             path, path);
   } else {
-    fprintf(stderr, "mallocbench show: %s\n",
+    mb_diag(stderr, "mallocbench show: %s",
             seal == MB_SEAL_NONE ? err.message : results_err.message);
   }
   return 2;
@@ -100,7 +100,7 @@ int mb_cmd_show(int argc, char **argv) {
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return mb_unknown_option("show", argv[i]);
     } else if (path) {
-      fprintf(stderr, "mallocbench show: one workload at a time ('%s' and '%s')\n", path, argv[i]);
+      mb_diag(stderr, "mallocbench show: one workload at a time ('%s' and '%s')", path, argv[i]);
       return 2;
     } else {
       path = argv[i];
@@ -112,7 +112,7 @@ int mb_cmd_show(int argc, char **argv) {
   }
   if (starts_like_hdf5(path)) {
     if (hw_given) {
-      fprintf(stderr, "mallocbench show: %s: --hardware applies to workloads, not to HDF5 files\n",
+      mb_diag(stderr, "mallocbench show: %s: --hardware applies to workloads, not to HDF5 files",
               path);
       return 2;
     }
@@ -121,16 +121,16 @@ int mb_cmd_show(int argc, char **argv) {
   mb_error err;
   mb_hardware hw;
   if (!mb_hardware_find(hw_name, NULL, &hw, &err)) {
-    fprintf(stderr, "mallocbench show: %s\n", err.message);
+    mb_diag(stderr, "mallocbench show: %s", err.message);
     return 2;
   }
   mb_workload *w = mb_workload_load_any(path, &err);
   if (!w) {
-    fprintf(stderr, "mallocbench show: %s\n", err.message);
+    mb_diag(stderr, "mallocbench show: %s", err.message);
     return 2;
   }
   if (!mb_cost_check_range(w, &hw, &err)) {
-    fprintf(stderr, "mallocbench show: %s: %s\n", path, err.message);
+    mb_diag(stderr, "mallocbench show: %s: %s", path, err.message);
     mb_workload_free(w);
     return 2;
   }

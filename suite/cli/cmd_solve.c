@@ -97,7 +97,7 @@ static int parse_options(int argc, char **argv, solve_command *S) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* every option takes a value */
     if (a[0] != '-' || !a[1]) {
       if (S->path) {
-        fprintf(stderr, "mallocbench solve: unexpected argument '%s'\n", a);
+        mb_diag(stderr, "mallocbench solve: unexpected argument '%s'", a);
         return 2;
       }
       S->path = a;
@@ -143,7 +143,7 @@ static int parse_options(int argc, char **argv, solve_command *S) {
     return 2;
   }
   if (!S->path || !S->solver_name) {
-    fprintf(stderr, "mallocbench solve: %s\n", !S->path ? "missing WORKLOAD" : "missing --solver");
+    mb_diag(stderr, "mallocbench solve: %s", !S->path ? "missing WORKLOAD" : "missing --solver");
     usage(stderr);
     return 2;
   }
@@ -210,20 +210,20 @@ static int solve_and_report(const solve_command *S, const mb_solver *solver, con
   memset(&st, 0, sizeof st);
   memset(&hst, 0, sizeof hst);
   if (!a || !h || !fast) {
-    fprintf(stderr, "mallocbench solve: out of memory for '%s'\n", S->path);
+    mb_diag(stderr, "mallocbench solve: out of memory for '%s'", S->path);
     goto done;
   }
   mb_rng rng;
   mb_rng_seed(&rng, S->opt.seed);
   double t0 = mb_wall_seconds();
   if (!solver->solve(w, hw, &S->opt, &rng, a, &st, &err)) {
-    fprintf(stderr, "mallocbench solve: %s: %s\n", solver->name, err.message);
+    mb_diag(stderr, "mallocbench solve: %s: %s", solver->name, err.message);
     goto done;
   }
   double wall = mb_wall_seconds() - t0;
   mb_rng_seed(&rng, S->opt.seed);
   if (!mb_solve_heuristic(w, hw, &S->opt, &rng, h, &hst, &err)) {
-    fprintf(stderr, "mallocbench solve: heuristic: %s\n", err.message);
+    mb_diag(stderr, "mallocbench solve: heuristic: %s", err.message);
     goto done;
   }
   mb_error verr;
@@ -244,7 +244,7 @@ static int solve_and_report(const solve_command *S, const mb_solver *solver, con
   rc = valid ? 0 : 1;
   if (S->out_path) {
     if (!mb_assignment_save_csv(a, w, S->out_path, &err)) {
-      fprintf(stderr, "mallocbench solve: %s\n", err.message);
+      mb_diag(stderr, "mallocbench solve: %s", err.message);
       rc = 2;
     } else {
       mb_diag(stdout, "assignment   written to %s", S->out_path);
@@ -268,23 +268,23 @@ int mb_cmd_solve(int argc, char **argv) {
   if (parse_options(argc, argv, &command) != 0) return 2;
   const mb_solver *solver = mb_solver_find(command.solver_name);
   if (!solver) {
-    fprintf(stderr, "mallocbench solve: no solver named '%s' (see --help)\n", command.solver_name);
+    mb_diag(stderr, "mallocbench solve: no solver named '%s' (see --help)", command.solver_name);
     return 2;
   }
   mb_error err;
   mb_hardware hw;
   if (!mb_hardware_find(command.hw_name, NULL, &hw, &err)) {
-    fprintf(stderr, "mallocbench solve: %s\n", err.message);
+    mb_diag(stderr, "mallocbench solve: %s", err.message);
     return 2;
   }
   if (command.capacity > 0) hw = mb_hardware_with_capacity(&hw, command.capacity);
   mb_workload *w = mb_workload_load_any(command.path, &err);
   if (!w) {
-    fprintf(stderr, "mallocbench solve: %s\n", err.message);
+    mb_diag(stderr, "mallocbench solve: %s", err.message);
     return 2;
   }
   if (!mb_cost_check_range(w, &hw, &err)) {
-    fprintf(stderr, "mallocbench solve: %s: %s\n", command.path, err.message);
+    mb_diag(stderr, "mallocbench solve: %s: %s", command.path, err.message);
     mb_workload_free(w);
     return 2;
   }

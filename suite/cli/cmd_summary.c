@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "error.h"
 #include "results.h"
 #include "summary.h"
 
@@ -53,13 +54,13 @@ int mb_cmd_summary(int argc, char **argv) {
     int is_split = option_value(argc, argv, &i, "--split", &val);
     int is_workloads = is_split ? 0 : option_value(argc, argv, &i, "--workloads", &val);
     if (is_split < 0 || is_workloads < 0) {
-      fprintf(stderr, "mallocbench summary: %s needs a value (%s)\n", a,
+      mb_diag(stderr, "mallocbench summary: %s needs a value (%s)", a,
               is_split ? "train or test" : "a PCRE2 pattern");
       return 2;
     }
     if (is_split) {
       if (strcmp(val, "train") && strcmp(val, "test")) {
-        fprintf(stderr, "mallocbench summary: --split '%s': expected train or test\n", val);
+        mb_diag(stderr, "mallocbench summary: --split '%s': expected train or test", val);
         return 2;
       }
       split = val;
@@ -68,8 +69,7 @@ int mb_cmd_summary(int argc, char **argv) {
     } else if (!strncmp(a, "--", 2)) {
       return mb_unknown_option("summary", a);
     } else if (file) {
-      fprintf(stderr, "mallocbench summary: one results file expected, got '%s' and '%s'\n", file,
-              a);
+      mb_diag(stderr, "mallocbench summary: one results file expected, got '%s' and '%s'", file, a);
       return 2;
     } else {
       file = a;
@@ -79,7 +79,7 @@ int mb_cmd_summary(int argc, char **argv) {
   mb_error err = {{0}};
   mb_results *r = mb_results_open(file, false, &err);
   if (!r || !mb_summary_print_filtered(r, split, workloads, stdout, &err)) {
-    fprintf(stderr, "mallocbench summary: %s\n", err.message);
+    mb_diag(stderr, "mallocbench summary: %s", err.message);
     mb_results_close(r, NULL);
     return 2;
   }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "error.h"
 #include "paths.h"
 #include "replay.h"
 #include "search.h"
@@ -139,7 +140,7 @@ static void usage(FILE *out) {
 }
 
 static int bad(const char *flag, const char *v, const char *what) {
-  fprintf(stderr, "mallocbench train: %s '%s': expected %s\n", flag, v, what);
+  mb_diag(stderr, "mallocbench train: %s '%s': expected %s", flag, v, what);
   return 2;
 }
 
@@ -149,13 +150,13 @@ static bool load_validation(const char *cat, const char *data, const char *vrege
                             int64_t max_buffers, const mb_train_set *train, mb_train_set *V) {
   mb_error err = {{0}};
   if (!mb_train_set_load(cat, data, vregex, NULL, max_buffers, stderr, V, &err)) {
-    fprintf(stderr, "mallocbench train: --validate: %s\n", err.message);
+    mb_diag(stderr, "mallocbench train: --validate: %s", err.message);
     return false;
   }
   if (V->n == 0) {
-    fprintf(stderr,
+    mb_diag(stderr,
             "mallocbench train: --validate '%s': no catalogue workload selected (or all "
-            "skipped)\n",
+            "skipped)",
             vregex);
     mb_train_set_free(V);
     return false;
@@ -174,8 +175,8 @@ static bool load_validation(const char *cat, const char *data, const char *vrege
       break;
     }
   if (shared > 0) {
-    fprintf(stderr,
-            "mallocbench train: --validate '%s': %d validation workload%s also trained on: %s\n",
+    mb_diag(stderr,
+            "mallocbench train: --validate '%s': %d validation workload%s also trained on: %s",
             vregex, shared, shared > 1 ? "s are" : " is", names);
     mb_train_set_free(V);
     return false;
@@ -249,7 +250,7 @@ static int parse_options(int argc, char **argv, train_command *T) {
       continue;
     }
     if (a[0] != '-') {
-      fprintf(stderr, "mallocbench train: unexpected argument '%s'; see --help\n", a);
+      mb_diag(stderr, "mallocbench train: unexpected argument '%s'; see --help", a);
       return 2;
     }
     const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* the other options take a value */
@@ -347,7 +348,7 @@ static int parse_options(int argc, char **argv, train_command *T) {
       if (!mb_option_text("train", a, v, &v)) return 2;
       mb_error err;
       if (!mb_train_freeze_check(v, &err)) {
-        fprintf(stderr, "mallocbench train: %s\n", err.message);
+        mb_diag(stderr, "mallocbench train: %s", err.message);
         return 2;
       }
       T->cfg.freeze = v;
@@ -360,7 +361,7 @@ static int parse_options(int argc, char **argv, train_command *T) {
     else if (!strcmp(a, "--sibling-from")) {
       ok = mb_option_text("train", a, v, &v);
       if (ok && strcmp(v, "random") && strcmp(v, "search")) {
-        fprintf(stderr, "mallocbench train: --sibling-from '%s': expected random or search\n", v);
+        mb_diag(stderr, "mallocbench train: --sibling-from '%s': expected random or search", v);
         ok = false;
       }
       if (ok) T->cfg.sibling_from_search = !strcmp(v, "search");
@@ -413,9 +414,9 @@ static int check_options(train_command *T) {
     return 2;
   }
   if (replaces_other_run(T->cfg.out, &T->cfg, T->force)) {
-    fprintf(stderr,
+    mb_diag(stderr,
             "mallocbench train: --out %s: file exists (continue it with --resume %s, or "
-            "replace it with --force)\n",
+            "replace it with --force)",
             T->cfg.out, T->cfg.out);
     return 2;
   }
@@ -437,15 +438,15 @@ static int check_options(train_command *T) {
   }
   if (T->keep_best) {
     if (!mb_checkpoint_beside(T->cfg.out, ".best.h5", T->best, sizeof T->best)) {
-      fprintf(stderr, "mallocbench train: --out %s: path too long\n", T->cfg.out);
+      mb_diag(stderr, "mallocbench train: --out %s: path too long", T->cfg.out);
       return 2;
     }
     T->cfg.best_out = T->best;
     /* the best agent belongs to its run: a resumed run may rewrite its own, nothing else */
     if (replaces_other_run(T->best, &T->cfg, T->force)) {
-      fprintf(stderr,
+      mb_diag(stderr,
               "mallocbench train: --keep-best: %s exists (kept from another run; move it, or "
-              "replace it with --force)\n",
+              "replace it with --force)",
               T->best);
       return 2;
     }
@@ -475,14 +476,14 @@ static int check_options(train_command *T) {
     return 2;
   }
   if (T->cfg.resume && T->network_option)
-    fprintf(stderr,
+    mb_diag(stderr,
             "mallocbench train: warning: %s ignored: a resumed agent keeps the network and game "
-            "layout of %s (see `mallocbench show %s`)\n",
+            "layout of %s (see `mallocbench show %s`)",
             T->network_option, T->cfg.resume, T->cfg.resume);
   if (T->cfg.resume && !T->cfg.new_model && T->model_option)
-    fprintf(stderr,
+    mb_diag(stderr,
             "mallocbench train: warning: %s ignored: a resumed agent keeps its learned model "
-            "unless --new-model replaces it\n",
+            "unless --new-model replaces it",
             T->model_option);
   if (T->cfg.agent.game.shaping > 0) {
     /* shaped rewards and values can be negative: a symmetric support, as many atoms per unit */
@@ -498,8 +499,8 @@ static int check_options(train_command *T) {
     if (slash && slash != dir) {
       *slash = '\0';
       if (mb_mkdir_p(dir) != 0) {
-        fprintf(stderr, "mallocbench train: --out %s: cannot create folder %s: %s\n", T->cfg.out,
-                dir, strerror(errno));
+        mb_diag(stderr, "mallocbench train: --out %s: cannot create folder %s: %s", T->cfg.out, dir,
+                strerror(errno));
         return 2;
       }
     }
@@ -516,8 +517,8 @@ static void print_plan(const train_command *T, int32_t n_catalogue) {
   char leaves[64] = "";
   if (cfg->search.leaf_rollout > 0)
     snprintf(leaves, sizeof leaves, ", %d-step leaf rollouts", cfg->search.leaf_rollout);
-  fprintf(stderr,
-          "train: %d catalogue workloads%s; %s search in the %s, %d simulations%s; %s; out %s\n",
+  mb_diag(stderr,
+          "train: %d catalogue workloads%s; %s search in the %s, %d simulations%s; %s; out %s",
           n_catalogue, cfg->synthetic ? " + synthetic curriculum" : "",
           cfg->search.kind == MB_SEARCH_GUMBEL ? "gumbel" : "puct",
           cfg->self_play_exact ? "real game" : "learned model", cfg->search.simulations, leaves,
@@ -551,13 +552,13 @@ static void print_result(const train_command *T, const mb_train_result *res, int
         "step %lld",
         n_validation, res->final_validation, res->best_validation, (long long)res->best_step);
     if (T->cfg.best_out && res->best_written)
-      printf(", written to %s\n", T->cfg.best_out);
+      mb_diag(stdout, ", written to %s", T->cfg.best_out);
     else if (T->cfg.best_out)
-      printf(" (the resumed curve's; %s not rewritten)\n", T->cfg.best_out);
+      mb_diag(stdout, " (the resumed curve's; %s not rewritten)", T->cfg.best_out);
     else
       printf("\n");
   }
-  printf("checkpoint: %s\n", T->cfg.out);
+  mb_diag(stdout, "checkpoint: %s", T->cfg.out);
 }
 
 int mb_cmd_train(int argc, char **argv) {
@@ -579,7 +580,7 @@ int mb_cmd_train(int argc, char **argv) {
   if (T->regex || T->split) {
     if (!mb_train_set_load(T->cat, mb_data_dir(T->data), T->regex, T->split, T->max_buffers, stderr,
                            &L, &err)) {
-      fprintf(stderr, "mallocbench train: %s\n", err.message);
+      mb_diag(stderr, "mallocbench train: %s", err.message);
       return 2;
     }
     if (L.n == 0 && !cfg->synthetic) {
@@ -599,7 +600,7 @@ int mb_cmd_train(int argc, char **argv) {
   /* the training state beside the checkpoint: written for OUT, resumed from beside FILE */
   if (cfg->state_every > 0) {
     if (!mb_train_state_path(cfg->out, T->state_out, sizeof T->state_out)) {
-      fprintf(stderr, "mallocbench train: --out %s: path too long\n", cfg->out);
+      mb_diag(stderr, "mallocbench train: --out %s: path too long", cfg->out);
       mb_train_set_free(&V);
       mb_train_set_free(&L);
       return 2;
@@ -626,7 +627,7 @@ int mb_cmd_train(int argc, char **argv) {
       mb_fail_prefix(&err, "--resume");
   }
   if (!input_ok) {
-    fprintf(stderr, "mallocbench train: %s\n", err.message);
+    mb_diag(stderr, "mallocbench train: %s", err.message);
     mb_train_set_free(&V);
     mb_train_set_free(&L);
     return 2;
@@ -642,7 +643,7 @@ int mb_cmd_train(int argc, char **argv) {
     print_result(T, &res, V.n);
     mb_train_result_free(&res);
   } else {
-    fprintf(stderr, "mallocbench train: %s\n", err.message);
+    mb_diag(stderr, "mallocbench train: %s", err.message);
   }
   free(command_line);
   mb_train_set_free(&V);

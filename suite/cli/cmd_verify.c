@@ -236,14 +236,14 @@ int mb_cmd_verify(int argc, char **argv) {
     if (argv[i][0] == '-' && argv[i][1]) return mb_unknown_option("verify", argv[i]);
   if (argc != 2) {
     if (argc > 2)
-      fprintf(stderr, "mallocbench verify: one results file only ('%s' is extra)\n", argv[2]);
+      mb_diag(stderr, "mallocbench verify: one results file only ('%s' is extra)", argv[2]);
     usage(stderr);
     return 2;
   }
   mb_error err = {{0}};
   mb_results *r = mb_results_open(argv[1], false, &err);
   if (!r) {
-    fprintf(stderr, "mallocbench verify: %s\n", err.message);
+    mb_diag(stderr, "mallocbench verify: %s", err.message);
     return 2;
   }
   verifier v = {.r = r, .max_report = 100};
@@ -252,7 +252,7 @@ int mb_cmd_verify(int argc, char **argv) {
   int64_t nb = 0, nr = 0;
   if (!mb_results_read_baselines(r, &base, &nb, &err) ||
       !mb_results_read_rows(r, &rows, &nr, &err)) {
-    fprintf(stderr, "mallocbench verify: %s\n", err.message);
+    mb_diag(stderr, "mallocbench verify: %s", err.message);
     free(base);
     mb_results_close(r, NULL);
     return 2;
@@ -271,15 +271,17 @@ int mb_cmd_verify(int argc, char **argv) {
   if (v.mismatches > v.max_report)
     printf("... %" PRId64 " more mismatches not shown\n", v.mismatches - v.max_report);
   if (mb_results_torn_rows(r) > 0)
-    printf("note: %" PRId64
-           " torn row(s) at the end of a table skipped (a kill during their "
-           "write); `mallocbench run --resume %s` writes them again\n",
-           mb_results_torn_rows(r), argv[1]);
-  printf("verify %s: %" PRId64 " result rows, %" PRId64
-         " baselines, %d workloads checked "
-         "(times simulated by the mallocbench cost model): %" PRId64 " mismatch%s%s\n",
-         argv[1], nr, nb, (int)v.n_ws, v.mismatches, v.mismatches == 1 ? "" : "es",
-         complete ? "" : "; note: the run is incomplete");
+    mb_diag(stdout,
+            "note: %" PRId64
+            " torn row(s) at the end of a table skipped (a kill during their "
+            "write); `mallocbench run --resume %s` writes them again",
+            mb_results_torn_rows(r), argv[1]);
+  mb_diag(stdout,
+          "verify %s: %" PRId64 " result rows, %" PRId64
+          " baselines, %d workloads checked "
+          "(times simulated by the mallocbench cost model): %" PRId64 " mismatch%s%s",
+          argv[1], nr, nb, (int)v.n_ws, v.mismatches, v.mismatches == 1 ? "" : "es",
+          complete ? "" : "; note: the run is incomplete");
   for (int32_t i = 0; i < v.n_ws; i++) mb_workload_free(v.ws[i].w);
   free(v.ws);
   free(base);

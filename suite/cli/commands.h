@@ -55,7 +55,8 @@ char *mb_command_line(int argc, char **argv);
  * when lo_open) and return false; COMMAND is the subcommand as typed, e.g. "run" or "bench
  * muzero". A NULL value (the flag was the last argument) prints "mallocbench COMMAND: FLAG
  * needs a value" instead, so that a parser can pass argv[i + 1] or NULL and learn whether the
- * flag is known before it asks for its value. */
+ * flag is known before it asks for its value. These lines, and every other CLI line that echoes
+ * an argument or a name, go through mb_diag (error.h): control bytes in them print as \xHH. */
 bool mb_option_int(const char *command, const char *flag, const char *value, int64_t lo, int64_t hi,
                    int64_t *out);
 bool mb_option_i32(const char *command, const char *flag, const char *value, int32_t lo, int32_t hi,

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "error.h"
 #include "tensor.h"
 #include "version.h"
 
@@ -63,7 +64,7 @@ int main(int argc, char **argv) {
   mb_blas_set_threads(1);
   for (int i = 0; i < N_COMMANDS; i++)
     if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
-  fprintf(stderr, "mallocbench: '%s' is not a command; see 'mallocbench --help'\n", argv[1]);
+  mb_diag(stderr, "mallocbench: '%s' is not a command; see 'mallocbench --help'", argv[1]);
   return 2;
 }
 

@@ -1,5 +1,6 @@
 /* The search diagnostics of `mallocbench bench muzero` (muzero_diagnostics.h). */
 #include "muzero_diagnostics.h"
+#include "error.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -32,7 +33,7 @@ static bool diag_over_set(const mb_agent *ag, const mb_train_workload *set, int3
     bool ok = g && fn(ag, g, mb_return_scale(set[e].w, &set[e].hw, g), pass, &err);
     mb_game_free(g);
     if (!ok) {
-      fprintf(stderr, "mallocbench bench muzero: %s: %s\n", set[e].name, err.message);
+      mb_diag(stderr, "mallocbench bench muzero: %s: %s", set[e].name, err.message);
       return false;
     }
   }

@@ -3,10 +3,11 @@
 #include <stdio.h>
 
 #include "commands.h"
+#include "error.h"
 #include "solver.h"
 
 static bool missing_value(const char *command, const char *flag) {
-  fprintf(stderr, "mallocbench %s: %s needs a value\n", command, flag);
+  mb_diag(stderr, "mallocbench %s: %s needs a value", command, flag);
   return false;
 }
 
@@ -14,8 +15,8 @@ bool mb_option_int(const char *command, const char *flag, const char *value, int
                    int64_t *out) {
   if (!value) return missing_value(command, flag);
   if (mb_parse_int(value, lo, hi, out)) return true;
-  fprintf(stderr, "mallocbench %s: %s '%s': expected an integer in %" PRId64 "..%" PRId64 "\n",
-          command, flag, value, lo, hi);
+  mb_diag(stderr, "mallocbench %s: %s '%s': expected an integer in %" PRId64 "..%" PRId64, command,
+          flag, value, lo, hi);
   return false;
 }
 
@@ -31,7 +32,7 @@ bool mb_option_bytes(const char *command, const char *flag, const char *value, i
                      int64_t max, int64_t *out) {
   if (!value) return missing_value(command, flag);
   if (mb_parse_bytes(value, min, max, out)) return true;
-  fprintf(stderr, "mallocbench %s: %s '%s': expected bytes, e.g. 1048576 or 4MiB\n", command, flag,
+  mb_diag(stderr, "mallocbench %s: %s '%s': expected bytes, e.g. 1048576 or 4MiB", command, flag,
           value);
   return false;
 }
@@ -39,7 +40,7 @@ bool mb_option_bytes(const char *command, const char *flag, const char *value, i
 bool mb_option_u64(const char *command, const char *flag, const char *value, uint64_t *out) {
   if (!value) return missing_value(command, flag);
   if (mb_parse_u64(value, out)) return true;
-  fprintf(stderr, "mallocbench %s: %s '%s': expected an integer in 0..%" PRIu64 "\n", command, flag,
+  mb_diag(stderr, "mallocbench %s: %s '%s': expected an integer in 0..%" PRIu64, command, flag,
           value, UINT64_MAX);
   return false;
 }
@@ -48,7 +49,7 @@ bool mb_option_number(const char *command, const char *flag, const char *value, 
                       bool lo_open, double hi, double *out) {
   if (!value) return missing_value(command, flag);
   if (mb_parse_number(value, lo, lo_open, hi, out)) return true;
-  fprintf(stderr, "mallocbench %s: %s '%s': expected a number in %c%g, %g]\n", command, flag, value,
+  mb_diag(stderr, "mallocbench %s: %s '%s': expected a number in %c%g, %g]", command, flag, value,
           lo_open ? '(' : '[', lo, hi);
   return false;
 }
@@ -61,7 +62,7 @@ bool mb_option_text(const char *command, const char *flag, const char *value, co
 
 bool mb_option_path(const char *command, const char *flag, const char *value, const char **out) {
   if (value && !*value) {
-    fprintf(stderr, "mallocbench %s: %s '': expected a file path\n", command, flag);
+    mb_diag(stderr, "mallocbench %s: %s '': expected a file path", command, flag);
     return false;
   }
   return mb_option_text(command, flag, value, out);
@@ -70,12 +71,12 @@ bool mb_option_path(const char *command, const char *flag, const char *value, co
 bool mb_option_search(const char *command, const char *flag, const char *value, int *out) {
   if (!value) return missing_value(command, flag);
   if (mb_solver_search_parse(value, out)) return true;
-  fprintf(stderr, "mallocbench %s: %s '%s': expected gumbel or puct\n", command, flag, value);
+  mb_diag(stderr, "mallocbench %s: %s '%s': expected gumbel or puct", command, flag, value);
   return false;
 }
 
 int mb_unknown_option(const char *command, const char *arg) {
-  fprintf(stderr, "mallocbench %s: unknown option '%s' (see mallocbench %s --help)\n", command, arg,
+  mb_diag(stderr, "mallocbench %s: unknown option '%s' (see mallocbench %s --help)", command, arg,
           command);
   return 2;
 }

@@ -67,6 +67,45 @@ for cmd in "${COMMANDS[@]}"; do
     checked=$((checked + 1))
   done
 done
+# An argument may hold any byte: every message that echoes one is a single line with the control
+# bytes spelled \xHH (mb_diag, suite/error.h), never raw on the terminal.
+CTL=$'a\x1b[2J\nb\rc'
+SHOWN='a\x1b[2J\x0ab\x0dc'
+one_line() { # STATUS TEXT CMD...: exits STATUS, stderr is one line holding TEXT, no ESC or CR
+  local want=$1 text=$2
+  shift 2
+  "$@" >out 2>err </dev/null
+  local got=$?
+  [ "$got" = "$want" ] || fail "'$*' exited $got, expected $want"
+  [ "$(wc -l <err)" = 1 ] || fail "'$*': stderr has $(wc -l <err) lines, expected 1: $(cat -v err)"
+  if LC_ALL=C grep -q $'[\x1b\r]' err; then fail "'$*': raw ESC or CR on stderr: $(cat -v err)"; fi
+  grep -qF -- "$text" err || fail "'$*': stderr lacks '$text': $(cat -v err)"
+}
+for cmd in "${COMMANDS[@]}"; do
+  # shellcheck disable=SC2086
+  one_line 2 "mallocbench $cmd: unknown option '--$SHOWN' (see mallocbench $cmd --help)" \
+    "$MB" $cmd "--$CTL"
+done
+one_line 2 "mallocbench: '$SHOWN' is not a command; see 'mallocbench --help'" "$MB" "$CTL"
+one_line 2 "mallocbench show: one workload at a time ('x.wl' and '$SHOWN')" "$MB" show x.wl "$CTL"
+one_line 2 "mallocbench run: --jobs '$SHOWN': expected an integer in 1..1000000" \
+  "$MB" run --jobs "$CTL"
+one_line 2 "mallocbench train: --lr '$SHOWN': expected a number in [1e-09, 1]" \
+  "$MB" train --synthetic --steps 1 --lr "$CTL" --out a.h5
+one_line 2 "mallocbench pack: --capacity '$SHOWN': expected bytes" \
+  "$MB" pack x.csv --capacity "$CTL"
+one_line 2 "mallocbench summary: --split '$SHOWN': expected train or test" \
+  "$MB" summary --split "$CTL"
+one_line 2 "mallocbench solve: no solver named '$SHOWN' (see --help)" \
+  "$MB" solve x.wl --solver "$CTL"
+one_line 2 "mallocbench bench: unknown target '$SHOWN'" "$MB" bench "$CTL"
+one_line 2 "mallocbench generate: unknown generator '$SHOWN'" "$MB" generate "$CTL"
+one_line 2 "mallocbench import: unknown format '$SHOWN'" "$MB" import "$CTL" x -o y.wl
+one_line 2 "mallocbench pack: /nonexistent/$SHOWN.csv: no --capacity and none in the file name" \
+  "$MB" pack "/nonexistent/$CTL.csv"
+one_line 2 "mallocbench summary: one results file expected, got 'x.h5' and '$SHOWN'" \
+  "$MB" summary x.h5 "$CTL"
+
 [ "$checked" -ge 150 ] || fail "only $checked options checked: the help parsing lost some"
 [ -z "$(ls -A "$TMP" | grep -vxE 'out|err')" ] || fail "files written: $(ls -A "$TMP")"
 echo "cli_usage: ${#COMMANDS[@]} commands, $checked options with a value: ok"

@@ -60,4 +60,27 @@ expect 2 "^mallocbench import csv: --capacity '$BIG': expected bytes" \
 "$MB" solve "$WL" --solver heuristic --capacity 64KiB --seed 18446744073709551615 >"$TMP/out" \
   2>"$TMP/err" || fail "solve with good values: $(cat "$TMP/err")"
 [ -z "$(ls -A "$TMP" | grep -v -e '^out$' -e '^err$')" ] || fail "a refused command wrote a file"
+
+# a value may hold any byte: the paths that generate and pack echo on stdout spell control bytes
+# \xHH (mb_diag, suite/error.h), so the output has the lines of the same run on a plain name
+# lines_of NAME: stdout of generate packing and pack on files named NAME, checked free of ESC/CR
+lines_of() {
+  "$MB" generate packing --buffers 4 -o "$TMP/$1.wl" --solution "$TMP/$1.csv" >"$TMP/out" \
+    2>"$TMP/err" || fail "generate packing -o '$1.wl': $(cat -v "$TMP/err")"
+  "$MB" pack "$TMP/$1.wl" --capacity 1MiB --out "$TMP/$1.placed.csv" >>"$TMP/out" 2>"$TMP/err" ||
+    fail "pack '$1.wl': $(cat -v "$TMP/err")"
+  if LC_ALL=C grep -q $'[\x1b\r]' "$TMP/out"; then
+    fail "raw ESC or CR on stdout: $(cat -v "$TMP/out")"
+  fi
+  wc -l <"$TMP/out"
+}
+plain=$(lines_of plain_name_here) || exit 1
+ctl=$(lines_of $'ctl\x1b[2J\nname\r') || exit 1
+[ "$ctl" = "$plain" ] ||
+  fail "stdout has $ctl lines for a name with control bytes, $plain for a plain one"
+shown="$TMP/ctl\x1b[2J\x0aname\x0d"
+for want in "wrote $shown.wl: workload" "wrote $shown.csv: the perfect packing" \
+  "input       $shown.wl:" "placement   written to $shown.placed.csv"; do
+  grep -qF -- "$want" "$TMP/out" || fail "stdout lacks '$want': $(cat -v "$TMP/out")"
+done
 exit 0
