@@ -36,6 +36,7 @@
 #include "occupancy.h"
 #include "packer.h"
 #include "solver.h"
+#include "time_intervals.h"
 
 /* Wall-clock budget of the local search when the caller gives none (the full profile). Large
  * enough that every catalogue entry converges (the slowest, MiniMalloc's C set packed in 1 MiB,
@@ -98,56 +99,21 @@ static int64_t seg_max(const seg_tree *t, int32_t x, int32_t lo, int32_t hi, int
   return (l > r ? l : r) + t->add[x];
 }
 
-static int cmp_i32(const void *a, const void *b) {
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* Index of t in the sorted distinct v[0..n). */
-static int32_t boundary_index(const int32_t *v, int32_t n, int32_t t) {
-  int32_t lo = 0, hi = n - 1;
-  while (lo < hi) {
-    int32_t mid = lo + (hi - lo) / 2;
-    if (v[mid] < t)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
-/* Buffer b's live range [start, end] as elementary intervals [cstart[b], cend[b]]; the number
- * of intervals goes to *n_intervals. On short schedules (at most ~4 steps per buffer) the
- * intervals are the steps. False on allocation failure. */
+/* Buffer b's live range [start, end] as elementary intervals [cstart[b], cend[b]]
+ * (time_intervals.h); the number of intervals goes to *n_intervals. On short schedules (at
+ * most ~4 steps per buffer) the intervals are the steps (no sort; the tree is O(n) already).
+ * False on allocation failure. */
 static bool compress_times(const mb_workload *w, int32_t *cstart, int32_t *cend,
                            int32_t *n_intervals) {
-  if ((int64_t)w->schedule_length <= 4 * (int64_t)w->n_buffers + 64) {
-    /* short schedule: the steps themselves (no sort; the tree is O(n) already) */
-    for (int32_t b = 0; b < w->n_buffers; b++) {
-      cstart[b] = w->buffers[b].start;
-      cend[b] = w->buffers[b].end;
-    }
-    *n_intervals = w->schedule_length > 0 ? w->schedule_length : 1;
-    return true;
-  }
-  int32_t *v = malloc(sizeof *v * (2 * (size_t)w->n_buffers + 1));
-  if (!v) return false;
-  int32_t n = 0;
   for (int32_t b = 0; b < w->n_buffers; b++) {
-    v[n++] = w->buffers[b].start;
-    v[n++] = w->buffers[b].end + 1;
+    cstart[b] = w->buffers[b].start;
+    cend[b] = w->buffers[b].end;
   }
-  qsort(v, (size_t)n, sizeof *v, cmp_i32);
-  int32_t u = 0;
-  for (int32_t i = 0; i < n; i++)
-    if (u == 0 || v[u - 1] != v[i]) v[u++] = v[i];
-  for (int32_t b = 0; b < w->n_buffers; b++) {
-    cstart[b] = boundary_index(v, u, w->buffers[b].start);
-    cend[b] = boundary_index(v, u, w->buffers[b].end + 1) - 1;
-  }
-  *n_intervals = u > 1 ? u - 1 : 1;
-  free(v);
-  return true;
+  int32_t n = w->schedule_length;
+  if ((int64_t)w->schedule_length > 4 * (int64_t)w->n_buffers + 64)
+    n = mb_time_intervals(cstart, cend, w->n_buffers);
+  *n_intervals = n > 0 ? n : 1;
+  return n >= 0;
 }
 
 /* ---- the solver's state ---- */

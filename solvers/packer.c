@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "occupancy.h"
+#include "time_intervals.h"
 
 enum { R_SOLVED = 0, R_FAIL = 1, R_STOP = 2, R_LIMIT = 3 };
 
@@ -178,23 +179,6 @@ static void sort_keys(order_key *k, order_key *tmp, int32_t n, const char *how) 
   memcpy(k, tmp, sizeof *k * (size_t)n);
 }
 
-static int cmp_i32(const void *a, const void *b) {
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return (x > y) - (x < y);
-}
-
-static int32_t lower_bound(const int32_t *v, int32_t n, int32_t x) {
-  int32_t lo = 0, hi = n;
-  while (lo < hi) {
-    int32_t mid = lo + (hi - lo) / 2;
-    if (v[mid] < x)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
 static void packer_free(packer *p) {
   free(p->sl);
   free(p->sr);
@@ -280,7 +264,6 @@ static bool packer_init(packer *p, const mb_pack_item *items, int32_t n, int64_t
   p->n = n;
   p->off = offsets;
   size_t nn = (size_t)n;
-  int32_t *times = malloc(sizeof *times * 2 * nn);
   p->sl = malloc(sizeof *p->sl * nn);
   p->sr = malloc(sizeof *p->sr * nn);
   p->klass = malloc(sizeof *p->klass * nn);
@@ -290,24 +273,18 @@ static bool packer_init(packer *p, const mb_pack_item *items, int32_t n, int64_t
   p->placed = calloc(nn, sizeof *p->placed);
   p->tmp = malloc(sizeof *p->tmp * nn);
   p->dead = calloc(2 * (size_t)DEAD_SLOTS, sizeof *p->dead);
-  bool ok = times && p->sl && p->sr && p->klass && p->rank && p->by_rank && p->minoff &&
-            p->placed && p->tmp && p->dead && build_overlaps(p);
+  bool ok = p->sl && p->sr && p->klass && p->rank && p->by_rank && p->minoff && p->placed &&
+            p->tmp && p->dead && build_overlaps(p);
   if (ok) {
-    int32_t m = 0;
+    /* sections: the elementary time intervals of the items' live ranges */
     for (int32_t i = 0; i < n; i++) {
-      times[m++] = items[i].start;
-      times[m++] = items[i].end + 1;
+      p->sl[i] = items[i].start;
+      p->sr[i] = items[i].end;
     }
-    qsort(times, (size_t)m, sizeof *times, cmp_i32);
-    int32_t u = 0;
-    for (int32_t i = 0; i < m; i++)
-      if (u == 0 || times[u - 1] != times[i]) times[u++] = times[i];
-    m = u;
-    p->n_sec = m - 1; /* >= 1: every item adds two distinct times */
-    for (int32_t i = 0; i < n; i++) {
-      p->sl[i] = lower_bound(times, m, items[i].start);
-      p->sr[i] = lower_bound(times, m, items[i].end + 1) - 1;
-    }
+    p->n_sec = mb_time_intervals(p->sl, p->sr, n); /* >= 1 for n >= 1 */
+    ok = p->n_sec >= 0;
+  }
+  if (ok) {
     p->floor = calloc((size_t)p->n_sec, sizeof *p->floor);
     p->rem = calloc((size_t)p->n_sec + 1, sizeof *p->rem);
     p->sec_first = calloc((size_t)p->n_sec + 1, sizeof *p->sec_first);
@@ -334,7 +311,6 @@ static bool packer_init(packer *p, const mb_pack_item *items, int32_t n, int64_t
     }
     free(fill);
   }
-  free(times);
   if (!ok) packer_free(p);
   return ok;
 }
