@@ -413,6 +413,28 @@ static char *decode_tex_cell(const char *cell, int *longest_run) {
   return out;
 }
 
+/* Compiles TEX/provenance.tex alone in a small document with pdflatex, asserting that it
+ * compiles (its log is TEX/check.log); false, with a note, when pdflatex is not installed. */
+static bool compile_provenance_table(const char *tex, const char *what) {
+  if (system("command -v pdflatex >/dev/null 2>&1") != 0) {
+    fprintf(stderr, "note: pdflatex not installed: %s skipped\n", what);
+    return false;
+  }
+  char path[1400], cmd[2600];
+  snprintf(path, sizeof path, "%s/check.tex", tex);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f,
+          "\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage{booktabs,longtable}"
+          "\\begin{document}\\small\\input{provenance.tex}\\end{document}\n");
+  fclose(f);
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && pdflatex -interaction=nonstopmode -halt-on-error check.tex >/dev/null 2>&1",
+           tex);
+  assert_int_equal(system(cmd), 0);
+  return true;
+}
+
 /* Provenance values can be long: a run over a catalogue split stores its workload names in one
  * regex (992 bytes for the 46 of the test split), and hashes have no spaces. Both reports keep
  * every character, and the LaTeX table gives TeX a break opportunity at least every 16 characters,
@@ -477,21 +499,7 @@ static void test_report_long_provenance(void **state) {
   free(text);
 
   /* and TeX agrees: the table overflows neither the column nor the page */
-  if (system("command -v pdflatex >/dev/null 2>&1") != 0) {
-    fprintf(stderr, "note: pdflatex not installed: LaTeX overflow check skipped\n");
-    return;
-  }
-  snprintf(path, sizeof path, "%s/check.tex", tex);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fprintf(f,
-          "\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage{booktabs,longtable}"
-          "\\begin{document}\\small\\input{provenance.tex}\\end{document}\n");
-  fclose(f);
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && pdflatex -interaction=nonstopmode -halt-on-error check.tex >/dev/null 2>&1",
-           tex);
-  assert_int_equal(system(cmd), 0);
+  if (!compile_provenance_table(tex, "LaTeX overflow check")) return;
   snprintf(path, sizeof path, "%s/check.log", tex);
   text = mb_read_file(path, NULL);
   assert_non_null(text);
@@ -573,7 +581,6 @@ static void report_renamed(const fixture *fx, bool ctl, const char *value) {
  * table row) and keeps its table escaping: it has the lines of the same report on plain names. */
 static void test_report_control_bytes(void **state) {
   fixture *fx = *state;
-  char cmd[2600];
   const char *value = "a\x1b[2Jb\n\nc\td\x7f_e\x01\x02\x03\x04\x05\x06|f";
   report_renamed(fx, true, value);
   report_renamed(fx, false, "a_y2Jb_______c_d__e_________________|f");
@@ -616,21 +623,7 @@ static void test_report_control_bytes(void **state) {
   if (longest > 16) fail_msg("%d characters without a break in: %s", longest, decoded);
   free(decoded);
   free(text);
-  if (system("command -v pdflatex >/dev/null 2>&1") != 0) {
-    fprintf(stderr, "note: pdflatex not installed: LaTeX compile check skipped\n");
-    return;
-  }
-  snprintf(path, sizeof path, "%s/check.tex", tex);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fprintf(f,
-          "\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage{booktabs,longtable}"
-          "\\begin{document}\\small\\input{provenance.tex}\\end{document}\n");
-  fclose(f);
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && pdflatex -interaction=nonstopmode -halt-on-error check.tex >/dev/null 2>&1",
-           tex);
-  assert_int_equal(system(cmd), 0);
+  compile_provenance_table(tex, "LaTeX compile check");
 }
 
 static void test_report_errors(void **state) {
