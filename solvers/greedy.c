@@ -100,8 +100,8 @@ static int64_t seg_max(const seg_tree *t, int32_t x, int32_t lo, int32_t hi, int
 }
 
 /* Buffer b's live range [start, end] as elementary intervals [cstart[b], cend[b]]
- * (time_intervals.h); the number of intervals goes to *n_intervals. On short schedules (at
- * most ~4 steps per buffer) the intervals are the steps (no sort; the tree is O(n) already).
+ * (time_intervals.h); the number of intervals goes to *n_intervals. On short schedules
+ * (mb_time_steps_dense) the intervals are the steps (no sort; the tree is O(n) already).
  * False on allocation failure. */
 static bool compress_times(const mb_workload *w, int32_t *cstart, int32_t *cend,
                            int32_t *n_intervals) {
@@ -110,7 +110,7 @@ static bool compress_times(const mb_workload *w, int32_t *cstart, int32_t *cend,
     cend[b] = w->buffers[b].end;
   }
   int32_t n = w->schedule_length;
-  if ((int64_t)w->schedule_length > 4 * (int64_t)w->n_buffers + 64)
+  if (!mb_time_steps_dense(w->schedule_length, w->n_buffers))
     n = mb_time_intervals(cstart, cend, w->n_buffers);
   *n_intervals = n > 0 ? n : 1;
   return n >= 0;

@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "time_intervals.h"
+
 typedef struct rect {
   int32_t start, end;
   int64_t offset, size;
@@ -75,10 +77,10 @@ mb_occupancy *mb_occupancy_new(int32_t schedule_length, int64_t capacity, int32_
   if (!o) return NULL;
   size_t n = max_id > 0 ? (size_t)max_id : 1;
   o->leaves = schedule_length > 0 ? schedule_length : 1;
-  /* Short schedules (at most 4 steps per id, plus 64): the whole tree at once, laid out in heap
-   * order as earlier versions did, which measured faster there than nodes made on demand
-   * (no child links to read); memory stays O(max_id). */
-  bool dense = (int64_t)o->leaves <= 4 * (int64_t)n + 64;
+  /* Short schedules: the whole tree at once, laid out in heap order as earlier versions did,
+   * which measured faster there than nodes made on demand (no child links to read); memory
+   * stays O(max_id). */
+  bool dense = mb_time_steps_dense(o->leaves, (int64_t)n);
   o->cap_nodes = dense ? 4 * o->leaves : 64;
   o->rects = calloc(n, sizeof *o->rects);
   o->lists = calloc((size_t)o->cap_nodes, sizeof *o->lists);

@@ -7,7 +7,18 @@
 #ifndef MB_TIME_INTERVALS_H
 #define MB_TIME_INTERVALS_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+/* The one rule for choosing between the two ways each time-indexed structure has: an entry
+ * per time step (a counting sort, a per-step array, a tree laid out over every step), or an
+ * entry per live range (a sort, elementary intervals, nodes made on demand). Per step while
+ * the schedule has at most 4 steps per range (plus 64): that measured faster there and costs
+ * a few entries per range; beyond, memory and time would follow the schedule, which may be
+ * 2^31 - 2 steps long. Both ways give the same results. */
+static inline bool mb_time_steps_dense(int64_t steps, int64_t ranges) {
+  return steps <= 4 * ranges + 64;
+}
 
 /* Replaces each inclusive live range [first[i], last[i]] of times (first[i] <= last[i]) by the
  * inclusive range of elementary intervals it covers, numbered from 0 in time order. Returns

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "time_intervals.h"
+
 /* The ordered set: the fast buffers are ranked by (offset, index) once, and the live ones are
  * a set of ranks kept in a 64-ary bitmap tree (one bit per rank at the bottom level, one bit per
  * non-empty word above). Predecessor and successor queries walk O(log_64 n) words with
@@ -186,9 +188,8 @@ bool mb_validate_blame(const mb_workload *w, const mb_hardware *hw, const mb_ass
    * and one that starts at t may share addresses. */
   int32_t *ins = malloc((size_t)n_fast * sizeof *ins);
   int32_t *rem = malloc((size_t)n_fast * sizeof *rem);
-  /* A counting sort by time while the schedule has at most 4 steps per fast buffer (it is
-   * faster there), a comparison sort beyond (memory and time would follow the schedule). */
-  bool dense = (int64_t)w->schedule_length + 2 <= 4 * (int64_t)n_fast;
+  /* A counting sort by time on short schedules, a comparison sort beyond */
+  bool dense = mb_time_steps_dense((int64_t)w->schedule_length + 2, n_fast);
   int32_t *count = dense ? malloc(((size_t)w->schedule_length + 2) * sizeof *count) : NULL;
   uint64_t *keys = dense ? NULL : malloc((size_t)n_fast * sizeof *keys);
   int32_t *rank = malloc((size_t)w->n_buffers * sizeof *rank);

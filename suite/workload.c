@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "time_intervals.h"
 
 static char *dup_str(const char *s) {
   if (!s) s = "";
@@ -449,9 +450,7 @@ bool mb_workload_peak_live(const mb_workload *w, const bool *include, int64_t *p
                            int32_t *peak_time) {
   int64_t peak = 0;
   int32_t time = 0;
-  /* The per-step array is faster while the schedule has at most 4 steps per buffer (then at
-   * most twice the events' 16 bytes per buffer); beyond, it would follow the schedule. */
-  bool dense = (int64_t)w->schedule_length <= 4 * (int64_t)w->n_buffers;
+  bool dense = mb_time_steps_dense(w->schedule_length, w->n_buffers);
   bool ok = dense ? peak_dense(w, include, &peak, &time) : peak_events(w, include, &peak, &time);
   if (!ok) return false;
   if (peak_bytes) *peak_bytes = peak;
