@@ -314,11 +314,12 @@ int mb_bench_game(int argc, char **argv) {
     while (!mb_game_done(B.g)) mb_game_step(B.g, random_action(B.g, &B.rng, B.mask), NULL, NULL);
     int32_t decisions = mb_game_depth(B.g);
     printf("mallocGame benchmark (wall clock; game times are simulated)\n");
-    printf("workload %s (%s): %d buffers, %d visited, %d decisions per random episode\n", w->name,
-           label, (int)w->n_buffers, (int)mb_game_n_visitable(B.g), (int)decisions);
-    printf("hardware %s, fast memory %" PRId64 " B (%s), %d actions, observation %d floats\n",
-           hw.name, hw.capacity, fraction > 0 ? "fraction of peak live bytes" : "profile",
-           (int)cfg.n_actions, (int)obs_n);
+    mb_diag(stdout, "workload %s (%s): %d buffers, %d visited, %d decisions per random episode",
+            w->name, label, (int)w->n_buffers, (int)mb_game_n_visitable(B.g), (int)decisions);
+    mb_diag(stdout,
+            "hardware %s, fast memory %" PRId64 " B (%s), %d actions, observation %d floats",
+            hw.name, hw.capacity, fraction > 0 ? "fraction of peak live bytes" : "profile",
+            (int)cfg.n_actions, (int)obs_n);
     if (decisions == 0)
       printf("no decisions to make: nothing to measure\n");
     else

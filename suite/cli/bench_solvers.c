@@ -171,9 +171,9 @@ static void quality_row(const char *name, const mb_workload *w, const mb_hardwar
     mb_time_ps t_h = time_of(w, hw, h), t_g = time_of(w, hw, g);
     double gap_h = br.bound_ps > 0 ? 100.0 * (double)(t_h - br.bound_ps) / (double)br.bound_ps : 0;
     double gap_g = br.bound_ps > 0 ? 100.0 * (double)(t_g - br.bound_ps) / (double)br.bound_ps : 0;
-    printf("%-28.28s %8d %11" PRId64 " %9.4f %9.4f %9.4f %9.3f %9.3f %9.3f %s\n", name,
-           w->n_buffers, hw->capacity, t_g > 0 ? (double)t_h / (double)t_g : 0.0, gap_h, gap_g, th,
-           tg, br.seconds, mb_bound_status_name(br.status));
+    mb_diag(stdout, "%-28.28s %8d %11" PRId64 " %9.4f %9.4f %9.4f %9.3f %9.3f %9.3f %s", name,
+            w->n_buffers, hw->capacity, t_g > 0 ? (double)t_h / (double)t_g : 0.0, gap_h, gap_g, th,
+            tg, br.seconds, mb_bound_status_name(br.status));
     if (t_g > t_h) (*failures)++;
   }
   fflush(stdout);
@@ -199,7 +199,7 @@ static void quality_files(const char *dir, const char *suffix, const bench_opts 
     mb_error err;
     mb_workload *w = mb_workload_load_any(path, &err);
     if (!w) {
-      printf("%-28.28s skipped: %s\n", e->d_name, err.message);
+      mb_diag(stdout, "%-28.28s skipped: %s", e->d_name, err.message);
       continue;
     }
     mb_workload_stats ws;
@@ -231,11 +231,11 @@ static int quality(const bench_opts *bo) {
       mb_workload *w = mb_catalogue_load_workload(e, data, cache, &missing, &err);
       mb_hardware hw;
       if (!w) {
-        printf("%-28.28s skipped: %s\n", e->name, err.message);
+        mb_diag(stdout, "%-28.28s skipped: %s", e->name, err.message);
         continue;
       }
       if (!mb_catalogue_hardware(e, &hw, &err)) {
-        printf("%-28.28s skipped: %s\n", e->name, err.message);
+        mb_diag(stdout, "%-28.28s skipped: %s", e->name, err.message);
         mb_workload_free(w);
         continue;
       }

@@ -89,6 +89,18 @@ done
 expect 0 "$MB" bench game "$WL" --seconds 0.05
 grep -q "steps/s" "$T/out" || fail "bench game printed no rate"
 expect 2 "$MB" bench game "$WL" --seconds -1
+# A workload name from the file reaches the terminal escaped, as every name does (error.h).
+cat >"$T/ctl.wl" <<'WL'
+mallocbench-workload 1
+name "ctl\x0a\x1b[2Jname"
+schedule 4
+slow_time_ps 100
+buffer a size=512 start=0 end=1 benefit=10
+buffer b size=512 start=1 end=3 benefit=10
+WL
+expect 0 "$MB" bench game "$T/ctl.wl" --seconds 0.05
+grep -qF 'workload ctl\x0a\x1b[2Jname (' "$T/out" || fail "bench game: name not escaped"
+if LC_ALL=C grep -q $'\x1b' "$T/out"; then fail "bench game: raw ESC on its output"; fi
 
 [ "$fails" -eq 0 ] && echo "play.sh: all checks passed"
 exit $((fails > 0))
