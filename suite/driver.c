@@ -21,6 +21,7 @@
 #include "hardware.h"
 #include "paths.h"
 #include "results.h"
+#include "run_journal.h"
 #include "sha256.h"
 #include "solver.h"
 #include "tensor.h"
@@ -90,40 +91,17 @@ typedef struct loaded_workload {
   char split[MB_RES_SPLIT]; /* the entry's catalogue split, stored with the workload copy */
 } loaded_workload;
 
-enum { TASK_BASELINE, TASK_JOB };
 enum { ST_PENDING, ST_RUNNING, ST_DONE, ST_COMMITTED };
 
-/* What a task computes (workers) or what the journal gives back (resume). */
-typedef struct task_out {
-  /* job */
-  char status[MB_RES_STATUS];
-  int8_t valid;
-  int32_t n_fast;
-  int64_t fast_bytes;
-  mb_time_ps t_solver;
-  double wall_s;
-  int64_t iterations;
-  int8_t budget_hit;
-  char note[MB_RES_NOTE];
-  mb_assignment *a; /* job: the solver's; baseline: the heuristic's */
-  int32_t curve_len;
-  double *curve_step, *curve_return;
-  double curve_heuristic; /* the curve's heuristic reference (NaN: none) */
-  /* baseline */
-  mb_time_ps t_slow, t_heur, t_bound;
-  char bound_status[MB_RES_STATUS];
-  double heur_wall_s, bound_wall_s;
-} task_out;
-
 typedef struct task {
-  int kind;
+  mb_task_kind kind;
   int32_t pair;
   int32_t solver; /* index into run.solvers (jobs) */
   int64_t seed;
   int state;
   bool journaled;
   double compute_s;
-  task_out out;
+  mb_task_record out; /* what its worker computed, or what the journal gave back (resume) */
 } task;
 
 typedef struct run {
@@ -181,19 +159,9 @@ typedef struct run {
   mb_run_stats *stats;
 } run;
 
-static void free_out(task_out *o) {
-  mb_assignment_free(o->a);
-  free(o->curve_step);
-  free(o->curve_return);
-  o->a = NULL;
-  o->curve_step = o->curve_return = NULL;
-  o->curve_len = 0;
-  o->curve_heuristic = NAN;
-}
-
 static void run_free(run *R) {
   if (R->tasks)
-    for (int64_t i = 0; i < R->n_tasks; i++) free_out(&R->tasks[i].out);
+    for (int64_t i = 0; i < R->n_tasks; i++) mb_task_record_clear(&R->tasks[i].out);
   free(R->tasks);
   for (int32_t i = 0; i < R->n_workloads; i++) mb_workload_free(R->workloads[i].w);
   free(R->workloads);
@@ -229,7 +197,7 @@ static bool has_tag(const char *tags, const char *tag) {
   return false;
 }
 
-/* Growable text buffer (journal lines, regexes). */
+/* Growable text buffer (regexes). */
 typedef struct sbuf {
   char *s;
   size_t len, cap;
@@ -536,10 +504,10 @@ static bool make_tasks(run *R, mb_error *err) {
     return mb_fail(err, "out of memory planning %" PRId64 " tasks", R->n_tasks);
   int64_t t = 0;
   for (int32_t p = 0; p < R->n_pairs; p++) {
-    R->tasks[t++] = (task){.kind = TASK_BASELINE, .pair = p};
+    R->tasks[t++] = (task){.kind = MB_TASK_BASELINE, .pair = p};
     for (int s = 0; s < R->n_solvers; s++)
       for (int64_t seed = 0; seed < R->seeds; seed++)
-        R->tasks[t++] = (task){.kind = TASK_JOB, .pair = p, .solver = s, .seed = seed};
+        R->tasks[t++] = (task){.kind = MB_TASK_JOB, .pair = p, .solver = s, .seed = seed};
   }
   return true;
 }
@@ -645,7 +613,7 @@ static void solver_options(const run *R, int64_t seed, mb_solver_options *opt) {
 static void compute_baseline(run *R, task *t) {
   const pair *p = &R->pairs[t->pair];
   const mb_workload *w = R->workloads[p->workload].w;
-  task_out *o = &t->out;
+  mb_task_record *o = &t->out;
   mb_error err = {{0}};
   o->t_slow = mb_slow_time(w, &p->hw);
   o->t_heur = -1;
@@ -685,7 +653,7 @@ static void compute_job(run *R, task *t) {
   const pair *p = &R->pairs[t->pair];
   const mb_workload *w = R->workloads[p->workload].w;
   const mb_solver *s = R->solvers[t->solver];
-  task_out *o = &t->out;
+  mb_task_record *o = &t->out;
   mb_error err = {{0}};
   mb_solver_options opt;
   solver_options(R, t->seed, &opt);
@@ -755,7 +723,7 @@ static void *worker(void *arg) {
     R->current = i;
     pthread_mutex_unlock(&R->mu);
     double t0 = mb_wall_seconds();
-    if (t->kind == TASK_BASELINE)
+    if (t->kind == MB_TASK_BASELINE)
       compute_baseline(R, t);
     else
       compute_job(R, t);
@@ -769,91 +737,86 @@ static void *worker(void *arg) {
   }
 }
 
-/* ---- the journal: one checksummed line per finished task ---- */
+/* ---- the journal (suite/run_journal.h): one checksummed line per finished task ---- */
 
-static void enc_str(char *out, size_t n, const char *s) {
-  size_t j = 0;
-  if (n < 2) return;
-  out[j++] = 's'; /* so that an empty string is one token too */
-  for (; *s && j + 4 < n; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c <= ' ' || c == '%' || c == '#' || c >= 0x7f)
-      j += (size_t)snprintf(out + j, 4, "%%%02X", c);
-    else
-      out[j++] = (char)c;
-  }
-  out[j] = '\0';
+/* The plan options as the journal's header line holds them (borrowed from R). */
+static mb_journal_header journal_header_of(const run *R) {
+  mb_journal_header h = {.seeds = R->seeds,
+                         .budget = R->budget,
+                         .simulations = R->simulations,
+                         .c_scale = R->c_scale,
+                         .finetune = R->finetune,
+                         .finetune_steps = R->finetune_steps,
+                         .leaf_rollout = R->leaf_rollout,
+                         .search = R->search,
+                         .profile = R->profile,
+                         .workloads = R->workloads_regex,
+                         .solvers = R->solvers_list,
+                         .hardware = R->hardware_list,
+                         .agent = R->agent_path,
+                         .catalogue = R->catalogue_path,
+                         .data = R->data_dir};
+  copy_str(h.plan, sizeof h.plan, R->plan_sha);
+  return h;
 }
 
-static bool dec_str(const char *tok, char *out, size_t n) {
-  if (tok[0] != 's') return false;
-  size_t j = 0;
-  for (const char *p = tok + 1; *p; p++) {
-    if (j + 1 >= n) return false;
-    if (*p == '%' && p[1] && p[2]) {
-      char hex[3] = {p[1], p[2], 0};
-      out[j++] = (char)strtol(hex, NULL, 16);
-      p += 2;
-    } else {
-      out[j++] = *p;
-    }
+/* Takes the plan options of a journal's header (a run whose HDF5 file does not open); a
+ * catalogue or data directory given on the command line stays. */
+static bool take_header_options(run *R, const mb_journal_header *h, mb_error *err) {
+  R->seeds = h->seeds;
+  R->budget = h->budget;
+  /* out-of-range values are refused by make_plan's check */
+  R->simulations = h->simulations;
+  R->c_scale = h->c_scale;
+  R->finetune = h->finetune;
+  R->finetune_steps = h->finetune_steps;
+  R->leaf_rollout = h->leaf_rollout;
+  R->search = h->search;
+  copy_str(R->profile, sizeof R->profile, h->profile);
+  copy_str(R->solvers_list, sizeof R->solvers_list, h->solvers);
+  struct {
+    char **dst;
+    const char *value;
+  } texts[] = {{&R->workloads_regex, h->workloads},
+               {&R->hardware_list, h->hardware},
+               {&R->agent_path, h->agent},
+               {R->cfg->catalogue ? NULL : &R->catalogue_path, h->catalogue},
+               {R->cfg->data_dir ? NULL : &R->data_dir, h->data}};
+  for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+    if (!texts[i].dst) continue;
+    free(*texts[i].dst);
+    *texts[i].dst = strdup(texts[i].value);
+    if (!*texts[i].dst) return mb_fail(err, "out of memory");
   }
-  out[j] = '\0';
   return true;
 }
 
-static void sb_offsets(sbuf *b, const mb_assignment *a) {
-  if (!a) {
-    sb_printf(b, " -1");
-    return;
+/* Writes all of text to fd (retrying short writes); false with errno set. */
+static bool write_all(int fd, const char *text, size_t len) {
+  size_t off = 0;
+  while (off < len) {
+    ssize_t w = write(fd, text + off, len - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      if (w == 0) errno = EIO;
+      return false;
+    }
+    off += (size_t)w;
   }
-  sb_printf(b, " %d", (int)a->n_buffers);
-  for (int32_t i = 0; i < a->n_buffers; i++) sb_printf(b, " %" PRId64, a->offset[i]);
+  return true;
 }
 
 static bool journal_write(run *R, int64_t i, mb_error *err) {
   const task *t = &R->tasks[i];
-  const task_out *o = &t->out;
-  sbuf b = {0};
-  char note[3 * MB_RES_NOTE + 2];
-  enc_str(note, sizeof note, o->note);
-  if (t->kind == TASK_BASELINE) {
-    sb_printf(&b, "B %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " s%s %.17g %.17g %s", i,
-              o->t_slow, o->t_heur, o->t_bound, o->bound_status, o->heur_wall_s, o->bound_wall_s,
-              note);
-    sb_offsets(&b, o->a);
-  } else {
-    sb_printf(&b, "J %" PRId64 " s%s %d %d %" PRId64 " %" PRId64 " %.17g %" PRId64 " %d %s", i,
-              o->status, (int)o->valid, (int)o->n_fast, o->fast_bytes, o->t_solver, o->wall_s,
-              o->iterations, (int)o->budget_hit, note);
-    sb_offsets(&b, o->a);
-    sb_printf(&b, " %d", (int)o->curve_len);
-    for (int32_t k = 0; k < o->curve_len; k++)
-      sb_printf(&b, " %.17g %.17g", o->curve_step[k], o->curve_return[k]);
-    /* only when known: lines without it (and those written before it) read as NaN */
-    if (o->curve_len > 0 && isfinite(o->curve_heuristic))
-      sb_printf(&b, " heuristic %.17g", o->curve_heuristic);
-  }
-  char sha[65];
-  if (!b.failed) mb_sha256_hex(b.s, b.len, sha);
-  sb_printf(&b, " #%.16s\n", b.failed ? "" : sha);
-  if (b.failed) {
-    free(b.s);
-    return mb_fail(err, "%s: out of memory writing the journal", R->journal_path);
-  }
-  size_t off = 0;
-  while (off < b.len) {
-    ssize_t w = write(R->journal_fd, b.s + off, b.len - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      int e = errno;
-      free(b.s);
-      return mb_fail(err, "%s: cannot append task %" PRId64 ": %s", R->journal_path, i,
-                     strerror(e));
-    }
-    off += (size_t)w;
-  }
-  free(b.s);
+  char *line = NULL;
+  size_t len = 0;
+  if (!mb_journal_encode_record(i, t->kind, &t->out, &line, &len, err))
+    return mb_fail_prefix(err, "%s", R->journal_path);
+  bool ok = write_all(R->journal_fd, line, len);
+  int e = errno;
+  free(line);
+  if (!ok)
+    return mb_fail(err, "%s: cannot append task %" PRId64 ": %s", R->journal_path, i, strerror(e));
   /* not needed against kill -9 (the page cache survives the process) but against a crash of
    * the machine: then the journal still holds every finished task */
   if (fdatasync(R->journal_fd) != 0)
@@ -861,293 +824,107 @@ static bool journal_write(run *R, int64_t i, mb_error *err) {
   return true;
 }
 
-/* Parses one journal line into task i's output. False when the line is torn or foreign. */
-static bool journal_parse(run *R, char *line, int64_t *index) {
-  char *hash = strstr(line, " #");
-  if (!hash || strlen(hash + 2) != 16) return false;
-  char sha[65];
-  mb_sha256_hex(line, (size_t)(hash - line), sha);
-  if (strncmp(sha, hash + 2, 16)) return false;
-  *hash = '\0';
-  char *save = NULL;
-  char *kind = strtok_r(line, " ", &save);
-  char *tok = strtok_r(NULL, " ", &save);
-  if (!kind || !tok) return false;
-  int64_t i = strtoll(tok, NULL, 10);
-  if (i < 0 || i >= R->n_tasks) return false;
-  task *t = &R->tasks[i];
-  if ((kind[0] == 'B') != (t->kind == TASK_BASELINE)) return false;
-  task_out o = {.curve_heuristic = NAN};
-#define NEXT() ((tok = strtok_r(NULL, " ", &save)) != NULL)
-  bool ok = true;
-  if (t->kind == TASK_BASELINE) {
-    ok = NEXT() && (o.t_slow = strtoll(tok, NULL, 10), NEXT()) &&
-         (o.t_heur = strtoll(tok, NULL, 10), NEXT()) &&
-         (o.t_bound = strtoll(tok, NULL, 10), NEXT()) &&
-         dec_str(tok, o.bound_status, sizeof o.bound_status) && NEXT() &&
-         (o.heur_wall_s = strtod(tok, NULL), NEXT()) &&
-         (o.bound_wall_s = strtod(tok, NULL), NEXT()) && dec_str(tok, o.note, sizeof o.note);
-  } else {
-    ok = NEXT() && dec_str(tok, o.status, sizeof o.status) && NEXT() &&
-         (o.valid = (int8_t)atoi(tok), NEXT()) && (o.n_fast = atoi(tok), NEXT()) &&
-         (o.fast_bytes = strtoll(tok, NULL, 10), NEXT()) &&
-         (o.t_solver = strtoll(tok, NULL, 10), NEXT()) && (o.wall_s = strtod(tok, NULL), NEXT()) &&
-         (o.iterations = strtoll(tok, NULL, 10), NEXT()) &&
-         (o.budget_hit = (int8_t)atoi(tok), NEXT()) && dec_str(tok, o.note, sizeof o.note);
-  }
-  long n = ok && NEXT() ? strtol(tok, NULL, 10) : -2;
-  int32_t nb = R->workloads[R->pairs[t->pair].workload].w->n_buffers;
-  if (n >= 0) {
-    ok = n == nb && (o.a = mb_assignment_new(nb)) != NULL;
-    for (int32_t k = 0; ok && k < nb; k++)
-      ok = NEXT() && (o.a->offset[k] = strtoll(tok, NULL, 10), true);
-  } else {
-    ok = ok && n == -1;
-  }
-  if (ok && t->kind == TASK_JOB) {
-    ok = NEXT();
-    long len = ok ? strtol(tok, NULL, 10) : -1;
-    ok = ok && len >= 0 && len < INT32_MAX;
-    if (ok && len > 0) {
-      o.curve_len = (int32_t)len;
-      o.curve_step = malloc((size_t)len * sizeof(double));
-      o.curve_return = malloc((size_t)len * sizeof(double));
-      ok = o.curve_step && o.curve_return;
-      for (long k = 0; ok && k < len; k++)
-        ok = NEXT() && (o.curve_step[k] = strtod(tok, NULL), NEXT()) &&
-             (o.curve_return[k] = strtod(tok, NULL), true);
-    }
-    /* the curve's heuristic reference, optional (absent: NaN) */
-    char *end = NULL;
-    if (ok && len > 0 && (tok = strtok_r(NULL, " ", &save)) != NULL)
-      ok = !strcmp(tok, "heuristic") && NEXT() &&
-           (o.curve_heuristic = strtod(tok, &end), end != tok && !*end);
-  }
-#undef NEXT
-  if (!ok || strtok_r(NULL, " ", &save)) {
-    free_out(&o);
-    return false;
-  }
-  free_out(&t->out);
-  t->out = o;
-  *index = i;
-  return true;
-}
-
-/* The journal's first line: the plan hash and the plan options, so that a run whose HDF5
- * file no longer opens can be rebuilt from the journal alone. */
-static bool journal_header_line(run *R, char **out) {
-  sbuf b = {0};
-  char *e = malloc(3 * 8192 + 8);
-  if (!e) return false;
-  const char *fields[][2] = {{"plan", R->plan_sha},
-                             {"profile", R->profile},
-                             {"workloads", R->workloads_regex},
-                             {"solvers", R->solvers_list},
-                             {"hardware", R->hardware_list},
-                             {"agent", R->agent_path},
-                             {"catalogue", R->catalogue_path},
-                             {"data", R->data_dir}};
-  sb_printf(&b, "mallocbench-journal 1 seeds %" PRId64 " budget %.17g", R->seeds, R->budget);
-  /* only when set: a default run's header stays that of runs made before these options */
-  if (muzero_options_set(R))
-    sb_printf(&b, " simulations %d c_scale %.17g finetune %.17g", R->simulations, R->c_scale,
-              R->finetune);
-  if (R->finetune_steps) sb_printf(&b, " finetune_steps %" PRId64, R->finetune_steps);
-  if (R->leaf_rollout) sb_printf(&b, " leaf_rollout %d", R->leaf_rollout);
-  if (R->search != MB_SOLVER_SEARCH_GUMBEL)
-    sb_printf(&b, " search %s", mb_solver_search_name(R->search));
-  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-    enc_str(e, 3 * 8192 + 8, fields[i][1]);
-    sb_printf(&b, " %s %s", fields[i][0], e);
-  }
-  sb_printf(&b, "\n");
-  free(e);
-  if (b.failed) {
-    free(b.s);
-    return false;
-  }
-  *out = b.s;
-  return true;
-}
-
-/* Parses a journal header; with `set_options`, takes the plan options from it. */
-static bool journal_read_header(run *R, const char *line, bool set_options, char plan[MB_RES_SHA]) {
-  char *copy = strdup(line), *save = NULL;
-  if (!copy) return false;
-  char *nl = strchr(copy, '\n');
-  if (nl) *nl = '\0';
-  char *tok = strtok_r(copy, " ", &save);
-  bool ok = tok && !strcmp(tok, "mallocbench-journal") && (tok = strtok_r(NULL, " ", &save)) &&
-            !strcmp(tok, "1");
-  char buf[8192];
-  plan[0] = '\0';
-  /* a header without them predates mallocMuZero's evaluation options: the defaults */
-  if (set_options)
-    R->simulations = 0, R->c_scale = R->finetune = 0, R->finetune_steps = 0, R->leaf_rollout = 0,
-    R->search = MB_SOLVER_SEARCH_GUMBEL;
-  while (ok && (tok = strtok_r(NULL, " ", &save))) {
-    char *val = strtok_r(NULL, " ", &save);
-    if (!val) {
-      ok = false;
-      break;
-    }
-    if (!strcmp(tok, "seeds") || !strcmp(tok, "budget")) {
-      if (set_options && tok[0] == 's') R->seeds = strtoll(val, NULL, 10);
-      if (set_options && tok[0] == 'b') R->budget = strtod(val, NULL);
-      continue;
-    }
-    if (!strcmp(tok, "simulations") || !strcmp(tok, "c_scale") || !strcmp(tok, "finetune") ||
-        !strcmp(tok, "finetune_steps") || !strcmp(tok, "leaf_rollout")) {
-      char *end;
-      double x = strtod(val, &end);
-      ok = end != val && !*end;
-      bool integral = x >= 0 && x <= INT32_MAX && x == floor(x);
-      /* out-of-range values are refused by make_plan's check */
-      if (ok && set_options && !strcmp(tok, "simulations")) R->simulations = integral ? (int)x : -1;
-      if (ok && set_options && !strcmp(tok, "c_scale")) R->c_scale = x;
-      if (ok && set_options && !strcmp(tok, "finetune")) R->finetune = x;
-      if (ok && set_options && !strcmp(tok, "finetune_steps"))
-        R->finetune_steps = integral ? (int64_t)x : -1;
-      /* -1 is MB_SOLVER_NO_LEAF_ROLLOUT; anything else not integral is refused by make_plan */
-      if (ok && set_options && !strcmp(tok, "leaf_rollout"))
-        R->leaf_rollout = integral || x == MB_SOLVER_NO_LEAF_ROLLOUT ? (int)x : -2;
-      continue;
-    }
-    if (!strcmp(tok, "search")) {
-      /* an unknown kind is refused by make_plan's check */
-      if (set_options && !mb_solver_search_parse(val, &R->search)) R->search = -1;
-      continue;
-    }
-    if (!dec_str(val, buf, sizeof buf)) {
-      ok = false;
-      break;
-    }
-    if (!strcmp(tok, "plan")) copy_str(plan, MB_RES_SHA, buf);
-    if (!set_options) continue;
-    char **dst = NULL;
-    if (!strcmp(tok, "profile"))
-      copy_str(R->profile, sizeof R->profile, buf);
-    else if (!strcmp(tok, "solvers"))
-      copy_str(R->solvers_list, sizeof R->solvers_list, buf);
-    else if (!strcmp(tok, "workloads"))
-      dst = &R->workloads_regex;
-    else if (!strcmp(tok, "hardware"))
-      dst = &R->hardware_list;
-    else if (!strcmp(tok, "agent"))
-      dst = &R->agent_path;
-    else if (!strcmp(tok, "catalogue") && !R->cfg->catalogue)
-      dst = &R->catalogue_path;
-    else if (!strcmp(tok, "data") && !R->cfg->data_dir)
-      dst = &R->data_dir;
-    if (dst) {
-      free(*dst);
-      *dst = strdup(buf);
-      ok = *dst != NULL;
-    }
-  }
-  free(copy);
-  return ok && plan[0];
-}
-
 static bool journal_create(run *R, mb_error *err) {
   R->journal_fd = open(R->journal_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0666);
   if (R->journal_fd < 0)
     return mb_fail(err, "%s: cannot create the journal: %s", R->journal_path, strerror(errno));
+  mb_journal_header h = journal_header_of(R);
   char *head = NULL;
-  if (!journal_header_line(R, &head)) return mb_fail(err, "%s: out of memory", R->journal_path);
-  size_t len = strlen(head);
-  bool ok = write(R->journal_fd, head, len) == (ssize_t)len && fsync(R->journal_fd) == 0;
+  size_t len = 0;
+  if (!mb_journal_encode_header(&h, &head, &len, err))
+    return mb_fail_prefix(err, "%s", R->journal_path);
+  bool ok = write_all(R->journal_fd, head, len) && fsync(R->journal_fd) == 0;
   free(head);
   if (!ok)
     return mb_fail(err, "%s: cannot write the journal: %s", R->journal_path, strerror(errno));
   return true;
 }
 
+/* Whether a journal record belongs to this plan: a task it has, of the same kind, with as many
+ * buffers as its workload. One that does not is dropped like a damaged line. */
+static bool record_fits_plan(const run *R, const mb_journal_entry *e, mb_journal_reader *rd) {
+  if (e->task >= R->n_tasks) {
+    mb_journal_reject(rd, "field 'task' %" PRId64 ": the plan has %" PRId64 " tasks", e->task,
+                      R->n_tasks);
+    return false;
+  }
+  const task *t = &R->tasks[e->task];
+  if (e->kind != t->kind) {
+    mb_journal_reject(rd, "field 'kind': task %" PRId64 " is a %s in the plan", e->task,
+                      t->kind == MB_TASK_BASELINE ? "baseline" : "job");
+    return false;
+  }
+  int32_t nb = R->workloads[R->pairs[t->pair].workload].w->n_buffers;
+  if (e->r.a && e->r.a->n_buffers != nb) {
+    mb_journal_reject(rd, "field 'n_buffers' %d: task %" PRId64 "'s workload has %d buffers",
+                      (int)e->r.a->n_buffers, e->task, (int)nb);
+    return false;
+  }
+  return true;
+}
+
+/* Replaces the journal by `text` (what its reader kept): a temporary file renamed over it, so
+ * that a kill now leaves the old or the new one. */
+static bool journal_rewrite(run *R, const char *text, size_t len, mb_error *err) {
+  char tmp[4300];
+  snprintf(tmp, sizeof tmp, "%s.tmp", R->journal_path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  bool ok = fd >= 0 && write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
+  if (fd >= 0 && close(fd) != 0) ok = false;
+  ok = ok && rename(tmp, R->journal_path) == 0;
+  if (ok) return true;
+  int e = errno;
+  unlink(tmp);
+  return mb_fail(err, "%s: cannot rewrite the journal: %s", R->journal_path, strerror(e));
+}
+
 /* Reads the journal of a resumed run: tasks found become ST_DONE. A torn last line (a kill
  * during its write) is dropped; a damaged complete line (checksum or fields wrong: the file was
- * edited or corrupted) is skipped with a note naming it, and the lines after it are still read,
- * since each carries its own checksum. The journal is then rewritten without what was dropped,
- * so that appends follow the last good line. */
+ * edited or corrupted), or one of a task this plan does not have, is skipped with a note naming
+ * it, and the lines after it are still read, since each carries its own checksum. The journal is
+ * then rewritten without what was dropped, so that appends follow the last good line. */
 static bool journal_resume(run *R, int64_t *n_found, mb_error *err) {
   *n_found = 0;
-  size_t len = 0;
-  char *text = mb_read_file(R->journal_path, &len);
-  if (!text) {
-    if (errno != ENOENT)
-      return mb_fail(err, "%s: cannot read the journal: %s", R->journal_path, strerror(errno));
+  mb_journal_reader rd;
+  if (!mb_journal_open(&rd, R->journal_path, R->log, err)) {
+    if (errno != ENOENT) return false;
     return journal_create(R, err); /* completed runs delete theirs; start a fresh one */
   }
-  char *nl = strchr(text, '\n');
-  char plan[MB_RES_SHA];
-  if (!nl || !journal_read_header(R, text, false, plan)) {
-    free(text);
+  mb_journal_header head;
+  mb_error head_err = {{0}};
+  if (!mb_journal_read_header(&rd, &head, &head_err)) {
+    mb_journal_close(&rd);
     return journal_create(R, err); /* header torn: nothing after it can be trusted anyway */
   }
-  if (strcmp(plan, R->plan_sha)) {
-    free(text);
-    return mb_fail(err, "%s: the journal belongs to another plan (hash %.12s, expected %.12s)",
-                   R->journal_path, plan, R->plan_sha);
+  bool same_plan = !strcmp(head.plan, R->plan_sha);
+  if (!same_plan)
+    mb_fail(err, "%s: the journal belongs to another plan (hash %.12s, expected %.12s)",
+            R->journal_path, head.plan, R->plan_sha);
+  mb_journal_header_free(&head);
+  if (!same_plan) {
+    mb_journal_close(&rd);
+    return false;
   }
-  /* good lines are moved down over dropped ones: text[0, kept) is the journal to keep */
-  size_t kept = (size_t)(nl - text) + 1;
-  int64_t damaged = 0;
-  int line_no = 1;
-  char *p = nl + 1;
-  while (p < text + len) {
-    char *e = memchr(p, '\n', (size_t)(text + len - p));
-    line_no++;
-    if (!e) { /* torn last line */
-      fprintf(R->log, "mallocbench run: %s:%d: torn last line dropped (a kill during its write)\n",
-              R->journal_path, line_no);
-      break;
-    }
-    size_t n = (size_t)(e - p) + 1;
-    int64_t i;
-    char *line = p;
-    p = e + 1;
-    /* journal_parse cuts the line at its checksum: parse a copy so the kept text stays whole */
-    char *copy = strndup(line, n - 1);
-    if (!copy) {
-      free(text);
-      return mb_fail(err, "%s: out of memory", R->journal_path);
-    }
-    bool good = journal_parse(R, copy, &i);
-    free(copy);
-    if (!good) {
-      if (damaged++ < 5)
-        fprintf(R->log,
-                "mallocbench run: %s:%d: damaged line skipped (checksum or fields do not "
-                "match); its task runs again\n",
-                R->journal_path, line_no);
+  mb_journal_entry e;
+  mb_journal_step step;
+  while ((step = mb_journal_next(&rd, &e, err)) == MB_JOURNAL_RECORD) {
+    if (!record_fits_plan(R, &e, &rd)) {
+      mb_task_record_clear(&e.r);
       continue;
     }
-    if (R->tasks[i].state != ST_DONE) (*n_found)++;
-    R->tasks[i].state = ST_DONE;
-    R->tasks[i].journaled = true;
-    memmove(text + kept, line, n);
-    kept += n;
+    task *t = &R->tasks[e.task];
+    mb_task_record_clear(&t->out);
+    t->out = e.r;
+    if (t->state != ST_DONE) (*n_found)++;
+    t->state = ST_DONE;
+    t->journaled = true;
   }
-  if (damaged > 5)
-    fprintf(R->log, "mallocbench run: %s: %" PRId64 " damaged lines skipped in all\n",
-            R->journal_path, damaged);
-  bool ok = true;
-  if (damaged > 0) {
-    /* a temporary file renamed over the journal: a kill now leaves the old or the new one */
-    char tmp[4300];
-    snprintf(tmp, sizeof tmp, "%s.tmp", R->journal_path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    ok = fd >= 0 && write(fd, text, kept) == (ssize_t)kept && fsync(fd) == 0;
-    if (fd >= 0 && close(fd) != 0) ok = false;
-    ok = ok && rename(tmp, R->journal_path) == 0;
-    if (!ok) {
-      int e = errno;
-      unlink(tmp);
-      free(text);
-      return mb_fail(err, "%s: cannot rewrite the journal: %s", R->journal_path, strerror(e));
-    }
-  }
-  free(text);
+  size_t kept = 0;
+  const char *text = mb_journal_kept(&rd, &kept);
+  bool ok = step == MB_JOURNAL_END &&
+            (mb_journal_finish(&rd) == 0 || journal_rewrite(R, text, kept, err));
+  mb_journal_close(&rd);
+  if (!ok) return false;
   R->journal_fd = open(R->journal_path, O_WRONLY | O_APPEND);
   if (R->journal_fd < 0 || ftruncate(R->journal_fd, (off_t)kept) != 0)
     return mb_fail(err, "%s: cannot reopen the journal: %s", R->journal_path, strerror(errno));
@@ -1158,7 +935,7 @@ static bool journal_resume(run *R, int64_t *n_found, mb_error *err) {
 
 static void fill_row(run *R, int64_t i, mb_result_row *row) {
   const task *t = &R->tasks[i];
-  const task_out *o = &t->out;
+  const mb_task_record *o = &t->out;
   const pair *p = &R->pairs[t->pair];
   memset(row, 0, sizeof *row);
   row->task = i;
@@ -1185,7 +962,7 @@ static void fill_row(run *R, int64_t i, mb_result_row *row) {
 
 static void fill_baseline(run *R, int64_t i, mb_baseline_row *row) {
   const task *t = &R->tasks[i];
-  const task_out *o = &t->out;
+  const mb_task_record *o = &t->out;
   const pair *p = &R->pairs[t->pair];
   memset(row, 0, sizeof *row);
   row->task = i;
@@ -1212,7 +989,7 @@ static bool commit(run *R, int64_t i, mb_error *err) {
   pair *p = &R->pairs[t->pair];
   double t0 = mb_wall_seconds();
   bool ok;
-  if (t->kind == TASK_BASELINE) {
+  if (t->kind == MB_TASK_BASELINE) {
     mb_baseline_row row;
     fill_baseline(R, i, &row);
     ok = mb_results_append_baseline(R->res, &row, t->out.t_heur >= 0 ? t->out.a : NULL, err);
@@ -1234,7 +1011,7 @@ static bool commit(run *R, int64_t i, mb_error *err) {
   if (!ok) return false;
   R->stats->commits++;
   t->state = ST_COMMITTED;
-  free_out(&t->out);
+  mb_task_record_clear(&t->out);
   return true;
 }
 
@@ -1267,7 +1044,7 @@ static void progress(run *R, int64_t current, double start, bool tty, bool final
     char key[61], hw[31];
     mb_escape_text(key, sizeof key, R->workloads[p->workload].key);
     mb_escape_text(hw, sizeof hw, p->hw_name);
-    if (t->kind == TASK_BASELINE)
+    if (t->kind == MB_TASK_BASELINE)
       snprintf(cur, sizeof cur, "baseline %s@%s", key, hw);
     else
       snprintf(cur, sizeof cur, "%s %s@%s seed %" PRId64, R->solvers[t->solver]->name, key, hw,
@@ -1522,7 +1299,7 @@ static bool adopt_committed(run *R, mb_error *err) {
     task *t = &R->tasks[i];
     pair *p = &R->pairs[t->pair];
     const char *wkey = R->workloads[p->workload].key;
-    if (t->kind == TASK_BASELINE) {
+    if (t->kind == MB_TASK_BASELINE) {
       if (ib >= nb || base[ib].task != i || strcmp(base[ib].workload, wkey) ||
           strcmp(base[ib].hardware, p->hw_name))
         break;
@@ -1536,7 +1313,7 @@ static bool adopt_committed(run *R, mb_error *err) {
         break;
       ir++;
     }
-    free_out(&t->out);
+    mb_task_record_clear(&t->out);
     t->state = ST_COMMITTED;
   }
   free(rows);
@@ -1559,18 +1336,17 @@ static bool adopt_committed(run *R, mb_error *err) {
 static bool options_from_journal(run *R, mb_error *err) {
   char path[4200];
   snprintf(path, sizeof path, "%s.journal", R->cfg->resume);
-  size_t len = 0;
-  char *text = mb_read_file(path, &len);
-  if (!text)
+  mb_journal_reader rd;
+  if (!mb_journal_open(&rd, path, NULL, err))
     return mb_fail(err,
                    "--resume %s: the file does not open and its journal %s cannot be read "
                    "(%s): nothing to rebuild from; start a new run",
                    R->cfg->resume, path, strerror(errno));
-  char plan[MB_RES_SHA];
-  bool ok = strchr(text, '\n') && journal_read_header(R, text, true, plan);
-  free(text);
-  if (!ok) return mb_fail(err, "%s:1: not a mallocbench journal header", path);
-  return true;
+  mb_journal_header h;
+  bool ok = mb_journal_read_header(&rd, &h, err) && take_header_options(R, &h, err);
+  mb_journal_header_free(&h);
+  mb_journal_close(&rd);
+  return ok;
 }
 
 /* The output of a resumed run. With a journal (every run that did not complete has one), the
