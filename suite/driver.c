@@ -41,6 +41,7 @@ const char MB_QUICK_FALLBACK_REGEX[] =
 #define QUICK_BUDGET_S 1.0 /* quick profile: seconds per solve (greedy's local search) */
 #define QUICK_BOUND_S 10.0 /* LP bound time limit, quick profile */
 #define FULL_BOUND_S 120.0 /* LP bound time limit, full profile */
+#define MAX_BOUND_S 1e9    /* --bound-budget's largest value (as solve's) */
 #define QUICK_SEEDS 1
 #define FULL_SEEDS 3
 #define MAX_SOLVERS 16
@@ -122,7 +123,7 @@ typedef struct run {
   int64_t finetune_steps;
   int leaf_rollout;
   int search;          /* MB_SOLVER_SEARCH_* */
-  double bound_budget; /* seconds for the LP bound (derived from the profile) */
+  double bound_budget; /* seconds for the LP bound; 0 until make_plan: the profile's */
   char *catalogue_path;
   char *data_dir;
   /* plan */
@@ -382,6 +383,10 @@ static bool check_plan_options(run *R, mb_error *err) {
   if (R->seeds < 1 || R->seeds > 1000000)
     return mb_fail(err, "seeds %" PRId64 ": expected 1..1000000", R->seeds);
   if (!(R->budget >= 0)) return mb_fail(err, "budget %g: expected seconds >= 0", R->budget);
+  if (!(R->bound_budget >= 0 && R->bound_budget <= MAX_BOUND_S))
+    return mb_fail(err, "%s%sbound budget %g: expected seconds > 0, at most %g",
+                   R->cfg->resume ? R->cfg->resume : "", R->cfg->resume ? ": the stored " : "",
+                   R->bound_budget, MAX_BOUND_S);
   return muzero_options_ok(R->simulations, R->c_scale, R->finetune, R->finetune_steps,
                            R->leaf_rollout, R->search, R->cfg->resume ? R->cfg->resume : NULL, err);
 }
@@ -557,6 +562,11 @@ static bool hash_plan(run *R, mb_error *err) {
   return true;
 }
 
+/* The LP bound's time limit of a profile: what a run without --bound-budget has. */
+static double profile_bound_budget(const char *profile) {
+  return !strcmp(profile, "full") ? FULL_BOUND_S : QUICK_BOUND_S;
+}
+
 /* Catalogue -> workloads -> pairs -> tasks, and the plan hash. */
 static bool make_plan(run *R, mb_error *err) {
   if (!check_plan_options(R, err)) return false;
@@ -578,7 +588,7 @@ static bool make_plan(run *R, mb_error *err) {
        load_workloads(R, selected, err) && make_pairs(R, &overrides, err) && make_tasks(R, err);
   free(selected);
   if (!ok) return false;
-  R->bound_budget = !strcmp(R->profile, "full") ? FULL_BOUND_S : QUICK_BOUND_S;
+  if (R->bound_budget == 0) R->bound_budget = profile_bound_budget(R->profile);
   return hash_plan(R, err);
 }
 
@@ -741,21 +751,24 @@ static void *worker(void *arg) {
 
 /* The plan options as the journal's header line holds them (borrowed from R). */
 static mb_journal_header journal_header_of(const run *R) {
-  mb_journal_header h = {.seeds = R->seeds,
-                         .budget = R->budget,
-                         .simulations = R->simulations,
-                         .c_scale = R->c_scale,
-                         .finetune = R->finetune,
-                         .finetune_steps = R->finetune_steps,
-                         .leaf_rollout = R->leaf_rollout,
-                         .search = R->search,
-                         .profile = R->profile,
-                         .workloads = R->workloads_regex,
-                         .solvers = R->solvers_list,
-                         .hardware = R->hardware_list,
-                         .agent = R->agent_path,
-                         .catalogue = R->catalogue_path,
-                         .data = R->data_dir};
+  mb_journal_header h = {
+      .seeds = R->seeds,
+      .budget = R->budget,
+      .simulations = R->simulations,
+      .c_scale = R->c_scale,
+      .finetune = R->finetune,
+      .finetune_steps = R->finetune_steps,
+      .leaf_rollout = R->leaf_rollout,
+      .search = R->search,
+      /* only when not the profile's: a default run's header is unchanged */
+      .bound_budget = R->bound_budget == profile_bound_budget(R->profile) ? 0 : R->bound_budget,
+      .profile = R->profile,
+      .workloads = R->workloads_regex,
+      .solvers = R->solvers_list,
+      .hardware = R->hardware_list,
+      .agent = R->agent_path,
+      .catalogue = R->catalogue_path,
+      .data = R->data_dir};
   copy_str(h.plan, sizeof h.plan, R->plan_sha);
   return h;
 }
@@ -772,6 +785,7 @@ static bool take_header_options(run *R, const mb_journal_header *h, mb_error *er
   R->finetune_steps = h->finetune_steps;
   R->leaf_rollout = h->leaf_rollout;
   R->search = h->search;
+  R->bound_budget = h->bound_budget; /* 0 (absent): the profile's, set by make_plan */
   copy_str(R->profile, sizeof R->profile, h->profile);
   copy_str(R->solvers_list, sizeof R->solvers_list, h->solvers);
   struct {
@@ -1118,6 +1132,7 @@ static bool write_provenance(run *R, bool fresh, mb_error *err) {
          mb_results_set_attr_string(r, "run_agent", R->agent_path, err) &&
          mb_results_set_attr_string(r, "agent_sha256", R->agent_sha, err) &&
          mb_results_set_attr_double(r, "run_budget_s", R->budget, err) &&
+         mb_results_set_attr_double(r, "run_bound_budget_s", R->bound_budget, err) &&
          mb_results_set_attr_int(r, "run_simulations", R->simulations, err) &&
          mb_results_set_attr_double(r, "run_c_scale", R->c_scale, err) &&
          mb_results_set_attr_double(r, "run_finetune_s", R->finetune, err) &&
@@ -1215,6 +1230,14 @@ static bool read_options(run *R, mb_results *r, mb_error *err) {
   bool ok = data && mb_results_get_attr_int(r, "run_seeds", &seeds, err);
   double budget = 0;
   ok = ok && mb_results_get_attr_double(r, "run_budget_s", &budget, err);
+  /* files made before --bound-budget lack it: the profile's (0 here, resolved by make_plan) */
+  double bound_budget = 0;
+  if (ok && mb_results_has_attr(r, "run_bound_budget_s")) {
+    ok = mb_results_get_attr_double(r, "run_bound_budget_s", &bound_budget, err) &&
+         (bound_budget > 0 ||
+          mb_fail(err, "%s: attribute run_bound_budget_s %g: expected seconds > 0", R->cfg->resume,
+                  bound_budget));
+  }
   /* files made before mallocMuZero's evaluation options lack them: the defaults (0) */
   int64_t sims = 0, finetune_steps = 0, leaf_rollout = 0;
   double c_scale = 0, finetune = 0;
@@ -1250,6 +1273,7 @@ static bool read_options(run *R, mb_results *r, mb_error *err) {
     hw = NULL;
     R->seeds = seeds;
     R->budget = budget;
+    R->bound_budget = bound_budget;
     /* out-of-range values are refused by make_plan's check */
     R->simulations = sims >= 0 && sims <= INT32_MAX ? (int)sims : -1;
     R->c_scale = c_scale;
@@ -1527,6 +1551,10 @@ static bool prepare_options(run *R, mb_error *err) {
   if (cfg->budget < 0 || isnan(cfg->budget))
     return mb_fail(err, "--budget %g: expected seconds >= 0", cfg->budget);
   R->budget = cfg->budget > 0 ? cfg->budget : (quick ? QUICK_BUDGET_S : 0.0);
+  if (!(cfg->bound_budget >= 0 && cfg->bound_budget <= MAX_BOUND_S))
+    return mb_fail(err, "--bound-budget %g: expected seconds > 0, at most %g", cfg->bound_budget,
+                   MAX_BOUND_S);
+  R->bound_budget = cfg->bound_budget; /* 0: the profile's, set by make_plan */
   if (!muzero_options_ok(cfg->simulations, cfg->c_scale, cfg->finetune, cfg->finetune_steps,
                          cfg->leaf_rollout, cfg->search, NULL, err))
     return false;

@@ -16,8 +16,9 @@
  * is (assignment, flush, row, flush). A kill -9 therefore loses at most the in-flight tasks,
  * and the killed file opens and verifies. `--resume FILE` re-plans from the options stored in
  * the file (or the journal), checks the plan hash (catalogue, workload contents, hardware,
- * solvers, seeds, budgets, mallocMuZero's evaluation options), rebuilds the file from the journal
- * beside it and renames it over the old one, then runs the rest. The finished file equals an
+ * solvers, seeds, budgets (the solvers' and the LP bound's), mallocMuZero's evaluation options),
+ * rebuilds the file from the journal beside it and renames it over the old one, then runs the
+ * rest. The finished file equals an
  * uninterrupted run's except wall times, solver notes and timestamps. The journal is deleted when
  * the run completes.
  *
@@ -54,6 +55,9 @@ typedef struct mb_run_config {
   int jobs;                 /* worker threads; 0: online cores */
   double budget;            /* seconds per solve; 0: the profile's (quick 1 s, full: solver
                                defaults) */
+  double bound_budget;      /* time limit of each pair's LP bound, seconds (at least 1 ms of
+                               GLPK's: solvers/bound.h); 0: the profile's (quick 10 s, full
+                               120 s) */
   int simulations;          /* mallocMuZero ("mallocMuZero options" above): simulations per
                                decision; 0: the solvers' default */
   double c_scale;           /* mallocMuZero: Gumbel sigma's c_scale at evaluation; 0: default */

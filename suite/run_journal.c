@@ -393,6 +393,7 @@ bool mb_journal_encode_header(const mb_journal_header *h, char **line, size_t *l
   if (h->finetune_steps) fprintf(f, " finetune_steps %" PRId64, h->finetune_steps);
   if (h->leaf_rollout) fprintf(f, " leaf_rollout %d", h->leaf_rollout);
   if (h->search != MB_SOLVER_SEARCH_GUMBEL) fprintf(f, " search %s", search);
+  if (h->bound_budget != 0) fprintf(f, " bound_budget %.17g", h->bound_budget);
   const char *texts[][2] = {{"plan", h->plan},           {"profile", h->profile},
                             {"workloads", h->workloads}, {"solvers", h->solvers},
                             {"hardware", h->hardware},   {"agent", h->agent},
@@ -424,6 +425,7 @@ static bool read_option(fields *F, const char *key, mb_journal_header *h, size_t
   if (!strcmp(key, "budget")) return read_real(F, key, -1, &h->budget);
   if (!strcmp(key, "c_scale")) return read_real(F, key, -1, &h->c_scale);
   if (!strcmp(key, "finetune")) return read_real(F, key, -1, &h->finetune);
+  if (!strcmp(key, "bound_budget")) return read_real(F, key, -1, &h->bound_budget);
   if (!strcmp(key, "finetune_steps"))
     return read_i64(F, key, -1, INT64_MIN, INT64_MAX, &h->finetune_steps);
   if (!strcmp(key, "simulations")) {

@@ -6,7 +6,7 @@
  * The file. A header line, then one line per finished task, each ending in '\n', fields
  * separated by one space:
  *   mallocbench-journal 1 seeds S budget B [simulations N c_scale C finetune F]
- *       [finetune_steps N] [leaf_rollout N] [search KIND]
+ *       [finetune_steps N] [leaf_rollout N] [search KIND] [bound_budget B]
  *       plan T profile T workloads T solvers T hardware T agent T catalogue T data T
  *   B TASK T_SLOW T_HEUR T_BOUND BOUND_STATUS HEUR_WALL_S BOUND_WALL_S NOTE OFFSETS #SUM
  *   J TASK STATUS VALID N_FAST FAST_BYTES T_SOLVER WALL_S ITERATIONS BUDGET_HIT NOTE OFFSETS
@@ -107,6 +107,10 @@ typedef struct mb_journal_header {
   int64_t finetune_steps;
   int leaf_rollout;
   int search; /* MB_SOLVER_SEARCH_* */
+  /* seconds for the LP bound (run --bound-budget); 0: the profile's default, which is what a
+   * header without it means (the driver passes 0 for a run at that default, so that its header
+   * is that of runs made before the option existed) */
+  double bound_budget;
   const char *profile, *workloads, *solvers, *hardware, *agent, *catalogue, *data;
   char *storage; /* what mb_journal_decode_header allocated (the texts); NULL when caller-filled */
 } mb_journal_header;

@@ -722,11 +722,12 @@ static void opts_resume_config(const fixture *f, mb_run_config *cfg, const char 
 /* Interrupts a run into `out` after one commit and cuts its journal to the header line
  * (returned, malloc'd): a resume then computes every task again, with the options it restored
  * (the file's rows are not taken when a journal exists). */
-static char *interrupted(const fixture *f, const char *out, int muzero) {
+static char *interrupted_with(const fixture *f, const char *out, int muzero, double bound_budget) {
   mb_run_config cfg;
   mb_run_stats st;
   opts_config(f, &cfg, out);
   set_muzero(&cfg, muzero);
+  cfg.bound_budget = bound_budget;
   cfg.stop_after = 1;
   run_ok(&cfg, &st);
   fclose(cfg.log);
@@ -744,6 +745,10 @@ static char *interrupted(const fixture *f, const char *out, int muzero) {
   fputs(line, o);
   fclose(o);
   return line;
+}
+
+static char *interrupted(const fixture *f, const char *out, int muzero) {
+  return interrupted_with(f, out, muzero, 0);
 }
 
 static void resume_all(const fixture *f, const char *file) {
@@ -1042,6 +1047,90 @@ static void test_muzero_options_defaults_keep_old_plans(void **state) {
   free(lost);
 }
 
+static double attr_double(const char *path, const char *key) {
+  mb_error err = {{0}};
+  mb_results *r = mb_results_open(path, false, &err);
+  if (!r) fail_msg("%s", err.message);
+  double v = NAN;
+  if (!mb_results_get_attr_double(r, key, &v, &err)) fail_msg("%s", err.message);
+  mb_results_close(r, NULL);
+  return v;
+}
+
+/* Makes a file look like one written before --bound-budget existed. */
+static void delete_bound_budget_attr(const char *path) {
+  hid_t fid = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(fid >= 0);
+  assert_true(H5Adelete(fid, "run_bound_budget_s") >= 0);
+  assert_true(H5Fclose(fid) >= 0);
+  assert_true(mb_results_unseal(path, NULL));
+}
+
+/* The LP bound's time limit (--bound-budget): a plan option, stored as run_bound_budget_s (the
+ * profile's when not given), in the journal header only when it is not the profile's, restored
+ * on resume from the file or from the journal alone. A file written before it existed resumes
+ * with the profile's; one whose value was set and then lost does not (the plan hash has it). */
+static void test_bound_budget_plan_and_resume(void **state) {
+  fixture *f = *state;
+  char *def = path_in(f, "bb_default.h5"), *ten = path_in(f, "bb_ten.h5"),
+       *part = path_in(f, "bb_part.h5"), *wreck = path_in(f, "bb_wreck.h5"),
+       *lost = path_in(f, "bb_lost.h5");
+  /* the quick profile's 10 s: not in the header, stored, and given explicitly the same plan */
+  char *head = interrupted_with(f, def, 0, 0);
+  assert_null(strstr(head, "bound_budget"));
+  free(head);
+  assert_true(attr_double(def, "run_bound_budget_s") == 10);
+  head = interrupted_with(f, ten, 0, 10);
+  assert_null(strstr(head, "bound_budget"));
+  free(head);
+  assert_true(same_plan(def, ten));
+  /* written before the option existed: resumes with the profile's (the plan hash agrees) */
+  delete_bound_budget_attr(def);
+  resume_all(f, def);
+  /* another value: in the header, stored, another plan, restored from the file... */
+  head = interrupted_with(f, part, 0, 0.25);
+  assert_non_null(strstr(head, " budget 0.20000000000000001 bound_budget 0.25 plan s"));
+  free(head);
+  assert_false(same_plan(part, ten));
+  resume_all(f, part);
+  assert_true(attr_double(part, "run_bound_budget_s") == 0.25);
+  /* ...and from the journal's header alone */
+  free(interrupted_with(f, wreck, 0, 0.25));
+  assert_int_equal(truncate(wreck, 2048), 0);
+  resume_all(f, wreck);
+  assert_true(attr_double(wreck, "run_bound_budget_s") == 0.25);
+  assert_true(same_plan(part, wreck));
+  /* set, then lost from the file: the plan changed */
+  free(interrupted_with(f, lost, 0, 0.25));
+  delete_bound_budget_attr(lost);
+  mb_run_config cfg;
+  mb_run_stats st;
+  mb_error err = {{0}};
+  opts_resume_config(f, &cfg, lost);
+  assert_false(mb_run(&cfg, &st, &err));
+  assert_non_null(strstr(err.message, "plan changed"));
+  fclose(cfg.log);
+  /* bad values are refused before any file is created */
+  char *bad = path_in(f, "bb_bad.h5");
+  const double values[] = {-1, NAN, INFINITY, 2e9};
+  for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
+    opts_config(f, &cfg, bad);
+    cfg.bound_budget = values[i];
+    mb_error_clear(&err);
+    assert_false(mb_run(&cfg, &st, &err));
+    if (!strstr(err.message, "--bound-budget "))
+      fail_msg("bound budget %g: '%s' does not name the option", values[i], err.message);
+    fclose(cfg.log);
+    assert_int_not_equal(access(bad, F_OK), 0);
+  }
+  free(def);
+  free(ten);
+  free(part);
+  free(wreck);
+  free(lost);
+  free(bad);
+}
+
 /* A run resumed without its journal adopts the file's rows and records the catalogue's split
  * on copies stored before splits existed; a split changed in the catalogue since is recorded
  * with a note in the log. */
@@ -1111,6 +1200,7 @@ int main(void) {
       cmocka_unit_test(test_leaf_rollout_plan_and_resume),
       cmocka_unit_test(test_search_plan_and_resume),
       cmocka_unit_test(test_muzero_options_defaults_keep_old_plans),
+      cmocka_unit_test(test_bound_budget_plan_and_resume),
       cmocka_unit_test(test_split_on_resume_without_journal),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -465,6 +465,7 @@ static void assert_same_header(const mb_journal_header *a, const mb_journal_head
   assert_int_equal(a->finetune_steps, b->finetune_steps);
   assert_int_equal(a->leaf_rollout, b->leaf_rollout);
   assert_int_equal(a->search, b->search);
+  assert_true(a->bound_budget == b->bound_budget);
   const char *ta[] = {a->profile, a->workloads, a->solvers, a->hardware,
                       a->agent,   a->catalogue, a->data};
   const char *tb[] = {b->profile, b->workloads, b->solvers, b->hardware,
@@ -513,6 +514,24 @@ static void test_header_round_trip(void **state) {
                       "search puct plan s");
   }
   /* a text longer than any fixed buffer of earlier versions (8191 bytes) */
+  /* the LP bound's time limit (run --bound-budget): after the other options, and only when the
+   * driver gives one (0: the profile's, the header of runs made before the option) */
+  mb_journal_header hb = header_with("x");
+  hb.bound_budget = 0.001;
+  header_round_trip(&hb,
+                    "mallocbench-journal 1 seeds 3 budget 0.10000000000000001 "
+                    "bound_budget 0.001 plan s");
+  hb.bound_budget = 1e-9; /* tiny values come back exactly, as every real does */
+  header_round_trip(&hb,
+                    "mallocbench-journal 1 seeds 3 budget 0.10000000000000001 "
+                    "bound_budget 1.0000000000000001e-09 plan s");
+  hb.bound_budget = 250;
+  hb.simulations = 4;
+  hb.search = MB_SOLVER_SEARCH_PUCT;
+  header_round_trip(&hb,
+                    "mallocbench-journal 1 seeds 3 budget 0.10000000000000001 "
+                    "simulations 4 c_scale 0 finetune 0 search puct bound_budget 250 plan s");
+
   char *long_text = malloc(30000);
   assert_non_null(long_text);
   for (int i = 0; i < 29999; i++) long_text[i] = (char)(i % 3 ? 'a' + i % 26 : ' ');
@@ -538,6 +557,7 @@ static void test_header_golden(void **state) {
            "s/tmp/my%%20catalogue.txt data s/data%%201\n",
            7);
   assert_string_equal(line, want);
+  assert_null(strstr(line, "bound_budget"));
   free(line);
   h.search = 5;
   mb_error err = {{0}};
@@ -573,6 +593,8 @@ static void test_header_refuses(void **state) {
       {"mallocbench-journal 1 seeds 1 budget 1 leaf_rollout -%s", "field 'leaf_rollout' '-'"},
       {"mallocbench-journal 1 seeds 1 budget 1 finetune_steps 1e3%s", "field 'finetune_steps'"},
       {"mallocbench-journal 1 seeds 1 budget 1 search beam%s", "field 'search' 'beam'"},
+      {"mallocbench-journal 1 seeds 1 budget 1 bound_budget 5s%s", "field 'bound_budget' '5s'"},
+      {"mallocbench-journal 1 seeds 1 budget 1 bound_budget s5%s", "field 'bound_budget' 's5'"},
       {"mallocbench-journal 1 seeds 1 budget 1 future 7%s", "field 'future': '7': not a text"},
       {"mallocbench-journal 1 seeds 1 budget 1 profile s%%zz%s", "field 'profile'"},
       {"mallocbench-journal 2 seeds 1 budget 1%s", "field 'version' '2'"},
@@ -620,6 +642,32 @@ static void test_header_later_options(void **state) {
   assert_string_equal(h.workloads, "");
   assert_int_equal(h.simulations, 0);
   assert_int_equal(h.search, MB_SOLVER_SEARCH_GUMBEL);
+  assert_true(h.bound_budget == 0);
+  mb_journal_header_free(&h);
+}
+
+/* A header written before bound_budget existed (REAL_LINES[0], the binary of 8a50532) reads
+ * with bound_budget 0, the profile's default, and is written back to the same bytes; the option
+ * may come anywhere among the others, like every option. */
+static void test_header_bound_budget_optional(void **state) {
+  (void)state;
+  const char *old = REAL_LINES[0];
+  mb_journal_header h;
+  mb_error err = {{0}};
+  if (!mb_journal_decode_header(old, strlen(old) - 1, "j", &h, &err)) fail_msg("%s", err.message);
+  assert_true(h.bound_budget == 0);
+  assert_int_equal(h.seeds, 20);
+  char *line = NULL;
+  size_t len = 0;
+  assert_true(mb_journal_encode_header(&h, &line, &len, &err));
+  assert_string_equal(line, old);
+  free(line);
+  mb_journal_header_free(&h);
+  char text[512];
+  snprintf(text, sizeof text, "mallocbench-journal 1 seeds 1 bound_budget 0.5 budget 2%s",
+           GOOD_TAIL);
+  if (!mb_journal_decode_header(text, strlen(text), "j", &h, &err)) fail_msg("%s", err.message);
+  assert_true(h.bound_budget == 0.5 && h.budget == 2);
   mb_journal_header_free(&h);
 }
 
@@ -847,6 +895,7 @@ int main(void) {
       cmocka_unit_test(test_header_golden),
       cmocka_unit_test(test_header_refuses),
       cmocka_unit_test(test_header_later_options),
+      cmocka_unit_test(test_header_bound_budget_optional),
       cmocka_unit_test(test_reader),
       cmocka_unit_test(test_reader_many_damaged),
       cmocka_unit_test(test_reader_no_journal_or_torn_header),

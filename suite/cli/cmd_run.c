@@ -36,6 +36,11 @@ static void usage(FILE *out) {
           "                        theirs, results/agents/default.h5); its SHA-256 is recorded\n"
           "  --jobs N              parallel solves (default: number of cores)\n"
           "  --budget SEC          seconds per solve (default: the profile's)\n"
+          "  --bound-budget SEC    time limit of each workload x hardware LP bound, > 0\n"
+          "                        (default: the profile's, quick 10 s, full 120 s); building\n"
+          "                        the LP counts, GLPK gets what is left but at least 1 ms and\n"
+          "                        checks its clock between iterations; a bound cut short is\n"
+          "                        valid but weaker (bound_status 'not solved')\n"
           "  --simulations N       mallocmuzero solvers: search simulations per decision\n"
           "                        (default: theirs, %d)\n"
           "  --c-scale X           mallocmuzero solvers: Gumbel sigma's c_scale at evaluation,\n"
@@ -136,7 +141,7 @@ static int parse_options(int argc, char **argv, mb_run_config *cfg) {
         "--seeds",          "--hardware",     "--agent",     "--jobs",
         "--budget",         "--data",         "--catalogue", "--out",
         "--resume",         "--simulations",  "--c-scale",   "--finetune",
-        "--finetune-steps", "--leaf-rollout", "--search"};
+        "--finetune-steps", "--leaf-rollout", "--search",    "--bound-budget"};
     bool known = false;
     for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
       known |= !strcmp(name, with_value[k]);
@@ -188,6 +193,9 @@ static int parse_options(int argc, char **argv, mb_run_config *cfg) {
     } else if (!strcmp(name, "--budget")) {
       if (!mb_option_number("run", name, val, 0, true, 1e9, &cfg->budget)) return 2;
       plan_option = true;
+    } else if (!strcmp(name, "--bound-budget")) {
+      if (!mb_option_number("run", name, val, 0, true, 1e9, &cfg->bound_budget)) return 2;
+      plan_option = true;
     } else if (!strcmp(name, "--simulations")) {
       int64_t n = 0;
       if (!mb_option_int("run", name, val, 1, MB_SOLVER_MAX_SIMULATIONS, &n)) return 2;
@@ -217,8 +225,8 @@ static int parse_options(int argc, char **argv, mb_run_config *cfg) {
   if (cfg->resume && plan_option) {
     fprintf(stderr,
             "mallocbench run: --resume takes the plan (profile, workloads, split, solvers, "
-            "seeds, hardware, agent, budget, simulations, c-scale, leaf-rollout, search, "
-            "finetune, finetune-steps) from the file; drop those options\n");
+            "seeds, hardware, agent, budget, bound-budget, simulations, c-scale, leaf-rollout, "
+            "search, finetune, finetune-steps) from the file; drop those options\n");
     return 2;
   }
   return 0;
