@@ -450,8 +450,8 @@ static void test_conv2d_errors(void **state) {
       "model 'tnet': convolution 'conv': groups = -1 (must be >= 0; 0 means 1)",
       "model 'tnet': convolution 'conv': pad = 1 (must be >= 0 and less than the 1x1 kernel)",
       "model 'tnet': convolution 'conv': pad = -1 (must be >= 0 and less than the 1x1 kernel)",
-      "model 'tnet': convolution 'conv': kh x kw x cin / groups x cout = 1 x 1152921504606846975 "
-      "x 4 x 4: more than 1152921504606846975 elements",
+      ("model 'tnet': convolution 'conv': kh x kw x cin / groups x cout = 1 x 1152921504606846975 "
+       "x 4 x 4: more than 1152921504606846975 elements"),
   };
   for (int k = 0; k < (int)(sizeof bad / sizeof *bad); k++) {
     mb_conv_cfg b = {.batch = 1,
