@@ -11,10 +11,10 @@ set -u
 MB=${1:?usage: run_bound_budget.sh MALLOCBENCH_BINARY}
 # $TMP, fail, expect STATUS PATTERN CMD...
 source "$(dirname "$0")/lib/expect.bash"
+source "$(dirname "$0")/lib/kill_run.bash"
 
 # attr FILE NAME: the value of a scalar root attribute, as h5dump prints it
 attr() { h5dump -a "/$2" "$1" 2>/dev/null | sed -n 's/^ *(0): *//p' | tr -d '"'; }
-lines_of() { { wc -l <"$1"; } 2>/dev/null || echo 0; }
 
 # Packing instances of 6000 buffers at half their height: GLPK takes about 0.1 s to set up each
 # LP (3047 rows) before it first looks at its clock, so with a 1 ms limit (what any budget under
@@ -61,29 +61,10 @@ status=$(tail -n +2 "$TMP/ref-csv/baselines.csv" | cut -d, -f14 | sort | uniq -c
 [ "$(attr "$TMP/def.h5" plan_sha256)" != "$(attr "$TMP/one.h5" plan_sha256)" ] ||
   fail "--bound-budget does not enter the plan hash"
 
-# --- (b) killed after some tasks, resumed: the "not solved" baselines come from the journal
-# killed FILE: starts the run into FILE (one worker: tasks finish in plan order) and kills it
-# once its journal holds the header and 9 tasks, two baselines among them (retried if this
-# machine finished it first)
-killed() {
-  local out=$1 pid attempt
-  for attempt in 1 2 3; do
-    rm -f "$out"*
-    "$MB" run "${OPTS[@]}" "${BB[@]}" --jobs 1 --out "$out" >/dev/null 2>&1 &
-    pid=$!
-    while kill -0 $pid 2>/dev/null && [ "$(lines_of "$out.journal")" -lt 10 ]; do sleep 0.002; done
-    # kill succeeds on a run that has just finished but is not reaped yet (a zombie), and a
-    # finished run has removed its journal: only a journal left behind shows a real kill
-    if kill -9 $pid 2>/dev/null; then
-      wait $pid 2>/dev/null
-      [ -f "$out.journal" ] && return 0
-      continue
-    fi
-    wait $pid
-  done
-  fail "could not interrupt a run into $out"
-}
-killed "$TMP/part.h5"
+# --- (b) killed after some tasks, resumed: the "not solved" baselines come from the journal.
+# One worker, so tasks finish in plan order: at 10 lines (the header and 9 tasks) two baselines
+# are among them.
+run_killed "$TMP/part.h5" 10 "${OPTS[@]}" "${BB[@]}" --jobs 1
 head -1 "$TMP/part.h5.journal" |
   grep -qE '^mallocbench-journal 1 seeds 6 budget 1 bound_budget 9.9999999999999995e-07 plan s' ||
   fail "journal header: $(head -1 "$TMP/part.h5.journal" | cut -c1-200)"
@@ -127,7 +108,7 @@ tables ref
 same_as_ref part
 
 # --- resumed from the journal alone (the HDF5 file destroyed): its header gives the limit back
-killed "$TMP/wreck.h5"
+run_killed "$TMP/wreck.h5" 10 "${OPTS[@]}" "${BB[@]}" --jobs 1
 tasks=$(($(lines_of "$TMP/wreck.h5.journal") - 1))
 truncate -s 2048 "$TMP/wreck.h5"
 "$MB" run --resume "$TMP/wreck.h5" --no-progress >/dev/null 2>"$TMP/wreck.err" ||

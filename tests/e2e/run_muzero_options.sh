@@ -12,6 +12,7 @@ MB=${1:?usage: run_muzero_options.sh MALLOCBENCH_BINARY}
 SRC=$(pwd)
 # $TMP, fail, expect STATUS PATTERN CMD...
 source "$(dirname "$0")/lib/expect.bash"
+source "$(dirname "$0")/lib/kill_run.bash"
 
 # attr FILE NAME: the value of a scalar root attribute, as h5dump prints it
 attr() { h5dump -a "/$2" "$1" 2>/dev/null | sed -n 's/^ *(0): *//p' | tr -d '"'; }
@@ -60,40 +61,15 @@ h_puct=$(attr "$TMP/puct.h5" plan_sha256)
   fail "run with --search gumbel: $(cat "$TMP/err")"
 [ "$(attr "$TMP/gumbel.h5" plan_sha256)" = "$h_plain" ] || fail "--search gumbel is not the default plan"
 
-# killed FILE ARGS...: starts a run into FILE and kills it once its journal holds a few tasks
-# (retried if this machine finished it first)
-killed() {
-  local out=$1 pid attempt n
-  shift
-  for attempt in 1 2 3; do
-    rm -f "$out"*
-    "$MB" run "${OPTS[@]}" --seeds 60 --jobs 1 "$@" --out "$out" >/dev/null 2>&1 &
-    pid=$!
-    n=0
-    while kill -0 $pid 2>/dev/null && [ "$n" -lt 3 ]; do
-      n=$({ wc -l <"$out.journal"; } 2>/dev/null || echo 0)
-      sleep 0.002
-    done
-    # kill succeeds on a run that has just finished but is not reaped yet (a zombie), and a
-    # finished run has removed its journal: only a journal left behind shows a real kill
-    if kill -9 $pid 2>/dev/null; then
-      wait $pid 2>/dev/null
-      [ -f "$out.journal" ] && return 0
-      continue
-    fi
-    wait $pid
-  done
-  fail "could not interrupt a run into $out"
-}
 
 # the journal header: the options only when set, in the same place as budget; at the defaults
 # it is the header runs wrote before these options existed
-killed "$TMP/kd.h5"
+run_killed "$TMP/kd.h5" 3 "${OPTS[@]}" --seeds 60 --jobs 1
 head -1 "$TMP/kd.h5.journal" | grep -qE '^mallocbench-journal 1 seeds 60 budget [^ ]+ plan s[0-9a-f]{64} ' ||
   fail "default journal header: $(head -1 "$TMP/kd.h5.journal" | cut -c1-200)"
 head -1 "$TMP/kd.h5.journal" | grep -qE 'simulations|c_scale|finetune|muzero' &&
   fail "default journal header names the options: $(head -1 "$TMP/kd.h5.journal" | cut -c1-200)"
-killed "$TMP/km.h5" "${MZ[@]}"
+run_killed "$TMP/km.h5" 3 "${OPTS[@]}" --seeds 60 --jobs 1 "${MZ[@]}"
 head -1 "$TMP/km.h5.journal" |
   grep -qE '^mallocbench-journal 1 seeds 60 budget [^ ]+ simulations 4 c_scale 2 finetune 0 plan s' ||
   fail "journal header with the options: $(head -1 "$TMP/km.h5.journal" | cut -c1-200)"
@@ -109,7 +85,7 @@ expect 2 "takes the plan" "$MB" run --resume "$TMP/km.h5" --simulations 4
   fail "resume without the options: $(cat "$TMP/err")"
 
 # resumed from the journal alone (the HDF5 file is destroyed): the header gives them back
-killed "$TMP/kw.h5" "${MZ[@]}"
+run_killed "$TMP/kw.h5" 3 "${OPTS[@]}" --seeds 60 --jobs 1 "${MZ[@]}"
 truncate -s 2048 "$TMP/kw.h5"
 "$MB" run --resume "$TMP/kw.h5" --no-progress >/dev/null 2>"$TMP/err" ||
   fail "rebuild with the options: $(cat "$TMP/err")"

@@ -33,31 +33,11 @@ OPTS=(--catalogue "$TMP/cat.txt" --workloads . --solvers heuristic,greedy --seed
 grep -q "is a results file, not a workload or an agent: 'mallocbench summary $TMP/ref.h5'" \
   "$TMP/show.err" || fail "show of a results file: $(cat "$TMP/show.err")"
 
-lines_of() { { wc -l <"$1"; } 2>/dev/null || echo 0; }
+source "$(dirname "$0")/lib/kill_run.bash"
 journaled() { lines_of "$TMP/part.h5.journal"; }
 
-# start_killed FILE: starts a run into FILE and kills it after a few journaled tasks (a run
-# killed before its journal exists has nothing to resume). Retried if this machine finished
-# it first.
-start_killed() {
-  local out=$1 pid attempt
-  for attempt in 1 2 3; do
-    rm -f "$out"*
-    "$MB" run "${OPTS[@]}" --jobs 2 --out "$out" >/dev/null 2>&1 &
-    pid=$!
-    while kill -0 $pid 2>/dev/null && [ "$(lines_of "$out.journal")" -lt 5 ]; do sleep 0.002; done
-    # kill succeeds on a run that has just finished but is not reaped yet (a zombie); a
-    # finished run has removed its journal, so only a journal left behind shows a real kill
-    if kill -9 $pid 2>/dev/null; then
-      wait $pid 2>/dev/null
-      [ -f "$out.journal" ] && return 0
-      continue
-    fi
-    wait $pid
-  done
-  fail "could not interrupt a run into $out"
-}
-start_killed "$TMP/part.h5"
+# killed after a few journaled tasks
+run_killed "$TMP/part.h5" 5 "${OPTS[@]}" --jobs 2
 
 kills=1
 # Kill points are spread by progress, not by time (machines differ a hundredfold here): after
@@ -112,7 +92,7 @@ h5diff "$TMP/ref.h5" "$TMP/part.h5" /assignments /assignments >/dev/null ||
 h5diff "$TMP/ref.h5" "$TMP/part.h5" /workloads /workloads >/dev/null || fail "stored workloads differ"
 # A file destroyed after a kill (here: truncated to its first 2 KB) is rebuilt from the
 # journal; the damaged file is kept aside.
-start_killed "$TMP/wreck.h5"
+run_killed "$TMP/wreck.h5" 5 "${OPTS[@]}" --jobs 2
 [ -e "$TMP/wreck.h5.journal" ] || fail "no journal for the wreck test"
 truncate -s 2048 "$TMP/wreck.h5"
 "$MB" verify "$TMP/wreck.h5" >/dev/null 2>&1 && fail "a truncated file verified"
@@ -127,7 +107,7 @@ diff "$TMP/ref.results" "$TMP/wreck.results" >"$TMP/diff.txt" ||
 
 # A damaged journal line (an edit or a flipped byte: its checksum no longer matches) costs
 # only its own task: the lines after it are still read, and the note names the line.
-start_killed "$TMP/tamper.h5"
+run_killed "$TMP/tamper.h5" 5 "${OPTS[@]}" --jobs 2
 lines=$(lines_of "$TMP/tamper.h5.journal")
 sed -i '3s/ #/X #/' "$TMP/tamper.h5.journal"
 "$MB" run --resume "$TMP/tamper.h5" --no-progress >/dev/null 2>"$TMP/tamper.err" ||
