@@ -760,6 +760,17 @@ static void resume_all(const fixture *f, const char *file) {
   assert_int_equal(st.tasks_run, st.tasks_total);
 }
 
+/* Asserts that `run --resume file` fails with a message containing `why`. */
+static void resume_refused(const fixture *f, const char *file, const char *why) {
+  mb_run_config cfg;
+  mb_run_stats st;
+  mb_error err = {{0}};
+  opts_resume_config(f, &cfg, file);
+  assert_false(mb_run(&cfg, &st, &err));
+  if (!strstr(err.message, why)) fail_msg("resume of %s: '%s' lacks '%s'", file, err.message, why);
+  fclose(cfg.log);
+}
+
 static char *attr_string(const char *path, const char *key) {
   mb_error err = {{0}};
   mb_results *r = mb_results_open(path, false, &err);
@@ -965,13 +976,7 @@ static void test_search_plan_and_resume(void **state) {
   if (!r) fail_msg("%s", err.message);
   assert_true(mb_results_set_attr_string(r, "run_search", "mcts", &err));
   mb_results_close(r, NULL);
-  mb_run_config cfg;
-  mb_run_stats st;
-  opts_resume_config(f, &cfg, unknown);
-  assert_false(mb_run(&cfg, &st, &err));
-  if (!strstr(err.message, "run_search 'mcts': expected gumbel or puct"))
-    fail_msg("unknown kind: %s", err.message);
-  fclose(cfg.log);
+  resume_refused(f, unknown, "run_search 'mcts': expected gumbel or puct");
   free(part);
   free(wreck);
   free(gumbel);
@@ -999,14 +1004,11 @@ static void test_muzero_options_defaults_keep_old_plans(void **state) {
 
   free(interrupted(f, lost, 1));
   delete_muzero_attrs(lost);
+  resume_refused(f, lost, "plan changed");
+
   mb_run_config cfg;
   mb_run_stats st;
   mb_error err = {{0}};
-  opts_resume_config(f, &cfg, lost);
-  assert_false(mb_run(&cfg, &st, &err));
-  assert_non_null(strstr(err.message, "plan changed"));
-  fclose(cfg.log);
-
   char *bad = path_in(f, "mz_bad.h5");
   struct {
     int sims;
@@ -1103,14 +1105,11 @@ static void test_bound_budget_plan_and_resume(void **state) {
   /* set, then lost from the file: the plan changed */
   free(interrupted_with(f, lost, 0, 0.25));
   delete_bound_budget_attr(lost);
+  resume_refused(f, lost, "plan changed");
+  /* bad values are refused before any file is created */
   mb_run_config cfg;
   mb_run_stats st;
   mb_error err = {{0}};
-  opts_resume_config(f, &cfg, lost);
-  assert_false(mb_run(&cfg, &st, &err));
-  assert_non_null(strstr(err.message, "plan changed"));
-  fclose(cfg.log);
-  /* bad values are refused before any file is created */
   char *bad = path_in(f, "bb_bad.h5");
   const double values[] = {-1, NAN, INFINITY, 2e9};
   for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
