@@ -26,11 +26,14 @@ cmp -s "$TMP/good.h5" "$TMP/good.copy" || fail "an existing file was modified"
 
 # The default name, results/<profile>-<stamp>.h5, is taken when a run starts in the same second
 # as another: this run gets <stamp>-2.h5 and the other's file is left alone. The names of the
-# next seconds are taken too, so that the test does not depend on the clock's second.
+# next seconds are taken too, so that the test does not depend on the clock's second. They count
+# from one reading of the clock: one `date` per name would leave a gap when the loop crosses a
+# second (the name of that second was missed once, and the run took it).
 mkdir -p "$TMP/home/results"
 ln -s "$SRC/datasets" "$TMP/home/datasets" # MALLOCBENCH_HOME also locates the hardware profiles
+now=$(date -u +%s)
 for dt in 0 1 2 3 4 5; do
-  echo "another run's file" >"$TMP/home/results/quick-$(date -u -d "+$dt seconds" +%Y%m%d-%H%M%S).h5"
+  echo "another run's file" >"$TMP/home/results/quick-$(date -u -d "@$((now + dt))" +%Y%m%d-%H%M%S).h5"
 done
 MALLOCBENCH_HOME="$TMP/home" "$MB" run "${OPTS[@]}" >"$TMP/out" 2>"$TMP/err" ||
   fail "a run whose default name was taken failed: $(cat "$TMP/err")"
