@@ -22,9 +22,9 @@ for target in "$build"/fuzz_*; do
     fuzz_assignment) printf 'buffer,offset\nx,0\ny,slow\nz,4096\n' >"$corpus"/a.csv
       printf '"a,b",0\n"q""x",slow\n"#h",512\n' >"$corpus"/quoted.csv ;;
     fuzz_journal) # a header, a baseline and a job with a curve (the target fixes checksums)
-      printf '%s\n' 'mallocbench-journal 1 seeds 2 budget 0.5 simulations 8 search spuct plan s0123 profile squick workloads s^a solvers sheuristic,mallocmuzero hardware s agent sa%%20b.h5 catalogue sc.txt data sd' \
-        'B 0 1000 900 800 snot%%20solved 0.01 0.02 s 3 0 -1 512 #0000000000000000' \
-        'J 1 sok 1 2 1024 850 0.5 32 1 sbest%%20fit 3 0 512 -1 2 0 0.1 100 0.2 heuristic 0.05 #0000000000000000' >"$corpus"/a.journal ;;
+      printf '%s\n' 'mallocbench-journal 1 seeds 2 budget 0.5 simulations 8 search puct bound_budget 0.25 plan s0123 profile squick workloads s^a solvers sheuristic,mallocmuzero hardware s agent sa%20b.h5 catalogue sc.txt data sd' \
+        'B 0 1000 900 800 snot%20solved 0.01 0.02 s 3 0 -1 512 #0000000000000000' \
+        'J 1 sok 1 2 1024 850 0.5 32 1 sbest%20fit 3 0 512 -1 2 0 0.1 100 0.2 heuristic 0.05 #0000000000000000' >"$corpus"/a.journal ;;
     fuzz_factorization) cp "$data"/alphatensor/*.txt "$corpus"/ 2>/dev/null || true ;;
   esac
   log=$(mktemp)
