@@ -883,7 +883,7 @@ static bool journal_rewrite(run *R, const char *text, size_t len, mb_error *err)
   char tmp[4300];
   snprintf(tmp, sizeof tmp, "%s.tmp", R->journal_path);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-  bool ok = fd >= 0 && write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
+  bool ok = fd >= 0 && write_all(fd, text, len) && fsync(fd) == 0;
   if (fd >= 0 && close(fd) != 0) ok = false;
   ok = ok && rename(tmp, R->journal_path) == 0;
   if (ok) return true;
