@@ -143,6 +143,16 @@ bool mb_seal_has_block(const char *path) {
   return has;
 }
 
+bool mb_seal_says_sealed(const char *path) {
+  char block[CHECK_AT + 1], state[16];
+  int fd = open(path, O_RDONLY);
+  bool read = fd >= 0 && read_at(fd, block, CHECK_AT, 0);
+  if (fd >= 0) close(fd);
+  block[read ? CHECK_AT : 0] = '\0';
+  return read && !strncmp(block, MAGIC, strlen(MAGIC)) &&
+         field(block, "state", state, sizeof state) && !strcmp(state, "sealed");
+}
+
 typedef enum block_kind { BLOCK_OPEN, BLOCK_SEALED, BLOCK_ZERO } block_kind;
 
 /* Writes the block: open, sealed (with the size and hash of the file as it is) or zeros. */

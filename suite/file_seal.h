@@ -29,8 +29,8 @@
  * 17 bytes, "mallocbench-seal ": the file then reads as unsealed, and its contents are intact).
  *
  * Writers mark a file open before they change it and seal it after closing it; a kill in between
- * leaves it open, and readers then rely on the HDF5 file itself as before (a killed results file
- * is rebuilt from its journal by `run --resume`). */
+ * leaves it open, and readers then rely on the HDF5 file itself (a killed results file is
+ * rebuilt from its journal by `run --resume`), reading it first in a child process (results.h). */
 #ifndef MB_FILE_SEAL_H
 #define MB_FILE_SEAL_H
 
@@ -65,5 +65,9 @@ bool mb_seal_remove(const char *path, mb_error *err);
 /* Whether the file starts with a seal block's first line (damaged or not): a file mallocbench
  * wrote with a seal, which is HDF5 from byte MB_SEAL_BLOCK on. */
 bool mb_seal_has_block(const char *path);
+/* Whether the file's seal block says "sealed" (whatever the file's bytes are: unlike
+ * mb_seal_check it does not hash the file, so a damaged sealed file also says so). For a
+ * quick look at which files a reader will check before libhdf5 parses them. */
+bool mb_seal_says_sealed(const char *path);
 
 #endif

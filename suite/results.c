@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "file_seal.h"
+#include "isolated.h"
 #include "paths.h"
 
 struct mb_results {
@@ -825,23 +826,77 @@ mb_results *mb_results_create(const char *path, bool force, mb_error *err) {
 
 bool mb_results_unseal(const char *path, mb_error *err) { return mb_seal_remove(path, err); }
 
-bool mb_results_is_foreign(const char *path) {
-  quiet_hdf5();
-  mb_seal_state seal;
-  char seal_kind[MB_SEAL_KIND_MAX];
-  /* a damaged sealed file is not known to be intact; a sealed results file is no other kind */
-  if (!mb_seal_check(path, &seal, seal_kind, NULL) || !strcmp(seal_kind, SEAL_KIND)) return false;
-  if (H5Fis_hdf5(path) <= 0) return false;
+static mb_results *open_hdf5(const char *path, bool writable, bool sealable, mb_error *err);
+
+/* is_foreign's test once the seal is known: 1 when the file is foreign, 0 when not (also when it
+ * does not open), so that it can run isolated. */
+static int foreign_hdf5(void *path_arg) {
+  const char *path = path_arg;
+  if (H5Fis_hdf5(path) <= 0) return 0;
   hid_t fapl = file_access(false);
   hid_t file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
   H5Pclose(fapl);
-  if (file < 0) return false;
+  if (file < 0) return 0;
   char *kind = get_str_attr(file, "mallocbench_file");
   bool results_kind = kind && !strcmp(kind, "results");
   free(kind);
   bool foreign = !results_kind && H5Lexists(file, "results", H5P_DEFAULT) <= 0;
   H5Fclose(file);
   return foreign;
+}
+
+bool mb_results_is_foreign(const char *path) {
+  quiet_hdf5();
+  mb_seal_state seal;
+  char seal_kind[MB_SEAL_KIND_MAX];
+  /* a damaged sealed file is not known to be intact; a sealed results file is no other kind */
+  if (!mb_seal_check(path, &seal, seal_kind, NULL) || !strcmp(seal_kind, SEAL_KIND)) return false;
+  if (seal == MB_SEAL_OK) return foreign_hdf5((void *)path);
+  /* no seal vouches for it: a file libhdf5 crashes on is damaged, not known to be intact */
+  int foreign = 0;
+  return mb_isolated_run(foreign_hdf5, (void *)path, &foreign, NULL) == MB_ISOLATED_RETURNED &&
+         foreign;
+}
+
+/* Reads, in a child, everything a reader of the file may read; it returns 0 whether the reads
+ * succeed or fail cleanly (the caller's own reads then fail the same way). */
+static int read_everything_isolated(void *path_arg) {
+  mb_results *r = open_hdf5(path_arg, false, false, NULL);
+  if (r) {
+    mb_results_read_all(r, NULL);
+    mb_results_close(r, NULL);
+  }
+  return 0;
+}
+
+bool mb_results_unchecked(const char *path) {
+  quiet_hdf5();
+  return !mb_seal_says_sealed(path) && H5Fis_hdf5(path) > 0;
+}
+
+bool mb_results_fail_crashed(mb_error *err, const char *path) {
+  return mb_fail(err,
+                 "%s: the file is damaged: libhdf5 reading it %s (the file has no seal, which "
+                 "would have caught the damage: a killed run's file, or one written before "
+                 "seals; 'mallocbench run --resume %s' rebuilds a killed run's file from its "
+                 "journal)",
+                 path, err->message, path);
+}
+
+/* A file no seal vouches for (a killed run's, or one written before seals) is read first in a
+ * child: libhdf5 may crash on its damaged metadata, and then only the child dies. */
+static bool survives_reading(const char *path, mb_error *err) {
+  int code = 0;
+  switch (mb_isolated_run(read_everything_isolated, (void *)path, &code, err)) {
+    case MB_ISOLATED_RETURNED:
+      return true;
+    case MB_ISOLATED_DIED:
+      return mb_results_fail_crashed(err, path);
+    case MB_ISOLATED_NOT_RUN:
+      break;
+  }
+  return mb_fail_prefix(err, "%s: not read, since it has no seal and is read first in a child",
+                        path);
 }
 
 mb_results *mb_results_open(const char *path, bool writable, mb_error *err) {
@@ -869,11 +924,18 @@ mb_results *mb_results_open(const char *path, bool writable, mb_error *err) {
   char seal_kind[MB_SEAL_KIND_MAX];
   if (!mb_seal_check(path, &seal, seal_kind, err)) return NULL;
   bool sealable = seal != MB_SEAL_NONE && !strcmp(seal_kind, SEAL_KIND);
+  if (seal != MB_SEAL_OK && !survives_reading(path, err)) return NULL;
   if (H5Fis_hdf5(path) <= 0) {
     mb_fail(err, "%s: not an HDF5 file (or damaged beyond opening)", path);
     return NULL;
   }
   if (writable && sealable && !mb_seal_mark_open(path, SEAL_KIND, err)) return NULL;
+  return open_hdf5(path, writable, sealable, err);
+}
+
+/* mb_results_open once the file may be given to libhdf5: opens it and checks that it is a
+ * results file of this format. */
+static mb_results *open_hdf5(const char *path, bool writable, bool sealable, mb_error *err) {
   hid_t fapl = file_access(writable);
   hid_t file = H5Fopen(path, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
   H5Pclose(fapl);
@@ -1067,9 +1129,14 @@ mb_workload *mb_results_get_workload(mb_results *r, const char *key, char sha256
   use_rec *uses = NULL;
   int64_t n_ops = 0, n_bufs = 0, n_uses = 0, sched = 0, slow = 0;
   hid_t ot = op_type(), bt = buf_type(), ut = use_type();
-  bool ok = read_table(r, g, "ops", ot, sizeof *ops, (void **)&ops, &n_ops, err) &&
-            read_table(r, g, "buffers", bt, sizeof *bufs, (void **)&bufs, &n_bufs, err) &&
-            read_table(r, g, "uses", ut, sizeof *uses, (void **)&uses, &n_uses, err);
+  /* the tables by their full paths, which the errors then name */
+  char ops_path[sizeof path + 8], bufs_path[sizeof path + 8], uses_path[sizeof path + 8];
+  snprintf(ops_path, sizeof ops_path, "%s/ops", path);
+  snprintf(bufs_path, sizeof bufs_path, "%s/buffers", path);
+  snprintf(uses_path, sizeof uses_path, "%s/uses", path);
+  bool ok = read_table(r, r->file, ops_path, ot, sizeof *ops, (void **)&ops, &n_ops, err) &&
+            read_table(r, r->file, bufs_path, bt, sizeof *bufs, (void **)&bufs, &n_bufs, err) &&
+            read_table(r, r->file, uses_path, ut, sizeof *uses, (void **)&uses, &n_uses, err);
   H5Tclose(ot);
   H5Tclose(bt);
   H5Tclose(ut);
@@ -1474,3 +1541,70 @@ bool mb_results_get_curve_heuristic(mb_results *r, const mb_result_row *row, dou
 }
 
 int64_t mb_results_torn_rows(const mb_results *r) { return r->torn_rows; }
+
+/* ---- everything at once ---- */
+
+/* The outcome of reading many parts: whether all read, and the first failure's message. */
+typedef struct read_tally {
+  bool ok;
+  mb_error first, last; /* last: where each read puts its error */
+} read_tally;
+
+static bool tally(read_tally *t, bool part_ok) {
+  if (!part_ok && t->ok) t->first = t->last;
+  t->ok = t->ok && part_ok;
+  return part_ok;
+}
+
+bool mb_results_read_all(mb_results *r, mb_error *err) {
+  /* every part is read even after one failed, as a reader that skips the failed part reads the
+   * others; the attributes last, as export and report do (in a child of mb_results_open, the
+   * attributes listed first made libhdf5 miss crashes that export then met) */
+  read_tally t = {.ok = true};
+  char **keys = NULL, **values = NULL, **workloads = NULL;
+  int32_t n_attrs = 0, n_workloads = 0;
+  mb_result_row *rows = NULL;
+  int64_t n_rows = 0;
+  if (tally(&t, mb_results_read_rows(r, &rows, &n_rows, &t.last))) {
+    for (int64_t i = 0; i < n_rows; i++) {
+      bool absent = false;
+      mb_assignment *a = mb_results_get_assignment(r, &rows[i], &absent, &t.last);
+      tally(&t, a || absent);
+      mb_assignment_free(a);
+      double *step = NULL, *ret = NULL, heuristic = 0;
+      int32_t len = 0;
+      tally(&t, mb_results_get_curve(r, &rows[i], &step, &ret, &len, &t.last));
+      tally(&t, mb_results_get_curve_heuristic(r, &rows[i], &heuristic, &t.last));
+      free(step);
+      free(ret);
+    }
+    free(rows);
+  }
+  mb_baseline_row *base = NULL;
+  int64_t n_base = 0;
+  if (tally(&t, mb_results_read_baselines(r, &base, &n_base, &t.last))) {
+    for (int64_t i = 0; i < n_base; i++) {
+      bool absent = false;
+      mb_assignment *a = mb_results_get_baseline_assignment(r, &base[i], &absent, &t.last);
+      tally(&t, a || absent);
+      mb_assignment_free(a);
+    }
+    free(base);
+  }
+  if (tally(&t, mb_results_workload_keys(r, &workloads, &n_workloads, &t.last))) {
+    for (int32_t i = 0; i < n_workloads; i++) {
+      char sha[MB_RES_SHA], split[MB_RES_SPLIT];
+      mb_workload *w = mb_results_get_workload(r, workloads[i], sha, &t.last);
+      tally(&t, w != NULL);
+      mb_workload_free(w);
+      tally(&t, mb_results_get_workload_split(r, workloads[i], split, &t.last));
+    }
+    mb_results_free_strings(workloads, n_workloads);
+  }
+  if (tally(&t, mb_results_list_attrs(r, &keys, &values, &n_attrs, &t.last))) {
+    mb_results_free_strings(keys, n_attrs);
+    mb_results_free_strings(values, n_attrs);
+  }
+  if (!t.ok && err) *err = t.first;
+  return t.ok;
+}

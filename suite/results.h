@@ -29,9 +29,10 @@
  * skip): marked open by mb_results_create and by a writable mb_results_open, sealed with a
  * SHA-256 of every byte by mb_results_close, and checked by mb_results_open before libhdf5
  * sees the file: a sealed file with any byte changed is refused ("PATH: the file is damaged:
- * ..."), never parsed. A file left open by a kill, and one written before seals, are read as
- * HDF5 alone, as before. (The newer HDF5 formats, whose metadata checksums would do for part of
- * this, lost committed tasks under kill -9: file_seal.h says how.) */
+ * ..."), never parsed. A file left open by a kill, and one written before seals, are parsed
+ * unchecked; libhdf5 first reads them whole in a child process (mb_results_open), so that its
+ * crashes on their damage end in an error. (The newer HDF5 formats, whose metadata checksums would
+ * do for part of this, lost committed tasks under kill -9: file_seal.h says how.) */
 #ifndef MB_RESULTS_H
 #define MB_RESULTS_H
 
@@ -113,13 +114,23 @@ typedef struct mb_results mb_results;
  * replaced). Errors name the path and the OS reason (permission, missing directory, ...). */
 mb_results *mb_results_create(const char *path, bool force, mb_error *err);
 /* Opens an existing file; checks its seal (above) and that it is a mallocbench results file of
- * a known format. */
+ * a known format. A file without a seal that vouches for it (a killed run's, or one written
+ * before seals) is first read whole (mb_results_read_all) in a child process (isolated.h): if
+ * libhdf5 crashes on it there, the file is refused as damaged and the caller goes on. */
 mb_results *mb_results_open(const char *path, bool writable, mb_error *err);
 /* Whether `path` is an intact HDF5 file of another kind (an agent checkpoint, a file of one's
  * own): it opens, and has neither the results file's root attribute nor its /results table.
  * A results file damaged by a kill is not foreign: `run --resume` rebuilds that one from its
  * journal, and must leave a foreign file alone. */
 bool mb_results_is_foreign(const char *path);
+/* Whether readers give `path` to libhdf5 without a seal's check: an HDF5 file whose seal block
+ * does not say sealed (a killed run's results file, one written before seals, an agent
+ * checkpoint, another program's file). Quick: reads the seal block, hashes nothing. */
+bool mb_results_unchecked(const char *path);
+/* Turns err's account of how a process reading `path` died (isolated.h) into the message for a
+ * damaged unsealed file ("PATH: the file is damaged: libhdf5 reading it crashed with ...",
+ * with how to rebuild a killed run's file). Returns false. */
+bool mb_results_fail_crashed(mb_error *err, const char *path);
 /* Removes the seal of a results file (file_seal.h; a closed file): it then reads as a file
  * written before seals existed. For a file changed on purpose by another HDF5 program (h5py,
  * the raw HDF5 API in tests), which its seal would refuse as damaged. */
@@ -213,6 +224,13 @@ bool mb_results_get_curve(mb_results *r, const mb_result_row *row, double **step
  * none (files written before references were stored). */
 bool mb_results_get_curve_heuristic(mb_results *r, const mb_result_row *row, double *heuristic,
                                     mb_error *err);
+
+/* Reads everything the readers of a file may read (verify, export, summary, plot, report): the
+ * tables, every row's assignment and curve, every baseline's assignment, every stored workload
+ * and its split, and the root attributes. Every part is read even when one fails; false then,
+ * with the first failure in err. mb_results_open runs it in a child on a file no seal vouches
+ * for. */
+bool mb_results_read_all(mb_results *r, mb_error *err);
 
 /* Percent-encodes '/', '%' and a leading '.' so that a name is one HDF5 link name; returns
  * out, or NULL when it does not fit in n bytes. */

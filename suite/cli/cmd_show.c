@@ -33,16 +33,27 @@ static void usage(FILE *out) {
           "(actions, buffer order, observation layout) and its training curve in brief.\n");
 }
 
-/* HDF5's signature at offset 0, where agent checkpoints have their superblock, or a seal block
- * (file_seal.h), which results files start with (their superblock follows it). */
-static bool starts_like_hdf5(const char *path) {
-  static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-  unsigned char head[8];
+static const unsigned char HDF5_SIGNATURE[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+
+/* The offset of HDF5's signature, where the format allows a superblock: 0 (agent checkpoints),
+ * or 512, 1024, 2048, ... after a user block (results files, behind their seal block,
+ * file_seal.h); -1 when there is none up to 1 MiB. */
+static long hdf5_signature_at(const char *path) {
   FILE *f = fopen(path, "rb");
-  if (!f) return false;
-  size_t n = fread(head, 1, sizeof head, f);
+  if (!f) return -1;
+  long found = -1;
+  for (long at = 0; found < 0 && at <= (1L << 20); at = at ? 2 * at : 512) {
+    unsigned char head[8];
+    if (fseek(f, at, SEEK_SET) == 0 && fread(head, 1, sizeof head, f) == sizeof head &&
+        !memcmp(head, HDF5_SIGNATURE, sizeof head))
+      found = at;
+  }
   fclose(f);
-  return (n == sizeof head && !memcmp(head, signature, sizeof head)) || mb_seal_has_block(path);
+  return found;
+}
+
+static bool starts_like_hdf5(const char *path) {
+  return mb_seal_has_block(path) || hdf5_signature_at(path) >= 0;
 }
 
 static int show_hdf5(const char *path) {
@@ -53,7 +64,10 @@ static int show_hdf5(const char *path) {
     mb_diag(stderr, "mallocbench show: %s", err.message);
     return 2;
   }
-  if (seal == MB_SEAL_NONE && mb_agent_describe(path, stdout, &err)) return 0;
+  /* an agent checkpoint has its superblock at 0; a file with a user block is a results file,
+   * whose seal block was removed or never written */
+  bool maybe_agent = seal == MB_SEAL_NONE && hdf5_signature_at(path) == 0;
+  if (maybe_agent && mb_agent_describe(path, stdout, &err)) return 0;
   mb_error results_err;
   mb_results *r = mb_results_open(path, false, &results_err);
   if (r) {
@@ -63,8 +77,7 @@ static int show_hdf5(const char *path) {
             "summary %s' prints its table",
             path, path);
   } else {
-    mb_diag(stderr, "mallocbench show: %s",
-            seal == MB_SEAL_NONE ? err.message : results_err.message);
+    mb_diag(stderr, "mallocbench show: %s", maybe_agent ? err.message : results_err.message);
   }
   return 2;
 }

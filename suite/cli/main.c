@@ -5,6 +5,8 @@
 
 #include "commands.h"
 #include "error.h"
+#include "isolated.h"
+#include "results.h"
 #include "tensor.h"
 #include "version.h"
 
@@ -44,6 +46,33 @@ static void usage(FILE *out) {
       "External data is found through --data DIR or MALLOCBENCH_DATA (default ../shared/data).\n");
 }
 
+/* The commands that read results files (and agent checkpoints), and nothing else of HDF5. */
+static bool reads_results(const char *command) {
+  static const char *const readers[] = {"summary", "verify", "export", "report", "plot", "show"};
+  for (size_t i = 0; i < sizeof readers / sizeof *readers; i++)
+    if (!strcmp(command, readers[i])) return true;
+  return false;
+}
+
+/* Runs a command that reads results files. When one of its arguments is an HDF5 file that no
+ * seal vouches for, libhdf5 parses it unchecked, and damaged metadata can crash the library;
+ * mb_results_open reads such a file first in a child, which catches most crashes but not those
+ * that depend on what the process read before. So the command itself then runs in a child, and
+ * a crash ends with an error naming the file (exit 2), not a core dump. */
+static int run_reader(const mb_command *c, int argc, char **argv) {
+  const char *unchecked = NULL;
+  for (int i = 1; i < argc && !unchecked; i++)
+    if (argv[i][0] != '-' && mb_results_unchecked(argv[i])) unchecked = argv[i];
+  if (!unchecked) return c->run(argc, argv);
+  mb_error err = {{0}};
+  int status = mb_supervise(&err);
+  if (status == MB_SUPERVISED_CHILD) return c->run(argc, argv);
+  if (status >= 0) return status;
+  mb_results_fail_crashed(&err, unchecked);
+  mb_diag(stderr, "mallocbench %s: %s", c->name, err.message);
+  return 2;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -63,7 +92,9 @@ int main(int argc, char **argv) {
    * already keeps the cores busy; OpenBLAS's own threads only spin against the workers. */
   mb_blas_set_threads(1);
   for (int i = 0; i < N_COMMANDS; i++)
-    if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
+    if (!strcmp(argv[1], COMMANDS[i].name))
+      return reads_results(COMMANDS[i].name) ? run_reader(&COMMANDS[i], argc - 1, argv + 1)
+                                             : COMMANDS[i].run(argc - 1, argv + 1);
   mb_diag(stderr, "mallocbench: '%s' is not a command; see 'mallocbench --help'", argv[1]);
   return 2;
 }

@@ -21,6 +21,11 @@
  *     intact 1859 of 2000; sealed: refused 2000 of 2000.
  *   the same run killed after 10 tasks (its seal block says open, 51 KB; seeds 1-2): crashed 7,
  *     changed 53, refused 57, intact 883 of 1000: a killed file is not protected (file_seal.h).
+ *   a complete run's file with its seal block zeroed (`run --workloads
+ *     '^(mlp_pt_xla-tpu|graphsage_tf-tpu)$' --solvers heuristic,greedy --seeds 2`, 155 KB,
+ *     seeds 1-4; 2026-11-29): before crashed 7, changed 122, refused 88, intact 1783 of 2000;
+ *     once mb_results_open read such files first in a child (isolated.h): crashed 0, changed
+ *     121, refused 96, intact 1783.
  *   checkpoint of `train --synthetic --latent 16 --actions 8 --synth-min 16 --synth-max 32
  *     --batch 16 --steps 20` (174 KB): before checksums crashed 0, changed 686, refused 126,
  *     intact 188 of 1000; with them: changed 0, refused 968, intact 32.

@@ -1,0 +1,90 @@
+#include "isolated.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* A returning child exits with RETURNED + its code, so that an exit status the child's code did
+ * not choose (1 from a sanitizer, 127 from the shell, ...) is not read as a returned value. */
+#define RETURNED 64
+
+/* The signals that mean the code crashed, rather than that it was stopped from outside. */
+static const int FAULTS[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+#define N_FAULTS (sizeof FAULTS / sizeof *FAULTS)
+
+static bool is_fault(int sig) {
+  for (size_t i = 0; i < N_FAULTS; i++)
+    if (FAULTS[i] == sig) return true;
+  return false;
+}
+
+static void describe_death(int status, mb_error *err) {
+  if (WIFSIGNALED(status))
+    mb_fail(err, "crashed with signal %d (%s) in a child process", WTERMSIG(status),
+            strsignal(WTERMSIG(status)));
+  else if (WIFEXITED(status))
+    mb_fail(err, "ended abnormally (exit status %d) in a child process", WEXITSTATUS(status));
+  else
+    mb_fail(err, "ended abnormally (wait status %d) in a child process", status);
+}
+
+/* Waits for pid; false with err set when waiting fails. */
+static bool wait_child(pid_t pid, int *status, mb_error *err) {
+  while (waitpid(pid, status, 0) < 0)
+    if (errno != EINTR) return mb_fail(err, "waiting for a child process: %s", strerror(errno));
+  return true;
+}
+
+int mb_supervise(mb_error *err) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    mb_fail(err, "cannot start a child process: %s", strerror(errno));
+    return MB_SUPERVISED_CHILD;
+  }
+  if (pid == 0) return MB_SUPERVISED_CHILD;
+  int status = 0;
+  if (!wait_child(pid, &status, err)) return MB_SUPERVISED_CRASHED;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status) && !is_fault(WTERMSIG(status))) {
+    signal(WTERMSIG(status), SIG_DFL);
+    raise(WTERMSIG(status));
+  }
+  describe_death(status, err);
+  return MB_SUPERVISED_CRASHED;
+}
+
+mb_isolated_end mb_isolated_run(mb_isolated_fn fn, void *ctx, int *code, mb_error *err) {
+  pid_t pid = fork();
+  if (pid < 0) {
+    mb_fail(err, "cannot start a child process: %s", strerror(errno));
+    return MB_ISOLATED_NOT_RUN;
+  }
+  if (pid == 0) {
+    /* a fault ends the child: no handler of the caller's (a test framework's, which would go
+     * on running the caller's code in the child) gets to recover from it */
+    for (size_t i = 0; i < N_FAULTS; i++) signal(FAULTS[i], SIG_DFL);
+    int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) {
+      dup2(devnull, STDOUT_FILENO);
+      dup2(devnull, STDERR_FILENO);
+    }
+    int c = fn(ctx);
+    /* _exit: no atexit handlers and no flush of stdio buffers the parent also holds */
+    _exit(c >= 0 && c <= MB_ISOLATED_MAX_CODE ? RETURNED + c : 1);
+  }
+  int status = 0;
+  if (!wait_child(pid, &status, err)) return MB_ISOLATED_NOT_RUN;
+  int s = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (s >= RETURNED && s <= RETURNED + MB_ISOLATED_MAX_CODE) {
+    *code = s - RETURNED;
+    return MB_ISOLATED_RETURNED;
+  }
+  describe_death(status, err);
+  return MB_ISOLATED_DIED;
+}
