@@ -38,7 +38,6 @@ const char MB_QUICK_FALLBACK_REGEX[] =
     "at_tpu_8192_bf16-tpu|strassen2_8192_bf16-tpu|at_gpu_4096_f32-gpu|minimalloc_A-tpu|"
     "attention_block-tpu|resnet50_inf_b1-tpu|bert_base_inf_b8-tpu|mobilenetv2_inf_b1-edge)$";
 
-#define QUICK_BUDGET_S 1.0 /* quick profile: seconds per solve (greedy's local search) */
 #define QUICK_BOUND_S 10.0 /* LP bound time limit, quick profile */
 #define FULL_BOUND_S 120.0 /* LP bound time limit, full profile */
 #define MAX_BOUND_S 1e9    /* --bound-budget's largest value (as solve's) */
@@ -1550,7 +1549,9 @@ static bool prepare_options(run *R, mb_error *err) {
   R->seeds = cfg->seeds > 0 ? cfg->seeds : (quick ? QUICK_SEEDS : FULL_SEEDS);
   if (cfg->budget < 0 || isnan(cfg->budget))
     return mb_fail(err, "--budget %g: expected seconds >= 0", cfg->budget);
-  R->budget = cfg->budget > 0 ? cfg->budget : (quick ? QUICK_BUDGET_S : 0.0);
+  /* both profiles: each solver's own default budget, a safety net that none of the profiles'
+   * solves reaches on this machine, so that a rerun gives the same table (no budget_hit) */
+  R->budget = cfg->budget > 0 ? cfg->budget : 0.0;
   if (!(cfg->bound_budget >= 0 && cfg->bound_budget <= MAX_BOUND_S))
     return mb_fail(err, "--bound-budget %g: expected seconds > 0, at most %g", cfg->bound_budget,
                    MAX_BOUND_S);

@@ -66,7 +66,7 @@ status=$(tail -n +2 "$TMP/ref-csv/baselines.csv" | cut -d, -f14 | sort | uniq -c
 # are among them.
 run_killed "$TMP/part.h5" 10 "${OPTS[@]}" "${BB[@]}" --jobs 1
 head -1 "$TMP/part.h5.journal" |
-  grep -qE '^mallocbench-journal 1 seeds 6 budget 1 bound_budget 9.9999999999999995e-07 plan s' ||
+  grep -qE '^mallocbench-journal 1 seeds 6 budget 0 bound_budget 9.9999999999999995e-07 plan s' ||
   fail "journal header: $(head -1 "$TMP/part.h5.journal" | cut -c1-200)"
 tasks=$(($(lines_of "$TMP/part.h5.journal") - 1)) # complete task lines (a torn last one has no LF)
 unsolved=$(grep -c '^B [0-9]* [0-9]* [0-9]* [0-9]* snot%20solved ' "$TMP/part.h5.journal")
