@@ -93,6 +93,15 @@ static void test_parse_errors(void **state) {
   expect_error("w hlo hlo/a.hlo - tpu-v4i 1MiB test Bad", "cat.txt:4:37: field 'tags'");
   expect_error("w hlo hlo/a.hlo - tpu-v4i 1MiB test", "field 'tags' missing");
   expect_error("w hlo hlo/a.hlo - tpu-v4i 1MiB test x extra", "9 fields, expected 8");
+  expect_error("w alphatensor builtin:standard n=8 tpu-v4i 1MiB test x",
+               "cat.txt:4:32: field 'args': kind alphatensor needs dtype=bf16|f16|f32");
+  expect_error("w hlo hlo/a.hlo fusion tpu-v4i 1MiB test x",
+               "cat.txt:4:17: field 'args': 'fusion' is not '-' or comma-separated key=value");
+  expect_error("w hlo hlo/a.hlo a=1,,b=2 tpu-v4i 1MiB test x",
+               "cat.txt:4:17: field 'args': 'a=1,,b=2' is not '-' or comma-separated key=value");
+  char long_tags[400];
+  snprintf(long_tags, sizeof long_tags, "w hlo hlo/a.hlo - tpu-v4i 1MiB test %0300d", 0);
+  expect_error(long_tags, "cat.txt:4:37: field 'tags': 300 characters, at most 255 allowed");
   mb_error err;
   assert_null(parse("w hlo hlo/a.hlo - tpu-v4i 1MiB test x\n", &err));
   assert_non_null(strstr(err.message, "cat.txt:1:1: expected the header line"));

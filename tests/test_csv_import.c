@@ -110,6 +110,8 @@ static void test_malformed(void **state) {
                "missing");
   expect_error("id,lower,upper,size,lower\n",
                "t.csv:1: column 'lower' appears twice in the header");
+  expect_error("id,lower,upper,size,a,b,c,d,e,f,g,h,i,j,k,l,m\n",
+               "t.csv:1: expected at most 16 columns in the header, got 17");
   expect_error("id,lower,upper,size\n",
                "t.csv:1: expected at least one buffer row after the header");
   expect_error("id,lower,upper,size\na,0,1\n", "t.csv:2: expected 4 fields like the header, got 3");

@@ -18,6 +18,10 @@
   "mallocbench-workload 1\nname w\nsource \"s\"\nop o0 kind=dot flops=10\n" \
   "op o1 kind=add flops=5\n"
 
+/* an op kind one byte longer than a name may be (MB_NAME_MAX - 1 = 127) */
+#define K16 "kkkkkkkkkkkkkkkk"
+#define K128 K16 K16 K16 K16 K16 K16 K16 K16
+
 typedef struct reject_case {
   const char *text;
   const char *message;
@@ -126,6 +130,10 @@ static const reject_case REJECTS[] = {
     {"mallocbench-workload 1\nname a=b\n", "t.wl:2: name: unknown key 'a'"},
     {"mallocbench-workload 1\nname w x=\"q\"y\n", "t.wl:2: malformed field 'x=\"q\"y'"},
     {"mallocbench-workload 1\nsize=4\n", "t.wl:2: expected a directive, found 'size=4'"},
+    {"mallocbench-workload 1\n", "t.wl: missing 'name'"},
+    {"mallocbench-workload 1 2\n", "t.wl:1: header: expected 'mallocbench-workload 1'"},
+    {"mallocbench-workload\n", "t.wl:1: header: expected 'mallocbench-workload 1'"},
+    {HEAD "op o2 kind=" K128 " flops=1\n", "t.wl:6: op 'o2': kind longer than 127 bytes"},
 };
 
 static void test_rejections(void **state) {
