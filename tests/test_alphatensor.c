@@ -271,6 +271,86 @@ static void test_parse_errors(void **state) {
   assert_non_null(strstr(err.message, "/nonexistent/f.txt"));
 }
 
+/* Appends `n` lines `row` to the text in t (capacity cap). */
+static void append_rows(char *t, size_t cap, int n, const char *row) {
+  for (int i = 0; i < n; i++) {
+    size_t len = strlen(t);
+    assert_true((size_t)snprintf(t + len, cap - len, "%s\n", row) < cap - len);
+  }
+}
+
+/* The refusals test_parse_errors leaves out, each with its full message: an over-long token,
+ * too many columns, a short row, headers out of order, a 17th row, a file that stops after U or
+ * V, and a NUL byte in a loaded file. */
+static void test_more_parse_errors(void **state) {
+  (void)state;
+  /* a token of 32 characters or more is cut to 20 in the message */
+  expect_parse_error("U\n1 0 -0000000000000000000000000000001\n",
+                     "f.txt:2: column 3: '-0000000000000000000...' is not an integer");
+  expect_parse_error("U\n123456789012345678901234567890123456789\n",
+                     "f.txt:2: column 1: '12345678901234567890...' is not an integer");
+  /* the first U row sets the rank, at most 4096 */
+  size_t cap = 16384;
+  char *t = malloc(cap);
+  assert_non_null(t);
+  snprintf(t, cap, "U\n");
+  for (int i = 0; i < 4097; i++) strcat(t, "0 ");
+  expect_parse_error(t, "f.txt:2: more than 4096 columns: not a 4x4 factorization");
+  /* a later row with fewer integers than the first (the row number counts from 0) */
+  expect_parse_error("U\n1 0\n1\n",
+                     "f.txt:3: block U row 1: 1 integers, expected 2 (the rank set by the first U "
+                     "row)");
+  /* headers out of order */
+  expect_parse_error("V\n1\n", "f.txt:1: unexpected block header 'V', expected 'U'");
+  snprintf(t, cap, "# c\nU\n");
+  append_rows(t, cap, 16, "1");
+  append_rows(t, cap, 1, "W");
+  expect_parse_error(t, "f.txt:19: unexpected block header 'W', expected 'V'");
+  snprintf(t, cap, "U\n");
+  append_rows(t, cap, 16, "1");
+  append_rows(t, cap, 1, "V");
+  append_rows(t, cap, 16, "1");
+  append_rows(t, cap, 1, "U");
+  expect_parse_error(t, "f.txt:35: unexpected block header 'U', expected 'W'");
+  char *full = standard_text(-1, NULL); /* 52 lines: a comment, then U, V and W */
+  char *extra = malloc(strlen(full) + 64);
+  assert_non_null(extra);
+  sprintf(extra, "%sU\n", full);
+  expect_parse_error(extra,
+                     "f.txt:53: unexpected block header 'U', expected end of file after "
+                     "block W");
+  /* a 17th row */
+  snprintf(t, cap, "U\n");
+  append_rows(t, cap, 17, "1");
+  expect_parse_error(t, "f.txt:18: block U has more than 16 rows");
+  sprintf(extra, "%s0\n", full);
+  expect_parse_error(extra, "f.txt:53: block W has more than 16 rows");
+  /* the file stops after a complete U or V */
+  snprintf(t, cap, "U\n");
+  append_rows(t, cap, 16, "1");
+  expect_parse_error(t, "f.txt:17: file ends after block U; expected blocks U, V and W");
+  append_rows(t, cap, 1, "V");
+  append_rows(t, cap, 16, "1");
+  expect_parse_error(t, "f.txt:34: file ends after block V; expected blocks U, V and W");
+  free(extra);
+  free(full);
+  free(t);
+  /* a NUL byte in a file: refused by the loader, naming the file */
+  char *path = mb_test_temp_path("nul.txt");
+  static const char nul[] = "U\n1\0 2\n";
+  mb_test_write_bytes(path, nul, sizeof nul - 1);
+  mb_factorization f;
+  mb_error err;
+  mb_error_clear(&err);
+  assert_false(mb_factorization_load(path, &f, &err));
+  char want[4200];
+  snprintf(want, sizeof want, "%s: NUL byte in text: not a factorization file", path);
+  assert_string_equal(err.message, want);
+  assert_null(f.u);
+  remove(path);
+  free(path);
+}
+
 static void test_trace_argument_errors(void **state) {
   (void)state;
   mb_factorization f;
@@ -332,6 +412,7 @@ int main(void) {
       cmocka_unit_test(test_strassen_squared_equals_deepmind),
       cmocka_unit_test(test_all_factorizations_decompose),
       cmocka_unit_test(test_parse_errors),
+      cmocka_unit_test(test_more_parse_errors),
       cmocka_unit_test(test_trace_argument_errors),
       cmocka_unit_test(test_signs_and_scales),
   };

@@ -71,6 +71,44 @@ static void test_rejections(void **state) {
   expect_error(3, "capacity = 1e300 GiB", "hw.txt:3: capacity: value '1e300 GiB' out of range");
 }
 
+/* The refusals test_rejections leaves out: over-long keys and values, a key without a value, a
+ * name that is not one word, and zero alignment, bandwidths and peak (each names its line). */
+static void test_more_rejections(void **state) {
+  (void)state;
+  char line[256];
+  /* the key buffer holds 63 characters: a 64-character key is refused, not cut */
+  snprintf(line, sizeof line, "capacity%056d = 2 MiB", 0);
+  expect_error(3, line, "hw.txt:3: key or value too long");
+  /* the value buffer holds 127 characters */
+  snprintf(line, sizeof line, "capacity = %0126d B", 2);
+  expect_error(3, line, "hw.txt:3: key or value too long");
+  expect_error(3, "capacity =", "hw.txt:3: capacity: missing value");
+  expect_error(4, "alignment =   # none", "hw.txt:4: alignment: missing value");
+  expect_error(2, "name = test hw",
+               "hw.txt:2: name: 'test hw' must be one word of < 64 characters");
+  expect_error(2, "name = tpu/v4", "hw.txt:2: name: 'tpu/v4' must be one word of < 64 characters");
+  char message[256];
+  snprintf(line, sizeof line, "name = %064d", 7);
+  snprintf(message, sizeof message, "hw.txt:2: name: '%064d' must be one word of < 64 characters",
+           7);
+  expect_error(2, line, message);
+  /* 63 characters is the longest name accepted, 127 the longest value */
+  char text[1024];
+  snprintf(text, sizeof text, "name = %063d%s", 7, strstr(GOOD, "\ncapacity"));
+  mb_hardware hw;
+  mb_error err;
+  if (!mb_hardware_parse(text, "hw.txt", &hw, &err)) fail_msg("%s", err.message);
+  assert_int_equal(strlen(hw.name), 63);
+  snprintf(text, sizeof text, "name = x\ncapacity = %0125d B%s", 2, strstr(GOOD, "\nalignment"));
+  if (!mb_hardware_parse(text, "hw.txt", &hw, &err)) fail_msg("%s", err.message);
+  assert_int_equal(hw.capacity, 2);
+  expect_error(4, "alignment = 0 B", "hw.txt:4: alignment must be >= 1 B");
+  expect_error(4, "alignment = 0.4 B", "hw.txt:4: alignment must be >= 1 B"); /* rounds to 0 */
+  expect_error(5, "slow_bandwidth = 0 GB/s", "hw.txt:5: slow_bandwidth must be > 0");
+  expect_error(6, "fast_bandwidth = 0.0 TB/s", "hw.txt:6: fast_bandwidth must be > 0");
+  expect_error(7, "peak_flops = 0 TFLOP/s", "hw.txt:7: peak_flops must be > 0");
+}
+
 static void test_shipped_profiles(void **state) {
   (void)state;
   const char *names[] = {"tpu-v4i", "edge-npu", "gpu-l2"};
@@ -110,6 +148,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_good),
       cmocka_unit_test(test_rejections),
+      cmocka_unit_test(test_more_rejections),
       cmocka_unit_test(test_shipped_profiles),
       cmocka_unit_test(test_trailing_carriage_return),
   };

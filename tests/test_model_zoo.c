@@ -538,6 +538,85 @@ static void test_malformed_specs(void **state) {
   assert_non_null(strstr(err.message, "/nonexistent/x.spec"));
 }
 
+/* A DLRM spec whose table_rows (line 7) is `rows`: refused with `expected` (returns false), or
+ * with `expected` NULL parsed (returns true; fails the test when refused). */
+static bool dlrm_rows_parse(const char *rows, const char *expected) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "family = dlrm\nmode = inference\ndtype = f32\nbatch = 8\nfeatures = 13\n"
+           "embed_dim = 4\ntable_rows = %s\nbottom_mlp = 8,4\ntop_mlp = 1\n",
+           rows);
+  if (expected) {
+    expect_error_s(text, expected);
+    return false;
+  }
+  mb_model_spec s;
+  mb_error err = {{0}};
+  if (!mb_model_spec_parse(text, strlen(text), "bad.spec", &s, &err)) fail_msg("%s", err.message);
+  return true;
+}
+
+/* The refusals test_malformed_specs leaves out, each with its full message: over-long values,
+ * keys and lists, list items, kv_heads, LSTM length and a reference without its figure. */
+static void test_more_malformed_specs(void **state) {
+  (void)state;
+  char line[700], want[256];
+  mb_model_spec s;
+  mb_error err = {{0}};
+  /* name holds 127 characters, every value 511 */
+  snprintf(line, sizeof line, "name = %0128d\n", 0);
+  expect_error_after(line, "bad.spec:9: key 'name': value longer than 127 characters");
+  snprintf(line, sizeof line, "%sname = %0127d\n", mlp_ok, 0);
+  if (!mb_model_spec_parse(line, strlen(line), "x.spec", &s, &err)) fail_msg("%s", err.message);
+  assert_int_equal(strlen(s.name), 127);
+  snprintf(line, sizeof line, "reference_gflops = 1\nreference = \"%0512d\"\n", 0);
+  expect_error_after(line, "bad.spec:10: key 'reference': value longer than 511 characters");
+  snprintf(line, sizeof line, "%sreference_gflops = 1\nreference = \"%0511d\"\n", mlp_ok, 0);
+  if (!mb_model_spec_parse(line, strlen(line), "x.spec", &s, &err)) fail_msg("%s", err.message);
+  assert_int_equal(strlen(s.reference), 511);
+  /* a key of 64 characters or more is cut to 40 in the message */
+  snprintf(line, sizeof line, "k%063d = 1\n", 0);
+  snprintf(want, sizeof want, "bad.spec:9: key 'k%039d...': unknown key", 0);
+  expect_error_after(line, want);
+  snprintf(line, sizeof line, "k%062d = 1\n", 0);
+  snprintf(want, sizeof want, "bad.spec:9: key 'k%062d': unknown key", 0);
+  expect_error_after(line, want);
+  /* lists: at most 64 entries, each in [1, max], separated by commas */
+  char rows[200] = "1";
+  for (int i = 1; i < 64; i++) strcat(rows, ",1");
+  assert_true(dlrm_rows_parse(rows, NULL));
+  strcat(rows, ",1");
+  dlrm_rows_parse(rows, "bad.spec:7: key 'table_rows': more than 64 entries");
+  dlrm_rows_parse("10,0,30",
+                  "bad.spec:7: key 'table_rows': bad number '0' in list (expected an "
+                  "integer in [1, 17179869184])");
+  dlrm_rows_parse("10, 17179869185",
+                  "bad.spec:7: key 'table_rows': bad number '17179869185' in "
+                  "list (expected an integer in [1, 17179869184])");
+  dlrm_rows_parse("10 20",
+                  "bad.spec:7: key 'table_rows': bad list '10 20' (expected "
+                  "comma-separated integers)");
+  dlrm_rows_parse("10,20;",
+                  "bad.spec:7: key 'table_rows': bad number '20;' in list (expected an "
+                  "integer in [1, 17179869184])");
+  /* kv_heads must divide heads */
+  expect_error_s(
+      "family = llama\nmode = inference\ndtype = bf16\nbatch = 2\nseq = 4\n"
+      "layers = 2\nhidden = 16\nheads = 4\nkv_heads = 3\nffn = 24\nvocab = 11\n",
+      "bad.spec:9: key 'kv_heads': 3 does not divide heads = 4");
+  /* an LSTM runs at most 100000 steps (seq x layers) */
+  static const char lstm[] =
+      "family = lstm\nmode = inference\ndtype = f32\nbatch = 1\nseq = 1000\nlayers = %d\n"
+      "hidden = 8\nvocab = 10\n";
+  snprintf(line, sizeof line, lstm, 101);
+  expect_error_s(line, "bad.spec:5: key 'seq': seq x layers = 101000 LSTM steps, at most 100000");
+  snprintf(line, sizeof line, lstm, 100);
+  if (!mb_model_spec_parse(line, strlen(line), "x.spec", &s, &err)) fail_msg("%s", err.message);
+  /* a reference needs its figure */
+  expect_error_after("reference = \"Someone 2020\"\n",
+                     "bad.spec:9: key 'reference': given without 'reference_gflops'");
+}
+
 /* The parser's check of `image` agrees with the layers: for every convolutional family and
  * image size, a spec is either refused by the parser naming file:line:key or generated; never
  * accepted by the parser and then refused by a layer (a message without line or key), never
@@ -590,6 +669,7 @@ int main(void) {
       cmocka_unit_test(test_malformed_specs),      cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_every_spec_generates), cmocka_unit_test(test_flops_match_references),
       cmocka_unit_test(test_training_schedule),    cmocka_unit_test(test_image_sizes_agree),
+      cmocka_unit_test(test_more_malformed_specs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
