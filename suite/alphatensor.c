@@ -185,7 +185,7 @@ bool mb_factorization_parse(const char *text, const char *path, mb_factorization
       mb_fail(err,
               "%s:%d: block %c row %d: %d integers, expected %d (the rank set by the first "
               "U row)",
-              path, lineno, names[block], row, n, out->rank);
+              path, lineno, names[block], row + 1, n, out->rank); /* rows count from 1 */
       goto done;
     }
     int32_t *dst = block == 0 ? out->u : block == 1 ? out->v : out->w;

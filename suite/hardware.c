@@ -186,6 +186,14 @@ bool mb_hardware_parse(const char *text, const char *path, mb_hardware *out, mb_
         ok = mb_fail(err, "%s:%d: %s: value '%s' out of range", path, lineno, key, value);
         break;
       }
+      /* a size is a whole number of bytes (1.5 KiB is; 0.4 B or 1.5 B is not, and rounding it
+       * would change what the profile says); the tolerance is for decimal units, whose products
+       * are inexact in binary (2.01 KB is 2009.9999999999998) */
+      if (KEYS[k].kind == VALUE_SIZE && fabs(v - nearbyint(v)) > 1e-9 * fmax(1.0, v)) {
+        ok = mb_fail(err, "%s:%d: %s: '%s' is not a whole number of bytes", path, lineno, key,
+                     value);
+        break;
+      }
     }
     p = next;
   }

@@ -12,8 +12,9 @@
  *   op_overhead   = 1 us        # assumption ...
  *
  * Units: B, KiB, MiB, GiB (and KB, MB, GB as powers of ten) for sizes; B/s, GB/s, TB/s;
- * FLOP/s, GFLOP/s, TFLOP/s; ns, us, ms, s. Unknown keys, missing keys, bad units are errors
- * naming file:line and key. */
+ * FLOP/s, GFLOP/s, TFLOP/s; ns, us, ms, s. A size is a whole number of bytes (1.5 KiB, not
+ * 1.5 B). Unknown keys, missing keys, bad units and fractional bytes are errors naming
+ * file:line and key. */
 #ifndef MB_HARDWARE_H
 #define MB_HARDWARE_H
 

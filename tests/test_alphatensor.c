@@ -296,9 +296,9 @@ static void test_more_parse_errors(void **state) {
   snprintf(t, cap, "U\n");
   for (int i = 0; i < 4097; i++) strcat(t, "0 ");
   expect_parse_error(t, "f.txt:2: more than 4096 columns: not a 4x4 factorization");
-  /* a later row with fewer integers than the first (the row number counts from 0) */
+  /* a later row with fewer integers than the first (rows count from 1, as in "has 15 rows") */
   expect_parse_error("U\n1 0\n1\n",
-                     "f.txt:3: block U row 1: 1 integers, expected 2 (the rank set by the first U "
+                     "f.txt:3: block U row 2: 1 integers, expected 2 (the rank set by the first U "
                      "row)");
   /* headers out of order */
   expect_parse_error("V\n1\n", "f.txt:1: unexpected block header 'V', expected 'U'");

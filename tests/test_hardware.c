@@ -103,7 +103,17 @@ static void test_more_rejections(void **state) {
   if (!mb_hardware_parse(text, "hw.txt", &hw, &err)) fail_msg("%s", err.message);
   assert_int_equal(hw.capacity, 2);
   expect_error(4, "alignment = 0 B", "hw.txt:4: alignment must be >= 1 B");
-  expect_error(4, "alignment = 0.4 B", "hw.txt:4: alignment must be >= 1 B"); /* rounds to 0 */
+  /* sizes are whole bytes: not rounded (0.4 B used to become 0, 1.5 B 2) */
+  expect_error(4, "alignment = 0.4 B",
+               "hw.txt:4: alignment: '0.4 B' is not a whole number of bytes");
+  expect_error(3, "capacity = 1.5 B", "hw.txt:3: capacity: '1.5 B' is not a whole number of bytes");
+  /* a fraction of a larger unit that is whole bytes is fine */
+  snprintf(text, sizeof text, "name = x\ncapacity = 1.5 KiB%s", strstr(GOOD, "\nalignment"));
+  if (!mb_hardware_parse(text, "hw.txt", &hw, &err)) fail_msg("%s", err.message);
+  assert_int_equal(hw.capacity, 1536);
+  snprintf(text, sizeof text, "name = x\ncapacity = 2.01 KB%s", strstr(GOOD, "\nalignment"));
+  if (!mb_hardware_parse(text, "hw.txt", &hw, &err)) fail_msg("%s", err.message);
+  assert_int_equal(hw.capacity, 2010); /* 2009.9999999999998 in binary */
   expect_error(5, "slow_bandwidth = 0 GB/s", "hw.txt:5: slow_bandwidth must be > 0");
   expect_error(6, "fast_bandwidth = 0.0 TB/s", "hw.txt:6: fast_bandwidth must be > 0");
   expect_error(7, "peak_flops = 0 TFLOP/s", "hw.txt:7: peak_flops must be > 0");
