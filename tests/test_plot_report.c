@@ -1193,6 +1193,69 @@ static void test_alphatensor_names(void **state) {
                                                 sizeof dtype));
 }
 
+/* A results file without rows (a run killed before its first task finished): summary says so,
+ * report and plot refuse it by name, and the output directories they cannot use are named. */
+static void test_empty_file_and_bad_directories(void **state) {
+  fixture *fx = *state;
+  mb_error err;
+  char empty[1200];
+  snprintf(empty, sizeof empty, "%s/empty.h5", fx->dir);
+  mb_results *r = mb_results_create(empty, true, &err);
+  if (!r) fail_msg("%s", err.message);
+  assert_true(mb_results_close(r, &err));
+  r = mb_results_open(empty, false, &err);
+  if (!r) fail_msg("%s", err.message);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  assert_true(mb_summary_print(r, out, &err));
+  fclose(out);
+  assert_non_null(strstr(text, "(no results yet)\n"));
+  free(text);
+  out = open_memstream(&text, &len);
+  assert_false(mb_summary_print_filtered(r, NULL, "^mlp", out, &err));
+  fclose(out);
+  free(text);
+  char want[1500];
+  snprintf(want, sizeof want,
+           "%s: --workloads '^mlp': the file holds no result yet, no case to match", empty);
+  assert_string_equal(err.message, want);
+  mb_results_close(r, NULL);
+  char md[1200];
+  snprintf(md, sizeof md, "%s/empty.md", fx->dir);
+  mb_report_options ropt = {.markdown_path = md, .formats = MB_REPORT_MD};
+  assert_false(mb_report_write(empty, &ropt, &err));
+  snprintf(want, sizeof want, "%s: the results table is empty: nothing to report", empty);
+  assert_string_equal(err.message, want);
+  mb_plot_outputs outputs;
+  char figs[1200];
+  snprintf(figs, sizeof figs, "%s/empty-figures", fx->dir);
+  mb_plot_options popt = {.out_dir = figs, .formats = MB_PLOT_PNG};
+  assert_false(mb_plot_all(empty, &popt, &outputs, &err));
+  snprintf(want, sizeof want, "%s: the results table is empty: nothing to plot", empty);
+  assert_string_equal(err.message, want);
+
+  /* directories: one below a regular file cannot be made; a quote cannot reach gnuplot */
+  char below_file[1300];
+  snprintf(below_file, sizeof below_file, "%s/figs", fx->results);
+  popt.out_dir = below_file;
+  assert_false(mb_plot_all(fx->results, &popt, &outputs, &err));
+  snprintf(want, sizeof want, "%s: cannot create output directory: ", below_file);
+  assert_non_null(strstr(err.message, want));
+  char quoted[1300];
+  snprintf(quoted, sizeof quoted, "%s/it's", fx->dir);
+  popt.out_dir = quoted;
+  assert_false(mb_plot_all(fx->results, &popt, &outputs, &err));
+  snprintf(want, sizeof want, "%s: paths with quotes or newlines cannot be passed to gnuplot",
+           quoted);
+  assert_string_equal(err.message, want);
+  ropt.formats = MB_REPORT_TEX;
+  ropt.tex_dir = below_file;
+  assert_false(mb_report_write(fx->results, &ropt, &err));
+  snprintf(want, sizeof want, "%s: cannot create directory: ", below_file);
+  assert_non_null(strstr(err.message, want));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_plot_writes_every_figure),
@@ -1210,6 +1273,7 @@ int main(void) {
       cmocka_unit_test(test_workloads_summary_errors),
       cmocka_unit_test(test_summary_control_bytes),
       cmocka_unit_test(test_report_test_split_table),
+      cmocka_unit_test(test_empty_file_and_bad_directories),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
