@@ -150,5 +150,18 @@ grep -qE "full.h5|File too large" "$TMP/err" || fail "full disk message: $(cat "
   fail "resume after the disk filled: $(cat "$TMP/err")"
 "$MB" verify "$TMP/full.h5" >/dev/null || fail "verify after the disk filled"
 
+# solves that fail are stored as 'error' rows (exit 1), and the failure is said once per solver
+# and status, not once per row: here every mallocmuzero solve lacks the default agent
+MALLOCBENCH_HOME="$TMP/home" "$MB" run "${OPTS[@]}" --solvers heuristic,mallocmuzero --seeds 2 \
+  --out "$TMP/noagent.h5" >/dev/null 2>"$TMP/err"
+st=$?
+[ $st = 1 ] || fail "run with failing solves exited $st, expected 1: $(cat "$TMP/err")"
+grep -q "^mallocbench run: mallocmuzero: 4 row(s) 'error', first (mlp_tiny): mallocmuzero: agent checkpoint '$TMP/home/results/agents/default.h5' not found" "$TMP/err" ||
+  fail "failed solves: no one-line account: $(cat "$TMP/err")"
+[ "$(grep -c "row(s) 'error'" "$TMP/err")" = 1 ] || fail "failed solves said more than once: $(cat "$TMP/err")"
+grep -q "^mallocbench run: 0 invalid and 4 failed solve(s)" "$TMP/err" ||
+  fail "failed solves: no count: $(cat "$TMP/err")"
+"$MB" verify "$TMP/noagent.h5" >/dev/null || fail "a file with error rows does not verify"
+
 "$MB" verify "$TMP/good.h5" >/dev/null || fail "the good file no longer verifies"
 echo "ok"
