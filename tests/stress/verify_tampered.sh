@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# What `verify` says of a results file changed after its run (tests/stress/tamper.c): each
+# tampering is reported with the MISMATCH line of the check that catches it (row number, names
+# and field as cmd_verify.c prints them) and the exact number of mismatches, exit 1; the copy is
+# read (unsealed, as after an edit by another HDF5 program), not refused as damaged; the file it
+# was copied from still verifies with 0 mismatches.
+# Usage: verify_tampered.sh MALLOCBENCH_BINARY TAMPER_BINARY (run from the source tree).
+set -u
+MB=${1:?usage: verify_tampered.sh MALLOCBENCH_BINARY TAMPER_BINARY}
+TAMPER=${2:?usage: verify_tampered.sh MALLOCBENCH_BINARY TAMPER_BINARY}
+SRC=$(pwd)
+# $TMP, fail, expect STATUS PATTERN CMD...
+source "$SRC/tests/e2e/lib/expect.bash"
+
+cat >"$TMP/cat.txt" <<CAT
+name kind source args hardware capacity split tags
+mlp_tiny native $SRC/datasets/samples/mlp_tiny.wl - tpu-v4i 2MiB test quick
+attention native $SRC/datasets/samples/attention_block.wl - tpu-v4i 4MiB test quick
+CAT
+"$MB" run --catalogue "$TMP/cat.txt" --workloads . --solvers heuristic,greedy --seeds 3 \
+  --budget 0.05 --no-progress --out "$TMP/ref.h5" >/dev/null 2>"$TMP/err" ||
+  fail "reference run: $(cat "$TMP/err")"
+cp "$TMP/ref.h5" "$TMP/pristine.h5"
+# rows 0-5: mlp_tiny (heuristic seeds 0-2, greedy seeds 0-2), rows 6-11: attention; baseline
+# row 0 mlp_tiny, row 1 attention
+SUMMARY="12 result rows, 2 baselines, 2 workloads checked"
+"$MB" verify "$TMP/ref.h5" >"$TMP/verify.txt" 2>&1 || fail "verify of the run: $(cat "$TMP/verify.txt")"
+grep -q "$SUMMARY.*: 0 mismatches$" "$TMP/verify.txt" ||
+  fail "verify of the run: $(cat "$TMP/verify.txt")"
+
+# tamper WHAT: a tampered copy $TMP/WHAT.h5, verified into $TMP/WHAT.txt (exit 1 expected);
+# OLD and NEW are the numbers tamper printed ("... OLD -> NEW"), when it printed some
+tamper() {
+  WHAT=$1
+  cp "$TMP/ref.h5" "$TMP/$WHAT.h5"
+  "$TAMPER" "$TMP/$WHAT.h5" "$WHAT" >"$TMP/$WHAT.tamper" 2>"$TMP/err" ||
+    fail "tamper $WHAT: $(cat "$TMP/err")"
+  read -r OLD NEW < <(sed -nE 's/.* ([0-9.e+-]+) -> ([0-9.e+-]+)( .*)?$/\1 \2/p' "$TMP/$WHAT.tamper")
+  "$MB" verify "$TMP/$WHAT.h5" >"$TMP/$WHAT.txt" 2>&1
+  local got=$?
+  OUT="$(cat "$TMP/$WHAT.tamper")
+$(cat "$TMP/$WHAT.txt")"
+  grep -q "damaged" "$TMP/$WHAT.txt" && fail "$WHAT: refused as damaged (still sealed?): $OUT"
+  [ $got = 1 ] || fail "$WHAT: verify exited $got, expected 1 (mismatches): $OUT"
+  grep -q "incomplete" "$TMP/$WHAT.txt" && fail "$WHAT: the run reads as incomplete: $OUT"
+}
+# mismatches N [SUMMARY]: the last line counts N mismatches (and the rows of SUMMARY)
+mismatches() {
+  local word=mismatches
+  [ "$1" = 1 ] && word=mismatch
+  grep -qxF "verify $TMP/$WHAT.h5: ${2:-$SUMMARY} (times simulated by the mallocbench cost model): $1 $word" \
+    "$TMP/$WHAT.txt" || fail "$WHAT: not $1 $word: $OUT"
+}
+# line PREFIX REST: some line starts with the literal PREFIX and the rest of it matches the
+# extended regex REST (anchored at both ends; awk's, so no {n} intervals, which mawk lacks;
+# both passed in the environment, where awk does not read backslash escapes)
+line() {
+  P=$1 RE="^($2)\$" awk '
+    index($0, ENVIRON["P"]) == 1 && substr($0, length(ENVIRON["P"]) + 1) ~ ENVIRON["RE"] { f = 1 }
+    END { exit !f }' "$TMP/$WHAT.txt" || fail "$WHAT: no line '$1' + /$2/: $OUT"
+}
+ROW0="MISMATCH results row 0 (mlp_tiny@tpu-v4i heuristic seed 0)"
+BASE0="MISMATCH baselines row 0 (mlp_tiny@tpu-v4i)"
+OVERLAP="buffer '[a-z0-9_]+' \[0, [0-9]+\) and buffer '[a-z0-9_]+' \[0, [0-9]+\) overlap in fast memory at time [0-9]+"
+
+tamper row-time
+line "$ROW0: t_solver_ps stored $NEW, recomputed $OLD" ""
+mismatches 1
+
+tamper row-speedup
+line "$ROW0: speedup_heuristic stored $NEW, recomputed $OLD" "" # both %.17g
+mismatches 1
+
+tamper row-invalid
+line "$ROW0: stored as ok but the assignment is invalid: " "$OVERLAP"
+mismatches 1
+
+tamper row-valid-but-marked-invalid
+line "$ROW0: stored as invalid but the assignment validates" ""
+mismatches 1
+
+tamper row-no-baseline
+for i in 6 7 8; do
+  line "MISMATCH results row $i (attention@tpu-v4i heuristic seed $((i - 6))): no baseline row \
+for its workload and hardware" ""
+done
+mismatches 6 "12 result rows, 1 baselines, 2 workloads checked"
+
+tamper baseline-slow
+line "$BASE0: t_slow_ps stored $NEW, recomputed $OLD" ""
+line "$ROW0: t_slow_ps stored $OLD, recomputed $NEW" "" # each of the pair's rows against it
+mismatches 7
+
+tamper baseline-heuristic
+line "$BASE0: t_heuristic_ps stored $NEW, recomputed $OLD" ""
+line "$ROW0: t_heuristic_ps stored $OLD, recomputed $NEW" ""
+mismatches 7
+
+tamper baseline-invalid
+line "$BASE0: heuristic assignment is invalid: " "$OVERLAP"
+mismatches 1
+
+tamper workload-table
+line "MISMATCH workload 'mlp_tiny': stored sha256 " "[0-9a-f]+, the stored tables hash to [0-9a-f]+"
+read -r SHA1 SHA2 < <(sed -nE "s/^MISMATCH workload 'mlp_tiny': stored sha256 ([0-9a-f]{64}), the stored tables hash to ([0-9a-f]{64})$/\1 \2/p" "$TMP/$WHAT.txt")
+[ -n "${SHA2:-}" ] && [ "$SHA1" != "$SHA2" ] || fail "$WHAT: not two different SHA-256: $OUT"
+mismatches 1
+
+# tamper refuses what it does not know
+expect 1 "usage: tamper RESULTS.h5 WHAT" "$TAMPER" "$TMP/ref.h5" bogus
+# the file every copy came from is untouched and still verifies
+cmp -s "$TMP/ref.h5" "$TMP/pristine.h5" || fail "the reference file changed"
+"$MB" verify "$TMP/ref.h5" >"$TMP/verify.txt" 2>&1 || fail "verify of the run: $(cat "$TMP/verify.txt")"
+grep -q "$SUMMARY.*: 0 mismatches$" "$TMP/verify.txt" ||
+  fail "verify of the run after tampering its copies: $(cat "$TMP/verify.txt")"
+echo "ok: verify reports each of 9 tamperings with its MISMATCH line"
