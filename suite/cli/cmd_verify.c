@@ -181,24 +181,44 @@ static void check_row(verifier *v, int64_t i, const mb_result_row *row, const mb
   CHECK_INT(t_bound_ps, b->t_bound_ps);
   CHECK_INT(capacity, b->capacity);
   CHECK_INT(n_buffers, w->n_buffers);
+  /* the driver writes three statuses (driver.c): "ok" and "invalid" rows keep the solver's
+   * assignment, an "error" row (the solver failed) has none. Anything else could hide a result,
+   * e.g. a good assignment stored as a failure. */
+  bool is_ok = !strcmp(row->status, "ok"), is_invalid = !strcmp(row->status, "invalid");
+  bool is_error = !strcmp(row->status, "error");
+  if (!is_ok && !is_invalid && !is_error) {
+    report(v, "results row %" PRId64 " (%s): status '%s' is none of ok, invalid and error", i, id,
+           row->status);
+    return;
+  }
   bool absent = false;
   mb_error err = {{0}};
   mb_assignment *a = mb_results_get_assignment(v->r, row, &absent, &err);
-  bool is_ok = !strcmp(row->status, "ok");
-  if (!a && (is_ok || !absent)) {
+  if (!a && (!is_error || !absent)) {
     report(v, "results row %" PRId64 " (%s): assignment: %s", i, id, err.message);
     return;
   }
   mb_result_row want = *row;
+  if (a && is_error) {
+    report(v,
+           "results row %" PRId64
+           " (%s): stored as error (the solver failed) but has an "
+           "assignment",
+           i, id);
+    mb_assignment_free(a);
+    return;
+  }
   if (a) {
     mb_time_ps t = time_of(w, &hw, a, &err);
     if (is_ok && t < 0) {
       report(v, "results row %" PRId64 " (%s): stored as ok but the assignment is invalid: %s", i,
              id, err.message);
-    } else if (!is_ok && !strcmp(row->status, "invalid") && t >= 0) {
+    } else if (is_invalid && t >= 0) {
       report(v, "results row %" PRId64 " (%s): stored as invalid but the assignment validates", i,
              id);
-    } else if (is_ok) {
+    } else if (is_invalid) {
+      CHECK_INT(valid, 0);
+    } else {
       CHECK_INT(valid, 1);
       CHECK_INT(t_solver_ps, t);
       CHECK_INT(n_fast, mb_assignment_n_fast(a));
@@ -277,10 +297,11 @@ int mb_cmd_verify(int argc, char **argv) {
             "write); `mallocbench run --resume %s` writes them again",
             mb_results_torn_rows(r), argv[1]);
   mb_diag(stdout,
-          "verify %s: %" PRId64 " result rows, %" PRId64
-          " baselines, %d workloads checked "
+          "verify %s: %" PRId64 " result row%s, %" PRId64
+          " baseline%s, %d workload%s checked "
           "(times simulated by the mallocbench cost model): %" PRId64 " mismatch%s%s",
-          argv[1], nr, nb, (int)v.n_ws, v.mismatches, v.mismatches == 1 ? "" : "es",
+          argv[1], nr, nr == 1 ? "" : "s", nb, nb == 1 ? "" : "s", (int)v.n_ws,
+          v.n_ws == 1 ? "" : "s", v.mismatches, v.mismatches == 1 ? "" : "es",
           complete ? "" : "; note: the run is incomplete");
   for (int32_t i = 0; i < v.n_ws; i++) mb_workload_free(v.ws[i].w);
   free(v.ws);

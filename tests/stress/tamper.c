@@ -9,6 +9,10 @@
  *   row-valid-but-marked-invalid  the first ok row is stored as "invalid" (valid 0,
  *                     t_solver_ps -1, as the driver writes a rejected row) while its assignment
  *                     still validates
+ *   row-error-with-assignment  the first ok row is stored as "error" (the solver failed),
+ *                     its good assignment kept: a result hidden as a failure
+ *   row-unknown-status  the same with status "bogus"
+ *   row-invalid-marked-valid  row-invalid, then stored as "invalid" but with valid 1
  *   row-no-baseline   the last baseline row is dropped: that pair's result rows have none
  *   baseline-slow     baseline row 0's t_slow_ps + 1000
  *   baseline-heuristic  baseline row 0's t_heuristic_ps + 1000
@@ -194,6 +198,52 @@ static bool row_marked_invalid(tamper *t, mb_error *err) {
   return ok;
 }
 
+/* The first ok row relabelled with `status` (valid 0, no time, as the driver writes a row that
+ * is not ok), its assignment kept. */
+static bool relabel_first_ok(tamper *t, const char *status, mb_error *err) {
+  mb_result_row *rows = NULL;
+  int64_t i = 0;
+  bool ok = first_ok_row(t, &rows, &i, err);
+  if (ok) {
+    mb_result_row row = rows[i];
+    snprintf(row.status, sizeof row.status, "%s", status);
+    snprintf(row.note, sizeof row.note, "tampered");
+    row.valid = 0;
+    row.t_solver_ps = -1;
+    mb_result_row_derive(&row);
+    printf("results row %" PRId64 ": status ok -> %s, assignment kept\n", i, status);
+    ok = mb_results_write_row(t->r, i, &row, err);
+  }
+  free(rows);
+  return ok;
+}
+
+static bool row_error_with_assignment(tamper *t, mb_error *err) {
+  return relabel_first_ok(t, "error", err);
+}
+
+static bool row_unknown_status(tamper *t, mb_error *err) {
+  return relabel_first_ok(t, "bogus", err);
+}
+
+/* row-invalid, then stored as the driver stores a rejected row but with valid 1 */
+static bool row_invalid_marked_valid(tamper *t, mb_error *err) {
+  mb_result_row *rows = NULL;
+  int64_t i = 0;
+  bool ok = row_invalid(t, err) && first_ok_row(t, &rows, &i, err);
+  if (ok) {
+    mb_result_row row = rows[i];
+    snprintf(row.status, sizeof row.status, "invalid");
+    row.valid = 1;
+    row.t_solver_ps = -1;
+    mb_result_row_derive(&row);
+    printf("results row %" PRId64 ": status invalid, valid 1\n", i);
+    ok = mb_results_write_row(t->r, i, &row, err);
+  }
+  free(rows);
+  return ok;
+}
+
 static bool row_no_baseline(tamper *t, mb_error *err) {
   mb_baseline_row *base = NULL;
   int64_t n = 0;
@@ -305,6 +355,9 @@ static const struct {
     {"row-speedup", row_speedup},
     {"row-invalid", row_invalid},
     {"row-valid-but-marked-invalid", row_marked_invalid},
+    {"row-error-with-assignment", row_error_with_assignment},
+    {"row-unknown-status", row_unknown_status},
+    {"row-invalid-marked-valid", row_invalid_marked_valid},
     {"row-no-baseline", row_no_baseline},
     {"baseline-slow", baseline_slow},
     {"baseline-heuristic", baseline_heuristic},

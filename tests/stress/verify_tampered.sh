@@ -79,12 +79,24 @@ tamper row-valid-but-marked-invalid
 line "$ROW0: stored as invalid but the assignment validates" ""
 mismatches 1
 
+tamper row-error-with-assignment
+line "$ROW0: stored as error (the solver failed) but has an assignment" ""
+mismatches 1
+
+tamper row-unknown-status
+line "$ROW0: status 'bogus' is none of ok, invalid and error" ""
+mismatches 1
+
+tamper row-invalid-marked-valid
+line "$ROW0: valid stored 1, recomputed 0" ""
+mismatches 1
+
 tamper row-no-baseline
 for i in 6 7 8; do
   line "MISMATCH results row $i (attention@tpu-v4i heuristic seed $((i - 6))): no baseline row \
 for its workload and hardware" ""
 done
-mismatches 6 "12 result rows, 1 baselines, 2 workloads checked"
+mismatches 6 "12 result rows, 1 baseline, 2 workloads checked"
 
 tamper baseline-slow
 line "$BASE0: t_slow_ps stored $NEW, recomputed $OLD" ""
@@ -113,4 +125,4 @@ cmp -s "$TMP/ref.h5" "$TMP/pristine.h5" || fail "the reference file changed"
 "$MB" verify "$TMP/ref.h5" >"$TMP/verify.txt" 2>&1 || fail "verify of the run: $(cat "$TMP/verify.txt")"
 grep -q "$SUMMARY.*: 0 mismatches$" "$TMP/verify.txt" ||
   fail "verify of the run after tampering its copies: $(cat "$TMP/verify.txt")"
-echo "ok: verify reports each of 9 tamperings with its MISMATCH line"
+echo "ok: verify reports each of 12 tamperings with its MISMATCH line"
