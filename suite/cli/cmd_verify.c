@@ -145,13 +145,14 @@ static void check_baseline(verifier *v, int64_t i, const mb_baseline_row *b) {
   mb_assignment_free(a);
 }
 
-#define CHECK_INT(field, want)                                                                   \
-  do {                                                                                           \
-    if ((int64_t)(row->field) != (int64_t)(want))                                                \
-      report(v,                                                                                  \
-             "results row %" PRId64 " (%s): " #field " stored %" PRId64 ", recomputed %" PRId64, \
-             i, id, (int64_t)(row->field), (int64_t)(want));                                     \
+/* A stored integer against its recomputation, or (CHECK_WITH) against where it was copied from */
+#define CHECK_WITH(field, want, source)                                                            \
+  do {                                                                                             \
+    if ((int64_t)(row->field) != (int64_t)(want))                                                  \
+      report(v, "results row %" PRId64 " (%s): " #field " stored %" PRId64 ", %s %" PRId64, i, id, \
+             (int64_t)(row->field), source, (int64_t)(want));                                      \
   } while (0)
+#define CHECK_INT(field, want) CHECK_WITH(field, want, "recomputed")
 #define CHECK_DBL(field, want)                                                                    \
   do {                                                                                            \
     if (!same_double(row->field, (want)))                                                         \
@@ -176,11 +177,11 @@ static void check_row(verifier *v, int64_t i, const mb_result_row *row, const mb
   if (!w) return;
   mb_hardware hw;
   hardware_of(b, &hw);
-  CHECK_INT(t_slow_ps, b->t_slow_ps);
-  CHECK_INT(t_heuristic_ps, b->t_heuristic_ps);
-  CHECK_INT(t_bound_ps, b->t_bound_ps);
-  CHECK_INT(capacity, b->capacity);
-  CHECK_INT(n_buffers, w->n_buffers);
+  CHECK_WITH(t_slow_ps, b->t_slow_ps, "its baseline row has");
+  CHECK_WITH(t_heuristic_ps, b->t_heuristic_ps, "its baseline row has");
+  CHECK_WITH(t_bound_ps, b->t_bound_ps, "its baseline row has");
+  CHECK_WITH(capacity, b->capacity, "its baseline row has");
+  CHECK_WITH(n_buffers, w->n_buffers, "its stored workload has");
   /* the driver writes three statuses (driver.c): "ok" and "invalid" rows keep the solver's
    * assignment, an "error" row (the solver failed) has none. Anything else could hide a result,
    * e.g. a good assignment stored as a failure. */

@@ -100,12 +100,12 @@ mismatches 6 "12 result rows, 1 baseline, 2 workloads checked"
 
 tamper baseline-slow
 line "$BASE0: t_slow_ps stored $NEW, recomputed $OLD" ""
-line "$ROW0: t_slow_ps stored $OLD, recomputed $NEW" "" # each of the pair's rows against it
+line "$ROW0: t_slow_ps stored $OLD, its baseline row has $NEW" "" # each of the pair's rows
 mismatches 7
 
 tamper baseline-heuristic
 line "$BASE0: t_heuristic_ps stored $NEW, recomputed $OLD" ""
-line "$ROW0: t_heuristic_ps stored $OLD, recomputed $NEW" ""
+line "$ROW0: t_heuristic_ps stored $OLD, its baseline row has $NEW" ""
 mismatches 7
 
 tamper baseline-invalid
