@@ -459,19 +459,6 @@ static bool figure_curves(plot_job *job, mb_results *r, const mb_result_matrix *
 
 /* ---- memory map ---- */
 
-static mb_hardware hardware_of(const mb_baseline_row *b) {
-  mb_hardware hw;
-  memset(&hw, 0, sizeof hw);
-  snprintf(hw.name, sizeof hw.name, "%s", b->hardware);
-  hw.capacity = b->capacity;
-  hw.alignment = b->alignment;
-  hw.slow_bandwidth = b->slow_bandwidth;
-  hw.fast_bandwidth = b->fast_bandwidth;
-  hw.peak_flops = b->peak_flops;
-  hw.op_overhead_s = b->op_overhead_s;
-  return hw;
-}
-
 static bool write_map(const char *path, const mb_workload *w, const mb_assignment *a,
                       const mb_time_ps *benefit, double *bmax, mb_error *err) {
   FILE *f = fopen(path, "w");
@@ -569,7 +556,7 @@ static bool figure_memory_map(plot_job *job, mb_results *r, const mb_result_matr
     ok = ah && as ? mb_fail(err, "out of memory") : false;
     goto done;
   }
-  mb_hardware hw = hardware_of(base);
+  mb_hardware hw = mb_baseline_hardware(base);
   mb_standalone_benefits(w, &hw, benefit);
   char left[2048], right[2048];
   snprintf(left, sizeof left, "%s/map_heuristic.dat", job->tmp);

@@ -210,6 +210,19 @@ static hid_t curve_type(void) {
 #undef F
 #undef S
 
+mb_hardware mb_baseline_hardware(const mb_baseline_row *b) {
+  mb_hardware hw;
+  memset(&hw, 0, sizeof hw);
+  snprintf(hw.name, sizeof hw.name, "%s", b->hardware);
+  hw.capacity = b->capacity;
+  hw.alignment = b->alignment;
+  hw.slow_bandwidth = b->slow_bandwidth;
+  hw.fast_bandwidth = b->fast_bandwidth;
+  hw.peak_flops = b->peak_flops;
+  hw.op_overhead_s = b->op_overhead_s;
+  return hw;
+}
+
 void mb_result_row_derive(mb_result_row *row) {
   bool ok = !strcmp(row->status, "ok") && row->t_solver_ps > 0;
   double ts = (double)row->t_solver_ps;

@@ -41,6 +41,7 @@
 
 #include "assignment.h"
 #include "error.h"
+#include "hardware.h"
 #include "workload.h"
 
 #define MB_RESULTS_FORMAT 1 /* bumped when the layout changes; stored as attribute */
@@ -103,6 +104,10 @@ typedef struct mb_baseline_row {
   double heuristic_wall_s;
   double bound_wall_s;
 } mb_baseline_row;
+
+/* The hardware profile a baseline row records (its name and every number the cost model uses),
+ * for recomputing that pair's times from the file alone (verify, the memory-map figure). */
+mb_hardware mb_baseline_hardware(const mb_baseline_row *b);
 
 /* Fills the derived fields of a row (t_solver_s, speedups, gap) from its status and integer
  * times; the driver and `verify` both use it, so a stored number is recomputed exactly. */

@@ -885,6 +885,26 @@ static void test_unsealed_damage_never_crashes(void **state) {
   free(path);
 }
 
+/* A baseline row's hardware: its name and every number of the cost model, nothing else. */
+static void test_baseline_hardware(void **state) {
+  (void)state;
+  mb_baseline_row b;
+  memset(&b, 0x5a, sizeof b); /* fields the profile does not take stay out of it */
+  snprintf(b.hardware, sizeof b.hardware, "edge-npu");
+  b.capacity = 4 << 20;
+  b.alignment = 64;
+  b.slow_bandwidth = 3e10;
+  b.fast_bandwidth = 2e11;
+  b.peak_flops = 1e13;
+  b.op_overhead_s = 2e-6;
+  mb_hardware hw = mb_baseline_hardware(&b);
+  assert_string_equal(hw.name, "edge-npu");
+  assert_int_equal(hw.capacity, 4 << 20);
+  assert_int_equal(hw.alignment, 64);
+  assert_true(hw.slow_bandwidth == 3e10 && hw.fast_bandwidth == 2e11);
+  assert_true(hw.peak_flops == 1e13 && hw.op_overhead_s == 2e-6);
+}
+
 /* mb_results_read_all reads every part and reports the first one that fails, after reading
  * the rest. */
 static void test_read_all(void **state) {
@@ -988,6 +1008,7 @@ int main(void) {
       cmocka_unit_test(test_seal_states),
       cmocka_unit_test(test_unsealed_damage_never_crashes),
       cmocka_unit_test(test_read_all),
+      cmocka_unit_test(test_baseline_hardware),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,17 +84,6 @@ static bool same_double(double a, double b) {
   return fabs(a - b) <= 1e-12 * fmax(fabs(a), fabs(b));
 }
 
-static void hardware_of(const mb_baseline_row *b, mb_hardware *hw) {
-  memset(hw, 0, sizeof *hw);
-  snprintf(hw->name, sizeof hw->name, "%s", b->hardware);
-  hw->capacity = b->capacity;
-  hw->alignment = b->alignment;
-  hw->slow_bandwidth = b->slow_bandwidth;
-  hw->fast_bandwidth = b->fast_bandwidth;
-  hw->peak_flops = b->peak_flops;
-  hw->op_overhead_s = b->op_overhead_s;
-}
-
 /* Time of an assignment after validation; -1 when invalid (message in why). */
 static mb_time_ps time_of(const mb_workload *w, const mb_hardware *hw, const mb_assignment *a,
                           mb_error *why) {
@@ -117,8 +106,7 @@ static mb_time_ps time_of(const mb_workload *w, const mb_hardware *hw, const mb_
 static void check_baseline(verifier *v, int64_t i, const mb_baseline_row *b) {
   const mb_workload *w = workload(v, b->workload);
   if (!w) return;
-  mb_hardware hw;
-  hardware_of(b, &hw);
+  mb_hardware hw = mb_baseline_hardware(b);
   mb_time_ps slow = mb_slow_time(w, &hw);
   if (slow != b->t_slow_ps)
     report(v,
@@ -175,8 +163,7 @@ static void check_row(verifier *v, int64_t i, const mb_result_row *row, const mb
   }
   const mb_workload *w = workload(v, row->workload);
   if (!w) return;
-  mb_hardware hw;
-  hardware_of(b, &hw);
+  mb_hardware hw = mb_baseline_hardware(b);
   CHECK_WITH(t_slow_ps, b->t_slow_ps, "its baseline row has");
   CHECK_WITH(t_heuristic_ps, b->t_heuristic_ps, "its baseline row has");
   CHECK_WITH(t_bound_ps, b->t_bound_ps, "its baseline row has");

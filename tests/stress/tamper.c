@@ -71,17 +71,6 @@ static bool baseline0(tamper *t, mb_baseline_row *b, mb_error *err) {
   return ok;
 }
 
-static void hardware_of(const mb_baseline_row *b, mb_hardware *hw) {
-  memset(hw, 0, sizeof *hw);
-  snprintf(hw->name, sizeof hw->name, "%s", b->hardware);
-  hw->capacity = b->capacity;
-  hw->alignment = b->alignment;
-  hw->slow_bandwidth = b->slow_bandwidth;
-  hw->fast_bandwidth = b->fast_bandwidth;
-  hw->peak_flops = b->peak_flops;
-  hw->op_overhead_s = b->op_overhead_s;
-}
-
 static bool find_baseline(tamper *t, const char *workload, const char *hardware, mb_baseline_row *b,
                           mb_error *err) {
   mb_baseline_row *base = NULL;
@@ -170,7 +159,7 @@ static bool row_invalid(tamper *t, mb_error *err) {
   bool ok = first_ok_row(t, &rows, &i, err) &&
             find_baseline(t, rows[i].workload, rows[i].hardware, &b, err);
   if (ok) {
-    hardware_of(&b, &hw);
+    hw = mb_baseline_hardware(&b);
     a = overlapping(t, rows[i].workload, &hw, err);
     ok = a && mb_results_put_assignment(t->r, &rows[i], a, err);
   }
@@ -278,8 +267,7 @@ static bool baseline_heuristic(tamper *t, mb_error *err) {
 static bool baseline_invalid(tamper *t, mb_error *err) {
   mb_baseline_row b;
   if (!baseline0(t, &b, err)) return false;
-  mb_hardware hw;
-  hardware_of(&b, &hw);
+  mb_hardware hw = mb_baseline_hardware(&b);
   char w[3 * MB_RES_WORKLOAD], h[3 * MB_RES_HARDWARE];
   if (!mb_results_encode_name(b.workload, w, sizeof w) ||
       !mb_results_encode_name(b.hardware, h, sizeof h))

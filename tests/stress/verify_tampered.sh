@@ -11,15 +11,10 @@ TAMPER=${2:?usage: verify_tampered.sh MALLOCBENCH_BINARY TAMPER_BINARY}
 SRC=$(pwd)
 # $TMP, fail, expect STATUS PATTERN CMD...
 source "$SRC/tests/e2e/lib/expect.bash"
+# small_run OUT: the reference run
+source "$SRC/tests/e2e/lib/small_run.bash"
 
-cat >"$TMP/cat.txt" <<CAT
-name kind source args hardware capacity split tags
-mlp_tiny native $SRC/datasets/samples/mlp_tiny.wl - tpu-v4i 2MiB test quick
-attention native $SRC/datasets/samples/attention_block.wl - tpu-v4i 4MiB test quick
-CAT
-"$MB" run --catalogue "$TMP/cat.txt" --workloads . --solvers heuristic,greedy --seeds 3 \
-  --budget 0.05 --no-progress --out "$TMP/ref.h5" >/dev/null 2>"$TMP/err" ||
-  fail "reference run: $(cat "$TMP/err")"
+small_run "$TMP/ref.h5"
 cp "$TMP/ref.h5" "$TMP/pristine.h5"
 # rows 0-5: mlp_tiny (heuristic seeds 0-2, greedy seeds 0-2), rows 6-11: attention; baseline
 # row 0 mlp_tiny, row 1 attention
