@@ -1549,9 +1549,9 @@ static bool prepare_options(run *R, mb_error *err) {
   R->seeds = cfg->seeds > 0 ? cfg->seeds : (quick ? QUICK_SEEDS : FULL_SEEDS);
   if (cfg->budget < 0 || isnan(cfg->budget))
     return mb_fail(err, "--budget %g: expected seconds >= 0", cfg->budget);
-  /* both profiles: each solver's own default budget, a safety net that none of the profiles'
-   * solves reaches on this machine, so that a rerun gives the same table (no budget_hit) */
-  R->budget = cfg->budget > 0 ? cfg->budget : 0.0;
+  /* 0 in both profiles: each solver's own default budget, a safety net that none of the
+   * profiles' solves reaches on this machine, so that a rerun gives the same table */
+  R->budget = cfg->budget;
   if (!(cfg->bound_budget >= 0 && cfg->bound_budget <= MAX_BOUND_S))
     return mb_fail(err, "--bound-budget %g: expected seconds > 0, at most %g", cfg->bound_budget,
                    MAX_BOUND_S);

@@ -53,8 +53,7 @@ typedef struct mb_run_config {
                                entry's capacity is kept); NULL: each entry's profile */
   const char *agent;        /* mallocMuZero checkpoint (HDF5); NULL: the solvers' default */
   int jobs;                 /* worker threads; 0: online cores */
-  double budget;            /* seconds per solve; 0: the profile's (quick 1 s, full: solver
-                               defaults) */
+  double budget;            /* seconds per solve; 0: each solver's default (both profiles) */
   double bound_budget;      /* time limit of each pair's LP bound, seconds (at least 1 ms of
                                GLPK's: solvers/bound.h); 0: the profile's (quick 10 s, full
                                120 s) */

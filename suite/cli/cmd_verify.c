@@ -186,16 +186,15 @@ static void check_row(verifier *v, int64_t i, const mb_result_row *row, const mb
     report(v, "results row %" PRId64 " (%s): assignment: %s", i, id, err.message);
     return;
   }
-  mb_result_row want = *row;
   if (a && is_error) {
     report(v,
            "results row %" PRId64
-           " (%s): stored as error (the solver failed) but has an "
-           "assignment",
+           " (%s): stored as error (the solver failed) but has an assignment",
            i, id);
     mb_assignment_free(a);
     return;
   }
+  mb_result_row want = *row;
   if (a) {
     mb_time_ps t = time_of(w, &hw, a, &err);
     if (is_ok && t < 0) {
