@@ -66,7 +66,8 @@ int mb_cmd_plot(int argc, char **argv) {
     return 2;
   }
   double wall = mb_wall_seconds() - t0;
-  for (int32_t i = 0; i < outputs.n; i++) printf("%s\n", outputs.paths[i]);
+  /* one path per line, escaped as diagnostics are: a control byte in --out cannot split a line */
+  for (int32_t i = 0; i < outputs.n; i++) mb_diag(stdout, "%s", outputs.paths[i]);
   fprintf(stderr, "mallocbench plot: %d files in %.2f s (wall)\n", outputs.n, wall);
   return 0;
 }

@@ -2,7 +2,7 @@
 # `mallocbench plot` and `mallocbench report` through the CLI, on a small run of three samples:
 # - plot writes each figure in each format asked for, and prints exactly the files it wrote
 #   (PNG and SVG checked by their signatures); the memory map can be chosen by workload and
-#   solver;
+#   solver; a control byte in --out is listed escaped, one path per line (it was printed raw);
 # - a memory map asked for and not found (--map-workload, --map-solver), an unknown format, a
 #   missing results file, an extra argument and a missing gnuplot each exit 2 with a message
 #   that names the cause, and nothing is drawn (before, --map-solver with an unknown solver
@@ -48,6 +48,14 @@ grep -q "^mallocbench plot: 10 files in .* s (wall)$" "$TMP/err" || fail "plot's
 "$MB" plot "$TMP/r.h5" --out "$TMP/map" --format png --map-workload attention --map-solver greedy \
   >"$TMP/list" 2>"$TMP/err" || fail "plot --map-workload attention: $(cat "$TMP/err")"
 [ -s "$TMP/map/memory_map.png" ] || fail "no memory map for attention"
+
+# a control byte in --out is printed escaped ("\x0d"), so that each listed path stays one line
+CR=$(printf '\r')
+"$MB" plot "$TMP/r.h5" --out "$TMP/a${CR}b" --format png --map-workload attention --map-solver greedy \
+  >"$TMP/list" 2>"$TMP/err" || fail "plot --out with a carriage return: $(cat "$TMP/err")"
+[ -s "$TMP/a${CR}b/memory_map.png" ] || fail "plot --out with a carriage return wrote no memory map"
+grep -qxF "$TMP/a\x0db/memory_map.png" "$TMP/list" || fail "plot did not list the escaped path: $(od -c "$TMP/list" | head -3)"
+grep -q "$CR" "$TMP/list" && fail "plot listed a raw carriage return"
 
 # ---- plot: errors name their cause and draw nothing ----
 expect_plot_error() { # MESSAGE_REGEX ARGS...
