@@ -7,6 +7,7 @@
 #define MB_SOLVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "assignment.h"
@@ -66,10 +67,17 @@ typedef bool (*mb_solve_fn)(const mb_workload *w, const mb_hardware *hw,
                             const mb_solver_options *opt, mb_rng *rng, mb_assignment *out,
                             mb_solver_stats *stats, mb_error *err);
 
+/* Checks once, before a run solves anything, what every solve with these options needs;
+ * false with err saying what is missing and how to get it (a run then fails at once instead of
+ * storing one error row per solve). */
+typedef bool (*mb_solver_check_fn)(const mb_solver_options *opt, mb_error *err);
+
 typedef struct mb_solver {
   const char *name;
   const char *summary;
   mb_solve_fn solve;
+  mb_solver_check_fn check; /* NULL: the solver needs nothing beyond its inputs */
+  bool uses_agent;          /* plays an agent checkpoint (opt->agent_path, else the default) */
 } mb_solver;
 
 /* NULL when no solver has that name. */
@@ -90,6 +98,12 @@ bool mb_greedy_construct(const mb_workload *w, const mb_hardware *hw, mb_assignm
                          mb_error *err);
 /* mallocMuZero (solvers/muzero/mallocmuzero.c): needs an agent checkpoint (opt->agent_path,
  * default results/agents/default.h5, made by `mallocbench train`). */
+/* The default agent checkpoint, results/agents/default.h5 under the source tree, into out (n
+ * bytes); NULL when it does not fit. */
+const char *mb_default_agent_path(char *out, size_t n);
+/* The agent check of both mallocMuZero solvers: the checkpoint loads (the message of a missing
+ * one says how to train it). */
+bool mb_check_mallocmuzero(const mb_solver_options *opt, mb_error *err);
 bool mb_solve_mallocmuzero(const mb_workload *w, const mb_hardware *hw,
                            const mb_solver_options *opt, mb_rng *rng, mb_assignment *out,
                            mb_solver_stats *stats, mb_error *err);

@@ -566,12 +566,11 @@ static double profile_bound_budget(const char *profile) {
   return !strcmp(profile, "full") ? FULL_BOUND_S : QUICK_BOUND_S;
 }
 
+static bool resolve_agent(run *R, mb_error *err);
+
 /* Catalogue -> workloads -> pairs -> tasks, and the plan hash. */
 static bool make_plan(run *R, mb_error *err) {
   if (!check_plan_options(R, err)) return false;
-  /* the agent decides mallocMuZero's numbers: its content is part of the plan */
-  if (R->agent_path[0] && !file_sha256(R->agent_path, R->agent_sha))
-    return mb_fail(err, "--agent %s: cannot read: %s", R->agent_path, strerror(errno));
   R->cat = mb_catalogue_load(R->catalogue_path, err);
   if (!R->cat) return false;
   if (!mb_catalogue_hash(R->cat, R->catalogue_sha, err)) return false;
@@ -586,7 +585,7 @@ static bool make_plan(run *R, mb_error *err) {
        load_hardware_overrides(R->hardware_list, &overrides, err) &&
        load_workloads(R, selected, err) && make_pairs(R, &overrides, err) && make_tasks(R, err);
   free(selected);
-  if (!ok) return false;
+  if (!ok || !resolve_agent(R, err)) return false;
   if (R->bound_budget == 0) R->bound_budget = profile_bound_budget(R->profile);
   return hash_plan(R, err);
 }
@@ -617,6 +616,56 @@ static void solver_options(const run *R, int64_t seed, mb_solver_options *opt) {
   opt->search = R->search;
   opt->finetune_seconds = R->finetune;
   opt->finetune_steps = R->finetune_steps;
+}
+
+/* Replaces R->agent_path by `path` (copied). */
+static bool set_agent_path(run *R, const char *path, mb_error *err) {
+  char *copy = strdup(path);
+  if (!copy) return mb_fail(err, "out of memory");
+  free(R->agent_path);
+  R->agent_path = copy;
+  return true;
+}
+
+/* The agent checkpoint of the run, fixed before anything is solved:
+ * - a new run stores its path absolute (--agent as given from the current directory, else the
+ *   default agent when a solver plays one), so that `run --resume` from another directory
+ *   reads the same file. A resumed file keeps what it stored: an older file's relative path
+ *   is read from the current directory, and its "" (the default agent, whose content such
+ *   files did not hash) stays "" so that its plan hash still matches;
+ * - each selected solver's check runs once: a missing agent fails the run at once, with how to
+ *   train one, instead of after every other solve as one error row per solve;
+ * - the agent's content is part of the plan (it decides mallocMuZero's numbers). */
+static bool resolve_agent(run *R, mb_error *err) {
+  bool uses_agent = false;
+  for (int i = 0; i < R->n_solvers; i++) uses_agent = uses_agent || R->solvers[i]->uses_agent;
+  char path[4096];
+  if (!R->cfg->resume && uses_agent && !R->agent_path[0]) {
+    if (!mb_default_agent_path(path, sizeof path))
+      return mb_fail(err, "the default agent's path is too long (source tree %s)", mb_source_dir());
+    if (!set_agent_path(R, path, err)) return false;
+  } else if (!R->cfg->resume && R->agent_path[0] && R->agent_path[0] != '/') {
+    char cwd[2048];
+    if (!getcwd(cwd, sizeof cwd))
+      return mb_fail(err, "--agent %s: cannot read the current directory: %s", R->agent_path,
+                     strerror(errno));
+    if (!mb_path_join(path, sizeof path, cwd, R->agent_path))
+      return mb_fail(err, "--agent %s: path too long", R->agent_path);
+    if (!set_agent_path(R, path, err)) return false;
+  }
+  mb_solver_options opt;
+  solver_options(R, 1, &opt);
+  for (int i = 0; i < R->n_solvers; i++) {
+    const mb_solver *s = R->solvers[i];
+    bool checked = false; /* both mallocMuZero solvers share one check: load the agent once */
+    for (int k = 0; k < i; k++) checked = checked || R->solvers[k]->check == s->check;
+    if (s->check && !checked && !s->check(&opt, err)) return mb_fail_prefix(err, "%s", s->name);
+  }
+  if (!R->agent_path[0] || file_sha256(R->agent_path, R->agent_sha)) return true;
+  if (R->cfg->resume)
+    return mb_fail(err, "%s: its run's agent '%s' (attribute run_agent): cannot read: %s",
+                   R->cfg->resume, R->agent_path, strerror(errno));
+  return mb_fail(err, "--agent %s: cannot read: %s", R->agent_path, strerror(errno));
 }
 
 static void compute_baseline(run *R, task *t) {

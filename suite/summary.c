@@ -207,3 +207,23 @@ bool mb_summary_print_filtered(mb_results *r, const char *split, const char *wor
   mb_result_matrix_free(m);
   return ok;
 }
+
+bool mb_summary_print_failures(mb_results *r, const char *prefix, FILE *out, mb_error *err) {
+  mb_result_row *rows = NULL;
+  int64_t n = 0;
+  if (!mb_results_read_rows(r, &rows, &n, err)) return false;
+  for (int64_t i = 0; i < n; i++) {
+    if (!strcmp(rows[i].status, "ok")) continue;
+    bool seen = false;
+    for (int64_t k = 0; k < i && !seen; k++)
+      seen = !strcmp(rows[k].solver, rows[i].solver) && !strcmp(rows[k].status, rows[i].status);
+    if (seen) continue;
+    int64_t count = 0;
+    for (int64_t k = i; k < n; k++)
+      count += !strcmp(rows[k].solver, rows[i].solver) && !strcmp(rows[k].status, rows[i].status);
+    mb_diag(out, "%s: %s: %" PRId64 " row(s) '%s', first (%s): %s", prefix, rows[i].solver, count,
+            rows[i].status, rows[i].workload, rows[i].note);
+  }
+  free(rows);
+  return true;
+}

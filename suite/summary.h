@@ -32,4 +32,9 @@ bool mb_summary_print_split(mb_results *r, const char *split, FILE *out, mb_erro
 bool mb_summary_print_filtered(mb_results *r, const char *split, const char *workloads, FILE *out,
                                mb_error *err);
 
+/* The account of a run's failed solves: one line per solver and non-ok status (invalid, error),
+ * "PREFIX: SOLVER: N row(s) 'STATUS', first (WORKLOAD): NOTE" in row order, so that a failure
+ * common to every solve is said once, not once per row. Nothing when every row is ok. */
+bool mb_summary_print_failures(mb_results *r, const char *prefix, FILE *out, mb_error *err);
+
 #endif

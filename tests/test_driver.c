@@ -18,6 +18,7 @@
 #include "results.h"
 #include "sha256.h"
 #include "solver.h"
+#include "summary.h"
 #include "support.h"
 
 typedef struct fixture {
@@ -506,9 +507,9 @@ static bool fake_error(const mb_workload *w, const mb_hardware *hw, const mb_sol
 }
 
 static const mb_solver FAKES[] = {
-    {"fake_curve", "heuristic plus a training curve", fake_curve},
-    {"fake_invalid", "an assignment past capacity", fake_invalid},
-    {"fake_error", "always fails", fake_error},
+    {"fake_curve", "heuristic plus a training curve", fake_curve, NULL, false},
+    {"fake_invalid", "an assignment past capacity", fake_invalid, NULL, false},
+    {"fake_error", "always fails", fake_error, NULL, false},
 };
 
 static void fake_config(const fixture *f, mb_run_config *cfg, const char *out) {
@@ -585,7 +586,46 @@ static void test_curves_invalid_and_errors(void **state) {
     mb_assignment_free(as);
   }
   assert_int_equal(curves, 3 * 2);
+  /* the run's account of its failures: one line per solver and status, with the first row's
+   * workload and note, in row order */
+  const mb_result_row *first_invalid = NULL, *first_error = NULL;
+  for (int64_t i = 0; i < b.n_rows; i++) {
+    const mb_result_row *x = &b.rows[i];
+    if (!first_invalid && !strcmp(x->status, "invalid")) first_invalid = x;
+    if (!first_error && !strcmp(x->status, "error")) first_error = x;
+  }
+  assert_non_null(first_invalid);
+  assert_non_null(first_error);
+  char invalid_line[1024], error_line[1024], got[2048] = "";
+  snprintf(invalid_line, sizeof invalid_line,
+           "run: fake_invalid: 6 row(s) 'invalid', first (%s): %s\n", first_invalid->workload,
+           first_invalid->note);
+  snprintf(error_line, sizeof error_line,
+           "run: fake_error: 6 row(s) 'error', first (%s): fake_error: out of ideas on '%s'\n",
+           first_error->workload, first_error->workload);
+  FILE *account = tmpfile();
+  assert_non_null(account);
+  assert_true(mb_summary_print_failures(r, "run", account, &err));
+  rewind(account);
+  size_t got_len = fread(got, 1, sizeof got - 1, account);
+  got[got_len] = '\0';
+  fclose(account);
+  assert_int_equal(got_len, strlen(invalid_line) + strlen(error_line)); /* these two lines only */
+  assert_non_null(strstr(got, invalid_line));
+  assert_non_null(strstr(got, error_line));
   mb_results_close(r, NULL);
+  /* a run whose rows are all ok has nothing to account for */
+  char *all_ok = path_in(f, "fake_all_ok.h5");
+  base_config(f, &cfg, all_ok);
+  run_ok(&cfg, &st);
+  fclose(cfg.log);
+  r = mb_results_open(all_ok, false, &err);
+  account = tmpfile();
+  assert_true(r && account && mb_summary_print_failures(r, "run", account, &err));
+  assert_int_equal(ftell(account), 0);
+  fclose(account);
+  mb_results_close(r, NULL);
+  free(all_ok);
   assert_fake_references(full, NULL, 0);
   assert_fake_references(part, NULL, 0); /* through the journal */
   /* a file with invalid and failed rows is still consistent: verify passes */
@@ -689,7 +729,7 @@ static bool fake_opts(const mb_workload *w, const mb_hardware *hw, const mb_solv
 }
 
 static const mb_solver OPTS_SOLVER[] = {
-    {"fake_opts", "reports its mallocMuZero options", fake_opts}};
+    {"fake_opts", "reports its mallocMuZero options", fake_opts, NULL, false}};
 
 /* 2 workloads x 1 solver x 2 seeds */
 static void opts_config(const fixture *f, mb_run_config *cfg, const char *out) {

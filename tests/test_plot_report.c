@@ -54,7 +54,8 @@ static bool curve_solver(const mb_workload *w, const mb_hardware *hw, const mb_s
   return true;
 }
 
-static const mb_solver EXTRA[] = {{"with_curve", "heuristic plus a training curve", curve_solver}};
+static const mb_solver EXTRA[] = {
+    {"with_curve", "heuristic plus a training curve", curve_solver, NULL, false}};
 
 static int teardown(void **state);
 

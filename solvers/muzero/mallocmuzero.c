@@ -23,6 +23,7 @@
  * budget, where seconds depend on the machine's speed and load. Fine-tuning self-play searches the
  * model the solver searches: the learned one, or the real game for mallocmuzero-exact. The answer
  * is always the agent's own play: no other solver's assignment is used. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,8 +53,8 @@ _Static_assert(MB_SOLVER_SEARCH_GUMBEL == (int)MB_SEARCH_GUMBEL &&
  * enough that playing takes a small share of the time on the largest workloads */
 #define FINETUNE_PLAYS 8
 
-static bool default_agent_path(char *out, size_t n) {
-  return mb_path_join(out, n, mb_source_dir(), "results/agents/default.h5") != NULL;
+const char *mb_default_agent_path(char *out, size_t n) {
+  return mb_path_join(out, n, mb_source_dir(), "results/agents/default.h5");
 }
 
 /* Plays one episode; the assignment goes to out. */
@@ -122,22 +123,34 @@ static bool load_agent(const mb_solver_options *opt, mb_agent *ag, mb_agent_curv
   char path[4096];
   const char *agent_path = opt->agent_path;
   if (!agent_path) {
-    if (!default_agent_path(path, sizeof path))
-      return mb_fail(err, "mallocmuzero: default agent path too long");
+    if (!mb_default_agent_path(path, sizeof path))
+      return mb_fail(err, "the default agent's path is too long (source tree %s)", mb_source_dir());
     agent_path = path;
   }
   FILE *probe = fopen(agent_path, "rb");
-  if (!probe)
+  if (!probe && errno == ENOENT)
     return mb_fail(err,
-                   "mallocmuzero: agent checkpoint '%s' not found: train one first with "
-                   "`mallocbench train --synthetic --out %s` (see datasets/agents/README.md)",
+                   "agent checkpoint '%s' not found: pass --agent FILE, or train the default "
+                   "agent with `scripts/pinned-blas.sh build/mallocbench train --synthetic "
+                   "--split train --steps 42000 --jobs 1 --seed 0 --out %s` from the source "
+                   "tree (about 13 minutes; see datasets/agents/README.md)",
                    agent_path, agent_path);
+  if (!probe) return mb_fail(err, "agent checkpoint '%s': %s", agent_path, strerror(errno));
   fclose(probe);
   /* HDF5 is built thread-safe here (H5_HAVE_THREADSAFE), so driver workers may load
    * concurrently */
   mb_agent_progress prog;
   mb_agent_curve_init(curve);
   return mb_agent_load(agent_path, ag, NULL, &prog, curve, err);
+}
+
+bool mb_check_mallocmuzero(const mb_solver_options *opt, mb_error *err) {
+  mb_agent ag;
+  mb_agent_curve curve;
+  if (!load_agent(opt, &ag, &curve, err)) return false;
+  mb_agent_free(&ag);
+  mb_agent_curve_free(&curve);
+  return true;
 }
 
 /* The search the solver plays with (the evaluation setting with the options' search kind,

@@ -75,34 +75,6 @@ static void usage(FILE *out) {
           MB_SEARCH_EVAL_SIMULATIONS, MB_SEARCH_EVAL_C_SCALE, MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT);
 }
 
-/* One line per solver that failed or returned invalid assignments: its count and first note,
- * so that e.g. a missing mallocMuZero agent is said once, not once per row. */
-static void print_failures(const char *path) {
-  mb_error err = {{0}};
-  mb_results *r = mb_results_open(path, false, &err);
-  mb_result_row *rows = NULL;
-  int64_t n = 0;
-  if (!r || !mb_results_read_rows(r, &rows, &n, &err)) {
-    mb_results_close(r, NULL);
-    return;
-  }
-  for (int64_t i = 0; i < n; i++) {
-    if (!strcmp(rows[i].status, "ok")) continue;
-    bool seen = false;
-    for (int64_t k = 0; k < i && !seen; k++)
-      seen = strcmp(rows[k].status, "ok") && !strcmp(rows[k].solver, rows[i].solver) &&
-             !strcmp(rows[k].status, rows[i].status);
-    if (seen) continue;
-    int64_t count = 0;
-    for (int64_t k = i; k < n; k++)
-      count += !strcmp(rows[k].solver, rows[i].solver) && !strcmp(rows[k].status, rows[i].status);
-    mb_diag(stderr, "mallocbench run: %s: %" PRId64 " row(s) '%s', first (%s): %s", rows[i].solver,
-            count, rows[i].status, rows[i].workload, rows[i].note);
-  }
-  free(rows);
-  mb_results_close(r, NULL);
-}
-
 /* A list option that names nothing (`''`, `,`) would silently mean the default (every solver,
  * each entry's own profile): an error line instead. */
 static bool nonempty_list(const char *flag, const char *value, const char *of_what) {
@@ -277,10 +249,10 @@ int mb_cmd_run(int argc, char **argv) {
     mb_results_close(r, NULL);
     return 2;
   }
-  mb_results_close(r, NULL);
   print_run_stats(&st);
   mb_diag(stdout, "results: %s", st.out_path);
-  if (st.n_invalid || st.n_error) print_failures(st.out_path);
+  if (st.n_invalid || st.n_error) mb_summary_print_failures(r, "mallocbench run", stderr, &err);
+  mb_results_close(r, NULL);
   if (st.n_invalid || st.n_error) {
     fprintf(stderr,
             "mallocbench run: %" PRId64 " invalid and %" PRId64

@@ -23,7 +23,7 @@
 static void usage(FILE *out) {
   fprintf(out,
           "usage: mallocbench train [--workloads REGEX | --split train] [--synthetic]\n"
-          "                         [--steps N | --minutes M] [--jobs J] [--seed S]\n"
+          "                         (--steps N | --minutes M) [--jobs J] [--seed S]\n"
           "                         --out AGENT.h5 [--resume AGENT.h5] [OPTIONS]\n\n"
           "Trains a mallocMuZero agent by self-play with search and K-step unroll training.\n"
           "Returns are simulated by mallocbench's cost model (the suite's ground truth).\n"
