@@ -8,20 +8,26 @@ cd "$(dirname "$0")/.."
 profile=quick; latex=0; extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --profile) profile="$2"; shift ;;
+    --profile) [ $# -ge 2 ] || { echo "reproduce: --profile needs quick or full" >&2; exit 2; }
+               profile="$2"; shift ;;
     --install-latex) latex=1 ;;
     -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
     *) extra+=("$1") ;;
   esac
   shift
 done
+# checked before anything is installed or trained (the agent's file is named after it)
+case "$profile" in
+  quick | full) ;;
+  *) echo "reproduce: --profile '$profile': expected quick or full" >&2; exit 2 ;;
+esac
 if [ "$latex" -eq 1 ]; then ./scripts/setup.sh --with-latex; else ./scripts/setup.sh; fi
 export MALLOCBENCH_DATA="${MALLOCBENCH_DATA:-$(pwd)/../shared/data}"
 ./scripts/build.sh build
 mkdir -p results/agents
 # mallocMuZero's agent, trained on the train split and synthetic workloads before the run
 # (deterministic: fixed seed, step count, one thread, OpenBLAS kernel pinned so that every
-# x86-64 machine with AVX2 trains the same agent: scripts/pinned-blas.sh). quick: ~1 minute;
+# x86-64 machine with AVX2 trains the same agent: scripts/pinned-blas.sh). quick: ~2 minutes;
 # full: ~13 minutes (42,000 updates: measured better than 200,000, datasets/agents/EXPERIMENTS.md).
 agent="results/agents/$profile.h5"
 steps=6000
@@ -29,14 +35,19 @@ steps=6000
 if [ ! -f "$agent" ]; then
   ./scripts/pinned-blas.sh ./build/mallocbench train --synthetic --split train --steps "$steps" --jobs 1 --seed 0 -q --out "$agent"
 fi
-./build/mallocbench run --profile "$profile" --agent "$agent" "${extra[@]}"
-./build/mallocbench verify results/latest.h5
+# the file this run wrote, as it says ("results: FILE"): results/latest.h5, or --out's FILE
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+./build/mallocbench run --profile "$profile" --agent "$agent" "${extra[@]}" | tee "$log"
+results=$(sed -n 's/^results: //p' "$log" | tail -n 1)
+[ -n "$results" ] || exit 0 # run only printed its help
+./build/mallocbench verify "$results"
 # mallocMuZero's search table (issue #8's "search is real"): mean return on the train split with
 # 0 (raw policy), 2, 8 and 32 simulations, learned model and exact game, beside the baselines
 ./build/mallocbench bench muzero --agent "$agent" --returns 0,2,8,32 --split train |
   tee "results/muzero-search-$profile.txt"
-./build/mallocbench plot results/latest.h5 --format png,pdf
-./build/mallocbench report results/latest.h5
+./build/mallocbench plot "$results" --format png,pdf
+./build/mallocbench report "$results"
 if command -v latexmk >/dev/null; then
   (cd paper && latexmk -pdf -interaction=nonstopmode -halt-on-error main.tex >/dev/null)
 elif command -v pdflatex >/dev/null; then
