@@ -24,6 +24,7 @@
 #include "catalogue.h"
 #include "commands.h"
 #include "error.h"
+#include "option_values.h"
 #include "paths.h"
 #include "workload.h"
 
@@ -48,7 +49,8 @@ static void usage(FILE *out) {
       "                tree (model, native) are stored relative to it, others absolute.\n"
       "  --kind K      hlo, csv, model, native, alphatensor (default: from the extension)\n"
       "  --hardware H  hardware profile (default tpu-v4i)\n"
-      "  --capacity C  fast-memory bytes (unit B, KiB, MiB, GiB), 'profile', or 'auto'\n"
+      "  --capacity C  fast-memory bytes (units B, KiB, MiB, GiB as given; KB, MB, GB\n"
+      "                stored in bytes), 'profile', or 'auto'\n"
       "                (default: the capacity rule of datasets/CATALOGUE.md)\n"
       "  --split S     train or test (default test)\n"
       "  --tags T      comma-separated tags (default: real for hlo/csv, else generated)\n"
@@ -334,6 +336,7 @@ typedef struct add_command {
   const char *name, *source, *kind, *hardware, *capacity, *split, *tags, *args;
   const char *cat_path, *data, *cache;
   char default_cat[4096], default_cache[4096];
+  char capacity_bytes[32]; /* --capacity in the catalogue's notation */
 } add_command;
 
 /* Reads the options into A (defaults first: the kind from the extension, the tags from the
@@ -376,6 +379,25 @@ static int parse_options(int argc, char **argv, add_command *A) {
   if (!A->name || !A->source) {
     usage(stderr);
     return 2;
+  }
+  /* --capacity takes every unit the other commands do ("2MB"); the catalogue stores bytes */
+  if (strcmp(A->capacity, "auto") && strcmp(A->capacity, "profile")) {
+    int64_t bytes = 0;
+    if (!mb_parse_bytes(A->capacity, 1, INT64_MAX, &bytes)) {
+      mb_diag(stderr,
+              "mallocbench add: --capacity '%s': expected a byte count > 0 (units B, KiB, MiB, "
+              "GiB, KB, MB, GB), 'profile' or 'auto'",
+              A->capacity);
+      return 2;
+    }
+    size_t digits = strspn(A->capacity, "0123456789");
+    const char *unit = A->capacity + digits;
+    bool catalogue_unit = digits > 0 && (!*unit || !strcmp(unit, "B") || !strcmp(unit, "KiB") ||
+                                         !strcmp(unit, "MiB") || !strcmp(unit, "GiB"));
+    if (!catalogue_unit) { /* "2MB", "1.5 MiB": the catalogue has no such notation */
+      snprintf(A->capacity_bytes, sizeof A->capacity_bytes, "%lld", (long long)bytes);
+      A->capacity = A->capacity_bytes;
+    }
   }
   if (!A->kind) A->kind = infer_kind(A->source);
   if (!A->kind) {

@@ -77,6 +77,15 @@ cmp -s "$CAT" "$T/before" || fail "a refused add changed the catalogue"
 # native and real sources; paths under the data dir are stored relative to it
 expect 0 "$MB" add mine "$T/std.wl" --capacity 64KiB $C
 grep -q "^mine native $T/std.wl - tpu-v4i 64KiB test generated$" "$CAT" || fail "native line: $(tail -1 "$CAT")"
+# --capacity takes the units of the other commands: decimal ones are stored in bytes (the
+# catalogue has no KB/MB/GB), and a bad value names every form it accepts
+expect 0 "$MB" add mine-mb "$T/std.wl" --capacity 2MB $C
+grep -q "^mine-mb native $T/std.wl - tpu-v4i 2000000 test generated$" "$CAT" || fail "--capacity 2MB: $(tail -1 "$CAT")"
+cp "$CAT" "$T/before-bad-capacity"
+expect 2 "$MB" add mine-bad "$T/std.wl" --capacity 2XB $C
+grep -qxF "mallocbench add: --capacity '2XB': expected a byte count > 0 (units B, KiB, MiB, GiB, KB, MB, GB), 'profile' or 'auto'" "$T/out" ||
+  fail "--capacity 2XB: $(cat "$T/out")"
+cmp -s "$CAT" "$T/before-bad-capacity" || fail "a refused --capacity changed the catalogue"
 if [ -f "$DATA/hlo/mlp_pt_xla.hlo" ]; then
   expect 0 "$MB" add mlp-real "$DATA/hlo/mlp_pt_xla.hlo" --data "$DATA" $C
   grep -q "^mlp-real hlo hlo/mlp_pt_xla.hlo - tpu-v4i [0-9]* test real$" "$CAT" ||
