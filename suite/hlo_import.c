@@ -12,6 +12,9 @@
 #include "hlo_parse.h"
 #include "paths.h"
 
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
 #define MAX_CALL_DEPTH 64 /* nesting of called computations; real modules use a few levels */
 
 /* ---- opcode classes ---- */
@@ -220,7 +223,11 @@ typedef struct importer {
   mb_hlo_report *rep;
   mb_error *err;
   const char *path;
-  op_class *gcls; /* class of every instruction of the module, by module-wide index */
+  op_class *gcls;   /* class of every instruction of the module, by module-wide index */
+  double *cc_flops; /* own FLOPs of estimated GEMM custom-calls, by module-wide index */
+  mb_hlo_span listed[MB_HLO_MAX_TARGETS]; /* the targets in rep->unknown_targets */
+  pcre2_code *re_dnums; /* compiled at the first GEMM custom-call with a backend_config */
+  pcre2_match_data *md;
   double *comp_flops;
   int8_t *comp_state; /* 0 not computed, 1 in progress, 2 done */
   /* entry computation */
@@ -351,6 +358,245 @@ static bool convolution_flops(importer *im, const mb_hlo_instr *ins, double *out
   return true;
 }
 
+/* ---- custom-calls (datasets/HLO_IMPORT.md, "Custom-calls") ---- */
+
+/* Library GEMMs: result = lhs x rhs (+ an epilogue, not counted), 2*M*N*K FLOPs from shapes. */
+static const char *const GEMM_TARGETS[] = {"__cublas$gemm", "__cublas$lt$matmul",
+                                           "__cublas$lt$matmul$f8", "__onednn$matmul"};
+/* XLA's own targets that annotate or move data: 0 FLOPs is their cost, not a guess. */
+static const char *const DATA_TARGETS[] = {
+    "Sharding",     "SPMDFullToShardShape", "SPMDShardToFullShape", "MoveToHost",
+    "MoveToDevice", "AllocateBuffer",       "PadToStatic",          "SliceToDynamic"};
+
+/* dot_dimension_numbers fields of a backend_config, as JSON ("lhs_contracting_dimensions":
+ * ["1"]) or inside a JSON string (\"lhs_contracting_dimensions\":[\"1\"]). */
+static const char DNUMS_PATTERN[] =
+    "\\\\?\"(lhs|rhs)_(contracting|batch)_dimensions\\\\?\"\\s*:\\s*\\[([^\\]]*)\\]";
+
+#define GEMM_MAX_DIMS 16
+
+typedef struct gemm_dims {
+  int32_t n[4]; /* lhs contracting, rhs contracting, lhs batch, rhs batch; -1 absent */
+  int64_t d[4][GEMM_MAX_DIMS];
+} gemm_dims;
+
+static mb_hlo_span target_of(const mb_hlo_module *m, const mb_hlo_instr *ins) {
+  mb_hlo_span t = ins->custom_call_target;
+  if (t.len >= 2 && m->text[t.off] == '"' && m->text[t.off + t.len - 1] == '"') {
+    t.off++;
+    t.len -= 2;
+  }
+  return t;
+}
+
+static bool target_in(const mb_hlo_module *m, mb_hlo_span t, const char *const *list, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (mb_hlo_span_eq(m, t, list[i])) return true;
+  return false;
+}
+
+/* The inside of a dimension list: items 1, "1" or \"1\" (below 10^9) separated by commas. */
+static bool parse_dim_list(const char *s, size_t len, int32_t *n, int64_t *d) {
+  size_t i = 0;
+  *n = 0;
+  while (i < len && s[i] == ' ') i++;
+  if (i == len) return true;
+  for (;;) {
+    while (i < len && s[i] == ' ') i++;
+    bool quoted = false;
+    if (i + 1 < len && s[i] == '\\' && s[i + 1] == '"') i++;
+    if (i < len && s[i] == '"') {
+      quoted = true;
+      i++;
+    }
+    int64_t x = 0;
+    int digits = 0;
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+      if (digits < 9) x = x * 10 + (s[i] - '0');
+    if (digits == 0 || digits > 9 || *n == GEMM_MAX_DIMS) return false;
+    if (quoted) {
+      if (i + 1 < len && s[i] == '\\' && s[i + 1] == '"') i++;
+      if (i >= len || s[i] != '"') return false;
+      i++;
+    }
+    d[(*n)++] = x;
+    while (i < len && s[i] == ' ') i++;
+    if (i == len) return true;
+    if (s[i++] != ',') return false;
+  }
+}
+
+/* The dot_dimension_numbers in a backend_config: 1 found (in g), 0 absent, -1 malformed or
+ * ambiguous (a field given twice), -2 internal error (err set). */
+static int backend_dims(importer *im, mb_hlo_span cfg, gemm_dims *g) {
+  if (!im->re_dnums) {
+    int code;
+    PCRE2_SIZE off;
+    im->re_dnums =
+        pcre2_compile((PCRE2_SPTR)DNUMS_PATTERN, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
+    if (!im->re_dnums) {
+      PCRE2_UCHAR buf[256];
+      pcre2_get_error_message(code, buf, sizeof buf);
+      mb_fail(im->err, "%s: internal error compiling the backend_config pattern: %s", im->path,
+              (const char *)buf);
+      return -2;
+    }
+    im->md = pcre2_match_data_create_from_pattern(im->re_dnums, NULL);
+    if (!im->md) {
+      mb_fail(im->err, "%s: out of memory", im->path);
+      return -2;
+    }
+  }
+  const char *subject = im->m->text + cfg.off;
+  PCRE2_SIZE len = (PCRE2_SIZE)cfg.len, pos = 0;
+  int found = 0;
+  for (;;) {
+    int rc = pcre2_match(im->re_dnums, (PCRE2_SPTR)subject, len, pos, 0, im->md, NULL);
+    if (rc == PCRE2_ERROR_NOMATCH) return found;
+    if (rc < 0) return -1; /* e.g. the match limit: treated as unparseable */
+    const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(im->md);
+    int k = (subject[ov[2]] == 'r' ? 1 : 0) + (subject[ov[4]] == 'b' ? 2 : 0);
+    if (g->n[k] >= 0) return -1;
+    if (!parse_dim_list(subject + ov[6], ov[7] - ov[6], &g->n[k], g->d[k])) return -1;
+    found = 1;
+    pos = ov[1];
+  }
+}
+
+/* 2*M*N*K of a library GEMM custom-call when its shapes (and backend_config's
+ * dot_dimension_numbers, when present) determine it unambiguously: *known, *flops. false only
+ * on internal errors (err set). */
+static bool gemm_flops(importer *im, const mb_hlo_instr *ins, bool *known, double *flops) {
+  const mb_hlo_module *m = im->m;
+  *known = false;
+  *flops = 0;
+  if (ins->n_operands < 2) return true;
+  const mb_hlo_shape *lhs = shape_of(im, operand(im, ins, 0));
+  const mb_hlo_shape *rhs = shape_of(im, operand(im, ins, 1));
+  int32_t leaf = mb_hlo_shape_leaf(m, ins->shape, 0); /* cuBLAS returns (result, workspace) */
+  if (leaf < 0) return true;
+  const mb_hlo_shape *res = &m->shapes[leaf];
+  if (mb_hlo_etype_bits(lhs->etype) == 0 || mb_hlo_etype_bits(rhs->etype) == 0 ||
+      mb_hlo_etype_bits(res->etype) == 0 || lhs->rank < 2 || rhs->rank < 2)
+    return true;
+  const int64_t *ld = &m->ints[lhs->dims], *rd = &m->ints[rhs->dims], *od = &m->ints[res->dims];
+  gemm_dims g;
+  for (int k = 0; k < 4; k++) g.n[k] = -1;
+  int found = ins->backend_config.len > 0 ? backend_dims(im, ins->backend_config, &g) : 0;
+  if (found == -2) return false;
+  if (found < 0) return true;
+  double k_size = 1;
+  if (found == 0) {
+    /* no dimension numbers: lhs [..., M, K] x rhs [..., K, N] -> [..., M, N], or unknown */
+    int32_t r = lhs->rank;
+    if (rhs->rank != r || res->rank != r) return true;
+    for (int32_t d = 0; d < r - 2; d++)
+      if (ld[d] != rd[d] || ld[d] != od[d]) return true;
+    if (ld[r - 2] != od[r - 2] || rd[r - 1] != od[r - 1] || ld[r - 1] != rd[r - 2]) return true;
+    k_size = (double)ld[r - 1];
+  } else {
+    if (g.n[0] < 0 || g.n[0] != g.n[1]) return true;
+    if (g.n[2] < 0) g.n[2] = 0;
+    if (g.n[3] < 0) g.n[3] = 0;
+    if (g.n[2] != g.n[3] || lhs->rank > 64 || rhs->rank > 64) return true;
+    uint64_t lmask = 0, rmask = 0;
+    double batch = 1, lfree = 1, rfree = 1;
+    for (int pair = 0; pair < 2; pair++) { /* contracting, then batch dimensions */
+      for (int32_t i = 0; i < g.n[2 * pair]; i++) {
+        int64_t a = g.d[2 * pair][i], b = g.d[2 * pair + 1][i];
+        if (a >= lhs->rank || b >= rhs->rank || ((lmask >> a) & 1) || ((rmask >> b) & 1) ||
+            ld[a] != rd[b])
+          return true;
+        lmask |= 1ull << a;
+        rmask |= 1ull << b;
+        if (pair == 0)
+          k_size *= (double)ld[a];
+        else
+          batch *= (double)ld[a];
+      }
+    }
+    int32_t free_rank = 0;
+    for (int32_t d = 0; d < lhs->rank; d++) {
+      if ((lmask >> d) & 1) continue;
+      lfree *= (double)ld[d];
+      free_rank++;
+    }
+    for (int32_t d = 0; d < rhs->rank; d++) {
+      if ((rmask >> d) & 1) continue;
+      rfree *= (double)rd[d];
+      free_rank++;
+    }
+    if (res->rank != g.n[2] + free_rank || (double)res->elements != batch * lfree * rfree)
+      return true;
+  }
+  *flops = 2.0 * (double)res->elements * k_size;
+  *known = true;
+  return true;
+}
+
+static void note_unknown_target(importer *im, mb_hlo_span t) {
+  mb_hlo_report *r = im->rep;
+  r->n_unknown_custom_calls++;
+  for (int32_t k = 0; k < r->n_unknown_targets; k++) {
+    if (im->listed[k].len == t.len &&
+        !memcmp(im->m->text + im->listed[k].off, im->m->text + t.off, (size_t)t.len)) {
+      r->unknown_targets[k].count++;
+      return;
+    }
+  }
+  if (r->n_unknown_targets == MB_HLO_MAX_TARGETS) return;
+  int32_t k = r->n_unknown_targets++;
+  im->listed[k] = t;
+  mb_hlo_span_str(im->m, t, r->unknown_targets[k].name, sizeof r->unknown_targets[k].name);
+  r->unknown_targets[k].count = 1;
+}
+
+/* Custom-call g: an estimated GEMM (cc_flops), a data-movement target, or counted unknown. */
+static bool custom_call_cost(importer *im, int32_t g) {
+  const mb_hlo_instr *ins = &im->m->instrs[g];
+  mb_hlo_span t = target_of(im->m, ins);
+  if (target_in(im->m, t, GEMM_TARGETS, sizeof GEMM_TARGETS / sizeof GEMM_TARGETS[0])) {
+    bool known;
+    if (!gemm_flops(im, ins, &known, &im->cc_flops[g])) return false;
+    if (known) {
+      im->rep->n_gemm_custom_calls++;
+      return true;
+    }
+  } else if (target_in(im->m, t, DATA_TARGETS, sizeof DATA_TARGETS / sizeof DATA_TARGETS[0])) {
+    return true;
+  }
+  note_unknown_target(im, t);
+  return true;
+}
+
+static void append(char *out, size_t n, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *out, size_t n, size_t *used, const char *fmt, ...) {
+  if (*used >= n - 1) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(out + *used, n - *used, fmt, ap);
+  va_end(ap);
+  if (k > 0) *used = *used + (size_t)k < n - 1 ? *used + (size_t)k : n - 1;
+}
+
+char *mb_hlo_report_targets(const mb_hlo_report *r, char *out, size_t n) {
+  if (n == 0) return out;
+  out[0] = '\0';
+  size_t used = 0;
+  int32_t listed = 0;
+  for (int32_t k = 0; k < r->n_unknown_targets && k < MB_HLO_MAX_TARGETS; k++) {
+    const mb_hlo_target_count *t = &r->unknown_targets[k];
+    const char *name = t->name[0] ? t->name : "(no custom_call_target)";
+    append(out, n, &used, "%s%s", k ? ", " : "", name);
+    if (t->count > 1) append(out, n, &used, " x%d", t->count);
+    listed += t->count;
+  }
+  if (r->n_unknown_custom_calls > listed)
+    append(out, n, &used, "%s%d more", listed ? ", and " : "", r->n_unknown_custom_calls - listed);
+  return out;
+}
+
 /* FLOPs of one instruction, including the computations it calls. */
 static bool instr_flops(importer *im, int32_t g, int depth, double *out) {
   const mb_hlo_instr *ins = &im->m->instrs[g];
@@ -390,8 +636,11 @@ static bool instr_flops(importer *im, int32_t g, int depth, double *out) {
       return true;
     case C_CONDITIONAL:
       return called_flops(im, ins, depth, true, out);
-    case C_WHILE:
     case C_CALLER:
+      if (!called_flops(im, ins, depth, false, out)) return false;
+      *out += im->cc_flops[g]; /* 0 except for estimated GEMM custom-calls */
+      return true;
+    case C_WHILE:
     case C_OPAQUE:
     case C_DATA:
     case C_UNKNOWN:
@@ -631,6 +880,9 @@ static void importer_free(importer *im) {
   free(im->fused);
   free(im->op_of);
   free(im->gcls);
+  free(im->cc_flops);
+  pcre2_code_free(im->re_dnums);
+  pcre2_match_data_free(im->md);
   free(im->comp_flops);
   free(im->comp_state);
 }
@@ -753,6 +1005,7 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
   /* the parser guarantees n_comps >= 1 and n >= 1; the max() keeps the sizes positive */
   size_t nc = m->n_comps > 0 ? (size_t)m->n_comps : 1, ni = im.n > 0 ? (size_t)im.n : 1;
   size_t nl = total_leaves > 0 && total_leaves <= INT32_MAX ? (size_t)total_leaves : 1;
+  im.cc_flops = calloc(m->n_instrs > 0 ? (size_t)m->n_instrs : 1, sizeof *im.cc_flops);
   im.comp_flops = calloc(nc, sizeof *im.comp_flops);
   im.comp_state = calloc(nc, sizeof *im.comp_state);
   im.cls = calloc(ni, sizeof *im.cls);
@@ -762,11 +1015,14 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
   im.fused = calloc(ni, sizeof *im.fused);
   im.op_of = calloc(ni, sizeof *im.op_of);
   im.reads = calloc(ni, sizeof *im.reads);
-  if (total_leaves > INT32_MAX || !im.comp_flops || !im.comp_state || !im.cls || !im.leaf_start ||
-      !im.leaf_buf || !im.flops || !im.fused || !im.op_of || !im.reads) {
+  if (total_leaves > INT32_MAX || !im.cc_flops || !im.comp_flops || !im.comp_state || !im.cls ||
+      !im.leaf_start || !im.leaf_buf || !im.flops || !im.fused || !im.op_of || !im.reads) {
     mb_fail(err, "%s: out of memory", path);
     goto done;
   }
+  for (int32_t i = 0; i < m->n_instrs; i++)
+    if (mb_hlo_span_eq(m, m->instrs[i].opcode, "custom-call") && !custom_call_cost(&im, i))
+      goto done;
   char a[128], bnm[128];
   int32_t off = 0;
   for (int32_t e = 0; e < im.n; e++) {

@@ -20,6 +20,14 @@ typedef struct mb_hlo_options {
   bool pin_outputs;    /* the root's buffers stay in slow memory (default true) */
 } mb_hlo_options;
 
+/* Custom-call targets listed by name in a report (the first ones met, in text order). */
+#define MB_HLO_MAX_TARGETS 8
+
+typedef struct mb_hlo_target_count {
+  char name[64]; /* the custom_call_target, without quotes (truncated to fit) */
+  int32_t count;
+} mb_hlo_target_count;
+
 typedef struct mb_hlo_report {
   int32_t n_instructions; /* entry instructions parsed */
   int32_t n_computations;
@@ -28,10 +36,21 @@ typedef struct mb_hlo_report {
   char first_unknown[64];       /* one example of an unknown opcode, for the warning */
   int32_t n_unknown_attributes; /* attributes the parser does not know (skipped) */
   char first_unknown_attribute[64];
-  bool is_scheduled; /* the module header says is_scheduled=true */
+  /* custom-calls (in any computation) whose own cost is unknown: 0 FLOPs of their own (called
+   * computations still count). Not counted: library GEMMs given 2*M*N*K FLOPs and the data-
+   * movement targets of datasets/HLO_IMPORT.md ("Custom-calls"). */
+  int32_t n_unknown_custom_calls;
+  int32_t n_unknown_targets; /* entries used in unknown_targets (<= MB_HLO_MAX_TARGETS) */
+  mb_hlo_target_count unknown_targets[MB_HLO_MAX_TARGETS]; /* distinct targets, first met first */
+  int32_t n_gemm_custom_calls; /* library GEMM custom-calls given 2*M*N*K FLOPs */
+  bool is_scheduled;           /* the module header says is_scheduled=true */
 } mb_hlo_report;
 
 void mb_hlo_options_default(mb_hlo_options *opt);
+/* The unknown custom-call targets as "__cublas$gemm x2, __onednn$matmul" (count shown when
+ * above 1), then ", and N more" for custom-calls whose target is not listed; "" when none.
+ * Truncated to fit out (size n); returns out. */
+char *mb_hlo_report_targets(const mb_hlo_report *r, char *out, size_t n);
 /* report may be NULL. `path` names the file in messages and in the workload's source. */
 mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
                                 const mb_hlo_options *opt, mb_hlo_report *report, mb_error *err);

@@ -712,6 +712,10 @@ static bool interpret_attribute(parser *p, mb_hlo_span key, mb_hlo_span v, mb_hl
     ins->custom_call_target = v;
     return true;
   }
+  if (!strcmp(k, "backend_config")) {
+    ins->backend_config = v;
+    return true;
+  }
   return true;
 }
 

@@ -100,10 +100,11 @@ typedef struct mb_hlo_instr {
   int64_t feature_group_count;  /* 1 when absent */
   int64_t batch_group_count;    /* 1 when absent */
   mb_hlo_ints lhs_contracting, rhs_contracting, lhs_batch, rhs_batch;
-  mb_hlo_ints window_size; /* window={size=AxB ...} */
-  mb_hlo_span dim_labels;  /* e.g. b01f_01io->b01f; len 0 when absent */
-  mb_hlo_span custom_call_target;
-  int32_t n_unknown_attributes; /* attributes this parser does not know (skipped) */
+  mb_hlo_ints window_size;        /* window={size=AxB ...} */
+  mb_hlo_span dim_labels;         /* e.g. b01f_01io->b01f; len 0 when absent */
+  mb_hlo_span custom_call_target; /* as written, with its quotes; len 0 when absent */
+  mb_hlo_span backend_config;     /* as written ({...} or "..."); len 0 when absent */
+  int32_t n_unknown_attributes;   /* attributes this parser does not know (skipped) */
 } mb_hlo_instr;
 
 typedef struct mb_hlo_computation {

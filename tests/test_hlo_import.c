@@ -56,6 +56,8 @@ typedef struct golden {
   int64_t peak;
   int32_t ops_fused, buffers_fused;
   int64_t peak_fused;
+  int32_t custom_calls; /* all custom-calls of unknown cost (their targets are AWS Neuron's) */
+  const char *targets;
 } golden;
 
 /* How these numbers were derived, independently of this C code:
@@ -68,13 +70,17 @@ typedef struct golden {
  *   re-implementation of the rules in datasets/HLO_IMPORT.md, written from the rules rather
  *   than from this code, agreed on every number below. Sanity: buffers without fusion = non-
  *   aliasing entry instructions + 2 extra leaves for each of gpt2's 3 batch-norm-training
- *   tuples (119 + 26 params + 17 constants = 162 for gpt2). */
+ *   tuples (119 + 26 params + 17 constants = 162 for gpt2).
+ * - custom-calls: `grep -oE ' custom-call\(.*custom_call_target="[^"]*"' F` with the targets
+ *   counted by `sort | uniq -c`. */
 static const golden GOLDEN[] = {
-    {"bert_pt_xla_adam_step.hlo", 929, 734, 898, 14532208, 122, 252, 12578668},
-    {"gpt2_pt_xla.hlo", 176, 119, 162, 340294728, 47, 79, 340294684},
-    {"graphsage_tf.hlo", 126, 69, 104, 23027764, 32, 46, 23027730},
-    {"mlp_pt_xla.hlo", 156, 121, 155, 1705252, 43, 52, 1328560},
-    {"ssd_mobilenet_tf.hlo", 508, 289, 467, 37033396, 59, 160, 17954970},
+    {"bert_pt_xla_adam_step.hlo", 929, 734, 898, 14532208, 122, 252, 12578668, 0, ""},
+    {"gpt2_pt_xla.hlo", 176, 119, 162, 340294728, 47, 79, 340294684, 23,
+     "AwsNeuronTransferWithStaticRing x22, AwsNeuronGelu"},
+    {"graphsage_tf.hlo", 126, 69, 104, 23027764, 32, 46, 23027730, 0, ""},
+    {"mlp_pt_xla.hlo", 156, 121, 155, 1705252, 43, 52, 1328560, 12,
+     "AwsNeuronTransferWithStaticRing x12"},
+    {"ssd_mobilenet_tf.hlo", 508, 289, 467, 37033396, 59, 160, 17954970, 0, ""},
 };
 
 static void test_real_files_golden(void **state) {
@@ -107,6 +113,10 @@ static void test_real_files_golden(void **state) {
       assert_int_equal(rep.n_instructions, g->entry_instructions);
       assert_int_equal(rep.n_unknown_opcodes, 0);
       assert_int_equal(rep.n_unknown_attributes, 0);
+      char targets[256];
+      assert_int_equal(rep.n_unknown_custom_calls, g->custom_calls);
+      assert_int_equal(rep.n_gemm_custom_calls, 0);
+      assert_string_equal(mb_hlo_report_targets(&rep, targets, sizeof targets), g->targets);
       assert_int_equal(st.n_ops, fusion ? g->ops_fused : g->ops);
       assert_int_equal(st.n_buffers, fusion ? g->buffers_fused : g->buffers);
       assert_int_equal(st.peak_live_bytes, fusion ? g->peak_fused : g->peak);
@@ -598,6 +608,204 @@ static void test_structure_messages(void **state) {
   mb_workload_free(w);
 }
 
+/* ---- custom-calls ---- */
+
+static double op_flops(const mb_workload *w, const char *op) {
+  int32_t o = mb_workload_find_op(w, op);
+  if (o < 0) fprintf(stderr, "no op '%s'\n", op);
+  assert_true(o >= 0);
+  return w->ops[o].flops;
+}
+
+/* Library GEMMs get 2*M*N*K from their shapes (here M=4, N=16, K=8, so 1024 per batch);
+ * GEMMs whose shapes or dimension numbers do not determine it, and other targets, get 0 FLOPs
+ * of their own and are counted and named in the report, never refused. */
+static const char *CUSTOM_CALL_MODULE =
+    "HloModule cc\n"
+    "%inner (u: f32[4,8], v: f32[8,16]) -> f32[4,16] {\n"
+    "  %u = f32[4,8] parameter(0)\n"
+    "  %v = f32[8,16] parameter(1)\n"
+    "  ROOT %gi = f32[4,16] custom-call(%u, %v), custom_call_target=\"__onednn$matmul\"\n"
+    "}\n"
+    "ENTRY %main {\n"
+    "  %a = f32[4,8] parameter(0)\n"
+    "  %b = f32[8,16] parameter(1)\n"
+    "  %x = f32[2,8,4] parameter(2)\n"
+    "  %y = f32[2,16,8] parameter(3)\n"
+    "  %p = f32[2,4,8] parameter(4)\n"
+    "  %q = f32[2,8,16] parameter(5)\n"
+    "  %v1 = f32[8] parameter(8)\n"
+    /* cuBLAS: (result, workspace), JSON backend_config */
+    "  %g1 = (f32[4,16]{1,0}, s8[1024]{0}) custom-call(f32[4,8]{1,0} %a, f32[8,16]{1,0} %b), "
+    "custom_call_target=\"__cublas$gemm\", backend_config={\"operation_queue_id\":\"0\","
+    "\"gemm_backend_config\":{\"alpha_real\":1,\"beta\":0,\"dot_dimension_numbers\":{"
+    "\"lhs_contracting_dimensions\":[\"1\"],\"rhs_contracting_dimensions\":[\"0\"],"
+    "\"lhs_batch_dimensions\":[],\"rhs_batch_dimensions\":[]},\"epilogue\":\"DEFAULT\"}}\n"
+    /* batched, both operands transposed, backend_config as an escaped string: only the
+     * dimension numbers give K = 8 (the standard layout does not fit these shapes) */
+    "  %g2 = f32[2,4,16] custom-call(%x, %y), custom_call_target=\"__cublas$lt$matmul\", "
+    "backend_config=\"{\\\"gemm_backend_config\\\":{\\\"dot_dimension_numbers\\\":{"
+    "\\\"lhs_contracting_dimensions\\\":[\\\"1\\\"],\\\"rhs_contracting_dimensions\\\":"
+    "[\\\"2\\\"],\\\"lhs_batch_dimensions\\\":[\\\"0\\\"],\\\"rhs_batch_dimensions\\\":"
+    "[\\\"0\\\"]}}}\"\n"
+    /* no dimension numbers: the standard layout [B, M, K] x [B, K, N] -> [B, M, N] */
+    "  %g3 = f32[2,4,16] custom-call(%p, %q), custom_call_target=\"__onednn$matmul\", "
+    "backend_config={\"onednn_matmul_config\":{\"transpose_a\":false}}\n"
+    "  %c = f32[4,16] call(%a, %b), to_apply=%inner\n"
+    /* GEMMs whose cost the shapes do not determine */
+    "  %g4 = f32[4,16] custom-call(%a, %q), custom_call_target=\"__cublas$gemm\"\n"
+    "  %g5 = f32[4,16] custom-call(%a, %b), custom_call_target=\"__cublas$gemm\", "
+    "backend_config={\"dot_dimension_numbers\":{\"lhs_contracting_dimensions\":[\"7\"],"
+    "\"rhs_contracting_dimensions\":[\"0\"]}}\n"
+    "  %g6 = f32[4,16] custom-call(%a, %b), custom_call_target=\"__cublas$gemm\", "
+    "backend_config={\"dot_dimension_numbers\":{\"lhs_contracting_dimensions\":[\"1\",\"x\"],"
+    "\"rhs_contracting_dimensions\":[\"0\"]}}\n"
+    "  %g7 = f32[4,16] custom-call(%a, %b), custom_call_target=\"__cublas$gemm\", "
+    "backend_config={\"lhs_contracting_dimensions\":[\"1\"],\"rhs_contracting_dimensions\":"
+    "[\"0\"],\"lhs_contracting_dimensions\":[\"1\"]}\n"
+    "  %g8 = f32[4,16] custom-call(%a), custom_call_target=\"__cublas$gemm\"\n"
+    "  %g9 = f32[4,17] custom-call(%a, %b), custom_call_target=\"__cublas$gemm\", "
+    "backend_config={\"dot_dimension_numbers\":{\"lhs_contracting_dimensions\":[\"1\"],"
+    "\"rhs_contracting_dimensions\":[\"0\"]}}\n"
+    "  %g10 = f32[16] custom-call(%v1, %b), custom_call_target=\"__cublas$gemm\"\n"
+    /* other targets: cuDNN (unknown), XLA's Sharding (0 FLOPs, known), none at all */
+    "  %img = f32[1,8,8,4] parameter(6)\n"
+    "  %ker = f32[3,3,4,4] parameter(7)\n"
+    "  %cv = (f32[1,8,8,4], u8[0]) custom-call(%img, %ker), window={size=3x3 pad=1_1x1_1}, "
+    "dim_labels=b01f_01io->b01f, custom_call_target=\"__cudnn$convForward\"\n"
+    "  %sh = f32[4,8] custom-call(%a), custom_call_target=\"Sharding\", sharding={replicated}\n"
+    "  %nt = f32[4,8] custom-call(%a)\n"
+    "  ROOT %out = ((f32[4,16], s8[1024]), f32[2,4,16], f32[2,4,16], f32[4,16], f32[4,16], "
+    "f32[4,16], f32[4,16], f32[4,16], f32[4,16], f32[4,17], f32[16], (f32[1,8,8,4], u8[0]), "
+    "f32[4,8], f32[4,8]) "
+    "tuple(%g1, %g2, %g3, %c, %g4, %g5, %g6, %g7, %g8, %g9, %g10, %cv, %sh, %nt)\n"
+    "}\n";
+
+static void test_custom_call_gemm_flops(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_hlo_report rep;
+  mb_workload *w = import_str(CUSTOM_CALL_MODULE, false, &rep, &err);
+  if (!w) fprintf(stderr, "%s\n", err.message);
+  assert_non_null(w);
+  assert_true(op_flops(w, "g1") == 1024);
+  assert_true(op_flops(w, "g2") == 2048);
+  assert_true(op_flops(w, "g3") == 2048);
+  assert_true(op_flops(w, "c") == 1024); /* the GEMM in the called computation */
+  assert_int_equal(rep.n_gemm_custom_calls, 4);
+  /* cuBLAS's tuple: one buffer per leaf, the workspace included */
+  assert_int_equal(buffer(w, "g1#1")->size, 1024);
+  const char *zero[] = {"g4", "g5", "g6", "g7", "g8", "g9", "g10", "cv", "sh", "nt"};
+  for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++) assert_true(op_flops(w, zero[i]) == 0);
+  mb_workload_free(w);
+}
+
+static void test_custom_call_unknown_cost_reported(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_hlo_report rep;
+  mb_workload *w = import_str(CUSTOM_CALL_MODULE, true, &rep, &err);
+  assert_non_null(w);
+  /* g4..g10 (7 GEMMs the shapes do not determine), cv, nt; not the estimated GEMMs or Sharding */
+  assert_int_equal(rep.n_unknown_custom_calls, 9);
+  assert_int_equal(rep.n_unknown_opcodes, 0);
+  assert_int_equal(rep.n_unknown_targets, 3);
+  assert_string_equal(rep.unknown_targets[0].name, "__cublas$gemm");
+  assert_int_equal(rep.unknown_targets[0].count, 7);
+  assert_string_equal(rep.unknown_targets[1].name, "__cudnn$convForward");
+  assert_int_equal(rep.unknown_targets[1].count, 1);
+  char out[256];
+  assert_string_equal(mb_hlo_report_targets(&rep, out, sizeof out),
+                      "__cublas$gemm x7, __cudnn$convForward, (no custom_call_target)");
+  /* cut to fit, always terminated */
+  assert_string_equal(mb_hlo_report_targets(&rep, out, 10), "__cublas$");
+  mb_workload_free(w);
+
+  /* more distinct targets than the report lists: the rest are counted */
+  char text[4096];
+  int n = snprintf(text, sizeof text, "HloModule many\nENTRY main {\n  p = f32[2] parameter(0)\n");
+  for (int i = 0; i < 11; i++)
+    n += snprintf(text + n, sizeof text - (size_t)n,
+                  "  c%d = f32[2] custom-call(p), custom_call_target=\"lib$op%d\"\n", i,
+                  i == 1 ? 0 : i);
+  snprintf(text + n, sizeof text - (size_t)n, "  ROOT r = f32[2] add(c9, c10)\n}\n");
+  w = import_str(text, true, &rep, &err);
+  assert_non_null(w);
+  assert_int_equal(rep.n_unknown_custom_calls, 11);
+  assert_int_equal(rep.n_unknown_targets, MB_HLO_MAX_TARGETS);
+  assert_string_equal(mb_hlo_report_targets(&rep, out, sizeof out),
+                      "lib$op0 x2, lib$op2, lib$op3, lib$op4, lib$op5, lib$op6, lib$op7, "
+                      "lib$op8, and 2 more");
+  mb_workload_free(w);
+
+  /* a file without custom-calls reports none */
+  w = import_str(REDUCE_MODULE, true, &rep, &err);
+  assert_non_null(w);
+  assert_int_equal(rep.n_unknown_custom_calls, 0);
+  assert_string_equal(mb_hlo_report_targets(&rep, out, sizeof out), "");
+  mb_workload_free(w);
+}
+
+/* A custom-call whose text is malformed is refused with file:line, like any instruction; a GEMM
+ * whose operands or backend_config make no sense is imported with 0 FLOPs and counted. */
+static void test_custom_call_malformed(void **state) {
+  (void)state;
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[2,2] parameter(0)\n"
+      "  ROOT g = f32[2,2] custom-call(p, p), custom_call_target=\n}\n",
+      "t.hlo:4: expected a value after 'custom_call_target='");
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[2,2] parameter(0)\n"
+      "  ROOT g = f32[2,2] custom-call(p, p), custom_call_target=\"__cublas$gemm\", "
+      "backend_config=\"{\\\"a\\\":1}\n}\n",
+      "t.hlo:4: expected '\"' closing the string opened here");
+  static const char *const CONFIGS[] = {
+      "[\"99999999999\"],\"rhs_contracting_dimensions\":[\"0\"]", /* too large */
+      "[\"-1\"],\"rhs_contracting_dimensions\":[\"0\"]",          /* negative */
+      "[\"1\"2],\"rhs_contracting_dimensions\":[\"0\"]",          /* junk after an item */
+      "[1,],\"rhs_contracting_dimensions\":[0]",                  /* empty item */
+      "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],\"rhs_contracting_dimensions\":[0]", /* 17 dims */
+      "[\"1\",\"1\"],\"rhs_contracting_dimensions\":[\"0\",\"0\"]",             /* a dim twice */
+      "[\"1\"]",                                                                /* no rhs dims */
+      /* batch dimensions on one side only */
+      "[\"1\"],\"rhs_contracting_dimensions\":[\"0\"],\"lhs_batch_dimensions\":[\"0\"]",
+  };
+  char text[8192];
+  int n = snprintf(text, sizeof text,
+                   "HloModule m\nENTRY e {\n  a = f32[4,8] parameter(0)\n"
+                   "  b = f32[8,16] parameter(1)\n  t = (f32[4,8], f32[8,16]) tuple(a, b)\n"
+                   "  tk = token[] after-all()\n");
+  int32_t k = 0;
+  for (; k < (int32_t)(sizeof CONFIGS / sizeof CONFIGS[0]); k++)
+    n +=
+        snprintf(text + n, sizeof text - (size_t)n,
+                 "  g%d = f32[4,16] custom-call(a, b), custom_call_target=\"__cublas$gemm\", "
+                 "backend_config={\"dot_dimension_numbers\":{\"lhs_contracting_dimensions\":%s}}\n",
+                 k, CONFIGS[k]);
+  n += snprintf(text + n, sizeof text - (size_t)n,
+                "  g%d = f32[4,16] custom-call(t, b), custom_call_target=\"__cublas$gemm\"\n"
+                "  g%d = f32[4,16] custom-call(tk, b), custom_call_target=\"__cublas$gemm\"\n"
+                "  g%d = () custom-call(a, b), custom_call_target=\"__onednn$matmul\"\n"
+                "  ROOT r = f32[4,16] custom-call(a, b), custom_call_target=\"__cublas$gemm\", "
+                "backend_config={}\n}\n",
+                k, k + 1, k + 2);
+  assert_true(n < (int)sizeof text);
+  mb_error err = {{0}};
+  mb_hlo_report rep;
+  mb_workload *w = import_str(text, false, &rep, &err);
+  if (!w) fprintf(stderr, "%s\n", err.message);
+  assert_non_null(w);
+  assert_int_equal(rep.n_unknown_custom_calls, k + 3);
+  assert_int_equal(rep.n_gemm_custom_calls, 1); /* r: no dimension numbers, standard layout */
+  for (int32_t i = 0; i < k + 3; i++) {
+    char nm[16];
+    snprintf(nm, sizeof nm, "g%d", i);
+    assert_true(op_flops(w, nm) == 0);
+  }
+  assert_true(op_flops(w, "r") == 1024);
+  mb_workload_free(w);
+}
+
 static void test_workload_name_and_source(void **state) {
   (void)state;
   mb_error err = {{0}};
@@ -627,6 +835,9 @@ int main(void) {
       cmocka_unit_test(test_malformed_messages),
       cmocka_unit_test(test_structure_messages),
       cmocka_unit_test(test_workload_name_and_source),
+      cmocka_unit_test(test_custom_call_gemm_flops),
+      cmocka_unit_test(test_custom_call_unknown_cost_reported),
+      cmocka_unit_test(test_custom_call_malformed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -147,6 +147,12 @@ int mb_cmd_import(int argc, char **argv) {
               "warning: %s: %d instructions with unknown opcodes (e.g. '%s') imported with bytes "
               "only (0 FLOPs)",
               in, rep.n_unknown_opcodes, rep.first_unknown);
+    if (rep.n_unknown_custom_calls > 0) {
+      char targets[1024];
+      mb_diag(stderr,
+              "warning: %s: %d custom-calls with unknown cost counted as 0 FLOPs (targets: %s)", in,
+              rep.n_unknown_custom_calls, mb_hlo_report_targets(&rep, targets, sizeof targets));
+    }
     if (rep.n_unknown_attributes > 0)
       mb_diag(stderr, "warning: %s: %d unknown attributes (e.g. '%s') skipped", in,
               rep.n_unknown_attributes, rep.first_unknown_attribute);
@@ -157,10 +163,11 @@ int mb_cmd_import(int argc, char **argv) {
     }
     print_summary(w, out);
     printf(
-        "  %d entry instructions, %d computations, %d fused, %d unknown opcodes, %d unknown "
-        "attributes%s\n",
+        "  %d entry instructions, %d computations, %d fused, %d unknown opcodes, %d custom-calls "
+        "of unknown cost, %d GEMM custom-calls estimated, %d unknown attributes%s\n",
         rep.n_instructions, rep.n_computations, rep.n_fused, rep.n_unknown_opcodes,
-        rep.n_unknown_attributes, rep.is_scheduled ? ", is_scheduled" : "");
+        rep.n_unknown_custom_calls, rep.n_gemm_custom_calls, rep.n_unknown_attributes,
+        rep.is_scheduled ? ", is_scheduled" : "");
   } else {
     w = mb_csv_import_file(in, &err);
     if (!w) {

@@ -39,6 +39,15 @@ graphsage_tf|32|46|69|104
 mlp_pt_xla|43|52|121|155
 ssd_mobilenet_tf|59|160|289|467
 LIST
+  # custom-calls of unknown cost (AWS Neuron's targets) are named in a warning; FLOPs unchanged
+  expect 0 "$MB" import hlo "$DATA/hlo/gpt2_pt_xla.hlo" -o "$T/g.wl"
+  grep -q "gpt2_pt_xla.hlo: 23 custom-calls with unknown cost counted as 0 FLOPs (targets: \
+AwsNeuronTransferWithStaticRing x22, AwsNeuronGelu)" "$T/out" || fail "gpt2 custom-calls: $(cat "$T/out")"
+  grep -q "3.67167e+08 FLOPs" "$T/out" || fail "gpt2 FLOPs: $(cat "$T/out")"
+  grep -q " 23 custom-calls of unknown cost, 0 GEMM custom-calls estimated," "$T/out" ||
+    fail "gpt2 summary: $(cat "$T/out")"
+  expect 0 "$MB" import hlo "$DATA/hlo/graphsage_tf.hlo" -o "$T/g.wl"
+  grep -q "custom-calls with unknown cost" "$T/out" && fail "graphsage warning: $(cat "$T/out")"
   # pinning flags: mlp has 9 parameters and 8 outputs (see the file's root tuple)
   expect 0 "$MB" import hlo "$DATA/hlo/mlp_pt_xla.hlo" -o "$T/m.wl" --no-pin-params --no-pin-outputs
   grep -q "(0 pinned)" "$T/out" || fail "no pinning: $(head -1 "$T/out")"
@@ -83,6 +92,21 @@ grep -q "huge.csv:4:size: the total size of all buffers overflows int64" "$T/out
 printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT q = f32[2] frob(p)\n}\n' >"$T/u.hlo"
 expect 0 "$MB" import hlo "$T/u.hlo" -o "$T/u.wl"
 grep -q "1 instructions with unknown opcodes (e.g. 'frob')" "$T/out" || fail "warning: $(cat "$T/out")"
+
+# library custom-calls (a GPU dump): a cuBLAS GEMM gets 2*M*N*K = 2*4*16*8 FLOPs, the others
+# 0 FLOPs and a warning naming their targets
+printf '%s\n' 'HloModule gpu' 'ENTRY e {' '  a = f32[4,8] parameter(0)' '  b = f32[8,16] parameter(1)' \
+  '  g = (f32[4,16], s8[64]) custom-call(a, b), custom_call_target="__cublas$gemm", backend_config={"gemm_backend_config":{"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["0"]}}}' \
+  '  r = f32[4,16] get-tuple-element(g), index=0' \
+  '  c = f32[4,16] custom-call(r), custom_call_target="__cudnn$norm"' \
+  '  d = f32[4,16] custom-call(c), custom_call_target="__cudnn$norm"' \
+  '  ROOT o = f32[4,16] custom-call(d), custom_call_target="__onednn$softmax"' '}' >"$T/gpu.hlo"
+expect 0 "$MB" import hlo "$T/gpu.hlo" -o "$T/gpu.wl"
+grep -q "gpu.hlo: 3 custom-calls with unknown cost counted as 0 FLOPs (targets: __cudnn\$norm x2, \
+__onednn\$softmax)" "$T/out" || fail "custom-call warning: $(cat "$T/out")"
+grep -q ", 1024 FLOPs ->" "$T/out" || fail "GEMM FLOPs: $(cat "$T/out")"
+grep -q " 3 custom-calls of unknown cost, 1 GEMM custom-calls estimated," "$T/out" ||
+  fail "custom-call summary: $(cat "$T/out")"
 
 # A schedule of 2 x 10^9 steps with three buffers (MB_WORKLOAD_MAX_SCHEDULE is 2^31 - 2):
 # nothing may cost memory or time per step. Under a 3 GB address-space limit (none under
