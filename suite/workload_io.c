@@ -16,6 +16,7 @@
 #include "array.h"
 #include "csv_import.h"
 #include "hlo_import.h"
+#include "model_zoo.h"
 #include "paths.h"
 #include "sha256.h"
 
@@ -768,6 +769,7 @@ mb_workload *mb_workload_load_any(const char *path, mb_error *err) {
     return mb_hlo_import_file(path, &opt, NULL, err);
   }
   if (has_suffix(path, ".csv")) return mb_csv_import_file(path, err);
+  if (has_suffix(path, ".spec")) return mb_model_generate_file(path, err);
   return mb_workload_load(path, err);
 }
 

@@ -44,7 +44,8 @@ mb_workload *mb_workload_read_text(const char *text, size_t len, const char *pat
 /* Reads a native file. */
 mb_workload *mb_workload_load(const char *path, mb_error *err);
 /* Loads any supported input by extension: .hlo (XLA HLO text, default import options), .csv
- * (MiniMalloc buffer CSV), anything else the native format. */
+ * (MiniMalloc buffer CSV), .spec (a model-zoo spec, generated as `generate model` does),
+ * anything else the native format. */
 mb_workload *mb_workload_load_any(const char *path, mb_error *err);
 
 /* Writes the canonical text. False on an I/O error. */

@@ -33,7 +33,8 @@ static void usage(FILE *out) {
           "the saving and the solver's gap to it, fast-memory utilisation, and whether the\n"
           "independent validator accepts the assignment.\n"
           "Exit status: 0 valid, 1 invalid assignment, 2 bad usage or unreadable input.\n\n"
-          "WORKLOAD          a native workload (.wl), an HLO text dump (.hlo) or a buffer CSV\n"
+          "WORKLOAD          a native workload (.wl), an HLO text dump (.hlo), a buffer CSV\n"
+          "                  (.csv) or a model-zoo spec (.spec)\n"
           "--solver NAME     one of:");
   for (int i = 0; i < n; i++) fprintf(out, " %s", s[i].name);
   fprintf(out,
