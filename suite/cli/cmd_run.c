@@ -207,10 +207,11 @@ static int parse_options(int argc, char **argv, mb_run_config *cfg) {
 /* Where the run's time went, and what it reused. */
 static void print_run_stats(const mb_run_stats *st) {
   int64_t commits = st->commits;
-  printf("\nrun: %" PRId64 " tasks (%" PRId64 " jobs + %d baselines), %" PRId64
+  printf("\nrun: %" PRId64 " task%s (%" PRId64 " job%s + %d baseline%s), %" PRId64
          " computed here, %" PRId64 " reused; %d entr%s skipped for missing data\n",
-         st->tasks_total, st->jobs_total, (int)st->n_pairs, st->tasks_run, st->tasks_reused,
-         (int)st->n_skipped, st->n_skipped == 1 ? "y" : "ies");
+         st->tasks_total, st->tasks_total == 1 ? "" : "s", st->jobs_total,
+         st->jobs_total == 1 ? "" : "s", (int)st->n_pairs, st->n_pairs == 1 ? "" : "s",
+         st->tasks_run, st->tasks_reused, (int)st->n_skipped, st->n_skipped == 1 ? "y" : "ies");
   printf(
       "wall %.2f s (prepare %.2f s); compute %.2f s summed over workers; store %.3f s "
       "(%.2f ms per task), journal %.3f s (%.2f ms per task)\n",
