@@ -9,7 +9,7 @@ set ylabel "address in fast memory (MiB)"
 set xrange [0:TMAX]
 set yrange [0:CAPACITY*1.15]
 set key top right opaque box
-set cblabel "standalone benefit (us, simulated)"
+set cblabel "standalone benefit (µs, simulated)"
 set palette defined (0 "#fff5b1", 0.5 "#f98e09", 1 "#6a0a54")
 set cbrange [0:BMAX > 0 ? BMAX : 1]
 set style fill solid 0.85 border lc rgb "#333333"

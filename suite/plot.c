@@ -49,6 +49,24 @@ typedef struct plot_job {
 /* gnuplot strings are single-quoted: refuse paths that would break the quoting. */
 static bool quotable(const char *s) { return !strchr(s, '\'') && !strchr(s, '\n'); }
 
+/* "buffer" or "buffers" for a count: titles say "1 buffer", "0 buffers", "2 buffers". */
+static const char *plural(long long n, const char *one, const char *many) {
+  return n == 1 ? one : many;
+}
+
+/* Text from a file (an agent's name) as the contents of a single-quoted gnuplot string: control
+ * bytes spelled "\xHH" as in messages (error.h), a quote doubled (gnuplot's escape for it). */
+static void gnuplot_text(const char *s, char *out, size_t n) {
+  char escaped[1024];
+  mb_escape_text(escaped, sizeof escaped, s);
+  size_t j = 0;
+  for (const char *p = escaped; *p && j + 2 < n; p++) {
+    if (*p == '\'') out[j++] = '\'';
+    out[j++] = *p;
+  }
+  out[j] = '\0';
+}
+
 /* Runs gnuplot on a template with `vars` (gnuplot statements, e.g. "X='a'; N=3"). */
 static bool run_template(plot_job *job, const char *template_name, const char *vars,
                          mb_error *err) {
@@ -205,10 +223,11 @@ static int bars_height(int32_t n_cases, int32_t n_bars) {
   return h < 500 ? 500 : (h > 8000 ? 8000 : h);
 }
 
-/* Writes a per-case table of one cell field; `percent` scales gaps to %. Returns the max. */
+/* Writes a per-case table of one cell field (gaps in %), NaN where there is no value; gives its
+ * range, its columns' solver names and how many cells are NaN (*missing). */
 static bool write_case_table(plot_job *job, const mb_result_matrix *m, const case_key *order,
                              bool gaps, const char *name, char *path, size_t n, double *maxv,
-                             double *minv, int *columns, char *names, size_t names_n,
+                             double *minv, int *columns, int *missing, char *names, size_t names_n,
                              mb_error *err) {
   FILE *f = open_data(job, name, path, n, err);
   if (!f) return false;
@@ -224,6 +243,7 @@ static bool write_case_table(plot_job *job, const mb_result_matrix *m, const cas
     }
   *maxv = -INFINITY;
   *minv = INFINITY;
+  *missing = 0;
   for (int32_t k = 0; k < m->n_cases; k++) {
     int32_t c = order[k].c;
     fprintf(f, "%s", m->cases[c].label);
@@ -233,6 +253,7 @@ static bool write_case_table(plot_job *job, const mb_result_matrix *m, const cas
       double v = !cell->present ? NAN : gaps ? 100.0 * cell->gap_to_bound : cell->speedup_heuristic;
       if (isnan(v)) {
         fprintf(f, " NaN");
+        ++*missing;
       } else {
         fprintf(f, " %.9g", v);
         if (v > *maxv) *maxv = v;
@@ -248,10 +269,10 @@ static bool figure_speedups(plot_job *job, const mb_result_matrix *m, const case
                             mb_error *err) {
   char path[2048];
   double maxv, minv;
-  int columns;
+  int columns, missing;
   char names[1024];
   if (!write_case_table(job, m, order, false, "speedup.dat", path, sizeof path, &maxv, &minv,
-                        &columns, names, sizeof names, err))
+                        &columns, &missing, names, sizeof names, err))
     return false;
   if (!isfinite(maxv)) return true; /* no valid result at all: nothing to draw */
   /* x range: include 1 and a margin, never starting below 0 */
@@ -259,8 +280,8 @@ static bool figure_speedups(plot_job *job, const mb_result_matrix *m, const case
   double pad = (xmax - xmin) * 0.08 + 0.02;
   char vars[4096];
   snprintf(vars, sizeof vars,
-           "DATA='%s'; NSOLVERS=%d; SOLVERS='%s'; NCASES=%d; XMIN=%.6g; XMAX=%.6g", path, columns,
-           names, m->n_cases, fmax(0.0, xmin - pad), xmax + pad);
+           "DATA='%s'; NSOLVERS=%d; SOLVERS='%s'; NCASES=%d; NMISSING=%d; XMIN=%.6g; XMAX=%.6g",
+           path, columns, names, m->n_cases, missing, fmax(0.0, xmin - pad), xmax + pad);
   return draw(job, "speedup_bars.gp", "speedup_per_workload", 1100,
               bars_height(m->n_cases, columns), vars, err);
 }
@@ -269,15 +290,16 @@ static bool figure_gaps(plot_job *job, const mb_result_matrix *m, const case_key
                         mb_error *err) {
   char path[2048];
   double maxv, minv;
-  int columns;
+  int columns, missing;
   char names[1024];
   if (!write_case_table(job, m, order, true, "gap.dat", path, sizeof path, &maxv, &minv, &columns,
-                        names, sizeof names, err))
+                        &missing, names, sizeof names, err))
     return false;
   if (!isfinite(maxv)) return true; /* no bounds in this file */
   char vars[4096];
-  snprintf(vars, sizeof vars, "DATA='%s'; NSOLVERS=%d; SOLVERS='%s'; NCASES=%d; XMAX=%.6g", path,
-           columns, names, m->n_cases, fmax(maxv * 1.05, 0.1));
+  snprintf(vars, sizeof vars,
+           "DATA='%s'; NSOLVERS=%d; SOLVERS='%s'; NCASES=%d; NMISSING=%d; XMAX=%.6g", path, columns,
+           names, m->n_cases, missing, fmax(maxv * 1.05, 0.1));
   return draw(job, "gap_bound.gp", "gap_to_bound", 1100, bars_height(m->n_cases, columns), vars,
               err);
 }
@@ -375,6 +397,52 @@ static bool same_curve(const double *s1, const double *r1, int32_t n1, double h1
   return true;
 }
 
+/* Whose training curve it is: the run's agent checkpoint (every mallocMuZero solver of a run
+ * plays the one --agent, recorded as run_agent and agent_sha256), by its file name and the first
+ * 12 hex digits of its SHA-256; an empty run_agent is the solvers' default checkpoint (no hash
+ * recorded). A file without these attributes says "agent" alone. */
+static void describe_agent(mb_results *r, char *out, size_t n) {
+  mb_error ignored;
+  char *path = mb_results_has_attr(r, "run_agent")
+                   ? mb_results_get_attr_string(r, "run_agent", &ignored)
+                   : NULL;
+  char *sha = mb_results_has_attr(r, "agent_sha256")
+                  ? mb_results_get_attr_string(r, "agent_sha256", &ignored)
+                  : NULL;
+  if (!path) {
+    snprintf(out, n, "agent");
+  } else if (!path[0]) {
+    snprintf(out, n, "default agent (results/agents/default.h5)");
+  } else {
+    const char *slash = strrchr(path, '/');
+    const char *base = slash && slash[1] ? slash + 1 : path;
+    if (sha && strlen(sha) >= 12)
+      snprintf(out, n, "agent %s (sha256 %.12s)", base, sha);
+    else
+      snprintf(out, n, "agent %s", base);
+  }
+  free(path);
+  free(sha);
+}
+
+/* A curve's legend: the agent, then the solvers that report it ("a,b,c" in `solvers`), as
+ * "AGENT, played by a, b and c", quoted for a single-quoted gnuplot string. */
+static void curve_title(const char *agent, const char *solvers, char *out, size_t n) {
+  char text[1024];
+  int len = snprintf(text, sizeof text, "%s, played by ", agent);
+  int items = 1;
+  for (const char *p = solvers; *p; p++) items += *p == ',';
+  int item = 0;
+  for (const char *p = solvers; *p && len < (int)sizeof text;) {
+    size_t l = strcspn(p, ",");
+    const char *sep = item == 0 ? "" : item == items - 1 ? " and " : ", ";
+    len += snprintf(text + len, sizeof text - (size_t)len, "%s%.*s", sep, (int)l, p);
+    item++;
+    p += l + (p[l] == ',');
+  }
+  gnuplot_text(text, out, n);
+}
+
 static bool figure_curves(plot_job *job, mb_results *r, const mb_result_matrix *m, mb_error *err) {
   enum { MAX_CURVES = 8 };
   char path[2048];
@@ -424,15 +492,22 @@ static bool figure_curves(plot_job *job, mb_results *r, const mb_result_matrix *
     free(step);
     free(ret);
   }
-  char curves[MAX_CURVES * 260] = "", refs[MAX_CURVES * 4] = "";
+  /* the legend names each curve by its agent and the solvers playing it, as one array */
+  char agent[512], curves[MAX_CURVES * 2200], refs[MAX_CURVES * 4] = "";
+  describe_agent(r, agent, sizeof agent);
+  snprintf(curves, sizeof curves, "array CURVE_TITLE[%d] = [", n);
   FILE *f = ok && n > 0 ? open_data(job, "curves.dat", path, sizeof path, err) : NULL;
   if (ok && n > 0 && !f) ok = false;
   for (int k = 0; f && k < n; k++) {
     if (k) fprintf(f, "\n\n");
     for (int32_t j = 0; j < lens[k]; j++) fprintf(f, "%.9g %.9g\n", steps[k][j], rets[k][j]);
+    char title[2100];
+    curve_title(agent, names[k], title, sizeof title);
     size_t used = strlen(curves);
-    snprintf(curves + used, sizeof curves - used, "%s%s", k ? " " : "", names[k]);
+    snprintf(curves + used, sizeof curves - used, "%s'%s'", k ? ", " : "", title);
   }
+  size_t used_curves = strlen(curves);
+  snprintf(curves + used_curves, sizeof curves - used_curves, "]");
   /* then one block per reference: a horizontal segment over its curve's steps; REFS lists the
    * (1-based) curves that have one, in block order */
   for (int k = 0; f && k < n; k++) {
@@ -452,8 +527,8 @@ static bool figure_curves(plot_job *job, mb_results *r, const mb_result_matrix *
     free(rets[k]);
   }
   if (!ok || n == 0) return ok;
-  char vars[8192];
-  snprintf(vars, sizeof vars, "DATA='%s'; CURVES='%s'; REFS='%s'", path, curves, refs);
+  char vars[sizeof curves + 4096];
+  snprintf(vars, sizeof vars, "DATA='%s'; %s; REFS='%s'", path, curves, refs);
   return draw(job, "training_curves.gp", "training_curves", 1000, 650, vars, err);
 }
 
@@ -568,12 +643,14 @@ static bool figure_memory_map(plot_job *job, mb_results *r, const mb_result_matr
     goto done;
   }
   char vars[8192];
+  int32_t n_left = mb_assignment_n_fast(ah), n_right = mb_assignment_n_fast(as);
   snprintf(vars, sizeof vars,
-           "LEFT='%s'; RIGHT='%s'; LEFT_TITLE='heuristic: %d buffers in fast memory'; "
-           "RIGHT_TITLE='%s (seed %lld): %d buffers, %.3fx over heuristic'; CAPACITY=%.9g; "
+           "LEFT='%s'; RIGHT='%s'; LEFT_TITLE='heuristic: %d %s in fast memory'; "
+           "RIGHT_TITLE='%s (seed %lld): %d %s, %.3fx over heuristic'; CAPACITY=%.9g; "
            "TMAX=%d; BMAX=%.9g; WORKLOAD='%s on %s'",
-           left, right, mb_assignment_n_fast(ah), row->solver, (long long)row->seed,
-           mb_assignment_n_fast(as), mb_matrix_cell_at(m, best_c, best_s)->speedup_heuristic,
+           left, right, n_left, plural(n_left, "buffer", "buffers"), row->solver,
+           (long long)row->seed, n_right, plural(n_right, "buffer", "buffers"),
+           mb_matrix_cell_at(m, best_c, best_s)->speedup_heuristic,
            (double)base->capacity / 1048576.0, w->schedule_length, bmax, mc->workload,
            mc->hardware);
   ok = quotable(mc->workload)

@@ -256,7 +256,18 @@ typedef struct report_data {
   char **attr_values;
   int32_t n_attrs;
   const char *results_path;
+  mb_report_outputs *outputs; /* the files written so far (NULL: not listed) */
 } report_data;
+
+/* close_atomic, then the file joins the list of those written. */
+static bool close_listed(const report_data *d, FILE *f, const char *tmp, const char *path,
+                         mb_error *err) {
+  if (!close_atomic(f, tmp, path, err)) return false;
+  mb_report_outputs *out = d->outputs;
+  if (out && out->n < MB_REPORT_MAX_OUTPUTS)
+    snprintf(out->paths[out->n++], sizeof out->paths[0], "%s", path);
+  return true;
+}
 
 /* ---- Markdown ---- */
 
@@ -316,18 +327,22 @@ static void md_summary(FILE *f, const report_data *d) {
           "against losses (sign p: the chance of counts at least this unequal if losing a case "
           "were as likely as winning it); gap = (T_solver - T_bound) / T_bound "
           "against the LP bound; wall time is wall clock on the machine of the run.");
-  if (d->n_train + d->n_test > 0)
-    fprintf(f, " All %d cases: %d of the train split, %d of the test split.", d->m->n_cases,
-            d->n_train, d->n_test);
+  if (d->n_train + d->n_test > 0) {
+    if (d->m->n_cases == 1)
+      fprintf(f, " The 1 case:");
+    else
+      fprintf(f, " All %d cases:", d->m->n_cases);
+    fprintf(f, " %d of the train split, %d of the test split.", d->n_train, d->n_test);
+  }
   fprintf(f, "\n\n");
   md_summary_table(f, d, d->summary);
   if (!d->summary_test) return;
   fprintf(f,
           "## Test split (workloads unseen in mallocMuZero's training)\n\n"
-          "The same table over the %d cases whose workload is in the catalogue's test split; "
+          "The same table over the %d %s in the catalogue's test split; "
           "mallocMuZero is trained on the train split only, so this is where its quality is "
           "judged.\n\n",
-          d->n_test);
+          d->n_test, d->n_test == 1 ? "case whose workload is" : "cases whose workload is");
   md_summary_table(f, d, d->summary_test);
 }
 
@@ -502,7 +517,7 @@ static bool write_markdown(const report_data *d, const char *path, const char *f
   }
   md_workloads(f, d);
   md_provenance(f, d);
-  return close_atomic(f, tmp, path, err);
+  return close_listed(d, f, tmp, path, err);
 }
 
 /* ---- LaTeX ---- */
@@ -541,7 +556,7 @@ static bool tex_summary(const report_data *d, const char *dir, const char *file,
             ci, mt, x->wins, x->ties, x->losses, p, gapt, x->total_wall_s);
   }
   fprintf(f, "\\bottomrule\n\\end{tabular}\n");
-  return close_atomic(f, tmp, path, err);
+  return close_listed(d, f, tmp, path, err);
 }
 
 static bool write_tex(const report_data *d, const char *dir, mb_error *err) {
@@ -588,11 +603,11 @@ static bool write_tex(const report_data *d, const char *dir, mb_error *err) {
     fprintf(f, " \\\\\n");
   }
   fprintf(f, "\\bottomrule\n\\end{longtable}\n");
-  if (!close_atomic(f, tmp, path, err)) return false;
+  if (!close_listed(d, f, tmp, path, err)) return false;
 
   if (!tex_file(dir, "alphatensor.tex", &f, path, sizeof path, tmp, sizeof tmp, err)) return false;
   md_alphatensor(f, d, true);
-  if (!close_atomic(f, tmp, path, err)) return false;
+  if (!close_listed(d, f, tmp, path, err)) return false;
 
   if (!tex_file(dir, "provenance.tex", &f, path, sizeof path, tmp, sizeof tmp, err)) return false;
   /* a longtable: the wrapped values make the table taller than a page */
@@ -609,7 +624,7 @@ static bool write_tex(const report_data *d, const char *dir, mb_error *err) {
     fprintf(f, "}\\tabularnewline\n");
   }
   fprintf(f, "\\bottomrule\n\\end{longtable}\n");
-  if (!close_atomic(f, tmp, path, err)) return false;
+  if (!close_listed(d, f, tmp, path, err)) return false;
 
   /* macros.tex: numbers quoted in the paper's text */
   if (!tex_file(dir, "macros.tex", &f, path, sizeof path, tmp, sizeof tmp, err)) return false;
@@ -632,10 +647,12 @@ static bool write_tex(const report_data *d, const char *dir, mb_error *err) {
             "\\newcommand{\\Gap%s}{%s}\n",
             macro, g, macro, mx, macro, x->wins, macro, x->ties, macro, x->losses, macro, gapt);
   }
-  return close_atomic(f, tmp, path, err);
+  return close_listed(d, f, tmp, path, err);
 }
 
-bool mb_report_write(const char *results_path, const mb_report_options *opt, mb_error *err) {
+bool mb_report_write(const char *results_path, const mb_report_options *opt,
+                     mb_report_outputs *outputs, mb_error *err) {
+  if (outputs) outputs->n = 0;
   unsigned formats = opt->formats ? opt->formats : (MB_REPORT_MD | MB_REPORT_TEX);
   char md_path[4096], tex_dir[4096], figures_dir[4096];
   if (opt->markdown_path)
@@ -651,7 +668,7 @@ bool mb_report_write(const char *results_path, const mb_report_options *opt, mb_
   else
     snprintf(figures_dir, sizeof figures_dir, "%s/results/figures", mb_source_dir());
 
-  report_data d = {.results_path = results_path};
+  report_data d = {.results_path = results_path, .outputs = outputs};
   bool ok = false;
   d.r = mb_results_open(results_path, false, err);
   if (!d.r) return false;

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -31,8 +32,18 @@ typedef struct mb_report_options {
                                 reader can run it again (default "mallocbench report FILE") */
 } mb_report_options;
 
+#define MB_REPORT_MAX_OUTPUTS 16
+
+/* The files a report wrote, in the order written (the Markdown, then the LaTeX tables). */
+typedef struct mb_report_outputs {
+  int32_t n;
+  char paths[MB_REPORT_MAX_OUTPUTS][4096];
+} mb_report_outputs;
+
 bool mb_report_parse_formats(const char *list, unsigned *formats, mb_error *err);
-bool mb_report_write(const char *results_path, const mb_report_options *opt, mb_error *err);
+/* Writes the formats asked for; the written files go to *outputs (may be NULL). */
+bool mb_report_write(const char *results_path, const mb_report_options *opt,
+                     mb_report_outputs *outputs, mb_error *err);
 
 /* AlphaTensor trace names in the catalogue follow "<factorization>_<N>_<dtype>[-<hardware>]"
  * with factorization one of at_tpu, at_gpu, strassen2, standard (datasets/CATALOGUE.md);

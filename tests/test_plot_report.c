@@ -54,6 +54,15 @@ static bool curve_solver(const mb_workload *w, const mb_hardware *hw, const mb_s
   return true;
 }
 
+/* The heuristic's answer (a tie, speedup exactly 1) except on attention_block, where it fails:
+ * a missing result beside ties. */
+static bool fails_on_attention(const mb_workload *w, const mb_hardware *hw,
+                               const mb_solver_options *opt, mb_rng *rng, mb_assignment *out,
+                               mb_solver_stats *stats, mb_error *err) {
+  if (strstr(w->name, "attention")) return mb_fail(err, "fails_on_attention: as asked");
+  return mb_solve_heuristic(w, hw, opt, rng, out, stats, err);
+}
+
 static const mb_solver EXTRA[] = {
     {"with_curve", "heuristic plus a training curve", curve_solver, NULL, false}};
 
@@ -121,15 +130,24 @@ static long file_size(const char *path) {
   return stat(path, &st) == 0 ? (long)st.st_size : -1;
 }
 
-/* The training-curve figure's SVG in dir (malloc'd), checked to draw the curve of the solver
- * with_curve under its name. */
+/* The training-curve figure's SVG in dir (malloc'd), checked to draw the curve under the name
+ * of the agent it belongs to (the fixture's run names none: the solvers' default) and of the
+ * solver that plays it (the legend said "with_curve" alone, which names no agent). */
 static char *read_curves_svg(const char *dir) {
   char svg[1300];
   snprintf(svg, sizeof svg, "%s/training_curves.svg", dir);
   char *text = mb_read_file(svg, NULL);
   assert_non_null(text);
-  assert_non_null(strstr(text, ">with_curve<"));
+  assert_non_null(
+      strstr(text, ">default agent (results/agents/default.h5), played by with_curve<"));
   return text;
+}
+
+/* Occurrences of `needle` in `text`. */
+static int count_in(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+  return n;
 }
 
 static void test_plot_writes_every_figure(void **state) {
@@ -249,6 +267,129 @@ static void test_plot_curves_without_reference(void **state) {
   free(text);
 }
 
+/* A run of its own: with_curve ties the heuristic everywhere (speedup exactly 1, a bar of length
+ * zero), fails_on_attention fails on one workload (no result), the agent is a named file.
+ * - the speedup and gap figures draw a dot at every result, so a tie is seen, and a cross with
+ *   its key entry for the missing one (a tie and a missing result both looked like an empty
+ *   row);
+ * - the training curve is named by its agent: the checkpoint's file name (a quote in it kept)
+ *   and its SHA-256 prefix, and the solver that plays it;
+ * - the report lists the files it wrote, and a test split of one case reads "the 1 case". */
+static void test_ties_missing_results_and_agent(void **state) {
+  fixture *fx = *state;
+  char gnuplot[1024];
+  if (!mb_plot_find_gnuplot(gnuplot, sizeof gnuplot)) skip();
+  char dir[1100], catalogue[1200], results[1200], agent[1200];
+  snprintf(dir, sizeof dir, "%s/ties", fx->dir);
+  assert_int_equal(mb_mkdir_p(dir), 0);
+  snprintf(catalogue, sizeof catalogue, "%s/catalogue.txt", dir);
+  snprintf(results, sizeof results, "%s/results.h5", dir);
+  snprintf(agent, sizeof agent, "%s/my'agent.h5", dir);
+  FILE *f = fopen(catalogue, "w");
+  assert_non_null(f);
+  fputs(
+      "name kind source args hardware capacity split tags\n"
+      "mlp_tiny native datasets/samples/mlp_tiny.wl - tpu-v4i 1048576 train mlp\n"
+      "attention_block native datasets/samples/attention_block.wl - tpu-v4i 8388608 test "
+      "attention\n",
+      f);
+  fclose(f);
+  f = fopen(agent, "w");
+  assert_non_null(f);
+  fputs("stands for an agent checkpoint: only its name and hash are recorded\n", f);
+  fclose(f);
+  const mb_solver extra[] = {
+      {.name = "with_curve", .summary = "heuristic plus a training curve", .solve = curve_solver},
+      {.name = "fails_on_attention",
+       .summary = "heuristic, fails on attention_block",
+       .solve = fails_on_attention}};
+  mb_run_config cfg = {.profile = "quick",
+                       .workloads = ".",
+                       .solvers = "heuristic,greedy,with_curve,fails_on_attention",
+                       .extra_solvers = extra,
+                       .n_extra_solvers = 2,
+                       .seeds = 1,
+                       .jobs = 2,
+                       .budget = 0.2,
+                       .agent = agent,
+                       .catalogue = catalogue,
+                       .out = results,
+                       .command_line = "test_plot_report"};
+  FILE *log = fopen("/dev/null", "w");
+  cfg.log = log ? log : stderr;
+  mb_run_stats stats;
+  mb_error err;
+  bool ok = mb_run(&cfg, &stats, &err);
+  if (log) fclose(log);
+  if (!ok) fail_msg("mb_run: %s", err.message);
+
+  char out[1200];
+  snprintf(out, sizeof out, "%s/figures", dir);
+  mb_plot_options opt = {.out_dir = out, .formats = MB_PLOT_SVG};
+  mb_plot_outputs outputs;
+  if (!mb_plot_all(results, &opt, &outputs, &err)) fail_msg("%s", err.message);
+  char path[1300];
+  /* speedups: greedy, with_curve and fails_on_attention on two workloads, one missing: five
+   * dots (gnuplot's filled circle, gpPt6), and crosses (gpPt1) for the missing one and its key */
+  snprintf(path, sizeof path, "%s/speedup_per_workload.svg", out);
+  char *text = mb_read_file(path, NULL);
+  assert_non_null(text);
+  assert_int_equal(count_in(text, "href='#gpPt6'"), 5);
+  assert_int_equal(count_in(text, "href='#gpPt1'"), 2);
+  assert_non_null(strstr(text, ">no valid result<"));
+  free(text);
+  /* gaps: the heuristic too, and the missing result without a gap */
+  snprintf(path, sizeof path, "%s/gap_to_bound.svg", out);
+  text = mb_read_file(path, NULL);
+  assert_non_null(text);
+  assert_true(count_in(text, "href='#gpPt6'") >= 5);
+  assert_non_null(strstr(text, ">no result or no bound<"));
+  free(text);
+  /* the curve's legend names the agent by file name and hash prefix */
+  mb_results *r = mb_results_open(results, false, &err);
+  assert_non_null(r);
+  char *sha = mb_results_get_attr_string(r, "agent_sha256", &err);
+  assert_non_null(sha);
+  assert_int_equal(strlen(sha), 64);
+  mb_results_close(r, NULL);
+  char legend[256];
+  snprintf(legend, sizeof legend, ">agent my'agent.h5 (sha256 %.12s), played by with_curve<", sha);
+  free(sha);
+  snprintf(path, sizeof path, "%s/training_curves.svg", out);
+  text = mb_read_file(path, NULL);
+  assert_non_null(text);
+  if (!strstr(text, legend)) fail_msg("training_curves.svg lacks '%s'", legend);
+  free(text);
+
+  /* the report lists what it wrote, in order; a test split of one case is "the 1 case" */
+  char md[1200], tex[1200];
+  snprintf(md, sizeof md, "%s/REPORT.md", dir);
+  snprintf(tex, sizeof tex, "%s/tex", dir);
+  mb_report_options ropt = {.markdown_path = md, .tex_dir = tex, .figures_dir = out};
+  mb_report_outputs *listed = malloc(sizeof *listed);
+  assert_non_null(listed);
+  if (!mb_report_write(results, &ropt, listed, &err)) fail_msg("%s", err.message);
+  const char *files[] = {"summary.tex",     "summary_test.tex", "workloads.tex",
+                         "alphatensor.tex", "provenance.tex",   "macros.tex"};
+  assert_int_equal(listed->n, 7);
+  assert_string_equal(listed->paths[0], md);
+  for (int i = 0; i < 6; i++) {
+    snprintf(path, sizeof path, "%s/%s", tex, files[i]);
+    assert_string_equal(listed->paths[i + 1], path);
+  }
+  ropt.formats = MB_REPORT_MD;
+  if (!mb_report_write(results, &ropt, listed, &err)) fail_msg("%s", err.message);
+  assert_int_equal(listed->n, 1);
+  free(listed);
+  text = mb_read_file(md, NULL);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "All 2 cases: 1 of the train split, 1 of the test split."));
+  assert_non_null(strstr(text,
+                         "The same table over the 1 case whose workload is in the "
+                         "catalogue's test split;"));
+  free(text);
+}
+
 static void test_plot_errors(void **state) {
   fixture *fx = *state;
   mb_error err;
@@ -303,7 +444,7 @@ static void test_report_numbers_match_hdf5(void **state) {
   snprintf(tex, sizeof tex, "%s/generated", fx->dir);
   mb_report_options opt = {.markdown_path = md, .tex_dir = tex};
   mb_error err;
-  if (!mb_report_write(fx->results, &opt, &err)) fail_msg("%s", err.message);
+  if (!mb_report_write(fx->results, &opt, NULL, &err)) fail_msg("%s", err.message);
   char *text = mb_read_file(md, NULL);
   assert_non_null(text);
 
@@ -462,7 +603,7 @@ static void test_report_long_provenance(void **state) {
   snprintf(md, sizeof md, "%s/long.md", fx->dir);
   snprintf(tex, sizeof tex, "%s/long-tex", fx->dir);
   mb_report_options opt = {.markdown_path = md, .tex_dir = tex};
-  if (!mb_report_write(copy, &opt, &err)) fail_msg("%s", err.message);
+  if (!mb_report_write(copy, &opt, NULL, &err)) fail_msg("%s", err.message);
 
   /* Markdown: the whole value in a code span, pipes escaped for the table */
   char *expect = malloc(2 * strlen(value) + 1), *e = expect;
@@ -572,7 +713,7 @@ static void report_renamed(const fixture *fx, bool ctl, const char *value) {
   snprintf(md, sizeof md, "%s/%s.md", fx->dir, ctl ? "ctl" : "plain");
   snprintf(tex, sizeof tex, "%s/%s-tex", fx->dir, ctl ? "ctl" : "plain");
   mb_report_options opt = {.markdown_path = md, .tex_dir = tex};
-  if (!mb_report_write(copy, &opt, &err)) fail_msg("%s", err.message);
+  if (!mb_report_write(copy, &opt, NULL, &err)) fail_msg("%s", err.message);
 }
 
 /* Names and attributes come from files and may hold control bytes: the LaTeX tables spell
@@ -634,7 +775,7 @@ static void test_report_errors(void **state) {
   assert_false(mb_report_parse_formats("md,html", &formats, &err));
   assert_string_equal(err.message, "--format: unknown format 'html' (expected md or tex)");
   mb_report_options opt = {.markdown_path = "/proc/no/such/dir/REPORT.md", .formats = MB_REPORT_MD};
-  assert_false(mb_report_write(fx->results, &opt, &err));
+  assert_false(mb_report_write(fx->results, &opt, NULL, &err));
   assert_non_null(strstr(err.message, "/proc/no/such/dir"));
 }
 
@@ -1113,7 +1254,7 @@ static void test_report_test_split_table(void **state) {
   mb_report_options opt = {.markdown_path = md, .tex_dir = tex};
   mb_error err;
   /* both splits: a second table in the Markdown and summary_test.tex */
-  if (!mb_report_write(fx->results, &opt, &err)) fail_msg("%s", err.message);
+  if (!mb_report_write(fx->results, &opt, NULL, &err)) fail_msg("%s", err.message);
   char *text = mb_read_file(md, NULL);
   const char *head = "## Test split (workloads unseen in mallocMuZero's training)";
   const char *sec = strstr(text, head);
@@ -1163,7 +1304,7 @@ static void test_report_test_split_table(void **state) {
     char file[1024];
     split_variant(fx, v ? "nosplit2.h5" : "trainonly.h5", variants[v], file, sizeof file);
     assert_true(access(st, F_OK) == 0);
-    if (!mb_report_write(file, &opt, &err)) fail_msg("%s", err.message);
+    if (!mb_report_write(file, &opt, NULL, &err)) fail_msg("%s", err.message);
     assert_int_not_equal(access(st, F_OK), 0);
     text = mb_read_file(md, NULL);
     assert_null(strstr(text, head));
@@ -1174,7 +1315,7 @@ static void test_report_test_split_table(void **state) {
     free(t);
     if (latex) assert_true(paper_builds(fx, tex));
     /* put the full file's tables back for the next variant */
-    if (!mb_report_write(fx->results, &opt, &err)) fail_msg("%s", err.message);
+    if (!mb_report_write(fx->results, &opt, NULL, &err)) fail_msg("%s", err.message);
   }
 }
 
@@ -1225,7 +1366,7 @@ static void test_empty_file_and_bad_directories(void **state) {
   char md[1200];
   snprintf(md, sizeof md, "%s/empty.md", fx->dir);
   mb_report_options ropt = {.markdown_path = md, .formats = MB_REPORT_MD};
-  assert_false(mb_report_write(empty, &ropt, &err));
+  assert_false(mb_report_write(empty, &ropt, NULL, &err));
   snprintf(want, sizeof want, "%s: the results table is empty: nothing to report", empty);
   assert_string_equal(err.message, want);
   mb_plot_outputs outputs;
@@ -1252,7 +1393,7 @@ static void test_empty_file_and_bad_directories(void **state) {
   assert_string_equal(err.message, want);
   ropt.formats = MB_REPORT_TEX;
   ropt.tex_dir = below_file;
-  assert_false(mb_report_write(fx->results, &ropt, &err));
+  assert_false(mb_report_write(fx->results, &ropt, NULL, &err));
   snprintf(want, sizeof want, "%s: cannot create directory: ", below_file);
   assert_non_null(strstr(err.message, want));
 }
@@ -1263,6 +1404,7 @@ int main(void) {
       cmocka_unit_test(test_plot_curves_without_reference),
       cmocka_unit_test(test_plot_pdf_fits_text_width),
       cmocka_unit_test(test_plot_errors),
+      cmocka_unit_test(test_ties_missing_results_and_agent),
       cmocka_unit_test(test_report_numbers_match_hdf5),
       cmocka_unit_test(test_report_errors),
       cmocka_unit_test(test_report_long_provenance),

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "commands.h"
 #include "error.h"
 #include "report.h"
@@ -59,11 +60,20 @@ int mb_cmd_report(int argc, char **argv) {
   }
   char *command = mb_command_line(argc, argv); /* NULL (out of memory): the default line */
   opt.command = command;
-  bool ok = mb_report_write(file, &opt, &err);
+  double t0 = mb_wall_seconds();
+  mb_report_outputs *outputs = malloc(sizeof *outputs); /* 64 KiB: not on the stack */
+  bool ok = outputs ? mb_report_write(file, &opt, outputs, &err) : mb_fail(&err, "out of memory");
   free(command);
   if (!ok) {
+    free(outputs);
     mb_diag(stderr, "mallocbench report: %s", err.message);
     return 2;
   }
+  double wall = mb_wall_seconds() - t0;
+  /* one path per line, escaped as diagnostics are (as plot lists its figures) */
+  for (int32_t i = 0; i < outputs->n; i++) mb_diag(stdout, "%s", outputs->paths[i]);
+  fprintf(stderr, "mallocbench report: %d %s in %.2f s (wall)\n", outputs->n,
+          outputs->n == 1 ? "file" : "files", wall);
+  free(outputs);
   return 0;
 }

@@ -9,7 +9,11 @@
 #   left the map out and exited 0);
 # - report writes the Markdown report and the LaTeX tables, only the ones --format asks for;
 #   the report names every workload, links the figures and names the command that wrote it
-#   (with its options: it said `mallocbench report FILE`, which writes elsewhere).
+#   (with its options: it said `mallocbench report FILE`, which writes elsewhere); it lists the
+#   files it wrote, one per line, and ends with a summary line on stderr, as plot does (it
+#   printed nothing);
+# - counts of one are singular: a run of one single-buffer workload draws "1 buffer in fast
+#   memory" and reports "The 1 case" (they said "1 buffers", "All 1 cases").
 # Usage: plot_report.sh MALLOCBENCH_BINARY (run from the source tree).
 set -u
 MB=${1:?usage: plot_report.sh MALLOCBENCH_BINARY}
@@ -98,7 +102,11 @@ grep -q "gnuplot not found on PATH: install the Debian package gnuplot-nox" "$TM
 
 # ---- report ----
 "$MB" report "$TMP/r.h5" --md "$TMP/R.md" --tex-dir "$TMP/gen" --figures "$TMP/figs" \
-  >/dev/null 2>"$TMP/err" || fail "report: $(cat "$TMP/err")"
+  >"$TMP/list" 2>"$TMP/err" || fail "report: $(cat "$TMP/err")"
+printf '%s\n' "$TMP/R.md" "$TMP/gen/summary.tex" "$TMP/gen/summary_test.tex" "$TMP/gen/workloads.tex" \
+  "$TMP/gen/alphatensor.tex" "$TMP/gen/provenance.tex" "$TMP/gen/macros.tex" >"$TMP/want"
+cmp -s "$TMP/want" "$TMP/list" || fail "report listed: $(cat "$TMP/list")"
+grep -q "^mallocbench report: 7 files in .* s (wall)$" "$TMP/err" || fail "report's summary line: $(cat "$TMP/err")"
 for w in mlp_tiny attention conv; do grep -q "$w" "$TMP/R.md" || fail "the report does not name $w"; done
 grep -q "](.*figs/speedup_per_workload.png)" "$TMP/R.md" || fail "the report does not link the figures"
 grep -qF "Regenerate with \`mallocbench report $TMP/r.h5 --md $TMP/R.md --tex-dir $TMP/gen --figures $TMP/figs\`." \
@@ -107,8 +115,14 @@ for t in summary summary_test workloads alphatensor provenance macros; do
   [ -s "$TMP/gen/$t.tex" ] || fail "report wrote no $t.tex"
 done
 "$MB" report "$TMP/r.h5" --format md --md "$TMP/md_only.md" --tex-dir "$TMP/gen_md" \
-  >/dev/null 2>"$TMP/err" || fail "report --format md: $(cat "$TMP/err")"
+  >"$TMP/list" 2>"$TMP/err" || fail "report --format md: $(cat "$TMP/err")"
 [ -s "$TMP/md_only.md" ] && [ ! -e "$TMP/gen_md" ] || fail "--format md wrote LaTeX tables"
+[ "$(cat "$TMP/list")" = "$TMP/md_only.md" ] || fail "report --format md listed: $(cat "$TMP/list")"
+grep -q "^mallocbench report: 1 file in .* s (wall)$" "$TMP/err" || fail "report --format md's summary line: $(cat "$TMP/err")"
+# a control byte in --md is listed escaped, so that each listed path stays one line
+"$MB" report "$TMP/r.h5" --format md --md "$TMP/a${CR}b.md" >"$TMP/list" 2>"$TMP/err" ||
+  fail "report --md with a carriage return: $(cat "$TMP/err")"
+[ "$(cat "$TMP/list")" = "$TMP/a\x0db.md" ] || fail "report did not list the escaped path: $(od -c "$TMP/list" | head -3)"
 "$MB" report "$TMP/r.h5" --format tex --md "$TMP/tex_only.md" --tex-dir "$TMP/gen_tex" \
   >/dev/null 2>"$TMP/err" || fail "report --format tex: $(cat "$TMP/err")"
 [ -s "$TMP/gen_tex/summary.tex" ] && [ ! -e "$TMP/tex_only.md" ] || fail "--format tex wrote Markdown"
@@ -118,4 +132,28 @@ done
 "$MB" report "$TMP/none.h5" --md "$TMP/x.md" >/dev/null 2>"$TMP/err"
 [ $? = 2 ] && grep -q "$TMP/none.h5: cannot open the results file" "$TMP/err" && [ ! -e "$TMP/x.md" ] ||
   fail "report of a missing file: $(cat "$TMP/err")"
+
+# ---- counts of one: one workload with one buffer, which both solvers place ----
+cat >"$TMP/one.wl" <<'WL'
+mallocbench-workload 1
+name one_buffer
+source "plot_report.sh: a single buffer, which fits"
+schedule     2
+slow_time_ps 1000000
+buffer b0 size=1024 start=0 end=1 benefit=400000
+WL
+printf 'name kind source args hardware capacity split tags\none native %s - tpu-v4i 4096 train quick\n' \
+  "$TMP/one.wl" >"$TMP/cat1.txt"
+"$MB" run --catalogue "$TMP/cat1.txt" --workloads . --solvers heuristic,greedy --budget 0.05 \
+  --no-progress --out "$TMP/one.h5" >/dev/null 2>"$TMP/err" || fail "run of one buffer: $(cat "$TMP/err")"
+"$MB" plot "$TMP/one.h5" --out "$TMP/one" --format svg >/dev/null 2>"$TMP/err" ||
+  fail "plot of one buffer: $(cat "$TMP/err")"
+grep -qF ">heuristic: 1 buffer in fast memory<" "$TMP/one/memory_map.svg" ||
+  fail "memory map title: $(grep -o '>heuristic:[^<]*<' "$TMP/one/memory_map.svg")"
+grep -qF ">greedy (seed 0): 1 buffer, 1.000x over heuristic<" "$TMP/one/memory_map.svg" ||
+  fail "memory map title: $(grep -o '>greedy[^<]*<' "$TMP/one/memory_map.svg")"
+"$MB" report "$TMP/one.h5" --format md --md "$TMP/one.md" >/dev/null 2>"$TMP/err" ||
+  fail "report of one case: $(cat "$TMP/err")"
+grep -qF "The 1 case: 1 of the train split, 0 of the test split." "$TMP/one.md" ||
+  fail "report of one case: $(grep -o '[A-Za-z]* 1 case[^.]*' "$TMP/one.md")"
 echo "plot_report: ok"
