@@ -1,5 +1,5 @@
 /* AlphaTensor matrix-multiplication traces: the 4x4 block algorithm of a rank-R factorization
- * (U, V, W; format in ../shared/data/SOURCES.md) on N x N matrices, blocks of N/4. */
+ * (U, V, W; format in datasets/CATALOGUE.md) on N x N matrices, blocks of N/4. */
 #ifndef MB_ALPHATENSOR_H
 #define MB_ALPHATENSOR_H
 

@@ -603,8 +603,8 @@ static mb_workload *missing_data(const mb_catalogue_entry *e, const char *path, 
                                  mb_error *err) {
   if (missing) *missing = true;
   mb_fail(err,
-          "workload '%s': missing data file %s; see ../shared/data/SOURCES.md or set "
-          "MALLOCBENCH_DATA / --data",
+          "workload '%s': missing data file %s; datasets/README.md says where each comes "
+          "from; set MALLOCBENCH_DATA or --data to its directory",
           e->name, path);
   return NULL;
 }

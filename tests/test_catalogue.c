@@ -269,7 +269,7 @@ static void test_missing_data(void **state) {
     assert_true(missing);
     assert_non_null(strstr(err.message, "missing data file"));
     assert_non_null(strstr(err.message, "none."));
-    assert_non_null(strstr(err.message, "SOURCES.md"));
+    assert_non_null(strstr(err.message, "datasets/README.md says where each comes from"));
     assert_null(strchr(err.message, '\n'));
   }
   free(empty);

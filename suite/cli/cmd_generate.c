@@ -37,7 +37,7 @@ static void usage(FILE *out) {
           "                                    [--length T] -o OUT [--name NAME]\n"
           "                                    [--solution FILE.csv]\n\n"
           "alphatensor: the trace of the 4x4 block algorithm of a factorization of the 4x4x4\n"
-          "  matrix-multiplication tensor (file format in ../shared/data/SOURCES.md) on N x N\n"
+          "  matrix-multiplication tensor (file format in datasets/CATALOGUE.md) on N x N\n"
           "  matrices: 16 A and 16 B input blocks of N/4 x N/4 (pinned), per rank-one term the\n"
           "  linear combinations L_r, R_r and the product M_r = L_r @ R_r, and the accumulations\n"
           "  into the 16 C blocks (outputs, pinned). Rules: datasets/CATALOGUE.md.\n"

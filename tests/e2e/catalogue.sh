@@ -93,7 +93,7 @@ if [ -f "$DATA/hlo/mlp_pt_xla.hlo" ]; then
   # missing external data: skipped with one line, exit 0
   mkdir -p "$T/empty"
   expect 0 "$MB" list $C --stats --data "$T/empty"
-  grep -q "^mlp-real *skipped: .*missing data file .*SOURCES.md" "$T/out" ||
+  grep -q "^mlp-real *skipped: .*missing data file .*datasets/README.md says where" "$T/out" ||
     fail "missing data: $(cat "$T/out")"
   grep -q "1 skipped" "$T/out" || fail "skip count: $(cat "$T/out")"
 fi
