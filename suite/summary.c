@@ -17,6 +17,28 @@ static void num(char *out, size_t n, double v, const char *fmt) {
     snprintf(out, n, fmt, v);
 }
 
+/* The cases whose heuristic is already at the LP bound, where no solver can win by much. */
+static void print_at_bound(FILE *out, int32_t at_bound, int32_t n_cases) {
+  if (n_cases == 1) {
+    fprintf(out,
+            "\nIn this case the heuristic is within %g%% of the LP bound, so no solver can beat "
+            "it by more than that.\n",
+            100 * MB_AT_BOUND_TOL);
+    return;
+  }
+  fprintf(out,
+          "\nIn %d of these %d cases the heuristic is within %g%% of the LP bound, so no solver "
+          "can beat it there by\nmore than that; ",
+          (int)at_bound, (int)n_cases, 100 * MB_AT_BOUND_TOL);
+  int32_t room = n_cases - at_bound;
+  if (room == 0)
+    fprintf(out, "no case leaves room for a win.\n");
+  else if (room == 1)
+    fprintf(out, "the other one leaves room for a win.\n");
+  else
+    fprintf(out, "the other %d leave room for a win.\n", (int)room);
+}
+
 /* The explanation and the per-solver rows over the matrix's (already filtered) cases. */
 static void print_table(FILE *out, const mb_result_matrix *m, const mb_solver_summary *s,
                         const char *split) {
@@ -51,11 +73,7 @@ static void print_table(FILE *out, const mb_result_matrix *m, const mb_solver_su
   int32_t at_bound = 0;
   for (int32_t c = 0; c < m->n_cases; c++)
     at_bound += mb_matrix_case_heuristic_at_bound(&m->cases[c]);
-  if (at_bound > 0 && m->n_solvers > 0)
-    fprintf(out,
-            "\nIn %d of these %d cases the heuristic is within %g%% of the LP bound, so no solver "
-            "can beat it there by\nmore than that; the other %d leave room for a win.\n",
-            (int)at_bound, (int)m->n_cases, 100 * MB_AT_BOUND_TOL, (int)(m->n_cases - at_bound));
+  if (at_bound > 0 && m->n_solvers > 0) print_at_bound(out, at_bound, m->n_cases);
   if (m->n_solvers == 0)
     fprintf(out, "(no results yet)\n");
   else if (m->n_cases == 0 && split)

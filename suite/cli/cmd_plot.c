@@ -68,6 +68,7 @@ int mb_cmd_plot(int argc, char **argv) {
   double wall = mb_wall_seconds() - t0;
   /* one path per line, escaped as diagnostics are: a control byte in --out cannot split a line */
   for (int32_t i = 0; i < outputs.n; i++) mb_diag(stdout, "%s", outputs.paths[i]);
-  fprintf(stderr, "mallocbench plot: %d files in %.2f s (wall)\n", outputs.n, wall);
+  fprintf(stderr, "mallocbench plot: %d file%s in %.2f s (wall)\n", outputs.n,
+          outputs.n == 1 ? "" : "s", wall);
   return 0;
 }

@@ -176,10 +176,12 @@ stored=$(h5dump -a /run_agent "$TMP/relative.h5" | sed -n 's/^ *(0): "\(.*\)"$/\
 (cd / && "$MB" run --resume "$TMP/relative.h5" --no-progress >/dev/null 2>"$TMP/err") ||
   fail "resume from another directory: $(cat "$TMP/err")"
 
-# counts of one are singular ("1 baselines" before)
+# counts of one are singular ("1 baselines" and "In 1 of these 1 cases ... the other 0" before)
 "$MB" run "${OPTS[@]}" --workloads '^mlp_tiny$' --solvers heuristic --seeds 1 --out "$TMP/one.h5" \
   >"$TMP/out" 2>"$TMP/err" || fail "one-workload run: $(cat "$TMP/err")"
 grep -q "^run: 2 tasks (1 job + 1 baseline), 2 computed here" "$TMP/out" || fail "one task: $(cat "$TMP/out")"
+grep -qx "In this case the heuristic is within 0.001% of the LP bound, so no solver can beat it by more than that." \
+  "$TMP/out" || fail "one case at the bound: $(cat "$TMP/out")"
 
 "$MB" verify "$TMP/good.h5" >/dev/null || fail "the good file no longer verifies"
 echo "ok"
