@@ -1091,8 +1091,13 @@ static void fmt_dur(char *out, size_t n, double s) {
     snprintf(out, n, "%02" PRId64 ":%02" PRId64, x / 60, x % 60);
 }
 
+/* The progress line counts finished tasks (reused, or computed and journaled here), not the
+ * committed ones: rows are committed in plan order, so one long early task held the count
+ * still while the workers finished everything after it. */
 static void progress(run *R, int64_t current, double start, bool tty, bool final) {
-  int64_t done = R->committed, total = R->n_tasks;
+  int64_t total = R->n_tasks, done = R->stats->tasks_reused + R->n_done_here;
+  if (done < R->committed) done = R->committed;
+  if (done > total) done = total;
   double el = mb_wall_seconds() - start;
   int64_t here = R->n_done_here, left = total - done;
   double eta = here > 0 ? el / (double)here * (double)left : -1;
