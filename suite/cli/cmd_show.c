@@ -1,17 +1,22 @@
 /* mallocbench show WORKLOAD [--hardware NAME]: a workload's statistics, and the simulated
- * all-slow time and standalone benefits on one hardware profile.
+ * all-slow time and standalone benefits on one hardware profile. WORKLOAD is a file or the
+ * name of a catalogue entry (then on the entry's own hardware and fast-memory size).
  * mallocbench show AGENT.h5: a mallocMuZero agent checkpoint described (agent_describe.h). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent_describe.h"
+#include "catalogue.h"
 #include "commands.h"
 #include "cost.h"
 #include "error.h"
 #include "file_seal.h"
 #include "hardware.h"
+#include "paths.h"
 #include "results.h"
 #include "workload.h"
 #include "workload_io.h"
@@ -25,8 +30,10 @@ static void usage(FILE *out) {
           "sum of standalone benefits (both simulated by mallocbench's roofline cost model), and\n"
           "how many buffers fit in fast memory.\n\n"
           "WORKLOAD  a native workload file (.wl), an XLA HLO text dump (.hlo), a buffer CSV\n"
-          "          (.csv) or a model-zoo spec (.spec)\n"
-          "--hardware NAME  hardware profile name or path (default tpu-v4i)\n\n"
+          "          (.csv) or a model-zoo spec (.spec); or, when no such file exists, the\n"
+          "          name of an entry of datasets/catalogue.txt ('mallocbench list')\n"
+          "--hardware NAME  hardware profile name or path (default tpu-v4i; for a catalogue\n"
+          "          entry its own profile and fast-memory size)\n\n"
           "With a mallocMuZero agent checkpoint (the HDF5 file of 'mallocbench train'), prints\n"
           "how it was trained (the command line, updates, episodes, wall time, seed, BLAS\n"
           "kernel, whether a resumable state lies beside it), its networks, the game it plays\n"
@@ -95,6 +102,35 @@ static const char *fmt_bytes(int64_t b, char *buf, size_t n) {
   return buf;
 }
 
+/* The workload of the default catalogue's entry `name`, as run materialises it, and the
+ * entry's hardware into *hw unless --hardware was given. NULL with err set when there is no
+ * such entry (err then says the file is missing) or it does not load. */
+static mb_workload *load_catalogue_entry(const char *name, bool hw_given, mb_hardware *hw,
+                                         mb_error *err) {
+  mb_error cat_err;
+  mb_catalogue *cat = mb_catalogue_load(mb_catalogue_default_path(), &cat_err);
+  const mb_catalogue_entry *e = NULL;
+  for (int32_t i = 0; cat && i < cat->n_entries && !e; i++)
+    if (!strcmp(cat->entries[i].name, name)) e = &cat->entries[i];
+  if (!e) {
+    mb_catalogue_free(cat);
+    mb_fail(err, "%s: no such file, nor an entry of %s ('mallocbench list' lists them)", name,
+            mb_catalogue_default_path());
+    return NULL;
+  }
+  char cache[4096];
+  bool missing = false;
+  mb_workload *w = mb_catalogue_load_workload(
+      e, mb_data_dir(NULL), mb_path_join(cache, sizeof cache, mb_source_dir(), "results/cache"),
+      &missing, err);
+  if (w && !hw_given && !mb_catalogue_hardware(e, hw, err)) {
+    mb_workload_free(w);
+    w = NULL;
+  }
+  mb_catalogue_free(cat);
+  return w;
+}
+
 int mb_cmd_show(int argc, char **argv) {
   if (mb_wants_help(argc, argv)) {
     usage(stdout);
@@ -137,7 +173,9 @@ int mb_cmd_show(int argc, char **argv) {
     mb_diag(stderr, "mallocbench show: %s", err.message);
     return 2;
   }
-  mb_workload *w = mb_workload_load_any(path, &err);
+  bool catalogue_name = !strchr(path, '/') && access(path, F_OK) != 0 && errno == ENOENT;
+  mb_workload *w = catalogue_name ? load_catalogue_entry(path, hw_given, &hw, &err)
+                                  : mb_workload_load_any(path, &err);
   if (!w) {
     mb_diag(stderr, "mallocbench show: %s", err.message);
     return 2;
@@ -175,7 +213,10 @@ int mb_cmd_show(int argc, char **argv) {
   /* names and paths come from files: escaped as in messages (error.h), no raw control bytes */
   mb_diag(stdout, "workload        %s", w->name);
   mb_diag(stdout, "source          %s", w->source);
-  mb_diag(stdout, "file            %s", path);
+  if (catalogue_name)
+    mb_diag(stdout, "file            entry '%s' of %s", path, mb_catalogue_default_path());
+  else
+    mb_diag(stdout, "file            %s", path);
   printf("sha256          %s (of the canonical text)\n", sha);
   if (w->n_ops)
     printf("ops             %d (schedule length %d)\n", st.n_ops, w->schedule_length);

@@ -29,6 +29,19 @@ expect 2 "$MB" show "$S/mlp_tiny.wl" --bogus
 expect 2 "$MB" show "$S/mlp_tiny.wl" --hardware no-such-profile
 expect 2 "$MB" show "$T/missing.wl"
 has "missing.wl: cannot read"
+# a name that is no file but a catalogue entry: its workload on its own profile and capacity
+# (alexnet_inf_b128-tpu: a model-zoo entry, no external data; 16777216 B of tpu-v4i); a name
+# that is neither says both
+here=$PWD
+cd "$T" || exit 1 # no file of that name here
+expect 0 "$MB" show alexnet_inf_b128-tpu
+has "file            entry 'alexnet_inf_b128-tpu' of $ROOT/datasets/catalogue.txt"
+has "hardware        tpu-v4i: fast memory 16777216 B (16.00 MiB)"
+expect 0 "$MB" show alexnet_inf_b128-tpu --hardware gpu-l2
+has "hardware        gpu-l2: fast memory"
+expect 2 "$MB" show no_such_entry
+has "mallocbench show: no_such_entry: no such file, nor an entry of $ROOT/datasets/catalogue.txt ('mallocbench list' lists them)"
+cd "$here" || exit 1
 
 expect 0 "$MB" show "$S/mlp_tiny.wl"
 has "workload        mlp_tiny"
