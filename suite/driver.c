@@ -1219,6 +1219,18 @@ static bool store_workloads(run *R, mb_error *err) {
   return mb_results_flush(R->res, err);
 }
 
+/* --out's directory, made when missing (as plot and report make theirs). */
+static bool make_parent_dir(const char *path, mb_error *err) {
+  char dir[4096];
+  copy_str(dir, sizeof dir, path);
+  char *slash = strrchr(dir, '/');
+  if (!slash || slash == dir) return true;
+  *slash = '\0';
+  if (mb_mkdir_p(dir) != 0)
+    return mb_fail(err, "--out %s: cannot create %s: %s", path, dir, strerror(errno));
+  return true;
+}
+
 /* Default output: results/<profile>-<stamp>.h5 under the source tree, plus latest.h5. The name
  * is final only once the file is created (create_default_output). */
 static bool default_out(run *R, mb_error *err) {
@@ -1678,6 +1690,7 @@ bool mb_run(const mb_run_config *cfg, mb_run_stats *stats, mb_error *err) {
                    R.out_path, R.plan_sha, sha);
     free(sha);
   }
+  if (ok && fresh && !R.out_stem[0]) ok = make_parent_dir(R.out_path, err);
   if (ok && fresh) {
     R.res = R.out_stem[0] ? create_default_output(&R, err)
                           : mb_results_create(R.out_path, cfg->force, err);

@@ -61,8 +61,13 @@ eval "set -- $stored"
 found=0
 for arg in "$@"; do [ "$arg" = "mlp_tiny|$QUOTES" ] && found=1; done
 [ "$found" = 1 ] || fail "the quoted argument did not round-trip: '$stored'"
-# unwritable place
-expect 2 "$TMP/no/such/dir/x.h5: cannot create" "$MB" run "${OPTS[@]}" --out "$TMP/no/such/dir/x.h5"
+# --out's missing directories are made (as plot and report make theirs); a place that cannot
+# hold them (below a regular file) is an error naming the file
+"$MB" run "${OPTS[@]}" --out "$TMP/new/dir/x.h5" >/dev/null 2>"$TMP/err" ||
+  fail "run into a new directory: $(cat "$TMP/err")"
+"$MB" verify "$TMP/new/dir/x.h5" >/dev/null || fail "the run into a new directory does not verify"
+expect 2 "^mallocbench run: $TMP/good.copy/x.h5: cannot create the results file: Not a directory" \
+  "$MB" run "${OPTS[@]}" --out "$TMP/good.copy/x.h5"
 # bad options
 expect 2 "unknown option" "$MB" run --frobnicate
 expect 2 "--seeds '0'" "$MB" run "${OPTS[@]}" --seeds 0 --out "$TMP/x.h5"
