@@ -74,6 +74,18 @@ mb_result_matrix *mb_result_matrix_load(mb_results *r, mb_error *err) {
       return NULL;
     }
   }
+  /* each case's LP status, from its baseline row */
+  mb_baseline_row *base = NULL;
+  int64_t n_base = 0;
+  if (!mb_results_read_baselines(r, &base, &n_base, err)) {
+    mb_result_matrix_free(m);
+    return NULL;
+  }
+  for (int64_t b = 0; b < n_base; b++) {
+    int32_t c = find_case(m, base[b].workload, base[b].hardware);
+    if (c >= 0) memcpy(m->cases[c].bound_status, base[b].bound_status, MB_RES_STATUS);
+  }
+  free(base);
   /* label a case "workload@hw" only when its workload ran on several hardware profiles */
   for (int32_t c = 0; c < m->n_cases; c++) {
     mb_matrix_case *k = &m->cases[c];
@@ -106,6 +118,7 @@ mb_result_matrix *mb_result_matrix_load(mb_results *r, mb_error *err) {
     }
     if (m->rows[cell->first_row].seed > row->seed) cell->first_row = i;
     cell->n_seeds++;
+    cell->n_budget_hit += row->budget_hit != 0;
     cell->speedup_heuristic += log(row->speedup_heuristic);
     cell->speedup_slow += log(row->speedup_slow);
     cell->wall_s += row->wall_s;
@@ -149,6 +162,10 @@ bool mb_matrix_case_heuristic_at_bound(const mb_matrix_case *c) {
          (double)(c->t_heuristic_ps - c->t_bound_ps) <= MB_AT_BOUND_TOL * (double)c->t_bound_ps;
 }
 
+bool mb_matrix_case_bound_cut_short(const mb_matrix_case *c) {
+  return c->t_bound_ps > 0 && c->bound_status[0] && strcmp(c->bound_status, "ok") != 0;
+}
+
 void mb_result_matrix_summarise(const mb_result_matrix *m, mb_solver_summary *out) {
   mb_result_matrix_summarise_split(m, NULL, out);
 }
@@ -169,6 +186,7 @@ void mb_result_matrix_summarise_split(const mb_result_matrix *m, const char *spl
       if (split && strcmp(m->cases[c].split, split)) continue;
       const mb_matrix_cell *cell = mb_matrix_cell_at(m, c, s);
       sum->n_failed += cell->n_failed;
+      sum->n_budget_hit += cell->n_budget_hit;
       sum->total_wall_s += cell->wall_s * cell->n_seeds;
       if (!cell->present) continue;
       /* speedups are relative to the heuristic baseline stored in every row, so a case

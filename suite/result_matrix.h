@@ -21,6 +21,7 @@ typedef struct mb_matrix_cell {
   bool present; /* at least one ok+valid row and no failed one */
   int32_t n_seeds;
   int32_t n_failed;         /* rows of this cell that are not ok or not valid */
+  int32_t n_budget_hit;     /* ok rows whose solver stopped on its wall-clock budget */
   double speedup_heuristic; /* geometric mean over seeds */
   double speedup_slow;      /* geometric mean over seeds */
   double gap_to_bound;      /* mean over seeds; NaN without a bound */
@@ -38,8 +39,10 @@ typedef struct mb_matrix_case {
   int64_t capacity;
   int64_t t_slow_ps;
   int64_t t_heuristic_ps;
-  int64_t t_bound_ps;       /* -1 when unavailable */
-  char split[MB_RES_SPLIT]; /* the workload's catalogue split; "" when the file has none */
+  int64_t t_bound_ps;               /* -1 when unavailable */
+  char bound_status[MB_RES_STATUS]; /* the baseline's LP status ("ok"; "not solved": cut short
+                                       by its time limit, a weaker bound); "" without one */
+  char split[MB_RES_SPLIT];         /* the workload's catalogue split; "" when the file has none */
 } mb_matrix_case;
 
 typedef struct mb_result_matrix {
@@ -65,6 +68,7 @@ typedef struct mb_solver_summary {
   char solver[MB_RES_SOLVER];
   int32_t n_cases;                        /* cases with a present cell */
   int32_t n_failed;                       /* rows that were not ok/valid */
+  int32_t n_budget_hit;                   /* ok rows stopped by the wall-clock budget */
   double geomean_speedup;                 /* over the heuristic */
   double geomean_ci_low, geomean_ci_high; /* its 95% confidence interval over the cases
                                            * (stats.h); NaN with fewer than 2 cases */
@@ -89,5 +93,9 @@ int32_t mb_result_matrix_count_split(const mb_result_matrix *m, const char *spli
  * without a bound. */
 #define MB_AT_BOUND_TOL 1e-5
 bool mb_matrix_case_heuristic_at_bound(const mb_matrix_case *c);
+/* Whether the case's LP bound did not solve (bound_status "not solved": its time limit or
+ * numerical trouble): the bound is then the trivial one, valid but weaker, so gaps to it
+ * overstate the true gap. */
+bool mb_matrix_case_bound_cut_short(const mb_matrix_case *c);
 
 #endif

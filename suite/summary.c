@@ -39,6 +39,41 @@ static void print_at_bound(FILE *out, int32_t at_bound, int32_t n_cases) {
     fprintf(out, "the other %d leave room for a win.\n", (int)room);
 }
 
+/* What makes some numbers of the table weaker than the rest: LP bounds cut short (their gaps
+ * are overstated) and solves stopped on their wall-clock budget (they depend on the machine's
+ * speed, so a rerun may differ). Nothing when neither happened. */
+static void print_caveats(FILE *out, const mb_result_matrix *m, const mb_solver_summary *s) {
+  if (m->n_solvers == 0) return;
+  int32_t cut = 0;
+  for (int32_t c = 0; c < m->n_cases; c++) cut += mb_matrix_case_bound_cut_short(&m->cases[c]);
+  if (cut > 0) {
+    if (m->n_cases == 1)
+      fprintf(out, "\nThe LP bound of this case");
+    else
+      fprintf(out, "\nIn %d of these %d cases the LP bound", (int)cut, (int)m->n_cases);
+    fprintf(out,
+            " did not solve in its time limit\n(bound_status 'not solved'): the gap there is to "
+            "a weaker bound and overstates the true gap\n('run --bound-budget SEC' gives the LP "
+            "longer).\n");
+  }
+  bool any = false;
+  for (int32_t i = 0; i < m->n_solvers; i++) {
+    if (s[i].n_budget_hit == 0) continue;
+    int32_t rows = 0;
+    for (int32_t c = 0; c < m->n_cases; c++) rows += mb_matrix_cell_at(m, c, i)->n_seeds;
+    if (!any)
+      fprintf(out,
+              "\nSolves stopped by their wall-clock budget (budget_hit), whose results "
+              "depend on the machine's speed:\n");
+    /* solver names come from the results file: escaped as in messages (error.h) */
+    char name[4 * MB_RES_SOLVER];
+    mb_escape_text(name, sizeof name, s[i].solver);
+    fprintf(out, "%s%s %d of %d", any ? "; " : "", name, (int)s[i].n_budget_hit, (int)rows);
+    any = true;
+  }
+  if (any) fprintf(out, ".\n");
+}
+
 /* The explanation and the per-solver rows over the matrix's (already filtered) cases. */
 static void print_table(FILE *out, const mb_result_matrix *m, const mb_solver_summary *s,
                         const char *split) {
@@ -74,6 +109,7 @@ static void print_table(FILE *out, const mb_result_matrix *m, const mb_solver_su
   for (int32_t c = 0; c < m->n_cases; c++)
     at_bound += mb_matrix_case_heuristic_at_bound(&m->cases[c]);
   if (at_bound > 0 && m->n_solvers > 0) print_at_bound(out, at_bound, m->n_cases);
+  print_caveats(out, m, s);
   if (m->n_solvers == 0)
     fprintf(out, "(no results yet)\n");
   else if (m->n_cases == 0 && split)

@@ -63,6 +63,14 @@ static bool fails_on_attention(const mb_workload *w, const mb_hardware *hw,
   return mb_solve_heuristic(w, hw, opt, rng, out, stats, err);
 }
 
+/* The heuristic's answer, reported as stopped by its budget on mlp_tiny. */
+static bool stops_on_mlp(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
+                         mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, mb_error *err) {
+  if (!mb_solve_heuristic(w, hw, opt, rng, out, stats, err)) return false;
+  stats->budget_hit = strstr(w->name, "mlp_tiny") != NULL;
+  return true;
+}
+
 static const mb_solver EXTRA[] = {
     {"with_curve", "heuristic plus a training curve", curve_solver, NULL, false}};
 
@@ -387,6 +395,70 @@ static void test_ties_missing_results_and_agent(void **state) {
   assert_non_null(strstr(text,
                          "The same table over the 1 case whose workload is in the "
                          "catalogue's test split;"));
+  free(text);
+}
+
+/* The summary says which numbers are weaker than the rest: solves stopped by their wall-clock
+ * budget, per solver, with their count (a rerun may differ there); nothing when none did. (LP
+ * bounds cut short by their time limit: tests/e2e/run_bound_budget.sh.) */
+static void test_summary_caveats(void **state) {
+  fixture *fx = *state;
+  char dir[1100], catalogue[1200], results[1200];
+  snprintf(dir, sizeof dir, "%s/caveats", fx->dir);
+  assert_int_equal(mb_mkdir_p(dir), 0);
+  snprintf(catalogue, sizeof catalogue, "%s/catalogue.txt", dir);
+  snprintf(results, sizeof results, "%s/results.h5", dir);
+  FILE *f = fopen(catalogue, "w");
+  assert_non_null(f);
+  fputs(
+      "name kind source args hardware capacity split tags\n"
+      "mlp_tiny native datasets/samples/mlp_tiny.wl - tpu-v4i 1048576 train mlp\n"
+      "conv_block native datasets/samples/conv_block.wl - tpu-v4i 3211264 test conv\n",
+      f);
+  fclose(f);
+  const mb_solver extra[] = {{.name = "stops_on_mlp",
+                              .summary = "heuristic, budget hit on mlp_tiny",
+                              .solve = stops_on_mlp}};
+  mb_run_config cfg = {.profile = "quick",
+                       .workloads = ".",
+                       .solvers = "heuristic,stops_on_mlp",
+                       .extra_solvers = extra,
+                       .n_extra_solvers = 1,
+                       .seeds = 2,
+                       .jobs = 2,
+                       .catalogue = catalogue,
+                       .out = results,
+                       .command_line = "test_plot_report"};
+  FILE *log = fopen("/dev/null", "w");
+  cfg.log = log ? log : stderr;
+  mb_run_stats stats;
+  mb_error err;
+  bool ok = mb_run(&cfg, &stats, &err);
+  if (log) fclose(log);
+  if (!ok) fail_msg("mb_run: %s", err.message);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  mb_results *r = mb_results_open(results, false, &err);
+  assert_non_null(r);
+  assert_true(mb_summary_print(r, out, &err));
+  mb_results_close(r, NULL);
+  fclose(out);
+  const char *want =
+      "\nSolves stopped by their wall-clock budget (budget_hit), whose results "
+      "depend on the machine's speed:\nstops_on_mlp 2 of 4.\n";
+  if (!strstr(text, want)) fail_msg("summary lacks the budget line:\n%s", text);
+  assert_null(strstr(text, "did not solve in its time limit"));
+  free(text);
+  /* the fixture's run: no solve hit its budget, no bound was cut short */
+  text = NULL;
+  out = open_memstream(&text, &len);
+  r = mb_results_open(fx->results, false, &err);
+  assert_true(r && mb_summary_print(r, out, &err));
+  mb_results_close(r, NULL);
+  fclose(out);
+  assert_null(strstr(text, "budget_hit"));
+  assert_null(strstr(text, "did not solve in its time limit"));
   free(text);
 }
 
@@ -1408,6 +1480,7 @@ int main(void) {
       cmocka_unit_test(test_plot_writes_every_figure),
       cmocka_unit_test(test_plot_curves_without_reference),
       cmocka_unit_test(test_plot_pdf_fits_text_width),
+      cmocka_unit_test(test_summary_caveats),
       cmocka_unit_test(test_plot_errors),
       cmocka_unit_test(test_ties_missing_results_and_agent),
       cmocka_unit_test(test_report_numbers_match_hdf5),

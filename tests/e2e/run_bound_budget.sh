@@ -51,6 +51,10 @@ expect 2 "--bound-budget needs a value" "$MB" run "${OPTS[@]}" --bound-budget
 status=$(tail -n +2 "$TMP/ref-csv/baselines.csv" | cut -d, -f14 | sort | uniq -c | sed 's/^ *//')
 [ "$status" = "3 not solved" ] || fail "bound_status of the baselines: '$status'"
 "$MB" verify "$TMP/ref.h5" >/dev/null || fail "verify the reference run"
+# summary says that those gaps are to weaker bounds (it printed them like any other)
+"$MB" summary "$TMP/ref.h5" >"$TMP/sum" 2>&1 || fail "summary of the reference run: $(cat "$TMP/sum")"
+grep -qx "In 3 of these 3 cases the LP bound did not solve in its time limit" "$TMP/sum" ||
+  fail "summary does not flag the cut-short bounds: $(cat "$TMP/sum")"
 # the same run with the profile's limit is another plan, stored as 10 s
 "$MB" run "${OPTS[@]}" --workloads pack1 --seeds 1 --out "$TMP/def.h5" >/dev/null 2>"$TMP/err" ||
   fail "run at the default bound budget: $(cat "$TMP/err")"
@@ -60,6 +64,10 @@ status=$(tail -n +2 "$TMP/ref-csv/baselines.csv" | cut -d, -f14 | sort | uniq -c
   fail "run pack1 with the bound budget"
 [ "$(attr "$TMP/def.h5" plan_sha256)" != "$(attr "$TMP/one.h5" plan_sha256)" ] ||
   fail "--bound-budget does not enter the plan hash"
+"$MB" summary "$TMP/one.h5" | grep -qx "The LP bound of this case did not solve in its time limit" ||
+  fail "summary of one case with a cut-short bound: $("$MB" summary "$TMP/one.h5")"
+"$MB" summary "$TMP/def.h5" | grep -q "did not solve in its time limit" &&
+  fail "summary flags a bound that solved: $("$MB" summary "$TMP/def.h5")"
 
 # --- (b) killed after some tasks, resumed: the "not solved" baselines come from the journal.
 # One worker, so tasks finish in plan order: at 10 lines (the header and 9 tasks) two baselines
