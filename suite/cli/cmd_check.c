@@ -29,9 +29,11 @@ static void usage(FILE *out) {
       "speedup over all-slow, both simulated by mallocbench's roofline cost model.\n"
       "Exit status: 0 valid, 1 invalid, 2 bad usage or unreadable input.\n\n"
       "WORKLOAD          a native workload (.wl), an HLO text dump (.hlo), a buffer CSV\n"
-      "                  (.csv) or a model-zoo spec (.spec)\n"
+      "                  (.csv) or a model-zoo spec (.spec); or, when no file has that\n"
+      "                  name, a catalogue entry's name ('mallocbench list')\n"
       "ASSIGNMENT.csv    rows 'buffer,offset' (offset in bytes or 'slow'); unlisted = slow\n"
-      "--hardware NAME   hardware profile name or path (default tpu-v4i)\n"
+      "--hardware NAME   hardware profile name or path (default tpu-v4i; for a catalogue\n"
+      "                  entry its own profile and fast-memory size)\n"
       "--capacity BYTES  fast-memory bytes instead of the profile's, e.g. a catalogue entry's\n"
       "                  capacity or a generated packing's --height (units B, KiB, MiB, GiB,\n"
       "                  KB, MB, GB)\n");
@@ -64,7 +66,7 @@ int mb_cmd_check(int argc, char **argv) {
     usage(stdout);
     return 0;
   }
-  const char *paths[2] = {NULL, NULL}, *hw_name = "tpu-v4i";
+  const char *paths[2] = {NULL, NULL}, *hw_name = NULL; /* NULL: tpu-v4i or an entry's own */
   int n_paths = 0;
   int64_t capacity = 0; /* 0: the profile's */
   for (int i = 1; i < argc; i++) {
@@ -99,16 +101,13 @@ int mb_cmd_check(int argc, char **argv) {
   }
   mb_error err;
   mb_hardware hw;
-  if (!mb_hardware_find(hw_name, NULL, &hw, &err)) {
-    mb_diag(stderr, "mallocbench check: %s", err.message);
-    return 2;
-  }
-  if (capacity > 0) hw = mb_hardware_with_capacity(&hw, capacity);
-  mb_workload *w = mb_workload_load_any(paths[0], &err);
+  mb_workload *w =
+      mb_cli_workload(paths[0], hw_name ? hw_name : "tpu-v4i", hw_name != NULL, &hw, NULL, &err);
   if (!w) {
     mb_diag(stderr, "mallocbench check: %s", err.message);
     return 2;
   }
+  if (capacity > 0) hw = mb_hardware_with_capacity(&hw, capacity);
   if (!mb_cost_check_range(w, &hw, &err)) {
     mb_diag(stderr, "mallocbench check: %s: %s", paths[0], err.message);
     mb_workload_free(w);

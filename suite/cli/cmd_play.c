@@ -30,9 +30,10 @@ static void usage(FILE *out) {
           "(T_slow - T_final) / T_slow and final program time. Times are simulated by\n"
           "mallocbench's cost model (the ground truth of the suite), not measured.\n\n"
           "WORKLOAD: native workload file, .hlo (XLA HLO text), .csv (MiniMalloc buffers) or\n"
-          ".spec (a model-zoo spec).\n\n"
+          ".spec (a model-zoo spec); or, when no file has that name, a catalogue entry's name.\n\n"
           "Options:\n"
-          "  --hardware H    profile name or path (default tpu-v4i)\n"
+          "  --hardware H    profile name or path (default tpu-v4i; for a catalogue entry its\n"
+          "                  own profile and fast-memory size)\n"
           "  --capacity C    fast-memory bytes, units B KiB MiB GiB KB MB GB (default: the\n"
           "                  profile's, or the number in a MiniMalloc name like A.1048576.csv)\n"
           "  --policy P      random | heuristic | slow (default heuristic)\n"
@@ -125,8 +126,9 @@ static bool compare_with_heuristic_solver(const mb_workload *w, const mb_hardwar
 
 /* The command line, parsed. */
 typedef struct play_options {
-  const char *path, *hw_name, *out_path;
-  int64_t capacity; /* -1: the profile's (or a MiniMalloc name's) */
+  const char *path, *out_path;
+  const char *hw_name; /* NULL: tpu-v4i, or a catalogue entry's own */
+  int64_t capacity;    /* -1: the profile's (or a MiniMalloc name's) */
   int64_t episodes, seed;
   policy pol;
   mb_game_config cfg;
@@ -135,7 +137,7 @@ typedef struct play_options {
 
 /* 0 when the options are good, else the exit status (2) after a message. */
 static int parse_options(int argc, char **argv, play_options *o) {
-  *o = (play_options){.hw_name = "tpu-v4i", .capacity = -1, .episodes = 1, .pol = POLICY_HEURISTIC};
+  *o = (play_options){.capacity = -1, .episodes = 1, .pol = POLICY_HEURISTIC};
   mb_game_config_default(&o->cfg);
   int64_t actions = 16;
   for (int i = 1; i < argc; i++) {
@@ -202,15 +204,11 @@ int mb_cmd_play(int argc, char **argv) {
   if (bad) return bad;
 
   mb_error err;
-  mb_workload *w = mb_workload_load_any(o.path, &err);
+  mb_hardware hw;
+  mb_workload *w = mb_cli_workload(o.path, o.hw_name ? o.hw_name : "tpu-v4i", o.hw_name != NULL,
+                                   &hw, NULL, &err);
   if (!w) {
     mb_diag(stderr, "mallocbench play: %s", err.message);
-    return 2;
-  }
-  mb_hardware hw;
-  if (!mb_hardware_find(o.hw_name, NULL, &hw, &err)) {
-    mb_diag(stderr, "mallocbench play: %s", err.message);
-    mb_workload_free(w);
     return 2;
   }
   if (o.capacity < 0 && w->n_ops == 0) {

@@ -2,12 +2,10 @@
  * all-slow time and standalone benefits on one hardware profile. WORKLOAD is a file or the
  * name of a catalogue entry (then on the entry's own hardware and fast-memory size).
  * mallocbench show AGENT.h5: a mallocMuZero agent checkpoint described (agent_describe.h). */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "agent_describe.h"
 #include "catalogue.h"
@@ -16,7 +14,6 @@
 #include "error.h"
 #include "file_seal.h"
 #include "hardware.h"
-#include "paths.h"
 #include "results.h"
 #include "workload.h"
 #include "workload_io.h"
@@ -102,35 +99,6 @@ static const char *fmt_bytes(int64_t b, char *buf, size_t n) {
   return buf;
 }
 
-/* The workload of the default catalogue's entry `name`, as run materialises it, and the
- * entry's hardware into *hw unless --hardware was given. NULL with err set when there is no
- * such entry (err then says the file is missing) or it does not load. */
-static mb_workload *load_catalogue_entry(const char *name, bool hw_given, mb_hardware *hw,
-                                         mb_error *err) {
-  mb_error cat_err;
-  mb_catalogue *cat = mb_catalogue_load(mb_catalogue_default_path(), &cat_err);
-  const mb_catalogue_entry *e = NULL;
-  for (int32_t i = 0; cat && i < cat->n_entries && !e; i++)
-    if (!strcmp(cat->entries[i].name, name)) e = &cat->entries[i];
-  if (!e) {
-    mb_catalogue_free(cat);
-    mb_fail(err, "%s: no such file, nor an entry of %s ('mallocbench list' lists them)", name,
-            mb_catalogue_default_path());
-    return NULL;
-  }
-  char cache[4096];
-  bool missing = false;
-  mb_workload *w = mb_catalogue_load_workload(
-      e, mb_data_dir(NULL), mb_path_join(cache, sizeof cache, mb_source_dir(), "results/cache"),
-      &missing, err);
-  if (w && !hw_given && !mb_catalogue_hardware(e, hw, err)) {
-    mb_workload_free(w);
-    w = NULL;
-  }
-  mb_catalogue_free(cat);
-  return w;
-}
-
 int mb_cmd_show(int argc, char **argv) {
   if (mb_wants_help(argc, argv)) {
     usage(stdout);
@@ -169,13 +137,8 @@ int mb_cmd_show(int argc, char **argv) {
   }
   mb_error err;
   mb_hardware hw;
-  if (!mb_hardware_find(hw_name, NULL, &hw, &err)) {
-    mb_diag(stderr, "mallocbench show: %s", err.message);
-    return 2;
-  }
-  bool catalogue_name = !strchr(path, '/') && access(path, F_OK) != 0 && errno == ENOENT;
-  mb_workload *w = catalogue_name ? load_catalogue_entry(path, hw_given, &hw, &err)
-                                  : mb_workload_load_any(path, &err);
+  bool catalogue_name = false;
+  mb_workload *w = mb_cli_workload(path, hw_name, hw_given, &hw, &catalogue_name, &err);
   if (!w) {
     mb_diag(stderr, "mallocbench show: %s", err.message);
     return 2;

@@ -34,11 +34,13 @@ static void usage(FILE *out) {
           "independent validator accepts the assignment.\n"
           "Exit status: 0 valid, 1 invalid assignment, 2 bad usage or unreadable input.\n\n"
           "WORKLOAD          a native workload (.wl), an HLO text dump (.hlo), a buffer CSV\n"
-          "                  (.csv) or a model-zoo spec (.spec)\n"
+          "                  (.csv) or a model-zoo spec (.spec); or, when no file has that\n"
+          "                  name, a catalogue entry's name ('mallocbench list')\n"
           "--solver NAME     one of:");
   for (int i = 0; i < n; i++) fprintf(out, " %s", s[i].name);
   fprintf(out,
-          "\n--hardware H      hardware profile name or path (default tpu-v4i)\n"
+          "\n--hardware H      hardware profile name or path (default tpu-v4i; for a catalogue\n"
+          "                  entry its own profile and fast-memory size)\n"
           "--capacity C      fast-memory bytes instead of the profile's (suffixes B, KiB, MiB,\n"
           "                  GiB, KB, MB, GB)\n"
           "--seed S          random seed (default 1; `run` numbers its seeds 0..N-1, so --seed 0\n"
@@ -77,8 +79,9 @@ static mb_time_ps time_of(const mb_workload *w, const mb_hardware *hw, const mb_
 
 /* The command line of one solve. */
 typedef struct solve_command {
-  const char *path, *solver_name, *hw_name, *out_path;
-  int64_t capacity; /* -1: the profile's */
+  const char *path, *solver_name, *out_path;
+  const char *hw_name; /* NULL: tpu-v4i, or a catalogue entry's own */
+  int64_t capacity;    /* -1: the profile's */
   double bound_budget;
   mb_solver_options opt; /* seed, budget and the mallocMuZero settings */
 } solve_command;
@@ -86,7 +89,6 @@ typedef struct solve_command {
 /* Reads the options into S (defaults first). Returns 0, or 2 after an error line. */
 static int parse_options(int argc, char **argv, solve_command *S) {
   memset(S, 0, sizeof *S);
-  S->hw_name = "tpu-v4i";
   S->capacity = -1;
   S->bound_budget = 30;
   mb_solver_options *opt = &S->opt;
@@ -274,16 +276,13 @@ int mb_cmd_solve(int argc, char **argv) {
   }
   mb_error err;
   mb_hardware hw;
-  if (!mb_hardware_find(command.hw_name, NULL, &hw, &err)) {
-    mb_diag(stderr, "mallocbench solve: %s", err.message);
-    return 2;
-  }
-  if (command.capacity > 0) hw = mb_hardware_with_capacity(&hw, command.capacity);
-  mb_workload *w = mb_workload_load_any(command.path, &err);
+  mb_workload *w = mb_cli_workload(command.path, command.hw_name ? command.hw_name : "tpu-v4i",
+                                   command.hw_name != NULL, &hw, NULL, &err);
   if (!w) {
     mb_diag(stderr, "mallocbench solve: %s", err.message);
     return 2;
   }
+  if (command.capacity > 0) hw = mb_hardware_with_capacity(&hw, command.capacity);
   if (!mb_cost_check_range(w, &hw, &err)) {
     mb_diag(stderr, "mallocbench solve: %s: %s", command.path, err.message);
     mb_workload_free(w);

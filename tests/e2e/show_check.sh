@@ -41,6 +41,17 @@ expect 0 "$MB" show alexnet_inf_b128-tpu --hardware gpu-l2
 has "hardware        gpu-l2: fast memory"
 expect 2 "$MB" show no_such_entry
 has "mallocbench show: no_such_entry: no such file, nor an entry of $ROOT/datasets/catalogue.txt ('mallocbench list' lists them)"
+# check, solve and play take the same names (mb_cli_workload), on the entry's hardware
+: >"$T/all-slow.csv"
+expect 0 "$MB" check alexnet_inf_b128-tpu all-slow.csv
+has "workload   alexnet_inf_b128-tpu on tpu-v4i"
+has "capacity 16777216 B"
+expect 0 "$MB" solve alexnet_inf_b128-tpu --solver heuristic
+has "hardware  tpu-v4i: fast memory 16777216 B"
+expect 0 "$MB" play alexnet_inf_b128-tpu -q --capacity 1MiB
+has "best return"
+expect 2 "$MB" solve no_such_entry --solver heuristic
+has "mallocbench solve: no_such_entry: no such file, nor an entry of"
 cd "$here" || exit 1
 
 expect 0 "$MB" show "$S/mlp_tiny.wl"
