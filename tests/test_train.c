@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -161,6 +162,94 @@ static void test_resume(void **state) {
   cfg.resume = "/nonexistent/resume.h5";
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   assert_non_null(strstr(err.message, "/nonexistent/resume.h5"));
+  free(path);
+}
+
+/* A resumed curve keeps its eval set: resumed on other workloads (another synthetic range, so
+ * other eval workloads), a run continued in place (keep_eval_set) fails naming the checkpoint and
+ * both heuristic references, and a run branched off starts its curve again at the resumed step;
+ * the run's options (cfg.options) are stored with it. */
+static void test_resume_eval_set(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  char *path = mb_test_temp_path("evalset.h5");
+  mb_train_config cfg;
+  tiny_config(&cfg, 4, 20);
+  cfg.out = path;
+  cfg.eval_every = 10;
+  cfg.options = "--synthetic --seed 4";
+  mb_train_result res;
+  mb_error err = {{0}};
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  int64_t len = res.curve.len;
+  assert_true(len >= 2);
+  mb_train_result_free(&res);
+  mb_agent ag;
+  mb_agent_progress prog;
+  assert_true(mb_agent_load(path, &ag, NULL, &prog, NULL, &err));
+  assert_string_equal(prog.options, "--synthetic --seed 4");
+  mb_agent_free(&ag);
+
+  cfg.resume = path;
+  cfg.steps = 30;
+  cfg.synth_max = 64; /* other synthetic eval workloads */
+  cfg.keep_eval_set = true;
+  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_non_null(strstr(err.message, "eval set is not the one of its training curve"));
+  assert_non_null(strstr(err.message, path));
+  cfg.keep_eval_set = false;
+  cfg.out = NULL;
+  cfg.options = NULL; /* kept as loaded */
+  assert_true(mb_train(&cfg, NULL, 0, NULL, &res, &err));
+  assert_true(res.curve.step[0] == 20.0 && res.curve.len < len + 2);
+  assert_string_equal(res.prog.options, "--synthetic --seed 4");
+  mb_train_result_free(&res);
+  free(path);
+}
+
+/* A checkpoint written before `train` stored the run's options (train.options deleted, as an
+ * older binary wrote it) still resumes through the CLI: with a warning, the options taken from
+ * the command line as before (without workload options: refused as before); the checkpoint it
+ * writes then stores them. */
+static void test_resume_old_checkpoint(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("old-agent.h5");
+  char *errp = mb_test_temp_path("old-agent.err");
+  const char *net =
+      "--synthetic --latent 16 --actions 8 --synth-min 16 --synth-max 32 --batch 16 -q";
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "'%s' train %s --steps 10 --seed 3 --out '%s' >/dev/null 2>&1",
+           MB_TEST_BINARY, net, path);
+  assert_int_equal(system(cmd), 0);
+  hid_t h5 = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(h5 >= 0);
+  assert_true(H5Aexists(h5, "train.options") > 0);
+  assert_true(H5Adelete(h5, "train.options") >= 0);
+  H5Fclose(h5);
+  char text[8192];
+  snprintf(cmd, sizeof cmd, "'%s' train --steps 20 --resume '%s' --out '%s' >/dev/null 2>'%s'",
+           MB_TEST_BINARY, path, path, errp);
+  int status = system(cmd);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+  FILE *f = fopen(errp, "r");
+  assert_non_null(f);
+  text[fread(text, 1, sizeof text - 1, f)] = '\0';
+  fclose(f);
+  assert_non_null(strstr(text, "stores no training options (written before they were)"));
+  assert_non_null(strstr(text, "no workloads: give --workloads, --split or --synthetic"));
+  snprintf(cmd, sizeof cmd,
+           "'%s' train %s --steps 20 --seed 3 --resume '%s' --out '%s' >/dev/null 2>'%s'",
+           MB_TEST_BINARY, net, path, path, errp);
+  assert_int_equal(system(cmd), 0);
+  mb_agent ag;
+  mb_agent_progress prog;
+  mb_error err = {{0}};
+  assert_true(mb_agent_load(path, &ag, NULL, &prog, NULL, &err));
+  assert_int_equal(prog.steps, 20);
+  assert_non_null(strstr(prog.options, "--synthetic "));
+  assert_non_null(strstr(prog.options, "--seed 3 "));
+  mb_agent_free(&ag);
+  free(errp);
   free(path);
 }
 
@@ -894,6 +983,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_policy_learns),
       cmocka_unit_test(test_resume),
+      cmocka_unit_test(test_resume_eval_set),
+      cmocka_unit_test(test_resume_old_checkpoint),
       cmocka_unit_test(test_freeze),
       cmocka_unit_test(test_new_model),
       cmocka_unit_test(test_determinism),

@@ -353,6 +353,8 @@ bool mb_agent_write(mb_nn_file *f, const mb_agent *ag, const mb_adam *opt,
     mb_blas_describe(blas, sizeof blas);
     ok = mb_nn_file_set_string(f, "train.blas", blas, err);
   }
+  if (ok && prog && prog->options[0])
+    ok = mb_nn_file_set_string(f, "train.options", prog->options, err);
   if (ok && note) ok = mb_nn_file_set_string(f, "training", note, err);
   if (ok && curve) {
     const double *cols[6] = {curve->step,   curve->episodes, curve->selfplay,
@@ -476,6 +478,9 @@ static bool read_progress(mb_nn_file *f, mb_agent_progress *prog, mb_error *err)
   prog->seconds = secs;
   if (ok && mb_nn_file_has(f, "train.blas"))
     ok = mb_nn_file_get_string(f, "train.blas", prog->blas, sizeof prog->blas, err);
+  /* checkpoints written before the run's options were stored have none: "" */
+  if (ok && mb_nn_file_has(f, "train.options"))
+    ok = mb_nn_file_get_string(f, "train.options", prog->options, sizeof prog->options, err);
   return ok;
 }
 

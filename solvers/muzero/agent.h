@@ -154,6 +154,9 @@ void mb_agent_curve_set_validation(mb_agent_curve *c, double validation);
 /* Frees the series and leaves the curve as mb_agent_curve_init does. */
 void mb_agent_curve_free(mb_agent_curve *c);
 
+/* Room for mb_agent_progress.options, with its terminating NUL. */
+#define MB_AGENT_OPTIONS_MAX 8192
+
 /* Training state stored with the weights. */
 typedef struct mb_agent_progress {
   int64_t steps;     /* training steps (optimizer updates) done */
@@ -164,11 +167,17 @@ typedef struct mb_agent_progress {
   char blas[256];    /* loaded: the OpenBLAS build and kernel the checkpoint was written with
                         ("" when it predates the attribute); written: always this process's
                         (mb_blas_describe), since it decides the agent's last bits */
+  char options[MB_AGENT_OPTIONS_MAX]; /* the options that define the training run (workloads,
+                        seed, learning rate, ...), as a command-line fragment that `train
+                        --resume` reads back and keeps; attribute train.options, written when
+                        not "" ("" when loaded from a checkpoint written before it) */
 } mb_agent_progress;
 
 /* Writes the agent (+ optimiser and progress when not NULL, curve when not NULL) atomically:
  * a temporary file renamed over `path`. `note` (may be NULL) is stored as the `training`
- * attribute (how it was trained: command line, workloads). */
+ * attribute (how it was trained: train writes its history, the command line of the run that
+ * started it, then one line per resumed run's command line; checkpoints written before the
+ * history have the last command line alone). */
 bool mb_agent_save(const char *path, const mb_agent *ag, const mb_adam *opt,
                    const mb_agent_progress *prog, const mb_agent_curve *curve, const char *note,
                    mb_error *err);

@@ -1,6 +1,7 @@
 #include "agent_describe.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -70,11 +71,11 @@ bool mb_agent_describe(const char *path, FILE *out, mb_error *err) {
   mb_agent_progress prog;
   mb_agent_curve curve;
   mb_agent_curve_init(&curve);
-  char note[4096] = "";
+  char *note = NULL;
   bool ok =
       mb_agent_read(f, &ag, NULL, has_progress ? &prog : NULL, has_curve ? &curve : NULL, err);
   if (ok && mb_nn_file_has(f, "training")) {
-    ok = mb_nn_file_get_string(f, "training", note, sizeof note, err);
+    ok = (note = mb_nn_file_get_string_alloc(f, "training", err)) != NULL;
     if (!ok) {
       mb_fail_prefix(err, "%s", path);
       mb_agent_curve_free(&curve);
@@ -89,7 +90,16 @@ bool mb_agent_describe(const char *path, FILE *out, mb_error *err) {
   const mb_agent_config *c = &ag.cfg;
   /* texts from the file (and paths): escaped as in messages (error.h) */
   mb_diag(out, "%-16s %s", "agent checkpoint", path);
-  mb_diag(out, "%-16s %s", "trained by", note[0] ? note : "(not recorded)");
+  /* the history: the command line that started the run, then one per resumed run */
+  const char *line = note && note[0] ? note : "(not recorded)";
+  for (const char *label = "trained by"; line; label = "resumed by") {
+    const char *nl = strchr(line, '\n');
+    int len = nl ? (int)(nl - line) : (int)strlen(line);
+    mb_diag(out, "%-16s %.*s", label, len, line);
+    line = nl ? nl + 1 : NULL;
+  }
+  free(note);
+  if (has_progress && prog.options[0]) mb_diag(out, "%-16s %s", "run options", prog.options);
   if (has_progress) {
     fprintf(out,
             "%-16s %lld updates, %lld self-play episodes, %lld decisions, %.0f s of training, "

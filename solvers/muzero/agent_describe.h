@@ -11,7 +11,8 @@
 #include "error.h"
 
 /* Reads the checkpoint at `path` and writes to `out`:
- *   - how it was trained: the stored command line, updates, episodes, decisions, wall time,
+ *   - how it was trained: the stored command lines (the run's, then each resume's), the run's
+ *     options (train.options), updates, episodes, decisions, wall time,
  *     seed and BLAS kernel (each only when the checkpoint has it), and whether a resumable
  *     training state lies beside it (OUT.state.h5, train_state.h);
  *   - its networks: latent width, residual blocks, parameters, the value/reward support;

@@ -526,24 +526,45 @@ static bool attr_info(mb_nn_file *f, const char *key, H5T_class_t want, hsize_t 
   return true;
 }
 
-bool mb_nn_file_get_string(mb_nn_file *f, const char *key, char *out, int n, mb_error *err) {
+/* A fixed-length string attribute's text, allocated (NULL after err). */
+static char *read_string(mb_nn_file *f, const char *key, mb_error *err) {
   hsize_t dims = 0;
   size_t size = 0;
-  if (!attr_info(f, key, H5T_STRING, &dims, &size, err)) return false;
+  if (!attr_info(f, key, H5T_STRING, &dims, &size, err)) return NULL;
   hid_t a = H5Aopen(f->file, key, H5P_DEFAULT);
   hid_t type = a >= 0 ? H5Aget_type(a) : -1;
   bool ok = type >= 0 && H5Tis_variable_str(type) == 0 && dims == 1;
   if (type >= 0) H5Tclose(type);
   if (a >= 0) H5Aclose(a);
-  if (!ok) return nn_fail(f, err, "attribute '%s': not a fixed-length string", key);
-  if (size + 1 > (size_t)n)
-    return nn_fail(f, err, "attribute '%s': %zu characters, room for %d", key, size, n - 1);
+  if (!ok) {
+    nn_fail(f, err, "attribute '%s': not a fixed-length string", key);
+    return NULL;
+  }
   char *buf = calloc(size + 1, 1);
-  if (!buf) return nn_fail(f, err, "out of memory");
-  ok = H5LTget_attribute_string(f->file, "/", key, buf) >= 0;
+  if (!buf) {
+    nn_fail(f, err, "out of memory");
+    return NULL;
+  }
+  if (H5LTget_attribute_string(f->file, "/", key, buf) < 0) {
+    free(buf);
+    nn_fail(f, err, "attribute '%s': read failed", key);
+    return NULL;
+  }
+  return buf;
+}
+
+bool mb_nn_file_get_string(mb_nn_file *f, const char *key, char *out, int n, mb_error *err) {
+  char *buf = read_string(f, key, err);
+  if (!buf) return false;
+  size_t size = strlen(buf);
+  bool ok = size + 1 <= (size_t)n;
   if (ok) snprintf(out, (size_t)n, "%s", buf);
   free(buf);
-  return ok || nn_fail(f, err, "attribute '%s': read failed", key);
+  return ok || nn_fail(f, err, "attribute '%s': %zu characters, room for %d", key, size, n - 1);
+}
+
+char *mb_nn_file_get_string_alloc(mb_nn_file *f, const char *key, mb_error *err) {
+  return read_string(f, key, err);
 }
 
 bool mb_nn_file_get_double(mb_nn_file *f, const char *key, double *value, mb_error *err) {

@@ -73,6 +73,8 @@ bool mb_nn_file_set_string(mb_nn_file *f, const char *key, const char *value, mb
 bool mb_nn_file_set_double(mb_nn_file *f, const char *key, double value, mb_error *err);
 /* Reads a string attribute into out (size n); fails when missing, not a string, or too long. */
 bool mb_nn_file_get_string(mb_nn_file *f, const char *key, char *out, int n, mb_error *err);
+/* The same, of any length: the text allocated (the caller frees), NULL after err. */
+char *mb_nn_file_get_string_alloc(mb_nn_file *f, const char *key, mb_error *err);
 bool mb_nn_file_get_double(mb_nn_file *f, const char *key, double *value, mb_error *err);
 /* A number attribute that must be an integer >= 0 (counters: exact up to 2^53 in a double). */
 bool mb_nn_file_get_count(mb_nn_file *f, const char *key, int64_t *value, mb_error *err);

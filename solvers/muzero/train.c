@@ -626,6 +626,7 @@ static bool start_agent(trainer *T, const mb_agent *init, mb_error *err) {
     /* a training state is a checkpoint too: its agent is the one to continue */
     const char *from = cfg->resume_state ? cfg->resume_state : cfg->resume;
     if (!mb_agent_load(from, &res->agent, &res->opt, &res->prog, &res->curve, err)) return false;
+    if (cfg->options) snprintf(res->prog.options, sizeof res->prog.options, "%s", cfg->options);
     res->opt.cfg.lr = cfg->lr;
     if (!cfg->new_model) return true;
     /* the old optimiser's slots point at the old model, and its step count would leave the
@@ -645,6 +646,7 @@ static bool start_agent(trainer *T, const mb_agent *init, mb_error *err) {
       return false;
     }
     res->prog.seed = cfg->seed;
+    if (cfg->options) snprintf(res->prog.options, sizeof res->prog.options, "%s", cfg->options);
   }
   mb_nn_module *mods[4];
   mb_agent_modules(&res->agent, mods);
@@ -726,6 +728,25 @@ static bool measure_start(trainer *T, mb_error *err) {
                       &res->heuristic_play, err))
     return false;
   log_start(T);
+  /* a resumed curve's points were measured on its eval set: this run's must be the same, which
+   * the heuristic's return on it tells (curves stored before the references: not known) */
+  if (cfg->resume && res->curve.len > 0 && isfinite(res->curve.heuristic) &&
+      res->curve.heuristic != res->heuristic_play) {
+    if (cfg->keep_eval_set)
+      return mb_fail(err,
+                     "train: --resume %s: this run's eval set is not the one of its training "
+                     "curve (the heuristic's mean return on it: %.6f, on the curve's %.6f): the "
+                     "workloads differ from the run's",
+                     cfg->resume, res->heuristic_play, res->curve.heuristic);
+    if (cfg->log)
+      fprintf(cfg->log,
+              "train: the eval set differs from the one of %s's training curve (heuristic "
+              "%.4f there, %.4f here): its %lld points are left out, the curve starts again "
+              "at step %lld\n",
+              cfg->resume, res->curve.heuristic, res->heuristic_play, (long long)res->curve.len,
+              (long long)res->prog.steps);
+    mb_agent_curve_free(&res->curve);
+  }
   /* the curve's references, on the same eval set as its raw-policy returns; a resumed run
    * measures them again (its eval set is the one of the points it adds) */
   res->curve.heuristic = res->heuristic_play;

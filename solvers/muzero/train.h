@@ -70,7 +70,9 @@
  * synthetic workloads only. The self-play column is the mean return of the trajectories played
  * since the previous point (a segment's return on big workloads). The heuristic's and random
  * play's mean returns on the same set, measured at the start of every run (resumed ones too),
- * are the curve's references (`heuristic`, `random`), stored with it.
+ * are the curve's references (`heuristic`, `random`), stored with it. A resumed run's eval set
+ * must be the one of its curve: the heuristic reference it measures is compared with the
+ * stored one (keep_eval_set below).
  *
  * Validation (optional). The eval set is trained on, so its curve cannot show overfitting. A
  * validation set (workloads the caller keeps out of training) is played the same way, by the
@@ -184,6 +186,16 @@ typedef struct mb_train_config {
   const char *state_out;    /* training state written every state_every updates, removed when
                                the run ends normally (NULL: none) */
   const char *note;         /* stored as the checkpoint's `training` attribute */
+  const char *options;      /* stored as the checkpoint's train.options (the options that
+                               define the run, mb_agent_progress.options; NULL: a resumed
+                               checkpoint's kept, none for a fresh run) */
+  bool keep_eval_set;       /* with resume: the eval set must be the resumed curve's. The
+                               heuristic's mean return on it, measured at the start, is
+                               compared with the curve's stored reference: a different one
+                               fails the run (true: train --resume A --out A, one run) or
+                               starts the curve again at the resumed step, its earlier points
+                               measured on another set left out (false: a new agent branched
+                               off the checkpoint; said in the log) */
   const mb_train_workload *validation; /* held-out workloads (owned by the caller; NULL: none) */
   int32_t n_validation;
   const char *best_out; /* with a validation set: the best agent so far (NULL: not kept) */

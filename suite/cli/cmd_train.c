@@ -55,7 +55,22 @@ static void usage(FILE *out) {
           "  --resume FILE       continue from this checkpoint (its network config is kept);\n"
           "                      from its training state instead when there is one (FILE\n"
           "                      with .h5 replaced by .state.h5): then the run continues bit\n"
-          "                      for bit as if it had never stopped\n"
+          "                      for bit as if it had never stopped. The options that define\n"
+          "                      the run (workloads, curriculum, validation, seed, learning\n"
+          "                      rate and schedule, batch, search, replay, --freeze, ...:\n"
+          "                      `show FILE` lists them) are stored and taken from FILE when\n"
+          "                      not given, --steps too when neither --steps nor --minutes is.\n"
+          "                      With --out FILE (one run) a different value is refused,\n"
+          "                      naming the option; --steps, --minutes, --jobs, -q,\n"
+          "                      --eval-every, --checkpoint-every, --state-every and\n"
+          "                      --catalogue may change.\n"
+          "                      With --out NEW.h5 a new run branches off FILE: given values\n"
+          "                      may differ (said on stderr), and a curve whose eval set\n"
+          "                      changes starts again. --steps not above FILE's updates\n"
+          "                      trains nothing: with --out FILE it says so and leaves FILE\n"
+          "                      as it is (exit 0); with another --out it writes nothing\n"
+          "                      (exit 2). The checkpoint records the command lines: the\n"
+          "                      first run's, then each resume's\n"
           "  --checkpoint-every N  updates between checkpoints (default 200)\n"
           "  --state-every N     updates between training states (default 5000; 0: none): a\n"
           "                      checkpoint plus the replay buffer, written beside OUT as\n"
@@ -197,6 +212,47 @@ static bool replaces_other_run(const char *path, const mb_train_config *cfg, boo
   return !force && access(path, F_OK) == 0 && !(cfg->resume && same_file(cfg->resume, cfg->out));
 }
 
+/* The options that define a training run, in the order they are stored (the checkpoint's
+ * train.options). Kept: `--resume A --out A` continues one run, so an option it gives must have
+ * the run's value, and one it leaves out is the run's; a run branched off to another file
+ * (`--resume A --out B`) takes the run's values for those it leaves out and may change the
+ * others. Locations (which catalogue): taken from the checkpoint when not given, and may be
+ * given otherwise (the eval set's heuristic reference then checks the workloads). The plan
+ * (--steps): taken from the checkpoint when neither --steps nor --minutes is given. */
+typedef enum { RUN_KEPT, RUN_LOCATION, RUN_PLAN } run_kind;
+typedef struct run_option {
+  const char *flag;
+  run_kind kind;
+} run_option;
+static const run_option RUN_OPTIONS[] = {
+    {"--workloads", RUN_KEPT},     {"--split", RUN_KEPT},
+    {"--synthetic", RUN_KEPT},     {"--catalogue", RUN_LOCATION},
+    {"--max-buffers", RUN_KEPT},   {"--synth-min", RUN_KEPT},
+    {"--synth-max", RUN_KEPT},     {"--synth-packing", RUN_KEPT},
+    {"--validate", RUN_KEPT},      {"--validate-catalogue", RUN_LOCATION},
+    {"--seed", RUN_KEPT},          {"--lr", RUN_KEPT},
+    {"--lr-end", RUN_KEPT},        {"--batch", RUN_KEPT},
+    {"--unroll", RUN_KEPT},        {"--td-steps", RUN_KEPT},
+    {"--value-weight", RUN_KEPT},  {"--consistency", RUN_KEPT},
+    {"--siblings", RUN_KEPT},      {"--sibling-depth", RUN_KEPT},
+    {"--sibling-from", RUN_KEPT},  {"--replay", RUN_KEPT},
+    {"--ratio", RUN_KEPT},         {"--priority", RUN_KEPT},
+    {"--priority-beta", RUN_KEPT}, {"--actors", RUN_KEPT},
+    {"--segment", RUN_KEPT},       {"--segment-start", RUN_KEPT},
+    {"--search", RUN_KEPT},        {"--self-play", RUN_KEPT},
+    {"--simulations", RUN_KEPT},   {"--leaf-rollout", RUN_KEPT},
+    {"--c-scale", RUN_KEPT},       {"--q-range", RUN_KEPT},
+    {"--freeze", RUN_KEPT},        {"--steps", RUN_PLAN}};
+#define RUN_OPTIONS_N ((int)(sizeof RUN_OPTIONS / sizeof RUN_OPTIONS[0]))
+/* The first three choose the training workloads together: compared as one. */
+#define RUN_WORKLOAD_OPTIONS 3
+
+static int run_option_index(const char *flag) {
+  for (int k = 0; k < RUN_OPTIONS_N; k++)
+    if (!strcmp(flag, RUN_OPTIONS[k].flag)) return k;
+  return -1;
+}
+
 /* One `train` command line: the training configuration and what the command does around it. The
  * path buffers hold strings cfg points to, so they live as long as the command. */
 typedef struct train_command {
@@ -209,7 +265,9 @@ typedef struct train_command {
                                  applies it to a resumed agent */
   int64_t max_buffers;
   double minutes;
-  char best[4096], state_out[4096], state_in[4096];
+  bool seen[RUN_OPTIONS_N]; /* the RUN_OPTIONS given (on the command line, or taken from the
+                               resumed checkpoint) */
+  char best[4096], state_out[4096];
 } train_command;
 
 /* The options that shape a fresh agent's networks and game (a resumed agent keeps its own). */
@@ -229,6 +287,8 @@ static int parse_options(int argc, char **argv, train_command *T) {
   T->max_buffers = 20000;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
+    int run = run_option_index(a);
+    if (run >= 0) T->seen[run] = true;
     if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
       T->quiet = true;
       continue;
@@ -406,9 +466,348 @@ static int parse_options(int argc, char **argv, train_command *T) {
   return 0;
 }
 
+/* ---- the run's options, stored in its checkpoint and kept on resume ---- */
+
+/* A number as the shortest text that reads back as the same double. */
+static void format_number(double x, char *buf, size_t n) {
+  for (int digits = 15; digits <= 17; digits++) {
+    snprintf(buf, n, "%.*g", digits, x);
+    if (strtod(buf, NULL) == x) return;
+  }
+}
+
+/* The value of RUN_OPTIONS[k] in T, as its canonical text (buf "" for --synthetic); false when
+ * the option is absent (no --workloads, no --lr-end, ...). */
+static bool render_option(const train_command *T, int k, char *buf, size_t n) {
+  const mb_train_config *c = &T->cfg;
+  const char *f = RUN_OPTIONS[k].flag;
+  const char *text = NULL;
+  bool is_text = true;
+  double num = 0;
+  bool is_int = false;
+  buf[0] = '\0';
+  if (!strcmp(f, "--workloads"))
+    text = T->regex;
+  else if (!strcmp(f, "--split"))
+    text = T->split;
+  else if (!strcmp(f, "--synthetic"))
+    return c->synthetic;
+  else if (!strcmp(f, "--catalogue"))
+    text = T->cat;
+  else if (!strcmp(f, "--validate"))
+    text = T->vregex;
+  else if (!strcmp(f, "--validate-catalogue"))
+    text = T->vcat;
+  else if (!strcmp(f, "--sibling-from"))
+    text = c->sibling_from_search ? "search" : "random";
+  else if (!strcmp(f, "--segment-start"))
+    text = c->segment_cover ? "cover" : "uniform";
+  else if (!strcmp(f, "--search"))
+    text = c->search.kind == MB_SEARCH_GUMBEL ? "gumbel" : "puct";
+  else if (!strcmp(f, "--self-play"))
+    text = c->self_play_exact ? "exact" : "learned";
+  else if (!strcmp(f, "--freeze"))
+    text = c->freeze;
+  else if (!strcmp(f, "--seed")) {
+    snprintf(buf, n, "%llu", (unsigned long long)c->seed);
+    return true;
+  } else {
+    is_text = false;
+    is_int = true;
+    if (!strcmp(f, "--max-buffers"))
+      num = (double)T->max_buffers;
+    else if (!strcmp(f, "--synth-min"))
+      num = c->synth_min;
+    else if (!strcmp(f, "--synth-max"))
+      num = c->synth_max;
+    else if (!strcmp(f, "--batch"))
+      num = c->batch;
+    else if (!strcmp(f, "--unroll"))
+      num = c->unroll;
+    else if (!strcmp(f, "--td-steps"))
+      num = c->td_steps;
+    else if (!strcmp(f, "--sibling-depth"))
+      num = c->sibling_depth;
+    else if (!strcmp(f, "--replay"))
+      num = (double)c->replay_capacity;
+    else if (!strcmp(f, "--actors"))
+      num = c->actors_per_round;
+    else if (!strcmp(f, "--segment"))
+      num = c->segment;
+    else if (!strcmp(f, "--simulations"))
+      num = c->search.simulations;
+    else if (!strcmp(f, "--leaf-rollout"))
+      num = c->search.leaf_rollout;
+    else if (!strcmp(f, "--steps")) {
+      if (c->steps == 0) return false;
+      snprintf(buf, n, "%lld", (long long)c->steps);
+      return true;
+    } else {
+      is_int = false;
+      if (!strcmp(f, "--synth-packing"))
+        num = c->synth_packing_share;
+      else if (!strcmp(f, "--lr"))
+        num = c->lr;
+      else if (!strcmp(f, "--lr-end")) {
+        if (isnan(c->lr_end)) return false;
+        num = c->lr_end;
+      } else if (!strcmp(f, "--value-weight"))
+        num = c->value_weight;
+      else if (!strcmp(f, "--consistency"))
+        num = c->consistency_weight;
+      else if (!strcmp(f, "--siblings"))
+        num = c->sibling_weight;
+      else if (!strcmp(f, "--ratio"))
+        num = c->replay_ratio;
+      else if (!strcmp(f, "--priority"))
+        num = c->priority_alpha;
+      else if (!strcmp(f, "--priority-beta"))
+        num = c->priority_beta;
+      else if (!strcmp(f, "--c-scale"))
+        num = c->search.c_scale;
+      else if (!strcmp(f, "--q-range"))
+        num = c->search.q_min_range;
+    }
+  }
+  if (is_text) {
+    if (!text) return false;
+    snprintf(buf, n, "%s", text);
+  } else if (is_int) {
+    snprintf(buf, n, "%lld", (long long)num);
+  } else {
+    format_number(num, buf, n);
+  }
+  return true;
+}
+
+/* Appends `text` to buf (size n, at *used), single-quoted when the shell would split or expand
+ * it (as mb_command_line quotes). False when it does not fit. */
+static bool append_word(char *buf, size_t n, size_t *used, const char *text) {
+  bool quote = !text[0] || strpbrk(text, " \t\n'\"$\\|&;()<>*?[]{}`~#!") != NULL;
+  size_t need = strlen(text) * 4 + 4;
+  if (*used + need >= n) return false;
+  char *p = buf + *used;
+  if (*used > 0) *p++ = ' ';
+  if (quote) *p++ = '\'';
+  for (const char *q = text; *q; q++) {
+    if (quote && *q == '\'') {
+      memcpy(p, "'\\''", 4);
+      p += 4;
+    } else {
+      *p++ = *q;
+    }
+  }
+  if (quote) *p++ = '\'';
+  *p = '\0';
+  *used = (size_t)(p - buf);
+  return true;
+}
+
+/* The run's options as stored (every RUN_OPTIONS present in T, in their order). False when they
+ * do not fit in n. */
+static bool format_run_options(const train_command *T, char *buf, size_t n) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < RUN_OPTIONS_N; k++) {
+    char v[4096];
+    if (!render_option(T, k, v, sizeof v)) continue;
+    if (!append_word(buf, n, &used, RUN_OPTIONS[k].flag)) return false;
+    if (strcmp(RUN_OPTIONS[k].flag, "--synthetic") && !append_word(buf, n, &used, v)) return false;
+  }
+  return true;
+}
+
+/* The training workloads of T as one text (--workloads, --split, --synthetic), "none" without. */
+static void format_workloads(const train_command *T, char *buf, size_t n) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < RUN_WORKLOAD_OPTIONS; k++) {
+    char v[4096];
+    if (!render_option(T, k, v, sizeof v)) continue;
+    append_word(buf, n, &used, RUN_OPTIONS[k].flag);
+    if (strcmp(RUN_OPTIONS[k].flag, "--synthetic")) append_word(buf, n, &used, v);
+  }
+  if (!buf[0]) snprintf(buf, n, "none");
+}
+
+/* Splits a stored option text into words (undoing append_word's quoting), in place: words[]
+ * point into text. Returns the number of words, or -1 when more than max or badly quoted. */
+static int split_words(char *text, char **words, int max) {
+  int n = 0;
+  char *r = text, *w = text;
+  while (*r) {
+    while (*r == ' ') r++;
+    if (!*r) break;
+    if (n == max) return -1;
+    words[n++] = w;
+    while (*r && *r != ' ') {
+      if (*r == '\'') {
+        r++;
+        while (*r && *r != '\'') *w++ = *r++;
+        if (*r != '\'') return -1;
+        r++;
+      } else if (*r == '\\' && r[1]) {
+        *w++ = r[1];
+        r += 2;
+      } else {
+        *w++ = *r++;
+      }
+    }
+    if (*r) r++;
+    *w++ = '\0';
+  }
+  return n;
+}
+
+/* What the resumed checkpoint holds: its counters and options, and its history. */
+typedef struct resumed {
+  char state[4096];       /* the training state beside it ("" when none, or --new-model) */
+  const char *from;       /* what mb_train reads: the state, else the checkpoint */
+  mb_agent_progress prog; /* where the run stands, and the options stored */
+  char *history;          /* the `training` attribute (NULL: not recorded) */
+  char *words_text;       /* the stored options split into words (owned) */
+  char **argv;            /* the command line merged with them (owned) */
+} resumed;
+
+static void resumed_free(resumed *R) {
+  free(R->history);
+  free(R->words_text);
+  free(R->argv);
+}
+
+/* Reads --resume FILE (its training state when there is one). Returns 0, or 2 after an error. */
+static int read_resumed(const train_command *T, resumed *R) {
+  const char *path = T->cfg.resume;
+  /* a new learned model starts from the checkpoint's networks alone: its optimiser and replay
+   * are new, so a training state beside FILE has nothing to give it */
+  if (T->cfg.new_model || !mb_train_state_path(path, R->state, sizeof R->state) ||
+      access(R->state, F_OK) != 0)
+    R->state[0] = '\0';
+  R->from = R->state[0] ? R->state : path;
+  mb_error err = {{0}};
+  mb_nn_file *f = mb_nn_file_open(R->from, &err);
+  mb_agent ag;
+  bool ok = f && mb_agent_read(f, &ag, NULL, &R->prog, NULL, &err);
+  if (ok) mb_agent_free(&ag);
+  if (ok && mb_nn_file_has(f, "training")) {
+    R->history = mb_nn_file_get_string_alloc(f, "training", &err);
+    ok = R->history != NULL;
+    if (!ok) mb_fail_prefix(&err, "%s", R->from);
+  }
+  if (f) mb_nn_file_close(f);
+  if (ok) return 0;
+  mb_fail_prefix(&err, "--resume");
+  mb_diag(stderr, "mallocbench train: %s", err.message);
+  return 2;
+}
+
+/* Takes the options the command leaves out from the resumed checkpoint's (parsing the command
+ * line again after them), and checks those it gives: a kept option of another value is refused
+ * when the run continues in place, said when it branches off. Returns 0, or 2 after an error. */
+static int apply_stored(int argc, char **argv, train_command *T, resumed *R) {
+  const char *path = T->cfg.resume;
+  bool in_place = same_file(path, T->cfg.out ? T->cfg.out : "");
+  if (!R->prog.options[0]) {
+    mb_diag(stderr,
+            "mallocbench train: warning: %s stores no training options (written before they "
+            "were): this run's are those of this command line, unchecked (the command that "
+            "trained it: `mallocbench show %s`)",
+            R->from, path);
+    return 0;
+  }
+  int max = 2 * RUN_OPTIONS_N + 2;
+  char **words = calloc((size_t)max, sizeof *words);
+  R->words_text = strdup(R->prog.options);
+  R->argv = calloc((size_t)(argc + max + 1), sizeof *R->argv);
+  if (!words || !R->words_text || !R->argv) {
+    free(words);
+    fprintf(stderr, "mallocbench train: out of memory\n");
+    return 2;
+  }
+  int n = split_words(R->words_text, words, max);
+  train_command *S = calloc(1, sizeof *S);
+  char **sargv = calloc((size_t)(n > 0 ? n : 0) + 2, sizeof *sargv);
+  int status = n < 0 || !S || !sargv ? 2 : 0;
+  if (status == 0) {
+    sargv[0] = "train";
+    for (int i = 0; i < n; i++) sargv[i + 1] = words[i];
+    status = parse_options(n + 1, sargv, S);
+  }
+  if (status != 0) {
+    mb_diag(stderr,
+            "mallocbench train: warning: %s: the stored training options '%s' cannot be read: "
+            "this run's are those of this command line, unchecked",
+            R->from, R->prog.options);
+    free(S);
+    free(sargv);
+    free(words);
+    return 0;
+  }
+  /* the options given, against the run's */
+  char given[4096], stored[4096];
+  bool workloads_given = false;
+  for (int k = 0; k < RUN_WORKLOAD_OPTIONS; k++) workloads_given |= T->seen[k];
+  for (int k = 0; k < RUN_OPTIONS_N; k++) {
+    bool group = k < RUN_WORKLOAD_OPTIONS;
+    if (RUN_OPTIONS[k].kind != RUN_KEPT || (group ? k > 0 || !workloads_given : !T->seen[k]))
+      continue;
+    const char *name = RUN_OPTIONS[k].flag;
+    if (group) {
+      format_workloads(T, given, sizeof given);
+      format_workloads(S, stored, sizeof stored);
+      name = "the workloads";
+    } else {
+      if (!render_option(T, k, given, sizeof given)) snprintf(given, sizeof given, "none");
+      if (!render_option(S, k, stored, sizeof stored)) snprintf(stored, sizeof stored, "none");
+    }
+    if (!strcmp(given, stored)) continue;
+    if (in_place) {
+      mb_diag(stderr,
+              "mallocbench train: --resume %s: %s: given %s, the run's %s (a resumed run "
+              "keeps the options that define it: give the same or leave it out; to train on "
+              "with another, write another file: --out NEW.h5)",
+              path, name, given, stored);
+      status = 2;
+    } else if (!T->quiet) {
+      mb_diag(stderr, "train: %s: given %s, %s's run had %s (a new run branched off it)", name,
+              given, path, stored);
+    }
+  }
+  /* the schedule of --lr-end follows --steps: a new step limit changes it from here on */
+  if (status == 0 && T->seen[run_option_index("--steps")] && S->cfg.steps > 0 &&
+      S->cfg.steps != T->cfg.steps && !isnan(S->cfg.lr_end) && S->cfg.lr_end != S->cfg.lr)
+    mb_diag(stderr,
+            "mallocbench train: warning: --steps %lld: %s's run was planned for %lld updates, "
+            "over which --lr-end decays the learning rate: the schedule changes from here",
+            (long long)T->cfg.steps, path, (long long)S->cfg.steps);
+  /* the run's options for those not given: first, so that the command line's own follow */
+  int m = 0;
+  if (status == 0) {
+    R->argv[m++] = argv[0];
+    bool limit_given = T->seen[run_option_index("--steps")] || T->minutes > 0;
+    for (int i = 0; i < n; i++) {
+      int k = run_option_index(words[i]);
+      bool value = k < 0 || strcmp(words[i], "--synthetic");
+      bool take = k >= 0 && (k < RUN_WORKLOAD_OPTIONS ? !workloads_given : !T->seen[k]);
+      if (k >= 0 && RUN_OPTIONS[k].kind == RUN_PLAN) take = !limit_given;
+      if (take) {
+        R->argv[m++] = words[i];
+        if (value && i + 1 < n) R->argv[m++] = words[i + 1];
+      }
+      if (value) i++;
+    }
+    for (int i = 1; i < argc; i++) R->argv[m++] = argv[i];
+    status = parse_options(m, R->argv, T);
+  }
+  free(S);
+  free(sargv);
+  free(words);
+  return status;
+}
+
 /* The rules between options, and what follows from them (the shaped supports, the seconds, the
  * checkpoint's folder). Returns 0, or 2 after an error line. */
-static int check_options(train_command *T) {
+static int check_options(train_command *T, const resumed *R) {
   if (!T->cfg.out) {
     fprintf(stderr, "mallocbench train: --out AGENT.h5 is required\n");
     return 2;
@@ -466,6 +865,24 @@ static int check_options(train_command *T) {
   if (!isnan(T->cfg.lr_end) && T->cfg.lr_end > T->cfg.lr) {
     fprintf(stderr, "mallocbench train: --lr-end %g: expected at most --lr (%g)\n", T->cfg.lr_end,
             T->cfg.lr);
+    return 2;
+  }
+  /* a resume past its step limit trains nothing: the checkpoint (whose SHA-256 results cite)
+   * stays as it is, and no copy carries a command line that did nothing */
+  if (T->cfg.resume && T->cfg.steps > 0 && R->prog.steps >= T->cfg.steps) {
+    if (same_file(T->cfg.resume, T->cfg.out)) {
+      mb_diag(stdout,
+              "mallocbench train: %s already has %lld updates (--steps %lld): nothing to train; "
+              "%s left as it is",
+              R->from, (long long)R->prog.steps, (long long)T->cfg.steps, T->cfg.out);
+      return -1;
+    }
+    mb_diag(stderr,
+            "mallocbench train: --steps %lld: %s already has %lld updates: nothing to train, "
+            "so --out %s is not written (copy the file to copy the agent; give --steps above "
+            "%lld to train on)",
+            (long long)T->cfg.steps, R->from, (long long)R->prog.steps, T->cfg.out,
+            (long long)R->prog.steps);
     return 2;
   }
   if (T->cfg.new_model && !T->cfg.resume) {
@@ -568,10 +985,29 @@ int mb_cmd_train(int argc, char **argv) {
   }
   train_command command;
   train_command *T = &command;
+  resumed R = {0};
   int status = parse_options(argc, argv, T);
-  if (status == 0) status = check_options(T);
-  if (status != 0) return status;
+  if (status == 0 && T->cfg.resume) status = read_resumed(T, &R);
+  if (status == 0 && T->cfg.resume) status = apply_stored(argc, argv, T, &R);
+  if (status == 0) status = check_options(T, &R);
+  if (status != 0) {
+    resumed_free(&R);
+    return status < 0 ? 0 : status; /* < 0: nothing to do */
+  }
   mb_train_config *cfg = &T->cfg;
+  /* the run's options, stored with it (read back by a later --resume) */
+  char options[MB_AGENT_OPTIONS_MAX];
+  if (!format_run_options(T, options, sizeof options)) {
+    fprintf(stderr,
+            "mallocbench train: the options that define the run take more than the %d "
+            "characters a checkpoint stores (a shorter --workloads or --validate REGEX?)\n",
+            MB_AGENT_OPTIONS_MAX - 1);
+    resumed_free(&R);
+    return 2;
+  }
+  cfg->options = options;
+  /* one run continued in place: its curve's eval set must stay the same */
+  cfg->keep_eval_set = cfg->resume && same_file(cfg->resume, cfg->out);
   cfg->agent.obs_dim = mb_game_observation_size(&cfg->agent.game);
   if (cfg->segment + 1 > cfg->replay_capacity / 2) cfg->replay_capacity = 2 * (cfg->segment + 1);
   mb_blas_set_threads(1); /* determinism; the batches are small */
@@ -581,11 +1017,13 @@ int mb_cmd_train(int argc, char **argv) {
     if (!mb_train_set_load(T->cat, mb_data_dir(T->data), T->regex, T->split, T->max_buffers, stderr,
                            &L, &err)) {
       mb_diag(stderr, "mallocbench train: %s", err.message);
+      resumed_free(&R);
       return 2;
     }
     if (L.n == 0 && !cfg->synthetic) {
       fprintf(stderr, "mallocbench train: no catalogue workload selected (or all skipped)\n");
       mb_train_set_free(&L);
+      resumed_free(&R);
       return 2;
     }
   }
@@ -593,6 +1031,7 @@ int mb_cmd_train(int argc, char **argv) {
   if (T->vregex && !load_validation(T->vcat ? T->vcat : T->cat, mb_data_dir(T->data), T->vregex,
                                     T->max_buffers, &L, &V)) {
     mb_train_set_free(&L);
+    resumed_free(&R);
     return 2;
   }
   cfg->validation = V.tw;
@@ -603,37 +1042,32 @@ int mb_cmd_train(int argc, char **argv) {
       mb_diag(stderr, "mallocbench train: --out %s: path too long", cfg->out);
       mb_train_set_free(&V);
       mb_train_set_free(&L);
+      resumed_free(&R);
       return 2;
     }
     cfg->state_out = T->state_out;
   }
-  /* a new learned model starts from the checkpoint's networks alone: its optimiser and replay
-   * are new, so a training state beside FILE has nothing to give it */
-  if (cfg->resume && !cfg->new_model &&
-      mb_train_state_path(cfg->resume, T->state_in, sizeof T->state_in) &&
-      access(T->state_in, F_OK) == 0)
-    cfg->resume_state = T->state_in;
-  /* bad input is exit 2, as for the options: the settings together, and a --resume FILE that
-   * is not an agent checkpoint (mb_train would fail on them too, but as a run's failure) */
-  bool input_ok = mb_train_config_check(cfg, &err);
-  if (input_ok && cfg->resume) {
-    mb_agent probe;
-    /* what mb_train reads: the training state beside FILE when there is one */
-    const char *from = cfg->resume_state ? cfg->resume_state : cfg->resume;
-    input_ok = mb_agent_load(from, &probe, NULL, NULL, NULL, &err);
-    if (input_ok)
-      mb_agent_free(&probe);
-    else
-      mb_fail_prefix(&err, "--resume");
-  }
-  if (!input_ok) {
+  /* the training state beside FILE when there is one (read_resumed read it: an agent) */
+  if (cfg->resume && R.state[0]) cfg->resume_state = R.state;
+  /* bad input is exit 2, as for the options: the settings together (mb_train would fail on
+   * them too, but as a run's failure) */
+  if (!mb_train_config_check(cfg, &err)) {
     mb_diag(stderr, "mallocbench train: %s", err.message);
     mb_train_set_free(&V);
     mb_train_set_free(&L);
+    resumed_free(&R);
     return 2;
   }
-  /* provenance: the command line */
-  char *command_line = mb_command_line(argc, argv);
+  /* provenance: the command line, after the history of the run it resumes (one line each) */
+  char *line = mb_command_line(argc, argv);
+  char *command_line = line;
+  if (line && cfg->resume) {
+    const char *before = R.history && R.history[0] ? R.history : "(not recorded)";
+    size_t n = strlen(before) + strlen(line) + 2;
+    command_line = malloc(n);
+    if (command_line) snprintf(command_line, n, "%s\n%s", before, line);
+    free(line);
+  }
   cfg->note = command_line ? command_line : "mallocbench train";
   cfg->log = T->quiet ? NULL : stderr;
   if (!T->quiet) print_plan(T, L.n);
@@ -648,5 +1082,6 @@ int mb_cmd_train(int argc, char **argv) {
   free(command_line);
   mb_train_set_free(&V);
   mb_train_set_free(&L);
+  resumed_free(&R);
   return ok ? 0 : 1;
 }

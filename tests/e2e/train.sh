@@ -144,10 +144,47 @@ grep -q "warning: --latent ignored: a resumed agent keeps the network and game l
 "$MB" train --synthetic --synth-min 16 --synth-max 32 --batch 16 -q --steps 55 --seed 3 \
   --resume "$TMP/r.h5" --out "$TMP/r.h5" >/dev/null 2>"$TMP/err" || fail "resume: $(cat "$TMP/err")"
 ! grep -q "warning" "$TMP/err" || fail "resume without network options warns: $(cat "$TMP/err")"
+# a resume that trains nothing writes nothing: the file (whose SHA-256 results cite) stays
+# byte for byte, in place (exit 0) or not (exit 2, no copy labelled with a no-op command)
+cp "$TMP/r.h5" "$TMP/r.before"
+"$MB" train -q --steps 20 --resume "$TMP/r.h5" --out "$TMP/r.h5" >"$TMP/out" 2>"$TMP/err" ||
+  fail "no-op resume: exit $?: $(cat "$TMP/err")"
+grep -q "mallocbench train: $TMP/r.h5 already has 55 updates (--steps 20): nothing to train; $TMP/r.h5 left as it is" \
+  "$TMP/out" || fail "no-op resume: $(cat "$TMP/out" "$TMP/err")"
+cmp -s "$TMP/r.h5" "$TMP/r.before" || fail "a resume that trained nothing rewrote the checkpoint"
+expect 2 "--steps 55: $TMP/r.h5 already has 55 updates: nothing to train, so --out $TMP/r2.h5 is not written" \
+  "$MB" train -q --steps 55 --resume "$TMP/r.h5" --out "$TMP/r2.h5"
+[ ! -e "$TMP/r2.h5" ] || fail "a no-op resume wrote another file"
+# the options that define the run are stored and kept: a resume without them continues the run
+# (its workloads, seed, learning rate...), one with another value is refused naming it (the file
+# untouched), one with an option that may change (--jobs, --eval-every) trains; a run branched
+# off to another file may change them, and says so
+"$MB" show "$TMP/r.h5" | grep -q "^run options      --synthetic .*--seed 3 .*--batch 16 " ||
+  fail "show: no run options: $("$MB" show "$TMP/r.h5")"
+expect 2 "--resume $TMP/r.h5: --seed: given 7, the run's 3 \(a resumed run keeps the options" \
+  "$MB" train -q --split train --lr 0.01 --seed 7 --steps 60 --resume "$TMP/r.h5" --out "$TMP/r.h5"
+grep -q -- "--lr: given 0.01, the run's 0.001" "$TMP/err" && grep -q "the workloads: given --split train, the run's --synthetic" \
+  "$TMP/err" || fail "conflicting options: $(cat "$TMP/err")"
+cmp -s "$TMP/r.h5" "$TMP/r.before" || fail "a refused resume modified the checkpoint"
+"$MB" train -q --steps 60 --resume "$TMP/r.h5" --out "$TMP/r.h5" >"$TMP/out" 2>"$TMP/err" ||
+  fail "resume without training options: $(cat "$TMP/err")"
+grep -q "trained 5 updates in [0-9]* s (in total: 60 updates" "$TMP/out" || fail "resume: $(cat "$TMP/out")"
+"$MB" train -q --jobs 2 --eval-every 10 --steps 62 --resume "$TMP/r.h5" --out "$TMP/r.h5" \
+  >"$TMP/out" 2>"$TMP/err" || fail "resume with --jobs 2: $(cat "$TMP/err")"
+"$MB" train --lr 0.0005 --steps 64 --resume "$TMP/r.h5" --out "$TMP/rb.h5" >"$TMP/out" 2>"$TMP/err" ||
+  fail "branch with --lr: $(cat "$TMP/err")"
+grep -q "train: --lr: given 0.0005, $TMP/r.h5's run had 0.001 (a new run branched off it)" "$TMP/err" ||
+  fail "branch: $(cat "$TMP/err")"
+# the history: the command that started the run, then each resume's
+"$MB" show "$TMP/rb.h5" >"$TMP/out" || fail "show rb.h5"
+grep -q "^trained by       mallocbench train .* --steps 30 --seed 3 --out $TMP/a.h5$" "$TMP/out" &&
+  [ "$(grep -c "^resumed by       mallocbench train .*--resume $TMP/r.h5" "$TMP/out")" = 5 ] &&
+  grep -q "^resumed by       .*--lr 0.0005 --steps 64 --resume $TMP/r.h5 --out $TMP/rb.h5$" "$TMP/out" ||
+  fail "show: the training history: $(cat "$TMP/out")"
 # a new learned model for a resumed agent (--new-model): shaped by --dyn-width/--dyn-blocks,
 # the other networks kept (frozen here: bit for bit), and shown; without --new-model the
 # model's options are said to be ignored, and without --resume --new-model is refused
-"$MB" train --synthetic --synth-min 16 --synth-max 32 --batch 16 --steps 60 --seed 3 \
+"$MB" train --synthetic --synth-min 16 --synth-max 32 --batch 16 --steps 70 --seed 3 \
   --resume "$TMP/r.h5" --new-model --dyn-width 24 --dyn-blocks 2 --freeze repr,pred \
   --out "$TMP/nm.h5" >/dev/null 2>"$TMP/err" || fail "--new-model: $(cat "$TMP/err")"
 grep -q "train: a new learned model: dynamics 24 wide with 2 residual block(s)" "$TMP/err" ||
@@ -157,7 +194,7 @@ for g in repr pred; do
 done
 "$MB" show "$TMP/nm.h5" | grep -q "per module (the dynamics: 24 wide, 2 blocks)" ||
   fail "show of a new model: $("$MB" show "$TMP/nm.h5")"
-"$MB" train --synthetic --synth-min 16 --synth-max 32 --batch 16 -q --steps 65 --seed 3 \
+"$MB" train --synthetic --synth-min 16 --synth-max 32 --batch 16 -q --steps 75 --seed 3 \
   --resume "$TMP/nm.h5" --dyn-width 32 --out "$TMP/nm.h5" >/dev/null 2>"$TMP/err" ||
   fail "resume of a new model: $(cat "$TMP/err")"
 grep -q "warning: --dyn-width ignored: a resumed agent keeps its learned model unless --new-model" \
@@ -185,8 +222,9 @@ wait "$pid" 2>/dev/null
 "$MB" show "$TMP/k.state.h5" >"$TMP/out" 2>"$TMP/err" || fail "show of a state: $(cat "$TMP/err")"
 grep -qE "^training         [1-9][0-9]+ updates, " "$TMP/out" ||
   fail "show of the training state: $(cat "$TMP/out")"
-"$MB" train "${NET[@]}" --steps 2000 --seed 5 --state-every 100 --resume "$TMP/k.h5" \
-  --out "$TMP/k.h5" >"$TMP/out" 2>"$TMP/err" || fail "resume from the state: $(cat "$TMP/err")"
+# (the options of the run are the state's: the resume gives none)
+"$MB" train --resume "$TMP/k.h5" --out "$TMP/k.h5" >"$TMP/out" 2>"$TMP/err" ||
+  fail "resume from the state: $(cat "$TMP/err")"
 grep -q "resumed at step [1-9][0-9]* from the training state $TMP/k.state.h5" "$TMP/err" ||
   fail "the resume does not say it used the training state: $(head -3 "$TMP/err")"
 grep -qE "^train: game             8 actions \(7 candidate slots \+ slow\), buffer order heuristic" \
