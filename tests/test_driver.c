@@ -424,10 +424,33 @@ static void test_export_csv(void **state) {
     snprintf(path, sizeof path, "%s/%s", dir, others[i]);
     assert_int_equal(access(path, R_OK), 0);
   }
+  /* workloads.csv: each workload's catalogue split (the fixture's catalogue has both), the
+   * column summary --split filters on */
   snprintf(path, sizeof path, "%s/workloads.csv", dir);
   in = fopen(path, "r");
-  int lines = 0;
-  while (fgets(line, sizeof line, in)) lines++;
+  assert_non_null(in);
+  assert_non_null(fgets(line, sizeof line, in));
+  assert_string_equal(line,
+                      "workload,name,sha256,n_ops,n_buffers,n_uses,schedule_length,"
+                      "total_bytes,split,source\n");
+  const char *split_of[][2] = {{"mlp_tiny", "test"}, {"attention", "train"}, {"buffers", "test"}};
+  int lines = 1;
+  while (fgets(line, sizeof line, in)) {
+    lines++;
+    const char *field = line; /* the 9th field; the 8 before it hold no comma */
+    for (int k = 0; k < 8 && field; k++) field = strchr(field, ',') ? strchr(field, ',') + 1 : NULL;
+    assert_non_null(field);
+    bool known = false;
+    for (size_t k = 0; k < 3; k++) {
+      size_t len = strlen(split_of[k][0]), n_split = strlen(split_of[k][1]);
+      if (strncmp(line, split_of[k][0], len) || line[len] != ',') continue;
+      known = true;
+      if (strncmp(field, split_of[k][1], n_split) || field[n_split] != ',')
+        fail_msg("workloads.csv: %s: split field '%.8s', expected %s", split_of[k][0], field,
+                 split_of[k][1]);
+    }
+    if (!known) fail_msg("workloads.csv: unexpected row %s", line);
+  }
   fclose(in);
   assert_int_equal(lines, 1 + 3); /* header + mlp_tiny, attention, buffers */
   snprintf(path, sizeof path, "%s/provenance.csv", dir);
@@ -659,6 +682,44 @@ static void test_curves_invalid_and_errors(void **state) {
   }
   fclose(in);
   assert_int_equal(points, 3 * 2 * 3); /* 3 workloads x 2 seeds x 3 points */
+  /* one NaN convention in every CSV: an empty field, never 'nan' (which spreadsheets take for
+   * text and R's read.csv not for NA): the speedups and gap of the invalid and failed rows */
+  snprintf(path, sizeof path, "%s/results.csv", dir);
+  in = fopen(path, "r");
+  assert_non_null(in);
+  assert_non_null(fgets(line, sizeof line, in));
+  const char *columns =
+      "task,workload,hardware,solver,seed,status,valid,capacity,n_buffers,"
+      "n_fast,fast_bytes,t_slow_ps,t_heuristic_ps,t_solver_ps,t_bound_ps,"
+      "t_solver_s,speedup_heuristic,speedup_slow,gap_to_bound,wall_s,";
+  assert_true(!strncmp(line, columns, strlen(columns)));
+  int not_ok = 0;
+  while (fgets(line, sizeof line, in)) {
+    if (!strstr(line, ",fake_invalid,") && !strstr(line, ",fake_error,")) continue;
+    not_ok++;
+    const char *field = line; /* t_solver_s, the 16th field; the 15 before it hold no comma */
+    for (int k = 0; k < 15 && field; k++)
+      field = strchr(field, ',') ? strchr(field, ',') + 1 : NULL;
+    assert_non_null(field);
+    if (strncmp(field, ",,,,", 4)) /* t_solver_s, both speedups and the gap: empty */
+      fail_msg("results.csv: a row that is not ok has numbers where NaN is: %s", line);
+  }
+  fclose(in);
+  assert_true(not_ok > 0);
+  const char *csvs[] = {"results.csv", "baselines.csv", "workloads.csv", "provenance.csv",
+                        "curves.csv"};
+  for (size_t i = 0; i < sizeof csvs / sizeof *csvs; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, csvs[i]);
+    in = fopen(path, "r");
+    assert_non_null(in);
+    while (fgets(line, sizeof line, in)) {
+      char *nan_at = strstr(line, "nan");
+      for (; nan_at; nan_at = strstr(nan_at + 1, "nan"))
+        if ((nan_at == line || nan_at[-1] == ',') && (nan_at[3] == ',' || nan_at[3] == '\n'))
+          fail_msg("%s: a field 'nan' (NaN is an empty field): %s", csvs[i], line);
+    }
+    fclose(in);
+  }
   free_tables(&a);
   free_tables(&b);
   free(full);

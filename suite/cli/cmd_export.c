@@ -1,6 +1,11 @@
 /* mallocbench export FILE --csv DIR: one CSV per table of a results file, for spreadsheets,
- * pandas and gnuplot. Each CSV is written to a temporary name and renamed, so an existing
- * export is never left half-overwritten. */
+ * pandas and gnuplot, with everything `summary` and its --split/--workloads filters read (the
+ * columns are documented in results/README.md, "CSV export"). Each CSV is written to a
+ * temporary name and renamed, so an existing export is never left half-overwritten.
+ *
+ * Missing numbers (NaN: a speedup of a row that is not ok, a curve without a reference) are
+ * written as an empty field in every file: pandas reads it as NaN, R as NA, spreadsheets as an
+ * empty cell (a literal 'nan' would be text to a spreadsheet and not NA to R's read.csv). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -27,11 +32,9 @@ static void csv_str(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+/* A double, exactly (17 significant digits); NaN as an empty field. */
 static void csv_dbl(FILE *f, double v) {
-  if (isnan(v))
-    fputs("nan", f);
-  else
-    fprintf(f, "%.17g", v);
+  if (!isnan(v)) fprintf(f, "%.17g", v);
 }
 
 typedef struct out_file {
@@ -118,11 +121,15 @@ static bool export_baselines(mb_results *r, const char *dir, mb_error *err) {
     csv_str(o.f, x->workload);
     fputc(',', o.f);
     csv_str(o.f, x->hardware);
-    fprintf(o.f,
-            ",%s,%" PRId64 ",%" PRId64 ",%.17g,%.17g,%.17g,%.17g,%" PRId64 ",%" PRId64 ",%" PRId64
-            ",",
-            x->profile_sha256, x->capacity, x->alignment, x->slow_bandwidth, x->fast_bandwidth,
-            x->peak_flops, x->op_overhead_s, x->t_slow_ps, x->t_heuristic_ps, x->t_bound_ps);
+    fprintf(o.f, ",%s,%" PRId64 ",%" PRId64 ",", x->profile_sha256, x->capacity, x->alignment);
+    const double profile[] = {x->slow_bandwidth, x->fast_bandwidth, x->peak_flops,
+                              x->op_overhead_s};
+    for (size_t k = 0; k < sizeof profile / sizeof *profile; k++) {
+      csv_dbl(o.f, profile[k]);
+      fputc(',', o.f);
+    }
+    fprintf(o.f, "%" PRId64 ",%" PRId64 ",%" PRId64 ",", x->t_slow_ps, x->t_heuristic_ps,
+            x->t_bound_ps);
     csv_str(o.f, x->bound_status);
     fputc(',', o.f);
     csv_dbl(o.f, x->heuristic_wall_s);
@@ -142,14 +149,21 @@ static bool export_workloads(mb_results *r, const char *dir, mb_error *err) {
   if (!mb_results_workload_keys(r, &keys, &n, err)) return false;
   out_file o;
   bool ok = out_open(&o, dir, "workloads.csv", err);
+  /* split: the catalogue split summary --split filters on, empty when the file predates
+   * stored splits; before the free-text source, which stays last */
   if (ok)
     fprintf(o.f,
-            "workload,name,sha256,n_ops,n_buffers,n_uses,schedule_length,total_bytes,"
+            "workload,name,sha256,n_ops,n_buffers,n_uses,schedule_length,total_bytes,split,"
             "source\n");
   for (int32_t i = 0; ok && i < n; i++) {
-    char sha[MB_RES_SHA];
+    char sha[MB_RES_SHA], split[MB_RES_SPLIT];
     mb_workload *w = mb_results_get_workload(r, keys[i], sha, err);
     if (!w) {
+      ok = false;
+      break;
+    }
+    if (!mb_results_get_workload_split(r, keys[i], split, err)) {
+      mb_workload_free(w);
       ok = false;
       break;
     }
@@ -160,6 +174,8 @@ static bool export_workloads(mb_results *r, const char *dir, mb_error *err) {
     csv_str(o.f, w->name);
     fprintf(o.f, ",%s,%d,%d,%d,%d,%" PRId64 ",", sha, (int)w->n_ops, (int)w->n_buffers,
             (int)w->n_uses, (int)w->schedule_length, total);
+    csv_str(o.f, split);
+    fputc(',', o.f);
     csv_str(o.f, w->source ? w->source : "");
     fputc('\n', o.f);
     mb_workload_free(w);
@@ -200,7 +216,7 @@ static bool export_curves(mb_results *r, const char *dir, const mb_result_row *r
                           mb_error *err) {
   out_file o;
   if (!out_open(&o, dir, "curves.csv", err)) return false;
-  /* heuristic_return: the curve's reference on the same episodes, empty when unknown */
+  /* heuristic_return: the curve's reference on the same episodes, empty when unknown (NaN) */
   fprintf(o.f, "workload,hardware,solver,seed,step,return,heuristic_return\n");
   for (int64_t i = 0; i < n; i++) {
     double *step = NULL, *ret = NULL, heuristic = NAN;
@@ -219,8 +235,12 @@ static bool export_curves(mb_results *r, const char *dir, const mb_result_row *r
       csv_str(o.f, rows[i].hardware);
       fputc(',', o.f);
       csv_str(o.f, rows[i].solver);
-      fprintf(o.f, ",%" PRId64 ",%.17g,%.17g,", rows[i].seed, step[k], ret[k]);
-      if (isfinite(heuristic)) fprintf(o.f, "%.17g", heuristic);
+      fprintf(o.f, ",%" PRId64 ",", rows[i].seed);
+      csv_dbl(o.f, step[k]);
+      fputc(',', o.f);
+      csv_dbl(o.f, ret[k]);
+      fputc(',', o.f);
+      csv_dbl(o.f, heuristic);
       fputc('\n', o.f);
     }
     free(step);
@@ -259,7 +279,12 @@ int mb_cmd_export(int argc, char **argv) {
             "Writes one CSV per table of a results file into DIR (created if needed):\n"
             "results.csv, baselines.csv, workloads.csv, provenance.csv, curves.csv.\n"
             "Times in *_ps columns are integer picoseconds simulated by the mallocbench cost\n"
-            "model; NaN speedups (rows that are not ok) are written as 'nan'.\n");
+            "model, *_s columns seconds (wall_s, heuristic_wall_s, bound_wall_s: wall clock).\n"
+            "Missing numbers (NaN, e.g. the speedups of rows that are not ok) are written as an\n"
+            "empty field in every file; -1 in a *_ps column means unavailable. workloads.csv\n"
+            "has each workload's catalogue split (empty in files written before splits were\n"
+            "stored), so that summary --split can be recomputed from the CSVs. Every column:\n"
+            "results/README.md, \"CSV export\".\n");
     return help ? 0 : 2;
   }
   mb_error err = {{0}};

@@ -3,7 +3,8 @@
 # `summary --split` restricts the table to one split and says so; the end-of-run summary of
 # `run` is unchanged (no split line); `report` writes the test-split table.
 # `summary --workloads REGEX` restricts it to the cases whose workload name matches, alone or
-# with --split; its greedy geomean equals one computed from the exported rows; a regex that does
+# with --split; its greedy geomean equals one computed from the exported rows, and so do the
+# --split tables' with each workload's split taken from export's workloads.csv; a regex that does
 # not compile and filters that leave nothing exit 2 naming the cause.
 # Usage: summary_split.sh MALLOCBENCH_BINARY (run from the source tree).
 set -u
@@ -70,6 +71,20 @@ check_row heuristic "$TMP/w.out" "attention conv"
 "$MB" summary --workloads=att "$TMP/r.h5" >"$TMP/w1.out" 2>"$TMP/err" || fail "--workloads=att: $(cat "$TMP/err")"
 grep -q "^workloads matching 'att': 1 of 3 cases$" "$TMP/w1.out" || fail "header: $(cat "$TMP/w1.out")"
 check_row greedy "$TMP/w1.out" "attention"
+
+# the CSVs alone reproduce summary --split: workloads.csv has each workload's catalogue split
+# (the column summary --split filters on), joined to results.csv by workload
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+         { printf "%s %s\n", $col["workload"], $col["split"] }' "$TMP/csv/workloads.csv" |
+  sort >"$TMP/splits"
+printf 'attention test\nconv test\nmlp_tiny train\n' >"$TMP/want_splits"
+cmp -s "$TMP/splits" "$TMP/want_splits" ||
+  fail "workloads.csv splits: $(cat "$TMP/splits") (header $(head -1 "$TMP/csv/workloads.csv"))"
+for split in test train; do
+  names=$(awk -v s="$split" '$2 == s { printf "%s ", $1 }' "$TMP/splits")
+  check_row greedy "$TMP/$split.out" "$names"
+  check_row heuristic "$TMP/$split.out" "$names"
+done
 
 # with --split: both filters apply, the header names both
 "$MB" summary "$TMP/r.h5" --split test --workloads '^(mlp|conv)' >"$TMP/ws.out" 2>"$TMP/err" ||
