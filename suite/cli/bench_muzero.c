@@ -55,9 +55,11 @@ static void usage(FILE *out) {
       "Prints mallocMuZero's search simulations per second (learned model; exact game with\n"
       "the value network at the leaves and with the solvers' leaf rollouts),\n"
       "raw-policy decisions per second, and training updates and self-play decisions per\n"
-      "second, on one synthetic workload of --buffers buffers. --seconds is the time per\n"
-      "measurement; --jobs the self-play threads of the training measurement. Without\n"
-      "--agent a fresh agent of the default size (latent 128, 1 residual block) is used.\n\n"
+      "second, on one synthetic workload of --buffers buffers: rates per second of wall\n"
+      "clock on this machine. --seconds is the wall time per measurement, in seconds\n"
+      "(fractional allowed, e.g. 0.5; at most 3600; the training measurement takes twice\n"
+      "it); --jobs the self-play threads of the training measurement. Without --agent a\n"
+      "fresh agent of the default size (latent 128, 1 residual block) is used.\n\n"
       "--returns LIST plays one episode per workload with the agent at each number of\n"
       "simulations per decision (0: the raw policy network alone, no search), in the learned\n"
       "model and in the exact game, and prints mean returns (simulated) beside random play,\n"
@@ -568,9 +570,7 @@ static int parse_options(int argc, char **argv, bench_options *O) {
     } else if (!strcmp(a, "--seed")) {
       if (!mb_option_int("bench muzero", a, v, 0, (int64_t)1 << 40, &O->seed)) return 2;
     } else if (!strcmp(a, "--seconds")) {
-      int32_t whole_seconds;
-      if (!mb_option_i32("bench muzero", a, v, 1, 3600, &whole_seconds)) return 2;
-      O->seconds = whole_seconds;
+      if (!mb_option_number("bench muzero", a, v, 0, true, 3600, &O->seconds)) return 2;
     } else {
       return mb_unknown_option("bench muzero", a);
     }
@@ -682,7 +682,10 @@ static int throughput(const bench_options *O, mb_agent *ag) {
   double scale = mb_return_scale(w, &hw, g);
   char blas[256];
   mb_blas_describe(blas, sizeof blas);
-  printf("mallocMuZero throughput (%s; 1 BLAS thread)\n", blas);
+  printf(
+      "mallocMuZero throughput: rates per second of wall clock on this machine, %g s per "
+      "measurement\n(%s; 1 BLAS thread)\n",
+      O->seconds, blas);
   printf(
       "agent: %s, latent %d, %d residual block(s) (the dynamics: %d wide, %d), %lld parameters, "
       "A = %d\n",

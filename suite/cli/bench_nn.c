@@ -33,7 +33,8 @@ static void usage(FILE *out) {
           "--batch, and prints GFLOP/s of their matrix products (2 per multiply-add;\n"
           "elementwise work not counted) next to CBLAS sgemm at n = 1024 in the same run.\n"
           "--threads sets OpenBLAS's thread count (results are deterministic per count).\n"
-          "--seconds is the time spent per measurement (best of 5 repetitions).\n");
+          "--seconds is the wall-clock time spent per measurement, in seconds (fractional\n"
+          "allowed; 0 < S <= 3600; best of 5 repetitions). All times are wall clock.\n");
 }
 
 static bool parse_args(int argc, char **argv, bench_opts *o) {
@@ -56,7 +57,7 @@ static bool parse_args(int argc, char **argv, bench_opts *o) {
     else if (!strcmp(a, "--threads"))
       ok = mb_option_i32("bench nn", a, v, 1, 256, &o->threads);
     else if (!strcmp(a, "--seconds")) {
-      ok = mb_option_number("bench nn", a, v, 0, true, 600, &o->seconds);
+      ok = mb_option_number("bench nn", a, v, 0, true, 3600, &o->seconds);
     } else {
       mb_unknown_option("bench nn", a);
       return false;

@@ -103,7 +103,8 @@ static mb_hardware bench_hw(int64_t capacity) {
 static int scaling(const bench_opts *bo) {
   printf(
       "== 1. scaling on random workloads (mb_random_workload defaults; tpu-v4i profile, "
-      "fast memory = 1/4 of peak live bytes; wall times)\n");
+      "fast memory = 1/4 of peak live bytes; the *s columns are wall clock, T ratio is "
+      "simulated)\n");
   printf("%9s %9s %10s %10s %12s %12s %14s %10s %10s\n", "buffers", "uses", "heur s", "greedy s",
          "construct s", "constr us/b", "constr ns/nlgn", "greedy/heur", "T ratio");
   double first_nlogn = 0;
@@ -156,8 +157,14 @@ static int scaling(const bench_opts *bo) {
   return 0;
 }
 
+/* Width of the workload column of section 2: names are never cut (two catalogue entries may
+ * share their first 28 characters, e.g. bert_pt_xla_adam_step_nofusion-tpu and -edge), the
+ * column fits the longest name known before the rows are printed (the catalogue's), and a
+ * longer one (a file's workload name) widens its own row. */
+enum { NAME_MIN_WIDTH = 28 };
+
 /* One quality row. */
-static void quality_row(const char *name, const mb_workload *w, const mb_hardware *hw,
+static void quality_row(const char *name, int width, const mb_workload *w, const mb_hardware *hw,
                         const bench_opts *bo, int *failures) {
   mb_assignment *h = mb_assignment_new(w->n_buffers), *g = mb_assignment_new(w->n_buffers);
   double th = h ? run_solver("heuristic", w, hw, bo, h, NULL) : -1;
@@ -171,7 +178,7 @@ static void quality_row(const char *name, const mb_workload *w, const mb_hardwar
     mb_time_ps t_h = time_of(w, hw, h), t_g = time_of(w, hw, g);
     double gap_h = br.bound_ps > 0 ? 100.0 * (double)(t_h - br.bound_ps) / (double)br.bound_ps : 0;
     double gap_g = br.bound_ps > 0 ? 100.0 * (double)(t_g - br.bound_ps) / (double)br.bound_ps : 0;
-    mb_diag(stdout, "%-28.28s %8d %11" PRId64 " %9.4f %9.4f %9.4f %9.3f %9.3f %9.3f %s", name,
+    mb_diag(stdout, "%-*s %8d %11" PRId64 " %9.4f %9.4f %9.4f %9.3f %9.3f %9.3f %s", width, name,
             w->n_buffers, hw->capacity, t_g > 0 ? (double)t_h / (double)t_g : 0.0, gap_h, gap_g, th,
             tg, br.seconds, mb_bound_status_name(br.status));
     if (t_g > t_h) (*failures)++;
@@ -181,8 +188,8 @@ static void quality_row(const char *name, const mb_workload *w, const mb_hardwar
   mb_assignment_free(g);
 }
 
-static void quality_header(void) {
-  printf("%-28s %8s %11s %9s %9s %9s %9s %9s %9s %s\n", "workload", "buffers", "capacity",
+static void quality_header(int width) {
+  printf("%-*s %8s %11s %9s %9s %9s %9s %9s %9s %s\n", width, "workload", "buffers", "capacity",
          "heur/grd", "gap_h %", "gap_g %", "heur s", "greedy s", "bound s", "LP");
 }
 
@@ -199,14 +206,14 @@ static void quality_files(const char *dir, const char *suffix, const bench_opts 
     mb_error err;
     mb_workload *w = mb_workload_load_any(path, &err);
     if (!w) {
-      mb_diag(stdout, "%-28.28s skipped: %s", e->d_name, err.message);
+      mb_diag(stdout, "%-*s skipped: %s", NAME_MIN_WIDTH, e->d_name, err.message);
       continue;
     }
     mb_workload_stats ws;
     mb_workload_stats_compute(w, &ws);
     mb_hardware hw =
         bench_hw(ws.peak_live_bytes / 4 > 512 ? ws.peak_live_bytes / 4 / 512 * 512 : 512);
-    quality_row(w->name, w, &hw, bo, failures);
+    quality_row(w->name, NAME_MIN_WIDTH, w, &hw, bo, failures);
     mb_workload_free(w);
   }
   closedir(d);
@@ -219,10 +226,16 @@ static int quality(const bench_opts *bo) {
   mb_catalogue *cat = mb_catalogue_load(mb_catalogue_default_path(), &err);
   if (cat && cat->n_entries > 0) {
     printf(
-        "== 2. quality on the catalogue %s (%d entries; simulated times; gap = (T - T_bound) "
-        "/ T_bound; heur/grd = T_heuristic / T_greedy)\n",
+        "== 2. quality on the catalogue %s (%d entries; heur/grd = T_heuristic / T_greedy and "
+        "gap = (T - T_bound) / T_bound from simulated program times; heur s, greedy s, bound s: "
+        "wall clock)\n",
         cat->path, cat->n_entries);
-    quality_header();
+    int width = NAME_MIN_WIDTH;
+    for (int32_t i = 0; i < cat->n_entries; i++) {
+      int len = (int)strlen(cat->entries[i].name);
+      if (len > width) width = len;
+    }
+    quality_header(width);
     char cache[4096];
     mb_path_join(cache, sizeof cache, mb_source_dir(), "results/cache");
     for (int32_t i = 0; i < cat->n_entries; i++) {
@@ -231,15 +244,15 @@ static int quality(const bench_opts *bo) {
       mb_workload *w = mb_catalogue_load_workload(e, data, cache, &missing, &err);
       mb_hardware hw;
       if (!w) {
-        mb_diag(stdout, "%-28.28s skipped: %s", e->name, err.message);
+        mb_diag(stdout, "%-*s skipped: %s", width, e->name, err.message);
         continue;
       }
       if (!mb_catalogue_hardware(e, &hw, &err)) {
-        mb_diag(stdout, "%-28.28s skipped: %s", e->name, err.message);
+        mb_diag(stdout, "%-*s skipped: %s", width, e->name, err.message);
         mb_workload_free(w);
         continue;
       }
-      quality_row(e->name, w, &hw, bo, &failures);
+      quality_row(e->name, width, w, &hw, bo, &failures);
       mb_workload_free(w);
     }
     mb_catalogue_free(cat);
@@ -247,9 +260,10 @@ static int quality(const bench_opts *bo) {
     if (cat) mb_catalogue_free(cat);
     printf(
         "== 2. quality on the samples and HLO files (no catalogue: %s); fast memory = 1/4 of "
-        "peak live bytes\n",
+        "peak live bytes; heur/grd and gaps from simulated program times; heur s, greedy s, "
+        "bound s: wall clock\n",
         cat ? "empty" : err.message);
-    quality_header();
+    quality_header(NAME_MIN_WIDTH);
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/datasets/samples", mb_source_dir());
     quality_files(dir, ".wl", bo, &failures);
@@ -262,8 +276,8 @@ static int quality(const bench_opts *bo) {
 
 static int packing(const bench_opts *bo) {
   printf(
-      "== 3. exact packer on MiniMalloc's challenging instances (capacity 1048576 B; wall "
-      "times)\n");
+      "== 3. exact packer on MiniMalloc's challenging instances (capacity 1048576 B; packer s "
+      "is wall clock; no simulated time)\n");
   printf("%-4s %8s %10s %12s %10s %14s %16s\n", "file", "buffers", "status", "packer s", "nodes",
          "best-fit out", "best-fit height");
   const char *data = mb_data_dir(bo->data);

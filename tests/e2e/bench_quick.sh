@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# `mallocbench bench core | solvers | nn` at their smallest sizes, through the CLI:
+# `mallocbench bench core | solvers | nn | muzero | game` at their smallest sizes, through the CLI:
 # - bench core: a row per size with its own consistency checks passed (write -> parse round
 #   trip, incremental == full cost, the packing valid), times positive;
 # - bench solvers: the three sections; on every catalogue workload it solves, the greedy is never
 #   slower than the heuristic (it starts from the heuristic's answer and only accepts
 #   improvements), so heur/grd >= 1 and its gap to the LP bound is at most the heuristic's; data
-#   that is missing is reported as skipped, not as a failure;
+#   that is missing is reported as skipped, not as a failure; every catalogue entry's row shows
+#   its full name;
 # - bench nn: a row per network x batch x pass, with positive rates, and sgemm measured before
-#   and after.
+#   and after;
+# - --seconds of bench game, nn and muzero: fractional seconds accepted (bench muzero's throughput
+#   header says its rates are wall clock), the same range (0, 3600] and message everywhere.
 # The external data directory is an empty one here: the packer on MiniMalloc's instances takes
 # half a minute under AddressSanitizer, and its answers are checked by test_packer.
 # Usage: bench_quick.sh MALLOCBENCH_BINARY (run from the source tree).
@@ -49,6 +52,15 @@ awk '/^== 2/ { f = 1; next } /^== 3/ { f = 0 }
 [ -s "$TMP/why" ] && fail "bench solvers quality: $(cat "$TMP/why")"
 grep -qE "^A +skipped: $TMP/nodata/minimalloc/A\.1048576\.csv: cannot read" "$TMP/solvers" ||
   fail "bench solvers: missing MiniMalloc data not reported as skipped"
+# section 2 names every catalogue entry in full (solved or skipped), never cut: two entries share
+# their first 28 characters (bert_pt_xla_adam_step_nofusion-tpu and -edge)
+awk 'NR == FNR { if ($1 !~ /^#/ && NF && $1 != "name") want[$1] = 1; next }
+     /^== 2/ { f = 1; next } /^== 3/ { f = 0 }
+     f && ($1 in want) { seen[$1] = 1 }
+     END { for (n in want) if (!(n in seen)) print n }' datasets/catalogue.txt "$TMP/solvers" >"$TMP/why"
+[ -s "$TMP/why" ] && fail "bench solvers: catalogue entries without a row of their full name: $(cat "$TMP/why")"
+grep -q "bert_pt_xla_adam_step_nofusion-edge" datasets/catalogue.txt ||
+  fail "the catalogue no longer has the two long names this checks"
 
 # ---- bench nn ----
 "$MB" bench nn --width 32 --obs 40 --batch 8 --seconds 0.01 >"$TMP/nn" 2>"$TMP/err" ||
@@ -65,4 +77,30 @@ for net in representation dynamics prediction; do
   done
 done
 [ "$(grep -c "^CBLAS sgemm n=1024" "$TMP/nn")" = 2 ] || fail "bench nn: sgemm not measured before and after"
+
+# ---- bench core --help: every column, the cpu clock the measuring thread's ----
+"$MB" bench core --help >"$TMP/core_help" || fail "bench core --help"
+for col in "  fast " "  clock " "  check "; do
+  grep -q "^$col" "$TMP/core_help" || fail "bench core --help does not document column '$col'"
+done
+grep -q "CLOCK_THREAD_CPUTIME_ID" "$TMP/core" || fail "bench core: the cpu line is not the thread's clock"
+
+# ---- --seconds: positive seconds, fractional allowed, the same limits and message everywhere ----
+"$MB" bench muzero --seconds 0.05 --buffers 24 --simulations 2 >"$TMP/mz" 2>"$TMP/err" ||
+  fail "bench muzero --seconds 0.05: $(cat "$TMP/err")"
+grep -q "^mallocMuZero throughput: rates per second of wall clock" "$TMP/mz" ||
+  fail "bench muzero: the throughput header does not say wall clock: $(cat "$TMP/mz")"
+grep -qE "^  raw policy \(no search\) +[0-9]+ decisions/s$" "$TMP/mz" || fail "bench muzero: $(cat "$TMP/mz")"
+"$MB" bench game --random 40 --seconds 0.02 >"$TMP/game" 2>"$TMP/err" ||
+  fail "bench game --seconds 0.02: $(cat "$TMP/err")"
+for cmd in game nn muzero; do
+  for v in 0 -1 3601 0.5s nan; do
+    "$MB" bench $cmd --seconds $v >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    [ $rc = 2 ] || fail "bench $cmd --seconds $v: exit $rc, expected 2"
+    [ "$(cat "$TMP/err")" = "mallocbench bench $cmd: --seconds '$v': expected a number in (0, 3600]" ] ||
+      fail "bench $cmd --seconds $v: $(cat "$TMP/err")"
+  done
+  "$MB" bench $cmd --help | grep -q -- "--seconds" || fail "bench $cmd --help lacks --seconds"
+done
 echo "bench_quick: ok"
