@@ -956,9 +956,14 @@ static void log_progress(trainer *T) {
    * included), which the ETA extrapolates; the learner's and self-play's own rates follow */
   double wall = mb_wall_seconds() - T->t_start, rate = wall > 0 ? T->updates / wall : 0.0;
   char eta[48] = "";
-  if (cfg->steps > 0 && rate > 0)
-    snprintf(eta, sizeof eta, "  ETA %.0f min",
-             ceil((double)(cfg->steps - res->prog.steps) / rate / 60.0));
+  double left = rate > 0 ? (double)(cfg->steps - res->prog.steps) / rate : -1;
+  if (cfg->steps > 0 && left >= 0 && left < 1e7) { /* h:mm:ss, as run's progress line */
+    long long x = (long long)(left + 0.5);
+    if (x >= 3600)
+      snprintf(eta, sizeof eta, "  ETA %lld:%02lld:%02lld", x / 3600, x / 60 % 60, x % 60);
+    else
+      snprintf(eta, sizeof eta, "  ETA %02lld:%02lld", x / 60, x % 60);
+  }
   fprintf(cfg->log,
           "train: step %lld  episodes %lld  decisions %lld  self-play return %s  loss "
           "policy %.3f value %.3f reward %.3f consistency %.3f  %.1f steps/s (learner "
