@@ -74,6 +74,16 @@ static bool stops_on_mlp(const mb_workload *w, const mb_hardware *hw, const mb_s
 static const mb_solver EXTRA[] = {
     {"with_curve", "heuristic plus a training curve", curve_solver, NULL, false}};
 
+/* Runs cfg with its log to /dev/null; false with err set when the run fails. */
+static bool run_quietly(mb_run_config *cfg, mb_error *err) {
+  FILE *log = fopen("/dev/null", "w");
+  cfg->log = log ? log : stderr;
+  mb_run_stats stats;
+  bool ok = mb_run(cfg, &stats, err);
+  if (log) fclose(log);
+  return ok;
+}
+
 static int teardown(void **state);
 
 static int setup(void **state) {
@@ -109,13 +119,8 @@ static int setup(void **state) {
                        .catalogue = catalogue,
                        .out = fx->results,
                        .command_line = "test_plot_report"};
-  FILE *log = fopen("/dev/null", "w");
-  cfg.log = log ? log : stderr;
-  mb_run_stats stats;
   mb_error err;
-  bool ok = mb_run(&cfg, &stats, &err);
-  if (log) fclose(log);
-  if (!ok) {
+  if (!run_quietly(&cfg, &err)) {
     fprintf(stderr, "setup: mb_run failed: %s\n", err.message);
     teardown(state);
     return -1;
@@ -323,13 +328,8 @@ static void test_ties_missing_results_and_agent(void **state) {
                        .catalogue = catalogue,
                        .out = results,
                        .command_line = "test_plot_report"};
-  FILE *log = fopen("/dev/null", "w");
-  cfg.log = log ? log : stderr;
-  mb_run_stats stats;
   mb_error err;
-  bool ok = mb_run(&cfg, &stats, &err);
-  if (log) fclose(log);
-  if (!ok) fail_msg("mb_run: %s", err.message);
+  if (!run_quietly(&cfg, &err)) fail_msg("mb_run: %s", err.message);
 
   char out[1200];
   snprintf(out, sizeof out, "%s/figures", dir);
@@ -429,13 +429,8 @@ static void test_summary_caveats(void **state) {
                        .catalogue = catalogue,
                        .out = results,
                        .command_line = "test_plot_report"};
-  FILE *log = fopen("/dev/null", "w");
-  cfg.log = log ? log : stderr;
-  mb_run_stats stats;
   mb_error err;
-  bool ok = mb_run(&cfg, &stats, &err);
-  if (log) fclose(log);
-  if (!ok) fail_msg("mb_run: %s", err.message);
+  if (!run_quietly(&cfg, &err)) fail_msg("mb_run: %s", err.message);
   char *text = NULL;
   size_t len = 0;
   FILE *out = open_memstream(&text, &len);
