@@ -603,12 +603,12 @@ static bool append_word(char *buf, size_t n, size_t *used, const char *text) {
   return true;
 }
 
-/* The run's options as stored (every RUN_OPTIONS present in T, in their order). False when they
+/* RUN_OPTIONS[first..end) present in T, in their order, as command-line words. False when they
  * do not fit in n. */
-static bool format_run_options(const train_command *T, char *buf, size_t n) {
+static bool format_options(const train_command *T, int first, int end, char *buf, size_t n) {
   size_t used = 0;
   buf[0] = '\0';
-  for (int k = 0; k < RUN_OPTIONS_N; k++) {
+  for (int k = first; k < end; k++) {
     char v[4096];
     if (!render_option(T, k, v, sizeof v)) continue;
     if (!append_word(buf, n, &used, RUN_OPTIONS[k].flag)) return false;
@@ -617,16 +617,15 @@ static bool format_run_options(const train_command *T, char *buf, size_t n) {
   return true;
 }
 
-/* The training workloads of T as one text (--workloads, --split, --synthetic), "none" without. */
+/* The run's options as stored (every RUN_OPTIONS present in T). */
+static bool format_run_options(const train_command *T, char *buf, size_t n) {
+  return format_options(T, 0, RUN_OPTIONS_N, buf, n);
+}
+
+/* The training workloads of T as one text (--workloads, --split, --synthetic), "none" without
+ * (cut short when it does not fit: it is only said). */
 static void format_workloads(const train_command *T, char *buf, size_t n) {
-  size_t used = 0;
-  buf[0] = '\0';
-  for (int k = 0; k < RUN_WORKLOAD_OPTIONS; k++) {
-    char v[4096];
-    if (!render_option(T, k, v, sizeof v)) continue;
-    append_word(buf, n, &used, RUN_OPTIONS[k].flag);
-    if (strcmp(RUN_OPTIONS[k].flag, "--synthetic")) append_word(buf, n, &used, v);
-  }
+  format_options(T, 0, RUN_WORKLOAD_OPTIONS, buf, n);
   if (!buf[0]) snprintf(buf, n, "none");
 }
 
