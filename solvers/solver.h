@@ -31,7 +31,8 @@ typedef struct mb_solver_options {
   double finetune_seconds; /* mallocMuZero: per-workload fine-tuning budget (0: none) */
   int64_t finetune_steps;  /* mallocMuZero: fine-tuning by updates instead of time (0: none);
                               reproducible, unlike seconds; not both */
-  const char *order;       /* mallocGame buffer order: "heuristic" (default), "start", "size" */
+  const char *order;       /* mallocMuZero: mallocGame buffer order, "heuristic" (default),
+                              "start" or "size"; other solvers ignore it */
 } mb_solver_options;
 
 /* Upper limits of the mallocMuZero options, one for every entry point (CLI, driver, solver). */
@@ -63,6 +64,18 @@ typedef struct mb_solver_stats {
 
 void mb_solver_stats_free(mb_solver_stats *st);
 
+/* A solve, as the driver and `solve` call it:
+ * - w has passed mb_cost_check_range on hw (its times cannot overflow); hw->capacity is the
+ *   fast memory to fill;
+ * - rng is already seeded by the caller from opt->seed: draw from it, do not reseed, so that a
+ *   seed replays a run's row;
+ * - out has w->n_buffers entries, all slow (mb_assignment_new): the solver sets the offsets of
+ *   the buffers it places; on false its content is ignored;
+ * - stats is zeroed by the caller (curve_heuristic NaN in the driver) and never NULL there: fill
+ *   what applies (heuristic and greedy also accept NULL, which the bound's tests use);
+ * - false only when the solver cannot play (err says why: a missing agent, out of memory); the
+ *   run stores an 'error' row. Returning an invalid assignment is a bug the driver's validator
+ *   catches and stores as 'invalid'. */
 typedef bool (*mb_solve_fn)(const mb_workload *w, const mb_hardware *hw,
                             const mb_solver_options *opt, mb_rng *rng, mb_assignment *out,
                             mb_solver_stats *stats, mb_error *err);
@@ -72,8 +85,13 @@ typedef bool (*mb_solve_fn)(const mb_workload *w, const mb_hardware *hw,
  * storing one error row per solve). */
 typedef bool (*mb_solver_check_fn)(const mb_solver_options *opt, mb_error *err);
 
+/* A registry entry (solvers/solver.c). Adding a solver: HACKING.md, "Adding a solver"; a
+ * registered solver joins every run that does not name its solvers (`run`'s default, so
+ * scripts/run.sh and both profiles). */
 typedef struct mb_solver {
-  const char *name;
+  const char *name; /* at most 31 bytes (results files store 32), no comma (--solvers lists
+                       names with commas), distinct from the others in its letters alone (the
+                       paper's LaTeX macros keep only letters); test_solver checks all three */
   const char *summary;
   mb_solve_fn solve;
   mb_solver_check_fn check; /* NULL: the solver needs nothing beyond its inputs */
@@ -96,14 +114,14 @@ bool mb_solve_greedy(const mb_workload *w, const mb_hardware *hw, const mb_solve
  * without the heuristic start and the local search: for benchmarks of its O(n log n) cost. */
 bool mb_greedy_construct(const mb_workload *w, const mb_hardware *hw, mb_assignment *out,
                          mb_error *err);
-/* mallocMuZero (solvers/muzero/mallocmuzero.c): needs an agent checkpoint (opt->agent_path,
- * default results/agents/default.h5, made by `mallocbench train`). */
 /* The default agent checkpoint, results/agents/default.h5 under the source tree, into out (n
  * bytes); NULL when it does not fit. */
 const char *mb_default_agent_path(char *out, size_t n);
 /* The agent check of both mallocMuZero solvers: the checkpoint loads (the message of a missing
  * one says how to train it). */
 bool mb_check_mallocmuzero(const mb_solver_options *opt, mb_error *err);
+/* mallocMuZero (solvers/muzero/mallocmuzero.c): needs an agent checkpoint (opt->agent_path,
+ * default results/agents/default.h5, made by `mallocbench train`). */
 bool mb_solve_mallocmuzero(const mb_workload *w, const mb_hardware *hw,
                            const mb_solver_options *opt, mb_rng *rng, mb_assignment *out,
                            mb_solver_stats *stats, mb_error *err);
