@@ -460,10 +460,16 @@ static bool load_workloads(run *R, const bool *selected, mb_error *err) {
     if (!mb_workload_sha256_hex(w, lw->sha))
       return mb_fail(err, "out of memory hashing workload '%s'", e->name);
   }
+  const char *data_note = R->n_skipped ? " with its data present (see the notes above)" : "";
+  if (R->n_workloads == 0 && !R->cfg->workloads && !R->cfg->resume && !strcmp(R->profile, "quick"))
+    return mb_fail(err,
+                   "no workload to run: the quick profile takes %s's entries tagged 'quick', or "
+                   "without any its fixed list of names, and none is there%s: tag entries "
+                   "'quick', or give --profile full or --workloads REGEX",
+                   R->cat->path, data_note);
   if (R->n_workloads == 0)
     return mb_fail(err, "no workload to run: %s selects none%s",
-                   R->workloads_regex[0] ? "--workloads" : "the profile",
-                   R->n_skipped ? " with its data present (see the notes above)" : "");
+                   R->workloads_regex[0] ? "--workloads" : "the profile", data_note);
   return true;
 }
 

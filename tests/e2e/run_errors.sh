@@ -181,6 +181,13 @@ stored=$(h5dump -a /run_agent "$TMP/relative.h5" | sed -n 's/^ *(0): "\(.*\)"$/\
 (cd / && "$MB" run --resume "$TMP/relative.h5" --no-progress >/dev/null 2>"$TMP/err") ||
   fail "resume from another directory: $(cat "$TMP/err")"
 
+# a catalogue of one's own run in the default (quick) profile: none of its entries is tagged
+# 'quick' nor in the fixed list, and the error says so (it blamed a --workloads never given)
+sed 's/ quick$/ mine/' "$TMP/cat.txt" >"$TMP/cat_untagged.txt"
+expect 2 "^mallocbench run: no workload to run: the quick profile takes $TMP/cat_untagged\.txt's entries tagged 'quick', or without any its fixed list of names, and none is there: tag entries 'quick', or give --profile full or --workloads REGEX\$" \
+  "$MB" run --catalogue "$TMP/cat_untagged.txt" --solvers heuristic --no-progress --out "$TMP/untagged.h5"
+[ -e "$TMP/untagged.h5" ] && fail "a run with no workload wrote $TMP/untagged.h5"
+
 # counts of one are singular ("1 baselines" and "In 1 of these 1 cases ... the other 0" before)
 "$MB" run "${OPTS[@]}" --workloads '^mlp_tiny$' --solvers heuristic --seeds 1 --out "$TMP/one.h5" \
   >"$TMP/out" 2>"$TMP/err" || fail "one-workload run: $(cat "$TMP/err")"
