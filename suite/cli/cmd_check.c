@@ -33,7 +33,8 @@ static void usage(FILE *out) {
       "                  name, a catalogue entry's name ('mallocbench list')\n"
       "ASSIGNMENT.csv    rows 'buffer,offset' (offset in bytes or 'slow'); unlisted = slow\n"
       "--hardware NAME   hardware profile name or path (default tpu-v4i; for a catalogue\n"
-      "                  entry its own profile and fast-memory size)\n"
+      "                  entry its own; an entry keeps its fast-memory size either way,\n"
+      "                  as run --hardware does)\n"
       "--capacity BYTES  fast-memory bytes instead of the profile's, e.g. a catalogue entry's\n"
       "                  capacity or a generated packing's --height (units B, KiB, MiB, GiB,\n"
       "                  KB, MB, GB)\n");

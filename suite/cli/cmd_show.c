@@ -1,6 +1,7 @@
 /* mallocbench show WORKLOAD [--hardware NAME]: a workload's statistics, and the simulated
  * all-slow time and standalone benefits on one hardware profile. WORKLOAD is a file or the
- * name of a catalogue entry (then on the entry's own hardware and fast-memory size).
+ * name of a catalogue entry (then on the entry's own hardware, or --hardware's, with the
+ * entry's fast-memory size, as run has it).
  * mallocbench show AGENT.h5: a mallocMuZero agent checkpoint described (agent_describe.h). */
 #include <inttypes.h>
 #include <stdio.h>
@@ -30,7 +31,8 @@ static void usage(FILE *out) {
           "          (.csv) or a model-zoo spec (.spec); or, when no such file exists, the\n"
           "          name of an entry of datasets/catalogue.txt ('mallocbench list')\n"
           "--hardware NAME  hardware profile name or path (default tpu-v4i; for a catalogue\n"
-          "          entry its own profile and fast-memory size)\n\n"
+          "          entry its own; an entry keeps its fast-memory size either way, as run\n"
+          "          --hardware does)\n\n"
           "With a mallocMuZero agent checkpoint (the HDF5 file of 'mallocbench train'), prints\n"
           "how it was trained (the command line, updates, episodes, wall time, seed, BLAS\n"
           "kernel, whether a resumable state lies beside it), its networks, the game it plays\n"

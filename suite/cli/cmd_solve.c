@@ -40,7 +40,8 @@ static void usage(FILE *out) {
   for (int i = 0; i < n; i++) fprintf(out, " %s", s[i].name);
   fprintf(out,
           "\n--hardware H      hardware profile name or path (default tpu-v4i; for a catalogue\n"
-          "                  entry its own profile and fast-memory size)\n"
+          "                  entry its own; an entry keeps its fast-memory size either way,\n"
+          "                  as run --hardware does, so that --seed replays a run's row)\n"
           "--capacity C      fast-memory bytes instead of the profile's (suffixes B, KiB, MiB,\n"
           "                  GiB, KB, MB, GB)\n"
           "--seed S          random seed (default 1; `run` numbers its seeds 0..N-1, so --seed 0\n"

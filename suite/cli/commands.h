@@ -87,9 +87,9 @@ int mb_unknown_option(const char *command, const char *arg);
 /* The WORKLOAD argument of show, solve, check and play, with the hardware it is played on
  * (suite/cli/workload_arg.c): a file in any format mb_workload_load_any reads, on the profile
  * `hw_name`; or, when no file has that name and it holds no '/', the entry of that name in the
- * default catalogue, materialised as `run` does, on the entry's own profile and fast-memory
- * size unless `hw_given` (then on `hw_name`). *entry (may be NULL) says which. NULL with err
- * set, naming the argument or the profile. */
+ * default catalogue, materialised as `run` does, on the entry's own profile (`hw_name` when
+ * `hw_given`) with the entry's fast-memory size, as `run --hardware` keeps it. *entry (may be
+ * NULL) says which. NULL with err set, naming the argument or the profile. */
 mb_workload *mb_cli_workload(const char *arg, const char *hw_name, bool hw_given, mb_hardware *hw,
                              bool *entry, mb_error *err);
 

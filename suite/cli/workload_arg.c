@@ -8,9 +8,10 @@
 #include "paths.h"
 #include "workload_io.h"
 
-/* The default catalogue's entry `name` and its hardware (unless hw_given); NULL with err set
- * when there is no such entry (err then says that no file has the name either) or it does not
- * load. */
+/* The default catalogue's entry `name` on its hardware: its own profile, or with hw_given the
+ * profile already in *hw, with the entry's fast-memory size either way (as `run --hardware`
+ * keeps it: the catalogue sizes fast memory per workload). NULL with err set when there is no
+ * such entry (err then says that no file has the name either) or it does not load. */
 static mb_workload *load_entry(const char *name, bool hw_given, mb_hardware *hw, mb_error *err) {
   mb_error cat_err;
   mb_catalogue *cat = mb_catalogue_load(mb_catalogue_default_path(), &cat_err);
@@ -28,7 +29,9 @@ static mb_workload *load_entry(const char *name, bool hw_given, mb_hardware *hw,
   mb_workload *w = mb_catalogue_load_workload(
       e, mb_data_dir(NULL), mb_path_join(cache, sizeof cache, mb_source_dir(), "results/cache"),
       &missing, err);
-  if (w && !hw_given && !mb_catalogue_hardware(e, hw, err)) {
+  if (w && hw_given) {
+    *hw = mb_hardware_with_capacity(hw, e->capacity);
+  } else if (w && !mb_catalogue_hardware(e, hw, err)) {
     mb_workload_free(w);
     w = NULL;
   }

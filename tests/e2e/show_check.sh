@@ -37,8 +37,9 @@ cd "$T" || exit 1 # no file of that name here
 expect 0 "$MB" show alexnet_inf_b128-tpu
 has "file            entry 'alexnet_inf_b128-tpu' of $ROOT/datasets/catalogue.txt"
 has "hardware        tpu-v4i: fast memory 16777216 B (16.00 MiB)"
+# another profile keeps the entry's fast-memory size, as run --hardware does
 expect 0 "$MB" show alexnet_inf_b128-tpu --hardware gpu-l2
-has "hardware        gpu-l2: fast memory"
+has "hardware        gpu-l2: fast memory 16777216 B (16.00 MiB)"
 expect 2 "$MB" show no_such_entry
 has "mallocbench show: no_such_entry: no such file, nor an entry of $ROOT/datasets/catalogue.txt ('mallocbench list' lists them)"
 # check, solve and play take the same names (mb_cli_workload), on the entry's hardware
