@@ -4,7 +4,9 @@
 set -u
 MB=${1:?usage: catalogue.sh MALLOCBENCH_BINARY}
 DATA=${MALLOCBENCH_DATA:-$(dirname "$0")/../../../shared/data}
-T=$(mktemp -d)
+# outside the source tree (ctest's TMPDIR is under the build tree, often inside it): add stores a
+# source outside the tree by its absolute path, which the checks below expect
+T=$(mktemp -d /tmp/mb-catalogue.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
