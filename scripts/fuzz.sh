@@ -28,12 +28,14 @@ for target in "$build"/fuzz_*; do
     fuzz_factorization) cp "$data"/alphatensor/*.txt "$corpus"/ 2>/dev/null || true ;;
   esac
   log=$(mktemp)
+  artifacts=$(mktemp -d) # the inputs of a finding; removed when empty (it was left in /tmp)
   echo "-- $name (${seconds}s)"
   if ! "$target" -max_total_time="$seconds" -timeout=10 -max_len=262144 -rss_limit_mb=2048 \
-       -artifact_prefix="$(mktemp -d)/" "$corpus" >"$log" 2>&1; then
+       -artifact_prefix="$artifacts/" "$corpus" >"$log" 2>&1; then
     echo "$name: FAILED"; tail -40 "$log"; status=1
   fi
   grep -E "^#[0-9]+.*DONE|^Done [0-9]+ runs" "$log" | tail -1 || true
   rm -rf "$corpus" "$log"
+  rmdir "$artifacts" 2>/dev/null || echo "$name: its inputs of a finding are in $artifacts"
 done
 exit $status
