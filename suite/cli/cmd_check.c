@@ -1,11 +1,11 @@
-/* mallocbench check WORKLOAD ASSIGNMENT.csv [--hardware NAME] [--capacity BYTES]: validates
+/* mallocbench check WORKLOAD ASSIGNMENT.csv [--hardware NAME] [--capacity BYTES] [--catalogue
+ * FILE] [--data DIR]: validates
  * an assignment with the solver-independent validator and prints its simulated time and speedup
  * over all-slow. --capacity replaces the profile's fast-memory size (as the catalogue does per
  * workload, and as a generated packing's height). Exit 0 valid, 1 invalid (the validator's
  * message names the buffers), 2 bad input. Every message about the assignment names the CSV
  * file, line and field: "a.csv:17: field 'offset': ..."; an invalid assignment names the line
  * of the row at fault, and for an overlap both rows' lines. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,23 +21,21 @@
 #include "workload_io.h"
 
 static void usage(FILE *out) {
-  fprintf(
-      out,
-      "usage: mallocbench check WORKLOAD ASSIGNMENT.csv [--hardware NAME] [--capacity BYTES]\n\n"
-      "Validates an assignment (alignment, capacity, pinned buffers in slow memory, no two\n"
-      "fast buffers overlapping in time and address) and prints its program time and its\n"
-      "speedup over all-slow, both simulated by mallocbench's roofline cost model.\n"
-      "Exit status: 0 valid, 1 invalid, 2 bad usage or unreadable input.\n\n"
-      "WORKLOAD          a native workload (.wl), an HLO text dump (.hlo), a buffer CSV\n"
-      "                  (.csv) or a model-zoo spec (.spec); or, when no file has that\n"
-      "                  name, a catalogue entry's name ('mallocbench list')\n"
-      "ASSIGNMENT.csv    rows 'buffer,offset' (offset in bytes or 'slow'); unlisted = slow\n"
-      "--hardware NAME   hardware profile name or path (default tpu-v4i; for a catalogue\n"
-      "                  entry its own; an entry keeps its fast-memory size either way,\n"
-      "                  as run --hardware does)\n"
-      "--capacity BYTES  fast-memory bytes instead of the profile's, e.g. a catalogue entry's\n"
-      "                  capacity or a generated packing's --height (units B, KiB, MiB, GiB,\n"
-      "                  KB, MB, GB)\n");
+  fprintf(out,
+          "usage: mallocbench check WORKLOAD ASSIGNMENT.csv [--hardware NAME] [--capacity BYTES]\n"
+          "                         [--catalogue FILE] [--data DIR]\n\n"
+          "Validates an assignment (alignment, capacity, pinned buffers in slow memory, no two\n"
+          "fast buffers overlapping in time and address) and prints its program time and its\n"
+          "speedup over all-slow, both simulated by mallocbench's roofline cost model.\n"
+          "Exit status: 0 valid, 1 invalid, 2 bad usage or unreadable input.\n\n"
+          "WORKLOAD          a native workload (.wl), an HLO text dump (.hlo), a buffer CSV\n"
+          "                  (.csv) or a model-zoo spec (.spec); or, when no file has that\n"
+          "                  name, a catalogue entry's name ('mallocbench list')\n"
+          "ASSIGNMENT.csv    rows 'buffer,offset' (offset in bytes or 'slow'); unlisted = slow\n"
+          "--capacity BYTES  fast-memory bytes instead of the profile's, e.g. a catalogue entry's\n"
+          "                  capacity or a generated packing's --height (units B, KiB, MiB, GiB,\n"
+          "                  KB, MB, GB)\n");
+  mb_workload_arg_usage(out);
 }
 
 /* The validator's message about an invalid assignment, led by the CSV line of the row at fault
@@ -67,34 +65,25 @@ int mb_cmd_check(int argc, char **argv) {
     usage(stdout);
     return 0;
   }
-  const char *paths[2] = {NULL, NULL}, *hw_name = NULL; /* NULL: tpu-v4i or an entry's own */
+  const char *paths[2] = {NULL, NULL};
+  mb_workload_arg wa = {0};
   int n_paths = 0;
   int64_t capacity = 0; /* 0: the profile's */
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--hardware") || !strcmp(argv[i], "--capacity")) {
-      if (i + 1 >= argc) {
-        mb_diag(stderr, "mallocbench check: %s needs a value", argv[i]);
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (a[0] != '-' || !a[1]) {
+      if (n_paths == 2) {
+        mb_diag(stderr, "mallocbench check: unexpected argument '%s'", a);
         return 2;
       }
-      if (!strcmp(argv[i], "--hardware")) {
-        hw_name = argv[++i];
-      } else if (!mb_parse_bytes(argv[i + 1], 1, INT64_MAX, &capacity)) {
-        mb_diag(stderr,
-                "mallocbench check: --capacity '%s': expected a positive number of bytes, "
-                "e.g. 1048576 or 4MiB",
-                argv[i + 1]);
-        return 2;
-      } else {
-        i++;
-      }
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return mb_unknown_option("check", argv[i]);
-    } else if (n_paths == 2) {
-      mb_diag(stderr, "mallocbench check: unexpected argument '%s'", argv[i]);
-      return 2;
-    } else {
-      paths[n_paths++] = argv[i];
+      paths[n_paths++] = a;
+      continue;
     }
+    int read = mb_option_workload_arg("check", a, v, &wa);
+    if (read < 0) return 2;
+    if (!read && strcmp(a, "--capacity")) return mb_unknown_option("check", a);
+    if (!read && !mb_option_bytes("check", a, v, 1, INT64_MAX, &capacity)) return 2;
+    i++; /* the value */
   }
   if (n_paths != 2) {
     usage(stderr);
@@ -102,8 +91,7 @@ int mb_cmd_check(int argc, char **argv) {
   }
   mb_error err;
   mb_hardware hw;
-  mb_workload *w =
-      mb_cli_workload(paths[0], hw_name ? hw_name : "tpu-v4i", hw_name != NULL, &hw, NULL, &err);
+  mb_workload *w = mb_cli_workload(paths[0], &wa, &hw, NULL, &err);
   if (!w) {
     mb_diag(stderr, "mallocbench check: %s", err.message);
     return 2;

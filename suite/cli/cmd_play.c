@@ -31,20 +31,18 @@ static void usage(FILE *out) {
           "mallocbench's cost model (the ground truth of the suite), not measured.\n\n"
           "WORKLOAD: native workload file, .hlo (XLA HLO text), .csv (MiniMalloc buffers) or\n"
           ".spec (a model-zoo spec); or, when no file has that name, a catalogue entry's name.\n\n"
-          "Options:\n"
-          "  --hardware H    profile name or path (default tpu-v4i; for a catalogue entry its\n"
-          "                  own; an entry keeps its fast-memory size either way, as run\n"
-          "                  --hardware does)\n"
-          "  --capacity C    fast-memory bytes, units B KiB MiB GiB KB MB GB (default: the\n"
+          "--capacity C      fast-memory bytes, units B KiB MiB GiB KB MB GB (default: the\n"
           "                  profile's, or the number in a MiniMalloc name like A.1048576.csv)\n"
-          "  --policy P      random | heuristic | slow (default heuristic)\n"
-          "  --episodes N    episodes to play (default 1)\n"
-          "  --seed S        seed of the random policy (default 0; episode i uses stream i)\n"
-          "  --order O       buffer order: heuristic | start | size (default heuristic)\n"
-          "  --actions A     actions per decision: A-1 candidate offsets + slow (default 16)\n"
-          "  --out FILE      write the best episode's assignment as CSV\n"
-          "  -q, --quiet     print the summary only\n"
-          "With --policy heuristic the heuristic solver's time is printed beside; in the\n"
+          "--policy P        random | heuristic | slow (default heuristic)\n"
+          "--episodes N      episodes to play (default 1)\n"
+          "--seed S          seed of the random policy (default 0; episode i uses stream i)\n"
+          "--order O         buffer order: heuristic | start | size (default heuristic)\n"
+          "--actions A       actions per decision: A-1 candidate offsets + slow (default 16)\n"
+          "--out FILE        write the best episode's assignment as CSV\n"
+          "-q, --quiet       print the summary only\n");
+  mb_workload_arg_usage(out);
+  fprintf(out,
+          "\nWith --policy heuristic the heuristic solver's time is printed beside; in the\n"
           "heuristic order the two must be identical.\n"
           "Exit status: 0 ok, 1 invalid assignment or heuristic mismatch, 2 bad usage/input.\n");
 }
@@ -128,8 +126,8 @@ static bool compare_with_heuristic_solver(const mb_workload *w, const mb_hardwar
 /* The command line, parsed. */
 typedef struct play_options {
   const char *path, *out_path;
-  const char *hw_name; /* NULL: tpu-v4i, or a catalogue entry's own */
-  int64_t capacity;    /* -1: the profile's (or a MiniMalloc name's) */
+  mb_workload_arg workload; /* --hardware, --catalogue, --data */
+  int64_t capacity;         /* -1: the profile's (or a MiniMalloc name's) */
   int64_t episodes, seed;
   policy pol;
   mb_game_config cfg;
@@ -156,8 +154,10 @@ static int parse_options(int argc, char **argv, play_options *o) {
       continue;
     }
     const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* every option but -q takes a value */
-    if (!strcmp(arg, "--hardware")) {
-      if (!mb_option_text("play", arg, v, &o->hw_name)) return 2;
+    int read = mb_option_workload_arg("play", arg, v, &o->workload);
+    if (read < 0) return 2;
+    if (read > 0) {
+      /* read */
     } else if (!strcmp(arg, "--capacity")) {
       if (!mb_option_bytes("play", arg, v, 0, INT64_MAX, &o->capacity)) return 2;
     } else if (!strcmp(arg, "--policy")) {
@@ -206,8 +206,7 @@ int mb_cmd_play(int argc, char **argv) {
 
   mb_error err;
   mb_hardware hw;
-  mb_workload *w = mb_cli_workload(o.path, o.hw_name ? o.hw_name : "tpu-v4i", o.hw_name != NULL,
-                                   &hw, NULL, &err);
+  mb_workload *w = mb_cli_workload(o.path, &o.workload, &hw, NULL, &err);
   if (!w) {
     mb_diag(stderr, "mallocbench play: %s", err.message);
     return 2;

@@ -1,8 +1,8 @@
-/* mallocbench show WORKLOAD [--hardware NAME]: a workload's statistics, and the simulated
- * all-slow time and standalone benefits on one hardware profile. WORKLOAD is a file or the
- * name of a catalogue entry (then on the entry's own hardware, or --hardware's, with the
- * entry's fast-memory size, as run has it).
- * mallocbench show AGENT.h5: a mallocMuZero agent checkpoint described (agent_describe.h). */
+/* mallocbench show WORKLOAD [--hardware NAME] [--catalogue FILE] [--data DIR]: a workload's
+ * statistics, and the simulated all-slow time and standalone benefits on one hardware profile.
+ * WORKLOAD is a file or the name of a catalogue entry (then on the entry's own hardware, or
+ * --hardware's, with the entry's fast-memory size, as run has it). mallocbench show AGENT.h5: a
+ * mallocMuZero agent checkpoint described (agent_describe.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,19 +21,18 @@
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: mallocbench show WORKLOAD [--hardware NAME]\n"
+          "usage: mallocbench show WORKLOAD [--hardware NAME] [--catalogue FILE] [--data DIR]\n"
           "       mallocbench show AGENT.h5\n\n"
           "Prints a workload's statistics: ops, buffers, pinned buffers, total bytes, peak live\n"
           "bytes and when, largest buffer, total FLOPs, the all-slow program time T_slow and the\n"
           "sum of standalone benefits (both simulated by mallocbench's roofline cost model), and\n"
           "how many buffers fit in fast memory.\n\n"
-          "WORKLOAD  a native workload file (.wl), an XLA HLO text dump (.hlo), a buffer CSV\n"
-          "          (.csv) or a model-zoo spec (.spec); or, when no such file exists, the\n"
-          "          name of an entry of datasets/catalogue.txt ('mallocbench list')\n"
-          "--hardware NAME  hardware profile name or path (default tpu-v4i; for a catalogue\n"
-          "          entry its own; an entry keeps its fast-memory size either way, as run\n"
-          "          --hardware does)\n\n"
-          "With a mallocMuZero agent checkpoint (the HDF5 file of 'mallocbench train'), prints\n"
+          "WORKLOAD          a native workload file (.wl), an XLA HLO text dump (.hlo), a\n"
+          "                  buffer CSV (.csv) or a model-zoo spec (.spec); or, when no such\n"
+          "                  file exists, the name of a catalogue entry ('mallocbench list')\n");
+  mb_workload_arg_usage(out);
+  fprintf(out,
+          "\nWith a mallocMuZero agent checkpoint (the HDF5 file of 'mallocbench train'), prints\n"
           "how it was trained (the command line, updates, episodes, wall time, seed, BLAS\n"
           "kernel, whether a resumable state lies beside it), its networks, the game it plays\n"
           "(actions, buffer order, observation layout) and its training curve in brief.\n");
@@ -106,16 +105,17 @@ int mb_cmd_show(int argc, char **argv) {
     usage(stdout);
     return 0;
   }
-  const char *path = NULL, *hw_name = "tpu-v4i";
-  bool hw_given = false;
+  const char *path = NULL;
+  mb_workload_arg wa = {0};
+  const char *option_given = NULL; /* the first of them, for the message on HDF5 files */
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--hardware")) {
-      if (++i >= argc) {
-        fprintf(stderr, "mallocbench show: --hardware needs a value\n");
-        return 2;
-      }
-      hw_name = argv[i];
-      hw_given = true;
+    int read = argv[i][0] == '-'
+                   ? mb_option_workload_arg("show", argv[i], i + 1 < argc ? argv[i + 1] : NULL, &wa)
+                   : 0;
+    if (read < 0) return 2;
+    if (read > 0) {
+      if (!option_given) option_given = argv[i];
+      i++;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return mb_unknown_option("show", argv[i]);
     } else if (path) {
@@ -130,9 +130,9 @@ int mb_cmd_show(int argc, char **argv) {
     return 2;
   }
   if (starts_like_hdf5(path)) {
-    if (hw_given) {
-      mb_diag(stderr, "mallocbench show: %s: --hardware applies to workloads, not to HDF5 files",
-              path);
+    if (option_given) {
+      mb_diag(stderr, "mallocbench show: %s: %s applies to workloads, not to HDF5 files", path,
+              option_given);
       return 2;
     }
     return show_hdf5(path);
@@ -140,7 +140,7 @@ int mb_cmd_show(int argc, char **argv) {
   mb_error err;
   mb_hardware hw;
   bool catalogue_name = false;
-  mb_workload *w = mb_cli_workload(path, hw_name, hw_given, &hw, &catalogue_name, &err);
+  mb_workload *w = mb_cli_workload(path, &wa, &hw, &catalogue_name, &err);
   if (!w) {
     mb_diag(stderr, "mallocbench show: %s", err.message);
     return 2;
@@ -179,7 +179,8 @@ int mb_cmd_show(int argc, char **argv) {
   mb_diag(stdout, "workload        %s", w->name);
   mb_diag(stdout, "source          %s", w->source);
   if (catalogue_name)
-    mb_diag(stdout, "file            entry '%s' of %s", path, mb_catalogue_default_path());
+    mb_diag(stdout, "file            entry '%s' of %s", path,
+            wa.catalogue ? wa.catalogue : mb_catalogue_default_path());
   else
     mb_diag(stdout, "file            %s", path);
   printf("sha256          %s (of the canonical text)\n", sha);

@@ -23,6 +23,7 @@ static void usage(FILE *out) {
   const mb_solver *s = mb_solver_list(&n);
   fprintf(out,
           "usage: mallocbench solve WORKLOAD --solver NAME [--hardware H] [--capacity C]\n"
+          "                         [--catalogue FILE] [--data DIR]\n"
           "                         [--seed S] [--budget SEC] [--bound-budget SEC]\n"
           "                         [--agent CHECKPOINT.h5] [--simulations N] [--c-scale X]\n"
           "                         [--leaf-rollout N] [--search gumbel|puct]\n"
@@ -38,10 +39,9 @@ static void usage(FILE *out) {
           "                  name, a catalogue entry's name ('mallocbench list')\n"
           "--solver NAME     one of:");
   for (int i = 0; i < n; i++) fprintf(out, " %s", s[i].name);
+  fputc('\n', out);
+  mb_workload_arg_usage(out);
   fprintf(out,
-          "\n--hardware H      hardware profile name or path (default tpu-v4i; for a catalogue\n"
-          "                  entry its own; an entry keeps its fast-memory size either way,\n"
-          "                  as run --hardware does, so that --seed replays a run's row)\n"
           "--capacity C      fast-memory bytes instead of the profile's (suffixes B, KiB, MiB,\n"
           "                  GiB, KB, MB, GB)\n"
           "--seed S          random seed (default 1; `run` numbers its seeds 0..N-1, so --seed 0\n"
@@ -81,8 +81,8 @@ static mb_time_ps time_of(const mb_workload *w, const mb_hardware *hw, const mb_
 /* The command line of one solve. */
 typedef struct solve_command {
   const char *path, *solver_name, *out_path;
-  const char *hw_name; /* NULL: tpu-v4i, or a catalogue entry's own */
-  int64_t capacity;    /* -1: the profile's */
+  mb_workload_arg workload; /* --hardware, --catalogue, --data */
+  int64_t capacity;         /* -1: the profile's */
   double bound_budget;
   mb_solver_options opt; /* seed, budget and the mallocMuZero settings */
 } solve_command;
@@ -107,10 +107,19 @@ static int parse_options(int argc, char **argv, solve_command *S) {
       S->path = a;
       continue;
     }
-    if (!strcmp(a, "--solver")) {
+    int read = mb_option_workload_arg("solve", a, v, &S->workload);
+    if (read < 0) return 2;
+    if (read > 0) {
+      /* read */
+    } else if (!strcmp(a, "--solver")) {
+      if (S->solver_name && v) {
+        mb_diag(stderr,
+                "mallocbench solve: --solver '%s' after --solver '%s': one solver at a time "
+                "(run --solvers A,B compares several)",
+                v, S->solver_name);
+        return 2;
+      }
       if (!mb_option_text("solve", a, v, &S->solver_name)) return 2;
-    } else if (!strcmp(a, "--hardware")) {
-      if (!mb_option_text("solve", a, v, &S->hw_name)) return 2;
     } else if (!strcmp(a, "--out")) {
       if (!mb_option_text("solve", a, v, &S->out_path)) return 2;
     } else if (!strcmp(a, "--agent")) {
@@ -277,8 +286,7 @@ int mb_cmd_solve(int argc, char **argv) {
   }
   mb_error err;
   mb_hardware hw;
-  mb_workload *w = mb_cli_workload(command.path, command.hw_name ? command.hw_name : "tpu-v4i",
-                                   command.hw_name != NULL, &hw, NULL, &err);
+  mb_workload *w = mb_cli_workload(command.path, &command.workload, &hw, NULL, &err);
   if (!w) {
     mb_diag(stderr, "mallocbench solve: %s", err.message);
     return 2;

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "error.h"
 #include "hardware.h"
@@ -65,7 +66,8 @@ bool mb_option_int(const char *command, const char *flag, const char *value, int
 bool mb_option_i32(const char *command, const char *flag, const char *value, int32_t lo, int32_t hi,
                    int32_t *out);
 /* A byte count in [min, max] (mb_parse_bytes: "1048576", "4MiB"); the error line says "expected
- * bytes, e.g. 1048576 or 4MiB". */
+ * bytes, e.g. 1048576 or 4MiB", with " > 0" after "bytes" for min 1 and " in MIN..MAX" for
+ * other bounds than 0 and INT64_MAX. */
 bool mb_option_bytes(const char *command, const char *flag, const char *value, int64_t min,
                      int64_t max, int64_t *out);
 bool mb_option_u64(const char *command, const char *flag, const char *value, uint64_t *out);
@@ -84,13 +86,31 @@ bool mb_option_search(const char *command, const char *flag, const char *value, 
  * returns 2, the exit status of bad usage. */
 int mb_unknown_option(const char *command, const char *arg);
 
+/* Where show, solve, check and play find their WORKLOAD argument and its hardware: the options
+ * --hardware, --catalogue and --data, as run and list take them. NULL fields: the defaults. */
+typedef struct mb_workload_arg {
+  const char *hw_name;   /* NULL: tpu-v4i, or a catalogue entry's own profile */
+  const char *catalogue; /* NULL: mb_catalogue_default_path() */
+  const char *data_dir;  /* NULL: mb_data_dir(NULL), i.e. MALLOCBENCH_DATA or ../shared/data */
+} mb_workload_arg;
+
+/* Reads FLAG's value into *wa when FLAG is --hardware, --catalogue or --data: 1 when it did,
+ * 0 when FLAG is none of them (wa untouched), -1 after an error line (the value is missing, or
+ * an empty path), with the conventions of mb_option_text and mb_option_path. */
+int mb_option_workload_arg(const char *command, const char *flag, const char *value,
+                           mb_workload_arg *wa);
+
+/* The help lines of those three options, 79 columns wide, the first column 18 wide. */
+void mb_workload_arg_usage(FILE *out);
+
 /* The WORKLOAD argument of show, solve, check and play, with the hardware it is played on
  * (suite/cli/workload_arg.c): a file in any format mb_workload_load_any reads, on the profile
- * `hw_name`; or, when no file has that name and it holds no '/', the entry of that name in the
- * default catalogue, materialised as `run` does, on the entry's own profile (`hw_name` when
- * `hw_given`) with the entry's fast-memory size, as `run --hardware` keeps it. *entry (may be
- * NULL) says which. NULL with err set, naming the argument or the profile. */
-mb_workload *mb_cli_workload(const char *arg, const char *hw_name, bool hw_given, mb_hardware *hw,
+ * wa->hw_name (default tpu-v4i); or, when no file has that name and it holds no '/', the entry
+ * of that name in wa->catalogue, materialised as `run` does (external data from wa->data_dir),
+ * on the entry's own profile (wa->hw_name when given) with the entry's fast-memory size, as
+ * `run --hardware` keeps it. *entry (may be NULL) says which. NULL with err set, naming the
+ * argument, the catalogue or the profile. */
+mb_workload *mb_cli_workload(const char *arg, const mb_workload_arg *wa, mb_hardware *hw,
                              bool *entry, mb_error *err);
 
 #endif

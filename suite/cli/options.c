@@ -32,8 +32,13 @@ bool mb_option_bytes(const char *command, const char *flag, const char *value, i
                      int64_t max, int64_t *out) {
   if (!value) return missing_value(command, flag);
   if (mb_parse_bytes(value, min, max, out)) return true;
-  mb_diag(stderr, "mallocbench %s: %s '%s': expected bytes, e.g. 1048576 or 4MiB", command, flag,
-          value);
+  char range[64] = "";
+  if (min == 1 && max == INT64_MAX)
+    snprintf(range, sizeof range, " > 0");
+  else if (min > 0 || max < INT64_MAX)
+    snprintf(range, sizeof range, " in %" PRId64 "..%" PRId64, min, max);
+  mb_diag(stderr, "mallocbench %s: %s '%s': expected bytes%s, e.g. 1048576 or 4MiB", command, flag,
+          value, range);
   return false;
 }
 

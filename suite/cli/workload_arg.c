@@ -8,28 +8,60 @@
 #include "paths.h"
 #include "workload_io.h"
 
-/* The default catalogue's entry `name` on its hardware: its own profile, or with hw_given the
+int mb_option_workload_arg(const char *command, const char *flag, const char *value,
+                           mb_workload_arg *wa) {
+  const char **field = !strcmp(flag, "--hardware")    ? &wa->hw_name
+                       : !strcmp(flag, "--catalogue") ? &wa->catalogue
+                       : !strcmp(flag, "--data")      ? &wa->data_dir
+                                                      : NULL;
+  if (!field) return 0;
+  bool ok = field == &wa->hw_name ? mb_option_text(command, flag, value, field)
+                                  : mb_option_path(command, flag, value, field);
+  return ok ? 1 : -1;
+}
+
+void mb_workload_arg_usage(FILE *out) {
+  fputs(
+      "--hardware H      hardware profile name or path (default tpu-v4i; for a catalogue\n"
+      "                  entry its own; an entry keeps its fast-memory size either way,\n"
+      "                  as run --hardware does)\n"
+      "--catalogue FILE  the catalogue whose entries WORKLOAD may name (default\n"
+      "                  datasets/catalogue.txt), as run's --catalogue\n"
+      "--data DIR        external data directory of those entries (default\n"
+      "                  MALLOCBENCH_DATA or ../shared/data), as run's --data\n",
+      out);
+}
+
+/* The entry `name` of wa's catalogue on its hardware: its own profile, or with wa->hw_name the
  * profile already in *hw, with the entry's fast-memory size either way (as `run --hardware`
- * keeps it: the catalogue sizes fast memory per workload). NULL with err set when there is no
- * such entry (err then says that no file has the name either) or it does not load. */
-static mb_workload *load_entry(const char *name, bool hw_given, mb_hardware *hw, mb_error *err) {
+ * keeps it: the catalogue sizes fast memory per workload). NULL with err set when the catalogue
+ * does not load (err then quotes its error), has no such entry (err then says that no file has
+ * the name either), or the entry does not load. */
+static mb_workload *load_entry(const char *name, const mb_workload_arg *wa, mb_hardware *hw,
+                               mb_error *err) {
+  const char *cat_path = wa->catalogue ? wa->catalogue : mb_catalogue_default_path();
   mb_error cat_err;
-  mb_catalogue *cat = mb_catalogue_load(mb_catalogue_default_path(), &cat_err);
+  mb_catalogue *cat = mb_catalogue_load(cat_path, &cat_err);
+  if (!cat) {
+    mb_fail(err, "%s: no such file, and the catalogue that could name it does not load: %s", name,
+            cat_err.message);
+    return NULL;
+  }
   const mb_catalogue_entry *e = NULL;
-  for (int32_t i = 0; cat && i < cat->n_entries && !e; i++)
+  for (int32_t i = 0; i < cat->n_entries && !e; i++)
     if (!strcmp(cat->entries[i].name, name)) e = &cat->entries[i];
   if (!e) {
     mb_catalogue_free(cat);
-    mb_fail(err, "%s: no such file, nor an entry of %s ('mallocbench list' lists them)", name,
-            mb_catalogue_default_path());
+    mb_fail(err, "%s: no such file, nor an entry of %s ('mallocbench list%s%s' lists them)", name,
+            cat_path, wa->catalogue ? " --catalogue " : "", wa->catalogue ? wa->catalogue : "");
     return NULL;
   }
   char cache[4096];
   bool missing = false;
   mb_workload *w = mb_catalogue_load_workload(
-      e, mb_data_dir(NULL), mb_path_join(cache, sizeof cache, mb_source_dir(), "results/cache"),
-      &missing, err);
-  if (w && hw_given) {
+      e, mb_data_dir(wa->data_dir),
+      mb_path_join(cache, sizeof cache, mb_source_dir(), "results/cache"), &missing, err);
+  if (w && wa->hw_name) {
     *hw = mb_hardware_with_capacity(hw, e->capacity);
   } else if (w && !mb_catalogue_hardware(e, hw, err)) {
     mb_workload_free(w);
@@ -39,10 +71,11 @@ static mb_workload *load_entry(const char *name, bool hw_given, mb_hardware *hw,
   return w;
 }
 
-mb_workload *mb_cli_workload(const char *arg, const char *hw_name, bool hw_given, mb_hardware *hw,
+mb_workload *mb_cli_workload(const char *arg, const mb_workload_arg *wa, mb_hardware *hw,
                              bool *entry, mb_error *err) {
   bool is_entry = !strchr(arg, '/') && access(arg, F_OK) != 0 && errno == ENOENT;
   if (entry) *entry = is_entry;
-  if ((hw_given || !is_entry) && !mb_hardware_find(hw_name, NULL, hw, err)) return NULL;
-  return is_entry ? load_entry(arg, hw_given, hw, err) : mb_workload_load_any(arg, err);
+  const char *hw_name = wa->hw_name ? wa->hw_name : "tpu-v4i";
+  if ((wa->hw_name || !is_entry) && !mb_hardware_find(hw_name, NULL, hw, err)) return NULL;
+  return is_entry ? load_entry(arg, wa, hw, err) : mb_workload_load_any(arg, err);
 }

@@ -94,9 +94,9 @@ expect 2 "--solution needs a value" "${G[@]}" --buffers 4 -o "$TMP/x.wl" --solut
 [ ! -e "$TMP/x.wl" ] || fail "a refused generate wrote its output"
 expect 2 "unknown generator 'pack'" "$MB" generate pack --buffers 4 -o "$TMP/x.wl"
 
-expect 2 "--capacity 'lots': expected a positive number of bytes" \
+expect 2 "--capacity 'lots': expected bytes > 0, e.g." \
   "$MB" check "$TMP/a.wl" "$TMP/a.csv" --capacity lots
-expect 2 "--capacity '0': expected a positive number of bytes" \
+expect 2 "--capacity '0': expected bytes > 0, e.g." \
   "$MB" check "$TMP/a.wl" "$TMP/a.csv" --capacity 0
 expect 2 "--capacity '-5': expected" "$MB" check "$TMP/a.wl" "$TMP/a.csv" --capacity -5
 expect 2 "--capacity needs a value" "$MB" check "$TMP/a.wl" "$TMP/a.csv" --capacity

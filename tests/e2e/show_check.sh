@@ -53,6 +53,42 @@ expect 0 "$MB" play alexnet_inf_b128-tpu -q --capacity 1MiB
 has "best return"
 expect 2 "$MB" solve no_such_entry --solver heuristic
 has "mallocbench solve: no_such_entry: no such file, nor an entry of"
+# --catalogue names another catalogue, as run's does: its entry, its capacity, its file named;
+# one that does not load is quoted (not taken for a missing entry); --data is where its data is
+printf 'name kind source args hardware capacity split tags\nmine model datasets/models/alexnet_inf_b128.spec - tpu-v4i 2097152 test own\n' \
+  >"$T/my_catalogue.txt"
+for cmd in show "solve --solver heuristic" "play -q" "check all-slow.csv"; do
+  # shellcheck disable=SC2086 # $cmd is a subcommand and its arguments
+  set -- $cmd
+  sub=$1
+  shift
+  expect 0 "$MB" "$sub" mine "$@" --catalogue "$T/my_catalogue.txt"
+  has "2097152 B"
+  expect 2 "$MB" "$sub" mine "$@" --catalogue "$T/my_catalogue.txt" --catalogue "$T/no_such.txt"
+  has "mallocbench $sub: mine: no such file, and the catalogue that could name it does not load: "
+  has "no_such.txt"
+  expect 2 "$MB" "$sub" mine "$@"
+  has "mallocbench $sub: mine: no such file, nor an entry of $ROOT/datasets/catalogue.txt"
+  expect 2 "$MB" "$sub" mine --catalogue ''
+  has "mallocbench $sub: --catalogue '': expected a file path"
+  expect 2 "$MB" "$sub" mine --data
+  has "mallocbench $sub: --data needs a value"
+done
+expect 0 "$MB" show mine --catalogue "$T/my_catalogue.txt"
+has "file            entry 'mine' of $T/my_catalogue.txt"
+expect 2 "$MB" show other --catalogue "$T/my_catalogue.txt"
+has "other: no such file, nor an entry of $T/my_catalogue.txt ('mallocbench list --catalogue $T/my_catalogue.txt' lists them)"
+printf 'name kind source args hardware capacity split tags\nreal hlo hlo/mlp_pt_xla.hlo - tpu-v4i 65536 test own\n' \
+  >"$T/hlo_catalogue.txt"
+expect 2 "$MB" show real --catalogue "$T/hlo_catalogue.txt" --data "$T/no_data"
+has "missing data file $T/no_data/hlo/mlp_pt_xla.hlo"
+if [ -f "$DATA/hlo/mlp_pt_xla.hlo" ]; then
+  expect 0 "$MB" show real --catalogue "$T/hlo_catalogue.txt" --data "$DATA"
+  has "fast memory 65536 B"
+fi
+# one solver at a time: a second --solver is refused, not silently taken instead of the first
+expect 2 "$MB" solve mine --solver heuristic --solver greedy --catalogue "$T/my_catalogue.txt"
+has "mallocbench solve: --solver 'greedy' after --solver 'heuristic': one solver at a time"
 cd "$here" || exit 1
 
 expect 0 "$MB" show "$S/mlp_tiny.wl"
