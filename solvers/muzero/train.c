@@ -258,6 +258,28 @@ typedef struct actor {
   mb_error err;
 } actor;
 
+/* The random streams of a run, each split from its seed (trainer.base) by a stream id that no
+ * other stream of the run uses, so that no two draw the same numbers. The ids of a fresh run
+ * are those agents have always been trained with (changing one changes every trained agent);
+ * the streams that only resumes use lie far above every episode count. */
+enum {
+  STREAM_INIT = 0x5eed,     /* the networks' initial weights */
+  STREAM_EVAL_SET = 0xe7a1, /* + i: synthetic evaluation workload i (i < 8) */
+  STREAM_LEARNER = 0x1ea4,  /* a fresh run's learner (minibatch sampling) */
+  STREAM_ACTOR = 0x10000,   /* + episode: the actor that plays that episode */
+};
+static const uint64_t STREAM_LEARNER_RESUMED = (uint64_t)1 << 40; /* + the step resumed at */
+static const uint64_t STREAM_NEW_MODEL = (uint64_t)1 << 41;       /* resume --new-model's init */
+
+/* The learner's stream of a run that starts at step `steps` (0: a fresh run). A resume from a
+ * training state restores the stream it had instead (bit for bit); from an agent alone it takes
+ * one of its own, which before 2026-12-01 was STREAM_LEARNER + steps and, from step 16457 on,
+ * could equal the initial weights' or an actor's stream. */
+static mb_rng learner_stream(const mb_rng *base, int64_t steps) {
+  return mb_rng_split(
+      base, steps == 0 ? (uint64_t)STREAM_LEARNER : STREAM_LEARNER_RESUMED + (uint64_t)steps);
+}
+
 /* One training run (mb_train). The actors' threads read cfg, wl, n_wl and synth_hw; everything
  * else belongs to the loop's thread. */
 typedef struct trainer {
@@ -632,13 +654,13 @@ static bool start_agent(trainer *T, const mb_agent *init, mb_error *err) {
     /* the old optimiser's slots point at the old model, and its step count would leave the
      * new model's moments without bias correction: a fresh one over all four networks */
     mb_adam_free(&res->opt);
-    mb_rng r = mb_rng_split(&T->base, 0x3ede1);
+    mb_rng r = mb_rng_split(&T->base, STREAM_NEW_MODEL);
     if (!mb_agent_new_model(&res->agent, cfg->agent.dyn_width, cfg->agent.dyn_blocks, &r, err)) {
       mb_train_result_free(res);
       return false;
     }
   } else {
-    mb_rng r = mb_rng_split(&T->base, 0x5eed);
+    mb_rng r = mb_rng_split(&T->base, STREAM_INIT);
     const mb_agent_config *ac = init ? &init->cfg : &cfg->agent;
     if (!mb_agent_create(&res->agent, ac, &r, err)) return false;
     if (init && !mb_agent_copy_weights(&res->agent, init, err)) {
@@ -677,7 +699,7 @@ static bool make_eval_set(trainer *T, mb_error *err) {
       T->eval_set[i] = T->wl[i];
       continue;
     }
-    mb_rng r = mb_rng_split(&T->base, 0xe7a1 + (uint64_t)i);
+    mb_rng r = mb_rng_split(&T->base, STREAM_EVAL_SET + (uint64_t)i);
     int32_t nb = cfg->synth_min + (cfg->synth_max - cfg->synth_min) * i / (n > 1 ? n - 1 : 1);
     T->eval_own[i] = synth_workload(&r, nb, false, &T->synth_hw, &T->eval_set[i].hw, err);
     if (!T->eval_own[i]) return false;
@@ -820,8 +842,7 @@ static bool start_counters(trainer *T, mb_error *err) {
   const mb_train_config *cfg = T->cfg;
   mb_train_result *res = T->res;
   T->last_log = mb_wall_seconds();
-  T->k = (mb_train_counters){.learner_rng =
-                                 mb_rng_split(&T->base, 0x1ea4 + (uint64_t)res->prog.steps)};
+  T->k = (mb_train_counters){.learner_rng = learner_stream(&T->base, res->prog.steps)};
   /* the learner target was copied from the weights above: at a state's step they are equal */
   if (cfg->resume_state && !mb_train_state_load(cfg->resume_state, &T->replay, &T->k, err))
     return false;
@@ -992,7 +1013,7 @@ static bool self_play_round(trainer *T, mb_error *err) {
     actor *a = &T->actors[i];
     ok = mb_agent_copy_weights(&a->ag, &res->agent, err);
     uint64_t round = (uint64_t)res->prog.episodes + (uint64_t)i;
-    a->rng = mb_rng_split(&T->base, 0x10000 + round);
+    a->rng = mb_rng_split(&T->base, STREAM_ACTOR + round);
     bool synth = cfg->synthetic && (T->n_wl == 0 || mb_rng_uniform(&a->rng) < cfg->synth_share);
     a->n_synth = 0;
     a->synth_packing = false;
