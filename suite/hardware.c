@@ -32,16 +32,27 @@ typedef struct {
   value_kind kind;
 } key_spec;
 
-static const key_spec KEYS[] = {
-    {"name", VALUE_NAME},
-    {"capacity", VALUE_SIZE},
-    {"alignment", VALUE_SIZE},
-    {"slow_bandwidth", VALUE_BANDWIDTH},
-    {"fast_bandwidth", VALUE_BANDWIDTH},
-    {"peak_flops", VALUE_FLOPS},
-    {"op_overhead", VALUE_TIME},
+/* The keys of a profile, in the order of KEYS[] (a key's index is its entry there). */
+typedef enum {
+  KEY_NAME,
+  KEY_CAPACITY,
+  KEY_ALIGNMENT,
+  KEY_SLOW_BANDWIDTH,
+  KEY_FAST_BANDWIDTH,
+  KEY_PEAK_FLOPS,
+  KEY_OP_OVERHEAD,
+  N_KEYS
+} key_id;
+
+static const key_spec KEYS[N_KEYS] = {
+    [KEY_NAME] = {"name", VALUE_NAME},
+    [KEY_CAPACITY] = {"capacity", VALUE_SIZE},
+    [KEY_ALIGNMENT] = {"alignment", VALUE_SIZE},
+    [KEY_SLOW_BANDWIDTH] = {"slow_bandwidth", VALUE_BANDWIDTH},
+    [KEY_FAST_BANDWIDTH] = {"fast_bandwidth", VALUE_BANDWIDTH},
+    [KEY_PEAK_FLOPS] = {"peak_flops", VALUE_FLOPS},
+    [KEY_OP_OVERHEAD] = {"op_overhead", VALUE_TIME},
 };
-enum { N_KEYS = sizeof KEYS / sizeof KEYS[0] };
 
 static const unit_scale *units_for(value_kind kind) {
   switch (kind) {
@@ -67,29 +78,29 @@ static void unit_list(const unit_scale *units, char *out, size_t n) {
 }
 
 /* Stores one parsed value into the profile. */
-static bool set_value(mb_hardware *hw, int key, double v) {
+static bool set_value(mb_hardware *hw, key_id key, double v) {
   switch (key) {
-    case 1:
+    case KEY_CAPACITY:
       if (v > 9e18) return false;
       hw->capacity = (int64_t)llround(v);
       return true;
-    case 2:
+    case KEY_ALIGNMENT:
       if (v > 9e18) return false;
       hw->alignment = (int64_t)llround(v);
       return true;
-    case 3:
+    case KEY_SLOW_BANDWIDTH:
       hw->slow_bandwidth = v;
       return true;
-    case 4:
+    case KEY_FAST_BANDWIDTH:
       hw->fast_bandwidth = v;
       return true;
-    case 5:
+    case KEY_PEAK_FLOPS:
       hw->peak_flops = v;
       return true;
-    case 6:
+    case KEY_OP_OVERHEAD:
       hw->op_overhead_s = v;
       return true;
-    default:
+    default: /* KEY_NAME is text, set by the parser */
       return false;
   }
 }
@@ -133,7 +144,7 @@ bool mb_hardware_parse(const char *text, const char *path, mb_hardware *out, mb_
       key[klen] = '\0';
       memcpy(value, p + ov[4], vlen);
       value[vlen] = '\0';
-      int k = 0;
+      key_id k = 0;
       while (k < N_KEYS && strcmp(KEYS[k].key, key)) k++;
       if (k == N_KEYS) {
         ok = mb_fail(err, "%s:%d: unknown key '%s'", path, lineno, key);
@@ -197,20 +208,20 @@ bool mb_hardware_parse(const char *text, const char *path, mb_hardware *out, mb_
     }
     p = next;
   }
-  for (int k = 0; ok && k < N_KEYS; k++)
+  for (key_id k = 0; ok && k < N_KEYS; k++)
     if (!seen_line[k]) ok = mb_fail(err, "%s: missing key '%s'", path, KEYS[k].key);
   if (ok) {
     /* every numeric key must be positive; alignment must be at least one byte */
     if (out->capacity <= 0)
-      ok = mb_fail(err, "%s:%d: capacity must be > 0", path, seen_line[1]);
+      ok = mb_fail(err, "%s:%d: capacity must be > 0", path, seen_line[KEY_CAPACITY]);
     else if (out->alignment < 1)
-      ok = mb_fail(err, "%s:%d: alignment must be >= 1 B", path, seen_line[2]);
+      ok = mb_fail(err, "%s:%d: alignment must be >= 1 B", path, seen_line[KEY_ALIGNMENT]);
     else if (out->slow_bandwidth <= 0)
-      ok = mb_fail(err, "%s:%d: slow_bandwidth must be > 0", path, seen_line[3]);
+      ok = mb_fail(err, "%s:%d: slow_bandwidth must be > 0", path, seen_line[KEY_SLOW_BANDWIDTH]);
     else if (out->fast_bandwidth <= 0)
-      ok = mb_fail(err, "%s:%d: fast_bandwidth must be > 0", path, seen_line[4]);
+      ok = mb_fail(err, "%s:%d: fast_bandwidth must be > 0", path, seen_line[KEY_FAST_BANDWIDTH]);
     else if (out->peak_flops <= 0)
-      ok = mb_fail(err, "%s:%d: peak_flops must be > 0", path, seen_line[5]);
+      ok = mb_fail(err, "%s:%d: peak_flops must be > 0", path, seen_line[KEY_PEAK_FLOPS]);
   }
   pcre2_match_data_free(md);
   pcre2_match_data_free(vmd);
@@ -226,8 +237,6 @@ bool mb_hardware_load(const char *path, mb_hardware *out, mb_error *err) {
   free(text);
   return ok;
 }
-
-const char *mb_hardware_default_dir(void) { return MB_SOURCE_DIR "/datasets/hardware"; }
 
 bool mb_hardware_find(const char *name_or_path, const char *dir, mb_hardware *out, mb_error *err) {
   size_t n = strlen(name_or_path);

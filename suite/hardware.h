@@ -37,11 +37,9 @@ typedef struct mb_hardware {
 bool mb_hardware_load(const char *path, mb_hardware *out, mb_error *err);
 /* Parses profile text; `path` is used in messages only. */
 bool mb_hardware_parse(const char *text, const char *path, mb_hardware *out, mb_error *err);
-/* Finds a profile by name (datasets/hardware/NAME.txt under the source tree or `dir` when
- * not NULL) or by path (when `name_or_path` contains a '/' or ends in .txt). */
+/* Finds a profile by name (datasets/hardware/NAME.txt under mb_source_dir(), or under `dir`
+ * when not NULL) or by path (when `name_or_path` contains a '/' or ends in .txt). */
 bool mb_hardware_find(const char *name_or_path, const char *dir, mb_hardware *out, mb_error *err);
-/* The directory of the built-in profiles (MB_SOURCE_DIR/datasets/hardware). */
-const char *mb_hardware_default_dir(void);
 /* A copy of `hw` with another capacity (the catalogue sizes fast memory per workload). */
 mb_hardware mb_hardware_with_capacity(const mb_hardware *hw, int64_t capacity);
 

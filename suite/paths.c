@@ -19,6 +19,10 @@ const char *mb_source_dir(void) {
   return MB_SOURCE_DIR;
 }
 
+char *mb_cache_dir(char *out, size_t n) {
+  return mb_path_join(out, n, mb_source_dir(), "results/cache");
+}
+
 bool mb_path_check_replaceable(const char *path, mb_error *err) {
   struct stat st;
   if (stat(path, &st) != 0) return true; /* absent (or unreachable: the write will say why) */

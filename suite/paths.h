@@ -13,6 +13,9 @@ const char *mb_data_dir(const char *flag);
 /* The source tree's root (where datasets/, plots/, paper/ live): MALLOCBENCH_HOME when set,
  * else the directory the binary was configured from. */
 const char *mb_source_dir(void);
+/* The cache of generated and imported workloads, results/cache under mb_source_dir(), into out
+ * (size n); returns out, or NULL when it does not fit. */
+char *mb_cache_dir(char *out, size_t n);
 /* Joins a and b with one '/' into out (size n); returns out, or NULL when it does not fit. */
 char *mb_path_join(char *out, size_t n, const char *a, const char *b);
 /* Creates a directory and its parents (like mkdir -p); 0 on success, -1 with errno set. */

@@ -152,11 +152,12 @@ bool mb_train_set_load(const char *catalogue, const char *data_dir, const char *
     return false;
   }
   char cache[4096];
-  mb_path_join(cache, sizeof cache, mb_source_dir(), "results/cache");
   out->tw = calloc((size_t)c->n_entries + 1, sizeof *out->tw);
   out->w = calloc((size_t)c->n_entries + 1, sizeof *out->w);
   bool ok = out->tw && out->w;
   if (!ok) mb_fail(err, "catalogue workloads: out of memory");
+  if (ok && !mb_cache_dir(cache, sizeof cache))
+    ok = mb_fail(err, "%s/results/cache: path too long", mb_source_dir());
   for (int32_t i = 0; ok && i < c->n_entries; i++) {
     const mb_catalogue_entry *e = &c->entries[i];
     if (split && strcmp(e->split, split)) continue;

@@ -237,7 +237,11 @@ static int quality(const bench_opts *bo) {
     }
     quality_header(width);
     char cache[4096];
-    mb_path_join(cache, sizeof cache, mb_source_dir(), "results/cache");
+    if (!mb_cache_dir(cache, sizeof cache)) {
+      mb_diag(stderr, "bench solvers: %s/results/cache: path too long", mb_source_dir());
+      mb_catalogue_free(cat);
+      return 2;
+    }
     for (int32_t i = 0; i < cat->n_entries; i++) {
       const mb_catalogue_entry *e = &cat->entries[i];
       bool missing = false;

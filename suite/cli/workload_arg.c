@@ -58,9 +58,11 @@ static mb_workload *load_entry(const char *name, const mb_workload_arg *wa, mb_h
   }
   char cache[4096];
   bool missing = false;
-  mb_workload *w = mb_catalogue_load_workload(
-      e, mb_data_dir(wa->data_dir),
-      mb_path_join(cache, sizeof cache, mb_source_dir(), "results/cache"), &missing, err);
+  mb_workload *w = NULL;
+  if (!mb_cache_dir(cache, sizeof cache))
+    mb_fail(err, "%s/results/cache: path too long", mb_source_dir());
+  else
+    w = mb_catalogue_load_workload(e, mb_data_dir(wa->data_dir), cache, &missing, err);
   if (w && wa->hw_name) {
     *hw = mb_hardware_with_capacity(hw, e->capacity);
   } else if (w && !mb_catalogue_hardware(e, hw, err)) {
