@@ -11,7 +11,7 @@
  * The agent is --agent's checkpoint or a fresh one of the default size. Wall-clock numbers on a
  * shared machine; OpenBLAS runs single-threaded (as in training). --returns compares returns by
  * simulation count; --model-error, --unroll-error and --search-regret measure why search does or
- * does not help (muzero_diagnostics.h). */
+ * does not help (solvers/muzero/diagnostics.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +21,10 @@
 #include "catalogue.h"
 #include "clock.h"
 #include "commands.h"
+#include "diagnostics.h"
 #include "error.h"
 #include "game.h"
 #include "hardware.h"
-#include "muzero_diagnostics.h"
 #include "paths.h"
 #include "player.h"
 #include "random_workload.h"
@@ -640,19 +640,25 @@ static int evaluate(const bench_options *O, mb_agent *ag) {
   by_model[1].leaf_rollout = O->leaf_rollout >= 0 ? O->leaf_rollout
                              : O->oracle_parts    ? 0
                                                   : MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT;
+  bool probed = true; /* false: a probe failed, err says why */
   if (rc == 0 && O->model_error)
-    rc = mb_diag_model_error(ag, set.tw, set.n, O->model_error, what);
+    probed = mb_muzero_probe_model_error(ag, set.tw, set.n, O->model_error, what, stdout, &err);
   else if (rc == 0 && O->unroll_error)
-    rc = mb_diag_unroll_error(ag, set.tw, set.n, O->unroll_error, what);
+    probed = mb_muzero_probe_unroll_error(ag, set.tw, set.n, O->unroll_error, what, stdout, &err);
   else if (rc == 0 && O->next_window)
-    rc = mb_diag_next_window(ag, set.tw, set.n, O->next_window, what);
+    probed = mb_muzero_probe_next_window(ag, set.tw, set.n, O->next_window, what, stdout, &err);
   else if (rc == 0 && O->search_regret) {
     /* --returns takes its budgets from its list */
     by_model[0].simulations = by_model[1].simulations = O->sims;
-    rc = mb_diag_search_regret(ag, set.tw, set.n, O->search_regret, by_model, what);
+    probed = mb_muzero_probe_search_regret(ag, set.tw, set.n, O->search_regret, by_model, what,
+                                           stdout, &err);
   } else if (rc == 0)
     rc = returns_table(ag, O->returns, by_model, O->oracle_parts, O->oracle_weight, set.tw, set.n,
                        what);
+  if (!probed) {
+    mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
+    rc = 1;
+  }
   mb_train_set_free(&set);
   return rc;
 }
