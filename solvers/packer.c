@@ -82,6 +82,8 @@ static bool check_items(const mb_pack_item *items, int32_t n, mb_error *err) {
   for (int32_t i = 0; i < n; i++) {
     if (items[i].size <= 0)
       return mb_fail(err, "pack: item %d: size %lld <= 0", i, (long long)items[i].size);
+    if (items[i].size > MB_PACK_MAX_BYTES)
+      return mb_fail(err, "pack: item %d: size %lld > 2^61 bytes", i, (long long)items[i].size);
     if (items[i].end < items[i].start)
       return mb_fail(err, "pack: item %d: end %d < start %d", i, items[i].end, items[i].start);
   }
@@ -547,6 +549,8 @@ bool mb_pack(const mb_pack_item *items, int32_t n, const mb_pack_options *opt, i
     return mb_fail(err, "pack: alignment %lld < 1", (long long)opt->alignment);
   if (n < 0) return mb_fail(err, "pack: item count %d < 0", n);
   if (!check_items(items, n, err)) return false;
+  if (opt->capacity > MB_PACK_MAX_BYTES)
+    return mb_fail(err, "pack: capacity %lld > 2^61 bytes", (long long)opt->capacity);
   if (n == 0) {
     res->status = MB_PACK_SOLVED;
     return true;
@@ -555,7 +559,9 @@ bool mb_pack(const mb_pack_item *items, int32_t n, const mb_pack_options *opt, i
   if (!packer_init(&p, items, n, offsets))
     return mb_fail(err, "pack: out of memory for %d items", n);
   p.cap = opt->capacity;
-  p.align = opt->alignment;
+  /* an alignment above the capacity allows offset 0 only, as capacity + 1 does; the search's
+   * sums (offset + size, aligned up) then stay far inside int64 */
+  p.align = opt->alignment <= p.cap ? opt->alignment : p.cap + 1;
   p.max_nodes = opt->max_nodes;
   p.deadline = opt->budget_seconds > 0 ? t0 + opt->budget_seconds : 0;
   /* Quick infeasibility: a section whose live bytes already exceed the capacity. */
@@ -640,15 +646,18 @@ bool mb_pack_best_fit(const mb_pack_item *items, int32_t n, int64_t capacity, in
   for (int32_t i = 0; i < n; i++) {
     order[i] = (bf_key){items[i].size, items[i].end - items[i].start, i};
     if (items[i].end + 1 > horizon) horizon = items[i].end + 1;
-    total += items[i].size;
+    total = items[i].size <= INT64_MAX - total ? total + items[i].size : INT64_MAX;
   }
   qsort(order, (size_t)n, sizeof *order, cmp_bf);
   int64_t h;
   int32_t lo;
-  /* Unbounded: every item fits below the sum of all sizes plus alignment slack. */
-  bool ok = best_fit_run(items, order, n, horizon, capacity, alignment, offsets, left_out, &h) &&
-            best_fit_run(items, order, n, horizon, total + (int64_t)n * alignment, alignment, NULL,
-                         &lo, unbounded_height);
+  /* Unbounded: every item fits below the sum of all sizes plus alignment slack (INT64_MAX when
+   * that does not fit in 64 bits: an alignment near it leaves room for one item only anyway) */
+  int64_t slack = alignment <= (INT64_MAX - total) / (n > 0 ? n : 1) ? (int64_t)n * alignment
+                                                                     : INT64_MAX - total;
+  bool ok =
+      best_fit_run(items, order, n, horizon, capacity, alignment, offsets, left_out, &h) &&
+      best_fit_run(items, order, n, horizon, total + slack, alignment, NULL, &lo, unbounded_height);
   free(order);
   if (!ok) return mb_fail(err, "pack: out of memory for %d items", n);
   return true;

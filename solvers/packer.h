@@ -37,6 +37,10 @@ typedef enum mb_pack_status {
   MB_PACK_BUDGET = 2,     /* neither within the budget */
 } mb_pack_status;
 
+/* The largest capacity and item size the packers take (2 EiB): offsets plus sizes plus an
+ * alignment then fit in int64 without overflow. */
+#define MB_PACK_MAX_BYTES (INT64_C(1) << 61)
+
 typedef struct mb_pack_options {
   int64_t capacity;
   int64_t alignment;     /* >= 1; every offset is a multiple of it */

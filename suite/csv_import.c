@@ -252,6 +252,7 @@ static bool read_lines(csv_reader *r, const char *text, size_t len, mb_error *er
 
 mb_workload *mb_csv_import_text(const char *text, size_t len, const char *path, mb_error *err) {
   if (!path) path = "<csv>";
+  if (!mb_text_check_no_nul(text, len, path, err)) return NULL;
   char wname[MB_NAME_MAX], source[512];
   name_from_path(path, wname, sizeof wname);
   snprintf(source, sizeof source, "MiniMalloc buffer CSV %s", path);

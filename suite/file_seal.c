@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "paths.h"
 #include "sha256.h"
 
 #define MAGIC "mallocbench-seal 1\n"
@@ -77,14 +78,20 @@ static bool damaged(mb_error *err, const char *path, const char *why) {
 bool mb_seal_check(const char *path, mb_seal_state *state, char *kind, mb_error *err) {
   *state = MB_SEAL_NONE;
   if (kind) kind[0] = '\0';
-  int fd = open(path, O_RDONLY);
+  /* O_NONBLOCK: a FIFO would block the open until a writer came */
+  int fd = open(path, O_RDONLY | O_NONBLOCK);
   if (fd < 0) return mb_fail(err, "%s: cannot open: %s", path, strerror(errno));
   struct stat st;
   char block[MB_SEAL_BLOCK + 1];
   bool ok = fstat(fd, &st) == 0;
-  /* only a regular file long enough has a block (a directory or a device is left to the
-   * caller's own checks) */
-  bool has = ok && S_ISREG(st.st_mode) && st.st_size >= MB_SEAL_BLOCK;
+  /* a results file or an agent is a regular file: HDF5 would block on a FIFO or fail on a
+   * directory with a message that does not say why */
+  if (ok && !S_ISREG(st.st_mode)) {
+    close(fd);
+    return mb_fail(err, "%s: cannot open: not a regular file (%s)", path, mb_file_kind(st.st_mode));
+  }
+  /* only a file long enough has a block */
+  bool has = ok && st.st_size >= MB_SEAL_BLOCK;
   if (has && !read_at(fd, block, MB_SEAL_BLOCK, 0)) ok = false;
   if (!ok || !has || strncmp(block, MAGIC_STEM, strlen(MAGIC_STEM))) {
     int e = errno;
@@ -137,7 +144,7 @@ bool mb_seal_check(const char *path, mb_seal_state *state, char *kind, mb_error 
 
 bool mb_seal_has_block(const char *path) {
   char head[sizeof MAGIC_STEM - 1];
-  int fd = open(path, O_RDONLY);
+  int fd = open(path, O_RDONLY | O_NONBLOCK);
   bool has = fd >= 0 && read_at(fd, head, sizeof head, 0) && !memcmp(head, MAGIC_STEM, sizeof head);
   if (fd >= 0) close(fd);
   return has;
@@ -145,7 +152,7 @@ bool mb_seal_has_block(const char *path) {
 
 bool mb_seal_says_sealed(const char *path) {
   char block[CHECK_AT + 1], state[16];
-  int fd = open(path, O_RDONLY);
+  int fd = open(path, O_RDONLY | O_NONBLOCK);
   bool read = fd >= 0 && read_at(fd, block, CHECK_AT, 0);
   if (fd >= 0) close(fd);
   block[read ? CHECK_AT : 0] = '\0';

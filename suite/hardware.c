@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "paths.h"
 
@@ -231,9 +232,10 @@ bool mb_hardware_parse(const char *text, const char *path, mb_hardware *out, mb_
 }
 
 bool mb_hardware_load(const char *path, mb_hardware *out, mb_error *err) {
-  char *text = mb_read_file(path, NULL);
+  size_t len = 0;
+  char *text = mb_read_file(path, &len);
   if (!text) return mb_fail(err, "%s: cannot read hardware profile: %s", path, strerror(errno));
-  bool ok = mb_hardware_parse(text, path, out, err);
+  bool ok = mb_text_check_no_nul(text, len, path, err) && mb_hardware_parse(text, path, out, err);
   free(text);
   return ok;
 }
@@ -251,10 +253,8 @@ bool mb_hardware_find(const char *name_or_path, const char *dir, mb_hardware *ou
   }
   if (snprintf(path, sizeof path, "%s/%s.txt", dir, name_or_path) >= (int)sizeof path)
     return mb_fail(err, "hardware profile '%s': path too long", name_or_path);
-  FILE *f = fopen(path, "r");
-  if (!f)
+  if (access(path, F_OK) != 0)
     return mb_fail(err, "hardware profile '%s' not found (looked for %s)", name_or_path, path);
-  fclose(f);
   return mb_hardware_load(path, out, err);
 }
 

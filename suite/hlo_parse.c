@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "paths.h"
 
 #define MAX_TUPLE_DEPTH 64           /* nested tuple shapes; real dumps use 2-3 */
 #define MAX_TEXT ((size_t)1 << 30)   /* spans are int32 */
@@ -1105,6 +1106,7 @@ mb_hlo_module *mb_hlo_parse(const char *text, size_t len, const char *path, mb_e
     mb_fail(err, "%s: expected HLO text below 1 GiB, got %zu bytes", path, len);
     return NULL;
   }
+  if (!mb_text_check_no_nul(text, len, path, err)) return NULL;
   parser p = {.s = text, .n = (int32_t)len, .line = 1, .path = path, .err = err};
   p.m = calloc(1, sizeof *p.m);
   if (!p.m) {

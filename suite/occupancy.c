@@ -376,9 +376,11 @@ int32_t mb_occupancy_gaps(const mb_occupancy *o, int32_t start, int32_t end, mb_
 /* The aligned offset inside gap g where `size` bytes go, or -1 if they do not fit. */
 static int64_t fit_in_gap(const mb_gap *g, int64_t size, int64_t alignment) {
   int64_t a = alignment > 1 ? alignment : 1;
-  int64_t off = (g->offset + a - 1) / a * a;
-  if (off - g->offset > g->size || g->size - (off - g->offset) < size) return -1;
-  return off;
+  /* the padding up to the next multiple of a, computed without offset + a - 1, which overflows
+   * for an alignment near INT64_MAX */
+  int64_t rem = g->offset % a, pad = rem ? a - rem : 0;
+  if (pad > g->size || g->size - pad < size) return -1;
+  return g->offset + pad;
 }
 
 bool mb_occupancy_best_fit(const mb_occupancy *o, int32_t start, int32_t end, int64_t size,

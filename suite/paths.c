@@ -1,10 +1,12 @@
 #include "paths.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char *mb_data_dir(const char *flag) {
   if (flag && *flag) return flag;
@@ -23,16 +25,21 @@ char *mb_cache_dir(char *out, size_t n) {
   return mb_path_join(out, n, mb_source_dir(), "results/cache");
 }
 
+const char *mb_file_kind(mode_t mode) {
+  return S_ISREG(mode)    ? "a regular file"
+         : S_ISDIR(mode)  ? "a directory"
+         : S_ISCHR(mode)  ? "a character device"
+         : S_ISBLK(mode)  ? "a block device"
+         : S_ISFIFO(mode) ? "a FIFO"
+                          : "a socket or other special file";
+}
+
 bool mb_path_check_replaceable(const char *path, mb_error *err) {
   struct stat st;
   if (stat(path, &st) != 0) return true; /* absent (or unreachable: the write will say why) */
   if (S_ISREG(st.st_mode)) return true;
   return mb_fail(err, "%s: exists and is not a regular file (%s); refusing to replace it", path,
-                 S_ISDIR(st.st_mode)    ? "a directory"
-                 : S_ISCHR(st.st_mode)  ? "a character device"
-                 : S_ISBLK(st.st_mode)  ? "a block device"
-                 : S_ISFIFO(st.st_mode) ? "a FIFO"
-                                        : "a socket or other special file");
+                 mb_file_kind(st.st_mode));
 }
 
 char *mb_path_join(char *out, size_t n, const char *a, const char *b) {
@@ -63,8 +70,44 @@ int mb_mkdir_p(const char *path) {
   return 0;
 }
 
+bool mb_text_check_no_nul(const char *text, size_t len, const char *path, mb_error *err) {
+  const char *nul = memchr(text, '\0', len);
+  if (!nul) return true;
+  int line = 1;
+  for (const char *c = text; c < nul; c++) line += *c == '\n';
+  return mb_fail(err, "%s:%d: NUL byte: not a text file", path, line);
+}
+
+/* Opens path for reading without waiting on a FIFO that has no writer (a plain open blocks until
+ * one comes; a read then sees end of file at once), and refuses a directory with EISDIR, which a
+ * plain fopen opens and a read then fails on as EIO. */
+static FILE *open_for_reading(const char *path) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat st;
+  int flags = fcntl(fd, F_GETFL);
+  if (fstat(fd, &st) != 0 || flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return NULL;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    close(fd);
+    errno = EISDIR;
+    return NULL;
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    int e = errno;
+    close(fd);
+    errno = e;
+  }
+  return f;
+}
+
 char *mb_read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = open_for_reading(path);
   if (!f) return NULL;
   size_t cap = 1 << 16, n = 0;
   char *data = malloc(cap);

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "error.h"
 
@@ -20,12 +21,18 @@ char *mb_cache_dir(char *out, size_t n);
 char *mb_path_join(char *out, size_t n, const char *a, const char *b);
 /* Creates a directory and its parents (like mkdir -p); 0 on success, -1 with errno set. */
 int mb_mkdir_p(const char *path);
+/* What a file of this mode is, for messages: "a regular file", "a directory", "a FIFO", ... */
+const char *mb_file_kind(mode_t mode);
 /* Whether an output may be written to `path` by writing a temporary file and renaming it onto
  * `path`: true when nothing is there or it is a regular file (symbolic links followed); false,
  * with an error naming it, for a directory, device, FIFO or socket, which the rename would
  * silently replace (`-o /dev/null` would otherwise delete the device node). */
 bool mb_path_check_replaceable(const char *path, mb_error *err);
-/* Reads a whole file into a NUL-terminated malloc'd buffer; NULL (errno set) on failure. */
+/* False, with "PATH:LINE: NUL byte: not a text file", when text[0..len) holds a NUL byte: a
+ * parser that reads C strings would silently stop there. */
+bool mb_text_check_no_nul(const char *text, size_t len, const char *path, mb_error *err);
+/* Reads a whole file into a NUL-terminated malloc'd buffer; NULL (errno set) on failure: EISDIR
+ * for a directory. A FIFO without a writer reads as empty at once instead of blocking. */
 char *mb_read_file(const char *path, size_t *len);
 
 #endif

@@ -98,6 +98,10 @@ static void test_hand_made(void **state) {
   assert_int_equal(off, 30);
   assert_false(mb_occupancy_best_fit(o, 4, 6, 41, 1, &off));
   assert_false(mb_occupancy_lowest_fit(o, 4, 6, 41, 1, &off));
+  /* an alignment near INT64_MAX fits only at offset 0, which no gap here has (UBSan: the
+   * aligned offset was computed as offset + alignment - 1) */
+  assert_false(mb_occupancy_best_fit(o, 4, 6, 1, INT64_MAX, &off));
+  assert_false(mb_occupancy_lowest_fit(o, 4, 6, 1, INT64_MAX, &off));
 
   int32_t ids[4];
   /* Over [4,4], bytes [25,55): a (0..30) and b (50..60) collide; c is not live at 4. */

@@ -267,6 +267,42 @@ static void test_huge_areas(void **state) {
   assert_int_equal(r.status, MB_PACK_INFEASIBLE);
 }
 
+/* Alignments near INT64_MAX (pack --alignment takes any positive int64): the aligned offset and
+ * the unbounded run's height must not overflow (UBSan found both); only the first item fits. */
+static void test_huge_alignment(void **state) {
+  (void)state;
+  const int64_t alignments[] = {INT64_MAX, INT64_C(1) << 62, INT64_MAX / 2 + 1};
+  for (size_t k = 0; k < sizeof alignments / sizeof alignments[0]; k++) {
+    mb_pack_item it[2] = {{0, 3, 4}, {0, 3, 4}};
+    int64_t off[2] = {-7, -7}, height = -7;
+    int32_t left = -7;
+    mb_error err;
+    assert_true(mb_pack_best_fit(it, 2, 8, alignments[k], off, &left, &height, &err));
+    assert_int_equal(left, 1);
+    assert_true((off[0] == 0 && off[1] < 0) || (off[1] == 0 && off[0] < 0));
+    mb_pack_result r;
+    mb_pack_options o = {8, alignments[k], 0, 1000};
+    assert_true(mb_pack(it, 2, &o, off, &r, &err));
+    assert_int_equal(r.status, MB_PACK_INFEASIBLE);
+    o.capacity = 4; /* one item at offset 0 */
+    assert_true(mb_pack(it, 1, &o, off, &r, &err));
+    assert_int_equal(r.status, MB_PACK_SOLVED);
+    assert_int_equal(off[0], 0);
+  }
+  /* capacities and sizes beyond 2^61 bytes are refused, not overflowed */
+  mb_pack_item big = {0, 0, MB_PACK_MAX_BYTES + 1};
+  int64_t off[1];
+  mb_pack_result r;
+  mb_error err;
+  mb_pack_options o = {MB_PACK_MAX_BYTES, 1, 0, 1000};
+  assert_false(mb_pack(&big, 1, &o, off, &r, &err));
+  assert_string_equal(err.message, "pack: item 0: size 2305843009213693953 > 2^61 bytes");
+  o.capacity = INT64_MAX;
+  big.size = 1;
+  assert_false(mb_pack(&big, 1, &o, off, &r, &err));
+  assert_string_equal(err.message, "pack: capacity 9223372036854775807 > 2^61 bytes");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_example_12),
@@ -276,6 +312,7 @@ int main(void) {
       cmocka_unit_test(test_minimalloc_challenging),
       cmocka_unit_test(test_spread_schedule),
       cmocka_unit_test(test_huge_areas),
+      cmocka_unit_test(test_huge_alignment),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,10 +24,12 @@
  * model the solver searches: the learned one, or the real game for mallocmuzero-exact. The answer
  * is always the agent's own play: no other solver's assignment is used. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "clock.h"
@@ -127,16 +129,17 @@ static bool load_agent(const mb_solver_options *opt, mb_agent *ag, mb_agent_curv
       return mb_fail(err, "the default agent's path is too long (source tree %s)", mb_source_dir());
     agent_path = path;
   }
-  FILE *probe = fopen(agent_path, "rb");
-  if (!probe && errno == ENOENT)
+  /* O_NONBLOCK: a FIFO's open would wait for a writer (the load below refuses it) */
+  int probe = open(agent_path, O_RDONLY | O_NONBLOCK);
+  if (probe < 0 && errno == ENOENT)
     return mb_fail(err,
                    "agent checkpoint '%s' not found: pass --agent FILE, or train the default "
                    "agent with `scripts/pinned-blas.sh build/mallocbench train --synthetic "
                    "--split train --steps 42000 --jobs 1 --seed 0 --out %s` from the source "
                    "tree (about 13 minutes; see datasets/agents/README.md)",
                    agent_path, agent_path);
-  if (!probe) return mb_fail(err, "agent checkpoint '%s': %s", agent_path, strerror(errno));
-  fclose(probe);
+  if (probe < 0) return mb_fail(err, "agent checkpoint '%s': %s", agent_path, strerror(errno));
+  close(probe);
   /* HDF5 is built thread-safe here (H5_HAVE_THREADSAFE), so driver workers may load
    * concurrently */
   mb_agent_progress prog;
