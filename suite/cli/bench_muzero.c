@@ -1,7 +1,8 @@
-/* `mallocbench bench muzero`: mallocMuZero throughput on this machine.
+/* `mallocbench bench muzero`: how fast mallocMuZero runs on this machine and, with an agent,
+ * what its search gains and why.
  *
- * Measures, in one run and on the same synthetic workload (random_workload.h, TPU-v4-like
- * profile, catalogue capacity rule):
+ * Throughput (the default). Measures, in one run and on the same synthetic workload
+ * (random_workload.h, TPU-v4-like profile, catalogue capacity rule):
  *   - search simulations per second in the learned model (batch-1 network calls: dynamics,
  *     reward, prediction per simulation) and in the real game (mallocmuzero-exact: each
  *     simulation replays its path from the root snapshot, then representation + prediction);
@@ -9,10 +10,12 @@
  *   - training: learner updates per second (batch B, K-step unroll, AdamW) and self-play
  *     decisions per second, from a short synthetic training run (mb_train).
  * The agent is --agent's checkpoint or a fresh one of the default size. Wall-clock numbers on a
- * shared machine; OpenBLAS runs single-threaded (as in training). --returns compares returns by
- * simulation count; --model-error, --unroll-error and --search-regret measure why search does or
- * does not help (solvers/muzero/diagnostics.h). */
-#include <errno.h>
+ * shared machine; OpenBLAS runs single-threaded (as in training).
+ *
+ * With --agent: --returns LIST compares the returns the agent's search reaches at each
+ * simulation count (paired per workload); --model-error, --search-regret, --unroll-error and
+ * --next-window run the probes of why search does or does not help (solvers/muzero/
+ * diagnostics.h) and print their tables. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,7 @@
 #include "error.h"
 #include "game.h"
 #include "hardware.h"
+#include "option_values.h"
 #include "paths.h"
 #include "player.h"
 #include "random_workload.h"
@@ -32,6 +36,10 @@
 #include "stats.h"
 #include "tensor.h"
 #include "train.h"
+
+/* --returns LIST: at most MAX_BUDGETS simulation counts, comma-separated, each in
+ * 0..MAX_SIMULATIONS. */
+enum { MAX_BUDGETS = 16, MAX_SIMULATIONS = 4096 };
 
 static void usage(FILE *out) {
   fprintf(
@@ -61,25 +69,25 @@ static void usage(FILE *out) {
       "it); --jobs the self-play threads of the training measurement. Without --agent a\n"
       "fresh agent of the default size (latent 128, 1 residual block) is used.\n\n"
       "--returns LIST plays one episode per workload with the agent at each number of\n"
-      "simulations per decision (0: the raw policy network alone, no search), in the learned\n"
-      "model and in the exact game, and prints mean returns (simulated) beside random play,\n"
-      "the untrained network training starts from (seed 0) and the heuristic (best fit in\n"
-      "the agent's buffer order; the heuristic solver in the default order). Then, since the\n"
-      "same workloads are played at every budget, paired per-workload differences: each\n"
-      "budget against the first listed, each against the one before and the largest against\n"
-      "the smallest search budget, as mean +- standard error, workloads higher / level /\n"
-      "lower and a two-sided exact sign test (is a rise more than noise?). Workloads: the\n"
-      "catalogue's --split or --workloads (--catalogue FILE and --data DIR as for run), else\n"
-      "--episodes synthetic ones of 32..--buffers buffers from seed --seed (keep them apart\n"
-      "from training's streams). --search puct plays MuZero's pUCT instead of Gumbel MuZero\n"
-      "(the most visited move, no root noise; c_scale, --considered and --rescale are then\n"
-      "unused; --c-puct 1.25 is its c1, the weight of the prior against Q); --rescale\n"
-      "node|tree picks the Gumbel Q normalisation, --c-visit 50 --c-scale 1 the weight of Q\n"
-      "against the prior, --considered 16 the Gumbel root's m and --q-range the smallest\n"
-      "spread the per-node min-max divides by, --max-depth D stops the tree D steps below the\n"
-      "root (0: no limit), --leaf-rollout N values each new node by N raw-policy steps from\n"
-      "it plus the value network where they stop, in both columns (0: the value network\n"
-      "alone); the defaults are what the mallocmuzero solvers play with\n"
+      "simulations per decision (0: the raw policy network alone, no search; at most %d\n"
+      "numbers, each 0..%d), in the learned model and in the exact game, and prints mean\n"
+      "returns (simulated) beside random play, the untrained network training starts from\n"
+      "(seed 0) and the heuristic (best fit in the agent's buffer order; the heuristic solver\n"
+      "in the default order). Then, since the same workloads are played at every budget,\n"
+      "paired per-workload differences: each budget against the first listed, each against\n"
+      "the one before and the largest against the smallest search budget, as mean +- standard\n"
+      "error, workloads higher / level / lower and a two-sided exact sign test (is a rise\n"
+      "more than noise?). Workloads: the catalogue's --split or --workloads (--catalogue FILE\n"
+      "and --data DIR as for run), else --episodes synthetic ones of 32..--buffers buffers\n"
+      "from seed --seed (keep them apart from training's streams). --search puct plays\n"
+      "MuZero's pUCT instead of Gumbel MuZero (the most visited move, no root noise; c_scale,\n"
+      "--considered and --rescale are then unused; --c-puct 1.25 is its c1, the weight of the\n"
+      "prior against Q); --rescale node|tree picks the Gumbel Q normalisation, --c-visit 50\n"
+      "--c-scale 1 the weight of Q against the prior, --considered 16 the Gumbel root's m and\n"
+      "--q-range the smallest spread the per-node min-max divides by, --max-depth D stops the\n"
+      "tree D steps below the root (0: no limit), --leaf-rollout N values each new node by N\n"
+      "raw-policy steps from it plus the value network where they stop, in both columns (0:\n"
+      "the value network alone); the defaults are what the mallocmuzero solvers play with\n"
       "(mb_search_config_evaluation, solvers/muzero/search.h: a %d-step rollout in the exact\n"
       "game, none in the learned model). --oracle PARTS (a comma list of values, priors,\n"
       "rewards, masks, terminals, or all) makes the learned-model column take those parts\n"
@@ -114,7 +122,7 @@ static void usage(FILE *out) {
       "improvement, normalised units 1 / R_ref), and where the learned search departs from\n"
       "the raw policy, what it gains or loses by kind of change (another offset, to slow,\n"
       "to fast).\n",
-      MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT);
+      MAX_BUDGETS, MAX_SIMULATIONS, MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT);
 }
 
 /* Plays episodes (restarting when done) until `seconds` pass; returns decisions/s and
@@ -288,25 +296,39 @@ static void paired_table(const int *sims, int n, const double *per_wl, int32_t n
   if (lo >= 0 && sims[lo] < sims[hi] && !shown) paired_row(sims, lo, hi, per_wl, n_set);
 }
 
-/* Mean return on the set: references (random, heuristic, the untrained network training starts
- * from) and the agent at each simulation count, learned model and exact game. */
-/* --returns LIST: up to 16 simulation counts; false after a message when malformed. */
-static bool parse_simulation_list(const char *list, int sims[16], int *n) {
+/* Reads --returns' list into sims[0..*n); false after a message naming the list (and the bound
+ * when it holds more than MAX_BUDGETS counts). */
+static bool parse_simulation_list(const char *list, int sims[MAX_BUDGETS], int *n) {
+  int items = 1;
+  for (const char *c = list; *c; c++) items += *c == ',';
+  if (items > MAX_BUDGETS) {
+    mb_diag(stderr,
+            "mallocbench bench muzero: --returns '%s': %d simulation counts, at most %d in one run",
+            list, items, MAX_BUDGETS);
+    return false;
+  }
   *n = 0;
-  const char *p = list;
-  while (*p && *n < 16) {
-    char *end;
-    errno = 0;
-    long v = strtol(p, &end, 10);
-    if (errno || end == p || v < 0 || v > 4096 || (*end && *end != ',')) {
-      mb_diag(stderr, "mallocbench bench muzero: --returns '%s': expected counts like 0,2,8,32",
-              list);
+  for (const char *p = list;; p++) {
+    size_t len = strcspn(p, ",");
+    char item[32];
+    int64_t v = 0;
+    bool ok = len < sizeof item;
+    if (ok) {
+      memcpy(item, p, len);
+      item[len] = 0;
+      ok = mb_parse_int(item, 0, MAX_SIMULATIONS, &v);
+    }
+    if (!ok) {
+      mb_diag(stderr,
+              "mallocbench bench muzero: --returns '%s': expected simulation counts in 0..%d "
+              "separated by commas, like 0,2,8,32",
+              list, MAX_SIMULATIONS);
       return false;
     }
     sims[(*n)++] = (int)v;
-    p = *end ? end + 1 : end;
+    p += len;
+    if (!*p) return true;
   }
-  return true;
 }
 
 /* What returns_table measures: the references' summed returns, and per simulation count k,
@@ -314,7 +336,7 @@ static bool parse_simulation_list(const char *list, int sims[16], int *n) {
  * e] and the summed wall seconds. */
 typedef struct returns_measured {
   double heur, rnd, untrained;
-  double t_learned[16], t_exact[16];
+  double t_learned[MAX_BUDGETS], t_exact[MAX_BUDGETS];
   double *per_wl;
   int64_t decisions;
   oracle_use oracle;
@@ -368,6 +390,8 @@ static int measure_returns(const mb_agent *ag, const int *sims, int n,
   return rc;
 }
 
+/* Mean return on the set: references (random, heuristic, the untrained network training starts
+ * from) and the agent at each simulation count, learned model and exact game. */
 static void print_returns(const mb_agent *ag, const int *sims, int n,
                           const mb_search_config scfg[2], int32_t n_set, const char *what,
                           const returns_measured *m) {
@@ -424,11 +448,11 @@ static void print_returns(const mb_agent *ag, const int *sims, int n,
   }
 }
 
-static int returns_table(const mb_agent *ag, const char *list, const mb_search_config scfg[2],
+/* --returns LIST: the agent at each of the n simulation counts sims[] on the set, beside the
+ * references, then the paired per-workload differences. 0, or 1 after a message. */
+static int returns_table(const mb_agent *ag, const int *sims, int n, const mb_search_config scfg[2],
                          unsigned oracle_parts, double oracle_weight, const mb_train_workload *set,
                          int32_t n_set, const char *what) {
-  int sims[16], n = 0;
-  if (!parse_simulation_list(list, sims, &n)) return 2;
   returns_measured m = {.oracle = {.parts = oracle_parts, .weight = oracle_weight}};
   m.per_wl = calloc((size_t)n * 2 * (size_t)(n_set > 0 ? n_set : 1), sizeof *m.per_wl);
   if (!m.per_wl) {
@@ -478,6 +502,7 @@ static bool synthetic_set(long episodes, long max_buffers, long seed, mb_train_s
 /* One `bench muzero` command line. */
 typedef struct bench_options {
   const char *agent_path, *returns, *split, *regex, *catalogue, *data;
+  int budgets[MAX_BUDGETS], n_budgets;                           /* --returns' simulation counts */
   int32_t model_error, search_regret, unroll_error, next_window; /* diagnostics: every Nth
                                                                     decision */
   unsigned oracle_parts;                                         /* --oracle: MB_ORACLE_* bits */
@@ -510,6 +535,7 @@ static int parse_options(int argc, char **argv, bench_options *O) {
       if (!mb_option_text("bench muzero", a, v, &O->agent_path)) return 2;
     } else if (!strcmp(a, "--returns")) {
       if (!mb_option_text("bench muzero", a, v, &O->returns)) return 2;
+      if (!parse_simulation_list(O->returns, O->budgets, &O->n_budgets)) return 2;
     } else if (!strcmp(a, "--split")) {
       if (!mb_option_text("bench muzero", a, v, &O->split)) return 2;
     } else if (!strcmp(a, "--workloads")) {
@@ -653,8 +679,8 @@ static int evaluate(const bench_options *O, mb_agent *ag) {
     probed = mb_muzero_probe_search_regret(ag, set.tw, set.n, O->search_regret, by_model, what,
                                            stdout, &err);
   } else if (rc == 0)
-    rc = returns_table(ag, O->returns, by_model, O->oracle_parts, O->oracle_weight, set.tw, set.n,
-                       what);
+    rc = returns_table(ag, O->budgets, O->n_budgets, by_model, O->oracle_parts, O->oracle_weight,
+                       set.tw, set.n, what);
   if (!probed) {
     mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
     rc = 1;

@@ -10,7 +10,9 @@
 # - bench nn: a row per network x batch x pass, with positive rates, and sgemm measured before
 #   and after;
 # - --seconds of bench game, nn and muzero: fractional seconds accepted (bench muzero's throughput
-#   header says its rates are wall clock), the same range (0, 3600] and message everywhere.
+#   header says its rates are wall clock), the same range (0, 3600] and message everywhere;
+# - bench muzero --returns LIST: more than 16 counts are refused naming the bound, 16 accepted, a
+#   malformed list (a bad, empty or out-of-range count) refused quoting it.
 # The external data directory is an empty one here: the packer on MiniMalloc's instances takes
 # half a minute under AddressSanitizer, and its answers are checked by test_packer.
 # Usage: bench_quick.sh MALLOCBENCH_BINARY (run from the source tree).
@@ -102,5 +104,24 @@ for cmd in game nn muzero; do
       fail "bench $cmd --seconds $v: $(cat "$TMP/err")"
   done
   "$MB" bench $cmd --help | grep -q -- "--seconds" || fail "bench $cmd --help lacks --seconds"
+done
+# ---- bench muzero --returns LIST: at most 16 simulation counts, each 0..4096 ----
+# 17 are refused with the bound named (they were cut to the first 16 without a word); 16 pass the
+# list's checks (the next complaint is the missing --agent); a malformed list is quoted whole
+seventeen=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16
+"$MB" bench muzero --returns "$seventeen" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc = 2 ] || fail "bench muzero --returns with 17 counts: exit $rc, expected 2"
+[ "$(cat "$TMP/err")" = "mallocbench bench muzero: --returns '$seventeen': 17 simulation counts, at most 16 in one run" ] ||
+  fail "bench muzero --returns with 17 counts: $(cat "$TMP/err")"
+"$MB" bench muzero --returns "${seventeen%,16}" >"$TMP/out" 2>"$TMP/err"
+[ "$(cat "$TMP/err")" = "mallocbench bench muzero: --returns needs --agent FILE" ] ||
+  fail "bench muzero --returns with 16 counts: $(cat "$TMP/err")"
+for v in 0,2x 0,,2 0,2, "" " 2" 4097 -1; do
+  "$MB" bench muzero --returns "$v" >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+  [ $rc = 2 ] || fail "bench muzero --returns '$v': exit $rc, expected 2"
+  [ "$(cat "$TMP/err")" = "mallocbench bench muzero: --returns '$v': expected simulation counts in 0..4096 separated by commas, like 0,2,8,32" ] ||
+    fail "bench muzero --returns '$v': $(cat "$TMP/err")"
 done
 echo "bench_quick: ok"
