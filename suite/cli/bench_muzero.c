@@ -9,8 +9,11 @@
  *   - raw-policy decisions per second (one representation + prediction call and a game step);
  *   - training: learner updates per second (batch B, K-step unroll, AdamW) and self-play
  *     decisions per second, from a short synthetic training run (mb_train).
- * The agent is --agent's checkpoint or a fresh one of the default size. Wall-clock numbers on a
- * shared machine; OpenBLAS runs single-threaded (as in training).
+ * Each rate is printed beside its ratio to a reference measured in the same run: simulations/s to
+ * the learned-model search's, decisions/s to the raw policy's. The machine is shared and noisy,
+ * so absolute rates drift between runs; ratios measured side by side are what to compare. The
+ * agent is --agent's checkpoint or a fresh one of the default size. OpenBLAS runs
+ * single-threaded (as in training).
  *
  * With --agent: --returns LIST compares the returns the agent's search reaches at each
  * simulation count (paired per workload); --model-error, --search-regret, --unroll-error and
@@ -64,10 +67,13 @@ static void usage(FILE *out) {
       "the value network at the leaves and with the solvers' leaf rollouts),\n"
       "raw-policy decisions per second, and training updates and self-play decisions per\n"
       "second, on one synthetic workload of --buffers buffers: rates per second of wall\n"
-      "clock on this machine. --seconds is the wall time per measurement, in seconds\n"
-      "(fractional allowed, e.g. 0.5; at most 3600; the training measurement takes twice\n"
-      "it); --jobs the self-play threads of the training measurement. Without --agent a\n"
-      "fresh agent of the default size (latent 128, 1 residual block) is used.\n\n"
+      "clock on this machine, each beside its ratio to a reference measured in the same run\n"
+      "(vs learned: simulations/s over the learned-model search's; vs raw: decisions/s over\n"
+      "the raw policy's). Compare the ratios: the rates drift with the machine's load.\n"
+      "--seconds is the wall time per measurement, in seconds (fractional allowed, e.g. 0.5;\n"
+      "at most 3600; the training measurement takes twice it); --jobs the self-play threads\n"
+      "of the training measurement. Without --agent a fresh agent of the default size\n"
+      "(latent 128, 1 residual block) is used.\n\n"
       "--returns LIST plays one episode per workload with the agent at each number of\n"
       "simulations per decision (0: the raw policy network alone, no search; at most %d\n"
       "numbers, each 0..%d), in the learned model and in the exact game, and prints mean\n"
@@ -689,8 +695,17 @@ static int evaluate(const bench_options *O, mb_agent *ag) {
   return rc;
 }
 
+/* x / ref with 3 significant digits ("1.00", "0.0354"), or "-" without a reference. */
+static void format_ratio(char *out, size_t cap, double x, double ref) {
+  if (ref > 0)
+    snprintf(out, cap, "%#.3g", x / ref);
+  else
+    snprintf(out, cap, "-");
+}
+
 /* Without --returns: decisions, simulations and training updates per second on one synthetic
- * workload. */
+ * workload, each with its ratio to a reference measured in the same run (the raw policy's
+ * decisions/s, the learned-model search's simulations/s). */
 static int throughput(const bench_options *O, mb_agent *ag) {
   mb_error err = {{0}};
   mb_hardware base;
@@ -726,29 +741,44 @@ static int throughput(const bench_options *O, mb_agent *ag) {
       (long long)mb_agent_param_count(ag), ag->cfg.game.n_actions);
   printf("workload: synthetic, %d buffers (%d visitable), capacity %lld B\n", w->n_buffers,
          mb_game_n_visitable(g), (long long)hw.capacity);
-  double dps, sps;
+  /* the four play measurements, one after the other on the same workload: the raw policy, the
+   * learned-model search (the references of the ratios), the exact-game search without and with
+   * leaf rollouts */
   const int roll = MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT;
-  bool ok =
-      measure_play(ag, g, scale, O->sims, false, 0, false, O->seconds, &rng, &dps, &sps, &err);
-  if (ok) printf("  raw policy (no search)           %10.0f decisions/s\n", dps);
-  ok =
-      ok && measure_play(ag, g, scale, O->sims, false, 0, true, O->seconds, &rng, &dps, &sps, &err);
-  if (ok)
-    printf("  learned-model search, %3d sims   %10.0f simulations/s  (%.0f decisions/s)\n", O->sims,
-           sps, dps);
-  ok = ok && measure_play(ag, g, scale, O->sims, true, 0, true, O->seconds, &rng, &dps, &sps, &err);
-  if (ok)
-    printf(
-        "  exact-game search, %3d sims      %10.0f simulations/s  (%.0f decisions/s; value\n"
-        "                                   network at the leaves)\n",
-        O->sims, sps, dps);
-  ok = ok &&
-       measure_play(ag, g, scale, O->sims, true, roll, true, O->seconds, &rng, &dps, &sps, &err);
-  if (ok)
-    printf(
-        "  exact-game search, %3d sims      %10.0f simulations/s  (%.0f decisions/s; %d-step\n"
-        "                                   leaf rollouts, as mallocmuzero-exact plays)\n",
-        O->sims, sps, dps, roll);
+  const struct {
+    bool exact, search;
+    int leaf_rollout;
+  } runs[4] = {{false, false, 0}, {false, true, 0}, {true, true, 0}, {true, true, roll}};
+  printf("  %-44s %14s %11s %12s %9s\n", "measurement", "simulations/s", "vs learned",
+         "decisions/s", "vs raw");
+  double raw_dps = 0, learned_sps = 0; /* the references */
+  bool ok = true;
+  for (int k = 0; ok && k < 4; k++) {
+    double dps, sps;
+    ok = measure_play(ag, g, scale, O->sims, runs[k].exact, runs[k].leaf_rollout, runs[k].search,
+                      O->seconds, &rng, &dps, &sps, &err);
+    if (!ok) break;
+    if (k == 0) raw_dps = dps;
+    if (k == 1) learned_sps = sps;
+    char label[96];
+    if (k == 0)
+      snprintf(label, sizeof label, "raw policy (no search)");
+    else if (k == 1)
+      snprintf(label, sizeof label, "learned-model search, %d sims", O->sims);
+    else if (runs[k].leaf_rollout == 0)
+      snprintf(label, sizeof label, "exact-game search, %d sims, value network", O->sims);
+    else
+      snprintf(label, sizeof label, "exact-game search, %d sims, %d-step rollouts", O->sims,
+               runs[k].leaf_rollout);
+    char rate[32] = "-", vs_learned[32] = "-", vs_raw[32];
+    if (runs[k].search) {
+      snprintf(rate, sizeof rate, "%.0f", sps);
+      format_ratio(vs_learned, sizeof vs_learned, sps, learned_sps);
+    }
+    format_ratio(vs_raw, sizeof vs_raw, dps, raw_dps);
+    printf("  %-44s %14s %11s %12.0f %9s\n", label, rate, vs_learned, dps, vs_raw);
+    fflush(stdout);
+  }
   mb_game_free(g);
   if (ok) {
     mb_train_config tc;
@@ -764,11 +794,20 @@ static int throughput(const bench_options *O, mb_agent *ag) {
     mb_train_result tr;
     ok = mb_train(&tc, NULL, 0, NULL, &tr, &err);
     if (ok) {
+      char vs_raw[32];
+      format_ratio(vs_raw, sizeof vs_raw, tr.decisions_per_s, raw_dps);
       printf(
           "  training (B %d, K %d, %d sims self-play, %d job(s)): %.1f updates/s, %.0f "
-          "self-play decisions/s\n",
-          tc.batch, tc.unroll, tc.search.simulations, O->jobs, tr.updates_per_s,
-          tr.decisions_per_s);
+          "self-play decisions/s (vs raw %s)\n",
+          tc.batch, tc.unroll, tc.search.simulations, O->jobs, tr.updates_per_s, tr.decisions_per_s,
+          vs_raw);
+      printf(
+          "(vs learned: the row's simulations/s over the learned-model search's; vs raw: its\n"
+          "decisions/s over the raw policy's; all measured in this run, one after the other:\n"
+          "compare ratios, the rates drift with the machine's load. The exact-game search\n"
+          "values its leaves by the value network, or by %d-step raw-policy rollouts and then\n"
+          "the value network, as mallocmuzero-exact plays.)\n",
+          roll);
       mb_train_result_free(&tr);
     }
   }

@@ -11,6 +11,8 @@
 #   and after;
 # - --seconds of bench game, nn and muzero: fractional seconds accepted (bench muzero's throughput
 #   header says its rates are wall clock), the same range (0, 3600] and message everywhere;
+# - bench muzero's throughput: every rate beside its ratio to a reference measured in the same
+#   run (simulations/s to the learned-model search's, decisions/s to the raw policy's);
 # - bench muzero --returns LIST: more than 16 counts are refused naming the bound, 16 accepted, a
 #   malformed list (a bad, empty or out-of-range count) refused quoting it.
 # The external data directory is an empty one here: the packer on MiniMalloc's instances takes
@@ -92,7 +94,26 @@ grep -q "CLOCK_THREAD_CPUTIME_ID" "$TMP/core" || fail "bench core: the cpu line 
   fail "bench muzero --seconds 0.05: $(cat "$TMP/err")"
 grep -q "^mallocMuZero throughput: rates per second of wall clock" "$TMP/mz" ||
   fail "bench muzero: the throughput header does not say wall clock: $(cat "$TMP/mz")"
-grep -qE "^  raw policy \(no search\) +[0-9]+ decisions/s$" "$TMP/mz" || fail "bench muzero: $(cat "$TMP/mz")"
+# the throughput table: each rate beside its ratio to the reference measured in the same run
+# (vs learned: simulations/s over the learned-model search's; vs raw: decisions/s over the raw
+# policy's), the ratios those of the printed rates (to rounding), the references' own 1.00
+grep -qE "^  measurement +simulations/s +vs learned +decisions/s +vs raw$" "$TMP/mz" ||
+  fail "bench muzero: no ratio columns: $(cat "$TMP/mz")"
+grep -qE "^  raw policy \(no search\) +- +- +[1-9][0-9]* +1\.00$" "$TMP/mz" ||
+  fail "bench muzero: raw policy row: $(cat "$TMP/mz")"
+grep -qE "^  learned-model search, 2 sims +[1-9][0-9]* +1\.00 +[1-9][0-9]* +[0-9.]+$" "$TMP/mz" ||
+  fail "bench muzero: learned-model search row: $(cat "$TMP/mz")"
+awk 'function off(ratio, x, ref) { return ratio - x / ref > 0.01 * x / ref + 0.001 ||
+                                          x / ref - ratio > 0.01 * x / ref + 0.001 }
+     / sims/ && /search/ && NF >= 8 { rows++; s = $(NF - 3); d = $(NF - 1)
+       if (/^  learned-model search/) { ref_s = s }
+       if (ref_s == "") { print "the learned-model row is not the first search row"; exit }
+       if (off($(NF - 2), s, ref_s)) print $0 ": vs learned " $(NF - 2) " != " s " / " ref_s
+       if (off($NF, d, ref_d)) print $0 ": vs raw " $NF " != " d " / " ref_d }
+     /^  raw policy \(no search\)/ { ref_d = $(NF - 1) }
+     /^  training / { if (!match($0, /self-play decisions\/s \(vs raw [0-9.]+\)$/)) print "training: " $0 }
+     END { if (rows != 3) print rows + 0 " search rows, expected 3" }' "$TMP/mz" >"$TMP/why"
+[ -s "$TMP/why" ] && fail "bench muzero ratios: $(cat "$TMP/why"): $(cat "$TMP/mz")"
 "$MB" bench game --random 40 --seconds 0.02 >"$TMP/game" 2>"$TMP/err" ||
   fail "bench game --seconds 0.02: $(cat "$TMP/err")"
 for cmd in game nn muzero; do
