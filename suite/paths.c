@@ -25,6 +25,16 @@ char *mb_cache_dir(char *out, size_t n) {
   return mb_path_join(out, n, mb_source_dir(), "results/cache");
 }
 
+bool mb_path_same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+bool mb_path_check_distinct(const char *out, const char *in, const char *in_role, mb_error *err) {
+  if (!out || !in || !mb_path_same_file(out, in)) return true;
+  return mb_fail(err, "%s: is also %s (%s); refusing to overwrite it", out, in_role, in);
+}
+
 const char *mb_file_kind(mode_t mode) {
   return S_ISREG(mode)    ? "a regular file"
          : S_ISDIR(mode)  ? "a directory"

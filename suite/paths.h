@@ -21,6 +21,12 @@ char *mb_cache_dir(char *out, size_t n);
 char *mb_path_join(char *out, size_t n, const char *a, const char *b);
 /* Creates a directory and its parents (like mkdir -p); 0 on success, -1 with errno set. */
 int mb_mkdir_p(const char *path);
+/* Whether a and b name the same existing file (device and inode), e.g. an output path that is
+ * also an input: writing it would destroy the input. False when either does not exist. */
+bool mb_path_same_file(const char *a, const char *b);
+/* False, with "OUT: is also INPUT_ROLE (IN); refusing to overwrite it", when out and in are the
+ * same existing file; true otherwise (also when either is NULL). */
+bool mb_path_check_distinct(const char *out, const char *in, const char *in_role, mb_error *err);
 /* What a file of this mode is, for messages: "a regular file", "a directory", "a FIFO", ... */
 const char *mb_file_kind(mode_t mode);
 /* Whether an output may be written to `path` by writing a temporary file and renaming it onto
