@@ -134,6 +134,10 @@ int mb_cmd_import(int argc, char **argv) {
     return 2;
   }
   mb_error err = {{0}};
+  if (!mb_path_check_distinct(out, in, "the input FILE", &err)) {
+    mb_diag(stderr, "mallocbench %s: %s", command, err.message);
+    return 2;
+  }
   mb_workload *w = NULL;
   if (is_hlo) {
     mb_hlo_report rep;

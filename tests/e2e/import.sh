@@ -23,6 +23,16 @@ expect 2 "$MB" import xml x.xml -o "$T/x.wl"
 expect 2 "$MB" import hlo "$T/none.hlo"
 grep -q -- "-o OUT is required" "$T/out" || fail "missing -o message: $(cat "$T/out")"
 expect 2 "$MB" import csv "$T/none.csv" -o "$T/x.wl" --capacity -3
+# -o naming the input (or a link to it) is refused, and the input is left as it was
+printf 'id,lower,upper,size\n0,0,3,4\n' >"$T/in.1024.csv"
+cp "$T/in.1024.csv" "$T/in.copy"
+ln -s in.1024.csv "$T/in.link"
+for out in "$T/in.1024.csv" "$T/in.link"; do
+  expect 2 "$MB" import csv "$T/in.1024.csv" -o "$out"
+  grep -qF "mallocbench import csv: $out: is also the input FILE ($T/in.1024.csv); refusing to overwrite it" "$T/out" ||
+    fail "-o = input: $(cat "$T/out")"
+  cmp -s "$T/in.1024.csv" "$T/in.copy" || fail "import -o = input changed the input"
+done
 
 if [ -d "$DATA/hlo" ]; then
   # counts: see tests/test_hlo_import.c for how they were derived
