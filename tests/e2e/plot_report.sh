@@ -23,6 +23,13 @@ trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v gnuplot >/dev/null || { echo "SKIP: gnuplot not on PATH"; exit 0; }
 
+# every solver has its own colour: the four registered ones theirs, new ones (without an entry in
+# plots/common.gp) others by their place in the list, not one shared colour
+colors=$(gnuplot -e 'TERMINAL="dumb"; OUT="/dev/null"' \
+  -e 'SOLVERS="heuristic greedy mallocmuzero mallocmuzero-exact new_a new_b"' \
+  -e 'load "plots/common.gp"; do for [s in SOLVERS] { print solver_color(s) }' 2>&1)
+[ "$(printf '%s\n' "$colors" | sort -u | wc -l)" = 6 ] || fail "solver colours not distinct: $colors"
+
 cat >"$TMP/cat.txt" <<CAT
 name kind source args hardware capacity split tags
 mlp_tiny native $SRC/datasets/samples/mlp_tiny.wl - tpu-v4i 1MiB train quick
