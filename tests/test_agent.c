@@ -4,6 +4,9 @@
  *     back identical and the reloaded networks give bit-identical outputs; a checkpoint without
  *     the references loads with NaN; bad files fail with a message naming them;
  *   - the dynamics/prediction shapes: policy logits over A, finite values, latent in [0, 1];
+ *   - the agent's size limits (MB_AGENT_MIN_* / MB_AGENT_MAX_*, which train's options take):
+ *     mb_agent_config_check accepts each end and refuses one past it, naming the field, and the
+ *     game's (actions, next buffers, demand bins) are mb_game_config_check's;
  *   - mallocmuzero and mallocmuzero-exact return assignments the validator accepts, and say
  *     clearly when the checkpoint is missing;
  *   - the exact-game search is real: with the same (untrained) network, searching the real
@@ -346,6 +349,47 @@ static void test_dynamics_shape(void **state) {
   free(path);
   mb_agent_free(&wide);
   mb_agent_free(&plain);
+}
+
+/* The size limits of agent.h are the checks' own: each end is accepted, one past it refused
+ * with the field named (dyn_width and dyn_blocks also take 0: "as the other modules"). */
+static void test_size_limits(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    size_t off;
+    int32_t lo, hi;
+    bool zero; /* 0 is "as the other modules" */
+  } sizes[] = {
+      {"latent", offsetof(mb_agent_config, latent), MB_AGENT_MIN_WIDTH, MB_AGENT_MAX_WIDTH, 0},
+      {"blocks", offsetof(mb_agent_config, blocks), 0, MB_AGENT_MAX_BLOCKS, 0},
+      {"dyn_width", offsetof(mb_agent_config, dyn_width), MB_AGENT_MIN_WIDTH, MB_AGENT_MAX_WIDTH,
+       1},
+      {"dyn_blocks", offsetof(mb_agent_config, dyn_blocks), 1, MB_AGENT_MAX_BLOCKS, 1},
+      {"support", offsetof(mb_agent_config, support), MB_AGENT_MIN_SUPPORT, MB_AGENT_MAX_SUPPORT,
+       0},
+      {"n_actions", offsetof(mb_agent_config, game.n_actions), MB_AGENT_MIN_ACTIONS,
+       MB_AGENT_MAX_ACTIONS, 0},
+      {"next_buffers", offsetof(mb_agent_config, game.next_buffers), 0, MB_AGENT_MAX_NEXT_BUFFERS,
+       0},
+      {"demand_bins", offsetof(mb_agent_config, game.demand_bins), 0, MB_AGENT_MAX_DEMAND_BINS, 0},
+  };
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    const int32_t lo = sizes[i].lo, hi = sizes[i].hi, values[] = {lo, hi, lo - 1, hi + 1, 0};
+    for (int j = 0; j < 5; j++) {
+      int32_t v = values[j];
+      mb_agent_config c;
+      small_config(&c);
+      *(int32_t *)((char *)&c + sizes[i].off) = v;
+      c.obs_dim = mb_game_observation_size(&c.game);
+      mb_error err = {{0}};
+      bool want = (v >= lo && v <= hi) || (v == 0 && sizes[i].zero);
+      if (mb_agent_config_check(&c, &err) != want)
+        fail_msg("%s %d: %s", sizes[i].name, v, want ? err.message : "accepted");
+      if (!want && !strstr(err.message, sizes[i].name))
+        fail_msg("%s %d: the message does not name it: %s", sizes[i].name, v, err.message);
+    }
+  }
 }
 
 /* Reward shaping and the signed support it needs: a checkpoint keeps both, one written before
@@ -1078,6 +1122,7 @@ int main(void) {
       cmocka_unit_test(test_oracle_parts),
       cmocka_unit_test(test_checkpoint_layout_options),
       cmocka_unit_test(test_checkpoint_shaping),
+      cmocka_unit_test(test_size_limits),
       cmocka_unit_test(test_dynamics_shape),
       cmocka_unit_test(test_action_features),
       cmocka_unit_test(test_solvers_valid),

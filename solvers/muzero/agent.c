@@ -29,18 +29,22 @@ bool mb_agent_config_check(const mb_agent_config *c, mb_error *err) {
   if (c->obs_dim != mb_game_observation_size(&c->game))
     return mb_fail(err, "agent config: obs_dim %d but the game config gives %d", c->obs_dim,
                    mb_game_observation_size(&c->game));
-  if (c->latent < 4 || c->latent > 4096)
-    return mb_fail(err, "agent config: latent %d: expected in [4, 4096]", c->latent);
-  if (c->blocks < 0 || c->blocks > 16)
-    return mb_fail(err, "agent config: blocks %d: expected in [0, 16]", c->blocks);
-  if (c->dyn_width != 0 && (c->dyn_width < 4 || c->dyn_width > 4096))
-    return mb_fail(err, "agent config: dyn_width %d: expected 0 (latent) or in [4, 4096]",
-                   c->dyn_width);
-  if (c->dyn_blocks < 0 || c->dyn_blocks > 16)
-    return mb_fail(err, "agent config: dyn_blocks %d: expected 0 (blocks) or in [1, 16]",
-                   c->dyn_blocks);
-  if (c->support < 3 || c->support > 1001)
-    return mb_fail(err, "agent config: support %d atoms: expected in [3, 1001]", c->support);
+  if (c->latent < MB_AGENT_MIN_WIDTH || c->latent > MB_AGENT_MAX_WIDTH)
+    return mb_fail(err, "agent config: latent %d: expected in [%d, %d]", c->latent,
+                   MB_AGENT_MIN_WIDTH, MB_AGENT_MAX_WIDTH);
+  if (c->blocks < 0 || c->blocks > MB_AGENT_MAX_BLOCKS)
+    return mb_fail(err, "agent config: blocks %d: expected in [0, %d]", c->blocks,
+                   MB_AGENT_MAX_BLOCKS);
+  if (c->dyn_width != 0 && (c->dyn_width < MB_AGENT_MIN_WIDTH || c->dyn_width > MB_AGENT_MAX_WIDTH))
+    return mb_fail(err, "agent config: dyn_width %d: expected 0 (latent) or in [%d, %d]",
+                   c->dyn_width, MB_AGENT_MIN_WIDTH, MB_AGENT_MAX_WIDTH);
+  /* 0 is "as blocks"; a depth is 1 or more */
+  if (c->dyn_blocks < 0 || c->dyn_blocks > MB_AGENT_MAX_BLOCKS)
+    return mb_fail(err, "agent config: dyn_blocks %d: expected 0 (blocks) or in [1, %d]",
+                   c->dyn_blocks, MB_AGENT_MAX_BLOCKS);
+  if (c->support < MB_AGENT_MIN_SUPPORT || c->support > MB_AGENT_MAX_SUPPORT)
+    return mb_fail(err, "agent config: support %d atoms: expected in [%d, %d]", c->support,
+                   MB_AGENT_MIN_SUPPORT, MB_AGENT_MAX_SUPPORT);
   if (!(c->support_min <= 0) || !(c->support_max > 0) || !(c->value_scale > 0))
     return mb_fail(err,
                    "agent config: support_min %g / support_max %g / value_scale %g: expected <= 0 "

@@ -62,6 +62,27 @@ typedef struct mb_agent_config {
                            observation exists, in training as in search. */
 } mb_agent_config;
 
+/* The sizes an agent may have: mb_agent_config_check's limits, which `train`'s options take as
+ * their ranges (so that a value the CLI reads is one the agent accepts).
+ *   latent and dyn_width: MB_AGENT_MIN_WIDTH..MB_AGENT_MAX_WIDTH (dyn_width 0: latent);
+ *   blocks: 0..MB_AGENT_MAX_BLOCKS; dyn_blocks: 1..MB_AGENT_MAX_BLOCKS (0: blocks). The 0 of
+ *     dyn_width and dyn_blocks means "as the other modules": it is no size, and train --dyn-width
+ *     / --dyn-blocks do not take it (a dynamics of 0 blocks beside modules of 1 cannot be asked
+ *     for: `--dyn-blocks 0` would get --blocks' depth, not none);
+ *   support: MB_AGENT_MIN_SUPPORT..MB_AGENT_MAX_SUPPORT atoms;
+ *   the game's layout (game.n_actions, next_buffers, demand_bins): the bounds of
+ *     mb_game_config_check (suite/game.c), restated here; tests/test_agent.c checks that they
+ *     agree. */
+#define MB_AGENT_MIN_WIDTH 4
+#define MB_AGENT_MAX_WIDTH 4096
+#define MB_AGENT_MAX_BLOCKS 16
+#define MB_AGENT_MIN_SUPPORT 3
+#define MB_AGENT_MAX_SUPPORT 1001
+#define MB_AGENT_MIN_ACTIONS 2
+#define MB_AGENT_MAX_ACTIONS 1024
+#define MB_AGENT_MAX_NEXT_BUFFERS 64
+#define MB_AGENT_MAX_DEMAND_BINS 256
+
 /* Width of x(a), the action's features: a candidate slot's fields (game.h). */
 #define MB_AGENT_ACTION_FEATURES MB_GAME_OBS_PER_CANDIDATE
 

@@ -4,7 +4,9 @@
  * end). Resumable with --resume, bit for bit from a state; deterministic for a seed (the actors of
  * a round use fixed random streams, and OpenBLAS runs single-threaded). */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,49 +214,11 @@ static bool replaces_other_run(const char *path, const mb_train_config *cfg, boo
   return !force && access(path, F_OK) == 0 && !(cfg->resume && same_file(cfg->resume, cfg->out));
 }
 
-/* The options that define a training run, in the order they are stored (the checkpoint's
- * train.options). Kept: `--resume A --out A` continues one run, so an option it gives must have
- * the run's value, and one it leaves out is the run's; a run branched off to another file
- * (`--resume A --out B`) takes the run's values for those it leaves out and may change the
- * others. Locations (which catalogue): taken from the checkpoint when not given, and may be
- * given otherwise (the eval set's heuristic reference then checks the workloads). The plan
- * (--steps): taken from the checkpoint when neither --steps nor --minutes is given. */
-typedef enum { RUN_KEPT, RUN_LOCATION, RUN_PLAN } run_kind;
-typedef struct run_option {
-  const char *flag;
-  run_kind kind;
-} run_option;
-static const run_option RUN_OPTIONS[] = {
-    {"--workloads", RUN_KEPT},     {"--split", RUN_KEPT},
-    {"--synthetic", RUN_KEPT},     {"--catalogue", RUN_LOCATION},
-    {"--max-buffers", RUN_KEPT},   {"--synth-min", RUN_KEPT},
-    {"--synth-max", RUN_KEPT},     {"--synth-packing", RUN_KEPT},
-    {"--validate", RUN_KEPT},      {"--validate-catalogue", RUN_LOCATION},
-    {"--seed", RUN_KEPT},          {"--lr", RUN_KEPT},
-    {"--lr-end", RUN_KEPT},        {"--batch", RUN_KEPT},
-    {"--unroll", RUN_KEPT},        {"--td-steps", RUN_KEPT},
-    {"--value-weight", RUN_KEPT},  {"--consistency", RUN_KEPT},
-    {"--siblings", RUN_KEPT},      {"--sibling-depth", RUN_KEPT},
-    {"--sibling-from", RUN_KEPT},  {"--replay", RUN_KEPT},
-    {"--ratio", RUN_KEPT},         {"--priority", RUN_KEPT},
-    {"--priority-beta", RUN_KEPT}, {"--actors", RUN_KEPT},
-    {"--segment", RUN_KEPT},       {"--segment-start", RUN_KEPT},
-    {"--search", RUN_KEPT},        {"--self-play", RUN_KEPT},
-    {"--simulations", RUN_KEPT},   {"--leaf-rollout", RUN_KEPT},
-    {"--c-scale", RUN_KEPT},       {"--q-range", RUN_KEPT},
-    {"--freeze", RUN_KEPT},        {"--steps", RUN_PLAN}};
-#define RUN_OPTIONS_N ((int)(sizeof RUN_OPTIONS / sizeof RUN_OPTIONS[0]))
-/* The first three choose the training workloads together: compared as one. */
-#define RUN_WORKLOAD_OPTIONS 3
-
-static int run_option_index(const char *flag) {
-  for (int k = 0; k < RUN_OPTIONS_N; k++)
-    if (!strcmp(flag, RUN_OPTIONS[k].flag)) return k;
-  return -1;
-}
+/* ---- the options ---- */
 
 /* One `train` command line: the training configuration and what the command does around it. The
  * path buffers hold strings cfg points to, so they live as long as the command. */
+#define TRAIN_OPTIONS_MAX 80 /* room for seen[]: at least TRAIN_OPTIONS_N (asserted below) */
 typedef struct train_command {
   mb_train_config cfg;
   const char *regex, *split, *data, *cat; /* training workloads (catalogue) */
@@ -265,19 +229,248 @@ typedef struct train_command {
                                  applies it to a resumed agent */
   int64_t max_buffers;
   double minutes;
-  bool seen[RUN_OPTIONS_N]; /* the RUN_OPTIONS given (on the command line, or taken from the
-                               resumed checkpoint) */
+  bool seen[TRAIN_OPTIONS_MAX]; /* the TRAIN_OPTIONS given (on the command line, or taken from
+                                   the resumed checkpoint) */
   char best[4096], state_out[4096];
 } train_command;
 
-/* The options that shape a fresh agent's networks and game (a resumed agent keeps its own). */
-static bool is_network_option(const char *a) {
-  static const char *const names[] = {
-      "--latent", "--blocks",        "--actions",         "--next-buffers", "--demand-bins",
-      "--order",  "--gain-features", "--action-features", "--support",      "--shaping"};
-  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
-    if (!strcmp(a, names[k])) return true;
-  return false;
+/* How an option's value is read into its field of train_command, and written back as text. */
+typedef enum {
+  OPT_SWITCH, /* no value: sets a bool */
+  OPT_I32,    /* int32_t, an integer in [lo, hi] */
+  OPT_I64,    /* int64_t, an integer in [lo, hi] */
+  OPT_U64,    /* uint64_t, an integer in [lo, hi] (--seed) */
+  OPT_BIT,    /* bool, the integer 0 or 1 */
+  OPT_NUMBER, /* double in [min, max]; NaN: not given (the default of --lr-end) */
+  OPT_TEXT,   /* const char * (the argument itself), one of `choices` when there are, passing
+                 `check` when there is one; NULL: not given */
+  OPT_PATH,   /* the same, and not empty */
+  OPT_CHOICE, /* bool: false for choices[0], true for choices[1] */
+  OPT_ENUM,   /* an enum whose values index `choices` */
+} opt_kind;
+
+/* What an option is to the run stored in a checkpoint (train.options). `--resume A --out A`
+ * continues one run, so a kept option it gives must have the run's value, and one it leaves out
+ * is the run's; a run branched off to another file (`--resume A --out B`) takes the run's
+ * values for those it leaves out and may change the others. Locations (which catalogue): taken
+ * from the checkpoint when not given, and may be given otherwise (the eval set's heuristic
+ * reference then checks the workloads). The plan (--steps): taken from the checkpoint when
+ * neither --steps nor --minutes is given. */
+typedef enum {
+  RUN_NONE,      /* not stored */
+  RUN_WORKLOADS, /* kept; --workloads, --split and --synthetic choose the training workloads
+                    together, and are compared as one */
+  RUN_KEPT,
+  RUN_LOCATION,
+  RUN_PLAN,
+} run_role;
+
+/* What an option shapes of a fresh agent (a resumed agent keeps its own). */
+typedef enum {
+  NET_NONE,
+  NET_LAYOUT, /* its networks and game layout: ignored on resume (said) */
+  NET_MODEL,  /* its learned model alone: applied on resume by --new-model, else ignored */
+} net_role;
+
+typedef struct train_option {
+  const char *flag;
+  opt_kind kind;
+  size_t off;                 /* the field in train_command */
+  int64_t lo, hi;             /* OPT_I32, OPT_I64, OPT_U64 */
+  double min, max;            /* OPT_NUMBER */
+  const char *const *choices; /* NULL-terminated: OPT_CHOICE, OPT_ENUM, and OPT_TEXT's values
+                                 allowed (NULL: any) */
+  bool (*check)(const char *value, mb_error *err); /* OPT_TEXT: NULL, or its check */
+  run_role run;
+  net_role net;
+} train_option;
+
+/* A field of train_command of the given type (another type does not compile). */
+#define FIELD(m, type) _Generic(((train_command *)0)->m, type : offsetof(train_command, m))
+#define SWITCH(m) .kind = OPT_SWITCH, .off = FIELD(m, bool)
+#define I32(m, l, h) .kind = OPT_I32, .off = FIELD(m, int32_t), .lo = (l), .hi = (h)
+#define I64(m, l, h) .kind = OPT_I64, .off = FIELD(m, int64_t), .lo = (l), .hi = (h)
+#define U64(m, l, h) .kind = OPT_U64, .off = FIELD(m, uint64_t), .lo = (l), .hi = (h)
+#define BIT(m) .kind = OPT_BIT, .off = FIELD(m, bool)
+#define NUMBER(m, l, h) .kind = OPT_NUMBER, .off = FIELD(m, double), .min = (l), .max = (h)
+#define TEXT(m) .kind = OPT_TEXT, .off = FIELD(m, const char *)
+#define PATH(m) .kind = OPT_PATH, .off = FIELD(m, const char *)
+#define CHOICE(m, names) .kind = OPT_CHOICE, .off = FIELD(m, bool), .choices = (names)
+#define ENUM(m, type, names) .kind = OPT_ENUM, .off = FIELD(m, type), .choices = (names)
+#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static const char *const SEARCH_KINDS[] = {
+    [MB_SEARCH_GUMBEL] = "gumbel", [MB_SEARCH_PUCT] = "puct", NULL};
+static const char *const GAME_ORDERS[] = {[MB_GAME_ORDER_HEURISTIC] = "heuristic",
+                                          [MB_GAME_ORDER_START] = "start",
+                                          [MB_GAME_ORDER_SIZE] = "size",
+                                          NULL};
+_Static_assert(sizeof(mb_search_kind) == sizeof(int) && sizeof(mb_game_order) == sizeof(int),
+               "OPT_ENUM reads and writes an enum as an int");
+
+/* Every option of `train` (the help describes each, as prose). The stored ones come first, in
+ * the order they are stored (train.options): none may move, so that the same command stores the
+ * same text. */
+static const train_option TRAIN_OPTIONS[] = {
+    {"--workloads", TEXT(regex), .run = RUN_WORKLOADS},
+    {"--split", TEXT(split), .choices = NAMES("train", "test"), .run = RUN_WORKLOADS},
+    {"--synthetic", SWITCH(cfg.synthetic), .run = RUN_WORKLOADS},
+    {"--catalogue", TEXT(cat), .run = RUN_LOCATION},
+    {"--max-buffers", I64(max_buffers, 1, INT32_MAX), .run = RUN_KEPT},
+    {"--synth-min", I32(cfg.synth_min, 2, 1000000), .run = RUN_KEPT},
+    {"--synth-max", I32(cfg.synth_max, 2, 1000000), .run = RUN_KEPT},
+    {"--synth-packing", NUMBER(cfg.synth_packing_share, 0, 1), .run = RUN_KEPT},
+    {"--validate", TEXT(vregex), .run = RUN_KEPT},
+    {"--validate-catalogue", TEXT(vcat), .run = RUN_LOCATION},
+    {"--seed", U64(cfg.seed, 0, INT64_MAX), .run = RUN_KEPT},
+    {"--lr", NUMBER(cfg.lr, 1e-9, 1), .run = RUN_KEPT},
+    {"--lr-end", NUMBER(cfg.lr_end, 0, 1), .run = RUN_KEPT},
+    {"--batch", I32(cfg.batch, 1, 4096), .run = RUN_KEPT},
+    {"--unroll", I32(cfg.unroll, 0, 32), .run = RUN_KEPT},
+    {"--td-steps", I32(cfg.td_steps, 0, 100000), .run = RUN_KEPT},
+    {"--value-weight", NUMBER(cfg.value_weight, 0, 1e6), .run = RUN_KEPT},
+    {"--consistency", NUMBER(cfg.consistency_weight, 0, 1e6), .run = RUN_KEPT},
+    {"--siblings", NUMBER(cfg.sibling_weight, 0, 1e6), .run = RUN_KEPT},
+    {"--sibling-depth", I32(cfg.sibling_depth, 1, MB_SIBLING_MAX_DEPTH), .run = RUN_KEPT},
+    {"--sibling-from", CHOICE(cfg.sibling_from_search, NAMES("random", "search")), .run = RUN_KEPT},
+    {"--replay", I64(cfg.replay_capacity, 2, (int64_t)1 << 30), .run = RUN_KEPT},
+    {"--ratio", NUMBER(cfg.replay_ratio, 1e-6, 1e6), .run = RUN_KEPT},
+    {"--priority", NUMBER(cfg.priority_alpha, 0, 1), .run = RUN_KEPT},
+    {"--priority-beta", NUMBER(cfg.priority_beta, 0, 1), .run = RUN_KEPT},
+    {"--actors", I32(cfg.actors_per_round, 1, 1024), .run = RUN_KEPT},
+    {"--segment", I32(cfg.segment, 1, 1000000), .run = RUN_KEPT},
+    {"--segment-start", CHOICE(cfg.segment_cover, NAMES("uniform", "cover")), .run = RUN_KEPT},
+    {"--search", ENUM(cfg.search.kind, mb_search_kind, SEARCH_KINDS), .run = RUN_KEPT},
+    {"--self-play", CHOICE(cfg.self_play_exact, NAMES("learned", "exact")), .run = RUN_KEPT},
+    {"--simulations", I32(cfg.search.simulations, 1, 100000), .run = RUN_KEPT},
+    {"--leaf-rollout", I32(cfg.search.leaf_rollout, 0, MB_SEARCH_MAX_LEAF_ROLLOUT),
+     .run = RUN_KEPT},
+    {"--c-scale", NUMBER(cfg.search.c_scale, 0, 1e6), .run = RUN_KEPT},
+    {"--q-range", NUMBER(cfg.search.q_min_range, 1e-12, 1), .run = RUN_KEPT},
+    {"--freeze", TEXT(cfg.freeze), .check = mb_train_freeze_check, .run = RUN_KEPT},
+    {"--steps", I64(cfg.steps, 1, INT64_MAX / 2), .run = RUN_PLAN},
+    /* a fresh agent's networks and game: the agent's own limits (agent.h) */
+    {"--latent", I32(cfg.agent.latent, MB_AGENT_MIN_WIDTH, MB_AGENT_MAX_WIDTH), .net = NET_LAYOUT},
+    {"--blocks", I32(cfg.agent.blocks, 0, MB_AGENT_MAX_BLOCKS), .net = NET_LAYOUT},
+    {"--actions", I32(cfg.agent.game.n_actions, MB_AGENT_MIN_ACTIONS, MB_AGENT_MAX_ACTIONS),
+     .net = NET_LAYOUT},
+    {"--next-buffers", I32(cfg.agent.game.next_buffers, 0, MB_AGENT_MAX_NEXT_BUFFERS),
+     .net = NET_LAYOUT},
+    {"--demand-bins", I32(cfg.agent.game.demand_bins, 0, MB_AGENT_MAX_DEMAND_BINS),
+     .net = NET_LAYOUT},
+    {"--order", ENUM(cfg.agent.game.order, mb_game_order, GAME_ORDERS), .net = NET_LAYOUT},
+    {"--gain-features", BIT(cfg.agent.game.gain_features), .net = NET_LAYOUT},
+    {"--action-features", BIT(cfg.agent.action_features), .net = NET_LAYOUT},
+    /* N atoms, or 2N - 1 with --shaping: read in the range either allows, and checked against
+     * the agent's by check_support once --shaping is known */
+    {"--support", I32(cfg.agent.support, (MB_AGENT_MIN_SUPPORT + 1) / 2, MB_AGENT_MAX_SUPPORT),
+     .net = NET_LAYOUT},
+    {"--shaping", NUMBER(cfg.agent.game.shaping, 0, 100), .net = NET_LAYOUT},
+    /* the dynamics' own width and depth: the agent's 0 ("as the others") is what leaving them
+     * out gives, not a size (agent.h) */
+    {"--dyn-width", I32(cfg.agent.dyn_width, MB_AGENT_MIN_WIDTH, MB_AGENT_MAX_WIDTH),
+     .net = NET_MODEL},
+    {"--dyn-blocks", I32(cfg.agent.dyn_blocks, 1, MB_AGENT_MAX_BLOCKS), .net = NET_MODEL},
+    /* the command around the run */
+    {"--data", TEXT(data)},
+    {"--out", PATH(cfg.out)},
+    {"--resume", PATH(cfg.resume)},
+    {"--force", SWITCH(force)},
+    {"--new-model", SWITCH(cfg.new_model)},
+    {"--keep-best", SWITCH(keep_best)},
+    {"--minutes", NUMBER(minutes, 1e-4, 1e7)},
+    {"--jobs", I32(cfg.jobs, 1, 64)},
+    {"--state-every", I32(cfg.state_every, 0, INT32_MAX)},
+    {"--checkpoint-every", I32(cfg.checkpoint_every, 0, INT32_MAX)},
+    {"--eval-every", I32(cfg.eval_every, 0, INT32_MAX)},
+    {"-q", SWITCH(quiet)},
+    {"--quiet", SWITCH(quiet)},
+};
+#define TRAIN_OPTIONS_N ((int)(sizeof TRAIN_OPTIONS / sizeof TRAIN_OPTIONS[0]))
+_Static_assert(TRAIN_OPTIONS_N <= TRAIN_OPTIONS_MAX, "train_command.seen is too short");
+
+static int option_index(const char *flag) {
+  for (int k = 0; k < TRAIN_OPTIONS_N; k++)
+    if (!strcmp(flag, TRAIN_OPTIONS[k].flag)) return k;
+  return -1;
+}
+
+/* "a or b", "a, b or c": the choices as an error line says what it expected. */
+static void format_choices(const char *const *choices, char *buf, size_t n) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int i = 0; choices[i] && used < n; i++) {
+    const char *before = i == 0 ? "" : choices[i + 1] ? ", " : " or ";
+    used += (size_t)snprintf(buf + used, n - used, "%s%s", before, choices[i]);
+  }
+}
+
+/* The index of v among choices, or -1. */
+static int choice_index(const char *const *choices, const char *v) {
+  for (int i = 0; choices[i]; i++)
+    if (!strcmp(v, choices[i])) return i;
+  return -1;
+}
+
+/* The name of choice i, or NULL when there is no such choice. */
+static const char *choice_name(const char *const *choices, int i) {
+  for (int k = 0; choices[k]; k++)
+    if (k == i) return choices[k];
+  return NULL;
+}
+
+/* Reads option o's value v (NULL: the flag came last) into T. False after an error line. */
+static bool read_value(const train_option *o, const char *v, train_command *T) {
+  char *field = (char *)T + o->off;
+  const char *f = o->flag;
+  int64_t x = 0;
+  switch (o->kind) {
+    case OPT_SWITCH:
+      *(bool *)field = true;
+      return true;
+    case OPT_I32:
+      if (!mb_option_int("train", f, v, o->lo, o->hi, &x)) return false;
+      *(int32_t *)field = (int32_t)x;
+      return true;
+    case OPT_I64:
+      return mb_option_int("train", f, v, o->lo, o->hi, (int64_t *)field);
+    case OPT_U64:
+      if (!mb_option_int("train", f, v, o->lo, o->hi, &x)) return false;
+      *(uint64_t *)field = (uint64_t)x;
+      return true;
+    case OPT_BIT:
+      if (!mb_option_int("train", f, v, 0, 1, &x)) return false;
+      *(bool *)field = x != 0;
+      return true;
+    case OPT_NUMBER:
+      return mb_option_number("train", f, v, o->min, false, o->max, (double *)field);
+    case OPT_PATH:
+      return mb_option_path("train", f, v, (const char **)field);
+    case OPT_TEXT:
+    case OPT_CHOICE:
+    case OPT_ENUM:
+      break;
+  }
+  if (!mb_option_text("train", f, v, &v)) return false;
+  int i = o->choices ? choice_index(o->choices, v) : 0;
+  if (i < 0) {
+    char expected[256];
+    format_choices(o->choices, expected, sizeof expected);
+    bad(f, v, expected);
+    return false;
+  }
+  mb_error err = {{0}};
+  if (o->check && !o->check(v, &err)) {
+    mb_diag(stderr, "mallocbench train: %s", err.message);
+    return false;
+  }
+  if (o->kind == OPT_CHOICE)
+    *(bool *)field = i == 1;
+  else if (o->kind == OPT_ENUM)
+    memcpy(field, &i, sizeof i);
+  else
+    *(const char **)field = v;
+  return true;
 }
 
 /* Reads the options into T (defaults first). Returns 0, or 2 after an error line. */
@@ -287,181 +480,19 @@ static int parse_options(int argc, char **argv, train_command *T) {
   T->max_buffers = 20000;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    int run = run_option_index(a);
-    if (run >= 0) T->seen[run] = true;
-    if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-      T->quiet = true;
-      continue;
-    }
-    if (!strcmp(a, "--synthetic")) {
-      T->cfg.synthetic = true;
-      continue;
-    }
-    if (!strcmp(a, "--keep-best")) {
-      T->keep_best = true;
-      continue;
-    }
-    if (!strcmp(a, "--force")) {
-      T->force = true;
-      continue;
-    }
-    if (!strcmp(a, "--new-model")) {
-      T->cfg.new_model = true;
-      continue;
-    }
-    if (a[0] != '-') {
+    int k = option_index(a);
+    if (k < 0 && a[0] != '-') {
       mb_diag(stderr, "mallocbench train: unexpected argument '%s'; see --help", a);
       return 2;
     }
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* the other options take a value */
-    bool ok = true;
-    if (!T->network_option && is_network_option(a)) T->network_option = a;
-    bool model_option = !strcmp(a, "--dyn-width") || !strcmp(a, "--dyn-blocks");
-    if (!T->model_option && model_option) T->model_option = a;
-    if (!strcmp(a, "--workloads"))
-      ok = mb_option_text("train", a, v, &T->regex);
-    else if (!strcmp(a, "--split")) {
-      if (!mb_option_text("train", a, v, &v)) return 2;
-      if (strcmp(v, "train") && strcmp(v, "test")) return bad(a, v, "train or test");
-      T->split = v;
-    } else if (!strcmp(a, "--data"))
-      ok = mb_option_text("train", a, v, &T->data);
-    else if (!strcmp(a, "--catalogue"))
-      ok = mb_option_text("train", a, v, &T->cat);
-    else if (!strcmp(a, "--validate"))
-      ok = mb_option_text("train", a, v, &T->vregex);
-    else if (!strcmp(a, "--validate-catalogue"))
-      ok = mb_option_text("train", a, v, &T->vcat);
-    else if (!strcmp(a, "--out"))
-      ok = mb_option_path("train", a, v, &T->cfg.out);
-    else if (!strcmp(a, "--resume"))
-      ok = mb_option_path("train", a, v, &T->cfg.resume);
-    else if (!strcmp(a, "--steps"))
-      ok = mb_option_int("train", a, v, 1, INT64_MAX / 2, &T->cfg.steps);
-    else if (!strcmp(a, "--minutes"))
-      ok = mb_option_number("train", a, v, 1e-4, false, 1e7, &T->minutes);
-    else if (!strcmp(a, "--max-buffers"))
-      ok = mb_option_int("train", a, v, 1, INT32_MAX, &T->max_buffers);
-    else if (!strcmp(a, "--jobs"))
-      ok = mb_option_i32("train", a, v, 1, 64, &T->cfg.jobs);
-    else if (!strcmp(a, "--seed")) {
-      int64_t sd = 0;
-      ok = mb_option_int("train", a, v, 0, INT64_MAX, &sd);
-      T->cfg.seed = (uint64_t)sd;
-    } else if (!strcmp(a, "--latent"))
-      ok = mb_option_i32("train", a, v, 4, 4096, &T->cfg.agent.latent);
-    else if (!strcmp(a, "--blocks"))
-      ok = mb_option_i32("train", a, v, 0, 16, &T->cfg.agent.blocks);
-    else if (!strcmp(a, "--dyn-width"))
-      ok = mb_option_i32("train", a, v, 4, 4096, &T->cfg.agent.dyn_width);
-    else if (!strcmp(a, "--dyn-blocks"))
-      ok = mb_option_i32("train", a, v, 1, 16, &T->cfg.agent.dyn_blocks);
-    else if (!strcmp(a, "--actions"))
-      ok = mb_option_i32("train", a, v, 2, 1024, &T->cfg.agent.game.n_actions);
-    else if (!strcmp(a, "--next-buffers"))
-      ok = mb_option_i32("train", a, v, 0, 64, &T->cfg.agent.game.next_buffers);
-    else if (!strcmp(a, "--demand-bins"))
-      ok = mb_option_i32("train", a, v, 0, 256, &T->cfg.agent.game.demand_bins);
-    else if (!strcmp(a, "--order")) {
-      if (!mb_option_text("train", a, v, &v)) return 2;
-      ok = mb_game_order_parse(v, &T->cfg.agent.game.order);
-      if (!ok) return bad(a, v, "heuristic, start or size");
-    } else if (!strcmp(a, "--action-features")) {
-      int32_t on = 0;
-      ok = mb_option_i32("train", a, v, 0, 1, &on);
-      T->cfg.agent.action_features = on != 0;
-    } else if (!strcmp(a, "--gain-features")) {
-      int32_t on = 0;
-      ok = mb_option_i32("train", a, v, 0, 1, &on);
-      T->cfg.agent.game.gain_features = on != 0;
-    } else if (!strcmp(a, "--simulations"))
-      ok = mb_option_i32("train", a, v, 1, 100000, &T->cfg.search.simulations);
-    else if (!strcmp(a, "--search")) {
-      if (!mb_option_text("train", a, v, &v)) return 2;
-      ok = mb_search_kind_parse(v, &T->cfg.search.kind);
-      if (!ok) return bad(a, v, "gumbel or puct");
-    } else if (!strcmp(a, "--self-play")) {
-      if (!mb_option_text("train", a, v, &v)) return 2;
-      ok = !strcmp(v, "learned") || !strcmp(v, "exact");
-      if (!ok) return bad(a, v, "learned or exact");
-      T->cfg.self_play_exact = ok && !strcmp(v, "exact");
-    } else if (!strcmp(a, "--leaf-rollout"))
-      ok = mb_option_i32("train", a, v, 0, MB_SEARCH_MAX_LEAF_ROLLOUT, &T->cfg.search.leaf_rollout);
-    else if (!strcmp(a, "--segment"))
-      ok = mb_option_i32("train", a, v, 1, 1000000, &T->cfg.segment);
-    else if (!strcmp(a, "--segment-start")) {
-      if (!mb_option_text("train", a, v, &v)) return 2;
-      ok = !strcmp(v, "uniform") || !strcmp(v, "cover");
-      if (!ok) return bad(a, v, "uniform or cover");
-      T->cfg.segment_cover = !strcmp(v, "cover");
-    } else if (!strcmp(a, "--batch"))
-      ok = mb_option_i32("train", a, v, 1, 4096, &T->cfg.batch);
-    else if (!strcmp(a, "--unroll"))
-      ok = mb_option_i32("train", a, v, 0, 32, &T->cfg.unroll);
-    else if (!strcmp(a, "--td-steps"))
-      ok = mb_option_i32("train", a, v, 0, 100000, &T->cfg.td_steps);
-    else if (!strcmp(a, "--lr"))
-      ok = mb_option_number("train", a, v, 1e-9, false, 1, &T->cfg.lr);
-    else if (!strcmp(a, "--lr-end"))
-      ok = mb_option_number("train", a, v, 0, false, 1, &T->cfg.lr_end);
-    else if (!strcmp(a, "--freeze")) {
-      if (!mb_option_text("train", a, v, &v)) return 2;
-      mb_error err;
-      if (!mb_train_freeze_check(v, &err)) {
-        mb_diag(stderr, "mallocbench train: %s", err.message);
-        return 2;
-      }
-      T->cfg.freeze = v;
-    } else if (!strcmp(a, "--value-weight"))
-      ok = mb_option_number("train", a, v, 0, false, 1e6, &T->cfg.value_weight);
-    else if (!strcmp(a, "--consistency"))
-      ok = mb_option_number("train", a, v, 0, false, 1e6, &T->cfg.consistency_weight);
-    else if (!strcmp(a, "--siblings"))
-      ok = mb_option_number("train", a, v, 0, false, 1e6, &T->cfg.sibling_weight);
-    else if (!strcmp(a, "--sibling-from")) {
-      ok = mb_option_text("train", a, v, &v);
-      if (ok && strcmp(v, "random") && strcmp(v, "search")) {
-        mb_diag(stderr, "mallocbench train: --sibling-from '%s': expected random or search", v);
-        ok = false;
-      }
-      if (ok) T->cfg.sibling_from_search = !strcmp(v, "search");
-    } else if (!strcmp(a, "--sibling-depth"))
-      ok = mb_option_i32("train", a, v, 1, MB_SIBLING_MAX_DEPTH, &T->cfg.sibling_depth);
-    else if (!strcmp(a, "--support"))
-      ok = mb_option_i32("train", a, v, 2, 100000, &T->cfg.agent.support);
-    else if (!strcmp(a, "--shaping"))
-      ok = mb_option_number("train", a, v, 0, false, 100, &T->cfg.agent.game.shaping);
-    else if (!strcmp(a, "--c-scale"))
-      ok = mb_option_number("train", a, v, 0, false, 1e6, &T->cfg.search.c_scale);
-    else if (!strcmp(a, "--q-range"))
-      ok = mb_option_number("train", a, v, 1e-12, false, 1, &T->cfg.search.q_min_range);
-    else if (!strcmp(a, "--replay"))
-      ok = mb_option_int("train", a, v, 2, (int64_t)1 << 30, &T->cfg.replay_capacity);
-    else if (!strcmp(a, "--ratio"))
-      ok = mb_option_number("train", a, v, 1e-6, false, 1e6, &T->cfg.replay_ratio);
-    else if (!strcmp(a, "--priority"))
-      ok = mb_option_number("train", a, v, 0, false, 1, &T->cfg.priority_alpha);
-    else if (!strcmp(a, "--priority-beta"))
-      ok = mb_option_number("train", a, v, 0, false, 1, &T->cfg.priority_beta);
-    else if (!strcmp(a, "--actors"))
-      ok = mb_option_i32("train", a, v, 1, 1024, &T->cfg.actors_per_round);
-    else if (!strcmp(a, "--state-every"))
-      ok = mb_option_i32("train", a, v, 0, INT32_MAX, &T->cfg.state_every);
-    else if (!strcmp(a, "--checkpoint-every"))
-      ok = mb_option_i32("train", a, v, 0, INT32_MAX, &T->cfg.checkpoint_every);
-    else if (!strcmp(a, "--eval-every"))
-      ok = mb_option_i32("train", a, v, 0, INT32_MAX, &T->cfg.eval_every);
-    else if (!strcmp(a, "--synth-min"))
-      ok = mb_option_i32("train", a, v, 2, 1000000, &T->cfg.synth_min);
-    else if (!strcmp(a, "--synth-max"))
-      ok = mb_option_i32("train", a, v, 2, 1000000, &T->cfg.synth_max);
-    else if (!strcmp(a, "--synth-packing"))
-      ok = mb_option_number("train", a, v, 0, false, 1, &T->cfg.synth_packing_share);
-    else {
-      return mb_unknown_option("train", a);
-    }
-    if (!ok) return 2; /* the reader printed what was expected */
-    i++;               /* the value */
+    if (k < 0) return mb_unknown_option("train", a);
+    const train_option *o = &TRAIN_OPTIONS[k];
+    T->seen[k] = true;
+    if (!T->network_option && o->net == NET_LAYOUT) T->network_option = a;
+    if (!T->model_option && o->net == NET_MODEL) T->model_option = a;
+    /* a value is argv[i + 1], or NULL: the reader says that the flag needs one */
+    if (!read_value(o, o->kind == OPT_SWITCH || i + 1 == argc ? NULL : argv[i + 1], T)) return 2;
+    if (o->kind != OPT_SWITCH) i++;
   }
   return 0;
 }
@@ -476,108 +507,50 @@ static void format_number(double x, char *buf, size_t n) {
   }
 }
 
-/* The value of RUN_OPTIONS[k] in T, as its canonical text (buf "" for --synthetic); false when
- * the option is absent (no --workloads, no --lr-end, ...). */
-static bool render_option(const train_command *T, int k, char *buf, size_t n) {
-  const mb_train_config *c = &T->cfg;
-  const char *f = RUN_OPTIONS[k].flag;
-  const char *text = NULL;
-  bool is_text = true;
-  double num = 0;
-  bool is_int = false;
+/* The value of option o in T, as the text that reads back as it (buf "" for a switch); false
+ * when it is not given: a switch off, no text (no --workloads, ...), a NaN number (no --lr-end)
+ * or an integer 0 where 0 cannot be given (no --steps). */
+static bool render_option(const train_command *T, const train_option *o, char *buf, size_t n) {
+  const char *field = (const char *)T + o->off;
+  int64_t x = 0;
+  int i = 0;
   buf[0] = '\0';
-  if (!strcmp(f, "--workloads"))
-    text = T->regex;
-  else if (!strcmp(f, "--split"))
-    text = T->split;
-  else if (!strcmp(f, "--synthetic"))
-    return c->synthetic;
-  else if (!strcmp(f, "--catalogue"))
-    text = T->cat;
-  else if (!strcmp(f, "--validate"))
-    text = T->vregex;
-  else if (!strcmp(f, "--validate-catalogue"))
-    text = T->vcat;
-  else if (!strcmp(f, "--sibling-from"))
-    text = c->sibling_from_search ? "search" : "random";
-  else if (!strcmp(f, "--segment-start"))
-    text = c->segment_cover ? "cover" : "uniform";
-  else if (!strcmp(f, "--search"))
-    text = c->search.kind == MB_SEARCH_GUMBEL ? "gumbel" : "puct";
-  else if (!strcmp(f, "--self-play"))
-    text = c->self_play_exact ? "exact" : "learned";
-  else if (!strcmp(f, "--freeze"))
-    text = c->freeze;
-  else if (!strcmp(f, "--seed")) {
-    snprintf(buf, n, "%llu", (unsigned long long)c->seed);
-    return true;
-  } else {
-    is_text = false;
-    is_int = true;
-    if (!strcmp(f, "--max-buffers"))
-      num = (double)T->max_buffers;
-    else if (!strcmp(f, "--synth-min"))
-      num = c->synth_min;
-    else if (!strcmp(f, "--synth-max"))
-      num = c->synth_max;
-    else if (!strcmp(f, "--batch"))
-      num = c->batch;
-    else if (!strcmp(f, "--unroll"))
-      num = c->unroll;
-    else if (!strcmp(f, "--td-steps"))
-      num = c->td_steps;
-    else if (!strcmp(f, "--sibling-depth"))
-      num = c->sibling_depth;
-    else if (!strcmp(f, "--replay"))
-      num = (double)c->replay_capacity;
-    else if (!strcmp(f, "--actors"))
-      num = c->actors_per_round;
-    else if (!strcmp(f, "--segment"))
-      num = c->segment;
-    else if (!strcmp(f, "--simulations"))
-      num = c->search.simulations;
-    else if (!strcmp(f, "--leaf-rollout"))
-      num = c->search.leaf_rollout;
-    else if (!strcmp(f, "--steps")) {
-      if (c->steps == 0) return false;
-      snprintf(buf, n, "%lld", (long long)c->steps);
+  switch (o->kind) {
+    case OPT_SWITCH:
+      return *(const bool *)field;
+    case OPT_I32:
+    case OPT_I64:
+      x = o->kind == OPT_I32 ? *(const int32_t *)field : *(const int64_t *)field;
+      if (x == 0 && o->lo > 0) return false;
+      snprintf(buf, n, "%" PRId64, x);
       return true;
-    } else {
-      is_int = false;
-      if (!strcmp(f, "--synth-packing"))
-        num = c->synth_packing_share;
-      else if (!strcmp(f, "--lr"))
-        num = c->lr;
-      else if (!strcmp(f, "--lr-end")) {
-        if (isnan(c->lr_end)) return false;
-        num = c->lr_end;
-      } else if (!strcmp(f, "--value-weight"))
-        num = c->value_weight;
-      else if (!strcmp(f, "--consistency"))
-        num = c->consistency_weight;
-      else if (!strcmp(f, "--siblings"))
-        num = c->sibling_weight;
-      else if (!strcmp(f, "--ratio"))
-        num = c->replay_ratio;
-      else if (!strcmp(f, "--priority"))
-        num = c->priority_alpha;
-      else if (!strcmp(f, "--priority-beta"))
-        num = c->priority_beta;
-      else if (!strcmp(f, "--c-scale"))
-        num = c->search.c_scale;
-      else if (!strcmp(f, "--q-range"))
-        num = c->search.q_min_range;
-    }
+    case OPT_U64:
+      snprintf(buf, n, "%" PRIu64, *(const uint64_t *)field);
+      return true;
+    case OPT_BIT:
+      snprintf(buf, n, "%d", *(const bool *)field ? 1 : 0);
+      return true;
+    case OPT_NUMBER:
+      if (isnan(*(const double *)field)) return false;
+      format_number(*(const double *)field, buf, n);
+      return true;
+    case OPT_TEXT:
+    case OPT_PATH:
+      if (!*(const char *const *)field) return false;
+      snprintf(buf, n, "%s", *(const char *const *)field);
+      return true;
+    case OPT_CHOICE:
+      snprintf(buf, n, "%s", o->choices[*(const bool *)field ? 1 : 0]);
+      return true;
+    case OPT_ENUM:
+      memcpy(&i, field, sizeof i);
+      if (choice_name(o->choices, i))
+        snprintf(buf, n, "%s", choice_name(o->choices, i));
+      else
+        snprintf(buf, n, "%d", i); /* no value of the enum: a resume refuses it */
+      return true;
   }
-  if (is_text) {
-    if (!text) return false;
-    snprintf(buf, n, "%s", text);
-  } else if (is_int) {
-    snprintf(buf, n, "%lld", (long long)num);
-  } else {
-    format_number(num, buf, n);
-  }
-  return true;
+  return false;
 }
 
 /* Appends `text` to buf (size n, at *used), single-quoted when the shell would split or expand
@@ -603,29 +576,32 @@ static bool append_word(char *buf, size_t n, size_t *used, const char *text) {
   return true;
 }
 
-/* RUN_OPTIONS[first..end) present in T, in their order, as command-line words. False when they
- * do not fit in n. */
-static bool format_options(const train_command *T, int first, int end, char *buf, size_t n) {
+/* The stored options (with workloads_only, those that choose the training workloads) present in
+ * T, in the table's order, as command-line words. False when they do not fit in n. */
+static bool format_options(const train_command *T, bool workloads_only, char *buf, size_t n) {
   size_t used = 0;
   buf[0] = '\0';
-  for (int k = first; k < end; k++) {
+  for (int k = 0; k < TRAIN_OPTIONS_N; k++) {
+    const train_option *o = &TRAIN_OPTIONS[k];
     char v[4096];
-    if (!render_option(T, k, v, sizeof v)) continue;
-    if (!append_word(buf, n, &used, RUN_OPTIONS[k].flag)) return false;
-    if (strcmp(RUN_OPTIONS[k].flag, "--synthetic") && !append_word(buf, n, &used, v)) return false;
+    if (o->run == RUN_NONE || (workloads_only && o->run != RUN_WORKLOADS) ||
+        !render_option(T, o, v, sizeof v))
+      continue;
+    if (!append_word(buf, n, &used, o->flag)) return false;
+    if (o->kind != OPT_SWITCH && !append_word(buf, n, &used, v)) return false;
   }
   return true;
 }
 
-/* The run's options as stored (every RUN_OPTIONS present in T). */
+/* The run's options as stored (every stored option present in T). */
 static bool format_run_options(const train_command *T, char *buf, size_t n) {
-  return format_options(T, 0, RUN_OPTIONS_N, buf, n);
+  return format_options(T, false, buf, n);
 }
 
 /* The training workloads of T as one text (--workloads, --split, --synthetic), "none" without
  * (cut short when it does not fit: it is only said). */
 static void format_workloads(const train_command *T, char *buf, size_t n) {
-  format_options(T, 0, RUN_WORKLOAD_OPTIONS, buf, n);
+  format_options(T, true, buf, n);
   if (!buf[0]) snprintf(buf, n, "none");
 }
 
@@ -700,6 +676,27 @@ static int read_resumed(const train_command *T, resumed *R) {
   return 2;
 }
 
+/* A kept option given on resume (name: its flag, or "the workloads"; given and stored: its
+ * text in the command and in the run) against the run's value: true when they agree or the run
+ * branches off to another file (said unless -q), false after an error line when the run
+ * continues in place. */
+static bool against_run(const train_command *T, const char *name, const char *given,
+                        const char *stored, bool in_place) {
+  if (!strcmp(given, stored)) return true;
+  if (in_place) {
+    mb_diag(stderr,
+            "mallocbench train: --resume %s: %s: given %s, the run's %s (a resumed run keeps "
+            "the options that define it: give the same or leave it out; to train on with "
+            "another, write another file: --out NEW.h5)",
+            T->cfg.resume, name, given, stored);
+    return false;
+  }
+  if (!T->quiet)
+    mb_diag(stderr, "train: %s: given %s, %s's run had %s (a new run branched off it)", name, given,
+            T->cfg.resume, stored);
+  return true;
+}
+
 /* Takes the options the command leaves out from the resumed checkpoint's (parsing the command
  * line again after them), and checks those it gives: a kept option of another value is refused
  * when the run continues in place, said when it branches off. Returns 0, or 2 after an error. */
@@ -714,7 +711,7 @@ static int apply_stored(int argc, char **argv, train_command *T, resumed *R) {
             R->from, path);
     return 0;
   }
-  int max = 2 * RUN_OPTIONS_N + 2;
+  int max = 2 * TRAIN_OPTIONS_N + 2;
   char **words = calloc((size_t)max, sizeof *words);
   R->words_text = strdup(R->prog.options);
   R->argv = calloc((size_t)(argc + max + 1), sizeof *R->argv);
@@ -742,38 +739,25 @@ static int apply_stored(int argc, char **argv, train_command *T, resumed *R) {
     free(words);
     return 0;
   }
-  /* the options given, against the run's */
+  /* the options given, against the run's: the workloads as one, then each kept option */
   char given[4096], stored[4096];
   bool workloads_given = false;
-  for (int k = 0; k < RUN_WORKLOAD_OPTIONS; k++) workloads_given |= T->seen[k];
-  for (int k = 0; k < RUN_OPTIONS_N; k++) {
-    bool group = k < RUN_WORKLOAD_OPTIONS;
-    if (RUN_OPTIONS[k].kind != RUN_KEPT || (group ? k > 0 || !workloads_given : !T->seen[k]))
-      continue;
-    const char *name = RUN_OPTIONS[k].flag;
-    if (group) {
-      format_workloads(T, given, sizeof given);
-      format_workloads(S, stored, sizeof stored);
-      name = "the workloads";
-    } else {
-      if (!render_option(T, k, given, sizeof given)) snprintf(given, sizeof given, "none");
-      if (!render_option(S, k, stored, sizeof stored)) snprintf(stored, sizeof stored, "none");
-    }
-    if (!strcmp(given, stored)) continue;
-    if (in_place) {
-      mb_diag(stderr,
-              "mallocbench train: --resume %s: %s: given %s, the run's %s (a resumed run "
-              "keeps the options that define it: give the same or leave it out; to train on "
-              "with another, write another file: --out NEW.h5)",
-              path, name, given, stored);
-      status = 2;
-    } else if (!T->quiet) {
-      mb_diag(stderr, "train: %s: given %s, %s's run had %s (a new run branched off it)", name,
-              given, path, stored);
-    }
+  for (int k = 0; k < TRAIN_OPTIONS_N; k++)
+    workloads_given |= TRAIN_OPTIONS[k].run == RUN_WORKLOADS && T->seen[k];
+  if (workloads_given) {
+    format_workloads(T, given, sizeof given);
+    format_workloads(S, stored, sizeof stored);
+    if (!against_run(T, "the workloads", given, stored, in_place)) status = 2;
+  }
+  for (int k = 0; k < TRAIN_OPTIONS_N; k++) {
+    const train_option *o = &TRAIN_OPTIONS[k];
+    if (o->run != RUN_KEPT || !T->seen[k]) continue;
+    if (!render_option(T, o, given, sizeof given)) snprintf(given, sizeof given, "none");
+    if (!render_option(S, o, stored, sizeof stored)) snprintf(stored, sizeof stored, "none");
+    if (!against_run(T, o->flag, given, stored, in_place)) status = 2;
   }
   /* the schedule of --lr-end follows --steps: a new step limit changes it from here on */
-  if (status == 0 && T->seen[run_option_index("--steps")] && S->cfg.steps > 0 &&
+  if (status == 0 && T->seen[option_index("--steps")] && S->cfg.steps > 0 &&
       S->cfg.steps != T->cfg.steps && !isnan(S->cfg.lr_end) && S->cfg.lr_end != S->cfg.lr)
     mb_diag(stderr,
             "mallocbench train: warning: --steps %lld: %s's run was planned for %lld updates, "
@@ -783,12 +767,14 @@ static int apply_stored(int argc, char **argv, train_command *T, resumed *R) {
   int m = 0;
   if (status == 0) {
     R->argv[m++] = argv[0];
-    bool limit_given = T->seen[run_option_index("--steps")] || T->minutes > 0;
+    bool limit_given = T->seen[option_index("--steps")] || T->minutes > 0;
     for (int i = 0; i < n; i++) {
-      int k = run_option_index(words[i]);
-      bool value = k < 0 || strcmp(words[i], "--synthetic");
-      bool take = k >= 0 && (k < RUN_WORKLOAD_OPTIONS ? !workloads_given : !T->seen[k]);
-      if (k >= 0 && RUN_OPTIONS[k].kind == RUN_PLAN) take = !limit_given;
+      int k = option_index(words[i]);
+      const train_option *o = k < 0 ? NULL : &TRAIN_OPTIONS[k];
+      bool value = !o || o->kind != OPT_SWITCH;
+      bool take =
+          o && o->run != RUN_NONE && (o->run == RUN_WORKLOADS ? !workloads_given : !T->seen[k]);
+      if (o && o->run == RUN_PLAN) take = !limit_given;
       if (take) {
         R->argv[m++] = words[i];
         if (value && i + 1 < n) R->argv[m++] = words[i + 1];
@@ -804,8 +790,31 @@ static int apply_stored(int argc, char **argv, train_command *T, resumed *R) {
   return status;
 }
 
-/* The rules between options, and what follows from them (the shaped supports, the seconds, the
- * checkpoint's folder). Returns 0, or 2 after an error line. */
+/* --support N against the agent's limits on atoms: N of them, or 2N - 1 with --shaping. False
+ * after an error line (in the form of the option readers'). */
+static bool check_support(const mb_agent_config *a) {
+  bool shaped = a->game.shaping > 0;
+  int32_t atoms = shaped ? 2 * a->support - 1 : a->support;
+  if (atoms >= MB_AGENT_MIN_SUPPORT && atoms <= MB_AGENT_MAX_SUPPORT) return true;
+  int32_t lo = MB_AGENT_MIN_SUPPORT, hi = MB_AGENT_MAX_SUPPORT;
+  int32_t shaped_lo = (lo + 1) / 2, shaped_hi = (hi + 1) / 2;
+  if (shaped)
+    fprintf(stderr,
+            "mallocbench train: --support '%d': expected an integer in %d..%d with --shaping "
+            "(2N - 1 atoms; %d..%d without)\n",
+            a->support, shaped_lo, shaped_hi, lo, hi);
+  else
+    fprintf(stderr,
+            "mallocbench train: --support '%d': expected an integer in %d..%d (%d..%d with "
+            "--shaping: 2N - 1 atoms)\n",
+            a->support, lo, hi, shaped_lo, shaped_hi);
+  return false;
+}
+
+/* The rules between options, and the files they name: --out, and with --keep-best the best
+ * agent beside it (whose path it sets); warns of the options a resumed agent ignores. Returns 0;
+ * 2 after an error line; or -1 when a run resumed in place has nothing to train (said on stdout:
+ * the command exits 0, writing nothing). Creates nothing (prepare_output does). */
 static int check_options(train_command *T, const resumed *R) {
   if (!T->cfg.out) {
     fprintf(stderr, "mallocbench train: --out AGENT.h5 is required\n");
@@ -866,6 +875,7 @@ static int check_options(train_command *T, const resumed *R) {
             T->cfg.lr);
     return 2;
   }
+  if (!check_support(&T->cfg.agent)) return 2;
   /* a resume past its step limit trains nothing: the checkpoint (whose SHA-256 results cite)
    * stays as it is, and no copy carries a command line that did nothing */
   if (T->cfg.resume && T->cfg.steps > 0 && R->prog.steps >= T->cfg.steps) {
@@ -901,27 +911,31 @@ static int check_options(train_command *T, const resumed *R) {
             "mallocbench train: warning: %s ignored: a resumed agent keeps its learned model "
             "unless --new-model replaces it",
             T->model_option);
+  return 0;
+}
+
+/* What follows from the options: the supports of shaped rewards, the time limit in seconds. */
+static void derive_settings(train_command *T) {
   if (T->cfg.agent.game.shaping > 0) {
     /* shaped rewards and values can be negative: a symmetric support, as many atoms per unit */
     T->cfg.agent.support_min = -T->cfg.agent.support_max;
     T->cfg.agent.support = 2 * T->cfg.agent.support - 1;
   }
   T->cfg.seconds = T->minutes * 60.0;
-  {
-    /* the checkpoint's folder (e.g. results/agents/) is created when missing */
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", T->cfg.out);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
-      *slash = '\0';
-      if (mb_mkdir_p(dir) != 0) {
-        mb_diag(stderr, "mallocbench train: --out %s: cannot create folder %s: %s", T->cfg.out, dir,
-                strerror(errno));
-        return 2;
-      }
-    }
-  }
-  return 0;
+}
+
+/* Creates the checkpoint's folder (e.g. results/agents/) when missing. Returns 0, or 2 after an
+ * error line. */
+static int prepare_output(const train_command *T) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", T->cfg.out);
+  char *slash = strrchr(dir, '/');
+  if (!slash || slash == dir) return 0;
+  *slash = '\0';
+  if (mb_mkdir_p(dir) == 0) return 0;
+  mb_diag(stderr, "mallocbench train: --out %s: cannot create folder %s: %s", T->cfg.out, dir,
+          strerror(errno));
+  return 2;
 }
 
 static void print_plan(const train_command *T, int32_t n_catalogue) {
@@ -989,6 +1003,10 @@ int mb_cmd_train(int argc, char **argv) {
   if (status == 0 && T->cfg.resume) status = read_resumed(T, &R);
   if (status == 0 && T->cfg.resume) status = apply_stored(argc, argv, T, &R);
   if (status == 0) status = check_options(T, &R);
+  if (status == 0) {
+    derive_settings(T);
+    status = prepare_output(T);
+  }
   if (status != 0) {
     resumed_free(&R);
     return status < 0 ? 0 : status; /* < 0: nothing to do */

@@ -10,7 +10,8 @@
 # decay (--lr-end) train and change the weights; the gain block (--gain-features), the demand
 # profile (--demand-bins), the buffer order (--order), reward shaping (--shaping) and the
 # dynamics' action features (--action-features) are recorded in the checkpoint and played
-# with; a resumed agent gets a new learned model of its own width and depth (--new-model);
+# with; a resumed agent gets a new learned model of its own width and depth (--new-model); the
+# agent's sizes (--support, --dyn-blocks) are refused where the agent would refuse them;
 # bench muzero evaluates an agent on a catalogue file of one's own (--catalogue) (with pUCT
 # too: --search puct) and measures search's one-step evaluations (--model-error) and policy
 # improvement (--search-regret); a validation set
@@ -203,6 +204,24 @@ expect 2 "--new-model replaces a resumed agent's learned model; give --resume AG
   "$MB" train "${TINY[@]}" --steps 5 --new-model --out "$TMP/x.h5"
 expect 2 "--dyn-width '2': expected an integer in 4\.\.4096" \
   "$MB" train "${TINY[@]}" --steps 5 --dyn-width 2 --out "$TMP/x.h5"
+# the agent's sizes are read in the agent's own limits (agent.h): a value it would refuse when
+# building the networks is refused first, as other bad values are (--support N: N atoms, 2N - 1
+# with --shaping; before, --support took 2..100000 and training failed on what the agent
+# refused); the dynamics' depth is 1 or more (the agent's 0 means "as --blocks": leave the
+# option out for that)
+expect 2 "--dyn-blocks '0': expected an integer in 1\.\.16$" \
+  "$MB" train "${TINY[@]}" --steps 5 --dyn-blocks 0 --out "$TMP/x.h5"
+expect 2 "--support '2': expected an integer in 3\.\.1001 \(2\.\.501 with --shaping: 2N - 1 atoms\)$" \
+  "$MB" train "${TINY[@]}" --steps 5 --support 2 --out "$TMP/x.h5"
+expect 2 "--support '1002': expected an integer in 2\.\.1001$" \
+  "$MB" train "${TINY[@]}" --steps 5 --support 1002 --out "$TMP/x.h5"
+expect 2 "--support '502': expected an integer in 2\.\.501 with --shaping \(2N - 1 atoms; 3\.\.1001 without\)$" \
+  "$MB" train "${TINY[@]}" --steps 5 --support 502 --shaping 1 --out "$TMP/x.h5"
+expect 2 "--support '2': expected an integer in 3\.\.1001" \
+  "$MB" train -q --steps 80 --support 2 --resume "$TMP/r.h5" --out "$TMP/x.h5"
+[ ! -e "$TMP/x.h5" ] || fail "a refused --support wrote a checkpoint"
+"$MB" train "${TINY[@]}" --steps 1 --support 2 --shaping 1 --out "$TMP/s2.h5" >/dev/null \
+  2>"$TMP/err" || fail "--support 2 --shaping 1 (3 atoms): $(cat "$TMP/err")"
 
 # a run killed (SIGKILL) once its training state exists resumes from it bit for bit: the same
 # weights, optimiser and curve returns as the run that never stopped, which leaves no state

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The options that define a training run, through real checkpoints: a run given a value other
+# than the default for every stored option stores each as given (`show`'s "run options" line,
+# in the order of train's option table); a resume in place that gives none of them continues
+# with all of them (the line it stores again is the same, --steps aside), one that gives them all
+# again with the same values (in other spellings too: 1e-4, 017) trains, and one that gives one
+# other value is refused naming it. Before train's option table, a stored option that the writer
+# did not know was stored as "--flag 0", and a resume applied 0. tests/test_train_options.c
+# checks the table itself, entry by entry.
+# Usage: train_options.sh MALLOCBENCH_BINARY (run from the source tree).
+set -u
+MB=${1:?usage: train_options.sh MALLOCBENCH_BINARY}
+# $TMP, fail, expect STATUS PATTERN CMD...
+source "$(dirname "$0")/lib/expect.bash"
+
+"$MB" generate packing --buffers 24 --length 64 --seed 4 -o "$TMP/p.wl" >/dev/null ||
+  fail "generate packing"
+{
+  echo "name kind source args hardware capacity split tags"
+  echo "p-half native $TMP/p.wl - tpu-v4i 512KiB train packing"
+  echo "p-full native $TMP/p.wl - tpu-v4i 1MiB test packing"
+} >"$TMP/cat.txt"
+
+# every stored option, none at its default (the network's size is not stored: a checkpoint
+# holds its networks)
+STORED=(--workloads 'p-h.*' --synthetic --catalogue "$TMP/cat.txt" --max-buffers 500
+  --synth-min 16 --synth-max 32 --synth-packing 0.25 --validate p-full
+  --validate-catalogue "$TMP/cat.txt" --seed 17 --lr 0.002 --lr-end 0.0001 --batch 8 --unroll 3
+  --td-steps 0 --value-weight 0.5 --consistency 0.75 --siblings 0.5 --sibling-depth 2
+  --sibling-from search --replay 1000 --ratio 2.5 --priority 0.6 --priority-beta 0.3 --actors 3
+  --segment 20 --segment-start uniform --search puct --self-play exact --simulations 4
+  --leaf-rollout 2 --c-scale 0.3 --q-range 0.01 --freeze reward --steps 2)
+# the same values in other spellings
+RESPELT=(--workloads 'p-h.*' --synthetic --max-buffers 0500 --synth-min 16 --synth-max 32
+  --synth-packing .25 --validate p-full --seed 017 --lr 2e-3 --lr-end 1e-4 --batch 8 --unroll 3
+  --td-steps 0 --value-weight 0.50 --consistency 0.75 --siblings 5e-1 --sibling-depth 2
+  --sibling-from search --replay 1000 --ratio 2.5 --priority 0.6 --priority-beta 0.3 --actors 3
+  --segment 20 --segment-start uniform --search puct --self-play exact --simulations 4
+  --leaf-rollout 2 --c-scale 0.3 --q-range 1e-2 --freeze reward)
+NET=(--latent 16 --actions 8 -q)
+run_options() { "$MB" show "$1" | sed -n 's/^run options      //p'; }
+# "--flag value" pairs of the stored options, one a line, for a message that names the missing
+pairs() { printf '%s\n' "${1// --/$'\n'--}"; }
+
+"$MB" train "${NET[@]}" "${STORED[@]}" --out "$TMP/a.h5" >"$TMP/out" 2>"$TMP/err" ||
+  fail "train with every stored option: $(cat "$TMP/err")"
+want="--workloads 'p-h.*' --synthetic --catalogue $TMP/cat.txt --max-buffers 500 --synth-min 16 \
+--synth-max 32 --synth-packing 0.25 --validate p-full --validate-catalogue $TMP/cat.txt --seed 17 \
+--lr 0.002 --lr-end 0.0001 --batch 8 --unroll 3 --td-steps 0 --value-weight 0.5 --consistency 0.75 \
+--siblings 0.5 --sibling-depth 2 --sibling-from search --replay 1000 --ratio 2.5 --priority 0.6 \
+--priority-beta 0.3 --actors 3 --segment 20 --segment-start uniform --search puct --self-play exact \
+--simulations 4 --leaf-rollout 2 --c-scale 0.3 --q-range 0.01 --freeze reward"
+got=$(run_options "$TMP/a.h5")
+[ "$got" = "$want --steps 2" ] ||
+  fail "stored options: $(diff <(pairs "$want --steps 2") <(pairs "$got") | grep '^[<>]')"
+
+# a resume in place without the options continues the run with every one of them
+"$MB" train -q --steps 3 --resume "$TMP/a.h5" --out "$TMP/a.h5" >"$TMP/out" 2>"$TMP/err" ||
+  fail "resume without options: $(cat "$TMP/err")"
+grep -q "in total: 3 updates" "$TMP/out" || fail "resume: $(cat "$TMP/out")"
+got=$(run_options "$TMP/a.h5")
+[ "$got" = "$want --steps 3" ] ||
+  fail "options after a resume: $(diff <(pairs "$want --steps 3") <(pairs "$got") | grep '^[<>]')"
+# ... and with all of them given again, spelt otherwise: the same values, no conflict
+"$MB" train "${RESPELT[@]}" -q --steps 4 --resume "$TMP/a.h5" --out "$TMP/a.h5" >"$TMP/out" \
+  2>"$TMP/err" || fail "resume with the same options: $(cat "$TMP/err")"
+[ "$(run_options "$TMP/a.h5")" = "$want --steps 4" ] || fail "options: $(run_options "$TMP/a.h5")"
+# ... and one other value is refused, naming the option and both values, the file untouched
+cp "$TMP/a.h5" "$TMP/a.before"
+expect 2 "--resume $TMP/a.h5: --priority-beta: given 0.4, the run's 0.3 \(a resumed run keeps" \
+  "$MB" train -q --priority-beta 0.4 --steps 5 --resume "$TMP/a.h5" --out "$TMP/a.h5"
+cmp -s "$TMP/a.h5" "$TMP/a.before" || fail "a refused resume changed the checkpoint"
+# a run branched off to another file takes the others and says which it changes
+"$MB" train --priority-beta 0.4 --steps 5 --resume "$TMP/a.h5" --out "$TMP/b.h5" >"$TMP/out" \
+  2>"$TMP/err" || fail "branch: $(cat "$TMP/err")"
+grep -q "train: --priority-beta: given 0.4, $TMP/a.h5's run had 0.3 (a new run branched off it)" \
+  "$TMP/err" || fail "branch: $(cat "$TMP/err")"
+[ "$(run_options "$TMP/b.h5")" = "${want/--priority-beta 0.3/--priority-beta 0.4} --steps 5" ] ||
+  fail "options of the branch: $(run_options "$TMP/b.h5")"
+echo "train options e2e: ok"
