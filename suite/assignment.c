@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic_file.h"
 #include "paths.h"
 
 mb_assignment *mb_assignment_new(int32_t n_buffers) {
@@ -84,24 +85,11 @@ bool mb_assignment_write_csv(const mb_assignment *a, const mb_workload *w, FILE 
 
 bool mb_assignment_save_csv(const mb_assignment *a, const mb_workload *w, const char *path,
                             mb_error *err) {
-  /* write to a temporary file and rename, so an existing file is never half-overwritten */
-  if (!mb_path_check_replaceable(path, err)) return false;
-  char tmp[4096];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-    return mb_fail(err, "%s: path too long", path);
-  FILE *f = fopen(tmp, "w");
-  if (!f) return mb_fail(err, "%s: cannot write: %s", tmp, strerror(errno));
-  bool ok = mb_assignment_write_csv(a, w, f);
-  ok = (fclose(f) == 0) && ok;
-  if (!ok) {
-    remove(tmp);
-    return mb_fail(err, "%s: write failed (disk full?)", tmp);
-  }
-  if (rename(tmp, path) != 0) {
-    remove(tmp);
-    return mb_fail(err, "%s: cannot rename into place: %s", path, strerror(errno));
-  }
-  return true;
+  /* a temporary file renamed over path, so an existing file is never half-overwritten */
+  mb_atomic_file *out = mb_atomic_file_open(path, NULL, err);
+  if (!out) return false;
+  mb_assignment_write_csv(a, w, mb_atomic_file_stream(out)); /* a write error fails the commit */
+  return mb_atomic_file_commit(out, err);
 }
 
 /* Sorted (name, index) table for O(log n) name lookup. */

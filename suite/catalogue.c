@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "alphatensor.h"
+#include "atomic_file.h"
 #include "csv_import.h"
 #include "hlo_import.h"
 #include "model_zoo.h"
@@ -483,19 +484,6 @@ static char *read_if_exists(const char *path, size_t *len, bool *exists) {
   return t;
 }
 
-static bool write_atomic(const char *path, const char *data, size_t len) {
-  char tmp[4200];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-    return false;
-  FILE *f = fopen(tmp, "wb");
-  if (!f) return false;
-  bool ok = fwrite(data, 1, len, f) == len;
-  ok &= fclose(f) == 0;
-  if (ok) ok = rename(tmp, path) == 0;
-  if (!ok) remove(tmp);
-  return ok;
-}
-
 /* Looks the key up in cache_dir; on a miss (or a corrupt file, with a note) generates and
  * stores the result. The cache file's SHA-256 sits beside it (FILE.sha256), so a truncated
  * or edited file is detected even when it would still parse. */
@@ -530,15 +518,21 @@ static mb_workload *cached_generate(const char *cache_dir, const char *kind, con
   size_t len = 0;
   char *text = mb_workload_to_text(w, &len);
   char digest[65];
+  mb_error werr;
   bool stored = text && mb_mkdir_p(cache_dir) == 0;
-  if (stored) {
+  if (!stored) {
+    mb_fail(&werr, "%s: %s", text ? cache_dir : file, strerror(text ? errno : ENOMEM));
+  } else {
     mb_sha256_hex(text, len, digest);
-    /* sidecar last: a reader that sees the new file with an old sidecar regenerates */
-    stored = write_atomic(file, text, len) && write_atomic(side, digest, 64);
+    /* written atomically (atomic_file.h): concurrent runs filling one cache each write their own
+     * temporary; the sidecar last, so a reader that sees the new file with an old sidecar
+     * regenerates */
+    stored = mb_atomic_file_write(file, text, len, NULL, &werr) &&
+             mb_atomic_file_write(side, digest, 64, NULL, &werr);
   }
   if (!stored)
     mb_diag(stderr, "note: cannot write cache file %s (%s); continuing without the cache", file,
-            strerror(errno));
+            werr.message);
   free(text);
   return w;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "assignment.h"
+#include "atomic_file.h"
 #include "bound.h"
 #include "catalogue.h"
 #include "clock.h"
@@ -932,18 +933,12 @@ static bool record_fits_plan(const run *R, const mb_journal_entry *e, mb_journal
 }
 
 /* Replaces the journal by `text` (what its reader kept): a temporary file renamed over it, so
- * that a kill now leaves the old or the new one. */
+ * that a kill now leaves the old or the new one; and its directory fsynced, as the appends that
+ * follow are, so that a crash of the machine does too. */
 static bool journal_rewrite(run *R, const char *text, size_t len, mb_error *err) {
-  char tmp[4300];
-  snprintf(tmp, sizeof tmp, "%s.tmp", R->journal_path);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-  bool ok = fd >= 0 && write_all(fd, text, len) && fsync(fd) == 0;
-  if (fd >= 0 && close(fd) != 0) ok = false;
-  ok = ok && rename(tmp, R->journal_path) == 0;
-  if (ok) return true;
-  int e = errno;
-  unlink(tmp);
-  return mb_fail(err, "%s: cannot rewrite the journal: %s", R->journal_path, strerror(e));
+  if (mb_atomic_file_write(R->journal_path, text, len, &(mb_atomic_options){.sync_dir = true}, err))
+    return true;
+  return mb_fail_prefix(err, "cannot rewrite the journal");
 }
 
 /* Reads the journal of a resumed run: tasks found become ST_DONE. A torn last line (a kill

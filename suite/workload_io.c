@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "atomic_file.h"
 #include "csv_import.h"
 #include "hlo_import.h"
 #include "model_zoo.h"
@@ -874,35 +875,10 @@ char *mb_workload_to_text(const mb_workload *w, size_t *len) {
 }
 
 bool mb_workload_save(const mb_workload *w, const char *path, mb_error *err) {
-  if (!mb_path_check_replaceable(path, err)) return false;
-  size_t n = strlen(path) + 32;
-  char *tmp = malloc(n);
-  if (!tmp) return mb_fail(err, "%s: out of memory", path);
-  snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "w");
-  if (!f) {
-    mb_fail(err, "%s: cannot create: %s", tmp, strerror(errno));
-    free(tmp);
-    return false;
-  }
-  bool ok = mb_workload_write(w, f);
-  int saved = errno;
-  if (fflush(f) != 0 || fsync(fileno(f)) != 0) ok = false, saved = errno;
-  if (fclose(f) != 0) ok = false, saved = errno;
-  if (!ok) {
-    mb_fail(err, "%s: cannot write: %s", tmp, strerror(saved));
-    unlink(tmp);
-    free(tmp);
-    return false;
-  }
-  if (rename(tmp, path) != 0) {
-    mb_fail(err, "%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
-    unlink(tmp);
-    free(tmp);
-    return false;
-  }
-  free(tmp);
-  return true;
+  mb_atomic_file *out = mb_atomic_file_open(path, NULL, err);
+  if (!out) return false;
+  mb_workload_write(w, mb_atomic_file_stream(out)); /* a write error fails the commit */
+  return mb_atomic_file_commit(out, err);
 }
 
 bool mb_workload_sha256_hex(const mb_workload *w, char out[65]) {

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "catalogue.h"
 #include "commands.h"
 #include "error.h"
@@ -87,69 +88,27 @@ static bool normalise_source(const char *source, const char *base, char *out, si
   return ok;
 }
 
-/* Makes a rename or link in path's directory durable (the file's bytes are fsynced before).
- * Best effort: some file systems refuse fsync on a directory, and every reader already sees
- * the new catalogue. */
-static void sync_parent_dir(const char *path) {
-  char dir[4200];
-  const char *slash = strrchr(path, '/');
-  size_t n = slash ? (size_t)(slash - path) : 0;
-  if (n >= sizeof dir) return;
-  if (!slash)
-    snprintf(dir, sizeof dir, ".");
-  else if (n == 0)
-    snprintf(dir, sizeof dir, "/");
-  else
-    snprintf(dir, sizeof dir, "%.*s", (int)n, path);
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  (void)fsync(fd);
-  close(fd);
-}
-
 typedef enum { WRITE_OK, WRITE_EXISTS, WRITE_FAILED } write_status;
 
-/* Writes text to a temporary file beside path and fsyncs it, then renames it over path; or,
- * when `exclusive`, links it to path only if path does not exist (WRITE_EXISTS when it does:
- * another add created the catalogue first). */
+/* Writes text to a temporary file beside path and renames it over path, keeping the
+ * catalogue's permissions (atomic_file.h: the file and its directory fsynced); or, when
+ * `exclusive`, makes it path only if path does not exist (WRITE_EXISTS when it does: another
+ * add created the catalogue first). */
 static write_status write_file(const char *path, const char *text, size_t len, bool exclusive,
                                mb_error *err) {
-  char tmp[4200];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp) {
-    mb_fail(err, "%s: path too long", path);
-    return WRITE_FAILED;
+  mb_atomic_options opt = {.keep_mode = true, .sync_dir = true};
+  mb_atomic_file *out = mb_atomic_file_open(path, &opt, err);
+  bool ok = out != NULL, existed = false;
+  if (ok) {
+    fwrite(text, 1, len, mb_atomic_file_stream(out)); /* a short write fails the commit */
+    ok =
+        exclusive ? mb_atomic_file_commit_new(out, &existed, err) : mb_atomic_file_commit(out, err);
   }
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    mb_fail(err, "%s: cannot create a temporary file: %s", tmp, strerror(errno));
-    return WRITE_FAILED;
-  }
-  struct stat st;
-  if (!exclusive && stat(path, &st) == 0)
-    fchmod(fd, st.st_mode & 07777);
-  else
-    fchmod(fd, 0644);
-  size_t done = 0;
-  while (done < len) {
-    ssize_t w = write(fd, text + done, len - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) break;
-    done += (size_t)w;
-  }
-  bool ok = done == len && fsync(fd) == 0;
-  int saved = errno;
-  ok &= close(fd) == 0;
-  if (ok && (exclusive ? link(tmp, path) : rename(tmp, path)) != 0) {
-    saved = errno;
-    ok = false;
-  }
-  if (exclusive || !ok) unlink(tmp); /* after link, path holds the file */
-  if (!ok && exclusive && saved == EEXIST) return WRITE_EXISTS;
+  if (existed) return WRITE_EXISTS;
   if (!ok) {
-    mb_fail(err, "%s: cannot write: %s (the catalogue is unchanged)", path, strerror(saved));
+    mb_fail(err, "%s (the catalogue is unchanged)", err->message);
     return WRITE_FAILED;
   }
-  sync_parent_dir(path);
   return WRITE_OK;
 }
 
