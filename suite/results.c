@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "file_seal.h"
+#include "h5attr.h"
 #include "isolated.h"
 #include "paths.h"
 
@@ -65,21 +66,15 @@ typedef struct curve_rec {
 
 /* ---- errors: the innermost HDF5 message says why (e.g. "No space left on device") ---- */
 
-static herr_t first_error(unsigned n, const H5E_error2_t *e, void *data) {
-  char *out = data;
-  if (n == 0 && e->desc) snprintf(out, 256, "%s", e->desc);
-  return 0;
-}
-
 static bool h5_fail(mb_error *err, const mb_results *r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static bool h5_fail(mb_error *err, const mb_results *r, const char *fmt, ...) {
-  char what[512], why[256] = "";
+  char what[512], why[256];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, first_error, why);
+  mb_h5attr_reason(why, sizeof why);
   return mb_fail(err, "%s: %s%s%s", r ? r->path : "?", what, why[0] ? ": " : "", why);
 }
 
@@ -401,7 +396,7 @@ static bool make_parents(hid_t file, const char *path) {
 /* ---- attributes ---- */
 
 static bool set_str_attr(hid_t obj, const char *key, const char *value) {
-  if (H5Aexists(obj, key) > 0 && H5Adelete(obj, key) < 0) return false;
+  if (!mb_h5attr_remove(obj, key)) return false;
   size_t n = strlen(value) + 1;
   hid_t t = str_type(n);
   hid_t sp = H5Screate(H5S_SCALAR);
@@ -414,7 +409,7 @@ static bool set_str_attr(hid_t obj, const char *key, const char *value) {
 }
 
 static bool set_num_attr(hid_t obj, const char *key, hid_t type, const void *value) {
-  if (H5Aexists(obj, key) > 0 && H5Adelete(obj, key) < 0) return false;
+  if (!mb_h5attr_remove(obj, key)) return false;
   hid_t sp = H5Screate(H5S_SCALAR);
   hid_t a = H5Acreate2(obj, key, type, sp, H5P_DEFAULT, H5P_DEFAULT);
   bool ok = a >= 0 && H5Awrite(a, type, value) >= 0;
@@ -423,48 +418,38 @@ static bool set_num_attr(hid_t obj, const char *key, hid_t type, const void *val
   return ok;
 }
 
-/* Reads a scalar string attribute (fixed or variable length) into a malloc'd string. */
+/* Reads a string attribute (h5attr.h: one string, fixed or variable length) into a malloc'd
+ * string; NULL when it is missing, not one string or unreadable. */
 static char *get_str_attr(hid_t obj, const char *key) {
-  if (H5Aexists(obj, key) <= 0) return NULL;
+  return mb_h5attr_read_string(obj, key, NULL, NULL);
+}
+
+/* Reads a numeric attribute holding one value into *v: an integer as int64 (`as_double` false),
+ * or an integer or float as a double. Whether it did; *state (h5attr.h) tells a missing
+ * attribute and an HDF5 error from one of another type or shape (MB_H5ATTR_PRESENT). */
+static bool get_num_attr(hid_t obj, const char *key, bool as_double, void *v,
+                         mb_h5attr_state *state) {
+  *state = mb_h5attr_find(obj, key);
+  if (*state != MB_H5ATTR_PRESENT) return false;
   hid_t a = H5Aopen(obj, key, H5P_DEFAULT);
-  if (a < 0) return NULL;
-  hid_t ft = H5Aget_type(a);
-  char *out = NULL;
-  if (H5Tget_class(ft) == H5T_STRING) {
-    if (H5Tis_variable_str(ft) > 0) {
-      hid_t mt = H5Tcopy(H5T_C_S1);
-      H5Tset_size(mt, H5T_VARIABLE);
-      char *v = NULL;
-      if (H5Aread(a, mt, &v) >= 0 && v) {
-        out = strdup(v);
-        H5free_memory(v);
-      }
-      H5Tclose(mt);
-    } else {
-      size_t n = H5Tget_size(ft);
-      hid_t mt = str_type(n + 1);
-      out = calloc(n + 2, 1);
-      if (out && H5Aread(a, mt, out) < 0) {
-        free(out);
-        out = NULL;
-      }
-      H5Tclose(mt);
-    }
-  }
-  H5Tclose(ft);
-  H5Aclose(a);
-  return out;
+  hid_t ft = a >= 0 ? H5Aget_type(a) : -1;
+  hid_t sp = ft >= 0 ? H5Aget_space(a) : -1;
+  H5T_class_t c = sp >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
+  hssize_t points = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+  bool failed = c == H5T_NO_CLASS || points < 0; /* an HDF5 call, not the attribute */
+  /* one value of a number type (several would overflow v) */
+  bool fits = !failed && (c == H5T_INTEGER || (as_double && c == H5T_FLOAT)) && points == 1;
+  bool ok = fits && H5Aread(a, as_double ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64, v) >= 0;
+  if (failed || (fits && !ok)) *state = MB_H5ATTR_ERROR;
+  if (sp >= 0) H5Sclose(sp);
+  if (ft >= 0) H5Tclose(ft);
+  if (a >= 0) H5Aclose(a);
+  return ok;
 }
 
 static bool get_int_attr(hid_t obj, const char *key, int64_t *v) {
-  if (H5Aexists(obj, key) <= 0) return false;
-  hid_t a = H5Aopen(obj, key, H5P_DEFAULT);
-  if (a < 0) return false;
-  hid_t ft = H5Aget_type(a);
-  bool ok = H5Tget_class(ft) == H5T_INTEGER && H5Aread(a, H5T_NATIVE_INT64, v) >= 0;
-  H5Tclose(ft);
-  H5Aclose(a);
-  return ok;
+  mb_h5attr_state state;
+  return get_num_attr(obj, key, false, v, &state);
 }
 
 bool mb_results_set_attr_string(mb_results *r, const char *key, const char *value, mb_error *err) {
@@ -486,34 +471,37 @@ bool mb_results_set_attr_double(mb_results *r, const char *key, double value, mb
 }
 
 char *mb_results_get_attr_string(mb_results *r, const char *key, mb_error *err) {
-  char *s = get_str_attr(r->file, key);
-  if (!s) mb_fail(err, "%s: attribute '%s' is missing or not a string", r->path, key);
+  char *s = mb_h5attr_read_string(r->file, key, NULL, err);
+  if (!s) mb_fail_prefix(err, "%s", r->path);
   return s;
 }
 
+/* The error of a numeric attribute that did not read: HDF5's reason when it failed. */
+static bool num_attr_fail(mb_results *r, const char *key, mb_h5attr_state state, const char *kind,
+                          mb_error *err) {
+  if (state == MB_H5ATTR_ERROR)
+    return h5_fail(err, r, "attribute '%s': cannot read it (damaged file?)", key);
+  if (state == MB_H5ATTR_ABSENT) return mb_fail(err, "%s: attribute '%s' is missing", r->path, key);
+  return mb_fail(err, "%s: attribute '%s' is not %s", r->path, key, kind);
+}
+
 bool mb_results_get_attr_int(mb_results *r, const char *key, int64_t *value, mb_error *err) {
-  if (!get_int_attr(r->file, key, value))
-    return mb_fail(err, "%s: attribute '%s' is missing or not an integer", r->path, key);
-  return true;
+  mb_h5attr_state state;
+  return get_num_attr(r->file, key, false, value, &state) ||
+         num_attr_fail(r, key, state, "an integer", err);
 }
 
 bool mb_results_get_attr_double(mb_results *r, const char *key, double *value, mb_error *err) {
-  bool ok = false;
-  if (H5Aexists(r->file, key) > 0) {
-    hid_t a = H5Aopen(r->file, key, H5P_DEFAULT);
-    if (a >= 0) {
-      hid_t ft = H5Aget_type(a);
-      H5T_class_t c = H5Tget_class(ft);
-      ok = (c == H5T_FLOAT || c == H5T_INTEGER) && H5Aread(a, H5T_NATIVE_DOUBLE, value) >= 0;
-      H5Tclose(ft);
-      H5Aclose(a);
-    }
-  }
-  if (!ok) return mb_fail(err, "%s: attribute '%s' is missing or not a number", r->path, key);
-  return true;
+  mb_h5attr_state state;
+  return get_num_attr(r->file, key, true, value, &state) ||
+         num_attr_fail(r, key, state, "a number", err);
 }
 
-bool mb_results_has_attr(mb_results *r, const char *key) { return H5Aexists(r->file, key) > 0; }
+/* An error counts as present (h5attr.h): the read that follows says what failed, where
+ * "absent" would silently take an older file's default (a resume's options). */
+bool mb_results_has_attr(mb_results *r, const char *key) {
+  return mb_h5attr_find(r->file, key) != MB_H5ATTR_ABSENT;
+}
 
 typedef struct attr_list {
   char **keys;
@@ -544,7 +532,7 @@ static char *attr_text(hid_t obj, const char *key) {
   hssize_t npoints = H5Sget_simple_extent_npoints(sp);
   char buf[64];
   char *out = NULL;
-  if (cls == H5T_STRING) {
+  if (cls == H5T_STRING && npoints == 1) {
     out = get_str_attr(obj, key);
   } else if (npoints == 1 && cls == H5T_INTEGER) {
     int64_t v;
@@ -612,7 +600,7 @@ bool mb_results_copy_attrs(mb_results *dst, mb_results *src, mb_error *err) {
     void *buf = fixed ? calloc(size ? size : 1, 1) : NULL;
     ok = buf && H5Aread(a, ft, buf) >= 0;
     if (ok) {
-      if (H5Aexists(dst->file, l.keys[i]) > 0) H5Adelete(dst->file, l.keys[i]);
+      mb_h5attr_remove(dst->file, l.keys[i]); /* on failure, the create below fails */
       hid_t b = H5Acreate2(dst->file, l.keys[i], ft, sp, H5P_DEFAULT, H5P_DEFAULT);
       ok = b >= 0 && H5Awrite(b, ft, buf) >= 0;
       if (b >= 0) H5Aclose(b);
@@ -969,10 +957,9 @@ static mb_results *open_hdf5(const char *path, bool writable, bool sealable, mb_
   bool has_kind = kind != NULL; /* a pointer's value may not be used once it is freed */
   free(kind);
   if (!ok) {
-    /* the other HDF5 files mallocbench writes: say which one it is (an agent checkpoint's
-       format attribute is agent.h's MB_AGENT_FORMAT) */
+    /* the other HDF5 files mallocbench writes: say which one it is */
     char *format = has_kind ? NULL : get_str_attr(file, "format");
-    if (format && !strcmp(format, "mallocmuzero-agent-1"))
+    if (format && !strcmp(format, MB_AGENT_FORMAT))
       mb_fail(err,
               "%s: a mallocMuZero agent checkpoint, not a results file ('mallocbench show' "
               "describes it)",
@@ -1287,15 +1274,18 @@ bool mb_results_get_workload_split(mb_results *r, const char *key, char split[MB
   hid_t g = open_workload_group(r, key, path, sizeof path, err);
   if (g < 0) return false;
   bool ok = true;
-  if (H5Aexists(g, "split") > 0) { /* absent in files written before splits were stored */
-    char *v = get_str_attr(g, "split");
+  mb_h5attr_state state;
+  char *v = mb_h5attr_read_string(g, "split", &state, err);
+  if (state == MB_H5ATTR_ERROR) { /* not taken for absent: a split would be lost unnoticed */
+    ok = mb_fail_prefix(err, "%s: %s", r->path, path);
+  } else if (state == MB_H5ATTR_PRESENT) { /* absent in files written before splits */
     if (!v || strlen(v) >= MB_RES_SPLIT)
       ok = mb_fail(err, "%s: %s: attribute 'split' is not a string of at most %d bytes", r->path,
                    path, MB_RES_SPLIT - 1);
     else
       memcpy(split, v, strlen(v) + 1);
-    free(v);
   }
+  free(v);
   H5Gclose(g);
   return ok;
 }
@@ -1535,8 +1525,15 @@ bool mb_results_get_curve_heuristic(mb_results *r, const mb_result_row *row, dou
   if (!path_exists(r->file, path)) return true;
   hid_t d = H5Dopen2(r->file, path, H5P_DEFAULT);
   if (d < 0) return h5_fail(err, r, "cannot open %s", path);
+  /* absent in files written before it was stored (NaN); an error is not taken for that */
   bool ok = true;
-  if (H5Aexists(d, CURVE_HEURISTIC) > 0) {
+  mb_h5attr_state state = mb_h5attr_find(d, CURVE_HEURISTIC);
+  if (state == MB_H5ATTR_ERROR) {
+    h5_fail(err, r, "%s: attribute '%s': cannot read it (damaged file?)", path, CURVE_HEURISTIC);
+    H5Dclose(d);
+    return false;
+  }
+  if (state == MB_H5ATTR_PRESENT) {
     hid_t a = H5Aopen(d, CURVE_HEURISTIC, H5P_DEFAULT);
     hid_t ft = a >= 0 ? H5Aget_type(a) : -1;
     hid_t sp = a >= 0 ? H5Aget_space(a) : -1;

@@ -45,6 +45,10 @@
 #include "workload.h"
 
 #define MB_RESULTS_FORMAT 1 /* bumped when the layout changes; stored as attribute */
+/* The root attribute `format` of a mallocMuZero agent checkpoint (solvers/muzero/agent.h, which
+ * writes and checks it): defined here, where the suite (mb_results_open, naming an agent given
+ * in place of a results file) sees it without depending on solvers/. */
+#define MB_AGENT_FORMAT "mallocmuzero-agent-1"
 
 /* String field sizes (bytes incl. NUL) of the stored tables. */
 #define MB_RES_WORKLOAD 128
@@ -153,10 +157,16 @@ bool mb_results_rename(mb_results *r, const char *path, mb_error *err);
 bool mb_results_set_attr_string(mb_results *r, const char *key, const char *value, mb_error *err);
 bool mb_results_set_attr_int(mb_results *r, const char *key, int64_t value, mb_error *err);
 bool mb_results_set_attr_double(mb_results *r, const char *key, double value, mb_error *err);
-/* Malloc'd copy of a string attribute; NULL with err set when missing or not a string. */
+/* Malloc'd copy of a string attribute; NULL with err set when missing, not one string, or
+ * unreadable (the message then says so, with HDF5's reason, not "missing"). */
 char *mb_results_get_attr_string(mb_results *r, const char *key, mb_error *err);
+/* One integer (int), or one integer or float (double); err as above. */
 bool mb_results_get_attr_int(mb_results *r, const char *key, int64_t *value, mb_error *err);
 bool mb_results_get_attr_double(mb_results *r, const char *key, double *value, mb_error *err);
+/* Whether the root group has the attribute (for attributes added after files were written).
+ * True also when HDF5 cannot tell (a damaged file): the read that follows then fails, naming
+ * it, where "absent" would silently take an older file's default (h5attr.h; nn_io.h's
+ * mb_nn_file_has answers the same). */
 bool mb_results_has_attr(mb_results *r, const char *key);
 /* Every root attribute as (key, value-as-text) pairs in name order; caller frees with
  * mb_results_free_strings(keys, n) and (values, n). */

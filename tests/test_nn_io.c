@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -113,7 +114,11 @@ static void test_round_trip(void **state) {
   assert_non_null(strstr(e.message, "'config' is not a number"));
   assert_false(mb_nn_file_get_string(f, "config", s, 8, &e)); /* does not fit */
   assert_false(mb_nn_file_get_double(f, "nope", &d, &e));
-  assert_non_null(strstr(e.message, "attribute 'nope' missing"));
+  assert_non_null(strstr(e.message, "attribute 'nope' is missing"));
+  assert_false(mb_nn_file_get_string(f, "nope", s, sizeof s, &e)); /* worded as results.c does */
+  assert_non_null(strstr(e.message, "attribute 'nope' is missing"));
+  assert_false(mb_nn_file_has(f, "nope"));
+  assert_true(mb_nn_file_has(f, "config"));
   assert_false(mb_nn_file_write_module(f, &a.repr, &e)); /* opened for reading */
   mb_nn_file_close(f);
   /* Training continues identically from the loaded state. */
@@ -231,6 +236,74 @@ static void test_bad_files(void **state) {
   mb_nn_file_close(f);
   *strrchr(path, '/') = '\0';
   assert_int_equal(count_entries(path), 0); /* the abandoned temporary file is gone */
+  rmdir(path);
+  free(path);
+}
+
+/* A checkpoint gets the permissions a new file gets (0666 & ~umask), as every output does
+ * (atomic_file.h); before, a fixed 0644 whatever the umask. */
+static void test_checkpoint_mode(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("mode.h5");
+  agent a;
+  agent_build(&a, 8, 1, 3, 0);
+  mode_t old = umask(077);
+  save(&a, path, 1.0);
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  assert_int_equal(st.st_mode & 07777, 0600);
+  umask(002);
+  save(&a, path, 1.0);
+  assert_int_equal(stat(path, &st), 0);
+  assert_int_equal(st.st_mode & 07777, 0664);
+  umask(old);
+  agent_free(&a);
+  unlink(path);
+  *strrchr(path, '/') = '\0';
+  rmdir(path);
+  free(path);
+}
+
+/* An attribute that a damaged file cannot say it has is not taken for absent (h5attr.h): with
+ * more than 8 root attributes HDF5 keeps them in "dense" storage, whose name index (a v2 B-tree
+ * leaf, "BTLF") is checksummed; one byte changed in that leaf leaves the file opening and the
+ * lookup failing. mb_nn_file_has then says present (as results.h's mb_results_has_attr does)
+ * and the read that follows names the attribute and HDF5's reason. */
+static void test_damaged_attribute_index(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("dense.h5");
+  mb_nn_file *f;
+  CHECK((f = mb_nn_file_create(path, err)) != NULL);
+  for (int i = 0; i < 12; i++) {
+    char key[32];
+    snprintf(key, sizeof key, "meta.%d", i);
+    CHECK(mb_nn_file_set_double(f, key, i, err));
+  }
+  CHECK(mb_nn_file_commit(f, err));
+  size_t size = 0;
+  unsigned char *bytes = (unsigned char *)mb_read_file(path, &size);
+  assert_non_null(bytes);
+  size_t at = 0;
+  for (size_t i = 0; i + 4 <= size && !at; i++)
+    if (!memcmp(bytes + i, "BTLF", 4)) at = i;
+  if (!at) fail_msg("%s: no B-tree leaf: the attributes are not in dense storage", path);
+  bytes[at + 8] ^= 0x5a; /* a record: after signature, version and type */
+  mb_test_write_bytes(path, bytes, size);
+  free(bytes);
+  CHECK((f = mb_nn_file_open(path, err)) != NULL);
+  assert_true(mb_nn_file_has(f, "meta.3"));
+  assert_true(mb_nn_file_has(f, "absent")); /* cannot tell: not "absent" */
+  double d = -1;
+  mb_error e;
+  assert_false(mb_nn_file_get_double(f, "meta.3", &d, &e));
+  char want[1200];
+  snprintf(want, sizeof want, "%s: attribute 'meta.3': cannot read it (damaged file?): ", path);
+  if (!strstr(e.message, want)) fail_msg("'%s' does not contain '%s'", e.message, want);
+  assert_false(mb_nn_file_get_string(f, "meta.3", want, sizeof want, &e));
+  assert_non_null(strstr(e.message, "cannot read it (damaged file?)"));
+  mb_nn_file_close(f);
+  unlink(path);
+  *strrchr(path, '/') = '\0';
   rmdir(path);
   free(path);
 }
@@ -537,6 +610,8 @@ int main(void) {
       cmocka_unit_test(test_commit_is_atomic),
       cmocka_unit_test(test_bad_files),
       cmocka_unit_test(test_arrays_and_counts),
+      cmocka_unit_test(test_checkpoint_mode),
+      cmocka_unit_test(test_damaged_attribute_index),
       cmocka_unit_test(test_damaged_byte_never_loads_silently),
       cmocka_unit_test(test_checksums),
   };

@@ -1,4 +1,5 @@
-/* The HDF5 results store: round trips, appends after reopening, provenance, name encoding,
+/* The HDF5 results store: round trips, appends after reopening, provenance (an HDF5 error on
+ * an attribute is not its absence; missing, mistyped and multi-valued ones named), name encoding,
  * workload splits and curve references (and their absence in older files), refusing to clobber
  * files, and clear errors on files that are not results files. Damage: a sealed file with any
  * one byte changed is refused with the file named or reads exactly as it was written, and the
@@ -311,6 +312,99 @@ static void test_provenance(void **state) {
     if (!strcmp(keys[i], "budget")) found += !strcmp(vals[i], "0.10000000000000001");
     if (!strcmp(keys[i], "git_dirty")) found += !strcmp(vals[i], "1");
     if (!strcmp(keys[i], "format_version")) found++;
+  }
+  assert_int_equal(found, 3);
+  mb_results_free_strings(keys, n);
+  mb_results_free_strings(vals, n);
+  assert_true(mb_results_close(r, &err));
+  free(path);
+}
+
+/* Adds root attributes of two values each, a string and an integer one, with the raw HDF5 API
+ * (no writer of the store makes them: a hand-made or damaged file). */
+static void raw_add_pairs(const char *path) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0);
+  hsize_t two[1] = {2};
+  hid_t sp = H5Screate_simple(1, two, NULL);
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, 8);
+  hid_t a = H5Acreate2(f, "pair_str", t, sp, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(a >= 0 && H5Awrite(a, t, "abcdefghijklmnop") >= 0);
+  H5Aclose(a);
+  int64_t v[2] = {1, 2};
+  a = H5Acreate2(f, "pair_int", H5T_NATIVE_INT64, sp, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(a >= 0 && H5Awrite(a, H5T_NATIVE_INT64, v) >= 0);
+  H5Aclose(a);
+  H5Tclose(t);
+  H5Sclose(sp);
+  assert_true(H5Fclose(f) >= 0);
+  assert_true(mb_results_unseal(path, NULL));
+}
+
+/* An HDF5 error while looking for an attribute is not taken for its absence (h5attr.h):
+ * mb_results_has_attr says present, as nn_io.h's mb_nn_file_has does, and the read that
+ * follows fails saying so, with HDF5's reason. The error is provoked with an empty name, which
+ * H5Aexists refuses as it refuses damaged metadata. Before, has_attr said absent (a resume
+ * then took the defaults of options the file holds) and the reads said "missing". Missing, of
+ * another type, and several values (read past the one value's buffer before) each say so. */
+static void test_attr_errors(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("attrs.h5");
+  mb_error err = {{0}};
+  mb_results *r = mb_results_create(path, false, &err);
+  assert_non_null(r);
+  assert_true(mb_results_set_attr_int(r, "n", 7, &err));
+  assert_true(mb_results_set_attr_string(r, "s", "text", &err));
+  assert_true(mb_results_close(r, &err));
+  raw_add_pairs(path);
+  r = mb_results_open(path, false, &err);
+  assert_non_null(r);
+  assert_true(mb_results_has_attr(r, "n"));
+  assert_false(mb_results_has_attr(r, "nope"));
+  assert_true(mb_results_has_attr(r, "")); /* HDF5 failed: not "absent" */
+  char want[1200];
+  snprintf(want, sizeof want, "%s: attribute '': cannot read it (damaged file?): ", path);
+  assert_null(mb_results_get_attr_string(r, "", &err));
+  assert_non_null(strstr(err.message, want));
+  int64_t v = 0;
+  double d = 0;
+  assert_false(mb_results_get_attr_int(r, "", &v, &err));
+  assert_non_null(strstr(err.message, want));
+  assert_false(mb_results_get_attr_double(r, "", &d, &err));
+  assert_non_null(strstr(err.message, want));
+
+  snprintf(want, sizeof want, "%s: attribute 'nope' is missing", path);
+  assert_null(mb_results_get_attr_string(r, "nope", &err));
+  assert_string_equal(err.message, want);
+  assert_false(mb_results_get_attr_int(r, "nope", &v, &err));
+  assert_string_equal(err.message, want);
+  snprintf(want, sizeof want, "%s: attribute 'n' is not a string", path);
+  assert_null(mb_results_get_attr_string(r, "n", &err));
+  assert_string_equal(err.message, want);
+  snprintf(want, sizeof want, "%s: attribute 's' is not an integer", path);
+  assert_false(mb_results_get_attr_int(r, "s", &v, &err));
+  assert_string_equal(err.message, want);
+  snprintf(want, sizeof want, "%s: attribute 's' is not a number", path);
+  assert_false(mb_results_get_attr_double(r, "s", &d, &err));
+  assert_string_equal(err.message, want);
+  assert_true(mb_results_get_attr_double(r, "n", &d, &err) && d == 7);
+
+  snprintf(want, sizeof want, "%s: attribute 'pair_str' is not a single string", path);
+  assert_null(mb_results_get_attr_string(r, "pair_str", &err));
+  assert_string_equal(err.message, want);
+  snprintf(want, sizeof want, "%s: attribute 'pair_int' is not an integer", path);
+  assert_false(mb_results_get_attr_int(r, "pair_int", &v, &err));
+  assert_string_equal(err.message, want);
+  assert_false(mb_results_get_attr_double(r, "pair_int", &d, &err));
+  /* listed all the same, the pairs as what they are */
+  char **keys = NULL, **vals = NULL;
+  int32_t n = 0;
+  assert_true(mb_results_list_attrs(r, &keys, &vals, &n, &err));
+  int found = 0;
+  for (int32_t i = 0; i < n; i++) {
+    if (!strcmp(keys[i], "s")) found += !strcmp(vals[i], "text");
+    if (!strncmp(keys[i], "pair_", 5)) found += !strcmp(vals[i], "(unsupported attribute type)");
   }
   assert_int_equal(found, 3);
   mb_results_free_strings(keys, n);
@@ -997,6 +1091,7 @@ int main(void) {
       cmocka_unit_test(test_append_after_reopen_and_truncate),
       cmocka_unit_test(test_torn_tail),
       cmocka_unit_test(test_provenance),
+      cmocka_unit_test(test_attr_errors),
       cmocka_unit_test(test_refuses_and_reports),
       cmocka_unit_test(test_truncated_file),
       cmocka_unit_test(test_busy_file),

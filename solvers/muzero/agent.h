@@ -34,10 +34,8 @@
 #include "game.h"
 #include "nn.h"
 #include "nn_io.h"
+#include "results.h" /* MB_AGENT_FORMAT: the root attribute `format` of every agent */
 #include "rng.h"
-
-/* The root attribute `format` of every agent checkpoint (results.c names such a file too). */
-#define MB_AGENT_FORMAT "mallocmuzero-agent-1"
 
 typedef struct mb_agent_config {
   mb_game_config game;  /* actions, observation layout, buffer order */

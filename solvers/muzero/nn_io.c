@@ -1,6 +1,5 @@
 #include "nn_io.h"
 
-#include <fcntl.h>
 #include <hdf5.h>
 #include <hdf5_hl.h>
 #include <math.h>
@@ -8,18 +7,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "file_seal.h"
-#include "paths.h"
+#include "h5attr.h"
 #include "sha256.h"
 
 struct mb_nn_file {
   hid_t file;
   bool writing;
-  char path[1024]; /* the target */
-  char tmp[1040];  /* the temporary file being written (writing only) */
+  char path[1024];     /* the target */
+  mb_atomic_file *out; /* writing: the temporary file beside it (atomic_file.h) */
   H5E_auto2_t old_func;
   void *old_data;
   int64_t checked, unchecked; /* datasets read with a matching checksum, and without one */
@@ -34,19 +33,6 @@ static void quiet_hdf5(mb_nn_file *f) {
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
 
-/* HDF5's innermost error message (e.g. "incorrect metadata checksum after all read attempts"),
- * or "" when there is none. */
-static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data) {
-  if (n == 0 && e->desc) snprintf(data, 160, "%s", e->desc);
-  return 0;
-}
-
-static const char *h5_why(char out[160]) {
-  out[0] = '\0';
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, out);
-  return out;
-}
-
 /* "PATH: what", with HDF5's innermost message when the call that failed left one (a damaged
  * file: "incorrect metadata checksum after all read attempts"). */
 static bool nn_fail(const mb_nn_file *f, mb_error *err, const char *fmt, ...)
@@ -57,7 +43,7 @@ static bool nn_fail(const mb_nn_file *f, mb_error *err, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  h5_why(why);
+  mb_h5attr_reason(why, sizeof why);
   return mb_fail(err, "%s: %s%s%s", f->path, what, why[0] ? ": " : "", why);
 }
 
@@ -80,8 +66,10 @@ static hid_t file_access(bool create) {
   return fapl;
 }
 
+/* Closes the file (a temporary not committed is removed) and frees f. */
 static void release(mb_nn_file *f) {
   if (f->file >= 0) H5Fclose(f->file);
+  mb_atomic_file_abort(f->out);
   H5Eset_auto2(H5E_DEFAULT, f->old_func, f->old_data);
   free(f);
 }
@@ -98,28 +86,22 @@ static mb_nn_file *file_new(const char *path, mb_error *err) {
 }
 
 mb_nn_file *mb_nn_file_create(const char *path, mb_error *err) {
-  if (!mb_path_check_replaceable(path, err)) return NULL;
   mb_nn_file *f = file_new(path, err);
   if (!f) return NULL;
   f->writing = true;
-  snprintf(f->tmp, sizeof f->tmp, "%s.tmp-XXXXXX", path);
-  int fd = mkstemp(f->tmp);
-  if (fd < 0) {
-    mb_fail(err, "%s: cannot create a temporary file beside it", path);
-    f->tmp[0] = '\0';
+  /* a checkpoint is an ordinary, shareable result: the permissions of a new file (0666 & ~umask),
+   * not mkstemp's 0600; and hours of training: its name is made durable too (sync_dir) */
+  f->out = mb_atomic_file_open_named(path, &(mb_atomic_options){.sync_dir = true}, err);
+  if (!f->out) {
     release(f);
     return NULL;
   }
-  /* mkstemp makes the file private (0600); a checkpoint is an ordinary, shareable result
-   * (0644, like `add`'s catalogue: reading the umask would briefly change it for every thread) */
-  (void)fchmod(fd, 0644);
-  close(fd);
+  const char *tmp = mb_atomic_file_temp_path(f->out);
   hid_t fapl = file_access(true);
-  if (fapl >= 0) f->file = H5Fcreate(f->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  if (fapl >= 0) f->file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   if (fapl >= 0) H5Pclose(fapl);
   if (f->file < 0) {
-    mb_fail(err, "%s: HDF5 cannot create '%s'", path, f->tmp);
-    unlink(f->tmp);
+    nn_fail(f, err, "HDF5 cannot create '%s'", tmp);
     release(f);
     return NULL;
   }
@@ -145,7 +127,8 @@ mb_nn_file *mb_nn_file_open(const char *path, mb_error *err) {
   if (fapl >= 0) H5Pclose(fapl);
   if (f->file < 0) {
     char why[160];
-    mb_fail(err, "%s: not an HDF5 file (or damaged)%s%s", path, h5_why(why)[0] ? ": " : "", why);
+    mb_fail(err, "%s: not an HDF5 file (or damaged)%s%s", path,
+            mb_h5attr_reason(why, sizeof why)[0] ? ": " : "", why);
     release(f);
     return NULL;
   }
@@ -155,13 +138,7 @@ mb_nn_file *mb_nn_file_open(const char *path, mb_error *err) {
 const char *mb_nn_file_path(const mb_nn_file *f) { return f->path; }
 
 void mb_nn_file_close(mb_nn_file *f) {
-  if (!f) return;
-  if (f->writing && f->file >= 0) {
-    H5Fclose(f->file);
-    f->file = -1;
-    unlink(f->tmp);
-  }
-  release(f);
+  if (f) release(f);
 }
 
 bool mb_nn_file_commit(mb_nn_file *f, mb_error *err) {
@@ -171,16 +148,10 @@ bool mb_nn_file_commit(mb_nn_file *f, mb_error *err) {
   }
   bool ok = H5Fclose(f->file) >= 0;
   f->file = -1;
-  if (!ok) nn_fail(f, err, "HDF5 failed to close '%s'", f->tmp);
-  if (ok) { /* the data must be on disk before the rename makes it the checkpoint */
-    int fd = open(f->tmp, O_RDONLY);
-    ok = fd >= 0 && fsync(fd) == 0;
-    if (fd >= 0) close(fd);
-    if (!ok) nn_fail(f, err, "cannot fsync '%s'", f->tmp);
-  }
-  if (ok && rename(f->tmp, f->path) != 0)
-    ok = nn_fail(f, err, "cannot rename '%s' onto it", f->tmp);
-  if (!ok) unlink(f->tmp);
+  if (!ok) nn_fail(f, err, "HDF5 failed to close '%s'", mb_atomic_file_temp_path(f->out));
+  /* fsynced before the rename makes it the checkpoint */
+  if (ok) ok = mb_atomic_file_commit(f->out, err);
+  if (ok) f->out = NULL; /* committed and freed; else release removes the temporary */
   release(f);
   return ok;
 }
@@ -490,14 +461,11 @@ static bool check_key(const mb_nn_file *f, const char *what, const char *key, mb
   return true;
 }
 
-static bool replace_attr(mb_nn_file *f, const char *key) {
-  return H5Aexists(f->file, key) <= 0 || H5Adelete(f->file, key) >= 0;
-}
-
 bool mb_nn_file_set_string(mb_nn_file *f, const char *key, const char *value, mb_error *err) {
   if (!f->writing) return nn_fail(f, err, "opened for reading");
   if (!check_key(f, "metadata", key, err)) return false;
-  if (!replace_attr(f, key) || H5LTset_attribute_string(f->file, "/", key, value ? value : "") < 0)
+  if (!mb_h5attr_remove(f->file, key) ||
+      H5LTset_attribute_string(f->file, "/", key, value ? value : "") < 0)
     return nn_fail(f, err, "attribute '%s': HDF5 write failed", key);
   return true;
 }
@@ -505,7 +473,7 @@ bool mb_nn_file_set_string(mb_nn_file *f, const char *key, const char *value, mb
 bool mb_nn_file_set_double(mb_nn_file *f, const char *key, double value, mb_error *err) {
   if (!f->writing) return nn_fail(f, err, "opened for reading");
   if (!check_key(f, "metadata", key, err)) return false;
-  if (!replace_attr(f, key) || H5LTset_attribute_double(f->file, "/", key, &value, 1) < 0)
+  if (!mb_h5attr_remove(f->file, key) || H5LTset_attribute_double(f->file, "/", key, &value, 1) < 0)
     return nn_fail(f, err, "attribute '%s': HDF5 write failed", key);
   return true;
 }
@@ -515,9 +483,10 @@ static bool attr_info(mb_nn_file *f, const char *key, H5T_class_t want, hsize_t 
   if (!check_key(f, "metadata", key, err)) return false;
   H5T_class_t cls;
   int rank = -1;
-  htri_t e = H5Aexists(f->file, key);
-  if (e < 0) return nn_fail(f, err, "attribute '%s': cannot read it (damaged file?)", key);
-  if (e == 0) return nn_fail(f, err, "attribute '%s' missing", key);
+  mb_h5attr_state e = mb_h5attr_find(f->file, key);
+  if (e == MB_H5ATTR_ERROR)
+    return nn_fail(f, err, "attribute '%s': cannot read it (damaged file?)", key);
+  if (e == MB_H5ATTR_ABSENT) return nn_fail(f, err, "attribute '%s' is missing", key);
   if (H5LTget_attribute_ndims(f->file, "/", key, &rank) < 0 || rank > 1 ||
       H5LTget_attribute_info(f->file, "/", key, dims, &cls, size) < 0 || cls != want)
     return nn_fail(f, err, "attribute '%s' is not a %s", key,
@@ -526,31 +495,13 @@ static bool attr_info(mb_nn_file *f, const char *key, H5T_class_t want, hsize_t 
   return true;
 }
 
-/* A fixed-length string attribute's text, allocated (NULL after err). */
+/* A string attribute's text, allocated (NULL after err): h5attr.h's reader, which results.c
+ * shares (one string, fixed or variable length). */
 static char *read_string(mb_nn_file *f, const char *key, mb_error *err) {
-  hsize_t dims = 0;
-  size_t size = 0;
-  if (!attr_info(f, key, H5T_STRING, &dims, &size, err)) return NULL;
-  hid_t a = H5Aopen(f->file, key, H5P_DEFAULT);
-  hid_t type = a >= 0 ? H5Aget_type(a) : -1;
-  bool ok = type >= 0 && H5Tis_variable_str(type) == 0 && dims == 1;
-  if (type >= 0) H5Tclose(type);
-  if (a >= 0) H5Aclose(a);
-  if (!ok) {
-    nn_fail(f, err, "attribute '%s': not a fixed-length string", key);
-    return NULL;
-  }
-  char *buf = calloc(size + 1, 1);
-  if (!buf) {
-    nn_fail(f, err, "out of memory");
-    return NULL;
-  }
-  if (H5LTget_attribute_string(f->file, "/", key, buf) < 0) {
-    free(buf);
-    nn_fail(f, err, "attribute '%s': read failed", key);
-    return NULL;
-  }
-  return buf;
+  if (!check_key(f, "metadata", key, err)) return NULL;
+  char *s = mb_h5attr_read_string(f->file, key, NULL, err);
+  if (!s) mb_fail_prefix(err, "%s", f->path);
+  return s;
 }
 
 bool mb_nn_file_get_string(mb_nn_file *f, const char *key, char *out, int n, mb_error *err) {
@@ -589,9 +540,10 @@ bool mb_nn_file_get_count(mb_nn_file *f, const char *key, int64_t *value, mb_err
 }
 
 /* An error (a damaged file) counts as present: the read that follows then says what failed,
- * where "absent" would silently take an older file's default. */
+ * where "absent" would silently take an older file's default (h5attr.h; results.c's
+ * mb_results_has_attr answers the same). */
 bool mb_nn_file_has(mb_nn_file *f, const char *key) {
-  return f->file >= 0 && H5Aexists_by_name(f->file, "/", key, H5P_DEFAULT) != 0;
+  return f->file >= 0 && mb_h5attr_find(f->file, key) != MB_H5ATTR_ABSENT;
 }
 
 bool mb_nn_file_write_series(mb_nn_file *f, const char *name, const double *x, int64_t n,

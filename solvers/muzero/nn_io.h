@@ -16,7 +16,8 @@
  * little-endian bytes in row-major order (h5py: hashlib.sha256(np.ascontiguousarray(ds[()],
  * dtype="<f4").tobytes()).hexdigest() for a tensor; "<f8" for a series).
  * Writing goes to a temporary file beside the target that is renamed over it on commit (after
- * fsync), so a crash never leaves a truncated checkpoint under the real name. Loading checks
+ * fsync; atomic_file.h), so a crash never leaves a truncated checkpoint under the real name; the
+ * checkpoint gets a new file's permissions (0666 & ~umask). Loading checks
  * every tensor's shape before reading any: a file of another architecture fails with a
  * message naming the tensor and both shapes, and leaves the module untouched.
  * Damage: files are written in HDF5 1.10's format (H5F_LIBVER_V110 bounds: HDF5 >= 1.10 reads
@@ -71,7 +72,8 @@ bool mb_nn_file_read_adam(mb_nn_file *f, mb_adam *opt, mb_error *err);
 /* Metadata attributes on the root group. Keys: [A-Za-z0-9_.-]+. */
 bool mb_nn_file_set_string(mb_nn_file *f, const char *key, const char *value, mb_error *err);
 bool mb_nn_file_set_double(mb_nn_file *f, const char *key, double value, mb_error *err);
-/* Reads a string attribute into out (size n); fails when missing, not a string, or too long. */
+/* Reads a string attribute (one string, fixed or variable length: h5attr.h) into out (size n);
+ * fails when missing, not one string, unreadable or too long. */
 bool mb_nn_file_get_string(mb_nn_file *f, const char *key, char *out, int n, mb_error *err);
 /* The same, of any length: the text allocated (the caller frees), NULL after err. */
 char *mb_nn_file_get_string_alloc(mb_nn_file *f, const char *key, mb_error *err);
@@ -79,7 +81,8 @@ bool mb_nn_file_get_double(mb_nn_file *f, const char *key, double *value, mb_err
 /* A number attribute that must be an integer >= 0 (counters: exact up to 2^53 in a double). */
 bool mb_nn_file_get_count(mb_nn_file *f, const char *key, int64_t *value, mb_error *err);
 /* Whether the root group has the attribute (for attributes added after files were written).
- * True also when a damaged file cannot tell: the read that follows then fails, naming it. */
+ * True also when a damaged file cannot tell: the read that follows then fails, naming it
+ * (h5attr.h; results.h's mb_results_has_attr answers the same). */
 bool mb_nn_file_has(mb_nn_file *f, const char *key);
 
 /* 1-D double dataset /series/<name> (n >= 0). */
