@@ -445,7 +445,7 @@ expect 2 "--oracle and --leaf-rollout 5" "$MB" bench muzero --agent "$TMP/a.h5" 
 # throughput: the exact game with and without leaf rollouts, beside the learned model
 "$MB" bench muzero --agent "$TMP/a.h5" --buffers 24 --simulations 4 --seconds 1 >"$TMP/out" \
   2>"$TMP/err" || fail "bench muzero (throughput): $(cat "$TMP/err")"
-for line in "learned-model search" "value\$" "64-step" "updates/s"; do
+for line in "learned-model search" "value network" "64-step rollouts" "updates/s"; do
   grep -q "$line" "$TMP/out" || fail "bench muzero (throughput): no '$line': $(cat "$TMP/out")"
 done
 # the agent trained in start order plays in it: its reference row is best fit in that order
