@@ -872,6 +872,9 @@ static int read_everything_isolated(void *path_arg) {
 
 bool mb_results_unchecked(const char *path) {
   quiet_hdf5();
+  /* only a regular file can be one (H5Fis_hdf5 would wait on a FIFO for a writer) */
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
   return !mb_seal_says_sealed(path) && H5Fis_hdf5(path) > 0;
 }
 
@@ -902,7 +905,8 @@ static bool survives_reading(const char *path, mb_error *err) {
 
 mb_results *mb_results_open(const char *path, bool writable, mb_error *err) {
   quiet_hdf5();
-  int fd = open(path, writable ? O_RDWR : O_RDONLY);
+  /* O_NONBLOCK: a FIFO's open would wait for a writer; the seal check below refuses it */
+  int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_NONBLOCK);
   if (fd < 0) {
     mb_fail(err, "%s: cannot open the results file: %s", path, strerror(errno));
     return NULL;

@@ -1,7 +1,8 @@
 /* mallocbench export FILE --csv DIR: one CSV per table of a results file, for spreadsheets,
  * pandas and gnuplot, with everything `summary` and its --split/--workloads filters read (the
  * columns are documented in results/README.md, "CSV export"). Each CSV is written to a
- * temporary name and renamed, so an existing export is never left half-overwritten.
+ * temporary file and renamed over its name (atomic_file.h), so an existing export is never left
+ * half-overwritten.
  *
  * Missing numbers (NaN: a speedup of a row that is not ok, a curve without a reference) are
  * written as an empty field in every file: pandas reads it as NaN, R as NA, spreadsheets as an
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic_file.h"
 #include "commands.h"
 #include "error.h"
 #include "paths.h"
@@ -37,31 +39,33 @@ static void csv_dbl(FILE *f, double v) {
   if (!isnan(v)) fprintf(f, "%.17g", v);
 }
 
+/* One CSV being written: through a temporary renamed over the target at the end
+ * (atomic_file.h), so that an existing export is never left half-overwritten. */
 typedef struct out_file {
-  char path[4200], tmp[4300];
-  FILE *f;
+  mb_atomic_file *a; /* NULL when not open */
+  FILE *f;           /* its stream */
 } out_file;
 
 static bool out_open(out_file *o, const char *dir, const char *name, mb_error *err) {
-  if (!mb_path_join(o->path, sizeof o->path, dir, name))
+  char path[4200];
+  *o = (out_file){0};
+  if (!mb_path_join(path, sizeof path, dir, name))
     return mb_fail(err, "%s/%s: path too long", dir, name);
-  if (!mb_path_check_replaceable(o->path, err)) return false;
-  snprintf(o->tmp, sizeof o->tmp, "%s.tmp", o->path);
-  o->f = fopen(o->tmp, "w");
-  if (!o->f) return mb_fail(err, "%s: cannot create: %s", o->tmp, strerror(errno));
+  if (!(o->a = mb_atomic_file_open(path, NULL, err))) return false;
+  o->f = mb_atomic_file_stream(o->a);
   return true;
 }
 
 static bool out_close(out_file *o, mb_error *err) {
-  bool ok = !ferror(o->f);
-  ok = (fclose(o->f) == 0) && ok;
-  if (!ok) {
-    remove(o->tmp);
-    return mb_fail(err, "%s: write failed: %s", o->tmp, strerror(errno));
-  }
-  if (rename(o->tmp, o->path) != 0)
-    return mb_fail(err, "%s: cannot rename to %s: %s", o->tmp, o->path, strerror(errno));
-  return true;
+  bool ok = mb_atomic_file_commit(o->a, err);
+  *o = (out_file){0};
+  return ok;
+}
+
+/* Drops the CSV being written (if any), leaving the target as it was. */
+static void out_abort(out_file *o) {
+  mb_atomic_file_abort(o->a);
+  *o = (out_file){0};
 }
 
 static bool export_results(mb_results *r, const char *dir, const mb_result_row *rows, int64_t n,
@@ -182,10 +186,7 @@ static bool export_workloads(mb_results *r, const char *dir, mb_error *err) {
   }
   mb_results_free_strings(keys, n);
   if (!ok) {
-    if (o.f) {
-      fclose(o.f);
-      remove(o.tmp);
-    }
+    out_abort(&o);
     return false;
   }
   return out_close(&o, err);
@@ -225,8 +226,7 @@ static bool export_curves(mb_results *r, const char *dir, const mb_result_row *r
         (len > 0 && !mb_results_get_curve_heuristic(r, &rows[i], &heuristic, err))) {
       free(step);
       free(ret);
-      fclose(o.f);
-      remove(o.tmp);
+      out_abort(&o);
       return false;
     }
     for (int32_t k = 0; k < len; k++) {

@@ -22,7 +22,9 @@ expect 2 "dir\.h5: cannot open: not a regular file \(a directory\)" \
 # a FIFO nobody writes to: no command may block on it
 mkfifo "$TMP/fifo.wl" "$TMP/fifo.h5"
 # (show of a FIFO named like a workload: with the cmd_show.c change, below)
-# (verify and summary of a FIFO: with the results.c change, below)
+expect 2 "fifo\.h5: cannot open: not a regular file \(a FIFO\)" "${T[@]}" "$MB" verify "$TMP/fifo.h5"
+expect 2 "fifo\.h5: cannot open: not a regular file \(a FIFO\)" "${T[@]}" "$MB" summary "$TMP/fifo.h5"
+expect 2 "fifo\.h5: cannot open: not a regular file \(a FIFO\)" "${T[@]}" "$MB" export "$TMP/fifo.h5" --csv "$TMP/csv"
 expect 2 "fifo\.h5: cannot open: not a regular file \(a FIFO\)" \
   "${T[@]}" "$MB" solve datasets/samples/mlp_tiny.wl --solver mallocmuzero --agent "$TMP/fifo.h5"
 # a pipe with a writer is still read (process substitution: /dev/fd/N)
@@ -39,4 +41,13 @@ printf 'id,lower,upper,size\n0,0,3,4\x00\n' >"$TMP/nul.1024.csv"
 expect 2 "nul\.1024\.csv:2: NUL byte: not a text file" "${T[@]}" "$MB" show "$TMP/nul.1024.csv"
 printf 'HloModule m\n\nENTRY e {\n  p = f32[4]{0} parameter(0)\x00\n}\n' >"$TMP/nul.hlo"
 expect 2 "nul\.hlo:4: NUL byte: not a text file" "${T[@]}" "$MB" show "$TMP/nul.hlo"
+# a directory where export writes a CSV: refused, naming it, and the other CSVs are whole (the
+# workloads table's writer used to close an unopened stream here)
+"$MB" run --catalogue <(printf 'name kind source args hardware capacity split tags\nm native %s - tpu-v4i 2MiB test q\n' "$PWD/datasets/samples/mlp_tiny.wl") \
+  --workloads . --solvers heuristic --no-progress --out "$TMP/r.h5" >/dev/null 2>"$TMP/err" ||
+  fail "run: $(cat "$TMP/err")"
+mkdir -p "$TMP/csv/workloads.csv"
+expect 2 "workloads\.csv: exists and is not a regular file \(a directory\)" \
+  "${T[@]}" "$MB" export "$TMP/r.h5" --csv "$TMP/csv"
+ls "$TMP/csv" | grep -q 'tmp' && fail "export left a temporary file: $(ls "$TMP/csv")"
 echo "special_files: all checks passed"
