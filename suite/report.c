@@ -15,6 +15,7 @@
 #include "result_matrix.h"
 #include "results.h"
 #include "stats.h"
+#include "summary.h"
 
 /* The figures the Markdown report links, in the order plot.h draws them. */
 static const struct {
@@ -316,6 +317,8 @@ static void md_summary(FILE *f, const report_data *d) {
   }
   fprintf(f, "\n\n");
   md_summary_table(f, d, d->summary);
+  /* the summary's caveats, a paragraph under the table (they hold no Markdown syntax) */
+  mb_summary_print_caveats(f, d->m, d->summary);
   if (!d->summary_test) return;
   fprintf(f,
           "## Test split (workloads unseen in mallocMuZero's training)\n\n"

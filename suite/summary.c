@@ -39,10 +39,7 @@ static void print_at_bound(FILE *out, int32_t at_bound, int32_t n_cases) {
     fprintf(out, "the other %d leave room for a win.\n", (int)room);
 }
 
-/* What makes some numbers of the table weaker than the rest: LP bounds cut short (their gaps
- * are overstated) and solves stopped on their wall-clock budget (they depend on the machine's
- * speed, so a rerun may differ). Nothing when neither happened. */
-static void print_caveats(FILE *out, const mb_result_matrix *m, const mb_solver_summary *s) {
+void mb_summary_print_caveats(FILE *out, const mb_result_matrix *m, const mb_solver_summary *s) {
   if (m->n_solvers == 0) return;
   int32_t cut = 0;
   for (int32_t c = 0; c < m->n_cases; c++) cut += mb_matrix_case_bound_cut_short(&m->cases[c]);
@@ -109,7 +106,7 @@ static void print_table(FILE *out, const mb_result_matrix *m, const mb_solver_su
   for (int32_t c = 0; c < m->n_cases; c++)
     at_bound += mb_matrix_case_heuristic_at_bound(&m->cases[c]);
   if (at_bound > 0 && m->n_solvers > 0) print_at_bound(out, at_bound, m->n_cases);
-  print_caveats(out, m, s);
+  mb_summary_print_caveats(out, m, s);
   if (m->n_solvers == 0)
     fprintf(out, "(no results yet)\n");
   else if (m->n_cases == 0 && split)

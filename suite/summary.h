@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "result_matrix.h"
 #include "results.h"
 
 /* Prints the file's state (complete or how many jobs are stored), then the table. */
@@ -31,6 +32,12 @@ bool mb_summary_print_split(mb_results *r, const char *split, FILE *out, mb_erro
  * the split (err names the file and the filter that left nothing). */
 bool mb_summary_print_filtered(mb_results *r, const char *split, const char *workloads, FILE *out,
                                mb_error *err);
+
+/* What makes some numbers of a table over m's cases weaker than the rest, as plain text after
+ * it: LP bounds cut short by their time limit (those gaps are overstated) and, per solver, solves
+ * stopped by their wall-clock budget (they depend on the machine's speed). Nothing when neither
+ * happened. Printed by the summary and in REPORT.md under its table; s: m's summaries. */
+void mb_summary_print_caveats(FILE *out, const mb_result_matrix *m, const mb_solver_summary *s);
 
 /* The account of a run's failed solves: one line per solver and non-ok status (invalid, error),
  * "PREFIX: SOLVER: N row(s) 'STATUS', first (WORKLOAD): NOTE" in row order, so that a failure

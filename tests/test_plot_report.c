@@ -445,6 +445,16 @@ static void test_summary_caveats(void **state) {
   if (!strstr(text, want)) fail_msg("summary lacks the budget line:\n%s", text);
   assert_null(strstr(text, "did not solve in its time limit"));
   free(text);
+  /* REPORT.md says the same under its summary table */
+  char md[1300], tex[1300];
+  snprintf(md, sizeof md, "%s/REPORT.md", dir);
+  snprintf(tex, sizeof tex, "%s/tex", dir);
+  mb_report_options ropt = {.markdown_path = md, .tex_dir = tex};
+  if (!mb_report_write(results, &ropt, NULL, &err)) fail_msg("%s", err.message);
+  text = mb_read_file(md, &len);
+  assert_non_null(text);
+  if (!strstr(text, want)) fail_msg("REPORT.md lacks the budget line:\n%s", text);
+  free(text);
   /* the fixture's run: no solve hit its budget, no bound was cut short */
   text = NULL;
   out = open_memstream(&text, &len);
@@ -454,6 +464,15 @@ static void test_summary_caveats(void **state) {
   fclose(out);
   assert_null(strstr(text, "budget_hit"));
   assert_null(strstr(text, "did not solve in its time limit"));
+  free(text);
+  /* nor does its report */
+  char md_plain[1300];
+  snprintf(md_plain, sizeof md_plain, "%s/caveats/REPORT-none.md", fx->dir);
+  mb_report_options plain = {.markdown_path = md_plain, .tex_dir = tex};
+  if (!mb_report_write(fx->results, &plain, NULL, &err)) fail_msg("%s", err.message);
+  text = mb_read_file(md_plain, &len);
+  assert_non_null(text);
+  assert_null(strstr(text, "budget_hit"));
   free(text);
 }
 
