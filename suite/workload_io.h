@@ -53,8 +53,8 @@ bool mb_workload_write(const mb_workload *w, FILE *out);
 /* The canonical text in a malloc'd NUL-terminated buffer (length in *len when not NULL);
  * NULL on allocation failure. */
 char *mb_workload_to_text(const mb_workload *w, size_t *len);
-/* Writes to PATH.tmp.PID then renames over path, so an existing file is never left
- * half-overwritten. */
+/* Writes through a temporary renamed over path (atomic_file.h), so an existing file is never
+ * left half-overwritten. */
 bool mb_workload_save(const mb_workload *w, const char *path, mb_error *err);
 /* SHA-256 of the canonical text (lowercase hex, 65 bytes with the NUL): the workload's
  * content hash, independent of comments and layout of the file it came from. False on
