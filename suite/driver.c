@@ -1665,10 +1665,21 @@ bool mb_run(const mb_run_config *cfg, mb_run_stats *stats, mb_error *err) {
       else if (mb_results_is_foreign(cfg->resume))
         ok = mb_fail_prefix(err, "--resume: left as it is, since it is not a run's file");
       else {
-        fprintf(R.log, "mallocbench run: %s does not open (%s); rebuilding it from %s.journal\n",
-                cfg->resume, err->message, cfg->resume);
-        mb_error_clear(err);
-        ok = options_from_journal(&R, err);
+        char journal[4200];
+        snprintf(journal, sizeof journal, "%s.journal", cfg->resume);
+        if (access(journal, F_OK) != 0) {
+          /* said before anything is attempted: no journal, nothing to rebuild from */
+          mb_error why = *err;
+          ok = mb_fail(err,
+                       "--resume %s: does not open (%s), and there is no journal %s to "
+                       "rebuild it from",
+                       cfg->resume, why.message, journal);
+        } else {
+          fprintf(R.log, "mallocbench run: %s does not open (%s); rebuilding it from %s\n",
+                  cfg->resume, err->message, journal);
+          mb_error_clear(err);
+          ok = options_from_journal(&R, err);
+        }
       }
     }
   } else if (ok && cfg->out) {

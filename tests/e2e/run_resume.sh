@@ -104,6 +104,16 @@ ls "$TMP"/wreck.h5.damaged-* >/dev/null 2>&1 || fail "the damaged file was not k
 tables wreck
 diff "$TMP/ref.results" "$TMP/wreck.results" >"$TMP/diff.txt" ||
   fail "the rebuilt file differs from the uninterrupted run: $(head -20 "$TMP/diff.txt")"
+# the same damage without a journal: one error saying both, exit 2, no "rebuilding" note first,
+# and the file left as it was
+head -c 2048 "$TMP/ref.h5" >"$TMP/lone.h5"
+cp "$TMP/lone.h5" "$TMP/lone.copy"
+"$MB" run --resume "$TMP/lone.h5" --no-progress >/dev/null 2>"$TMP/lone.err"
+[ $? = 2 ] || fail "resume of a damaged file without journal: exit status"
+grep -q "rebuilding" "$TMP/lone.err" && fail "a rebuild announced without a journal: $(cat "$TMP/lone.err")"
+grep -qF "does not open (" "$TMP/lone.err" && grep -qF "and there is no journal $TMP/lone.h5.journal to rebuild it from" "$TMP/lone.err" ||
+  fail "resume without journal: $(cat "$TMP/lone.err")"
+cmp -s "$TMP/lone.h5" "$TMP/lone.copy" || fail "resume without journal changed the file"
 
 # A damaged journal line (an edit or a flipped byte: its checksum no longer matches) costs
 # only its own task: the lines after it are still read, and the note names the line.
