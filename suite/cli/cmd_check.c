@@ -70,20 +70,22 @@ int mb_cmd_check(int argc, char **argv) {
   int n_paths = 0;
   int64_t capacity = 0; /* 0: the profile's */
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (a[0] != '-' || !a[1]) {
+    const char *arg = argv[i];
+    if (arg[0] != '-' || !arg[1]) {
       if (n_paths == 2) {
-        mb_diag(stderr, "mallocbench check: unexpected argument '%s'", a);
+        mb_diag(stderr, "mallocbench check: unexpected argument '%s'", arg);
         return 2;
       }
-      paths[n_paths++] = a;
+      paths[n_paths++] = arg;
       continue;
     }
-    int read = mb_option_workload_arg("check", a, v, &wa);
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o);
+    int read = mb_option_workload_arg("check", o.flag, o.value, &wa);
     if (read < 0) return 2;
-    if (!read && strcmp(a, "--capacity")) return mb_unknown_option("check", a);
-    if (!read && !mb_option_bytes("check", a, v, 1, INT64_MAX, &capacity)) return 2;
-    i++; /* the value */
+    if (!read && strcmp(o.flag, "--capacity")) return mb_unknown_option("check", arg);
+    if (!read && !mb_option_bytes("check", o.flag, o.value, 1, INT64_MAX, &capacity)) return 2;
+    i = o.last;
   }
   if (n_paths != 2) {
     usage(stderr);

@@ -113,39 +113,37 @@ static int generate_alphatensor(int argc, char **argv) {
   long long n = 0;
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
-    bool has_value = i + 1 < argc;
-    if (!strcmp(a, "--builtin") || !strcmp(a, "--n") || !strcmp(a, "--dtype") || !strcmp(a, "-o") ||
-        !strcmp(a, "--name")) {
-      if (!has_value) {
-        mb_diag(stderr, "mallocbench generate alphatensor: %s needs a value", a);
+    if (a[0] != '-' || !a[1]) {
+      if (file) {
+        mb_diag(stderr,
+                "mallocbench generate alphatensor: one factorization at a time ('%s', "
+                "'%s')",
+                file, a);
         return 2;
       }
-      const char *v = argv[++i];
-      if (!strcmp(a, "--builtin"))
-        builtin = v;
-      else if (!strcmp(a, "--dtype"))
-        dtype = v;
-      else if (!strcmp(a, "-o")) {
-        if (!mb_option_path("generate alphatensor", a, v, &out)) return 2;
-      } else if (!strcmp(a, "--name")) {
-        if (!read_name("generate alphatensor", a, v, &name)) return 2;
-      } else {
-        /* the trace checks the rest (a multiple of 4) */
-        int64_t size;
-        if (!mb_option_int("generate alphatensor", a, v, 4, 1 << 20, &size)) return 2;
-        n = size;
-      }
-    } else if (a[0] == '-' && a[1]) {
-      return mb_unknown_option("generate alphatensor", a);
-    } else if (file) {
-      mb_diag(stderr,
-              "mallocbench generate alphatensor: one factorization at a time ('%s', "
-              "'%s')",
-              file, a);
-      return 2;
-    } else {
       file = a;
+      continue;
     }
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o);
+    const char *flag = o.flag, *v = o.value;
+    if (!strcmp(flag, "--builtin")) {
+      if (!mb_option_text("generate alphatensor", flag, v, &builtin)) return 2;
+    } else if (!strcmp(flag, "--dtype")) {
+      if (!mb_option_text("generate alphatensor", flag, v, &dtype)) return 2;
+    } else if (!strcmp(flag, "-o")) {
+      if (!mb_option_path("generate alphatensor", flag, v, &out)) return 2;
+    } else if (!strcmp(flag, "--name")) {
+      if (!read_name("generate alphatensor", flag, v, &name)) return 2;
+    } else if (!strcmp(flag, "--n")) {
+      /* the trace checks the rest (a multiple of 4) */
+      int64_t size;
+      if (!mb_option_int("generate alphatensor", flag, v, 4, 1 << 20, &size)) return 2;
+      n = size;
+    } else {
+      return mb_unknown_option("generate alphatensor", a);
+    }
+    i = o.last;
   }
   if ((file != NULL) == (builtin != NULL) || !out || n == 0) {
     fprintf(stderr,
@@ -183,23 +181,24 @@ static int generate_model(int argc, char **argv) {
   const char *spec = NULL, *out = NULL, *name = NULL;
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "-o") || !strcmp(a, "--name")) {
-      if (i + 1 >= argc) {
-        mb_diag(stderr, "mallocbench generate model: %s needs a value", a);
+    if (a[0] != '-' || !a[1]) {
+      if (spec) {
+        mb_diag(stderr, "mallocbench generate model: one spec at a time ('%s', '%s')", spec, a);
         return 2;
       }
-      if (!strcmp(a, "-o")) {
-        if (!mb_option_path("generate model", a, argv[++i], &out)) return 2;
-      } else if (!read_name("generate model", a, argv[++i], &name))
-        return 2;
-    } else if (a[0] == '-' && a[1]) {
-      return mb_unknown_option("generate model", a);
-    } else if (spec) {
-      mb_diag(stderr, "mallocbench generate model: one spec at a time ('%s', '%s')", spec, a);
-      return 2;
-    } else {
       spec = a;
+      continue;
     }
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o);
+    if (!strcmp(o.flag, "-o")) {
+      if (!mb_option_path("generate model", o.flag, o.value, &out)) return 2;
+    } else if (!strcmp(o.flag, "--name")) {
+      if (!read_name("generate model", o.flag, o.value, &name)) return 2;
+    } else {
+      return mb_unknown_option("generate model", a);
+    }
+    i = o.last;
   }
   if (!spec || !out) {
     fprintf(stderr, "mallocbench generate model: need SPEC and -o OUT\n");
@@ -227,11 +226,6 @@ static int generate_model(int argc, char **argv) {
   return rc;
 }
 
-static int bad_packing_value(const char *flag, const char *value, const char *what) {
-  mb_diag(stderr, "mallocbench generate packing: %s '%s': expected %s", flag, value, what);
-  return 2;
-}
-
 static int generate_packing(int argc, char **argv) {
   const char *out = NULL, *name = NULL, *solution = NULL;
   const char *height_arg = "1048576", *quantum_arg = "1024";
@@ -245,40 +239,40 @@ static int generate_packing(int argc, char **argv) {
       mb_diag(stderr, "mallocbench generate packing: unexpected argument '%s'", a);
       return 2;
     }
-    if (strcmp(a, "--buffers") && strcmp(a, "--seed") && strcmp(a, "--height") &&
-        strcmp(a, "--quantum") && strcmp(a, "--length") && strcmp(a, "-o") && strcmp(a, "--name") &&
-        strcmp(a, "--solution")) {
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o);
+    const char *flag = o.flag, *v = o.value;
+    if (!strcmp(flag, "--buffers")) {
+      if (!mb_option_int("generate packing", flag, v, 1, PACKING_MAX_BUFFERS, &n)) return 2;
+    } else if (!strcmp(flag, "--seed")) {
+      if (!mb_option_u64("generate packing", flag, v, &seed)) return 2;
+    } else if (!strcmp(flag, "--height")) {
+      if (!mb_option_bytes("generate packing", flag, v, 1, PACKING_MAX_HEIGHT, &opt.height))
+        return 2;
+      height_arg = v;
+    } else if (!strcmp(flag, "--quantum")) {
+      if (!mb_option_bytes("generate packing", flag, v, 1, PACKING_MAX_HEIGHT, &opt.quantum))
+        return 2;
+      quantum_arg = v;
+    } else if (!strcmp(flag, "--length")) {
+      if (!mb_option_i32("generate packing", flag, v, 1, PACKING_MAX_LENGTH, &opt.length)) return 2;
+    } else if (!strcmp(flag, "-o")) {
+      if (!mb_option_path("generate packing", flag, v, &out)) return 2;
+    } else if (!strcmp(flag, "--solution")) {
+      if (!mb_option_path("generate packing", flag, v, &solution)) return 2;
+      if (!strcmp(solution, "-")) {
+        mb_diag(stderr,
+                "mallocbench generate packing: %s '-': expected a file path (the solution is "
+                "not written to stdout)",
+                flag);
+        return 2;
+      }
+    } else if (!strcmp(flag, "--name")) {
+      if (!read_name("generate packing", flag, v, &name)) return 2;
+    } else {
       return mb_unknown_option("generate packing", a);
     }
-    if (i + 1 >= argc) {
-      mb_diag(stderr, "mallocbench generate packing: %s needs a value", a);
-      return 2;
-    }
-    const char *v = argv[++i];
-    if (!strcmp(a, "--buffers")) {
-      if (!mb_option_int("generate packing", a, v, 1, PACKING_MAX_BUFFERS, &n)) return 2;
-    } else if (!strcmp(a, "--seed")) {
-      if (!mb_option_u64("generate packing", a, v, &seed)) return 2;
-    } else if (!strcmp(a, "--height") || !strcmp(a, "--quantum")) {
-      int64_t bytes;
-      if (!mb_parse_bytes(v, 1, PACKING_MAX_HEIGHT, &bytes))
-        return bad_packing_value(a, v,
-                                 "bytes in 1..1099511627776 (units B, KiB, MiB, GiB, KB, MB, GB)");
-      if (!strcmp(a, "--height"))
-        opt.height = bytes, height_arg = v;
-      else
-        opt.quantum = bytes, quantum_arg = v;
-    } else if (!strcmp(a, "--length")) {
-      if (!mb_option_i32("generate packing", a, v, 1, PACKING_MAX_LENGTH, &opt.length)) return 2;
-    } else if (!strcmp(a, "-o")) {
-      if (!mb_option_path("generate packing", a, v, &out)) return 2;
-    } else if (!strcmp(a, "--solution")) {
-      if (!strcmp(v, "-") || !*v)
-        return bad_packing_value(a, v, "a file path (the solution is not written to stdout)");
-      solution = v;
-    } else if (!read_name("generate packing", a, v, &name)) {
-      return 2;
-    }
+    i = o.last;
   }
   if (n == 0 || !out) {
     fprintf(stderr, "mallocbench generate packing: need --buffers N and -o OUT\n");

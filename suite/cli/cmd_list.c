@@ -148,33 +148,38 @@ int mb_cmd_list(int argc, char **argv) {
   bool stats = false, no_cache = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    const char **slot = !strcmp(a, "--workloads")   ? &regex
-                        : !strcmp(a, "--tags")      ? &tags
-                        : !strcmp(a, "--split")     ? &split
-                        : !strcmp(a, "--data")      ? &data
-                        : !strcmp(a, "--catalogue") ? &cat_path
-                        : !strcmp(a, "--cache")     ? &cache
-                                                    : NULL;
-    if (slot) {
-      if (++i >= argc) {
-        mb_diag(stderr, "mallocbench list: %s needs a value", a);
-        return 2;
-      }
-      *slot = argv[i];
-    } else if (!strcmp(a, "--stats")) {
+    if (!strcmp(a, "--stats")) {
       stats = true;
-    } else if (!strcmp(a, "--no-cache")) {
+      continue;
+    }
+    if (!strcmp(a, "--no-cache")) {
       no_cache = true;
-    } else if (a[0] == '-') {
-      return mb_unknown_option("list", a);
-    } else {
+      continue;
+    }
+    if (a[0] != '-') {
       mb_diag(stderr, "mallocbench list: unexpected argument '%s' (list takes options only)", a);
       return 2;
     }
-  }
-  if (split && strcmp(split, "train") && strcmp(split, "test")) {
-    mb_diag(stderr, "mallocbench list: --split '%s': expected train or test", split);
-    return 2;
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o);
+    const char *flag = o.flag, *v = o.value;
+    const char **slot = !strcmp(flag, "--workloads")   ? &regex
+                        : !strcmp(flag, "--tags")      ? &tags
+                        : !strcmp(flag, "--data")      ? &data
+                        : !strcmp(flag, "--catalogue") ? &cat_path
+                        : !strcmp(flag, "--cache")     ? &cache
+                                                       : NULL;
+    if (slot) {
+      if (!mb_option_text("list", flag, v, slot)) return 2;
+    } else if (!strcmp(flag, "--split")) {
+      static const char *const splits[] = {"train", "test"};
+      int k;
+      if (!mb_option_choice("list", flag, v, splits, 2, &k)) return 2;
+      split = splits[k];
+    } else {
+      return mb_unknown_option("list", a);
+    }
+    i = o.last;
   }
   char default_cat[4096], default_cache[4096];
   if (!cat_path) {

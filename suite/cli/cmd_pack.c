@@ -41,30 +41,29 @@ int mb_cmd_pack(int argc, char **argv) {
   double budget = 60;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "--capacity") || !strcmp(a, "--alignment") || !strcmp(a, "--budget") ||
-        !strcmp(a, "--out")) {
-      if (i + 1 >= argc) {
-        mb_diag(stderr, "mallocbench pack: %s needs a value", a);
+    if (a[0] != '-' || !a[1]) {
+      if (path) {
+        mb_diag(stderr, "mallocbench pack: unexpected argument '%s'", a);
         return 2;
       }
-      const char *v = argv[++i];
-      if (!strcmp(a, "--capacity")) {
-        if (!mb_option_bytes("pack", a, v, 1, INT64_MAX, &capacity)) return 2;
-      } else if (!strcmp(a, "--alignment")) {
-        if (!mb_option_int("pack", a, v, 1, INT64_MAX, &alignment)) return 2;
-      } else if (!strcmp(a, "--out")) {
-        out_path = v;
-      } else if (!mb_option_number("pack", a, v, 0, true, 1e9, &budget)) {
-        return 2;
-      }
-    } else if (a[0] == '-' && a[1]) {
-      return mb_unknown_option("pack", a);
-    } else if (path) {
-      mb_diag(stderr, "mallocbench pack: unexpected argument '%s'", a);
-      return 2;
-    } else {
       path = a;
+      continue;
     }
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o);
+    const char *flag = o.flag, *v = o.value;
+    if (!strcmp(flag, "--capacity")) {
+      if (!mb_option_bytes("pack", flag, v, 1, INT64_MAX, &capacity)) return 2;
+    } else if (!strcmp(flag, "--alignment")) {
+      if (!mb_option_int("pack", flag, v, 1, INT64_MAX, &alignment)) return 2;
+    } else if (!strcmp(flag, "--budget")) {
+      if (!mb_option_number("pack", flag, v, 0, true, 1e9, &budget)) return 2;
+    } else if (!strcmp(flag, "--out")) {
+      if (!mb_option_text("pack", flag, v, &out_path)) return 2;
+    } else {
+      return mb_unknown_option("pack", a);
+    }
+    i = o.last;
   }
   if (!path) {
     usage(stderr);

@@ -47,11 +47,6 @@ static void usage(FILE *out) {
           "Exit status: 0 ok, 1 invalid assignment or heuristic mismatch, 2 bad usage/input.\n");
 }
 
-static int bad_value(const char *flag, const char *value, const char *what) {
-  mb_diag(stderr, "mallocbench play: %s '%s': expected %s", flag, value, what);
-  return 2;
-}
-
 static mb_time_ps assignment_time(const mb_workload *w, const mb_hardware *hw,
                                   const mb_assignment *a, bool *scratch) {
   mb_assignment_fast_flags(a, scratch);
@@ -153,39 +148,37 @@ static int parse_options(int argc, char **argv, play_options *o) {
       o->path = arg;
       continue;
     }
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* every option but -q takes a value */
-    int read = mb_option_workload_arg("play", arg, v, &o->workload);
+    mb_option_arg opt;
+    mb_option_arg_read(argc, argv, i, &opt); /* every option but -q takes a value */
+    const char *flag = opt.flag, *v = opt.value;
+    int read = mb_option_workload_arg("play", flag, v, &o->workload);
+    int k;
     if (read < 0) return 2;
     if (read > 0) {
       /* read */
-    } else if (!strcmp(arg, "--capacity")) {
-      if (!mb_option_bytes("play", arg, v, 0, INT64_MAX, &o->capacity)) return 2;
-    } else if (!strcmp(arg, "--policy")) {
-      if (!mb_option_text("play", arg, v, &v)) return 2;
-      if (!strcmp(v, "random"))
-        o->pol = POLICY_RANDOM;
-      else if (!strcmp(v, "heuristic"))
-        o->pol = POLICY_HEURISTIC;
-      else if (!strcmp(v, "slow"))
-        o->pol = POLICY_SLOW;
-      else
-        return bad_value(arg, v, "random, heuristic or slow");
-    } else if (!strcmp(arg, "--episodes")) {
-      if (!mb_option_int("play", arg, v, 1, 100000000, &o->episodes)) return 2;
-    } else if (!strcmp(arg, "--seed")) {
-      if (!mb_option_int("play", arg, v, 0, INT64_MAX, &o->seed)) return 2;
-    } else if (!strcmp(arg, "--order")) {
-      if (!mb_option_text("play", arg, v, &v)) return 2;
-      if (!mb_game_order_parse(v, &o->cfg.order))
-        return bad_value(arg, v, "heuristic, start or size");
-    } else if (!strcmp(arg, "--actions")) {
-      if (!mb_option_int("play", arg, v, 2, 1024, &actions)) return 2;
-    } else if (!strcmp(arg, "--out")) {
-      if (!mb_option_text("play", arg, v, &o->out_path)) return 2;
+    } else if (!strcmp(flag, "--capacity")) {
+      if (!mb_option_bytes("play", flag, v, 0, INT64_MAX, &o->capacity)) return 2;
+    } else if (!strcmp(flag, "--policy")) {
+      static const char *const policies[] = {"random", "heuristic", "slow"};
+      static const policy as_policy[] = {POLICY_RANDOM, POLICY_HEURISTIC, POLICY_SLOW};
+      if (!mb_option_choice("play", flag, v, policies, 3, &k)) return 2;
+      o->pol = as_policy[k];
+    } else if (!strcmp(flag, "--episodes")) {
+      if (!mb_option_int("play", flag, v, 1, 100000000, &o->episodes)) return 2;
+    } else if (!strcmp(flag, "--seed")) {
+      if (!mb_option_int("play", flag, v, 0, INT64_MAX, &o->seed)) return 2;
+    } else if (!strcmp(flag, "--order")) {
+      static const char *const orders[] = {"heuristic", "start", "size"};
+      if (!mb_option_choice("play", flag, v, orders, 3, &k)) return 2;
+      mb_game_order_parse(orders[k], &o->cfg.order);
+    } else if (!strcmp(flag, "--actions")) {
+      if (!mb_option_int("play", flag, v, 2, 1024, &actions)) return 2;
+    } else if (!strcmp(flag, "--out")) {
+      if (!mb_option_text("play", flag, v, &o->out_path)) return 2;
     } else {
       return mb_unknown_option("play", arg);
     }
-    i++; /* the value */
+    i = opt.last;
   }
   if (!o->path) {
     usage(stderr);

@@ -31,29 +31,33 @@ int mb_cmd_plot(int argc, char **argv) {
   mb_error err;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--out") || !strcmp(a, "--format") || !strcmp(a, "--map-workload") ||
-        !strcmp(a, "--map-solver")) {
-      if (!value) {
-        mb_diag(stderr, "mallocbench plot: %s needs a value", a);
+    if (a[0] != '-') {
+      if (file) {
+        mb_diag(stderr, "mallocbench plot: one results file only ('%s' is extra)", a);
         return 2;
       }
-      i++;
-      if (!strcmp(a, "--out")) opt.out_dir = value;
-      if (!strcmp(a, "--map-workload")) opt.memory_map_workload = value;
-      if (!strcmp(a, "--map-solver")) opt.memory_map_solver = value;
-      if (!strcmp(a, "--format") && !mb_plot_parse_formats(value, &opt.formats, &err)) {
+      file = a;
+      continue;
+    }
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o);
+    const char *flag = o.flag, *v = o.value;
+    if (!strcmp(flag, "--out")) {
+      if (!mb_option_text("plot", flag, v, &opt.out_dir)) return 2;
+    } else if (!strcmp(flag, "--map-workload")) {
+      if (!mb_option_text("plot", flag, v, &opt.memory_map_workload)) return 2;
+    } else if (!strcmp(flag, "--map-solver")) {
+      if (!mb_option_text("plot", flag, v, &opt.memory_map_solver)) return 2;
+    } else if (!strcmp(flag, "--format")) {
+      if (!mb_option_text("plot", flag, v, &v)) return 2;
+      if (!mb_plot_parse_formats(v, &opt.formats, &err)) {
         mb_diag(stderr, "mallocbench plot: %s", err.message);
         return 2;
       }
-    } else if (a[0] == '-') {
-      return mb_unknown_option("plot", a);
-    } else if (!file) {
-      file = a;
     } else {
-      mb_diag(stderr, "mallocbench plot: one results file only ('%s' is extra)", a);
-      return 2;
+      return mb_unknown_option("plot", a);
     }
+    i = o.last;
   }
   if (!file) {
     usage(stderr);

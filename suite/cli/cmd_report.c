@@ -31,28 +31,33 @@ int mb_cmd_report(int argc, char **argv) {
   mb_error err;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "--format") || !strcmp(a, "--md") || !strcmp(a, "--tex-dir") ||
-        !strcmp(a, "--figures")) {
-      if (i + 1 >= argc) {
-        mb_diag(stderr, "mallocbench report: %s needs a value", a);
+    if (a[0] != '-') {
+      if (file) {
+        mb_diag(stderr, "mallocbench report: one results file only ('%s' is extra)", a);
         return 2;
       }
-      const char *v = argv[++i];
-      if (!strcmp(a, "--md")) opt.markdown_path = v;
-      if (!strcmp(a, "--tex-dir")) opt.tex_dir = v;
-      if (!strcmp(a, "--figures")) opt.figures_dir = v;
-      if (!strcmp(a, "--format") && !mb_report_parse_formats(v, &opt.formats, &err)) {
+      file = a;
+      continue;
+    }
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o);
+    const char *flag = o.flag, *v = o.value;
+    if (!strcmp(flag, "--md")) {
+      if (!mb_option_text("report", flag, v, &opt.markdown_path)) return 2;
+    } else if (!strcmp(flag, "--tex-dir")) {
+      if (!mb_option_text("report", flag, v, &opt.tex_dir)) return 2;
+    } else if (!strcmp(flag, "--figures")) {
+      if (!mb_option_text("report", flag, v, &opt.figures_dir)) return 2;
+    } else if (!strcmp(flag, "--format")) {
+      if (!mb_option_text("report", flag, v, &v)) return 2;
+      if (!mb_report_parse_formats(v, &opt.formats, &err)) {
         mb_diag(stderr, "mallocbench report: %s", err.message);
         return 2;
       }
-    } else if (a[0] == '-') {
-      return mb_unknown_option("report", a);
-    } else if (!file) {
-      file = a;
     } else {
-      mb_diag(stderr, "mallocbench report: one results file only ('%s' is extra)", a);
-      return 2;
+      return mb_unknown_option("report", a);
     }
+    i = o.last;
   }
   if (!file) {
     usage(stderr);

@@ -93,109 +93,79 @@ static int parse_options(int argc, char **argv, mb_run_config *cfg) {
   bool plan_option = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    char *eq = strchr(a, '=');
-    char name[64];
-    const char *val = NULL;
-    if (!strncmp(a, "--", 2) && eq && (size_t)(eq - a) < sizeof name) {
-      memcpy(name, a, (size_t)(eq - a));
-      name[eq - a] = '\0';
-      val = eq + 1;
-    } else {
-      snprintf(name, sizeof name, "%s", a);
-    }
-    if (!strcmp(name, "--force")) {
+    if (!strcmp(a, "--force")) {
       cfg->force = true;
       continue;
     }
-    if (!strcmp(name, "--no-progress")) {
+    if (!strcmp(a, "--no-progress")) {
       cfg->progress = false;
       continue;
     }
-    static const char *const with_value[] = {
-        "--profile",        "--workloads",    "--split",     "--solvers",
-        "--seeds",          "--hardware",     "--agent",     "--jobs",
-        "--budget",         "--data",         "--catalogue", "--out",
-        "--resume",         "--simulations",  "--c-scale",   "--finetune",
-        "--finetune-steps", "--leaf-rollout", "--search",    "--bound-budget"};
-    bool known = false;
-    for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
-      known |= !strcmp(name, with_value[k]);
-    if (!known) {
-      return mb_unknown_option("run", a);
-    }
-    if (!val) {
-      if (i + 1 >= argc) {
-        mb_diag(stderr, "mallocbench run: %s needs a value", name);
-        return 2;
-      }
-      val = argv[++i];
-    }
-    if (!strcmp(name, "--profile"))
-      cfg->profile = val, plan_option = true;
-    else if (!strcmp(name, "--workloads"))
-      cfg->workloads = val, plan_option = true;
-    else if (!strcmp(name, "--split")) {
-      if (strcmp(val, "train") && strcmp(val, "test")) {
-        mb_diag(stderr, "mallocbench run: --split '%s': expected train or test", val);
-        return 2;
-      }
-      cfg->split = val, plan_option = true;
-    } else if (!strcmp(name, "--solvers")) {
-      if (!nonempty_list(name, val, "solver names")) return 2;
-      cfg->solvers = val, plan_option = true;
-    } else if (!strcmp(name, "--agent"))
-      cfg->agent = val, plan_option = true;
-    else if (!strcmp(name, "--hardware")) {
-      if (!nonempty_list(name, val, "hardware profiles (names or paths)")) return 2;
-      cfg->hardware = val, plan_option = true;
-    } else if (!strcmp(name, "--data"))
-      cfg->data_dir = val;
-    else if (!strcmp(name, "--catalogue"))
-      cfg->catalogue = val;
-    else if (!strcmp(name, "--out"))
-      cfg->out = val;
-    else if (!strcmp(name, "--resume"))
-      cfg->resume = val;
-    else if (!strcmp(name, "--seeds")) {
-      int64_t n = 0;
-      if (!mb_option_int("run", name, val, 1, 1000000, &n)) return 2;
-      cfg->seeds = (int)n;
-      plan_option = true;
-    } else if (!strcmp(name, "--jobs")) {
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o);
+    const char *name = o.flag, *val = o.value;
+    if (!strcmp(name, "--jobs")) {
       int64_t n = 0;
       if (!mb_option_int("run", name, val, 1, 1000000, &n)) return 2;
       cfg->jobs = (int)n;
-    } else if (!strcmp(name, "--budget")) {
-      if (!mb_option_number("run", name, val, 0, true, 1e9, &cfg->budget)) return 2;
-      plan_option = true;
-    } else if (!strcmp(name, "--bound-budget")) {
-      if (!mb_option_number("run", name, val, 0, true, 1e9, &cfg->bound_budget)) return 2;
-      plan_option = true;
-    } else if (!strcmp(name, "--simulations")) {
-      int64_t n = 0;
-      if (!mb_option_int("run", name, val, 1, MB_SOLVER_MAX_SIMULATIONS, &n)) return 2;
-      cfg->simulations = (int)n;
-      plan_option = true;
-    } else if (!strcmp(name, "--c-scale")) {
-      if (!mb_option_number("run", name, val, 0, true, 1e6, &cfg->c_scale)) return 2;
-      plan_option = true;
-    } else if (!strcmp(name, "--leaf-rollout")) {
-      int64_t n = 0;
-      if (!mb_option_int("run", name, val, 0, MB_SOLVER_MAX_LEAF_ROLLOUT, &n)) return 2;
-      cfg->leaf_rollout = n > 0 ? (int)n : MB_SOLVER_NO_LEAF_ROLLOUT;
-      plan_option = true;
-    } else if (!strcmp(name, "--search")) {
-      if (!mb_option_search("run", name, val, &cfg->search)) return 2;
-      plan_option = true;
-    } else if (!strcmp(name, "--finetune")) {
-      if (!mb_option_number("run", name, val, 0, false, 1e9, &cfg->finetune)) return 2;
-      plan_option = true;
-    } else if (!strcmp(name, "--finetune-steps")) {
-      int64_t n = 0;
-      if (!mb_option_int("run", name, val, 0, MB_SOLVER_MAX_FINETUNE_STEPS, &n)) return 2;
-      cfg->finetune_steps = n;
-      plan_option = true;
+    } else if (!strcmp(name, "--data")) {
+      if (!mb_option_text("run", name, val, &cfg->data_dir)) return 2;
+    } else if (!strcmp(name, "--catalogue")) {
+      if (!mb_option_text("run", name, val, &cfg->catalogue)) return 2;
+    } else if (!strcmp(name, "--out")) {
+      if (!mb_option_text("run", name, val, &cfg->out)) return 2;
+    } else if (!strcmp(name, "--resume")) {
+      if (!mb_option_text("run", name, val, &cfg->resume)) return 2;
+    } else {
+      plan_option = true; /* the rest make the plan, which --resume takes from its file */
+      if (!strcmp(name, "--profile")) {
+        if (!mb_option_text("run", name, val, &cfg->profile)) return 2;
+      } else if (!strcmp(name, "--workloads")) {
+        if (!mb_option_text("run", name, val, &cfg->workloads)) return 2;
+      } else if (!strcmp(name, "--split")) {
+        static const char *const splits[] = {"train", "test"};
+        int k;
+        if (!mb_option_choice("run", name, val, splits, 2, &k)) return 2;
+        cfg->split = splits[k];
+      } else if (!strcmp(name, "--solvers")) {
+        if (!mb_option_text("run", name, val, &cfg->solvers)) return 2;
+        if (!nonempty_list(name, val, "solver names")) return 2;
+      } else if (!strcmp(name, "--agent")) {
+        if (!mb_option_text("run", name, val, &cfg->agent)) return 2;
+      } else if (!strcmp(name, "--hardware")) {
+        if (!mb_option_text("run", name, val, &cfg->hardware)) return 2;
+        if (!nonempty_list(name, val, "hardware profiles (names or paths)")) return 2;
+      } else if (!strcmp(name, "--seeds")) {
+        int64_t n = 0;
+        if (!mb_option_int("run", name, val, 1, 1000000, &n)) return 2;
+        cfg->seeds = (int)n;
+      } else if (!strcmp(name, "--budget")) {
+        if (!mb_option_number("run", name, val, 0, true, 1e9, &cfg->budget)) return 2;
+      } else if (!strcmp(name, "--bound-budget")) {
+        if (!mb_option_number("run", name, val, 0, true, 1e9, &cfg->bound_budget)) return 2;
+      } else if (!strcmp(name, "--simulations")) {
+        int64_t n = 0;
+        if (!mb_option_int("run", name, val, 1, MB_SOLVER_MAX_SIMULATIONS, &n)) return 2;
+        cfg->simulations = (int)n;
+      } else if (!strcmp(name, "--c-scale")) {
+        if (!mb_option_number("run", name, val, 0, true, 1e6, &cfg->c_scale)) return 2;
+      } else if (!strcmp(name, "--leaf-rollout")) {
+        int64_t n = 0;
+        if (!mb_option_int("run", name, val, 0, MB_SOLVER_MAX_LEAF_ROLLOUT, &n)) return 2;
+        cfg->leaf_rollout = n > 0 ? (int)n : MB_SOLVER_NO_LEAF_ROLLOUT;
+      } else if (!strcmp(name, "--search")) {
+        if (!mb_option_search("run", name, val, &cfg->search)) return 2;
+      } else if (!strcmp(name, "--finetune")) {
+        if (!mb_option_number("run", name, val, 0, false, 1e9, &cfg->finetune)) return 2;
+      } else if (!strcmp(name, "--finetune-steps")) {
+        int64_t n = 0;
+        if (!mb_option_int("run", name, val, 0, MB_SOLVER_MAX_FINETUNE_STEPS, &n)) return 2;
+        cfg->finetune_steps = n;
+      } else {
+        return mb_unknown_option("run", a);
+      }
     }
+    i = o.last;
   }
   if (cfg->resume && plan_option) {
     fprintf(stderr,

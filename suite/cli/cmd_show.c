@@ -109,21 +109,22 @@ int mb_cmd_show(int argc, char **argv) {
   mb_workload_arg wa = {0};
   const char *option_given = NULL; /* the first of them, for the message on HDF5 files */
   for (int i = 1; i < argc; i++) {
-    int read = argv[i][0] == '-'
-                   ? mb_option_workload_arg("show", argv[i], i + 1 < argc ? argv[i + 1] : NULL, &wa)
-                   : 0;
-    if (read < 0) return 2;
-    if (read > 0) {
-      if (!option_given) option_given = argv[i];
-      i++;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return mb_unknown_option("show", argv[i]);
-    } else if (path) {
-      mb_diag(stderr, "mallocbench show: one workload at a time ('%s' and '%s')", path, argv[i]);
-      return 2;
-    } else {
-      path = argv[i];
+    const char *arg = argv[i];
+    if (arg[0] != '-' || !arg[1]) {
+      if (path) {
+        mb_diag(stderr, "mallocbench show: one workload at a time ('%s' and '%s')", path, arg);
+        return 2;
+      }
+      path = arg;
+      continue;
     }
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o);
+    int read = mb_option_workload_arg("show", o.flag, o.value, &wa);
+    if (read < 0) return 2;
+    if (!read) return mb_unknown_option("show", arg);
+    if (!option_given) option_given = arg;
+    i = o.last;
   }
   if (!path) {
     usage(stderr);
@@ -131,8 +132,8 @@ int mb_cmd_show(int argc, char **argv) {
   }
   if (starts_like_hdf5(path)) {
     if (option_given) {
-      mb_diag(stderr, "mallocbench show: %s: %s applies to workloads, not to HDF5 files", path,
-              option_given);
+      mb_diag(stderr, "mallocbench show: %s: %.*s applies to workloads, not to HDF5 files", path,
+              (int)strcspn(option_given, "="), option_given); /* the flag of --flag=value */
       return 2;
     }
     return show_hdf5(path);

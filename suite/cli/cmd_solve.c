@@ -97,16 +97,18 @@ static int parse_options(int argc, char **argv, solve_command *S) {
    * fine-tuning (--leaf-rollout 0 asks for none: MB_SOLVER_NO_LEAF_ROLLOUT) */
   mb_solver_options_default(opt);
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* every option takes a value */
-    if (a[0] != '-' || !a[1]) {
+    const char *arg = argv[i];
+    if (arg[0] != '-' || !arg[1]) {
       if (S->path) {
-        mb_diag(stderr, "mallocbench solve: unexpected argument '%s'", a);
+        mb_diag(stderr, "mallocbench solve: unexpected argument '%s'", arg);
         return 2;
       }
-      S->path = a;
+      S->path = arg;
       continue;
     }
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o); /* every option takes a value */
+    const char *a = o.flag, *v = o.value;
     int read = mb_option_workload_arg("solve", a, v, &S->workload);
     if (read < 0) return 2;
     if (read > 0) {
@@ -147,9 +149,9 @@ static int parse_options(int argc, char **argv, solve_command *S) {
                                                : &S->bound_budget;
       if (!mb_option_number("solve", a, v, 0, false, 1e9, dst)) return 2;
     } else {
-      return mb_unknown_option("solve", a);
+      return mb_unknown_option("solve", arg);
     }
-    i++; /* the value */
+    i = o.last;
   }
   if (opt->finetune_seconds > 0 && opt->finetune_steps > 0) {
     fprintf(stderr, "mallocbench solve: --finetune and --finetune-steps: give one of them\n");

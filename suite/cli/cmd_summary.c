@@ -32,51 +32,33 @@ static int usage(FILE *out, int status) {
   return status;
 }
 
-/* Option `name` at argv[*i], as "NAME VALUE" or "NAME=VALUE": 1 with *val set (and *i past the
- * value), 0 when argv[*i] is another argument, -1 when the value is missing. */
-static int option_value(int argc, char **argv, int *i, const char *name, const char **val) {
-  const char *a = argv[*i];
-  size_t n = strlen(name);
-  if (strncmp(a, name, n)) return 0;
-  if (a[n] == '=') {
-    *val = a + n + 1;
-    return 1;
-  }
-  if (a[n] != '\0') return 0;
-  if (*i + 1 >= argc) return -1;
-  *val = argv[++*i];
-  return 1;
-}
-
 int mb_cmd_summary(int argc, char **argv) {
   if (mb_wants_help(argc, argv)) return usage(stdout, 0);
   const char *file = NULL, *split = NULL, *workloads = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    const char *val = NULL;
-    int is_split = option_value(argc, argv, &i, "--split", &val);
-    int is_workloads = is_split ? 0 : option_value(argc, argv, &i, "--workloads", &val);
-    if (is_split < 0 || is_workloads < 0) {
-      mb_diag(stderr, "mallocbench summary: %s needs a value (%s)", a,
-              is_split ? "train or test" : "a PCRE2 pattern");
-      return 2;
-    }
-    if (is_split) {
-      if (strcmp(val, "train") && strcmp(val, "test")) {
-        mb_diag(stderr, "mallocbench summary: --split '%s': expected train or test", val);
+    if (strncmp(a, "--", 2)) {
+      if (file) {
+        mb_diag(stderr, "mallocbench summary: one results file expected, got '%s' and '%s'", file,
+                a);
         return 2;
       }
-      split = val;
-    } else if (is_workloads) {
-      workloads = val;
-    } else if (!strncmp(a, "--", 2)) {
-      return mb_unknown_option("summary", a);
-    } else if (file) {
-      mb_diag(stderr, "mallocbench summary: one results file expected, got '%s' and '%s'", file, a);
-      return 2;
-    } else {
       file = a;
+      continue;
     }
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o);
+    if (!strcmp(o.flag, "--split")) {
+      static const char *const splits[] = {"train", "test"};
+      int k;
+      if (!mb_option_choice("summary", o.flag, o.value, splits, 2, &k)) return 2;
+      split = splits[k];
+    } else if (!strcmp(o.flag, "--workloads")) {
+      if (!mb_option_text("summary", o.flag, o.value, &workloads)) return 2;
+    } else {
+      return mb_unknown_option("summary", a);
+    }
+    i = o.last;
   }
   if (!file) return usage(stderr, 2);
   mb_error err = {{0}};

@@ -78,9 +78,30 @@ bool mb_option_text(const char *command, const char *flag, const char *value, co
 /* The same for a file path: an empty one is refused with a message (it names no file). */
 bool mb_option_path(const char *command, const char *flag, const char *value, const char **out);
 
+/* One of n_choices words: *index is the position of VALUE in choices; else "mallocbench
+ * COMMAND: FLAG 'VALUE': expected A, B or C" (two: "A or B"), or "FLAG needs a value" for NULL. */
+bool mb_option_choice(const char *command, const char *flag, const char *value,
+                      const char *const *choices, int n_choices, int *index);
+
 /* The mallocmuzero solvers' search kind, "gumbel" or "puct", as MB_SOLVER_SEARCH_* (solver.h);
- * else "mallocbench COMMAND: FLAG 'VALUE': expected gumbel or puct". */
+ * else mb_option_choice's "mallocbench COMMAND: FLAG 'VALUE': expected gumbel or puct". */
 bool mb_option_search(const char *command, const char *flag, const char *value, int *out);
+
+/* argv[i] as an option chain sees it. Every command takes a value either as the next argument
+ * ("--flag VALUE") or attached ("--flag=VALUE"): an argument "--NAME=VALUE" is split into flag
+ * "--NAME" and value "VALUE" (a NAME of 63 bytes or more is not split: no flag is that long);
+ * any other argument is the flag, and the next argument (NULL after the last) its value. A
+ * parser compares o.flag with the flags that take a value and, after reading one, continues
+ * after o.last (`i = o.last`): i for an attached value, i + 1 for the next argument. A flag that
+ * takes no value (--force) is compared with argv[i] itself, so "--force=1" falls through to
+ * mb_unknown_option(COMMAND, argv[i]), which names the whole argument. */
+typedef struct mb_option_arg {
+  const char *flag;  /* argv[i], or "--NAME" (in name) when argv[i] is "--NAME=VALUE" */
+  const char *value; /* VALUE, else argv[i + 1], else NULL: for the readers above */
+  int last;          /* the index of the last argument the flag and its value take */
+  char name[64];
+} mb_option_arg;
+void mb_option_arg_read(int argc, char **argv, int i, mb_option_arg *o);
 
 /* Prints "mallocbench COMMAND: unknown option 'ARG' (see mallocbench COMMAND --help)" and
  * returns 2, the exit status of bad usage. */

@@ -1,6 +1,7 @@
 /* The CLI's reading of option values: suite/option_values.h plus one error line. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "commands.h"
 #include "error.h"
@@ -73,11 +74,48 @@ bool mb_option_path(const char *command, const char *flag, const char *value, co
   return mb_option_text(command, flag, value, out);
 }
 
-bool mb_option_search(const char *command, const char *flag, const char *value, int *out) {
+bool mb_option_choice(const char *command, const char *flag, const char *value,
+                      const char *const *choices, int n_choices, int *index) {
   if (!value) return missing_value(command, flag);
-  if (mb_solver_search_parse(value, out)) return true;
-  mb_diag(stderr, "mallocbench %s: %s '%s': expected gumbel or puct", command, flag, value);
+  for (int k = 0; k < n_choices; k++) {
+    if (!strcmp(value, choices[k])) {
+      *index = k;
+      return true;
+    }
+  }
+  char list[512] = "";
+  size_t n = 0;
+  for (int k = 0; k < n_choices && n < sizeof list; k++)
+    n += (size_t)snprintf(list + n, sizeof list - n, "%s%s",
+                          k == 0               ? ""
+                          : k == n_choices - 1 ? " or "
+                                               : ", ",
+                          choices[k]);
+  mb_diag(stderr, "mallocbench %s: %s '%s': expected %s", command, flag, value, list);
   return false;
+}
+
+bool mb_option_search(const char *command, const char *flag, const char *value, int *out) {
+  static const char *const searches[] = {"gumbel", "puct"};
+  int k;
+  return mb_option_choice(command, flag, value, searches, 2, &k) &&
+         mb_solver_search_parse(searches[k], out);
+}
+
+void mb_option_arg_read(int argc, char **argv, int i, mb_option_arg *o) {
+  const char *arg = argv[i], *eq = strchr(arg, '=');
+  size_t n = eq ? (size_t)(eq - arg) : 0;
+  if (!strncmp(arg, "--", 2) && eq && n < sizeof o->name) {
+    memcpy(o->name, arg, n);
+    o->name[n] = '\0';
+    o->flag = o->name;
+    o->value = eq + 1;
+    o->last = i;
+  } else {
+    o->flag = arg;
+    o->value = i + 1 < argc ? argv[i + 1] : NULL;
+    o->last = i + 1;
+  }
 }
 
 int mb_unknown_option(const char *command, const char *arg) {

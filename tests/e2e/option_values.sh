@@ -55,6 +55,10 @@ expect 2 "^mallocbench solve: --capacity '1\.5MiB': expected bytes" \
 expect 2 "^mallocbench pack: --capacity '0': expected bytes > 0, e.g." "$MB" pack x.csv --capacity 0
 expect 2 "^mallocbench import csv: --capacity '$BIG': expected bytes" \
   "$MB" import csv x.csv -o "$TMP/x.wl" --capacity "$BIG"
+expect 2 "^mallocbench generate packing: --height '1x': expected bytes in 1\.\.1099511627776, e\.g\. 1048576 or 4MiB\$" \
+  "$MB" generate packing --buffers 4 --height 1x -o "$TMP/x.wl"
+expect 2 "^mallocbench generate packing: --quantum '0': expected bytes in 1\.\.1099511627776, e\.g\. " \
+  "$MB" generate packing --buffers 4 --quantum=0 -o "$TMP/x.wl"
 
 # and good values still pass, units included
 "$MB" solve "$WL" --solver heuristic --capacity 64KiB --seed 18446744073709551615 >"$TMP/out" \
