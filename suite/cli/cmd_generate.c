@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "error.h"
 #include "model_zoo.h"
+#include "paths.h"
 #include "random_workload.h"
 #include "rng.h"
 #include "workload.h"
@@ -277,6 +278,13 @@ static int generate_packing(int argc, char **argv) {
   if (n == 0 || !out) {
     fprintf(stderr, "mallocbench generate packing: need --buffers N and -o OUT\n");
     usage(stderr);
+    return 2;
+  }
+  if (solution && (!strcmp(solution, out) || mb_path_same_file(solution, out))) {
+    mb_diag(stderr,
+            "mallocbench generate packing: --solution '%s' and -o '%s' name the same file: the "
+            "solution would replace the workload",
+            solution, out);
     return 2;
   }
   if (opt.height % opt.quantum != 0) {

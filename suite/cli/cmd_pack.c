@@ -13,6 +13,7 @@
 #include "error.h"
 #include "hardware.h"
 #include "packer.h"
+#include "paths.h"
 #include "validator.h"
 #include "workload_io.h"
 
@@ -75,6 +76,10 @@ int mb_cmd_pack(int argc, char **argv) {
     return 2;
   }
   mb_error err;
+  if (!mb_path_check_distinct(out_path, path, "the input", &err)) {
+    mb_diag(stderr, "mallocbench pack: --out %s", err.message);
+    return 2;
+  }
   mb_workload *w = mb_workload_load_any(path, &err);
   if (!w) {
     mb_diag(stderr, "mallocbench pack: %s", err.message);

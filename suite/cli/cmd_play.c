@@ -15,6 +15,7 @@
 #include "error.h"
 #include "game.h"
 #include "hardware.h"
+#include "paths.h"
 #include "rng.h"
 #include "solver.h"
 #include "validator.h"
@@ -198,6 +199,10 @@ int mb_cmd_play(int argc, char **argv) {
   if (bad) return bad;
 
   mb_error err;
+  if (!mb_path_check_distinct(o.out_path, o.path, "the WORKLOAD", &err)) {
+    mb_diag(stderr, "mallocbench play: --out %s", err.message);
+    return 2;
+  }
   mb_hardware hw;
   mb_workload *w = mb_cli_workload(o.path, &o.workload, &hw, NULL, &err);
   if (!w) {

@@ -6,6 +6,7 @@
 #include "clock.h"
 #include "commands.h"
 #include "error.h"
+#include "paths.h"
 #include "report.h"
 
 static void usage(FILE *out) {
@@ -61,6 +62,10 @@ int mb_cmd_report(int argc, char **argv) {
   }
   if (!file) {
     usage(stderr);
+    return 2;
+  }
+  if (!mb_path_check_distinct(opt.markdown_path, file, "the results FILE", &err)) {
+    mb_diag(stderr, "mallocbench report: --md %s", err.message);
     return 2;
   }
   char *command = mb_command_line(argc, argv); /* NULL (out of memory): the default line */

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "driver.h"
 #include "error.h"
+#include "paths.h"
 #include "results.h"
 #include "search.h"
 #include "summary.h"
@@ -201,6 +202,13 @@ int mb_cmd_run(int argc, char **argv) {
   mb_run_config cfg;
   int status = parse_options(argc, argv, &cfg);
   if (status != 0) return status;
+  /* --out (even with --force) must not replace an input: the catalogue or the agent */
+  mb_error input_err;
+  if (!mb_path_check_distinct(cfg.out, cfg.catalogue, "the --catalogue file", &input_err) ||
+      !mb_path_check_distinct(cfg.out, cfg.agent, "the --agent checkpoint", &input_err)) {
+    mb_diag(stderr, "mallocbench run: --out %s", input_err.message);
+    return 2;
+  }
   char *cmd = mb_command_line(argc, argv);
   cfg.command_line = cmd ? cmd : "mallocbench run";
   cfg.log = stderr;

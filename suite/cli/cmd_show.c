@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agent_describe.h"
 #include "catalogue.h"
@@ -57,7 +58,11 @@ static long hdf5_signature_at(const char *path) {
   return found;
 }
 
+/* Only a regular file can be an HDF5 file here (and opening a FIFO to look would block); any
+ * other is a workload to its parser, which says what it is. */
 static bool starts_like_hdf5(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
   return mb_seal_has_block(path) || hdf5_signature_at(path) >= 0;
 }
 

@@ -13,6 +13,7 @@
 #include "cost.h"
 #include "error.h"
 #include "hardware.h"
+#include "paths.h"
 #include "search.h"
 #include "solver.h"
 #include "validator.h"
@@ -147,7 +148,9 @@ static int parse_options(int argc, char **argv, solve_command *S) {
       double *dst = !strcmp(a, "--budget")     ? &opt->budget_seconds
                     : !strcmp(a, "--finetune") ? &opt->finetune_seconds
                                                : &S->bound_budget;
-      if (!mb_option_number("solve", a, v, 0, false, 1e9, dst)) return 2;
+      /* a budget of 0 would stop at once (run refuses it too); --finetune 0 is none */
+      bool zero_ok = dst == &opt->finetune_seconds;
+      if (!mb_option_number("solve", a, v, 0, !zero_ok, 1e9, dst)) return 2;
     } else {
       return mb_unknown_option("solve", arg);
     }
@@ -160,6 +163,13 @@ static int parse_options(int argc, char **argv, solve_command *S) {
   if (!S->path || !S->solver_name) {
     mb_diag(stderr, "mallocbench solve: %s", !S->path ? "missing WORKLOAD" : "missing --solver");
     usage(stderr);
+    return 2;
+  }
+  /* --out must not destroy an input: the workload, or an agent that took hours to train */
+  mb_error err;
+  if (!mb_path_check_distinct(S->out_path, S->path, "the WORKLOAD", &err) ||
+      !mb_path_check_distinct(S->out_path, opt->agent_path, "the --agent checkpoint", &err)) {
+    mb_diag(stderr, "mallocbench solve: --out %s", err.message);
     return 2;
   }
   return 0;

@@ -40,7 +40,7 @@ expect 2 "^mallocbench train: --batch '$BIG': expected an integer in 1\.\.4096\$
 # numbers: not finite, out of range, an open lower end
 expect 2 "^mallocbench run: --budget 'inf': expected a number in \(0, 1e\+09\]\$" "$MB" run --budget inf
 expect 2 "^mallocbench run: --c-scale '0': expected a number in \(0, " "$MB" run --c-scale 0
-expect 2 "^mallocbench solve: --budget 'nan': expected a number in \[0, " \
+expect 2 "^mallocbench solve: --budget 'nan': expected a number in \(0, " \
   "$MB" solve "$WL" --solver heuristic --budget nan
 expect 2 "^mallocbench pack: --budget '-1': expected a number in \(0, " \
   "$MB" pack x.csv --capacity 1KiB --budget -1

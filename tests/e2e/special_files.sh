@@ -21,7 +21,7 @@ expect 2 "dir\.h5: cannot open: not a regular file \(a directory\)" \
 
 # a FIFO nobody writes to: no command may block on it
 mkfifo "$TMP/fifo.wl" "$TMP/fifo.h5"
-# (show of a FIFO named like a workload: with the cmd_show.c change, below)
+expect 2 "fifo\.wl" "${T[@]}" "$MB" show "$TMP/fifo.wl"
 expect 2 "fifo\.h5: cannot open: not a regular file \(a FIFO\)" "${T[@]}" "$MB" verify "$TMP/fifo.h5"
 expect 2 "fifo\.h5: cannot open: not a regular file \(a FIFO\)" "${T[@]}" "$MB" summary "$TMP/fifo.h5"
 expect 2 "fifo\.h5: cannot open: not a regular file \(a FIFO\)" "${T[@]}" "$MB" export "$TMP/fifo.h5" --csv "$TMP/csv"
@@ -50,4 +50,32 @@ mkdir -p "$TMP/csv/workloads.csv"
 expect 2 "workloads\.csv: exists and is not a regular file \(a directory\)" \
   "${T[@]}" "$MB" export "$TMP/r.h5" --csv "$TMP/csv"
 ls "$TMP/csv" | grep -q 'tmp' && fail "export left a temporary file: $(ls "$TMP/csv")"
+
+# an output that is also an input is refused before any work, and the input is left as it was
+cp datasets/samples/mlp_tiny.wl "$TMP/w.wl"
+printf 'id,lower,upper,size\n0,0,3,4\n' >"$TMP/p.1024.csv"
+printf 'not an agent\n' >"$TMP/a.h5"
+printf 'name kind source args hardware capacity split tags\n' >"$TMP/c.txt"
+for f in w.wl p.1024.csv a.h5 c.txt r.h5; do cp "$TMP/$f" "$TMP/$f.orig"; done
+expect 2 "solve: --out $TMP/w\.wl: is also the WORKLOAD" \
+  "${T[@]}" "$MB" solve "$TMP/w.wl" --solver heuristic --out "$TMP/w.wl"
+expect 2 "solve: --out $TMP/a\.h5: is also the --agent checkpoint" \
+  "${T[@]}" "$MB" solve "$TMP/w.wl" --solver mallocmuzero --agent "$TMP/a.h5" --out "$TMP/a.h5"
+expect 2 "play: --out $TMP/w\.wl: is also the WORKLOAD" \
+  "${T[@]}" "$MB" play "$TMP/w.wl" --out "$TMP/w.wl"
+expect 2 "pack: --out $TMP/p\.1024\.csv: is also the input" \
+  "${T[@]}" "$MB" pack "$TMP/p.1024.csv" --out "$TMP/p.1024.csv"
+expect 2 "run: --out $TMP/c\.txt: is also the --catalogue file" \
+  "${T[@]}" "$MB" run --catalogue "$TMP/c.txt" --out "$TMP/c.txt" --force
+expect 2 "report: --md $TMP/r\.h5: is also the results FILE" \
+  "${T[@]}" "$MB" report "$TMP/r.h5" --md "$TMP/r.h5" --tex-dir "$TMP/tex"
+expect 2 "--solution '$TMP/g\.wl' and -o '$TMP/g\.wl' name the same file" \
+  "${T[@]}" "$MB" generate packing --buffers 5 --solution "$TMP/g.wl" -o "$TMP/g.wl"
+for f in w.wl p.1024.csv a.h5 c.txt r.h5; do
+  cmp -s "$TMP/$f" "$TMP/$f.orig" || fail "a refused command changed its input $f"
+done
+[ -e "$TMP/g.wl" ] && fail "generate wrote a refused output"
+# a zero budget is refused by solve as by run (it stopped at once, or meant the default)
+expect 2 "solve: --budget '0': expected a number in \(0, 1e\+09\]" \
+  "${T[@]}" "$MB" solve "$TMP/w.wl" --solver greedy --budget 0
 echo "special_files: all checks passed"
