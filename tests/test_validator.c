@@ -129,6 +129,18 @@ static void test_touching_is_valid(void **state) {
   assert_true(valid(w, &hw, (int64_t[]){0, 0, 7168}));
   assert_false(valid(w, &hw, (int64_t[]){0, 0, 8192}));
   mb_workload_free(w);
+  /* to the byte, on alignment 1: two live buffers of 10 bytes overlap by one byte at 0 and 9
+   * (either one below), touch at 0 and 10; at capacity 100 one ends at 100, not at 101 */
+  spec t[] = {{0, 3, 10, false}, {2, 5, 10, false}};
+  w = make(6, t, 2);
+  hw = hw_with(100, 1);
+  assert_false(valid(w, &hw, (int64_t[]){0, 9}));
+  assert_false(valid(w, &hw, (int64_t[]){9, 0}));
+  assert_true(valid(w, &hw, (int64_t[]){0, 10}));
+  assert_true(valid(w, &hw, (int64_t[]){10, 0}));
+  assert_true(valid(w, &hw, (int64_t[]){90, 0}));
+  assert_false(valid(w, &hw, (int64_t[]){91, 0}));
+  mb_workload_free(w);
 }
 
 static void test_usage(void **state) {
@@ -178,7 +190,12 @@ static void test_agrees_with_brute_force(void **state) {
   mb_rng rng;
   mb_rng_seed(&rng, 7);
   int n_valid = 0, n_overlap = 0, n_other = 0;
-  for (int iter = 0; iter < 5000; iter++) {
+  /* 5,000 cases on 4-byte alignment with sizes and offsets in whole units, then 5,000 on
+   * alignment 1 with any sizes and offsets: only there do one-byte overlaps and a buffer one
+   * byte past the capacity occur (off-by-one mutants of the overlap and capacity checks
+   * survived the first half alone) */
+  for (int iter = 0; iter < 10000; iter++) {
+    bool unit = iter >= 5000;
     int32_t length = (int32_t)mb_rng_range(&rng, 1, 8);
     int32_t n = (int32_t)mb_rng_range(&rng, 1, 12);
     spec s[12];
@@ -186,13 +203,15 @@ static void test_agrees_with_brute_force(void **state) {
     for (int32_t i = 0; i < n; i++) {
       s[i].start = (int32_t)mb_rng_below(&rng, (uint64_t)length);
       s[i].end = (int32_t)mb_rng_range(&rng, s[i].start, length - 1);
-      s[i].size = 4 * mb_rng_range(&rng, 1, 8);
+      s[i].size = unit ? mb_rng_range(&rng, 1, 32) : 4 * mb_rng_range(&rng, 1, 8);
       s[i].pinned = mb_rng_below(&rng, 40) == 0;
-      off[i] = mb_rng_below(&rng, 3) == 0 ? MB_SLOW : 4 * mb_rng_range(&rng, 0, 16);
-      if (mb_rng_below(&rng, 100) == 0) off[i] += 2; /* misaligned */
+      off[i] = mb_rng_below(&rng, 3) == 0 ? MB_SLOW
+               : unit                     ? mb_rng_range(&rng, 0, 70)
+                                          : 4 * mb_rng_range(&rng, 0, 16);
+      if (!unit && mb_rng_below(&rng, 100) == 0) off[i] += 2; /* misaligned */
     }
     mb_workload *w = make(length, s, n);
-    mb_hardware hw = hw_with(96, 4);
+    mb_hardware hw = hw_with(96, unit ? 1 : 4);
     int32_t expect = brute_force(w, &hw, off);
     mb_assignment *a = mb_assignment_new(n);
     memcpy(a->offset, off, (size_t)n * sizeof *off);
