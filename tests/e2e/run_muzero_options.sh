@@ -67,6 +67,7 @@ h_puct=$(attr "$TMP/puct.h5" plan_sha256)
 run_killed "$TMP/kd.h5" 3 "${OPTS[@]}" --seeds 60 --jobs 1
 head -1 "$TMP/kd.h5.journal" | grep -qE '^mallocbench-journal 1 seeds 60 budget [^ ]+ plan s[0-9a-f]{64} ' ||
   fail "default journal header: $(head -1 "$TMP/kd.h5.journal" | cut -c1-200)"
+[ -s "$TMP/kd.h5.journal" ] || fail "no journal kd.h5.journal" # (else the grep below passes)
 head -1 "$TMP/kd.h5.journal" | grep -qE 'simulations|c_scale|finetune|muzero' &&
   fail "default journal header names the options: $(head -1 "$TMP/kd.h5.journal" | cut -c1-200)"
 run_killed "$TMP/km.h5" 3 "${OPTS[@]}" --seeds 60 --jobs 1 "${MZ[@]}"
