@@ -742,6 +742,58 @@ static void test_matrix_split(void **state) {
   free(path);
 }
 
+/* Appends one greedy row of workload `wl` with the given seed, status, valid flag and times
+ * (speedups derived from them). */
+static void append_case_row(mb_results *r, int64_t task, const char *wl, int64_t seed,
+                            const char *status, int8_t valid, int64_t t_heuristic,
+                            int64_t t_solver) {
+  mb_error err = {{0}};
+  mb_result_row row = make_row(task, "greedy", seed, t_solver);
+  snprintf(row.workload, sizeof row.workload, "%s", wl);
+  snprintf(row.status, sizeof row.status, "%s", status);
+  row.valid = valid;
+  row.t_heuristic_ps = t_heuristic;
+  mb_result_row_derive(&row);
+  assert_true(mb_results_append(r, &row, NULL, NULL, NULL, 0, NAN, &err));
+}
+
+/* A cell is present only when every seed's row is "ok" and valid: a case where one seed
+ * failed is left out of the solver's summary (a geomean over the seeds that succeeded would
+ * inflate the speedup), and an "ok" row the validator rejected counts as failed. */
+static void test_matrix_failed_seed(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("mfailed.h5");
+  mb_error err = {{0}};
+  mb_results *r = mb_results_create(path, false, &err);
+  assert_non_null(r);
+  append_case_row(r, 0, "a", 0, "ok", 1, 800000, 400000); /* speedup 2 ... */
+  append_case_row(r, 1, "a", 1, "error", 0, 800000, -1);  /* ... and a failed seed */
+  append_case_row(r, 2, "b", 0, "ok", 1, 800000, 500000); /* speedup 1.6 */
+  append_case_row(r, 3, "c", 0, "ok", 0, 800000, 200000); /* ok but not valid */
+  mb_result_matrix *m = mb_result_matrix_load(r, &err);
+  assert_non_null(m);
+  assert_int_equal(m->n_cases, 3);
+  assert_int_equal(m->n_solvers, 1);
+  const mb_matrix_cell *a = mb_matrix_cell_at(m, 0, 0);
+  assert_int_equal(a->n_seeds, 1);
+  assert_int_equal(a->n_failed, 1);
+  assert_false(a->present);
+  assert_true(mb_matrix_cell_at(m, 1, 0)->present);
+  const mb_matrix_cell *c = mb_matrix_cell_at(m, 2, 0);
+  assert_int_equal(c->n_failed, 1);
+  assert_int_equal(c->n_seeds, 0);
+  assert_false(c->present);
+  mb_solver_summary sum;
+  mb_result_matrix_summarise(m, &sum);
+  assert_int_equal(sum.n_cases, 1); /* "b" alone */
+  assert_int_equal(sum.n_failed, 2);
+  assert_true(fabs(sum.geomean_speedup - 1.6) < 1e-12);
+  assert_int_equal(sum.wins, 1);
+  mb_result_matrix_free(m);
+  mb_results_close(r, NULL);
+  free(path);
+}
+
 /* Everything the readers can get from a results file, as text; NULL with err set when a read
  * fails. */
 static char *dump_results(const char *path, mb_error *err) {
@@ -1099,6 +1151,7 @@ int main(void) {
       cmocka_unit_test(test_workload_split),
       cmocka_unit_test(test_curve_heuristic),
       cmocka_unit_test(test_matrix_split),
+      cmocka_unit_test(test_matrix_failed_seed),
       cmocka_unit_test(test_damaged_byte_never_loads_silently),
       cmocka_unit_test(test_seal_states),
       cmocka_unit_test(test_unsealed_damage_never_crashes),
