@@ -794,6 +794,37 @@ static void test_matrix_failed_seed(void **state) {
   free(path);
 }
 
+/* Wins, ties and losses against the heuristic: a tie is a speedup within 1e-9 of 1, so a
+ * speedup of 1.0005 is a win and one of exactly 1 a tie. */
+static void test_matrix_tie_tolerance(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("mties.h5");
+  mb_error err = {{0}};
+  mb_results *r = mb_results_create(path, false, &err);
+  assert_non_null(r);
+  append_case_row(r, 0, "x", 0, "ok", 1, 1000500, 1000000); /* speedup 1.0005 */
+  mb_result_matrix *m = mb_result_matrix_load(r, &err);
+  assert_non_null(m);
+  mb_solver_summary sum;
+  mb_result_matrix_summarise(m, &sum);
+  assert_int_equal(sum.n_cases, 1);
+  assert_int_equal(sum.wins, 1);
+  assert_int_equal(sum.ties, 0);
+  assert_int_equal(sum.losses, 0);
+  mb_result_matrix_free(m);
+  append_case_row(r, 1, "y", 0, "ok", 1, 800000, 800000); /* speedup exactly 1 */
+  m = mb_result_matrix_load(r, &err);
+  assert_non_null(m);
+  mb_result_matrix_summarise(m, &sum);
+  assert_int_equal(sum.n_cases, 2);
+  assert_int_equal(sum.wins, 1);
+  assert_int_equal(sum.ties, 1);
+  assert_int_equal(sum.losses, 0);
+  mb_result_matrix_free(m);
+  mb_results_close(r, NULL);
+  free(path);
+}
+
 /* Everything the readers can get from a results file, as text; NULL with err set when a read
  * fails. */
 static char *dump_results(const char *path, mb_error *err) {
@@ -1152,6 +1183,7 @@ int main(void) {
       cmocka_unit_test(test_curve_heuristic),
       cmocka_unit_test(test_matrix_split),
       cmocka_unit_test(test_matrix_failed_seed),
+      cmocka_unit_test(test_matrix_tie_tolerance),
       cmocka_unit_test(test_damaged_byte_never_loads_silently),
       cmocka_unit_test(test_seal_states),
       cmocka_unit_test(test_unsealed_damage_never_crashes),
