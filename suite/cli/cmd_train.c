@@ -480,19 +480,23 @@ static int parse_options(int argc, char **argv, train_command *T) {
   T->max_buffers = 20000;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    int k = option_index(a);
-    if (k < 0 && a[0] != '-') {
+    if (a[0] != '-') {
       mb_diag(stderr, "mallocbench train: unexpected argument '%s'; see --help", a);
       return 2;
     }
-    if (k < 0) return mb_unknown_option("train", a);
+    /* --flag VALUE or --flag=VALUE (commands.h); a switch only as itself */
+    mb_option_arg arg;
+    mb_option_arg_read(argc, argv, i, &arg);
+    int k = option_index(arg.flag);
+    if (k < 0 || (TRAIN_OPTIONS[k].kind == OPT_SWITCH && strcmp(arg.flag, a)))
+      return mb_unknown_option("train", a);
     const train_option *o = &TRAIN_OPTIONS[k];
     T->seen[k] = true;
     if (!T->network_option && o->net == NET_LAYOUT) T->network_option = a;
     if (!T->model_option && o->net == NET_MODEL) T->model_option = a;
-    /* a value is argv[i + 1], or NULL: the reader says that the flag needs one */
-    if (!read_value(o, o->kind == OPT_SWITCH || i + 1 == argc ? NULL : argv[i + 1], T)) return 2;
-    if (o->kind != OPT_SWITCH) i++;
+    /* the value, or NULL: the reader says that the flag needs one */
+    if (!read_value(o, o->kind == OPT_SWITCH ? NULL : arg.value, T)) return 2;
+    if (o->kind != OPT_SWITCH) i = arg.last;
   }
   return 0;
 }
