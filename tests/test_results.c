@@ -825,6 +825,22 @@ static void test_matrix_tie_tolerance(void **state) {
   free(path);
 }
 
+/* A row that is not "ok" has no derived numbers, whatever its times say: an "invalid" row
+ * with a solver time and valid baselines gets NaN speedups, gap and solver seconds. */
+static void test_derive_not_ok(void **state) {
+  (void)state;
+  mb_result_row row = make_row(0, "greedy", 0, 5);
+  assert_true(row.speedup_heuristic == 800000.0 / 5); /* "ok": derived */
+  snprintf(row.status, sizeof row.status, "invalid");
+  row.valid = 0;
+  row.t_solver_ps = 5;
+  mb_result_row_derive(&row);
+  assert_true(isnan(row.speedup_heuristic));
+  assert_true(isnan(row.speedup_slow));
+  assert_true(isnan(row.gap_to_bound));
+  assert_true(isnan(row.t_solver_s));
+}
+
 /* Everything the readers can get from a results file, as text; NULL with err set when a read
  * fails. */
 static char *dump_results(const char *path, mb_error *err) {
@@ -1184,6 +1200,7 @@ int main(void) {
       cmocka_unit_test(test_matrix_split),
       cmocka_unit_test(test_matrix_failed_seed),
       cmocka_unit_test(test_matrix_tie_tolerance),
+      cmocka_unit_test(test_derive_not_ok),
       cmocka_unit_test(test_damaged_byte_never_loads_silently),
       cmocka_unit_test(test_seal_states),
       cmocka_unit_test(test_unsealed_damage_never_crashes),
