@@ -99,10 +99,13 @@ int mb_cmd_import(int argc, char **argv) {
   const char *command = is_hlo ? "import hlo" : "import csv";
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    /* --flag VALUE or --flag=VALUE (commands.h); switches are compared with a itself */
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o);
+    const char *flag = o.flag, *v = o.value;
     bool ok = true, takes_value = true;
-    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-      ok = mb_option_text(command, a, v, &out);
+    if (!strcmp(flag, "-o") || !strcmp(flag, "--output")) {
+      ok = mb_option_text(command, flag, v, &out);
     } else if (is_hlo && !strcmp(a, "--no-fusion")) {
       opt.fusion = false;
       takes_value = false;
@@ -112,10 +115,10 @@ int mb_cmd_import(int argc, char **argv) {
     } else if (is_hlo && !strcmp(a, "--no-pin-outputs")) {
       opt.pin_outputs = false;
       takes_value = false;
-    } else if (is_csv && !strcmp(a, "--capacity")) {
-      ok = mb_option_bytes(command, a, v, 1, INT64_MAX, &capacity);
-    } else if (!strcmp(a, "--repeat")) {
-      ok = mb_option_int(command, a, v, 1, 100000, &repeat);
+    } else if (is_csv && !strcmp(flag, "--capacity")) {
+      ok = mb_option_bytes(command, flag, v, 1, INT64_MAX, &capacity);
+    } else if (!strcmp(flag, "--repeat")) {
+      ok = mb_option_int(command, flag, v, 1, 100000, &repeat);
     } else if (a[0] == '-' && a[1]) {
       return mb_unknown_option(command, a);
     } else if (in) {
@@ -126,7 +129,7 @@ int mb_cmd_import(int argc, char **argv) {
       takes_value = false;
     }
     if (!ok) return 2;
-    if (takes_value) i++;
+    if (takes_value) i = o.last;
   }
   if (!in || !out) {
     mb_diag(stderr, "mallocbench %s: %s is required; see mallocbench import --help", command,
