@@ -308,22 +308,23 @@ static int parse_options(int argc, char **argv, add_command *A) {
   A->args = "-";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    const char **slot = !strcmp(a, "--kind")        ? &A->kind
-                        : !strcmp(a, "--hardware")  ? &A->hardware
-                        : !strcmp(a, "--capacity")  ? &A->capacity
-                        : !strcmp(a, "--split")     ? &A->split
-                        : !strcmp(a, "--tags")      ? &A->tags
-                        : !strcmp(a, "--args")      ? &A->args
-                        : !strcmp(a, "--catalogue") ? &A->cat_path
-                        : !strcmp(a, "--data")      ? &A->data
-                        : !strcmp(a, "--cache")     ? &A->cache
+    /* --flag VALUE or --flag=VALUE (commands.h) */
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o);
+    const char *f = o.flag;
+    const char **slot = !strcmp(f, "--kind")        ? &A->kind
+                        : !strcmp(f, "--hardware")  ? &A->hardware
+                        : !strcmp(f, "--capacity")  ? &A->capacity
+                        : !strcmp(f, "--split")     ? &A->split
+                        : !strcmp(f, "--tags")      ? &A->tags
+                        : !strcmp(f, "--args")      ? &A->args
+                        : !strcmp(f, "--catalogue") ? &A->cat_path
+                        : !strcmp(f, "--data")      ? &A->data
+                        : !strcmp(f, "--cache")     ? &A->cache
                                                     : NULL;
     if (slot) {
-      if (++i >= argc) {
-        mb_diag(stderr, "mallocbench add: %s needs a value", a);
-        return 2;
-      }
-      *slot = argv[i];
+      if (!mb_option_text("add", f, o.value, slot)) return 2;
+      i = o.last;
     } else if (a[0] == '-' && a[1]) {
       return mb_unknown_option("add", a);
     } else if (!A->name) {
@@ -371,9 +372,7 @@ static int parse_options(int argc, char **argv, add_command *A) {
   if (!A->cat_path)
     A->cat_path = mb_path_join(A->default_cat, sizeof A->default_cat, mb_source_dir(),
                                "datasets/catalogue.txt");
-  if (!A->cache)
-    A->cache =
-        mb_path_join(A->default_cache, sizeof A->default_cache, mb_source_dir(), "results/cache");
+  if (!A->cache) A->cache = mb_cache_dir(A->default_cache, sizeof A->default_cache);
   if (!A->cat_path || !A->cache) {
     fprintf(stderr, "mallocbench add: source directory path too long\n");
     return 2;

@@ -79,7 +79,7 @@ for cmd in "${COMMANDS[@]}"; do
 done
 # "--flag=VALUE" is "--flag VALUE" (mb_option_arg_read, suite/cli/commands.h), in every command
 # but these, whose parsers are yet to use it.
-NO_ATTACHED=(add "bench core" "bench solvers" "bench nn"
+NO_ATTACHED=("bench core" "bench solvers" "bench nn"
   "bench game" "bench muzero")
 refuses_attached() { # CMD
   local c
