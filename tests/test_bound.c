@@ -55,6 +55,25 @@ static void test_hand_solved(void **state) {
   assert_false(mb_bound_lp(w, &hw, 10.0, &r, &err));
   assert_non_null(strstr(err.message, "capacity"));
   mb_workload_free(w);
+  /* A set that ends one step before the next start still gets its row: a and b live [0, 1]
+   * (120 B > 100), c from 2 (a mutant that skipped the row when the set's first end is the step
+   * before the next start survived the case above, whose b ends at 2 and c starts at 3) */
+  b = mb_builder_new("lp2", "test_bound.c");
+  a = mb_builder_add_buffer(b, "a", 60, 0, 1, false);
+  bb = mb_builder_add_buffer(b, "b", 60, 0, 1, false);
+  c = mb_builder_add_buffer(b, "c", 50, 2, 3, false);
+  mb_builder_set_benefit(b, a, 100);
+  mb_builder_set_benefit(b, bb, 80);
+  mb_builder_set_benefit(b, c, 30);
+  mb_builder_set_schedule(b, 4, 10000);
+  w = mb_builder_finish(b, &err);
+  assert_non_null(w);
+  hw.capacity = 100;
+  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_int_equal(r.status, MB_BOUND_SOLVED);
+  assert_int_equal(r.n_constraints, 1);
+  assert_true(r.saving_ps >= 184 && r.saving_ps <= 186); /* 100 + 80 * 40/60 + 30 */
+  mb_workload_free(w);
 }
 
 /* The proof's key step, checked on the simulator itself: for random sets S of buffers,
