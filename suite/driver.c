@@ -430,8 +430,7 @@ static bool load_hardware_overrides(const char *csv, hardware_overrides *O, mb_e
  * missing is skipped with a note (R->skipped), any other failure is an error. */
 static bool load_workloads(run *R, const bool *selected, mb_error *err) {
   char cache[4096];
-  if (!mb_path_join(cache, sizeof cache, mb_source_dir(), "results/cache"))
-    return mb_fail(err, "cache path too long");
+  if (!mb_cache_dir(cache, sizeof cache)) return mb_fail(err, "cache path too long");
   for (int32_t i = 0; i < R->cat->n_entries; i++) {
     if (!selected[i]) continue;
     const mb_catalogue_entry *e = &R->cat->entries[i];

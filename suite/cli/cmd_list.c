@@ -190,7 +190,7 @@ int mb_cmd_list(int argc, char **argv) {
     cat_path = default_cat;
   }
   if (!cache && !no_cache) {
-    if (!mb_path_join(default_cache, sizeof default_cache, mb_source_dir(), "results/cache")) {
+    if (!mb_cache_dir(default_cache, sizeof default_cache)) {
       fprintf(stderr, "mallocbench list: source directory path too long\n");
       return 2;
     }

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -201,17 +200,12 @@ static bool load_validation(const char *cat, const char *data, const char *vrege
   return true;
 }
 
-/* Whether two paths name the same existing file (links and spellings aside). */
-static bool same_file(const char *a, const char *b) {
-  struct stat sa, sb;
-  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /* Whether writing `path` would replace a file this run does not own: it exists, --force was not
  * given, and the run does not continue the checkpoint it writes (--resume OUT --out OUT). A
  * trained agent can be hours of work: never replaced by accident (as run --out). */
 static bool replaces_other_run(const char *path, const mb_train_config *cfg, bool force) {
-  return !force && access(path, F_OK) == 0 && !(cfg->resume && same_file(cfg->resume, cfg->out));
+  return !force && access(path, F_OK) == 0 &&
+         !(cfg->resume && mb_path_same_file(cfg->resume, cfg->out));
 }
 
 /* ---- the options ---- */
@@ -706,7 +700,7 @@ static bool against_run(const train_command *T, const char *name, const char *gi
  * when the run continues in place, said when it branches off. Returns 0, or 2 after an error. */
 static int apply_stored(int argc, char **argv, train_command *T, resumed *R) {
   const char *path = T->cfg.resume;
-  bool in_place = same_file(path, T->cfg.out ? T->cfg.out : "");
+  bool in_place = mb_path_same_file(path, T->cfg.out ? T->cfg.out : "");
   if (!R->prog.options[0]) {
     mb_diag(stderr,
             "mallocbench train: warning: %s stores no training options (written before they "
@@ -883,7 +877,7 @@ static int check_options(train_command *T, const resumed *R) {
   /* a resume past its step limit trains nothing: the checkpoint (whose SHA-256 results cite)
    * stays as it is, and no copy carries a command line that did nothing */
   if (T->cfg.resume && T->cfg.steps > 0 && R->prog.steps >= T->cfg.steps) {
-    if (same_file(T->cfg.resume, T->cfg.out)) {
+    if (mb_path_same_file(T->cfg.resume, T->cfg.out)) {
       mb_diag(stdout,
               "mallocbench train: %s already has %lld updates (--steps %lld): nothing to train; "
               "%s left as it is",
@@ -1028,7 +1022,7 @@ int mb_cmd_train(int argc, char **argv) {
   }
   cfg->options = options;
   /* one run continued in place: its curve's eval set must stay the same */
-  cfg->keep_eval_set = cfg->resume && same_file(cfg->resume, cfg->out);
+  cfg->keep_eval_set = cfg->resume && mb_path_same_file(cfg->resume, cfg->out);
   cfg->agent.obs_dim = mb_game_observation_size(&cfg->agent.game);
   if (cfg->segment + 1 > cfg->replay_capacity / 2) cfg->replay_capacity = 2 * (cfg->segment + 1);
   mb_blas_set_threads(1); /* determinism; the batches are small */
