@@ -20,7 +20,7 @@ grep -q "^wrote $TMP/std.wl: workload 'mymm', 112 ops, .* 536576 FLOPs" "$TMP/ou
   fail "standard n=64: $(cat "$TMP/out")"
 [ "$(grep -c '^op .* kind=dot ' "$TMP/std.wl")" = 64 ] || fail "standard: not 64 block products"
 [ "$(grep -c '^op .* kind=add ' "$TMP/std.wl")" = 48 ] || fail "standard: not 48 block additions"
-"$MB" show "$TMP/std.wl" | grep -q "^workload  *mymm$" || fail "show does not read the name back"
+stdout_has -G "^workload  *mymm$" "$MB" show "$TMP/std.wl" || fail "show does not read the name back"
 "$MB" "${AT[@]}" -o - --name mymm >"$TMP/std_stdout.wl" 2>"$TMP/err" || fail "-o -: $(cat "$TMP/err")"
 cmp -s "$TMP/std.wl" "$TMP/std_stdout.wl" || fail "-o - wrote another workload than -o FILE"
 expect 2 "generate alphatensor: -o '': expected a file path" "$MB" "${AT[@]}" -o ''
@@ -33,7 +33,7 @@ expect 2 "generate packing: -o '': expected a file path" "$MB" generate packing 
 SPEC="$SRC/datasets/models/alexnet_inf_b128.spec"
 "$MB" generate model "$SPEC" -o "$TMP/m.wl" --name 'my alex "v2"' >/dev/null 2>"$TMP/err" ||
   fail "model: $(cat "$TMP/err")"
-"$MB" show "$TMP/m.wl" | grep -qF 'my alex "v2"' || fail "a quoted name does not round-trip"
+stdout_has -F 'my alex "v2"' "$MB" show "$TMP/m.wl" || fail "a quoted name does not round-trip"
 "$MB" generate model "$SPEC" -o - --name 'my alex "v2"' >"$TMP/m_stdout.wl" 2>"$TMP/err" ||
   fail "model -o -: $(cat "$TMP/err")"
 cmp -s "$TMP/m.wl" "$TMP/m_stdout.wl" || fail "model: -o - wrote another workload than -o FILE"

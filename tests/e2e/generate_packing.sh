@@ -18,9 +18,9 @@ gen() { # gen SEED OUT SOLUTION
     2>"$TMP/err" || fail "generate packing --seed $1: $(cat "$TMP/err")"
 }
 
-"$MB" generate --help | grep -q -- "generate packing --buffers N" ||
+stdout_has -F "generate packing --buffers N" "$MB" generate --help ||
   fail "generate --help does not list packing"
-"$MB" check --help | grep -q -- "--capacity BYTES" || fail "check --help does not list --capacity"
+stdout_has -F "--capacity BYTES" "$MB" check --help || fail "check --help does not list --capacity"
 
 gen 5 "$TMP/a.wl" "$TMP/a.csv"
 grep -q "workload 'packing_n${N}_s5', 0 ops, $N buffers" "$TMP/out" ||
@@ -68,7 +68,7 @@ grep -q "^peak live bytes $H B" "$TMP/out" || fail "show: peak live: $(cat "$TMP
   fail "check 100001 buffers: $(cat "$TMP/err")"
 grep -q "^valid      yes: 100001 of 100001 buffers in fast memory" "$TMP/out" ||
   fail "check 100001 buffers: not every buffer fast: $(cat "$TMP/out")"
-"$MB" generate --help | grep -q -- "--buffers N .*1\.\.1000000 " || fail "--help: not 1..1000000"
+stdout_has -G "--buffers N .*1\.\.1000000 " "$MB" generate --help || fail "--help: not 1..1000000"
 
 # Bad values: exit 2, the message names the flag and what it expects; nothing written.
 G=("$MB" generate packing)

@@ -39,7 +39,7 @@ for v in 0 -1 x 1e10 nan inf 2s ""; do
 done
 expect 2 "--bound-budget needs a value" "$MB" run "${OPTS[@]}" --bound-budget
 [ ! -e "$TMP/bad.h5" ] || fail "a refused run left a file"
-"$MB" run --help | grep -qE '^  --bound-budget SEC +time limit' || fail "run --help: no --bound-budget"
+stdout_has -E '^  --bound-budget SEC +time limit' "$MB" run --help || fail "run --help: no --bound-budget"
 
 # --- (a) a run whose LP bounds stop on the time limit
 "$MB" run "${OPTS[@]}" "${BB[@]}" --jobs 2 --out "$TMP/ref.h5" >/dev/null 2>"$TMP/ref.err" ||
@@ -64,7 +64,8 @@ grep -qx "In 3 of these 3 cases the LP bound did not solve in its time limit" "$
   fail "run pack1 with the bound budget"
 [ "$(attr "$TMP/def.h5" plan_sha256)" != "$(attr "$TMP/one.h5" plan_sha256)" ] ||
   fail "--bound-budget does not enter the plan hash"
-"$MB" summary "$TMP/one.h5" | grep -qx "The LP bound of this case did not solve in its time limit" ||
+stdout_has -Fx "The LP bound of this case did not solve in its time limit" \
+  "$MB" summary "$TMP/one.h5" ||
   fail "summary of one case with a cut-short bound: $("$MB" summary "$TMP/one.h5")"
 # (the summary must succeed and print its table: a failing one would pass the grep below)
 "$MB" summary "$TMP/def.h5" >"$TMP/def.sum" 2>&1 || fail "summary of def.h5: $(cat "$TMP/def.sum")"

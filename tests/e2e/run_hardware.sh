@@ -52,7 +52,7 @@ awk -F, -v sha="$SHA" '
     } }' "$TMP/csv/baselines.csv" >"$TMP/why"
 [ -s "$TMP/why" ] && fail "baselines: $(cat "$TMP/why")"
 [ "$(awk -F, 'NR > 1' "$TMP/csv/results.csv" | wc -l)" = 12 ] || fail "expected 12 result rows"
-"$MB" summary "$TMP/h.h5" | grep -q "6 workload x hardware case(s)" || fail "summary: $("$MB" summary "$TMP/h.h5")"
+stdout_has -F "6 workload x hardware case(s)" "$MB" summary "$TMP/h.h5" || fail "summary: $("$MB" summary "$TMP/h.h5")"
 "$MB" verify "$TMP/h.h5" >"$TMP/out" 2>&1 || fail "verify: $(cat "$TMP/out")"
 "$MB" run --resume "$TMP/h.h5" --no-progress >"$TMP/run" 2>"$TMP/err" || fail "resume: $(cat "$TMP/err")"
 grep -q "0 computed here, 18 reused" "$TMP/run" || fail "resume recomputed: $(cat "$TMP/run")"

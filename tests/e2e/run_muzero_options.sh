@@ -98,14 +98,14 @@ grep -q "rebuilding it from" "$TMP/err" || fail "no rebuild note: $(cat "$TMP/er
 "$MB" verify "$TMP/kw.h5" >/dev/null || fail "verify the rebuilt file"
 
 # --help documents them
-"$MB" run --help | grep -qE '^  --simulations N +mallocmuzero' || fail "run --help: no --simulations"
-"$MB" run --help | grep -qE '^  --c-scale X +mallocmuzero' || fail "run --help: no --c-scale"
-"$MB" run --help | grep -qE '^  --finetune SEC +mallocmuzero' || fail "run --help: no --finetune"
-"$MB" run --help | grep -qE '^  --finetune-steps N +mallocmuzero' || fail "run --help: no --finetune-steps"
-"$MB" run --help | grep -qE '^  --leaf-rollout N +mallocmuzero' || fail "run --help: no --leaf-rollout"
-"$MB" run --help | grep -qE '^  --search gumbel\|puct +mallocmuzero' || fail "run --help: no --search"
+stdout_has -E '^  --simulations N +mallocmuzero' "$MB" run --help || fail "run --help: no --simulations"
+stdout_has -E '^  --c-scale X +mallocmuzero' "$MB" run --help || fail "run --help: no --c-scale"
+stdout_has -E '^  --finetune SEC +mallocmuzero' "$MB" run --help || fail "run --help: no --finetune"
+stdout_has -E '^  --finetune-steps N +mallocmuzero' "$MB" run --help || fail "run --help: no --finetune-steps"
+stdout_has -E '^  --leaf-rollout N +mallocmuzero' "$MB" run --help || fail "run --help: no --leaf-rollout"
+stdout_has -E '^  --search gumbel\|puct +mallocmuzero' "$MB" run --help || fail "run --help: no --search"
 for o in --simulations --c-scale --finetune --finetune-steps --leaf-rollout --search; do
-  "$MB" solve --help | grep -qE -- "^$o " || fail "solve --help: no $o"
+  stdout_has -E "^$o " "$MB" solve --help || fail "solve --help: no $o"
 done
 
 # solve: parsing and validation (the heuristic ignores valid values)

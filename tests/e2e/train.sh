@@ -36,7 +36,7 @@ same_weights() {
 NET=(--synthetic --latent 16 --actions 8 --synth-min 16 --synth-max 32 --batch 16)
 TINY=("${NET[@]}" -q)
 
-"$MB" train --help | grep -q -- "--self-play learned|exact" || fail "--help does not list --self-play"
+stdout_has -F "--self-play learned|exact" "$MB" train --help || fail "--help does not list --self-play"
 
 expect 2 "--sibling-depth '0': expected an integer in 1\.\.16" \
   "$MB" train "${TINY[@]}" --steps 5 --sibling-depth 0 --out "$TMP/x.h5"
@@ -160,7 +160,7 @@ expect 2 "--steps 55: $TMP/r.h5 already has 55 updates: nothing to train, so --o
 # (its workloads, seed, learning rate...), one with another value is refused naming it (the file
 # untouched), one with an option that may change (--jobs, --eval-every) trains; a run branched
 # off to another file may change them, and says so
-"$MB" show "$TMP/r.h5" | grep -q "^run options      --synthetic .*--seed 3 .*--batch 16 " ||
+stdout_has -G "^run options      --synthetic .*--seed 3 .*--batch 16 " "$MB" show "$TMP/r.h5" ||
   fail "show: no run options: $("$MB" show "$TMP/r.h5")"
 expect 2 "--resume $TMP/r.h5: --seed: given 7, the run's 3 \(a resumed run keeps the options" \
   "$MB" train -q --split train --lr 0.01 --seed 7 --steps 60 --resume "$TMP/r.h5" --out "$TMP/r.h5"
@@ -193,7 +193,7 @@ grep -q "train: a new learned model: dynamics 24 wide with 2 residual block(s)" 
 for g in repr pred; do
   h5diff -d 0 "$TMP/r.h5" "$TMP/nm.h5" "/$g" "/$g" >/dev/null || fail "--new-model changed $g"
 done
-"$MB" show "$TMP/nm.h5" | grep -q "per module (the dynamics: 24 wide, 2 blocks)" ||
+stdout_has -F "per module (the dynamics: 24 wide, 2 blocks)" "$MB" show "$TMP/nm.h5" ||
   fail "show of a new model: $("$MB" show "$TMP/nm.h5")"
 "$MB" train --synthetic --synth-min 16 --synth-max 32 --batch 16 -q --steps 75 --seed 3 \
   --resume "$TMP/nm.h5" --dyn-width 32 --out "$TMP/nm.h5" >/dev/null 2>"$TMP/err" ||
@@ -362,9 +362,9 @@ h5dump -a cfg.action_features "$TMP/af.h5" | grep -q "(0): 1" &&
   h5dump -a cfg.action_features "$TMP/a.h5" | grep -q "(0): 0" ||
   fail "the checkpoints do not record cfg.action_features = 1 and 0"
 ! same_weights "$TMP/a.h5" "$TMP/af.h5" || fail "--action-features 1 did not change the weights"
-"$MB" show "$TMP/af.h5" | grep -q "^dynamics action  one-hot plus the candidate slot's 6 fields" ||
+stdout_has -G "^dynamics action  one-hot plus the candidate slot's 6 fields" "$MB" show "$TMP/af.h5" ||
   fail "show af.h5: no dynamics action line: $("$MB" show "$TMP/af.h5")"
-! "$MB" show "$TMP/a.h5" | grep -q "^dynamics action" || fail "show a.h5: a dynamics action line"
+stdout_lacks -G "^dynamics action" "$MB" show "$TMP/a.h5" || fail "show a.h5: a dynamics action line"
 for solver in mallocmuzero mallocmuzero-exact; do
   "$MB" solve datasets/samples/conv_block.wl --solver $solver --agent "$TMP/af.h5" \
     --simulations 4 >/dev/null 2>"$TMP/err" || fail "solve $solver, action features: $(cat "$TMP/err")"

@@ -15,3 +15,24 @@ expect() {
   [ $got -lt 128 ] || fail "'$*' crashed (status $got)"
   grep -qE -- "$pattern" "$TMP/err" || fail "'$*': stderr does not match '$pattern': $(cat "$TMP/err")"
 }
+
+# stdout_has GREP_OPTS PATTERN CMD...: CMD exits 0 and a line of its stdout matches PATTERN under
+# grep's GREP_OPTS (-E, -F, -x, -Ex, -G, ...); stdout_lacks: CMD exits 0 and no line matches.
+# Unlike `CMD | grep -q PATTERN`, a command that fails or crashes after printing the line fails.
+# On failure the reason goes to stderr, for the caller's own `|| fail "..."`.
+stdout_has() {
+  local opts=$1 pattern=$2 out st
+  shift 2
+  out=$("$@" 2>"$TMP/stdout_has.err")
+  st=$?
+  [ $st = 0 ] || { echo "'$*' exited $st: $(cat "$TMP/stdout_has.err")" >&2; return 1; }
+  grep -q $opts -- "$pattern" <<<"$out"
+}
+stdout_lacks() {
+  local opts=$1 pattern=$2 out st
+  shift 2
+  out=$("$@" 2>"$TMP/stdout_has.err")
+  st=$?
+  [ $st = 0 ] || { echo "'$*' exited $st: $(cat "$TMP/stdout_has.err")" >&2; return 1; }
+  ! grep -q $opts -- "$pattern" <<<"$out"
+}
