@@ -196,6 +196,41 @@ static void test_random_workloads(void **state) {
   assert_true(better > 0); /* the local search does something */
 }
 
+/* Evict-and-insert tries the offset where the inserted buffer ends exactly at the capacity.
+ * Capacity 100: x (40 B, [0, 10]) at 0 and y (50 B, [0, 4]) at 40, so b (60 B, [0, 8], worth
+ * a little more than y) fits only at 40 after evicting y; at 0 it would evict x as well, which
+ * cannot go back (z holds [40, 100) at [9, 10]). The heuristic (benefit per square-root byte)
+ * and the construction (benefit per byte x step) both take y before b and leave b slow, and b
+ * does not fit by capacity, so no repack admits it: only the offset 40, where 40 + 60 = 100,
+ * finds x, b, z (a mutant that required offset + size < capacity survived every random case). */
+static void test_evict_to_the_top(void **state) {
+  (void)state;
+  mb_workload_builder *bld = mb_builder_new("evict_top", "test_greedy.c");
+  int32_t x = mb_builder_add_buffer(bld, "x", 40, 0, 10, false);
+  int32_t y = mb_builder_add_buffer(bld, "y", 50, 0, 4, false);
+  int32_t b = mb_builder_add_buffer(bld, "b", 60, 0, 8, false);
+  int32_t z = mb_builder_add_buffer(bld, "z", 60, 9, 10, false);
+  mb_builder_set_benefit(bld, x, 20000);
+  mb_builder_set_benefit(bld, y, 10000);
+  mb_builder_set_benefit(bld, b, 10500);
+  mb_builder_set_benefit(bld, z, 3000);
+  mb_builder_set_schedule(bld, 11, 1000000);
+  mb_error err;
+  mb_workload *w = mb_builder_finish(bld, &err);
+  assert_non_null(w);
+  mb_hardware hw = mb_test_hardware(100, 1);
+  mb_assignment *h = run("heuristic", w, &hw, 1, 1.0, NULL);
+  assert_int_equal(h->offset[b], MB_SLOW); /* else the heuristic's start would hold b already */
+  mb_assignment *g = run("greedy", w, &hw, 1, 1.0, NULL);
+  assert_int_equal(g->offset[x], 0);
+  assert_int_equal(g->offset[b], 40);
+  assert_int_equal(g->offset[y], MB_SLOW);
+  assert_true(g->offset[z] != MB_SLOW);
+  mb_assignment_free(h);
+  mb_assignment_free(g);
+  mb_workload_free(w);
+}
+
 static void test_deterministic(void **state) {
   (void)state;
   mb_rng rng;
@@ -362,6 +397,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_brute_force_optimum),
       cmocka_unit_test(test_random_workloads),
+      cmocka_unit_test(test_evict_to_the_top),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_repacks_do_not_depend_on_the_clock),
       cmocka_unit_test(test_spread_schedule),
