@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "paths.h"
+#include "text_lines.h"
 #include "workload_io.h"
 
 enum { COL_ID, COL_LOWER, COL_UPPER, COL_SIZE, COL_BENEFIT, N_COLS };

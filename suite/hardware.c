@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "paths.h"
+#include "text_lines.h"
 
 typedef enum { VALUE_NAME, VALUE_SIZE, VALUE_BANDWIDTH, VALUE_FLOPS, VALUE_TIME } value_kind;
 

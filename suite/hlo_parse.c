@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "array.h"
-#include "paths.h"
+#include "text_lines.h"
 
 #define MAX_TUPLE_DEPTH 64           /* nested tuple shapes; real dumps use 2-3 */
 #define MAX_TEXT ((size_t)1 << 30)   /* spans are int32 */

@@ -80,14 +80,6 @@ int mb_mkdir_p(const char *path) {
   return 0;
 }
 
-bool mb_text_check_no_nul(const char *text, size_t len, const char *path, mb_error *err) {
-  const char *nul = memchr(text, '\0', len);
-  if (!nul) return true;
-  int line = 1;
-  for (const char *c = text; c < nul; c++) line += *c == '\n';
-  return mb_fail(err, "%s:%d: NUL byte: not a text file", path, line);
-}
-
 /* Opens path for reading without waiting on a FIFO that has no writer (a plain open blocks until
  * one comes; a read then sees end of file at once), and refuses a directory with EISDIR, which a
  * plain fopen opens and a read then fails on as EIO. */

@@ -34,9 +34,6 @@ const char *mb_file_kind(mode_t mode);
  * with an error naming it, for a directory, device, FIFO or socket, which the rename would
  * silently replace (`-o /dev/null` would otherwise delete the device node). */
 bool mb_path_check_replaceable(const char *path, mb_error *err);
-/* False, with "PATH:LINE: NUL byte: not a text file", when text[0..len) holds a NUL byte: a
- * parser that reads C strings would silently stop there. */
-bool mb_text_check_no_nul(const char *text, size_t len, const char *path, mb_error *err);
 /* Reads a whole file into a NUL-terminated malloc'd buffer; NULL (errno set) on failure: EISDIR
  * for a directory. A FIFO without a writer reads as empty at once instead of blocking. */
 char *mb_read_file(const char *path, size_t *len);

@@ -101,17 +101,6 @@ static void test_read_file(void **state) {
   free(dir);
 }
 
-static void test_no_nul(void **state) {
-  (void)state;
-  mb_error err;
-  assert_true(mb_text_check_no_nul("a\nb\n", 4, "f.txt", &err));
-  assert_true(mb_text_check_no_nul("a\0", 1, "f.txt", &err)); /* only text[0..len) counts */
-  assert_false(mb_text_check_no_nul("a\nb\nc\0d", 7, "f.txt", &err));
-  assert_string_equal(err.message, "f.txt:3: NUL byte: not a text file");
-  assert_false(mb_text_check_no_nul("\0", 1, "g", &err));
-  assert_string_equal(err.message, "g:1: NUL byte: not a text file");
-}
-
 /* Same file: by device and inode, so a hard link, a symbolic link and another spelling of the
  * path are the same file, a copy is not. */
 static void test_same_file(void **state) {
@@ -164,10 +153,9 @@ static void test_kinds(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_join),    cmocka_unit_test(test_environment),
-      cmocka_unit_test(test_mkdir_p), cmocka_unit_test(test_read_file),
-      cmocka_unit_test(test_no_nul),  cmocka_unit_test(test_same_file),
-      cmocka_unit_test(test_kinds),
+      cmocka_unit_test(test_join),      cmocka_unit_test(test_environment),
+      cmocka_unit_test(test_mkdir_p),   cmocka_unit_test(test_read_file),
+      cmocka_unit_test(test_same_file), cmocka_unit_test(test_kinds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
