@@ -222,17 +222,15 @@ static bool add_row(csv_reader *r, const field *f, int nf, int32_t line_no, mb_e
 
 /* Reads every line: the first non-blank one is the header, the others buffer rows. */
 static bool read_lines(csv_reader *r, const char *text, size_t len, mb_error *err) {
-  int32_t line_no = 0;
-  size_t pos = 0;
+  mb_text_lines it;
+  mb_text_lines_init(&it, text, len);
   bool header_seen = false;
   field f[MAX_FIELDS];
-  while (pos < len) {
-    const char *line = text + pos;
-    const char *nl = memchr(line, '\n', len - pos);
-    size_t ll = nl ? (size_t)(nl - line) : len - pos;
-    pos += ll + (nl ? 1 : 0);
-    line_no++;
-    if (line_no >= INT32_MAX) return mb_fail(err, "%s: more than 2^31 lines", r->path);
+  const char *line;
+  size_t ll;
+  while (mb_text_lines_next(&it, &line, &ll)) {
+    if (it.line_no >= INT32_MAX) return mb_fail(err, "%s: more than 2^31 lines", r->path);
+    int32_t line_no = (int32_t)it.line_no;
     size_t t = ll;
     while (t > 0 && (line[t - 1] == '\r' || line[t - 1] == ' ' || line[t - 1] == '\t')) t--;
     if (t == 0) continue; /* blank lines (e.g. the last newline) */
@@ -244,7 +242,7 @@ static bool read_lines(csv_reader *r, const char *text, size_t len, mb_error *er
   if (!header_seen) return mb_fail(err, "%s:1: expected a header row id,lower,upper,size", r->path);
   if (mb_builder_n_buffers(r->b) == 0)
     return mb_fail(err, "%s:%d: expected at least one buffer row after the header", r->path,
-                   line_no);
+                   (int32_t)it.line_no);
   if (r->total_benefit == 0)
     return mb_fail(err, "%s: expected a positive sum of benefits (all-slow time would be 0)",
                    r->path);

@@ -123,12 +123,12 @@ bool mb_hardware_parse(const char *text, const char *path, mb_hardware *out, mb_
   bool ok = line_re && value_re && md && vmd;
   if (!ok) mb_fail(err, "%s: internal error: cannot compile patterns", path);
   int seen_line[N_KEYS] = {0};
-  const char *p = text;
-  for (int lineno = 1; ok && *p; lineno++) {
-    const char *eol = strchr(p, '\n');
-    size_t len = eol ? (size_t)(eol - p) : strlen(p);
-    const char *next = eol ? eol + 1 : p + len; /* before trimming: the loop must advance */
-    if (len > 0 && p[len - 1] == '\r') len--;
+  mb_text_lines it;
+  mb_text_lines_init(&it, text, strlen(text));
+  const char *p;
+  size_t len;
+  while (ok && mb_text_lines_next(&it, &p, &len)) {
+    int lineno = (int)it.line_no;
     int rc = pcre2_match(line_re, (PCRE2_SPTR)p, len, 0, 0, md, NULL);
     if (rc < 0) {
       ok = mb_fail(err, "%s:%d: expected 'key = value  # comment'", path, lineno);
@@ -169,7 +169,6 @@ bool mb_hardware_parse(const char *text, const char *path, mb_hardware *out, mb_
           break;
         }
         memcpy(out->name, value, vlen + 1);
-        p = next;
         continue;
       }
       const unit_scale *units = units_for(KEYS[k].kind);
@@ -208,7 +207,6 @@ bool mb_hardware_parse(const char *text, const char *path, mb_hardware *out, mb_
         break;
       }
     }
-    p = next;
   }
   for (key_id k = 0; ok && k < N_KEYS; k++)
     if (!seen_line[k]) ok = mb_fail(err, "%s: missing key '%s'", path, KEYS[k].key);

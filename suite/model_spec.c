@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "paths.h"
+#include "text_lines.h"
 
 static const char *const family_names[MB_FAMILY_COUNT] = {
     "mlp",         "bert",         "gpt2", "t5",   "vit",  "llama", "resnet",   "alexnet",
@@ -282,15 +283,12 @@ bool mb_model_spec_parse(const char *text, size_t len, const char *path, mb_mode
   }
   int32_t line_of[NKEYS] = {0};
   bool ok = true;
-  size_t pos = 0;
-  int line = 0;
-  while (ok && pos < len) {
-    line++;
-    const char *start = text + pos;
-    const char *nl = memchr(start, '\n', len - pos);
-    size_t llen = nl ? (size_t)(nl - start) : len - pos;
-    pos += llen + (nl ? 1 : 0);
-    if (llen > 0 && start[llen - 1] == '\r') llen--;
+  mb_text_lines it;
+  mb_text_lines_init(&it, text, len);
+  const char *start;
+  size_t llen;
+  while (ok && mb_text_lines_next(&it, &start, &llen)) {
+    int line = (int)it.line_no;
     int rc = pcre2_match(re, (PCRE2_SPTR)start, llen, 0, 0, md, NULL);
     if (rc < 0) {
       ok = mb_fail(err, "%s:%d: expected 'key = value' or a '#' comment", path, line);
