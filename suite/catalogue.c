@@ -18,6 +18,7 @@
 #include "model_zoo.h"
 #include "paths.h"
 #include "sha256.h"
+#include "text_lines.h"
 #include "workload_io.h"
 
 /* Bumped when the cache layout or key changes. */
@@ -315,18 +316,13 @@ mb_catalogue *mb_catalogue_parse(const char *text, size_t len, const char *path,
     mb_fail(err, "%s: out of memory", path);
     goto done;
   }
-  size_t pos = 0;
-  int lineno = 0;
-  while (pos < len) {
-    const char *start = text + pos;
-    const char *nl = memchr(start, '\n', len - pos);
-    size_t ll = nl ? (size_t)(nl - start) : len - pos;
-    pos += ll + (nl ? 1 : 0);
-    lineno++;
-    if (memchr(start, '\0', ll)) {
-      mb_fail(err, "%s:%d: NUL byte: not a text file", path, lineno);
-      goto done;
-    }
+  if (!mb_text_check_no_nul(text, len, path, err)) goto done;
+  mb_text_lines it;
+  mb_text_lines_init(&it, text, len);
+  const char *start;
+  size_t ll;
+  while (mb_text_lines_next(&it, &start, &ll)) {
+    int lineno = (int)it.line_no;
     free(line);
     line = malloc(ll + 1);
     if (!line) {
@@ -352,14 +348,17 @@ mb_catalogue *mb_catalogue_parse(const char *text, size_t len, const char *path,
       continue;
     }
     if (n != N_COLUMNS) {
-      if (n < N_COLUMNS)
-        mb_fail(err, "%s:%d:%zu: %d fields, expected %d: field '%s' missing", path, lineno, ll + 1,
-                n, N_COLUMNS, COLUMNS[n]);
-      else
+      if (n < N_COLUMNS) {
+        /* the column after the line's end, which counts a '\r' ending it (ll does not) */
+        size_t cr = (size_t)(start - text) + ll < len && start[ll] == '\r';
+        mb_fail(err, "%s:%d:%zu: %d fields, expected %d: field '%s' missing", path, lineno,
+                ll + 1 + cr, n, N_COLUMNS, COLUMNS[n]);
+      } else {
         mb_fail(err,
                 "%s:%d: %d fields, expected %d (name kind source args hardware capacity "
                 "split tags)",
                 path, lineno, n, N_COLUMNS);
+      }
       goto done;
     }
     if (c->n_entries == cap) {
@@ -384,7 +383,7 @@ mb_catalogue *mb_catalogue_parse(const char *text, size_t len, const char *path,
   }
   if (!header) {
     mb_fail(err, "%s:%d: no header line 'name kind source args hardware capacity split tags'", path,
-            lineno);
+            (int)it.line_no);
     goto done;
   }
   ok = true;
@@ -668,9 +667,7 @@ mb_workload *mb_catalogue_load_workload(const mb_catalogue_entry *e, const char 
                 text, len, key);
       at_ctx ctx = {builtin ? NULL : text, builtin, builtin ? e->source : path, e->name,
                     strtoll(n, NULL, 10),  dtype};
-      if (strlen(text) != len)
-        mb_fail(err, "%s: NUL byte in text: not a factorization file", path);
-      else
+      if (mb_text_check_no_nul(text, len, path, err))
         w = cached_generate(cache_dir, "alphatensor", key, gen_alphatensor, &ctx, err);
     }
   } else {
