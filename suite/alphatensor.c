@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "paths.h"
+#include "text_lines.h"
 
 /* A 4x4 tensor has rank at most 64 in any useful factorization; the limit only guards
  * allocations against absurd input. */
@@ -109,14 +110,15 @@ bool mb_factorization_parse(const char *text, const char *path, mb_factorization
   int32_t row = 0; /* rows read in the current block */
   int32_t lineno = 0;
   int32_t header_line = 0;
-  const char *p = text;
+  mb_text_lines it;
+  mb_text_lines_init(&it, text, strlen(text));
+  const char *p;
+  size_t len;
   char *line = NULL;
   size_t line_cap = 0;
   bool ok = false;
-  while (*p) {
-    const char *eol = strchr(p, '\n');
-    size_t len = eol ? (size_t)(eol - p) : strlen(p);
-    lineno++;
+  while (mb_text_lines_next(&it, &p, &len)) {
+    lineno = (int32_t)it.line_no;
     if (len + 1 > line_cap) {
       char *nl = realloc(line, len + 1);
       if (!nl) {
@@ -128,11 +130,6 @@ bool mb_factorization_parse(const char *text, const char *path, mb_factorization
     }
     memcpy(line, p, len);
     line[len] = '\0';
-    p = eol ? eol + 1 : p + len;
-    if (memchr(line, '\0', len)) {
-      mb_fail(err, "%s:%d: NUL byte in text", path, lineno);
-      goto done;
-    }
     /* trim */
     char *s = line;
     while (isspace((unsigned char)*s)) s++;
@@ -220,11 +217,8 @@ bool mb_factorization_load(const char *path, mb_factorization *out, mb_error *er
   size_t len = 0;
   char *text = mb_read_file(path, &len);
   if (!text) return mb_fail(err, "%s: cannot read: %s", path, strerror(errno));
-  if (strlen(text) != len) {
-    free(text);
-    return mb_fail(err, "%s: NUL byte in text: not a factorization file", path);
-  }
-  bool ok = mb_factorization_parse(text, path, out, err);
+  bool ok =
+      mb_text_check_no_nul(text, len, path, err) && mb_factorization_parse(text, path, out, err);
   free(text);
   return ok;
 }

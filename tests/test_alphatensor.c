@@ -344,7 +344,7 @@ static void test_more_parse_errors(void **state) {
   mb_error_clear(&err);
   assert_false(mb_factorization_load(path, &f, &err));
   char want[4200];
-  snprintf(want, sizeof want, "%s: NUL byte in text: not a factorization file", path);
+  snprintf(want, sizeof want, "%s:2: NUL byte: not a text file", path);
   assert_string_equal(err.message, want);
   assert_null(f.u);
   remove(path);
