@@ -20,6 +20,7 @@
 #include "model_zoo.h"
 #include "paths.h"
 #include "sha256.h"
+#include "text_lines.h"
 
 #define HEADER_WORD "mallocbench-workload"
 #define MAX_TOKENS 32
@@ -675,22 +676,15 @@ mb_workload *mb_workload_read_text(const char *text, size_t len, const char *pat
     parser_free(&p);
     return NULL;
   }
-  size_t pos = 0;
-  int line_no = 0;
-  bool ok = true;
-  while (ok && pos < len) {
-    const char *line = text + pos;
-    const char *nl = memchr(line, '\n', len - pos);
-    size_t n = nl ? (size_t)(nl - line) : len - pos;
-    pos += n + (nl ? 1 : 0);
-    p.line = ++line_no;
-    if (line_no > MB_WORKLOAD_MAX_LINES) {
+  bool ok = mb_text_check_no_nul(text, len, p.path, err);
+  mb_text_lines it;
+  mb_text_lines_init(&it, text, len);
+  const char *line;
+  size_t n;
+  while (ok && mb_text_lines_next(&it, &line, &n)) {
+    p.line = (int)it.line_no; /* stops at MB_WORKLOAD_MAX_LINES + 1 = INT32_MAX, an int */
+    if (it.line_no > MB_WORKLOAD_MAX_LINES) {
       ok = fail_at(&p, "too many lines");
-      break;
-    }
-    if (n > 0 && line[n - 1] == '\r') n--;
-    if (memchr(line, '\0', n)) {
-      ok = fail_at(&p, "NUL byte in the line");
       break;
     }
     if (!(ok = tokenize(&p, line, n))) break;

@@ -158,7 +158,7 @@ static void test_nul_byte(void **state) {
   static const char text[] = "mallocbench-workload 1\nname w\0x\n";
   mb_error err;
   assert_null(mb_workload_read_text(text, sizeof text - 1, "t.wl", &err));
-  assert_string_equal(err.message, "t.wl:2: NUL byte in the line");
+  assert_string_equal(err.message, "t.wl:2: NUL byte: not a text file");
 }
 
 /* Long fields tokenise (no regex stack exhaustion) and hit the documented limits. */
