@@ -7,6 +7,7 @@
 
 #include "atomic_file.h"
 #include "paths.h"
+#include "text_lines.h"
 
 mb_assignment *mb_assignment_new(int32_t n_buffers) {
   mb_assignment *a = calloc(1, sizeof *a);
@@ -172,8 +173,6 @@ static bool read_field(csv_in *in, const char *what, char *out, size_t cap, bool
         i++; /* a doubled quote stands for one */
       } else if (c == '\n') {
         if (!next_line(in)) return false;
-      } else if (c == '\0') {
-        return fail_line(in, in->line, what, "NUL byte: not a text file");
       }
       if (k + 1 < cap)
         out[k++] = c;
@@ -193,7 +192,6 @@ static bool read_field(csv_in *in, const char *what, char *out, size_t cap, bool
         return fail_line(in, in->line, what,
                          "a quote inside an unquoted field (quote the whole field and write "
                          "each quote inside twice)");
-      if (t[i] == '\0') return fail_line(in, in->line, what, "NUL byte: not a text file");
     }
     size_t end = i;
     if (end > start && t[end - 1] == '\r' && (end == len || t[end] == '\n')) end--;
@@ -245,6 +243,8 @@ mb_assignment *mb_assignment_parse_csv_rows(const char *text, size_t len, const 
   if (seen) memset(seen, 0, (size_t)w->n_buffers * sizeof *seen);
   bool ok = a && names && seen;
   if (!ok) mb_fail(err, "%s: out of memory", path);
+  /* a NUL byte would cut a name short ("x\0junk" read as "x") */
+  ok = ok && mb_text_check_no_nul(text, len, path, err);
   for (int32_t i = 0; ok && i < w->n_buffers; i++) names[i] = (name_index){w->buffers[i].name, i};
   if (ok) qsort(names, (size_t)w->n_buffers, sizeof *names, cmp_name_index);
   csv_in in = {.text = text, .path = path, .len = len, .pos = 0, .line = 1, .err = err};

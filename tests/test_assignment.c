@@ -178,7 +178,11 @@ static void test_rejections(void **state) {
                       "a.csv:4: field 'offset': 'zz' must be a non-negative byte offset or 'slow'");
   /* a NUL byte would cut the name short ("x\0junk" read as "x"): refused */
   assert_null(mb_assignment_parse_csv("plain\0junk,0\n", 13, "a.csv", w, &err));
-  assert_string_equal(err.message, "a.csv:1: field 'buffer': NUL byte: not a text file");
+  assert_string_equal(err.message, "a.csv:1: NUL byte: not a text file");
+  /* the line it is on, wherever it is (here in a comment) */
+  static const char comment[] = "buffer,offset\n\n# a\0\n";
+  assert_null(mb_assignment_parse_csv(comment, sizeof comment - 1, "a.csv", w, &err));
+  assert_string_equal(err.message, "a.csv:3: NUL byte: not a text file");
   mb_workload_free(w);
 }
 
