@@ -41,6 +41,16 @@ printf 'id,lower,upper,size\n0,0,3,4\x00\n' >"$TMP/nul.1024.csv"
 expect 2 "nul\.1024\.csv:2: NUL byte: not a text file" "${T[@]}" "$MB" show "$TMP/nul.1024.csv"
 printf 'HloModule m\n\nENTRY e {\n  p = f32[4]{0} parameter(0)\x00\n}\n' >"$TMP/nul.hlo"
 expect 2 "nul\.hlo:4: NUL byte: not a text file" "${T[@]}" "$MB" show "$TMP/nul.hlo"
+printf 'mallocbench-workload 1\nname w\x00x\n' >"$TMP/nul.wl"
+expect 2 "nul\.wl:2: NUL byte: not a text file" "${T[@]}" "$MB" show "$TMP/nul.wl"
+printf 'U\n1\x00 2\n' >"$TMP/nul_at.txt"
+expect 2 "nul_at\.txt:2: NUL byte: not a text file" \
+  "${T[@]}" "$MB" generate alphatensor "$TMP/nul_at.txt" --n 64 -o "$TMP/nul_at.wl"
+printf 'name kind source args hardware capacity split tags\n# a\x00\n' >"$TMP/nul_cat.txt"
+expect 2 "nul_cat\.txt:2: NUL byte: not a text file" "${T[@]}" "$MB" list --catalogue "$TMP/nul_cat.txt"
+printf 'buffer,offset\n# a\x00\n' >"$TMP/nul_a.csv"
+expect 2 "nul_a\.csv:2: NUL byte: not a text file" \
+  "${T[@]}" "$MB" check datasets/samples/mlp_tiny.wl "$TMP/nul_a.csv"
 # a directory where export writes a CSV: refused, naming it, and the other CSVs are whole (the
 # workloads table's writer used to close an unopened stream here)
 "$MB" run --catalogue <(printf 'name kind source args hardware capacity split tags\nm native %s - tpu-v4i 2MiB test q\n' "$PWD/datasets/samples/mlp_tiny.wl") \
