@@ -165,15 +165,17 @@ int mb_bench_core(int argc, char **argv) {
   }
   int64_t max_n = 1000000;
   uint64_t seed = 1;
-  for (int i = 1; i < argc; i += 2) { /* every option takes a value */
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(argv[i], "--max")) {
-      if (!mb_option_int("bench core", argv[i], v, 1000, 10000000, &max_n)) return 2;
-    } else if (!strcmp(argv[i], "--seed")) {
-      if (!mb_option_u64("bench core", argv[i], v, &seed)) return 2;
+  for (int i = 1; i < argc; i++) {
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o); /* every option takes a value */
+    if (!strcmp(o.flag, "--max")) {
+      if (!mb_option_int("bench core", o.flag, o.value, 1000, 10000000, &max_n)) return 2;
+    } else if (!strcmp(o.flag, "--seed")) {
+      if (!mb_option_u64("bench core", o.flag, o.value, &seed)) return 2;
     } else {
       return mb_unknown_option("bench core", argv[i]);
     }
+    i = o.last;
   }
   mb_error err;
   mb_hardware base;

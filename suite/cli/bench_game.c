@@ -259,25 +259,27 @@ int mb_bench_game(int argc, char **argv) {
       path = arg;
       continue;
     }
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* every option takes a value */
-    if (!strcmp(arg, "--hardware")) {
-      if (!mb_option_text("bench game", arg, v, &hw_name)) return 2;
-    } else if (!strcmp(arg, "--data")) {
-      if (!mb_option_text("bench game", arg, v, &data)) return 2;
-    } else if (!strcmp(arg, "--fraction")) {
-      if (!mb_option_number("bench game", arg, v, 0, false, 1e6, &fraction)) return 2;
-    } else if (!strcmp(arg, "--seconds")) {
-      if (!mb_option_number("bench game", arg, v, 0, true, 3600, &seconds)) return 2;
-    } else if (!strcmp(arg, "--actions")) {
-      if (!mb_option_i32("bench game", arg, v, 2, 1024, &actions)) return 2;
-    } else if (!strcmp(arg, "--random")) {
-      if (!mb_option_i32("bench game", arg, v, 1, 100000000, &random_n)) return 2;
-    } else if (!strcmp(arg, "--seed")) {
-      if (!mb_option_u64("bench game", arg, v, &seed)) return 2;
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o); /* every option takes a value */
+    const char *a = o.flag, *v = o.value;
+    if (!strcmp(a, "--hardware")) {
+      if (!mb_option_text("bench game", a, v, &hw_name)) return 2;
+    } else if (!strcmp(a, "--data")) {
+      if (!mb_option_text("bench game", a, v, &data)) return 2;
+    } else if (!strcmp(a, "--fraction")) {
+      if (!mb_option_number("bench game", a, v, 0, false, 1e6, &fraction)) return 2;
+    } else if (!strcmp(a, "--seconds")) {
+      if (!mb_option_number("bench game", a, v, 0, true, 3600, &seconds)) return 2;
+    } else if (!strcmp(a, "--actions")) {
+      if (!mb_option_i32("bench game", a, v, 2, 1024, &actions)) return 2;
+    } else if (!strcmp(a, "--random")) {
+      if (!mb_option_i32("bench game", a, v, 1, 100000000, &random_n)) return 2;
+    } else if (!strcmp(a, "--seed")) {
+      if (!mb_option_u64("bench game", a, v, &seed)) return 2;
     } else {
       return mb_unknown_option("bench game", arg);
     }
-    i++; /* the value */
+    i = o.last;
   }
 
   char label[2048] = "";

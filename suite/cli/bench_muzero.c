@@ -534,16 +534,20 @@ static int parse_options(int argc, char **argv, bench_options *O) {
                        .oracle_weight = 1,
                        .seconds = 3};
   mb_search_config_evaluation(&O->scfg, false);
-  for (int i = 1; i < argc; i += 2) { /* every option takes a value */
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+  for (int i = 1; i < argc; i++) {
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o); /* every option takes a value */
+    const char *a = o.flag, *v = o.value;
     if (!strcmp(a, "--agent")) {
       if (!mb_option_text("bench muzero", a, v, &O->agent_path)) return 2;
     } else if (!strcmp(a, "--returns")) {
       if (!mb_option_text("bench muzero", a, v, &O->returns)) return 2;
       if (!parse_simulation_list(O->returns, O->budgets, &O->n_budgets)) return 2;
     } else if (!strcmp(a, "--split")) {
-      if (!mb_option_text("bench muzero", a, v, &O->split)) return 2;
+      static const char *const splits[] = {"train", "test"};
+      int k;
+      if (!mb_option_choice("bench muzero", a, v, splits, 2, &k)) return 2;
+      O->split = splits[k];
     } else if (!strcmp(a, "--workloads")) {
       if (!mb_option_text("bench muzero", a, v, &O->regex)) return 2;
     } else if (!strcmp(a, "--catalogue")) {
@@ -559,18 +563,15 @@ static int parse_options(int argc, char **argv, bench_options *O) {
     } else if (!strcmp(a, "--next-window")) {
       if (!mb_option_i32("bench muzero", a, v, 1, 1000000, &O->next_window)) return 2;
     } else if (!strcmp(a, "--search")) {
-      if (!mb_option_text("bench muzero", a, v, &v)) return 2;
-      if (!mb_search_kind_parse(v, &O->scfg.kind)) {
-        mb_diag(stderr, "mallocbench bench muzero: --search '%s': expected gumbel or puct", v);
-        return 2;
-      }
+      static const char *const kinds[] = {"gumbel", "puct"};
+      int k;
+      if (!mb_option_choice("bench muzero", a, v, kinds, 2, &k)) return 2;
+      mb_search_kind_parse(kinds[k], &O->scfg.kind);
     } else if (!strcmp(a, "--rescale")) {
-      if (!mb_option_text("bench muzero", a, v, &v)) return 2;
-      if (strcmp(v, "node") && strcmp(v, "tree")) {
-        mb_diag(stderr, "mallocbench bench muzero: --rescale '%s': expected node or tree", v);
-        return 2;
-      }
-      O->scfg.rescale = strcmp(v, "node") ? MB_Q_TREE : MB_Q_NODE;
+      static const char *const rescales[] = {"node", "tree"};
+      int k;
+      if (!mb_option_choice("bench muzero", a, v, rescales, 2, &k)) return 2;
+      O->scfg.rescale = k == 0 ? MB_Q_NODE : MB_Q_TREE;
     } else if (!strcmp(a, "--q-range")) {
       if (!mb_option_number("bench muzero", a, v, 0, true, 1, &O->scfg.q_min_range)) return 2;
     } else if (!strcmp(a, "--c-scale")) {
@@ -604,8 +605,9 @@ static int parse_options(int argc, char **argv, bench_options *O) {
     } else if (!strcmp(a, "--seconds")) {
       if (!mb_option_number("bench muzero", a, v, 0, true, 3600, &O->seconds)) return 2;
     } else {
-      return mb_unknown_option("bench muzero", a);
+      return mb_unknown_option("bench muzero", argv[i]);
     }
+    i = o.last;
   }
   if (O->oracle_parts &&
       (!O->returns || O->model_error || O->search_regret || O->unroll_error || O->next_window)) {

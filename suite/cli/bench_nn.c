@@ -39,8 +39,10 @@ static void usage(FILE *out) {
 
 static bool parse_args(int argc, char **argv, bench_opts *o) {
   *o = (bench_opts){256, 2, 600, 16, 21, 256, 1, 0.5};
-  for (int i = 1; i < argc; i += 2) { /* every option takes a value */
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+  for (int i = 1; i < argc; i++) {
+    mb_option_arg arg;
+    mb_option_arg_read(argc, argv, i, &arg); /* every option takes a value */
+    const char *a = arg.flag, *v = arg.value;
     bool ok;
     if (!strcmp(a, "--width"))
       ok = mb_option_i32("bench nn", a, v, 2, 8192, &o->width);
@@ -59,10 +61,11 @@ static bool parse_args(int argc, char **argv, bench_opts *o) {
     else if (!strcmp(a, "--seconds")) {
       ok = mb_option_number("bench nn", a, v, 0, true, 3600, &o->seconds);
     } else {
-      mb_unknown_option("bench nn", a);
+      mb_unknown_option("bench nn", argv[i]);
       return false;
     }
     if (!ok) return false;
+    i = arg.last;
   }
   return true;
 }

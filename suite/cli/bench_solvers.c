@@ -332,9 +332,10 @@ int mb_bench_solvers(int argc, char **argv) {
     return 0;
   }
   bench_opts bo = {1000000, 0.5, 30, 1, NULL};
-  for (int i = 1; i < argc; i += 2) { /* every option takes a value */
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+  for (int i = 1; i < argc; i++) {
+    mb_option_arg o;
+    mb_option_arg_read(argc, argv, i, &o); /* every option takes a value */
+    const char *a = o.flag, *v = o.value;
     if (!strcmp(a, "--max")) {
       double d; /* "2e9" is welcome */
       if (!mb_option_number("bench solvers", a, v, 1000, false, 2e9, &d)) return 2;
@@ -347,8 +348,9 @@ int mb_bench_solvers(int argc, char **argv) {
     } else if (!strcmp(a, "--data")) {
       if (!mb_option_text("bench solvers", a, v, &bo.data)) return 2;
     } else {
-      return mb_unknown_option("bench solvers", a);
+      return mb_unknown_option("bench solvers", argv[i]);
     }
+    i = o.last;
   }
   int rc = scaling(&bo);
   rc |= quality(&bo);

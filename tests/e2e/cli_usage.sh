@@ -11,8 +11,7 @@
 # - every such long option given as "--flag=VALUE" does what "--flag VALUE" does: the same
 #   stdout, stderr and exit status, with VALUE 'x' (a bad value for a number, a good one for a
 #   name) and a --bogus after it (so that nothing runs) (before, only run and summary split
-#   "--flag=VALUE"; the others called it an unknown option). The commands of NO_ATTACHED
-#   still refuse it: once one takes it, it must leave the list;
+#   "--flag=VALUE"; the others called it an unknown option; bench's targets were the last);
 # - a flag that takes no value refuses one: "--force=1" is an unknown option (run took it for
 #   --force), named before a --bogus after it;
 # - a value that must be one of a few words is refused with the same line in every command:
@@ -77,29 +76,14 @@ for cmd in "${COMMANDS[@]}"; do
     checked=$((checked + 1))
   done
 done
-# "--flag=VALUE" is "--flag VALUE" (mb_option_arg_read, suite/cli/commands.h), in every command
-# but these, whose parsers are yet to use it.
-NO_ATTACHED=("bench core" "bench solvers" "bench nn"
-  "bench game" "bench muzero")
-refuses_attached() { # CMD
-  local c
-  for c in "${NO_ATTACHED[@]}"; do [ "$c" = "$1" ] && return 0; done
-  return 1
-}
+# "--flag=VALUE" is "--flag VALUE" (mb_option_arg_read, suite/cli/commands.h), in every command.
 attached=0
 for cmd in "${COMMANDS[@]}"; do
-  refuses=false
-  refuses_attached "$cmd" && refuses=true
   for flag in $(valued_options "$cmd"); do
     case "$flag" in --*) ;; *) continue ;; esac # -o=VALUE is no option: '=' splits long ones
     # shellcheck disable=SC2086
     "$MB" $cmd "$flag=x" --bogus >out2 2>err2 </dev/null
     echo "exit $?" >>err2
-    if $refuses; then # its first long option tells
-      [ "$(head -1 err2)" = "mallocbench $cmd: unknown option '$flag=x' (see mallocbench $cmd --help)" ] ||
-        fail "$cmd $flag=x: '$(head -1 err2)': $cmd takes --flag=VALUE now, remove it from NO_ATTACHED"
-      break
-    fi
     # shellcheck disable=SC2086
     "$MB" $cmd "$flag" x --bogus >out 2>err </dev/null
     echo "exit $?" >>err
@@ -123,14 +107,13 @@ for cmd in "${COMMANDS[@]}"; do
     fi
   done
 done
-[ "$attached" -ge 80 ] || fail "only $attached options checked as --flag=VALUE"
+[ "$attached" -ge 170 ] || fail "only $attached options checked as --flag=VALUE"
 
 # One line for a value that is not one of its words, whatever the command.
 WL=$OLDPWD/datasets/samples/mlp_tiny.wl
 choice() { # CMD FLAG WORDS [ARGS...]: CMD ARGS FLAG bad, and CMD ARGS FLAG=bad
   local cmd=$1 flag=$2 words=$3 forms=("$2 bad" "$2=bad")
   shift 3
-  refuses_attached "$cmd" && forms=("$flag bad")
   for form in "${forms[@]}"; do
     # shellcheck disable=SC2086
     "$MB" $cmd "$@" $form >out 2>err </dev/null
@@ -149,6 +132,9 @@ choice play --policy "random, heuristic or slow" "$WL"
 choice play --order "heuristic, start or size" "$WL"
 choice run --search "gumbel or puct"
 choice solve --search "gumbel or puct" "$WL" --solver heuristic
+choice "bench muzero" --search "gumbel or puct"
+choice "bench muzero" --rescale "node or tree"
+choice "bench muzero" --split "train or test"
 
 # An argument may hold any byte: every message that echoes one is a single line with the control
 # bytes spelled \xHH (mb_diag, suite/error.h), never raw on the terminal.
