@@ -14,7 +14,9 @@
 # - bench muzero's throughput: every rate beside its ratio to a reference measured in the same
 #   run (simulations/s to the learned-model search's, decisions/s to the raw policy's);
 # - bench muzero --returns LIST: more than 16 counts are refused naming the bound, 16 accepted, a
-#   malformed list (a bad, empty or out-of-range count) refused quoting it.
+#   malformed list (a bad, empty or out-of-range count) refused quoting it;
+# - a value given as --flag=VALUE reaches the run (bench game's workload, seed and actions, bench
+#   core's sizes and seed; cli_usage.sh checks every option's errors in both spellings).
 # The external data directory is an empty one here: the packer on MiniMalloc's instances takes
 # half a minute under AddressSanitizer, and its answers are checked by test_packer.
 # Usage: bench_quick.sh MALLOCBENCH_BINARY (run from the source tree).
@@ -116,6 +118,18 @@ awk 'function off(ratio, x, ref) { return ratio - x / ref > 0.01 * x / ref + 0.0
 [ -s "$TMP/why" ] && fail "bench muzero ratios: $(cat "$TMP/why"): $(cat "$TMP/mz")"
 "$MB" bench game --random 40 --seconds 0.02 >"$TMP/game" 2>"$TMP/err" ||
   fail "bench game --seconds 0.02: $(cat "$TMP/err")"
+# ---- --flag=VALUE is --flag VALUE, as in every command: the values reach the run ----
+"$MB" bench game --random=40 --seed=2 --actions=8 --seconds=0.02 >"$TMP/game2" 2>"$TMP/err" ||
+  fail "bench game --random=40 ...: $(cat "$TMP/err")"
+if ! grep -q "^workload random-40 (random, seed 2): 40 buffers" "$TMP/game2" ||
+  ! grep -q ", 8 actions, " "$TMP/game2"; then
+  fail "bench game --random=40 --seed=2 --actions=8: $(cat "$TMP/game2")"
+fi
+"$MB" bench core --max=1000 --seed=3 >"$TMP/core2" 2>"$TMP/err" || fail "bench core --max=1000: $(cat "$TMP/err")"
+sizes=$(awk '$1 ~ /^[0-9]+$/ && $3 == "wall" { print $1 }' "$TMP/core2")
+if ! grep -q "seed 3;$" "$TMP/core2" || [ "$sizes" != 1000 ]; then
+  fail "bench core --max=1000 --seed=3: $(cat "$TMP/core2")"
+fi
 for cmd in game nn muzero; do
   for v in 0 -1 3601 0.5s nan; do
     "$MB" bench $cmd --seconds $v >"$TMP/out" 2>"$TMP/err"
