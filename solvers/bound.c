@@ -35,6 +35,7 @@
 
 #include "clock.h"
 #include "cost.h"
+#include "heap.h"
 
 const char *mb_bound_status_name(mb_bound_status s) {
   return s == MB_BOUND_SOLVED ? "solved" : "not solved";
@@ -51,27 +52,8 @@ static int cmp_start(const void *a, const void *b) {
 }
 
 /* Min-heap of end times. */
-static void heap_push(int32_t *h, int32_t *n, int32_t v) {
-  int32_t i = (*n)++;
-  while (i > 0 && h[(i - 1) / 2] > v) {
-    h[i] = h[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  h[i] = v;
-}
-
-static void heap_pop(int32_t *h, int32_t *n) {
-  int32_t v = h[--(*n)], i = 0;
-  for (;;) {
-    int32_t c = 2 * i + 1;
-    if (c >= *n) break;
-    if (c + 1 < *n && h[c + 1] < h[c]) c++;
-    if (h[c] >= v) break;
-    h[i] = h[c];
-    i = c;
-  }
-  if (*n > 0) h[i] = v;
-}
+static bool end_less(int32_t a, int32_t b) { return a < b; }
+MB_HEAP_DEFINE(end_heap, int32_t, end_less);
 
 /* Growable triplet arrays for the constraint matrix (GLPK wants 1-based ia/ja/ar). */
 typedef struct triplets {
@@ -137,9 +119,9 @@ static int32_t add_capacity_rows(const mb_workload *w, const mb_hardware *hw, co
     int32_t s = order[i].start;
     for (; i < n_order && order[i].start == s; i++) {
       active[n_active++] = order[i].id;
-      heap_push(ends, &n_heap, w->buffers[order[i].id].end);
+      end_heap_push(ends, &n_heap, w->buffers[order[i].id].end);
     }
-    while (n_heap > 0 && ends[0] < s) heap_pop(ends, &n_heap);
+    while (n_heap > 0 && ends[0] < s) end_heap_pop(ends, &n_heap);
     bool last = i == n_order;
     if (!last && ends[0] >= order[i].start) continue; /* contained in the next start's set */
     int32_t k = 0;

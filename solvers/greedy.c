@@ -33,6 +33,7 @@
 
 #include "clock.h"
 #include "cost.h"
+#include "heap.h"
 #include "occupancy.h"
 #include "packer.h"
 #include "solver.h"
@@ -174,34 +175,12 @@ typedef struct heap_item {
   int32_t id;
 } heap_item;
 
-static bool heap_less(const heap_item *a, const heap_item *b) {
-  if (a->key != b->key) return a->key > b->key; /* max-heap on key */
-  return a->id < b->id;
+/* Max-heap on key, ties by id. */
+static bool heap_less(heap_item a, heap_item b) {
+  if (a.key != b.key) return a.key > b.key;
+  return a.id < b.id;
 }
-
-static void heap_push(heap_item *h, int32_t *n, heap_item x) {
-  int32_t i = (*n)++;
-  while (i > 0 && heap_less(&x, &h[(i - 1) / 2])) {
-    h[i] = h[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  h[i] = x;
-}
-
-static heap_item heap_pop(heap_item *h, int32_t *n) {
-  heap_item top = h[0], x = h[--(*n)];
-  int32_t i = 0;
-  for (;;) {
-    int32_t c = 2 * i + 1;
-    if (c >= *n) break;
-    if (c + 1 < *n && heap_less(&h[c + 1], &h[c])) c++;
-    if (!heap_less(&h[c], &x)) break;
-    h[i] = h[c];
-    i = c;
-  }
-  if (*n > 0) h[i] = x;
-  return top;
-}
+MB_HEAP_DEFINE(item_heap, heap_item, heap_less);
 
 static bool construct(greedy *g, const mb_time_ps *benefit) {
   const mb_workload *w = g->w;
@@ -209,15 +188,15 @@ static bool construct(greedy *g, const mb_time_ps *benefit) {
   if (!h) return false;
   int32_t n = 0;
   for (int32_t b = 0; b < w->n_buffers; b++)
-    if (g->candidate[b]) heap_push(h, &n, (heap_item){density(&w->buffers[b], benefit[b]), b});
+    if (g->candidate[b]) item_heap_push(h, &n, (heap_item){density(&w->buffers[b], benefit[b]), b});
   while (n > 0) {
-    heap_item top = heap_pop(h, &n);
+    heap_item top = item_heap_pop(h, &n);
     const mb_buffer *buf = &w->buffers[top.id];
     mb_time_ps gain = -mb_cost_delta(&g->cs, top.id, true);
     if (gain <= 0) continue;
     double key = density(buf, gain);
     if (n > 0 && key < h[0].key) { /* stale: re-queue with its true key */
-      heap_push(h, &n, (heap_item){key, top.id});
+      item_heap_push(h, &n, (heap_item){key, top.id});
       continue;
     }
     int64_t off;
