@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "heap.h"
+
 void mb_random_options_default(mb_random_options *opt) {
   opt->n_ops = 0;
   opt->min_size = 256;
@@ -181,7 +183,7 @@ static bool cuttable(const rect *c, int64_t q) {
 /* Area in cells of one quantum by one step (the caller checked the whole rectangle's fits). */
 static int64_t cells(const rect *c, int64_t q) { return (c->t1 - c->t0) * ((c->a1 - c->a0) / q); }
 
-/* The cuttable rectangles, as a binary max-heap ordered by area descending, then rectangle
+/* The cuttable rectangles, as a binary max-heap (heap.h) ordered by area descending, then rectangle
  * index ascending. That is a strict total order, so the top is always the rectangle a scan
  * for the first largest one picks (the original O(N^2) generator; the instances stay the
  * same for every seed), at O(log N) a cut. Entries carry their key: comparing them reads the
@@ -191,36 +193,10 @@ typedef struct cut_key {
   int32_t rect;
 } cut_key;
 
-typedef struct cut_heap {
-  cut_key *e; /* room for every rectangle, owned by the caller */
-  int32_t n;
-} cut_heap;
-
 static bool key_above(cut_key x, cut_key y) {
   return x.area > y.area || (x.area == y.area && x.rect < y.rect);
 }
-
-static void heap_sift_down(cut_heap *h, int32_t pos) {
-  cut_key x = h->e[pos];
-  for (;;) {
-    int32_t child = 2 * pos + 1;
-    if (child >= h->n) break;
-    if (child + 1 < h->n && key_above(h->e[child + 1], h->e[child])) child++;
-    if (!key_above(h->e[child], x)) break;
-    h->e[pos] = h->e[child];
-    pos = child;
-  }
-  h->e[pos] = x;
-}
-
-static void heap_push(cut_heap *h, cut_key x) {
-  int32_t pos = h->n++;
-  while (pos > 0 && key_above(x, h->e[(pos - 1) / 2])) {
-    h->e[pos] = h->e[(pos - 1) / 2];
-    pos = (pos - 1) / 2;
-  }
-  h->e[pos] = x;
-}
+MB_HEAP_DEFINE(cut_heap, cut_key, key_above);
 
 mb_workload *mb_random_packing_workload(mb_rng *rng, int32_t n_buffers,
                                         const mb_packing_options *opt, const char *name,
@@ -266,20 +242,20 @@ mb_workload *mb_random_packing_workload(mb_rng *rng, int32_t n_buffers,
     goto done;
   }
   const int64_t q = opt->quantum;
-  cut_heap heap = {keys, 0};
+  int32_t n_keys = 0; /* keys[0 .. n_keys): the heap, room for every rectangle */
   r[0] = (rect){0, opt->length, 0, opt->height};
-  if (cuttable(&r[0], q)) heap_push(&heap, (cut_key){cells(&r[0], q), 0});
+  if (cuttable(&r[0], q)) cut_heap_push(keys, &n_keys, (cut_key){cells(&r[0], q), 0});
   /* Each cut splits the largest cuttable rectangle c in two: c keeps the lower part, the new
    * rectangle n takes the upper one. */
   for (int32_t n = 1; n < n_buffers; n++) {
-    if (heap.n == 0) {
+    if (n_keys == 0) {
       mb_fail(
           err,
           "packing workload '%s': %lld x %d cannot be cut into %d buffers of at least %lld bytes",
           wname, (long long)opt->height, opt->length, n_buffers, (long long)q);
       goto done;
     }
-    int32_t best = heap.e[0].rect;
+    int32_t best = keys[0].rect;
     rect *c = &r[best];
     bool by_time = c->t1 - c->t0 >= 2, by_address = c->a1 - c->a0 >= 2 * q;
     if (by_time && by_address) by_time = mb_rng_below(rng, 2) == 0;
@@ -295,11 +271,10 @@ mb_workload *mb_random_packing_workload(mb_rng *rng, int32_t n_buffers,
     }
     /* c shrank: it moves down from the top, or leaves the heap if it cannot be cut again */
     if (cuttable(c, q))
-      heap.e[0] = (cut_key){cells(c, q), best};
+      cut_heap_replace_top(keys, n_keys, (cut_key){cells(c, q), best});
     else
-      heap.e[0] = heap.e[--heap.n];
-    if (heap.n > 0) heap_sift_down(&heap, 0);
-    if (cuttable(&r[n], q)) heap_push(&heap, (cut_key){cells(&r[n], q), n});
+      cut_heap_pop(keys, &n_keys);
+    if (cuttable(&r[n], q)) cut_heap_push(keys, &n_keys, (cut_key){cells(&r[n], q), n});
   }
   for (int32_t i = 0; i < n_buffers; i++) order[i] = i;
   for (int32_t i = n_buffers - 1; i > 0; i--) { /* Fisher-Yates */
