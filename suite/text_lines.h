@@ -1,10 +1,12 @@
-/* Lines of a text file, for the text parsers (catalogue, hardware profiles, model specs, .wl
- * workloads, MiniMalloc CSVs, factorizations, HLO).
+/* Lines of a text file, for the text parsers: an iterator over its lines (catalogue, hardware
+ * profiles, model specs, .wl workloads, buffer CSVs, factorizations) and the NUL-byte check
+ * that all of them but model specs make first (and HLO text and assignment CSVs, whose readers
+ * go character by character).
  *
  * Why: each parser used to split its text by hand (find the '\n', take the line's length,
- * advance, count the line, perhaps drop a '\r'), and each checked for a NUL byte with its own
- * message. This module is the one way to do both, so that every parser numbers lines the same
- * way and reports a NUL byte with the same line.
+ * advance, count the line, perhaps drop a '\r'), and several checked for a NUL byte with their
+ * own message. This module is the one way to do both, so that every parser numbers lines the
+ * same way and reports a NUL byte with the same line.
  *
  * A line is the bytes up to a '\n' or the end of the text; a final '\n' does not begin another
  * (empty) line, so "a\nb" and "a\nb\n" both have two lines and "" has none. The text is
