@@ -15,6 +15,7 @@
 #include "cost.h"
 #include "error.h"
 #include "hardware.h"
+#include "heap.h"
 #include "rng.h"
 #include "validator.h"
 #include "workload.h"
@@ -68,30 +69,9 @@ typedef struct lane_end {
   int32_t end, lane;
 } lane_end;
 
-/* Min-heap on end time of busy lanes. */
-static void heap_push(lane_end *h, int32_t *n, lane_end x) {
-  int32_t i = (*n)++;
-  while (i > 0 && h[(i - 1) / 2].end > x.end) {
-    h[i] = h[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  h[i] = x;
-}
-
-static lane_end heap_pop(lane_end *h, int32_t *n) {
-  lane_end top = h[0], last = h[--*n];
-  int32_t i = 0;
-  for (;;) {
-    int32_t c = 2 * i + 1;
-    if (c >= *n) break;
-    if (c + 1 < *n && h[c + 1].end < h[c].end) c++;
-    if (h[c].end >= last.end) break;
-    h[i] = h[c];
-    i = c;
-  }
-  if (*n > 0) h[i] = last;
-  return top;
-}
+/* Busy lanes, earliest end on top. */
+static bool lane_less(lane_end a, lane_end b) { return a.end < b.end; }
+MB_HEAP_DEFINE(lane_heap, lane_end, lane_less);
 
 static int cmp_key(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -123,10 +103,10 @@ static mb_assignment *random_packing(const mb_workload *w, mb_rng *rng, int64_t 
     const mb_buffer *b = &w->buffers[i];
     if (b->pinned || mb_rng_below(rng, 10) >= 7) continue;
     while (n_heap > 0 && heap[0].end < b->start)
-      free_lanes[n_free++] = heap_pop(heap, &n_heap).lane;
+      free_lanes[n_free++] = lane_heap_pop(heap, &n_heap).lane;
     int32_t lane = n_free > 0 ? free_lanes[--n_free] : n_lanes++;
     a->offset[i] = (int64_t)lane * LANE_BYTES;
-    heap_push(heap, &n_heap, (lane_end){b->end, lane});
+    lane_heap_push(heap, &n_heap, (lane_end){b->end, lane});
   }
   *capacity = (int64_t)(n_lanes ? n_lanes : 1) * LANE_BYTES;
 done:
