@@ -416,7 +416,9 @@ void mb_catalogue_free(mb_catalogue *c) {
   free(c);
 }
 
-const char *mb_catalogue_default_path(void) { return MB_SOURCE_DIR "/datasets/catalogue.txt"; }
+char *mb_catalogue_default_path(char *out, size_t n) {
+  return mb_path_join(out, n, mb_source_dir(), "datasets/catalogue.txt");
+}
 
 bool mb_catalogue_hash(const mb_catalogue *c, char out[65], mb_error *err) {
   size_t len = 0;

@@ -39,8 +39,10 @@ mb_catalogue *mb_catalogue_load(const char *path, mb_error *err);
 /* Parses catalogue text of `len` bytes; `path` names it in messages (file:line:column). */
 mb_catalogue *mb_catalogue_parse(const char *text, size_t len, const char *path, mb_error *err);
 void mb_catalogue_free(mb_catalogue *c);
-/* datasets/catalogue.txt under the source tree. */
-const char *mb_catalogue_default_path(void);
+/* datasets/catalogue.txt under the source tree (mb_source_dir: MALLOCBENCH_HOME moves it, as it
+ * moves the entries' sources and the hardware profiles), into out (size n); returns out, or NULL
+ * when it does not fit. */
+char *mb_catalogue_default_path(char *out, size_t n);
 
 /* Materialises an entry's workload. When its external data is missing, returns NULL with
  * *missing = true and err holding one line naming what is missing and how to get it. */

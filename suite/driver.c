@@ -1601,7 +1601,12 @@ static bool prepare_options(run *R, mb_error *err) {
   R->workloads_regex = strdup(cfg->workloads ? cfg->workloads : "");
   R->hardware_list = strdup(cfg->hardware ? cfg->hardware : "");
   R->agent_path = strdup(cfg->agent ? cfg->agent : "");
-  R->catalogue_path = strdup(cfg->catalogue ? cfg->catalogue : mb_catalogue_default_path());
+  char default_catalogue[4096];
+  const char *catalogue =
+      cfg->catalogue ? cfg->catalogue
+                     : mb_catalogue_default_path(default_catalogue, sizeof default_catalogue);
+  if (!catalogue) return mb_fail(err, "the source tree's path is too long (%s)", mb_source_dir());
+  R->catalogue_path = strdup(catalogue);
   R->data_dir = strdup(mb_data_dir(cfg->data_dir));
   if (!R->workloads_regex || !R->hardware_list || !R->agent_path || !R->catalogue_path ||
       !R->data_dir)

@@ -68,7 +68,7 @@ typedef struct mb_run_config {
   int search;               /* mallocMuZero: MB_SOLVER_SEARCH_GUMBEL (0, the solvers' default)
                                or MB_SOLVER_SEARCH_PUCT */
   const char *data_dir;     /* external data; NULL: mb_data_dir(NULL) */
-  const char *catalogue;    /* NULL: mb_catalogue_default_path() */
+  const char *catalogue;    /* NULL: mb_catalogue_default_path */
   const char *out;          /* results file; NULL: results/<profile>-<stamp>.h5 + latest.h5 */
   const char *resume;       /* continue this file (the other plan options come from it) */
   bool force;               /* replace an existing --out file */

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "catalogue.h"
 #include "paths.h"
 #include "support.h"
 
@@ -21,7 +22,8 @@ static void test_join(void **state) {
   assert_null(mb_path_join(out, sizeof out, "0123456", "01234567")); /* 16 + NUL */
 }
 
-/* MALLOCBENCH_HOME relocates the source tree, the cache with it; MALLOCBENCH_DATA the data. */
+/* MALLOCBENCH_HOME relocates the source tree, the cache and the default catalogue with it (run,
+ * show and list must read the same catalogue); MALLOCBENCH_DATA the data. */
 static void test_environment(void **state) {
   (void)state;
   char *home = getenv("MALLOCBENCH_HOME") ? strdup(getenv("MALLOCBENCH_HOME")) : NULL;
@@ -32,11 +34,18 @@ static void test_environment(void **state) {
   assert_string_equal(mb_source_dir(), "/somewhere/else");
   assert_string_equal(mb_cache_dir(cache, sizeof cache), "/somewhere/else/results/cache");
   assert_null(mb_cache_dir(cache, 8));
+  assert_string_equal(mb_catalogue_default_path(cache, sizeof cache),
+                      "/somewhere/else/datasets/catalogue.txt");
+  assert_null(mb_catalogue_default_path(cache, 8));
   assert_string_equal(mb_data_dir(NULL), "/the/data");
   assert_string_equal(mb_data_dir("/flag"), "/flag"); /* --data wins */
   unsetenv("MALLOCBENCH_HOME");
   unsetenv("MALLOCBENCH_DATA");
   assert_string_equal(mb_source_dir(), MB_SOURCE_DIR);
+  assert_string_equal(mb_catalogue_default_path(cache, sizeof cache) ? cache : "",
+                      strlen(MB_SOURCE_DIR "/datasets/catalogue.txt") < sizeof cache ? MB_SOURCE_DIR
+                          "/datasets/catalogue.txt"
+                                                                                     : "");
   assert_string_equal(mb_data_dir(""), MB_SOURCE_DIR "/../shared/data");
   if (home) setenv("MALLOCBENCH_HOME", home, 1);
   if (data) setenv("MALLOCBENCH_DATA", data, 1);

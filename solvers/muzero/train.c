@@ -142,7 +142,11 @@ bool mb_train_set_load(const char *catalogue, const char *data_dir, const char *
                        const char *split, int64_t max_buffers, FILE *log, mb_train_set *out,
                        mb_error *err) {
   memset(out, 0, sizeof *out);
-  mb_catalogue *c = mb_catalogue_load(catalogue ? catalogue : mb_catalogue_default_path(), err);
+  char default_catalogue[4096];
+  if (!catalogue)
+    catalogue = mb_catalogue_default_path(default_catalogue, sizeof default_catalogue);
+  if (!catalogue) return mb_fail(err, "the source tree's path is too long (%s)", mb_source_dir());
+  mb_catalogue *c = mb_catalogue_load(catalogue, err);
   if (!c) return false;
   bool *selected = calloc((size_t)c->n_entries + 1, sizeof *selected);
   if (!selected || !mb_catalogue_select(c, regex, "--workloads", selected, err)) {

@@ -223,7 +223,12 @@ static int quality(const bench_opts *bo) {
   int failures = 0;
   const char *data = mb_data_dir(bo->data);
   mb_error err;
-  mb_catalogue *cat = mb_catalogue_load(mb_catalogue_default_path(), &err);
+  char cat_path[4096];
+  mb_catalogue *cat = NULL;
+  if (mb_catalogue_default_path(cat_path, sizeof cat_path))
+    cat = mb_catalogue_load(cat_path, &err);
+  else
+    mb_fail(&err, "the source tree's path is too long (%s)", mb_source_dir());
   if (cat && cat->n_entries > 0) {
     printf(
         "== 2. quality on the catalogue %s (%d entries; heur/grd = T_heuristic / T_greedy and "

@@ -369,9 +369,7 @@ static int parse_options(int argc, char **argv, add_command *A) {
   }
   if (!A->tags)
     A->tags = (!strcmp(A->kind, "hlo") || !strcmp(A->kind, "csv")) ? "real" : "generated";
-  if (!A->cat_path)
-    A->cat_path = mb_path_join(A->default_cat, sizeof A->default_cat, mb_source_dir(),
-                               "datasets/catalogue.txt");
+  if (!A->cat_path) A->cat_path = mb_catalogue_default_path(A->default_cat, sizeof A->default_cat);
   if (!A->cache) A->cache = mb_cache_dir(A->default_cache, sizeof A->default_cache);
   if (!A->cat_path || !A->cache) {
     fprintf(stderr, "mallocbench add: source directory path too long\n");

@@ -183,7 +183,7 @@ int mb_cmd_list(int argc, char **argv) {
   }
   char default_cat[4096], default_cache[4096];
   if (!cat_path) {
-    if (!mb_path_join(default_cat, sizeof default_cat, mb_source_dir(), "datasets/catalogue.txt")) {
+    if (!mb_catalogue_default_path(default_cat, sizeof default_cat)) {
       fprintf(stderr, "mallocbench list: source directory path too long\n");
       return 2;
     }

@@ -184,9 +184,12 @@ int mb_cmd_show(int argc, char **argv) {
   /* names and paths come from files: escaped as in messages (error.h), no raw control bytes */
   mb_diag(stdout, "workload        %s", w->name);
   mb_diag(stdout, "source          %s", w->source);
+  char default_cat[4096];
+  const char *cat_path =
+      wa.catalogue ? wa.catalogue : mb_catalogue_default_path(default_cat, sizeof default_cat);
   if (catalogue_name)
     mb_diag(stdout, "file            entry '%s' of %s", path,
-            wa.catalogue ? wa.catalogue : mb_catalogue_default_path());
+            cat_path ? cat_path : "datasets/catalogue.txt");
   else
     mb_diag(stdout, "file            %s", path);
   printf("sha256          %s (of the canonical text)\n", sha);

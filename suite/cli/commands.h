@@ -111,7 +111,7 @@ int mb_unknown_option(const char *command, const char *arg);
  * --hardware, --catalogue and --data, as run and list take them. NULL fields: the defaults. */
 typedef struct mb_workload_arg {
   const char *hw_name;   /* NULL: tpu-v4i, or a catalogue entry's own profile */
-  const char *catalogue; /* NULL: mb_catalogue_default_path() */
+  const char *catalogue; /* NULL: mb_catalogue_default_path */
   const char *data_dir;  /* NULL: mb_data_dir(NULL), i.e. MALLOCBENCH_DATA or ../shared/data */
 } mb_workload_arg;
 

@@ -39,7 +39,14 @@ void mb_workload_arg_usage(FILE *out) {
  * the name either), or the entry does not load. */
 static mb_workload *load_entry(const char *name, const mb_workload_arg *wa, mb_hardware *hw,
                                mb_error *err) {
-  const char *cat_path = wa->catalogue ? wa->catalogue : mb_catalogue_default_path();
+  char default_cat[4096];
+  const char *cat_path =
+      wa->catalogue ? wa->catalogue : mb_catalogue_default_path(default_cat, sizeof default_cat);
+  if (!cat_path) {
+    mb_fail(err, "%s: no such file, and the source tree's path is too long for the catalogue (%s)",
+            name, mb_source_dir());
+    return NULL;
+  }
   mb_error cat_err;
   mb_catalogue *cat = mb_catalogue_load(cat_path, &cat_err);
   if (!cat) {

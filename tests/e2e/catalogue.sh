@@ -141,5 +141,25 @@ expect 0 "$MB" list
 n=$(grep -c . "$T/out")
 [ "$n" -ge 62 ] || fail "shipped catalogue lists $n lines"
 
+# MALLOCBENCH_HOME moves the whole source tree: list, show and run read its catalogue (run, show
+# and solve read the build's own before), its entries' sources and its hardware profiles
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+H=$T/home
+mkdir -p "$H/datasets/samples"
+ln -s "$SRC/datasets/hardware" "$H/datasets/hardware"
+cp "$SRC/datasets/samples/mlp_tiny.wl" "$H/datasets/samples/"
+{ echo "name kind source args hardware capacity split tags"
+  echo "home_only native datasets/samples/mlp_tiny.wl - tpu-v4i 65536 train mlp"; } >"$H/datasets/catalogue.txt"
+expect 0 env MALLOCBENCH_HOME="$H" "$MB" list
+grep -q "^home_only " "$T/out" && [ "$(grep -c . "$T/out")" -le 3 ] ||
+  fail "list under MALLOCBENCH_HOME: $(head -3 "$T/out")"
+expect 0 env MALLOCBENCH_HOME="$H" "$MB" show home_only
+grep -qF "entry 'home_only' of $H/datasets/catalogue.txt" "$T/out" ||
+  fail "show under MALLOCBENCH_HOME: $(head -3 "$T/out")"
+expect 0 env MALLOCBENCH_HOME="$H" "$MB" run --workloads '^home_only$' --solvers heuristic \
+  --seeds 1 --out "$T/home.h5"
+expect 0 "$MB" export "$T/home.h5" --csv "$T/home-csv"
+grep -q "^[0-9]*,home_only," "$T/home-csv/results.csv" || fail "run under MALLOCBENCH_HOME: no home_only row"
+
 [ "$fails" = 0 ] && echo "catalogue e2e: all passed" || echo "catalogue e2e: $fails failure(s)"
 [ "$fails" = 0 ]
