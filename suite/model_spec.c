@@ -101,8 +101,6 @@ static bool parse_int(const char *s, int64_t max, int64_t *out) {
 static bool set_value(const keydef *k, const char *v, size_t vlen, bool quoted, mb_model_spec *s,
                       const char *path, int line, mb_error *err) {
   char *field = (char *)s + k->off;
-  if (memchr(v, '\0', vlen))
-    return mb_fail(err, "%s:%d: key '%s': value contains a NUL byte", path, line, k->key);
   if (vlen == 0 && !quoted)
     return mb_fail(err, "%s:%d: key '%s': missing value", path, line, k->key);
   if (quoted && k->type != K_STRING)
@@ -267,6 +265,7 @@ bool mb_model_spec_parse(const char *text, size_t len, const char *path, mb_mode
   if (!path) path = "<spec>";
   memset(out, 0, sizeof *out);
   snprintf(out->path, sizeof out->path, "%s", path);
+  if (!mb_text_check_no_nul(text, len, path, err)) return false;
   out->opt_dtype = MB_DTYPE_F32;
   int errcode;
   PCRE2_SIZE erroff;

@@ -515,9 +515,11 @@ static void test_malformed_specs(void **state) {
     }
     expect_error(text, strlen(text), bad_values[i][1]);
   }
-  /* a NUL byte inside a value */
+  /* a NUL byte, in a value or a comment: the same line as every text parser's */
   char nul[] = "family = mlp\nlayers = 1\0002\n";
-  expect_error(nul, sizeof nul - 1, "bad.spec:2: key 'layers'");
+  expect_error(nul, sizeof nul - 1, "bad.spec:2: NUL byte: not a text file");
+  char nul_comment[] = "family = mlp\n# a \000 comment\nlayers = 1\n";
+  expect_error(nul_comment, sizeof nul_comment - 1, "bad.spec:2: NUL byte: not a text file");
   /* cross-key checks */
   expect_error_s(
       "family = bert\nmode = inference\ndtype = bf16\nbatch = 1\nseq = 8\nlayers = 1\n"
