@@ -20,19 +20,18 @@ expect() {
 # grep's GREP_OPTS (-E, -F, -x, -Ex, -G, ...); stdout_lacks: CMD exits 0 and no line matches.
 # Unlike `CMD | grep -q PATTERN`, a command that fails or crashes after printing the line fails.
 # On failure the reason goes to stderr, for the caller's own `|| fail "..."`.
+stdout_of() { # CMD...: its stdout into $TMP/stdout; false, saying why on stderr, unless it exits 0
+  "$@" >"$TMP/stdout" 2>"$TMP/stdout.err"
+  local st=$?
+  [ $st = 0 ] || { echo "'$*' exited $st: $(cat "$TMP/stdout.err")" >&2; return 1; }
+}
 stdout_has() {
-  local opts=$1 pattern=$2 out st
+  local opts=$1 pattern=$2
   shift 2
-  out=$("$@" 2>"$TMP/stdout_has.err")
-  st=$?
-  [ $st = 0 ] || { echo "'$*' exited $st: $(cat "$TMP/stdout_has.err")" >&2; return 1; }
-  grep -q $opts -- "$pattern" <<<"$out"
+  stdout_of "$@" && grep -q $opts -- "$pattern" "$TMP/stdout"
 }
 stdout_lacks() {
-  local opts=$1 pattern=$2 out st
+  local opts=$1 pattern=$2
   shift 2
-  out=$("$@" 2>"$TMP/stdout_has.err")
-  st=$?
-  [ $st = 0 ] || { echo "'$*' exited $st: $(cat "$TMP/stdout_has.err")" >&2; return 1; }
-  ! grep -q $opts -- "$pattern" <<<"$out"
+  stdout_of "$@" && ! grep -q $opts -- "$pattern" "$TMP/stdout"
 }
