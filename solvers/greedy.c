@@ -39,12 +39,11 @@
 #include "solver.h"
 #include "time_intervals.h"
 
-/* Wall-clock budget of the local search when the caller gives none (the full profile). Large
- * enough that every catalogue entry converges (the slowest, MiniMalloc's C set packed in 1 MiB,
- * in 5.1 s alone on the 2-core machine; EfficientNet-B0 training in 1.9 s), so that results do
- * not depend on the machine's speed: at 1 s, 12 of the full profile's 255 greedy rows were cut
- * short by the clock. The quick profile passes its own 1 s (suite/driver.c). */
-#define DEFAULT_BUDGET_S 20.0
+/* MB_GREEDY_DEFAULT_BUDGET_S (solver.h), the local search's wall-clock budget when the caller
+ * gives none (both profiles), is large enough that every catalogue entry converges (the
+ * slowest, MiniMalloc's C set packed in 1 MiB, in 5.1 s alone on the 2-core machine;
+ * EfficientNet-B0 training in 1.9 s), so that results do not depend on the machine's speed: at
+ * 1 s, 12 of the full profile's 255 greedy rows were cut short by the clock. */
 #define MAX_EVICT 8         /* evict at most this many buffers for one insertion */
 #define MAX_OFFSETS 96      /* candidate offsets tried per evict-and-insert */
 #define MAX_REPACK_SET 4000 /* larger fast sets are not repacked (packer memory and time) */
@@ -437,7 +436,7 @@ bool mb_solve_greedy(const mb_workload *w, const mb_hardware *hw, const mb_solve
     return mb_fail(err, "greedy: out of memory for workload '%s' (%d buffers)", w->name,
                    w->n_buffers);
   }
-  double budget = opt && opt->budget_seconds > 0 ? opt->budget_seconds : DEFAULT_BUDGET_S;
+  double budget = opt && opt->budget_seconds > 0 ? opt->budget_seconds : MB_GREEDY_DEFAULT_BUDGET_S;
   g.deadline = t0 + budget;
   g.max_moves = 1000 + 200 * (int64_t)w->n_buffers;
   g.repack_work_left = REPACK_TOTAL_WORK;

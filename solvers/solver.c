@@ -7,19 +7,19 @@
 static const mb_solver SOLVERS[] = {
     {"heuristic",
      "XLA memory-space-assignment style: memory-boundedness order, best fit over the live range",
-     mb_solve_heuristic, NULL, false},
+     mb_solve_heuristic, NULL, false, 0},
     {"greedy",
      "ILP-free: lazy greedy on exact simulated gains, lowest-offset placement, evict-and-insert "
      "and repacking local search",
-     mb_solve_greedy, NULL, false},
+     mb_solve_greedy, NULL, false, MB_GREEDY_DEFAULT_BUDGET_S},
     {"mallocmuzero",
      "MuZero agent (results/agents/default.h5): Gumbel search in its learned model, "
      "value network at the leaves",
-     mb_solve_mallocmuzero, mb_check_mallocmuzero, true},
+     mb_solve_mallocmuzero, mb_check_mallocmuzero, true, MB_MUZERO_DEFAULT_BUDGET_S},
     {"mallocmuzero-exact",
      "the same agent searching the real game (exact rewards and masks), leaves valued by "
      "rollouts of its own policy network",
-     mb_solve_mallocmuzero_exact, mb_check_mallocmuzero, true},
+     mb_solve_mallocmuzero_exact, mb_check_mallocmuzero, true, MB_MUZERO_DEFAULT_BUDGET_S},
 };
 
 const mb_solver *mb_solver_find(const char *name) {

@@ -96,6 +96,8 @@ typedef struct mb_solver {
   mb_solve_fn solve;
   mb_solver_check_fn check; /* NULL: the solver needs nothing beyond its inputs */
   bool uses_agent;          /* plays an agent checkpoint (opt->agent_path, else the default) */
+  double default_budget_s;  /* the wall-clock budget when opt->budget_seconds <= 0; 0: the
+                               solver has no budget (it always completes quickly) */
 } mb_solver;
 
 /* NULL when no solver has that name. */
@@ -105,6 +107,10 @@ const mb_solver *mb_solver_list(int *count);
 void mb_solver_options_default(mb_solver_options *opt);
 
 /* ---- the solvers (one file each) ---- */
+/* Default budgets (why these: greedy.c and muzero/mallocmuzero.c): a wall-clock safety net that
+ * no solve of either profile reaches, so that results do not depend on the machine's speed. */
+#define MB_GREEDY_DEFAULT_BUDGET_S 20.0
+#define MB_MUZERO_DEFAULT_BUDGET_S 300.0
 bool mb_solve_heuristic(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
                         mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, mb_error *err);
 bool mb_solve_greedy(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,

@@ -530,9 +530,9 @@ static bool fake_error(const mb_workload *w, const mb_hardware *hw, const mb_sol
 }
 
 static const mb_solver FAKES[] = {
-    {"fake_curve", "heuristic plus a training curve", fake_curve, NULL, false},
-    {"fake_invalid", "an assignment past capacity", fake_invalid, NULL, false},
-    {"fake_error", "always fails", fake_error, NULL, false},
+    {"fake_curve", "heuristic plus a training curve", fake_curve, NULL, false, 0},
+    {"fake_invalid", "an assignment past capacity", fake_invalid, NULL, false, 0},
+    {"fake_error", "always fails", fake_error, NULL, false, 0},
 };
 
 static void fake_config(const fixture *f, mb_run_config *cfg, const char *out) {
@@ -790,7 +790,7 @@ static bool fake_opts(const mb_workload *w, const mb_hardware *hw, const mb_solv
 }
 
 static const mb_solver OPTS_SOLVER[] = {
-    {"fake_opts", "reports its mallocMuZero options", fake_opts, NULL, false}};
+    {"fake_opts", "reports its mallocMuZero options", fake_opts, NULL, false, 0}};
 
 /* 2 workloads x 1 solver x 2 seeds */
 static void opts_config(const fixture *f, mb_run_config *cfg, const char *out) {

@@ -72,7 +72,7 @@ static bool stops_on_mlp(const mb_workload *w, const mb_hardware *hw, const mb_s
 }
 
 static const mb_solver EXTRA[] = {
-    {"with_curve", "heuristic plus a training curve", curve_solver, NULL, false}};
+    {"with_curve", "heuristic plus a training curve", curve_solver, NULL, false, 0}};
 
 /* Runs cfg with its log to /dev/null; false with err set when the run fails. */
 static bool run_quietly(mb_run_config *cfg, mb_error *err) {

@@ -12,9 +12,10 @@
  * (mallocmuzero-exact, MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT steps; opt->leaf_rollout sets it for
  * either, MB_SOLVER_NO_LEAF_ROLLOUT turns it off: exact search with the value network alone is
  * then the ablation that differs from mallocmuzero only in the model searched). When the time
- * budget (opt->budget_seconds, default DEFAULT_BUDGET_S) runs out mid-episode, the remaining
- * decisions are played by the agent's raw policy network (greedy, no search) and stats->note says
- * how many. With opt->finetune_seconds > 0 the agent then trains on this workload alone (self-play
+ * budget (opt->budget_seconds, default MB_MUZERO_DEFAULT_BUDGET_S) runs out mid-episode, the
+ * remaining decisions are played by the agent's raw policy network (greedy, no search) and
+ * stats->note says how many. With opt->finetune_seconds > 0 the agent then trains on this workload
+ * alone (self-play
  * + updates) for that long; at evaluation points FINETUNE_PLAYS times spread over that time, and
  * once more at its end, it plays the whole episode again with the same search, and the best episode
  * found is returned (the issue's "reporting the best episode found"). opt->finetune_steps > 0 does
@@ -46,11 +47,10 @@ _Static_assert(MB_SOLVER_SEARCH_GUMBEL == (int)MB_SEARCH_GUMBEL &&
                    MB_SOLVER_SEARCH_PUCT == (int)MB_SEARCH_PUCT,
                "MB_SOLVER_SEARCH_* must equal mb_search_kind");
 
-/* seconds per play: the exact variant's leaf rollouts take ~20 s on the largest test-split
- * workload (657 decisions) on the 2-core machine and ~3x that under scripts/pinned-blas.sh (the
- * fine-tuning runs), so a budget that rarely cuts a search short, which would make the answer
- * depend on the machine's speed */
-#define DEFAULT_BUDGET_S 300.0
+/* MB_MUZERO_DEFAULT_BUDGET_S (solver.h), seconds per play: the exact variant's leaf rollouts
+ * take ~20 s on the largest test-split workload (657 decisions) on the 2-core machine and ~3x
+ * that under scripts/pinned-blas.sh (the fine-tuning runs), so a budget that rarely cuts a
+ * search short, which would make the answer depend on the machine's speed */
 /* plays during fine-tuning besides the one at its end: enough for a best-of to matter, few
  * enough that playing takes a small share of the time on the largest workloads */
 #define FINETUNE_PLAYS 8
@@ -257,7 +257,7 @@ static bool solve(const mb_workload *w, const mb_hardware *hw, const mb_solver_o
     mb_agent_curve_free(&curve);
     return false;
   }
-  double budget = opt->budget_seconds > 0 ? opt->budget_seconds : DEFAULT_BUDGET_S;
+  double budget = opt->budget_seconds > 0 ? opt->budget_seconds : MB_MUZERO_DEFAULT_BUDGET_S;
   bool want_finetune = ft > 0 || ft_updates > 0;
   /* the fine-tuning time is on top of the playing budget */
   double ret = 0;

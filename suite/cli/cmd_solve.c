@@ -19,6 +19,30 @@
 #include "validator.h"
 #include "workload_io.h"
 
+/* The rest of --budget's help: each solver's default from the registry, wrapped under the
+ * option column, e.g. " heuristic none, greedy 20 s, ...)". */
+static void print_default_budgets(FILE *out, const mb_solver *s, int n) {
+  enum { INDENT = 18, WIDTH = 88 };
+  int col = INDENT + (int)strlen("solver wall-clock budget (default: the solver's own,");
+  for (int i = 0; i < n; i++) {
+    char item[96];
+    if (s[i].default_budget_s > 0)
+      snprintf(item, sizeof item, "%s %g s%s", s[i].name, s[i].default_budget_s,
+               i + 1 < n ? "," : ")");
+    else
+      snprintf(item, sizeof item, "%s none%s", s[i].name, i + 1 < n ? "," : ")");
+    int len = (int)strlen(item);
+    if (col + 1 + len > WIDTH) {
+      fprintf(out, "\n%*s%s", INDENT, "", item);
+      col = INDENT + len;
+    } else {
+      fprintf(out, " %s", item);
+      col += 1 + len;
+    }
+  }
+  fputc('\n', out);
+}
+
 static void usage(FILE *out) {
   int n;
   const mb_solver *s = mb_solver_list(&n);
@@ -47,8 +71,9 @@ static void usage(FILE *out) {
           "                  GiB, KB, MB, GB)\n"
           "--seed S          random seed (default 1; `run` numbers its seeds 0..N-1, so --seed 0\n"
           "                  and the run's options replay its first seed, budget cuts aside)\n"
-          "--budget SEC      solver wall-clock budget (default: the solver's own: greedy 20 s,\n"
-          "                  the mallocmuzero solvers 300 s; the heuristic needs none)\n"
+          "--budget SEC      solver wall-clock budget (default: the solver's own,");
+  print_default_budgets(out, s, n);
+  fprintf(out,
           "--bound-budget SEC time limit of the LP bound (default 30)\n"
           "--agent FILE      mallocMuZero checkpoint (mallocmuzero solvers)\n"
           "--simulations N   mallocmuzero solvers: search simulations per decision (default %d)\n"
