@@ -1,7 +1,7 @@
 /* Lines of a text file, for the text parsers: an iterator over its lines (catalogue, hardware
  * profiles, model specs, .wl workloads, buffer CSVs, factorizations) and the NUL-byte check
- * that all of them but model specs make first (and HLO text and assignment CSVs, whose readers
- * go character by character).
+ * that all of them make first, as do the readers of HLO text and assignment CSVs, which go
+ * character by character.
  *
  * Why: each parser used to split its text by hand (find the '\n', take the line's length,
  * advance, count the line, perhaps drop a '\r'), and several checked for a NUL byte with their
