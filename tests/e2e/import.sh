@@ -148,5 +148,16 @@ grep -q "heuristic solver: T 4608 ps: identical to the heuristic policy" "$T/out
 expect 0 big "$MB" pack "$T/big.csv" --capacity 3584
 grep -q "packer      solved" "$T/out" || fail "big pack: $(cat "$T/out")"
 
+# pack's usage and input errors: exit 2 with a line that names the argument or file at fault
+expect 2 "$MB" pack
+grep -q "^usage: mallocbench pack" "$T/out" || fail "pack without input: $(cat "$T/out")"
+expect 2 "$MB" pack "$T/big.csv" "$T/in.1024.csv" --capacity 4096
+grep -qF "unexpected argument '$T/in.1024.csv'" "$T/out" || fail "pack, two inputs: $(cat "$T/out")"
+expect 2 "$MB" pack "$T/none.csv" --capacity 4096
+grep -qF "$T/none.csv" "$T/out" || fail "pack of a missing file: $(cat "$T/out")"
+expect 2 "$MB" pack "$T/big.csv"
+grep -qF "$T/big.csv: no --capacity and none in the file name" "$T/out" ||
+  fail "pack without a capacity: $(cat "$T/out")"
+
 [ "$fails" = 0 ] && echo "import e2e: all checks passed"
 exit $((fails > 0))
