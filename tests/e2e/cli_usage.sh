@@ -175,6 +175,22 @@ one_line 2 "mallocbench pack: /nonexistent/$SHOWN.csv: no --capacity and none in
 one_line 2 "mallocbench summary: one results file expected, got 'x.h5' and '$SHOWN'" \
   "$MB" summary x.h5 "$CTL"
 
+# one positional argument too many is refused before anything runs: exit 2, nothing on stdout,
+# the extra argument named on stderr (generate alphatensor says it needs one of FILE or
+# --builtin; bench game reads its argument as a workload)
+extra_args=("show x.wl" "check x.wl a.csv" "import hlo x.hlo -o y.wl" "import csv x.csv -o y.wl"
+  "generate model x.spec -o y.wl" "generate packing --buffers 10 -o y.wl" "list" "add n x.wl"
+  "solve x.wl --solver heuristic" "pack x.csv" "run" "verify x.h5" "export x.h5 --csv d"
+  "summary x.h5" "plot x.h5" "report x.h5" "play x.wl" "train" "bench core" "bench solvers"
+  "bench nn" "bench muzero")
+for args in "${extra_args[@]}"; do
+  # shellcheck disable=SC2086 # the words of args are the command line
+  "$MB" $args EXTRA_ARG >out 2>err
+  st=$?
+  [ $st = 2 ] && [ ! -s out ] && grep -q "EXTRA_ARG" err ||
+    fail "$args EXTRA_ARG: exit $st, stdout $(wc -c <out) bytes, stderr '$(head -1 err)'"
+done
+
 # show names the flag of "--flag=VALUE", not the whole argument, when it refuses it for a file
 printf '\x89HDF\r\n\x1a\n' >fake.h5
 one_line 2 "mallocbench show: fake.h5: --hardware applies to workloads, not to HDF5 files" \
