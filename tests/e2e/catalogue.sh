@@ -46,6 +46,10 @@ expect 0 "$MB" add s2 builtin:strassen_squared --kind alphatensor --args n=256,d
 expect 0 "$MB" list $C --stats
 grep -Eq '^std64 +test +tpu-v4i +112 +144 ' "$T/out" || fail "list --stats lacks std64: $(cat "$T/out")"
 grep -Eq '^s2 +train +edge-npu ' "$T/out" || fail "list --stats lacks s2"
+# --no-cache: the same statistics, and nothing written to the cache
+expect 0 "$MB" list --catalogue "$CAT" --cache "$T/nocache" --stats --no-cache
+grep -Eq '^std64 +test +tpu-v4i +112 +144 ' "$T/out" || fail "list --no-cache lacks std64"
+[ ! -e "$T/nocache" ] || fail "list --no-cache wrote $(ls "$T/nocache")"
 expect 0 "$MB" list $C --split train
 grep -q '^s2 ' "$T/out" && ! grep -q '^std64 ' "$T/out" || fail "--split train: $(cat "$T/out")"
 expect 0 "$MB" list $C --workloads '^std'
