@@ -349,10 +349,9 @@ mb_catalogue *mb_catalogue_parse(const char *text, size_t len, const char *path,
     }
     if (n != N_COLUMNS) {
       if (n < N_COLUMNS) {
-        /* the column after the line's end, which counts a '\r' ending it (ll does not) */
-        size_t cr = (size_t)(start - text) + ll < len && start[ll] == '\r';
-        mb_fail(err, "%s:%d:%zu: %d fields, expected %d: field '%s' missing", path, lineno,
-                ll + 1 + cr, n, N_COLUMNS, COLUMNS[n]);
+        /* the column after the line's end (a CRLF line's '\r' is not part of it) */
+        mb_fail(err, "%s:%d:%zu: %d fields, expected %d: field '%s' missing", path, lineno, ll + 1,
+                n, N_COLUMNS, COLUMNS[n]);
       } else {
         mb_fail(err,
                 "%s:%d: %d fields, expected %d (name kind source args hardware capacity "

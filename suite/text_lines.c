@@ -23,7 +23,7 @@ bool mb_text_lines_next(mb_text_lines *it, const char **line, size_t *line_len) 
 bool mb_text_check_no_nul(const char *text, size_t len, const char *path, mb_error *err) {
   const char *nul = memchr(text, '\0', len);
   if (!nul) return true;
-  int line = 1;
+  long long line = 1; /* a file of 2^31 lines is possible */
   for (const char *c = text; c < nul; c++) line += *c == '\n';
-  return mb_fail(err, "%s:%d: NUL byte: not a text file", path, line);
+  return mb_fail(err, "%s:%lld: NUL byte: not a text file", path, line);
 }
