@@ -739,7 +739,9 @@ static bool parse_args(int argc, char **argv, config *c) {
 /* The measurement; returns the exit status. */
 static int stress(config c, const plan *pp, shared_state *sh) {
   const plan p = *pp;
-  char dir_buf[] = "/tmp/hdf5_kill_stress.XXXXXX";
+  char dir_buf[4096];
+  const char *tmp = getenv("TMPDIR"); /* ctest's is under the build tree */
+  snprintf(dir_buf, sizeof dir_buf, "%s/hdf5_kill_stress.XXXXXX", tmp && *tmp ? tmp : "/tmp");
   const char *dir = c.dir;
   if (!dir && !(dir = mkdtemp(dir_buf))) {
     fprintf(stderr, "hdf5_kill_stress: mkdtemp: %s\n", strerror(errno));
