@@ -66,13 +66,6 @@ int mb_hlo_etype_bits(mb_hlo_etype t) {
   return 0;
 }
 
-const char *mb_hlo_etype_name(mb_hlo_etype t) {
-  if (t == MB_HLO_TUPLE) return "tuple";
-  for (int i = 0; i < N_ETYPES; i++)
-    if (ETYPES[i].type == t) return ETYPES[i].name;
-  return "invalid";
-}
-
 /* Attributes whose meaning XLA defines. The parser interprets a few of them (see
  * interpret_attribute) and skips the others; keys outside this list are counted as unknown. */
 static const char *const KNOWN_ATTRIBUTES[] = {

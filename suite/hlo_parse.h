@@ -66,7 +66,6 @@ typedef enum mb_hlo_etype {
 
 /* Bits per element (pred is stored in one byte as XLA does); 0 for token, opaque, tuple. */
 int mb_hlo_etype_bits(mb_hlo_etype t);
-const char *mb_hlo_etype_name(mb_hlo_etype t);
 
 /* A shape: an array (etype, dims) or a tuple of shapes. Layouts (incl. tiling) are parsed and
  * ignored: sizes are logical (elements * bits / 8, rounded up). */

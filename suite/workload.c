@@ -112,11 +112,6 @@ void mb_builder_set_benefit(mb_workload_builder *b, int32_t buffer, mb_time_ps b
   b->buffers[buffer].benefit_ps = benefit_ps;
 }
 
-void mb_builder_set_pinned(mb_workload_builder *b, int32_t buffer, bool pinned) {
-  if (buffer < 0 || buffer >= b->n_buffers) return;
-  b->buffers[buffer].pinned = pinned;
-}
-
 void mb_builder_set_schedule(mb_workload_builder *b, int32_t schedule_length,
                              mb_time_ps slow_time_ps) {
   b->schedule_length = schedule_length;

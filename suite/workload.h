@@ -112,7 +112,6 @@ int32_t mb_builder_add_buffer(mb_workload_builder *b, const char *name, int64_t 
 bool mb_builder_add_use(mb_workload_builder *b, int32_t buffer, int32_t op, int64_t bytes_read,
                         int64_t bytes_written);
 void mb_builder_set_benefit(mb_workload_builder *b, int32_t buffer, mb_time_ps benefit_ps);
-void mb_builder_set_pinned(mb_workload_builder *b, int32_t buffer, bool pinned);
 /* For op-less workloads: number of time steps and all-slow program time. */
 void mb_builder_set_schedule(mb_workload_builder *b, int32_t schedule_length,
                              mb_time_ps slow_time_ps);
