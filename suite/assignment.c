@@ -28,12 +28,6 @@ void mb_assignment_free(mb_assignment *a) {
   free(a);
 }
 
-mb_assignment *mb_assignment_clone(const mb_assignment *a) {
-  mb_assignment *c = mb_assignment_new(a->n_buffers);
-  if (c) mb_assignment_copy(c, a);
-  return c;
-}
-
 void mb_assignment_copy(mb_assignment *dst, const mb_assignment *src) {
   memcpy(dst->offset, src->offset, (size_t)src->n_buffers * sizeof *dst->offset);
 }

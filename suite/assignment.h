@@ -31,7 +31,6 @@ typedef struct mb_assignment {
 /* All slow. NULL on allocation failure. */
 mb_assignment *mb_assignment_new(int32_t n_buffers);
 void mb_assignment_free(mb_assignment *a);
-mb_assignment *mb_assignment_clone(const mb_assignment *a);
 void mb_assignment_copy(mb_assignment *dst, const mb_assignment *src);
 /* Per-buffer flags for the cost model: in_fast[b] = offset[b] != MB_SLOW. */
 void mb_assignment_fast_flags(const mb_assignment *a, bool *in_fast);
