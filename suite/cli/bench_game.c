@@ -265,7 +265,7 @@ int mb_bench_game(int argc, char **argv) {
     if (!strcmp(a, "--hardware")) {
       if (!mb_option_text("bench game", a, v, &hw_name)) return 2;
     } else if (!strcmp(a, "--data")) {
-      if (!mb_option_text("bench game", a, v, &data)) return 2;
+      if (!mb_option_path("bench game", a, v, &data)) return 2;
     } else if (!strcmp(a, "--fraction")) {
       if (!mb_option_number("bench game", a, v, 0, false, 1e6, &fraction)) return 2;
     } else if (!strcmp(a, "--seconds")) {

@@ -539,7 +539,7 @@ static int parse_options(int argc, char **argv, bench_options *O) {
     mb_option_arg_read(argc, argv, i, &o); /* every option takes a value */
     const char *a = o.flag, *v = o.value;
     if (!strcmp(a, "--agent")) {
-      if (!mb_option_text("bench muzero", a, v, &O->agent_path)) return 2;
+      if (!mb_option_path("bench muzero", a, v, &O->agent_path)) return 2;
     } else if (!strcmp(a, "--returns")) {
       if (!mb_option_text("bench muzero", a, v, &O->returns)) return 2;
       if (!parse_simulation_list(O->returns, O->budgets, &O->n_budgets)) return 2;
@@ -551,9 +551,9 @@ static int parse_options(int argc, char **argv, bench_options *O) {
     } else if (!strcmp(a, "--workloads")) {
       if (!mb_option_text("bench muzero", a, v, &O->regex)) return 2;
     } else if (!strcmp(a, "--catalogue")) {
-      if (!mb_option_text("bench muzero", a, v, &O->catalogue)) return 2;
+      if (!mb_option_path("bench muzero", a, v, &O->catalogue)) return 2;
     } else if (!strcmp(a, "--data")) {
-      if (!mb_option_text("bench muzero", a, v, &O->data)) return 2;
+      if (!mb_option_path("bench muzero", a, v, &O->data)) return 2;
     } else if (!strcmp(a, "--model-error")) {
       if (!mb_option_i32("bench muzero", a, v, 1, 1000000, &O->model_error)) return 2;
     } else if (!strcmp(a, "--search-regret")) {

@@ -351,7 +351,7 @@ int mb_bench_solvers(int argc, char **argv) {
     } else if (!strcmp(a, "--seed")) {
       if (!mb_option_u64("bench solvers", a, v, &bo.seed)) return 2;
     } else if (!strcmp(a, "--data")) {
-      if (!mb_option_text("bench solvers", a, v, &bo.data)) return 2;
+      if (!mb_option_path("bench solvers", a, v, &bo.data)) return 2;
     } else {
       return mb_unknown_option("bench solvers", argv[i]);
     }

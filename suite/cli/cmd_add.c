@@ -322,8 +322,9 @@ static int parse_options(int argc, char **argv, add_command *A) {
                         : !strcmp(f, "--data")      ? &A->data
                         : !strcmp(f, "--cache")     ? &A->cache
                                                     : NULL;
+    bool is_path = slot == &A->cat_path || slot == &A->data || slot == &A->cache;
     if (slot) {
-      if (!mb_option_text("add", f, o.value, slot)) return 2;
+      if (!(is_path ? mb_option_path : mb_option_text)("add", f, o.value, slot)) return 2;
       i = o.last;
     } else if (a[0] == '-' && a[1]) {
       return mb_unknown_option("add", a);

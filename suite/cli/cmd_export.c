@@ -255,10 +255,10 @@ int mb_cmd_export(int argc, char **argv) {
   for (int i = 1; i < argc && !help && !bad; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--csv")) {
-      bad = !mb_option_text("export", a, i + 1 < argc ? argv[i + 1] : NULL, &dir);
+      bad = !mb_option_path("export", a, i + 1 < argc ? argv[i + 1] : NULL, &dir);
       i++;
     } else if (!strncmp(a, "--csv=", 6)) {
-      dir = a + 6;
+      bad = !mb_option_path("export", "--csv", a + 6, &dir);
     } else if (a[0] == '-' && a[1]) {
       return mb_unknown_option("export", a);
     } else if (file) {

@@ -105,7 +105,7 @@ int mb_cmd_import(int argc, char **argv) {
     const char *flag = o.flag, *v = o.value;
     bool ok = true, takes_value = true;
     if (!strcmp(flag, "-o") || !strcmp(flag, "--output")) {
-      ok = mb_option_text(command, flag, v, &out);
+      ok = mb_option_path(command, flag, v, &out);
     } else if (is_hlo && !strcmp(a, "--no-fusion")) {
       opt.fusion = false;
       takes_value = false;

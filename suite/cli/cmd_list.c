@@ -169,8 +169,9 @@ int mb_cmd_list(int argc, char **argv) {
                         : !strcmp(flag, "--catalogue") ? &cat_path
                         : !strcmp(flag, "--cache")     ? &cache
                                                        : NULL;
+    bool is_path = slot == &data || slot == &cat_path || slot == &cache;
     if (slot) {
-      if (!mb_option_text("list", flag, v, slot)) return 2;
+      if (!(is_path ? mb_option_path : mb_option_text)("list", flag, v, slot)) return 2;
     } else if (!strcmp(flag, "--split")) {
       static const char *const splits[] = {"train", "test"};
       int k;

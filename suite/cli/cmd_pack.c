@@ -60,7 +60,7 @@ int mb_cmd_pack(int argc, char **argv) {
     } else if (!strcmp(flag, "--budget")) {
       if (!mb_option_number("pack", flag, v, 0, true, 1e9, &budget)) return 2;
     } else if (!strcmp(flag, "--out")) {
-      if (!mb_option_text("pack", flag, v, &out_path)) return 2;
+      if (!mb_option_path("pack", flag, v, &out_path)) return 2;
     } else {
       return mb_unknown_option("pack", a);
     }

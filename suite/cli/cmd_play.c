@@ -175,7 +175,7 @@ static int parse_options(int argc, char **argv, play_options *o) {
     } else if (!strcmp(flag, "--actions")) {
       if (!mb_option_int("play", flag, v, 2, 1024, &actions)) return 2;
     } else if (!strcmp(flag, "--out")) {
-      if (!mb_option_text("play", flag, v, &o->out_path)) return 2;
+      if (!mb_option_path("play", flag, v, &o->out_path)) return 2;
     } else {
       return mb_unknown_option("play", arg);
     }

@@ -43,7 +43,7 @@ int mb_cmd_plot(int argc, char **argv) {
     mb_option_arg_read(argc, argv, i, &o);
     const char *flag = o.flag, *v = o.value;
     if (!strcmp(flag, "--out")) {
-      if (!mb_option_text("plot", flag, v, &opt.out_dir)) return 2;
+      if (!mb_option_path("plot", flag, v, &opt.out_dir)) return 2;
     } else if (!strcmp(flag, "--map-workload")) {
       if (!mb_option_text("plot", flag, v, &opt.memory_map_workload)) return 2;
     } else if (!strcmp(flag, "--map-solver")) {

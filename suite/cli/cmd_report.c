@@ -44,11 +44,11 @@ int mb_cmd_report(int argc, char **argv) {
     mb_option_arg_read(argc, argv, i, &o);
     const char *flag = o.flag, *v = o.value;
     if (!strcmp(flag, "--md")) {
-      if (!mb_option_text("report", flag, v, &opt.markdown_path)) return 2;
+      if (!mb_option_path("report", flag, v, &opt.markdown_path)) return 2;
     } else if (!strcmp(flag, "--tex-dir")) {
-      if (!mb_option_text("report", flag, v, &opt.tex_dir)) return 2;
+      if (!mb_option_path("report", flag, v, &opt.tex_dir)) return 2;
     } else if (!strcmp(flag, "--figures")) {
-      if (!mb_option_text("report", flag, v, &opt.figures_dir)) return 2;
+      if (!mb_option_path("report", flag, v, &opt.figures_dir)) return 2;
     } else if (!strcmp(flag, "--format")) {
       if (!mb_option_text("report", flag, v, &v)) return 2;
       if (!mb_report_parse_formats(v, &opt.formats, &err)) {

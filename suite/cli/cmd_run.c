@@ -110,13 +110,13 @@ static int parse_options(int argc, char **argv, mb_run_config *cfg) {
       if (!mb_option_int("run", name, val, 1, 1000000, &n)) return 2;
       cfg->jobs = (int)n;
     } else if (!strcmp(name, "--data")) {
-      if (!mb_option_text("run", name, val, &cfg->data_dir)) return 2;
+      if (!mb_option_path("run", name, val, &cfg->data_dir)) return 2;
     } else if (!strcmp(name, "--catalogue")) {
-      if (!mb_option_text("run", name, val, &cfg->catalogue)) return 2;
+      if (!mb_option_path("run", name, val, &cfg->catalogue)) return 2;
     } else if (!strcmp(name, "--out")) {
-      if (!mb_option_text("run", name, val, &cfg->out)) return 2;
+      if (!mb_option_path("run", name, val, &cfg->out)) return 2;
     } else if (!strcmp(name, "--resume")) {
-      if (!mb_option_text("run", name, val, &cfg->resume)) return 2;
+      if (!mb_option_path("run", name, val, &cfg->resume)) return 2;
     } else {
       plan_option = true; /* the rest make the plan, which --resume takes from its file */
       if (!strcmp(name, "--profile")) {
@@ -132,7 +132,7 @@ static int parse_options(int argc, char **argv, mb_run_config *cfg) {
         if (!mb_option_text("run", name, val, &cfg->solvers)) return 2;
         if (!nonempty_list(name, val, "solver names")) return 2;
       } else if (!strcmp(name, "--agent")) {
-        if (!mb_option_text("run", name, val, &cfg->agent)) return 2;
+        if (!mb_option_path("run", name, val, &cfg->agent)) return 2;
       } else if (!strcmp(name, "--hardware")) {
         if (!mb_option_text("run", name, val, &cfg->hardware)) return 2;
         if (!nonempty_list(name, val, "hardware profiles (names or paths)")) return 2;

@@ -149,9 +149,9 @@ static int parse_options(int argc, char **argv, solve_command *S) {
       }
       if (!mb_option_text("solve", a, v, &S->solver_name)) return 2;
     } else if (!strcmp(a, "--out")) {
-      if (!mb_option_text("solve", a, v, &S->out_path)) return 2;
+      if (!mb_option_path("solve", a, v, &S->out_path)) return 2;
     } else if (!strcmp(a, "--agent")) {
-      if (!mb_option_text("solve", a, v, &opt->agent_path)) return 2;
+      if (!mb_option_path("solve", a, v, &opt->agent_path)) return 2;
     } else if (!strcmp(a, "--capacity")) {
       if (!mb_option_bytes("solve", a, v, 1, INT64_MAX, &S->capacity)) return 2;
     } else if (!strcmp(a, "--seed")) {

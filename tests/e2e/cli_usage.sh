@@ -191,6 +191,34 @@ for args in "${extra_args[@]}"; do
     fail "$args EXTRA_ARG: exit $st, stdout $(wc -c <out) bytes, stderr '$(head -1 err)'"
 done
 
+# an option whose help shows a file or folder (FILE, DIR, PATH, OUT, X.h5, X.csv) refuses an
+# empty value with the same line everywhere (before, some took '' for "unset", some failed later
+# on an empty name with their own message)
+path_options() { # COMMAND (the forms of import and generate share one help text: listed here)
+  case "$1" in
+    "import hlo" | "import csv" | "generate alphatensor" | "generate model") echo "-o" ;;
+    "generate packing") echo "-o --solution" ;;
+    *)
+      # shellcheck disable=SC2086 # the command's words
+      "$MB" $1 --help |
+        grep -oE -- '(^ *|\[)--[a-z][a-z0-9-]* [A-Z]*(FILE|DIR|PATH|OUT|CHECKPOINT|AGENT|ASSIGNMENT)' |
+        sed -E 's/^[ []*//; s/ .*//' | sort -u
+      ;;
+  esac
+}
+paths=0
+for cmd in "${COMMANDS[@]}"; do
+  for flag in $(path_options "$cmd"); do
+    # shellcheck disable=SC2086
+    "$MB" $cmd "$flag" '' >out 2>err
+    st=$?
+    [ $st = 2 ] && grep -qF -- "$flag '': expected a file path" err ||
+      fail "$cmd $flag '': exit $st, stderr '$(head -1 err)'"
+    paths=$((paths + 1))
+  done
+done
+[ "$paths" -ge 40 ] || fail "only $paths path options checked: the help parsing lost some"
+
 # show names the flag of "--flag=VALUE", not the whole argument, when it refuses it for a file
 printf '\x89HDF\r\n\x1a\n' >fake.h5
 one_line 2 "mallocbench show: fake.h5: --hardware applies to workloads, not to HDF5 files" \
@@ -199,4 +227,5 @@ rm fake.h5
 
 [ "$checked" -ge 150 ] || fail "only $checked options checked: the help parsing lost some"
 [ -z "$(ls -A "$TMP" | grep -vxE 'out2?|err2?')" ] || fail "files written: $(ls -A "$TMP")"
-echo "cli_usage: ${#COMMANDS[@]} commands, $checked options with a value, $attached as --flag=VALUE: ok"
+echo "cli_usage: ${#COMMANDS[@]} commands, $checked options with a value, $attached as --flag=VALUE," \
+  "$paths path options refusing '': ok"
