@@ -1421,10 +1421,9 @@ static bool adopt_committed(run *R, mb_error *err) {
   return true;
 }
 
-/* The plan options of a run whose HDF5 file does not open: from its journal's header. */
-static bool options_from_journal(run *R, mb_error *err) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s.journal", R->cfg->resume);
+/* The plan options of a run whose HDF5 file does not open: from the header of its journal,
+ * `path`. */
+static bool options_from_journal(run *R, const char *path, mb_error *err) {
   mb_journal_reader rd;
   if (!mb_journal_open(&rd, path, NULL, err))
     return mb_fail(err,
@@ -1682,7 +1681,7 @@ bool mb_run(const mb_run_config *cfg, mb_run_stats *stats, mb_error *err) {
           fprintf(R.log, "mallocbench run: %s does not open (%s); rebuilding it from %s\n",
                   cfg->resume, err->message, journal);
           mb_error_clear(err);
-          ok = options_from_journal(&R, err);
+          ok = options_from_journal(&R, journal, err);
         }
       }
     }

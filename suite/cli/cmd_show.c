@@ -184,14 +184,15 @@ int mb_cmd_show(int argc, char **argv) {
   /* names and paths come from files: escaped as in messages (error.h), no raw control bytes */
   mb_diag(stdout, "workload        %s", w->name);
   mb_diag(stdout, "source          %s", w->source);
-  char default_cat[4096];
-  const char *cat_path =
-      wa.catalogue ? wa.catalogue : mb_catalogue_default_path(default_cat, sizeof default_cat);
-  if (catalogue_name)
+  if (catalogue_name) {
+    char default_cat[4096];
+    const char *cat_path =
+        wa.catalogue ? wa.catalogue : mb_catalogue_default_path(default_cat, sizeof default_cat);
     mb_diag(stdout, "file            entry '%s' of %s", path,
             cat_path ? cat_path : "datasets/catalogue.txt");
-  else
+  } else {
     mb_diag(stdout, "file            %s", path);
+  }
   printf("sha256          %s (of the canonical text)\n", sha);
   if (w->n_ops)
     printf("ops             %d (schedule length %d)\n", st.n_ops, w->schedule_length);
