@@ -28,6 +28,14 @@ static const char *const COLUMNS[] = {"name",     "kind",     "source", "args",
                                       "hardware", "capacity", "split",  "tags"};
 enum { N_COLUMNS = 8 };
 
+const char *const mb_catalogue_splits[MB_CATALOGUE_N_SPLITS + 1] = {"train", "test", NULL};
+
+bool mb_catalogue_split_known(const char *name) {
+  for (int i = 0; i < MB_CATALOGUE_N_SPLITS; i++)
+    if (!strcmp(name, mb_catalogue_splits[i])) return true;
+  return false;
+}
+
 /* ---------------------------------------------------------------- patterns */
 
 typedef struct patterns {
@@ -289,7 +297,7 @@ static bool parse_entry(const patterns *pt, field *f, const char *path, int line
                    f[4].col, e->hardware);
   if (!parse_capacity(pt, &f[5], path, line, &e->capacity, err)) return false;
   if (!copy_field(e->split, sizeof e->split, &f[6], "split", path, line, err)) return false;
-  if (strcmp(e->split, "train") && strcmp(e->split, "test"))
+  if (!mb_catalogue_split_known(e->split))
     return mb_fail(err, "%s:%d:%d: field 'split': '%s' (expected train or test)", path, line,
                    f[6].col, e->split);
   if (!copy_field(e->tags, sizeof e->tags, &f[7], "tags", path, line, err)) return false;

@@ -29,6 +29,13 @@ typedef struct mb_catalogue_entry {
   int32_t line;      /* line in the catalogue file */
 } mb_catalogue_entry;
 
+/* The catalogue's splits, NULL-terminated: agents train on "train"; "test" holds the workloads
+ * they never saw. */
+#define MB_CATALOGUE_N_SPLITS 2
+extern const char *const mb_catalogue_splits[MB_CATALOGUE_N_SPLITS + 1];
+/* True when NAME is one of mb_catalogue_splits. */
+bool mb_catalogue_split_known(const char *name);
+
 typedef struct mb_catalogue {
   char *path;
   int32_t n_entries;

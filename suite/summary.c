@@ -183,7 +183,7 @@ static bool fail_empty(const mb_result_matrix *m, const char *path, const char *
 
 bool mb_summary_print_filtered(mb_results *r, const char *split, const char *workloads, FILE *out,
                                mb_error *err) {
-  if (split && strcmp(split, "train") && strcmp(split, "test"))
+  if (split && !mb_catalogue_split_known(split))
     return mb_fail(err, "split '%s': expected train or test", split);
   mb_result_matrix *m = mb_result_matrix_load(r, err);
   if (!m) return false;

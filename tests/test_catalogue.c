@@ -276,6 +276,20 @@ static void test_missing_data(void **state) {
   mb_catalogue_free(c);
 }
 
+/* The split names every command's --split accepts: exactly the catalogue's, no prefix or case. */
+static void test_split_names(void **state) {
+  (void)state;
+  assert_int_equal(MB_CATALOGUE_N_SPLITS, 2);
+  assert_string_equal(mb_catalogue_splits[0], "train");
+  assert_string_equal(mb_catalogue_splits[1], "test");
+  assert_null(mb_catalogue_splits[MB_CATALOGUE_N_SPLITS]);
+  assert_true(mb_catalogue_split_known("train"));
+  assert_true(mb_catalogue_split_known("test"));
+  const char *const wrong[] = {"", "Train", "tes", "tests", "validation", "train "};
+  for (size_t i = 0; i < sizeof wrong / sizeof *wrong; i++)
+    assert_false(mb_catalogue_split_known(wrong[i]));
+}
+
 static void test_hash(void **state) {
   (void)state;
   char *path = mb_test_write_temp(".txt", HEADER
@@ -358,10 +372,10 @@ static void test_every_entry_loads(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_parse_good),        cmocka_unit_test(test_parse_errors),
-      cmocka_unit_test(test_capacity_rule),     cmocka_unit_test(test_cache),
-      cmocka_unit_test(test_missing_data),      cmocka_unit_test(test_hash),
-      cmocka_unit_test(test_every_entry_loads),
+      cmocka_unit_test(test_parse_good),    cmocka_unit_test(test_parse_errors),
+      cmocka_unit_test(test_capacity_rule), cmocka_unit_test(test_cache),
+      cmocka_unit_test(test_missing_data),  cmocka_unit_test(test_hash),
+      cmocka_unit_test(test_split_names),   cmocka_unit_test(test_every_entry_loads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -544,10 +544,7 @@ static int parse_options(int argc, char **argv, bench_options *O) {
       if (!mb_option_text("bench muzero", a, v, &O->returns)) return 2;
       if (!parse_simulation_list(O->returns, O->budgets, &O->n_budgets)) return 2;
     } else if (!strcmp(a, "--split")) {
-      static const char *const splits[] = {"train", "test"};
-      int k;
-      if (!mb_option_choice("bench muzero", a, v, splits, 2, &k)) return 2;
-      O->split = splits[k];
+      if (!mb_option_split("bench muzero", a, v, &O->split)) return 2;
     } else if (!strcmp(a, "--workloads")) {
       if (!mb_option_text("bench muzero", a, v, &O->regex)) return 2;
     } else if (!strcmp(a, "--catalogue")) {

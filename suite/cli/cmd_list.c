@@ -173,10 +173,7 @@ int mb_cmd_list(int argc, char **argv) {
     if (slot) {
       if (!(is_path ? mb_option_path : mb_option_text)("list", flag, v, slot)) return 2;
     } else if (!strcmp(flag, "--split")) {
-      static const char *const splits[] = {"train", "test"};
-      int k;
-      if (!mb_option_choice("list", flag, v, splits, 2, &k)) return 2;
-      split = splits[k];
+      if (!mb_option_split("list", flag, v, &split)) return 2;
     } else {
       return mb_unknown_option("list", a);
     }

@@ -124,10 +124,7 @@ static int parse_options(int argc, char **argv, mb_run_config *cfg) {
       } else if (!strcmp(name, "--workloads")) {
         if (!mb_option_text("run", name, val, &cfg->workloads)) return 2;
       } else if (!strcmp(name, "--split")) {
-        static const char *const splits[] = {"train", "test"};
-        int k;
-        if (!mb_option_choice("run", name, val, splits, 2, &k)) return 2;
-        cfg->split = splits[k];
+        if (!mb_option_split("run", name, val, &cfg->split)) return 2;
       } else if (!strcmp(name, "--solvers")) {
         if (!mb_option_text("run", name, val, &cfg->solvers)) return 2;
         if (!nonempty_list(name, val, "solver names")) return 2;

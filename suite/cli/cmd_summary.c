@@ -49,10 +49,7 @@ int mb_cmd_summary(int argc, char **argv) {
     mb_option_arg o;
     mb_option_arg_read(argc, argv, i, &o);
     if (!strcmp(o.flag, "--split")) {
-      static const char *const splits[] = {"train", "test"};
-      int k;
-      if (!mb_option_choice("summary", o.flag, o.value, splits, 2, &k)) return 2;
-      split = splits[k];
+      if (!mb_option_split("summary", o.flag, o.value, &split)) return 2;
     } else if (!strcmp(o.flag, "--workloads")) {
       if (!mb_option_text("summary", o.flag, o.value, &workloads)) return 2;
     } else {

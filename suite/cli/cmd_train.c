@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "catalogue.h"
 #include "commands.h"
 #include "error.h"
 #include "paths.h"
@@ -307,7 +308,7 @@ _Static_assert(sizeof(mb_search_kind) == sizeof(int) && sizeof(mb_game_order) ==
  * same text. */
 static const train_option TRAIN_OPTIONS[] = {
     {"--workloads", TEXT(regex), .run = RUN_WORKLOADS},
-    {"--split", TEXT(split), .choices = NAMES("train", "test"), .run = RUN_WORKLOADS},
+    {"--split", TEXT(split), .choices = mb_catalogue_splits, .run = RUN_WORKLOADS},
     {"--synthetic", SWITCH(cfg.synthetic), .run = RUN_WORKLOADS},
     {"--catalogue", PATH(cat), .run = RUN_LOCATION},
     {"--max-buffers", I64(max_buffers, 1, INT32_MAX), .run = RUN_KEPT},

@@ -83,6 +83,10 @@ bool mb_option_path(const char *command, const char *flag, const char *value, co
 bool mb_option_choice(const char *command, const char *flag, const char *value,
                       const char *const *choices, int n_choices, int *index);
 
+/* A catalogue split (mb_catalogue_splits): *split points at its name there; else
+ * mb_option_choice's "mallocbench COMMAND: FLAG 'VALUE': expected train or test". */
+bool mb_option_split(const char *command, const char *flag, const char *value, const char **split);
+
 /* The mallocmuzero solvers' search kind, "gumbel" or "puct", as MB_SOLVER_SEARCH_* (solver.h);
  * else mb_option_choice's "mallocbench COMMAND: FLAG 'VALUE': expected gumbel or puct". */
 bool mb_option_search(const char *command, const char *flag, const char *value, int *out);

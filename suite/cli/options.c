@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "catalogue.h"
 #include "commands.h"
 #include "error.h"
 #include "solver.h"
@@ -93,6 +94,14 @@ bool mb_option_choice(const char *command, const char *flag, const char *value,
                           choices[k]);
   mb_diag(stderr, "mallocbench %s: %s '%s': expected %s", command, flag, value, list);
   return false;
+}
+
+bool mb_option_split(const char *command, const char *flag, const char *value, const char **split) {
+  int k;
+  if (!mb_option_choice(command, flag, value, mb_catalogue_splits, MB_CATALOGUE_N_SPLITS, &k))
+    return false;
+  *split = mb_catalogue_splits[k];
+  return true;
 }
 
 bool mb_option_search(const char *command, const char *flag, const char *value, int *out) {
