@@ -27,15 +27,17 @@ STORED=(--workloads 'p-h.*' --synthetic --catalogue "$TMP/cat.txt" --max-buffers
   --synth-min 16 --synth-max 32 --synth-packing 0.25 --validate p-full
   --validate-catalogue "$TMP/cat.txt" --seed 17 --lr 0.002 --lr-end 0.0001 --batch 8 --unroll 3
   --td-steps 0 --value-weight 0.5 --consistency 0.75 --siblings 0.5 --sibling-depth 2
-  --sibling-from search --replay 1000 --ratio 2.5 --priority 0.6 --priority-beta 0.3 --actors 3
-  --segment 20 --segment-start uniform --search puct --self-play exact --simulations 4
+  --sibling-from search --root-gradient full --replay 1000 --ratio 2.5 --priority 0.6
+  --priority-beta 0.3 --actors 3 --segment 20 --segment-start uniform --search puct
+  --self-play exact --simulations 4
   --leaf-rollout 2 --c-scale 0.3 --q-range 0.01 --freeze reward --steps 2)
 # the same values in other spellings
 RESPELT=(--workloads 'p-h.*' --synthetic --max-buffers 0500 --synth-min 16 --synth-max 32
   --synth-packing .25 --validate p-full --seed 017 --lr 2e-3 --lr-end 1e-4 --batch 8 --unroll 3
   --td-steps 0 --value-weight 0.50 --consistency 0.75 --siblings 5e-1 --sibling-depth 2
-  --sibling-from search --replay 1000 --ratio 2.5 --priority 0.6 --priority-beta 0.3 --actors 3
-  --segment 20 --segment-start uniform --search puct --self-play exact --simulations 4
+  --sibling-from search --root-gradient full --replay 1000 --ratio 2.5 --priority 0.6
+  --priority-beta 0.3 --actors 3 --segment 20 --segment-start uniform --search puct
+  --self-play exact --simulations 4
   --leaf-rollout 2 --c-scale 0.3 --q-range 1e-2 --freeze reward)
 NET=(--latent 16 --actions 8 -q)
 run_options() { "$MB" show "$1" | sed -n 's/^run options      //p'; }
@@ -47,9 +49,10 @@ pairs() { printf '%s\n' "${1// --/$'\n'--}"; }
 want="--workloads 'p-h.*' --synthetic --catalogue $TMP/cat.txt --max-buffers 500 --synth-min 16 \
 --synth-max 32 --synth-packing 0.25 --validate p-full --validate-catalogue $TMP/cat.txt --seed 17 \
 --lr 0.002 --lr-end 0.0001 --batch 8 --unroll 3 --td-steps 0 --value-weight 0.5 --consistency 0.75 \
---siblings 0.5 --sibling-depth 2 --sibling-from search --replay 1000 --ratio 2.5 --priority 0.6 \
---priority-beta 0.3 --actors 3 --segment 20 --segment-start uniform --search puct --self-play exact \
---simulations 4 --leaf-rollout 2 --c-scale 0.3 --q-range 0.01 --freeze reward"
+--siblings 0.5 --sibling-depth 2 --sibling-from search --root-gradient full --replay 1000 \
+--ratio 2.5 --priority 0.6 --priority-beta 0.3 --actors 3 --segment 20 --segment-start uniform \
+--search puct --self-play exact --simulations 4 --leaf-rollout 2 --c-scale 0.3 --q-range 0.01 \
+--freeze reward"
 got=$(run_options "$TMP/a.h5")
 [ "$got" = "$want --steps 2" ] ||
   fail "stored options: $(diff <(pairs "$want --steps 2") <(pairs "$got") | grep '^[<>]')"
