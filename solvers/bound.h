@@ -18,8 +18,10 @@
 
 typedef enum mb_bound_status {
   MB_BOUND_SOLVED = 0,     /* LP solved to optimality: saving_ps is the bound */
-  MB_BOUND_NOT_SOLVED = 1, /* time limit or numerical trouble: saving_ps is only the trivial
-                              bound (sum of all standalone benefits), still valid */
+  MB_BOUND_NOT_SOLVED = 1, /* time or iteration limit, or numerical trouble: saving_ps is the
+                              trivial bound (sum of all standalone benefits), lowered to the
+                              weak-duality bound of the stopped simplex's duals when GLPK
+                              stopped on a limit (bound.c); valid, weaker than the LP optimum */
 } mb_bound_status;
 
 typedef struct mb_bound_result {
