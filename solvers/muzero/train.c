@@ -311,13 +311,14 @@ typedef struct trainer {
   int64_t next_eval, next_ckpt, next_state;
 } trainer;
 
-static mb_workload *synth_workload(mb_rng *rng, int32_t n_buffers, bool packing,
-                                   const mb_hardware *base, mb_hardware *hw, mb_error *err) {
+mb_workload *mb_train_synthetic_workload(mb_rng *rng, int32_t n_buffers, bool packing,
+                                         const char *name, const mb_hardware *base, mb_hardware *hw,
+                                         mb_error *err) {
   if (packing) {
     mb_packing_options po;
     mb_packing_options_default(&po);
     po.length = 1 << 16; /* MiniMalloc's 2^20 steps cost 16x more per new game, shape the same */
-    mb_workload *w = mb_random_packing_workload(rng, n_buffers, &po, NULL, NULL, err);
+    mb_workload *w = mb_random_packing_workload(rng, n_buffers, &po, name, NULL, err);
     if (!w) return NULL;
     int64_t quanta = po.height / po.quantum, cap = po.height;
     if (mb_rng_below(rng, 2)) /* choose what fits: [1/4, 1) of the perfect packing's height */
@@ -327,7 +328,7 @@ static mb_workload *synth_workload(mb_rng *rng, int32_t n_buffers, bool packing,
   }
   mb_random_options o;
   mb_random_options_default(&o);
-  mb_workload *w = mb_random_workload(rng, n_buffers, &o, NULL, err);
+  mb_workload *w = mb_random_workload(rng, n_buffers, &o, name, err);
   if (!w) return NULL;
   int64_t cap = mb_catalogue_auto_capacity(w, base);
   if (cap <= 0) cap = base->capacity;
@@ -403,7 +404,8 @@ static bool actor_play(trainer *T, actor *a, mb_error *err) {
   mb_hardware synth_hw = T->synth_hw;
   bool ok = true;
   if (a->n_synth > 0) {
-    own = synth_workload(&a->rng, a->n_synth, a->synth_packing, &T->synth_hw, &synth_hw, err);
+    own = mb_train_synthetic_workload(&a->rng, a->n_synth, a->synth_packing, NULL, &T->synth_hw,
+                                      &synth_hw, err);
     if (!own) return false;
     g = mb_game_new(own, &synth_hw, &a->ag.cfg.game, err);
     if (!g) {
@@ -706,7 +708,8 @@ static bool make_eval_set(trainer *T, mb_error *err) {
     }
     mb_rng r = mb_rng_split(&T->base, STREAM_EVAL_SET + (uint64_t)i);
     int32_t nb = cfg->synth_min + (cfg->synth_max - cfg->synth_min) * i / (n > 1 ? n - 1 : 1);
-    T->eval_own[i] = synth_workload(&r, nb, false, &T->synth_hw, &T->eval_set[i].hw, err);
+    T->eval_own[i] =
+        mb_train_synthetic_workload(&r, nb, false, NULL, &T->synth_hw, &T->eval_set[i].hw, err);
     if (!T->eval_own[i]) return false;
     T->eval_set[i].w = T->eval_own[i];
     T->eval_set[i].name = "synthetic-eval";

@@ -262,6 +262,16 @@ typedef enum mb_eval_mode { MB_EVAL_POLICY = 0, MB_EVAL_RANDOM, MB_EVAL_HEURISTI
 bool mb_eval_policy(const mb_agent *ag, const mb_train_workload *workloads, int32_t n,
                     mb_eval_mode mode, uint64_t seed, double *mean_return, mb_error *err);
 
+/* A synthetic workload of n_buffers buffers drawn from rng, named `name` (NULL: the generator's
+ * default), and in *hw the profile `base` with its capacity: a program (mb_random_workload) with
+ * the catalogue's automatic capacity (base's own when that rule gives none), or with `packing`
+ * an op-less packing instance (mb_random_packing_workload) with capacity the perfect packing's
+ * height or, half the time, a drawn [1/4, 1) of it. Training plays these, its evaluation set
+ * and bench muzero's --episodes set are made of them. NULL with err set on failure. */
+mb_workload *mb_train_synthetic_workload(mb_rng *rng, int32_t n_buffers, bool packing,
+                                         const char *name, const mb_hardware *base, mb_hardware *hw,
+                                         mb_error *err);
+
 /* The first stored decision of a segment of `segment` decisions in an episode of n (0 when
  * n <= segment). Uniform (cover false): a start drawn from [0, n - segment], which stores
  * decision i < segment only (i + 1) / segment as often as the middle ones (the first one

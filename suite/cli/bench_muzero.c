@@ -34,7 +34,6 @@
 #include "option_values.h"
 #include "paths.h"
 #include "player.h"
-#include "random_workload.h"
 #include "search.h"
 #include "stats.h"
 #include "tensor.h"
@@ -474,7 +473,9 @@ static int returns_table(const mb_agent *ag, const int *sims, int n, const mb_se
   return rc;
 }
 
-/* `episodes` synthetic workloads with sizes spread over 32..max_buffers. */
+/* `episodes` synthetic workloads with sizes spread over 32..max_buffers, workload e drawn from
+ * seed + e (its own stream, not training's: the published --episodes 200 sets stay as they
+ * were). */
 static bool synthetic_set(long episodes, long max_buffers, long seed, mb_train_set *set) {
   mb_error err = {{0}};
   mb_hardware base;
@@ -487,19 +488,15 @@ static bool synthetic_set(long episodes, long max_buffers, long seed, mb_train_s
   for (long e = 0; e < episodes; e++) {
     mb_rng rng;
     mb_rng_seed(&rng, (uint64_t)(seed + e));
-    mb_random_options ro;
-    mb_random_options_default(&ro);
     int32_t nb = (int32_t)(32 + (max_buffers - 32) * e / (episodes > 1 ? episodes - 1 : 1));
-    mb_workload *w = mb_random_workload(&rng, nb, &ro, "synthetic", &err);
+    mb_hardware hw;
+    mb_workload *w = mb_train_synthetic_workload(&rng, nb, false, "synthetic", &base, &hw, &err);
     if (!w) {
       mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
       return false;
     }
     set->w[set->n] = w;
-    set->tw[set->n] = (mb_train_workload){
-        .name = w->name,
-        .w = w,
-        .hw = mb_hardware_with_capacity(&base, mb_catalogue_auto_capacity(w, &base))};
+    set->tw[set->n] = (mb_train_workload){.name = w->name, .w = w, .hw = hw};
     set->n++;
   }
   return true;
@@ -714,11 +711,9 @@ static int throughput(const bench_options *O, mb_agent *ag) {
   }
   mb_rng rng;
   mb_rng_seed(&rng, (uint64_t)O->seed);
-  mb_random_options ro;
-  mb_random_options_default(&ro);
-  mb_workload *w = mb_random_workload(&rng, O->buffers, &ro, "bench-muzero", &err);
-  mb_hardware hw = base;
-  if (w) hw = mb_hardware_with_capacity(&base, mb_catalogue_auto_capacity(w, &base));
+  mb_hardware hw;
+  mb_workload *w =
+      mb_train_synthetic_workload(&rng, O->buffers, false, "bench-muzero", &base, &hw, &err);
   mb_game *g = w ? mb_game_new(w, &hw, &ag->cfg.game, &err) : NULL;
   if (!g) {
     mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
