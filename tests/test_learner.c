@@ -265,14 +265,14 @@ static void test_deterministic_and_target(void **state) {
 /* Every module's parameter values (grads false) or gradients (true) after one update of a fresh
  * fixture, in mb_agent_modules' order; out[m] is malloc'd, counts[m] its floats. Gradient
  * clipping is off, so that a change in one module's gradient cannot rescale another's. */
-static void after_one_update(bool siblings, int32_t unroll, bool root_gradient_full, bool grads,
+static void after_one_update(bool siblings, int32_t unroll, double root_gradient, bool grads,
                              float *out[4], size_t counts[4]) {
   mb_error err = {{0}};
   fixture f;
   fixture_init(&f, siblings, false);
   f.cfg.unroll = unroll;
   f.cfg.max_grad_norm = 1e30;
-  f.cfg.root_gradient_full = root_gradient_full;
+  f.cfg.root_gradient = root_gradient;
   mb_learner *L =
       mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, siblings ? SIBLINGS : 0, &err);
   assert_non_null(L);
@@ -304,60 +304,69 @@ static void free_modules(float *m[4]) {
   for (int i = 0; i < 4; i++) free(m[i]);
 }
 
-/* root_gradient_full changes only the gradient that reaches the representation's state s0
- * from the first dynamics step: after one update the dynamics, reward and prediction weights
- * are the same as with the halved gradient (their gradients do not pass through s0), and only
- * the representation's differ, from the main unroll or a sibling path; without either nothing
- * passes through a dynamics step. */
+/* root_gradient changes only the gradient that reaches the representation's state s0 from the
+ * first dynamics step: after one update with another factor (1, 0) the dynamics, reward and
+ * prediction weights are the same as with the default's 0.5 (their gradients do not pass
+ * through s0), and only the representation's differ, from the main unroll or a sibling path;
+ * without either nothing passes through a dynamics step. */
 static void test_root_gradient_reaches_only_the_representation(void **state) {
   (void)state;
   static const struct {
     bool siblings;
     int32_t unroll;
   } cases[] = {{false, 3}, {true, 3}, {true, 0}, {false, 0}};
-  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-    float *half[4], *full[4];
-    size_t nh[4], nf[4];
-    after_one_update(cases[c].siblings, cases[c].unroll, false, false, half, nh);
-    after_one_update(cases[c].siblings, cases[c].unroll, true, false, full, nf);
-    for (int m = 0; m < 4; m++) {
-      assert_int_equal(nh[m], nf[m]);
-      bool same = !memcmp(half[m], full[m], nh[m] * sizeof(float));
-      bool reaches = m == 0 && (cases[c].unroll > 0 || cases[c].siblings);
-      if (same == reaches)
-        fail_msg("case %zu (siblings %d, unroll %d): %s weights %s", c, cases[c].siblings,
-                 (int)cases[c].unroll, MB_AGENT_NETWORKS[m], same ? "unchanged" : "changed");
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+    for (double factor = 0; factor <= 1; factor += 1) {
+      float *half[4], *other[4];
+      size_t nh[4], no[4];
+      after_one_update(cases[c].siblings, cases[c].unroll, 0.5, false, half, nh);
+      after_one_update(cases[c].siblings, cases[c].unroll, factor, false, other, no);
+      for (int m = 0; m < 4; m++) {
+        assert_int_equal(nh[m], no[m]);
+        bool same = !memcmp(half[m], other[m], nh[m] * sizeof(float));
+        bool reaches = m == 0 && (cases[c].unroll > 0 || cases[c].siblings);
+        if (same == reaches)
+          fail_msg("case %zu (siblings %d, unroll %d), factor %g: %s weights %s", c,
+                   cases[c].siblings, (int)cases[c].unroll, factor, MB_AGENT_NETWORKS[m],
+                   same ? "unchanged" : "changed");
+      }
+      free_modules(half);
+      free_modules(other);
     }
-    free_modules(half);
-    free_modules(full);
-  }
 }
 
 /* Which way round: with one unroll step the representation's gradient is g0 + c g1, where g0 is
- * step 0's (the whole gradient without an unroll, the same batch) and g1 what step 1 sends back
- * through the dynamics; c is 1/2 by default and 1 with root_gradient_full (MuZero's pseudocode,
- * where it is the loss's exact gradient). So full - g0 = 2 (half - g0). */
-static void test_root_gradient_is_pseudocode(void **state) {
+ * step 0's (the whole gradient without an unroll, the same batch), g1 what step 1 sends back
+ * through the dynamics and c the factor: 1/2 by default, 1 in MuZero's pseudocode (where it is
+ * the loss's exact gradient), 0 for step 0's alone. So the gradient with c is g0 + 2c (half - g0).
+ */
+static void test_root_gradient_factor(void **state) {
   (void)state;
-  float *g0[4], *half[4], *full[4];
-  size_t n0[4], nh[4], nf[4];
-  after_one_update(false, 0, false, true, g0, n0);
-  after_one_update(false, 1, false, true, half, nh);
-  after_one_update(false, 1, true, true, full, nf);
+  float *g0[4], *half[4];
+  size_t n0[4], nh[4];
+  after_one_update(false, 0, 0.5, true, g0, n0);
+  after_one_update(false, 1, 0.5, true, half, nh);
   assert_int_equal(n0[0], nh[0]);
-  double worst = 0, scale = 0, step1 = 0;
-  for (size_t i = 0; i < nh[0]; i++) {
-    double dh = (double)half[0][i] - g0[0][i], df = (double)full[0][i] - g0[0][i];
-    worst = fmax(worst, fabs(df - 2 * dh));
-    scale = fmax(scale, fabs(full[0][i]));
-    step1 = fmax(step1, fabs(df));
+  const double factors[] = {0, 0.25, 1};
+  for (size_t f = 0; f < sizeof factors / sizeof *factors; f++) {
+    float *g[4];
+    size_t n[4];
+    after_one_update(false, 1, factors[f], true, g, n);
+    double worst = 0, scale = 0, step1 = 0;
+    for (size_t i = 0; i < nh[0]; i++) {
+      double want = g0[0][i] + 2 * factors[f] * ((double)half[0][i] - g0[0][i]);
+      worst = fmax(worst, fabs(g[0][i] - want));
+      scale = fmax(scale, fabs(half[0][i]));
+      step1 = fmax(step1, fabs((double)half[0][i] - g0[0][i]));
+    }
+    assert_true(step1 > 1e-3 * scale); /* step 1 does reach the representation */
+    if (worst > 1e-4 * scale)
+      fail_msg("factor %g: the gradient differs from g0 + 2c (half - g0) by %g (of %g)", factors[f],
+               worst, scale);
+    free_modules(g);
   }
-  assert_true(step1 > 1e-3 * scale); /* step 1 does reach the representation */
-  if (worst > 1e-4 * scale)
-    fail_msg("full - g0 differs from 2 (half - g0) by %g (of %g)", worst, scale);
   free_modules(g0);
   free_modules(half);
-  free_modules(full);
 }
 
 int main(void) {
@@ -368,7 +377,7 @@ int main(void) {
       cmocka_unit_test(test_sibling_depth_mismatch),
       cmocka_unit_test(test_deterministic_and_target),
       cmocka_unit_test(test_root_gradient_reaches_only_the_representation),
-      cmocka_unit_test(test_root_gradient_is_pseudocode),
+      cmocka_unit_test(test_root_gradient_factor),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -398,7 +398,7 @@ static bool dynamics_input(mb_tensor *in, const mb_tensor *s, const int32_t *act
  * at every step the reward and consistency losses and, where the path continues, the value loss
  * (all weighted sibling_weight / P, the value also value_weight), backward through the chain into
  * L->ds (the gradient at s0; halved at every dynamics step like the main unroll's,
- * root_gradient_full as there). Returns the
+ * root_gradient at s0 as there). Returns the
  * loss. With P = 1 this is one step with reward and consistency only. */
 static bool sibling_paths(mb_learner *L, const mb_agent *ag, const mb_tensor *s0,
                           const mb_train_config *cfg, double *loss, mb_error *err) {
@@ -444,7 +444,7 @@ static bool sibling_paths(mb_learner *L, const mb_agent *ag, const mb_tensor *s0
         !mb_nn_backward(&L->sdyn[j], &L->sds, &L->din, err) ||
         !mb_tensor_get_cols(&L->scarry, &L->din, 0, W, err))
       return false;
-    if (j > 0 || !cfg->root_gradient_full) mb_nn_scale_gradient(&L->scarry, 0.5f);
+    mb_nn_scale_gradient(&L->scarry, j > 0 ? 0.5f : (float)cfg->root_gradient);
     *loss += lv + lr + lc;
   }
   return mb_tensor_axpy(&L->ds, 1.0f, &L->scarry, err);
@@ -512,7 +512,7 @@ bool mb_learner_step(mb_learner *L, mb_agent *ag, mb_adam *opt, const mb_train_c
     if (!mb_nn_backward(&L->dyn[k - 1], &L->ds, &L->din, err) ||
         !mb_tensor_get_cols(&L->carry, &L->din, 0, W, err))
       return false;
-    if (k > 1 || !cfg->root_gradient_full) mb_nn_scale_gradient(&L->carry, 0.5f);
+    mb_nn_scale_gradient(&L->carry, k > 1 ? 0.5f : (float)cfg->root_gradient);
   }
   double ls = 0;
   if (L->P > 0 && !sibling_paths(L, ag, mb_nn_tape_output(&L->repr), cfg, &ls, err)) return false;

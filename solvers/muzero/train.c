@@ -41,6 +41,7 @@ void mb_train_config_default(mb_train_config *c) {
   c->lr_end = NAN; /* = lr: constant */
   c->weight_decay = 1e-4;
   c->max_grad_norm = 5.0;
+  c->root_gradient = 0.5;
   c->replay_capacity = 50000;
   c->replay_ratio = 4.0;
   c->priority_alpha = 0.0;
@@ -85,6 +86,8 @@ bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
                    "weight %g, sibling weight %g: bad value",
                    c->lr, c->weight_decay, c->max_grad_norm, c->value_weight, c->consistency_weight,
                    c->sibling_weight);
+  if (!(c->root_gradient >= 0 && c->root_gradient <= 1))
+    return mb_fail(err, "train config: root gradient %g: expected in [0, 1]", c->root_gradient);
   if (!isnan(c->lr_end) && !(c->lr_end >= 0 && c->lr_end <= c->lr))
     return mb_fail(err, "train config: lr_end %g: expected in [0, lr = %g]", c->lr_end, c->lr);
   if (c->sibling_depth < 1 || c->sibling_depth > MB_SIBLING_MAX_DEPTH)

@@ -148,10 +148,12 @@ typedef struct mb_train_config {
                                 most visited children while they are legal in the real game
                                 (then the raw policy's greedy moves): the model is trained where
                                 its search looked; false (default): a uniformly drawn sibling */
-  bool root_gradient_full;   /* the gradient the first dynamics step sends into the
-                                representation's state is not halved, as in MuZero's pseudocode,
-                                which halves only the states the dynamics made; false (default):
-                                halved like every later step's (measured: EXPERIMENTS.md) */
+  double root_gradient;      /* the factor on the gradient the first dynamics step sends into
+                                the representation's state s0, in [0, 1]: 0.5 (default) halves it
+                                as at every later state; 1 is MuZero's pseudocode, which halves
+                                only the states the dynamics made; 0 stops it, so that the
+                                representation learns from step 0's losses alone (measured:
+                                EXPERIMENTS.md) */
   bool self_play_exact;      /* self-play searches the real game (snapshot / restore, as
                                 mallocmuzero-exact) instead of the learned model (default false) */
   double lr, weight_decay, max_grad_norm;

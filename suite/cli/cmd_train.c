@@ -142,10 +142,11 @@ static void usage(FILE *out) {
           "                    action other than the move with the highest Q, its path\n"
           "                    the search tree's most visited one while legal; an option\n"
           "                    measured in datasets/agents/EXPERIMENTS.md, not the default)\n"
-          "  --root-gradient half|full (half: the first dynamics step's gradient into the\n"
-          "                    representation's state is halved like every later step's;\n"
-          "                    full: not, as in MuZero's pseudocode, which halves only the\n"
-          "                    states the dynamics made)\n"
+          "  --root-gradient X (0.5: the factor on the gradient the first dynamics step\n"
+          "                    sends into the representation's state, halved as at every\n"
+          "                    later step; 1: MuZero's pseudocode, which halves only the\n"
+          "                    states the dynamics made; 0: the representation learns from\n"
+          "                    step 0's losses alone)\n"
           "  --replay N (50000 transitions)  --ratio R (4 samples per new decision)\n"
           "  --priority ALPHA (0: uniform replay; in (0, 1]: rows drawn with probability\n"
           "                    ~ |value error|^ALPHA, losses weighted by importance weights)\n"
@@ -332,7 +333,7 @@ static const train_option TRAIN_OPTIONS[] = {
     {"--siblings", NUMBER(cfg.sibling_weight, 0, 1e6), .run = RUN_KEPT},
     {"--sibling-depth", I32(cfg.sibling_depth, 1, MB_SIBLING_MAX_DEPTH), .run = RUN_KEPT},
     {"--sibling-from", CHOICE(cfg.sibling_from_search, NAMES("random", "search")), .run = RUN_KEPT},
-    {"--root-gradient", CHOICE(cfg.root_gradient_full, NAMES("half", "full")), .run = RUN_KEPT},
+    {"--root-gradient", NUMBER(cfg.root_gradient, 0, 1), .run = RUN_KEPT},
     {"--replay", I64(cfg.replay_capacity, 2, (int64_t)1 << 30), .run = RUN_KEPT},
     {"--ratio", NUMBER(cfg.replay_ratio, 1e-6, 1e6), .run = RUN_KEPT},
     {"--priority", NUMBER(cfg.priority_alpha, 0, 1), .run = RUN_KEPT},

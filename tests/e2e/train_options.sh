@@ -27,7 +27,7 @@ STORED=(--workloads 'p-h.*' --synthetic --catalogue "$TMP/cat.txt" --max-buffers
   --synth-min 16 --synth-max 32 --synth-packing 0.25 --validate p-full
   --validate-catalogue "$TMP/cat.txt" --seed 17 --lr 0.002 --lr-end 0.0001 --batch 8 --unroll 3
   --td-steps 0 --value-weight 0.5 --consistency 0.75 --siblings 0.5 --sibling-depth 2
-  --sibling-from search --root-gradient full --replay 1000 --ratio 2.5 --priority 0.6
+  --sibling-from search --root-gradient 1 --replay 1000 --ratio 2.5 --priority 0.6
   --priority-beta 0.3 --actors 3 --segment 20 --segment-start uniform --search puct
   --self-play exact --simulations 4
   --leaf-rollout 2 --c-scale 0.3 --q-range 0.01 --freeze reward --steps 2)
@@ -35,7 +35,7 @@ STORED=(--workloads 'p-h.*' --synthetic --catalogue "$TMP/cat.txt" --max-buffers
 RESPELT=(--workloads 'p-h.*' --synthetic --max-buffers 0500 --synth-min 16 --synth-max 32
   --synth-packing .25 --validate p-full --seed 017 --lr 2e-3 --lr-end 1e-4 --batch 8 --unroll 3
   --td-steps 0 --value-weight 0.50 --consistency 0.75 --siblings 5e-1 --sibling-depth 2
-  --sibling-from search --root-gradient full --replay 1000 --ratio 2.5 --priority 0.6
+  --sibling-from search --root-gradient 1.0 --replay 1000 --ratio 2.5 --priority 0.6
   --priority-beta 0.3 --actors 3 --segment 20 --segment-start uniform --search puct
   --self-play exact --simulations 4
   --leaf-rollout 2 --c-scale 0.3 --q-range 1e-2 --freeze reward)
@@ -49,7 +49,7 @@ pairs() { printf '%s\n' "${1// --/$'\n'--}"; }
 want="--workloads 'p-h.*' --synthetic --catalogue $TMP/cat.txt --max-buffers 500 --synth-min 16 \
 --synth-max 32 --synth-packing 0.25 --validate p-full --validate-catalogue $TMP/cat.txt --seed 17 \
 --lr 0.002 --lr-end 0.0001 --batch 8 --unroll 3 --td-steps 0 --value-weight 0.5 --consistency 0.75 \
---siblings 0.5 --sibling-depth 2 --sibling-from search --root-gradient full --replay 1000 \
+--siblings 0.5 --sibling-depth 2 --sibling-from search --root-gradient 1 --replay 1000 \
 --ratio 2.5 --priority 0.6 --priority-beta 0.3 --actors 3 --segment 20 --segment-start uniform \
 --search puct --self-play exact --simulations 4 --leaf-rollout 2 --c-scale 0.3 --q-range 0.01 \
 --freeze reward"
