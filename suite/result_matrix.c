@@ -142,6 +142,9 @@ mb_result_matrix *mb_result_matrix_load(mb_results *r, mb_error *err) {
         cell->speedup_heuristic = cell->speedup_slow = NAN;
       }
       cell->gap_to_bound = ng > 0 ? cell->gap_to_bound / ng : NAN;
+      /* a case whose heuristic baseline failed has no speedup (NaN): not present, so that it
+       * is neither a loss nor a NaN in the geomean (the summary's caveats count such cases) */
+      cell->present = cell->present && !isnan(cell->speedup_heuristic);
     }
   free(n_gap);
   return m;

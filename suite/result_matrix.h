@@ -18,7 +18,8 @@
 #include "results.h"
 
 typedef struct mb_matrix_cell {
-  bool present; /* at least one ok+valid row and no failed one */
+  bool present; /* at least one ok+valid row, no failed one, and a speedup: the case's
+                   heuristic baseline is known */
   int32_t n_seeds;
   int32_t n_failed;         /* rows of this cell that are not ok or not valid */
   int32_t n_budget_hit;     /* ok rows whose solver stopped on its wall-clock budget */
@@ -63,7 +64,9 @@ mb_matrix_cell *mb_matrix_cell_at(const mb_result_matrix *m, int32_t c, int32_t 
 /* Index of a solver by name, or -1. */
 int32_t mb_matrix_solver_index(const mb_result_matrix *m, const char *solver);
 
-/* Per-solver summary over all cases where both the solver and the heuristic are present. */
+/* Per-solver summary over the cases where the solver's cell is present: speedups are over the
+ * heuristic baseline stored in every row, so a case counts even when the heuristic was not
+ * among the run's solvers, and not when its baseline failed. */
 typedef struct mb_solver_summary {
   char solver[MB_RES_SOLVER];
   int32_t n_cases;                        /* cases with a present cell */

@@ -53,6 +53,13 @@ void mb_summary_print_caveats(FILE *out, const mb_result_matrix *m, const mb_sol
             "a weaker bound and overstates the true gap\n('run --bound-budget SEC' gives the LP "
             "longer).\n");
   }
+  int32_t no_baseline = 0;
+  for (int32_t c = 0; c < m->n_cases; c++) no_baseline += m->cases[c].t_heuristic_ps <= 0;
+  if (no_baseline > 0)
+    fprintf(out,
+            "\nIn %d of these %d cases the heuristic baseline failed (their baselines row's "
+            "bound_note says why):\ntheir speedups are unknown, and no solver's row counts them.\n",
+            (int)no_baseline, (int)m->n_cases);
   bool any = false;
   for (int32_t i = 0; i < m->n_solvers; i++) {
     if (s[i].n_budget_hit == 0) continue;

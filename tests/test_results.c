@@ -21,6 +21,7 @@
 #include "result_matrix.h"
 #include "results.h"
 #include "rng.h"
+#include "summary.h"
 #include "support.h"
 #include "workload.h"
 #include "workload_io.h"
@@ -794,6 +795,43 @@ static void test_matrix_failed_seed(void **state) {
   free(path);
 }
 
+/* A case whose heuristic baseline failed (t_heuristic -1) has no speedup: its cell is not
+ * present, so the summary neither counts it as a loss nor takes a NaN into the geomean, and the
+ * caveats say how many such cases there are. */
+static void test_matrix_without_baseline(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("mnobase.h5");
+  mb_error err = {{0}};
+  mb_results *r = mb_results_create(path, false, &err);
+  assert_non_null(r);
+  append_case_row(r, 0, "a", 0, "ok", 1, 800000, 400000); /* speedup 2 */
+  append_case_row(r, 1, "b", 0, "ok", 1, -1, 500000);     /* the baseline failed */
+  mb_result_matrix *m = mb_result_matrix_load(r, &err);
+  assert_non_null(m);
+  assert_int_equal(m->n_cases, 2);
+  const mb_matrix_cell *b = mb_matrix_cell_at(m, 1, 0);
+  assert_int_equal(b->n_seeds, 1);
+  assert_int_equal(b->n_failed, 0);
+  assert_false(b->present);
+  mb_solver_summary sum;
+  mb_result_matrix_summarise(m, &sum);
+  assert_int_equal(sum.n_cases, 1);
+  assert_int_equal(sum.losses, 0);
+  assert_int_equal(sum.wins, 1);
+  assert_true(fabs(sum.geomean_speedup - 2.0) < 1e-12);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  assert_non_null(out);
+  mb_summary_print_caveats(out, m, &sum);
+  fclose(out);
+  assert_non_null(strstr(text, "In 1 of these 2 cases the heuristic baseline failed"));
+  free(text);
+  mb_result_matrix_free(m);
+  mb_results_close(r, NULL);
+  free(path);
+}
+
 /* Wins, ties and losses against the heuristic: a tie is a speedup within 1e-9 of 1, so a
  * speedup of 1.0005 is a win and one of exactly 1 a tie. */
 static void test_matrix_tie_tolerance(void **state) {
@@ -1249,6 +1287,7 @@ int main(void) {
       cmocka_unit_test(test_curve_heuristic),
       cmocka_unit_test(test_matrix_split),
       cmocka_unit_test(test_matrix_failed_seed),
+      cmocka_unit_test(test_matrix_without_baseline),
       cmocka_unit_test(test_matrix_tie_tolerance),
       cmocka_unit_test(test_derive_not_ok),
       cmocka_unit_test(test_result_field_names),
