@@ -397,9 +397,9 @@ static bool dynamics_input(mb_tensor *in, const mb_tensor *s, const int32_t *act
 /* Sibling paths: forward P dynamics steps from the root state s0 along the stored paths, then
  * at every step the reward and consistency losses and, where the path continues, the value loss
  * (all weighted sibling_weight / P, the value also value_weight), backward through the chain into
- * L->ds (the gradient at s0; halved at every dynamics step like the main unroll's,
- * root_gradient at s0 as there). Returns the
- * loss. With P = 1 this is one step with reward and consistency only. */
+ * L->ds (the gradient at s0; like the main unroll's, halved into every state a dynamics step
+ * made and scaled by root_gradient into s0). Returns the loss. With P = 1 this is one step with
+ * reward and consistency only. */
 static bool sibling_paths(mb_learner *L, const mb_agent *ag, const mb_tensor *s0,
                           const mb_train_config *cfg, double *loss, mb_error *err) {
   int32_t B = L->B, W = L->W, A = L->A, S = L->S, P = L->P;
