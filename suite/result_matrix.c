@@ -132,7 +132,6 @@ mb_result_matrix *mb_result_matrix_load(mb_results *r, mb_error *err) {
     for (int32_t s = 0; s < m->n_solvers; s++) {
       mb_matrix_cell *cell = mb_matrix_cell_at(m, c, s);
       int32_t ng = n_gap[(size_t)c * (size_t)m->n_solvers + (size_t)s];
-      cell->present = cell->n_seeds > 0 && cell->n_failed == 0;
       if (cell->n_seeds > 0) {
         cell->speedup_heuristic = exp(cell->speedup_heuristic / cell->n_seeds);
         cell->speedup_slow = exp(cell->speedup_slow / cell->n_seeds);
@@ -144,7 +143,7 @@ mb_result_matrix *mb_result_matrix_load(mb_results *r, mb_error *err) {
       cell->gap_to_bound = ng > 0 ? cell->gap_to_bound / ng : NAN;
       /* a case whose heuristic baseline failed has no speedup (NaN): not present, so that it
        * is neither a loss nor a NaN in the geomean (the summary's caveats count such cases) */
-      cell->present = cell->present && !isnan(cell->speedup_heuristic);
+      cell->present = cell->n_seeds > 0 && cell->n_failed == 0 && !isnan(cell->speedup_heuristic);
     }
   free(n_gap);
   return m;
