@@ -9,17 +9,27 @@
  * f(0) = 0 give f(tx) >= t f(x) for t in [0,1]; apply it to x = (x/(x+y))(x+y) and to y and
  * add.) So the saving of S on o is at most the sum of its members' standalone savings on o,
  * and summing over ops, saving(S) <= sum_{b in S} benefit_b: the roofline max() can only make
- * a set save less than the sum of its parts, never more. A valid S keeps the bytes live at
- * every time t under the capacity (the fast buffers live at t occupy disjoint address ranges
- * inside [0, capacity)), so the indicator vector of S is feasible for the LP and
- * saving(S) <= LP optimum. By weak duality every y >= 0 (one entry per constraint) gives
- *     LP optimum <= sum_t capacity y_t + sum_b max(0, benefit_b - size_b sum_{t live} y_t),
+ * a set save less than the sum of its parts, never more. A valid S keeps the aligned bytes
+ * live at every time t under the aligned capacity (the fast buffers live at t occupy disjoint
+ * aligned address ranges inside [0, capacity); "Alignment" below), so the indicator vector of
+ * S is feasible for the LP and saving(S) <= LP optimum. By weak duality every y >= 0 (one
+ * entry per constraint) gives
+ *     LP optimum <= sum_t r(C) y_t + sum_b max(0, benefit_b - r(size_b) sum_{t live} y_t),
  * which this module evaluates from GLPK's row duals itself, so the reported number is a bound
  * even if the simplex stopped early or is slightly off numerically.
  * Integer picoseconds: each op time is rounded once (|error| <= 0.5 ps), so a set's rounded
  * saving on an op exceeds the sum of its members' rounded standalone savings by at most
  * 1 ps + 1 ps per member use; the bound adds n_uses + n_ops ps to cover it (op-less workloads
  * are additive by definition and get no slack).
+ *
+ * Alignment: every fast offset is a multiple of the alignment A, so the fast buffers live at
+ * t, sorted by offset, each start at or after the previous one's end rounded up to A: each
+ * occupies its size rounded up to A, r(size), and the last ends inside the capacity C, so
+ *     sum over the fast buffers live at t of r(size_b) <= r(C)
+ * (the rounded sizes of the buffers below the last one sum to at most its offset off, a
+ * multiple of A, and off + r(size) = r(off + size) <= r(C)). The rows use r(size) and r(C): a valid
+ * S is still feasible, and the LP no longer counts bytes that alignment wastes. (For A = 1 they are
+ * the plain byte constraints.)
  *
  * Constraints: the set live at time t is contained in the set live at the latest buffer start
  * s <= t (every buffer live at t started at or before s and ends at or after t >= s), so start
@@ -106,15 +116,21 @@ static void choose_columns(const mb_workload *w, const mb_hardware *hw, lp_colum
   qsort(order, (size_t)c->n_vars, sizeof *order, cmp_start);
 }
 
-/* The rows, scaled by 1/capacity: one per maximal set of candidates live together whose bytes
- * exceed the capacity, found by a sweep over start times (ends and active are scratch). The
- * number of rows, or -1 when out of memory. */
+/* x rounded up to a multiple of align (>= 1). */
+static int64_t round_up(int64_t x, int64_t align) { return (x + align - 1) / align * align; }
+
+/* The rows, in aligned bytes (see the comment at the top) and scaled by 1/capacity: one per
+ * maximal set of candidates live together whose aligned bytes exceed the aligned capacity,
+ * found by a sweep over start times (ends and active are scratch). The number of rows, or -1
+ * when out of memory. */
 static int32_t add_capacity_rows(const mb_workload *w, const mb_hardware *hw, const lp_columns *c,
                                  const by_start *order, int32_t *ends, int32_t *active,
                                  triplets *t) {
   const int32_t n_order = c->n_vars;
   int32_t n_heap = 0, n_active = 0, n_rows = 0;
-  const double cap = (double)hw->capacity;
+  const int64_t align = hw->alignment > 0 ? hw->alignment : 1;
+  const int64_t capacity = round_up(hw->capacity, align);
+  const double cap = (double)capacity;
   for (int32_t i = 0; i < n_order;) {
     int32_t s = order[i].start;
     for (; i < n_order && order[i].start == s; i++) {
@@ -130,14 +146,15 @@ static int32_t add_capacity_rows(const mb_workload *w, const mb_hardware *hw, co
       const mb_buffer *buf = &w->buffers[active[j]];
       if (buf->end < s) continue;
       active[k++] = active[j];
-      bytes += buf->size;
+      bytes += round_up(buf->size, align);
     }
     n_active = k;
-    if (bytes <= hw->capacity) continue;
+    if (bytes <= capacity) continue;
     n_rows++;
-    for (int32_t j = 0; j < n_active; j++)
-      if (!trip_push(t, n_rows, c->col[active[j]], (double)w->buffers[active[j]].size / cap))
-        return -1;
+    for (int32_t j = 0; j < n_active; j++) {
+      double size = (double)round_up(w->buffers[active[j]].size, align);
+      if (!trip_push(t, n_rows, c->col[active[j]], size / cap)) return -1;
+    }
   }
   return n_rows;
 }

@@ -2,10 +2,11 @@
  * can show how far each solver is from optimal ("gap to bound").
  *
  * LP relaxation (GLPK simplex): maximise sum_b benefit_b x_b over 0 <= x_b <= 1 subject to
- * sum of size_b x_b over the buffers live at t <= capacity, for every time t. Fragmentation
- * is ignored (any fractional set that fits by bytes counts), pinned and over-capacity buffers
- * are fixed at 0. Why this bounds every valid assignment's saving, and why constraints at
- * buffer start times suffice: see bound.c. */
+ * sum of r(size_b) x_b over the buffers live at t <= r(capacity), for every time t, where r
+ * rounds up to the alignment (each fast buffer occupies at least that much). Fragmentation
+ * is otherwise ignored (any fractional set that fits by aligned bytes counts), pinned and
+ * over-capacity buffers are fixed at 0. Why this bounds every valid assignment's saving, and why
+ * constraints at buffer start times suffice: see bound.c. */
 #ifndef MB_BOUND_H
 #define MB_BOUND_H
 

@@ -97,8 +97,8 @@ int32_t mb_result_matrix_count_split(const mb_result_matrix *m, const char *spli
 #define MB_AT_BOUND_TOL 1e-5
 bool mb_matrix_case_heuristic_at_bound(const mb_matrix_case *c);
 /* Whether the case's LP bound did not solve (bound_status "not solved": its time limit or
- * numerical trouble): the bound is then the trivial one, valid but weaker, so gaps to it
- * overstate the true gap. */
+ * numerical trouble): the bound is then the stopped simplex's weak-duality bound, at worst the
+ * trivial one, valid but weaker, so gaps to it overstate the true gap. */
 bool mb_matrix_case_bound_cut_short(const mb_matrix_case *c);
 
 #endif

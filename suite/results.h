@@ -103,8 +103,8 @@ typedef struct mb_baseline_row {
   int64_t t_slow_ps;
   int64_t t_heuristic_ps;
   int64_t t_bound_ps;               /* -1 when the bound failed */
-  char bound_status[MB_RES_STATUS]; /* "ok", "not solved" (time limit or numerical trouble: the
-                                       trivial bound, valid but weaker) or "error" (none) */
+  char bound_status[MB_RES_STATUS]; /* "ok", "not solved" (time limit or numerical trouble: a
+                                       weaker but valid bound, solvers/bound.h) or "error" (none) */
   char bound_note[MB_RES_NOTE];
   double heuristic_wall_s;
   double bound_wall_s;

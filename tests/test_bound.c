@@ -1,5 +1,6 @@
-/* The LP bound: a hand-solved LP, the subadditivity the proof rests on (checked numerically on
- * random subsets), bound >= the exact optimum and every solver on random workloads, honest
+/* The LP bound: a hand-solved LP, alignment, the subadditivity the proof rests on (checked
+ * numerically on random subsets), bound >= the exact optimum (small workloads, exhaustive
+ * search) and every solver on random workloads (with and without alignment), honest
  * "not solved" under a time limit, and the trivial cases. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,121 @@ static void test_hand_solved(void **state) {
   mb_workload_free(w);
 }
 
+/* Alignment: three 3 B buffers live together, benefit 300 each, capacity 8 B. By bytes the
+ * LP takes 8/3 of them (800 ps); with an alignment of 4 B each occupies 4 B, two fit at
+ * offsets 0 and 4 and the LP's 600 ps is the exact optimum. With capacity 12 B all three
+ * fit and no row is needed. */
+static void test_alignment(void **state) {
+  (void)state;
+  mb_workload_builder *b = mb_builder_new("aligned", "test_bound.c");
+  for (int i = 0; i < 3; i++) {
+    char name[8];
+    snprintf(name, sizeof name, "b%d", i);
+    mb_builder_set_benefit(b, mb_builder_add_buffer(b, name, 3, 0, 1, false), 300);
+  }
+  mb_builder_set_schedule(b, 2, 10000);
+  mb_error err;
+  mb_workload *w = mb_builder_finish(b, &err);
+  assert_non_null(w);
+  mb_bound_result r;
+  mb_hardware hw = mb_test_hardware(8, 1);
+  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_int_equal(r.n_constraints, 1);
+  assert_true(r.saving_ps >= 800 && r.saving_ps <= 802);
+  hw.alignment = 4;
+  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_int_equal(r.status, MB_BOUND_SOLVED);
+  assert_int_equal(r.n_constraints, 1);
+  assert_true(r.saving_ps >= 600 && r.saving_ps <= 602);
+  hw.capacity = 12;
+  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_int_equal(r.n_constraints, 0);
+  assert_int_equal(r.saving_ps, 900);
+  mb_workload_free(w);
+}
+
+/* The best saving of any valid assignment of an op-less workload (additive benefits), by
+ * exhaustive search: buffer i is slow or at any aligned offset that fits and overlaps no
+ * placed buffer live at a common time. */
+typedef struct exact_search {
+  const mb_workload *w;
+  const mb_hardware *hw;
+  int64_t offset[8];
+  bool placed[8];
+  mb_time_ps best;
+} exact_search;
+
+static bool conflicts(const exact_search *x, int32_t i, int64_t off) {
+  const mb_buffer *bi = &x->w->buffers[i];
+  for (int32_t j = 0; j < i; j++) {
+    const mb_buffer *bj = &x->w->buffers[j];
+    if (!x->placed[j] || bj->end < bi->start || bi->end < bj->start) continue;
+    if (off < x->offset[j] + bj->size && x->offset[j] < off + bi->size) return true;
+  }
+  return false;
+}
+
+static void exact_dfs(exact_search *x, int32_t i, mb_time_ps saving) {
+  if (i == x->w->n_buffers) {
+    if (saving > x->best) x->best = saving;
+    return;
+  }
+  x->placed[i] = false;
+  exact_dfs(x, i + 1, saving);
+  const mb_buffer *bi = &x->w->buffers[i];
+  for (int64_t off = 0; off + bi->size <= x->hw->capacity; off += x->hw->alignment) {
+    if (conflicts(x, i, off)) continue;
+    x->placed[i] = true;
+    x->offset[i] = off;
+    exact_dfs(x, i + 1, saving + bi->benefit_ps);
+    x->placed[i] = false;
+  }
+}
+
+/* Bound >= the exact optimum on small random op-less workloads, with alignments that do and do
+ * not divide the capacity (rounding the capacity down, or the sizes up without the capacity,
+ * fails this). */
+static void test_bound_above_exact_optimum(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 14);
+  int tighter = 0;
+  for (int round = 0; round < 300; round++) {
+    mb_workload_builder *b = mb_builder_new("small", "test_bound.c");
+    int32_t n = (int32_t)mb_rng_range(&rng, 1, 6);
+    for (int32_t i = 0; i < n; i++) {
+      char name[8];
+      snprintf(name, sizeof name, "b%d", (int)i);
+      int32_t start = (int32_t)mb_rng_below(&rng, 3);
+      int32_t end = start + (int32_t)mb_rng_below(&rng, 3);
+      int32_t id = mb_builder_add_buffer(b, name, mb_rng_range(&rng, 1, 7), start, end, false);
+      mb_builder_set_benefit(b, id, mb_rng_range(&rng, 100, 1000));
+    }
+    mb_builder_set_schedule(b, 5, 100000);
+    mb_error err;
+    mb_workload *w = mb_builder_finish(b, &err);
+    assert_non_null(w);
+    mb_hardware hw = mb_test_hardware(mb_rng_range(&rng, 2, 14), mb_rng_range(&rng, 1, 5));
+    exact_search x = {.w = w, .hw = &hw};
+    exact_dfs(&x, 0, 0);
+    mb_bound_result r, unaligned;
+    assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+    assert_int_equal(r.status, MB_BOUND_SOLVED);
+    if (r.saving_ps < x.best)
+      fail_msg(
+          "round %d: bound saving %lld below the optimum %lld (capacity %lld, alignment "
+          "%lld)",
+          round, (long long)r.saving_ps, (long long)x.best, (long long)hw.capacity,
+          (long long)hw.alignment);
+    mb_hardware bytes_only = hw;
+    bytes_only.alignment = 1;
+    assert_true(mb_bound_lp(w, &bytes_only, 10.0, &unaligned, &err));
+    tighter += r.saving_ps < unaligned.saving_ps;
+    mb_workload_free(w);
+  }
+  assert_true(tighter > 30); /* alignment matters in many rounds, so the check has teeth */
+}
+
 /* The proof's key step, checked on the simulator itself: for random sets S of buffers,
  * T_slow - T(S) <= sum of the standalone benefits of S (+ the rounding slack). */
 static void test_subadditive_savings(void **state) {
@@ -122,7 +238,9 @@ static void test_bound_above_solvers(void **state) {
     assert_non_null(w);
     mb_workload_stats ws;
     mb_workload_stats_compute(w, &ws);
-    mb_hardware hw = test_hw((int64_t)((double)ws.peak_live_bytes * mb_rng_uniform(&rng)) + 1);
+    mb_hardware hw =
+        mb_test_hardware((int64_t)((double)ws.peak_live_bytes * mb_rng_uniform(&rng)) + 1,
+                         round % 2 ? 1 : (int64_t)1 << mb_rng_below(&rng, 12)); /* up to 2 KiB */
     mb_bound_result r;
     assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
     assert_int_equal(r.status, MB_BOUND_SOLVED);
@@ -179,6 +297,8 @@ static void test_time_limit(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hand_solved),
+      cmocka_unit_test(test_alignment),
+      cmocka_unit_test(test_bound_above_exact_optimum),
       cmocka_unit_test(test_subadditive_savings),
       cmocka_unit_test(test_bound_above_solvers),
       cmocka_unit_test(test_time_limit),
