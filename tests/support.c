@@ -1,8 +1,13 @@
 #include "support.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -25,9 +30,14 @@ const char *mb_test_data_dir(void) {
   return env && *env ? env : MB_TEST_DATA_DIR;
 }
 
-char *mb_test_write_temp(const char *suffix, const char *text) {
+/* Where the helpers make their files and directories: TMPDIR, else /tmp. */
+static const char *temp_root(void) {
   const char *tmp = getenv("TMPDIR");
-  if (!tmp || !*tmp) tmp = "/tmp";
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+char *mb_test_write_temp(const char *suffix, const char *text) {
+  const char *tmp = temp_root();
   size_t n = strlen(tmp) + strlen(suffix) + 32;
   char *path = malloc(n);
   snprintf(path, n, "%s/mbtestXXXXXX%s", tmp, suffix);
@@ -50,8 +60,7 @@ void mb_test_write_bytes(const char *path, const void *bytes, size_t n) {
 }
 
 char *mb_test_temp_dir(void) {
-  const char *tmp = getenv("TMPDIR");
-  if (!tmp || !*tmp) tmp = "/tmp";
+  const char *tmp = temp_root();
   size_t n = strlen(tmp) + 32;
   char *path = malloc(n);
   snprintf(path, n, "%s/mbtestdirXXXXXX", tmp);
@@ -71,6 +80,76 @@ char *mb_test_temp_path(const char *name) {
   snprintf(p, n, "%s/%s", dir, name);
   free(dir);
   return p;
+}
+
+/* Removes `name` in the directory `parent` (a descriptor), a directory with everything in it.
+ * Symbolic links are removed, never followed (fstatat's AT_SYMLINK_NOFOLLOW, openat's
+ * O_NOFOLLOW); a directory a test made unreadable or read-only is given back its owner's rights
+ * first. Returns 0, else -1 with errno of the first failure (what it could remove is removed). */
+static int remove_tree_at(int parent, const char *name) {
+  struct stat st;
+  if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT ? 0 : -1;
+  if (!S_ISDIR(st.st_mode)) return unlinkat(parent, name, 0) == 0 || errno == ENOENT ? 0 : -1;
+  const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  int fd = openat(parent, name, flags);
+  if (fd < 0 && errno == EACCES && fchmodat(parent, name, 0700, 0) == 0)
+    fd = openat(parent, name, flags);
+  if (fd < 0) return -1;
+  if ((st.st_mode & 0700) != 0700) (void)fchmod(fd, 0700); /* to remove its entries */
+  DIR *d = fdopendir(fd);
+  if (!d) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  int first = 0; /* errno of the first failure */
+  /* passes until one finds nothing: readdir need not return an entry after others are removed */
+  for (bool removed = true; removed && !first;) {
+    removed = false;
+    rewinddir(d);
+    for (struct dirent *e; (e = readdir(d));) {
+      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+      if (remove_tree_at(dirfd(d), e->d_name) != 0) {
+        if (!first) first = errno;
+      } else {
+        removed = true;
+      }
+    }
+  }
+  closedir(d);
+  if (unlinkat(parent, name, AT_REMOVEDIR) != 0 && !first) first = errno;
+  errno = first;
+  return first ? -1 : 0;
+}
+
+void mb_test_temp_remove(char *path) {
+  if (!path) return;
+  /* the entry the helpers made: `path` itself when it is directly in the temporary root
+   * (mb_test_write_temp, mb_test_temp_dir), else the directory holding it (mb_test_temp_path) */
+  const char *root = temp_root();
+  size_t n = strlen(root);
+  if (strncmp(path, root, n) != 0 || path[n] != '/')
+    fail_msg("mb_test_temp_remove: %s is not in the temporary directory %s", path, root);
+  const char *rest = path + n;
+  while (*rest == '/') rest++;
+  const char *slash = strchr(rest, '/');
+  size_t len = slash ? (size_t)(slash - rest) : strlen(rest);
+  /* mb_test_temp_dir's mbtestdirXXXXXX, or a "NAME" in it; mb_test_write_temp's mbtestXXXXXX */
+  bool made_here = slash ? !strncmp(rest, "mbtestdir", 9) && slash[1] && !strchr(slash + 1, '/')
+                         : !strncmp(rest, "mbtest", 6);
+  if (!made_here || len >= 256)
+    fail_msg("mb_test_temp_remove: %s is not a path the test helpers make", path);
+  char entry[256];
+  memcpy(entry, rest, len);
+  entry[len] = '\0';
+  int dir = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) fail_msg("mb_test_temp_remove: %s: %s", root, strerror(errno));
+  int rc = remove_tree_at(dir, entry);
+  int e = errno;
+  close(dir);
+  if (rc != 0) fail_msg("mb_test_temp_remove: cannot remove %s/%s: %s", root, entry, strerror(e));
+  free(path);
 }
 
 void mb_test_agent_config(struct mb_agent_config *c, int32_t latent, int32_t actions,

@@ -24,15 +24,32 @@ void mb_test_agent_config(struct mb_agent_config *c, int32_t latent, int32_t act
 
 /* The external data directory (MALLOCBENCH_DATA, else the build-time default). */
 const char *mb_test_data_dir(void);
-/* Writes text to a fresh temporary file and returns its path (caller frees). */
+/* Temporary files and directories: made in TMPDIR (else /tmp; ctest sets it to the build tree's
+ * test-tmp/) under fresh names beginning "mbtest". The caller owns the path a helper returns and
+ * gives it to mb_test_temp_remove at the end of the test, which removes what the helper made and
+ * frees the path. */
+
+/* Writes text to a fresh temporary file and returns its path, NULL when the file cannot be
+ * made. */
 char *mb_test_write_temp(const char *suffix, const char *text);
 /* Writes n bytes to `path`, replacing it (fails the test on an I/O error). Read a file back
  * with paths.h's mb_read_file. */
 void mb_test_write_bytes(const char *path, const void *bytes, size_t n);
-/* A fresh temporary directory (caller frees the path; removed by the OS's tmp cleaning). */
+/* A fresh temporary directory, NULL when it cannot be made. */
 char *mb_test_temp_dir(void);
-/* `name` inside a fresh temporary directory (caller frees the path; fails the test when the
- * directory cannot be made). */
+/* `name` (one path component) inside a fresh temporary directory; nothing is made at `name`
+ * itself. Fails the test when the directory cannot be made. */
 char *mb_test_temp_path(const char *name);
+/* Removes what one of the three helpers above made, and frees `path`, its result (NULL does
+ * nothing). What that is follows from the path: TMPDIR/mbtest... itself (mb_test_write_temp's
+ * file, mb_test_temp_dir's directory), or for TMPDIR/mbtestdirXXXXXX/NAME (mb_test_temp_path's
+ * result, which need not exist) the directory made for it; either is removed with everything
+ * the test put in it. Symbolic links in it are removed, never followed; a directory the test
+ * made read-only is made writable first; what is already gone is not an error. Fails the test
+ * when `path` is not named so in the current TMPDIR (removing nothing; TMPDIR must not change
+ * in between) or when something cannot be removed. Call it after the last use of the path, when
+ * nothing in it is open; a test that fails before it leaves its files (ctest empties its TMPDIR,
+ * test-tmp/, before the tests run). */
+void mb_test_temp_remove(char *path);
 
 #endif

@@ -171,12 +171,12 @@ static void test_checkpoint_round_trip(void **state) {
   char *junk = mb_test_write_temp(".h5", "not hdf5 at all\n");
   assert_false(mb_agent_load(junk, &back, NULL, NULL, NULL, &err));
   assert_true(strlen(err.message) > 0);
-  free(junk);
+  mb_test_temp_remove(junk);
 
   mb_adam_free(&opt);
   mb_agent_curve_free(&curve);
   mb_agent_free(&ag);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* next_buffers, demand_bins and gain_features are part of the observation layout: a checkpoint
@@ -248,7 +248,7 @@ static void test_checkpoint_layout_options(void **state) {
     if (!strstr(err.message, options[o].attr + 5)) fail_msg("%s: %s", options[o].attr, err.message);
     mb_agent_free(&ag);
   }
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* Samples the learned model's next latent for an observation: it must lie in [0, 1] with a
@@ -345,8 +345,7 @@ static void test_dynamics_shape(void **state) {
   assert_next_latent_scaled(&plain, obs);
   mb_agent_free(&old);
   free(obs);
-  remove(path);
-  free(path);
+  mb_test_temp_remove(path);
   mb_agent_free(&wide);
   mb_agent_free(&plain);
 }
@@ -438,7 +437,7 @@ static void test_checkpoint_shaping(void **state) {
   assert_true(back.sup.lo == 0);
   mb_agent_free(&back);
   mb_agent_free(&ag);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* The dynamics' action features: the input grows by MB_AGENT_ACTION_FEATURES columns; x(a) is
@@ -527,7 +526,7 @@ static void test_action_features(void **state) {
   if (!mb_agent_load(path, &back, NULL, NULL, NULL, &err)) fail_msg("%s", err.message);
   assert_false(back.cfg.action_features);
   mb_agent_free(&back);
-  free(path);
+  mb_test_temp_remove(path);
 
   /* the learned search: the same decision with the features' weights zeroed differs */
   mb_agent blind;
@@ -691,7 +690,7 @@ static void test_solvers_valid(void **state) {
   }
   mb_agent_curve_free(&curve);
   mb_agent_free(&ag);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 static void test_exact_search_beats_raw_policy(void **state) {
@@ -1107,13 +1106,11 @@ static void test_describe(void **state) {
   char *junk = mb_test_write_temp(".h5", "not hdf5 at all\n");
   assert_null(describe_to_string(junk, &err));
   assert_non_null(strstr(err.message, junk));
-  remove(junk);
-  free(junk);
+  mb_test_temp_remove(junk);
 
   mb_agent_curve_free(&curve);
   mb_agent_free(&ag);
-  remove(path);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 int main(void) {

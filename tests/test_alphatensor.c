@@ -347,8 +347,7 @@ static void test_more_parse_errors(void **state) {
   snprintf(want, sizeof want, "%s:2: NUL byte: not a text file", path);
   assert_string_equal(err.message, want);
   assert_null(f.u);
-  remove(path);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 static void test_trace_argument_errors(void **state) {

@@ -31,8 +31,7 @@ static void test_round_trip(void **state) {
   assert_non_null(b);
   assert_memory_equal(a->offset, b->offset, 3 * sizeof *a->offset);
   assert_int_equal(mb_assignment_n_fast(b), 2);
-  remove(path);
-  free(dir);
+  mb_test_temp_remove(dir);
   mb_assignment_free(a);
   mb_assignment_free(b);
   mb_workload_free(w);
@@ -127,8 +126,7 @@ static void expect_error(const char *csv, const char *suffix_of_message) {
   char expect[1024];
   snprintf(expect, sizeof expect, "%s%s", path, suffix_of_message);
   assert_string_equal(err.message, expect);
-  remove(path);
-  free(path);
+  mb_test_temp_remove(path);
   mb_workload_free(w);
 }
 
@@ -225,8 +223,7 @@ static void test_missing_rows_are_slow(void **state) {
   assert_int_equal(a->offset[0], MB_SLOW);
   assert_int_equal(a->offset[1], 32);
   assert_int_equal(a->offset[2], MB_SLOW);
-  remove(path);
-  free(path);
+  mb_test_temp_remove(path);
   mb_assignment_free(a);
   mb_workload_free(w);
 }
@@ -240,8 +237,7 @@ static void test_trailing_carriage_return(void **state) {
   mb_assignment *a = mb_assignment_load_csv(path, w, &err);
   assert_non_null(a);
   assert_int_equal(a->offset[0], 16);
-  remove(path);
-  free(path);
+  mb_test_temp_remove(path);
   mb_assignment_free(a);
   mb_workload_free(w);
 }

@@ -105,9 +105,7 @@ static void test_commit_replaces(void **state) {
   assert_true(mb_atomic_file_write(path, "fresh", 5, NULL, &err));
   assert_file_is(path, "fresh");
   assert_int_equal(count_entries(dir), 1);
-  unlink(path);
-  rmdir(dir);
-  free(dir);
+  mb_test_temp_remove(dir);
 }
 
 static void test_abort_leaves_target(void **state) {
@@ -141,8 +139,7 @@ static void test_abort_leaves_target(void **state) {
   assert_non_null(a);
   mb_atomic_file_abort(a);
   assert_int_equal(count_entries(dir), 0);
-  rmdir(dir);
-  free(dir);
+  mb_test_temp_remove(dir);
 }
 
 /* Commits `n` bytes with the file-size limit (RLIMIT_FSIZE) at 4096 bytes: the write fails
@@ -253,9 +250,7 @@ static void test_failures_name_the_path(void **state) {
   assert_false(existed);
   assert_file_is(path, "new\n");
   assert_int_equal(count_entries(dir), 1);
-  unlink(path);
-  rmdir(dir);
-  free(dir);
+  mb_test_temp_remove(dir);
 }
 
 static void test_mode_follows_umask(void **state) {
@@ -300,10 +295,7 @@ static void test_mode_follows_umask(void **state) {
   assert_true(mb_atomic_file_write(path, "z", 1, &keep, &err)); /* nothing to keep */
   assert_mode(path, 0644);
   umask(old);
-  unlink(path);
-  unlink(named);
-  rmdir(dir);
-  free(dir);
+  mb_test_temp_remove(dir);
 }
 
 /* Two writers of one target open at once, writing in turns: each commit leaves one whole
@@ -334,9 +326,7 @@ static void test_two_writers_one_whole_file(void **state) {
   }
   free(va);
   free(vb);
-  unlink(path);
-  rmdir(dir);
-  free(dir);
+  mb_test_temp_remove(dir);
 }
 
 /* A workload of n buffers and its CSV with every buffer in slow memory (`fast` false) or at
@@ -427,9 +417,7 @@ static void test_concurrent_saves(void **state) {
     mb_assignment_free(as[c]);
   }
   mb_workload_free(w);
-  unlink(path);
-  rmdir(dir);
-  free(dir);
+  mb_test_temp_remove(dir);
 }
 
 int main(void) {

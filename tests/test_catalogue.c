@@ -250,7 +250,7 @@ static void test_cache(void **state) {
   mb_workload_free(a);
   mb_catalogue_free(c);
   mb_catalogue_free(c2);
-  free(cache);
+  mb_test_temp_remove(cache);
 }
 
 static void test_missing_data(void **state) {
@@ -272,7 +272,7 @@ static void test_missing_data(void **state) {
     assert_non_null(strstr(err.message, "datasets/README.md says where each comes from"));
     assert_null(strchr(err.message, '\n'));
   }
-  free(empty);
+  mb_test_temp_remove(empty);
   mb_catalogue_free(c);
 }
 
@@ -306,8 +306,7 @@ static void test_hash(void **state) {
   assert_string_equal(h, want);
   free(text);
   mb_catalogue_free(c);
-  remove(path);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 static bool has_tag(const char *tags, const char *tag) {
@@ -364,10 +363,13 @@ static void test_every_entry_loads(void **state) {
   }
   printf("# %d entries: %d loaded, %d skipped (missing data), %d train, %lds\n", c->n_entries,
          loaded, missing_n, train, (long)(time(NULL) - t0));
-  if (missing_n == c->n_entries) skip();
+  mb_test_temp_remove(cache);
+  if (missing_n == c->n_entries) {
+    mb_catalogue_free(c);
+    skip();
+  }
   assert_true(train * 10 >= c->n_entries * 3 && train * 10 <= c->n_entries * 7);
   mb_catalogue_free(c);
-  free(cache);
 }
 
 int main(void) {

@@ -58,7 +58,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   fixture *f = *state;
-  free(f->dir);
+  mb_test_temp_remove(f->dir);
   free(f);
   return 0;
 }

@@ -75,8 +75,7 @@ static void test_states(void **state) {
   assert_true(mb_seal_check(path, &st, NULL, &err));
   assert_int_equal(st, MB_SEAL_NONE);
   assert_true(mb_seal_remove(path, &err)); /* nothing to remove: true, nothing written */
-  remove(path);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* Every byte of a sealed file changed in turn: the check refuses it, naming the file and
@@ -110,10 +109,8 @@ static void test_every_byte(void **state) {
   assert_true(unsealed <= (int)strlen("mallocbench-seal "));
   assert_true(refused > MB_SEAL_BLOCK);
   free(bytes);
-  remove(copy);
-  remove(path);
-  free(copy);
-  free(path);
+  mb_test_temp_remove(copy);
+  mb_test_temp_remove(path);
 }
 
 /* A sealed file cut short or extended is refused, naming both sizes. */
@@ -133,8 +130,7 @@ static void test_length(void **state) {
   snprintf(want, sizeof want, "it has %d bytes, and had %d", MB_SEAL_BLOCK + 8 + BODY + 1,
            MB_SEAL_BLOCK + 8 + BODY);
   assert_non_null(strstr(err.message, want));
-  remove(path);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* A file whose data after the block is not HDF5 (a text file, a short file) is never written:
@@ -161,7 +157,7 @@ static void test_never_over_foreign_data(void **state) {
   remove(path);
   assert_false(mb_seal_check(path, &st, NULL, &err)); /* a missing file names itself */
   assert_non_null(strstr(err.message, path));
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 int main(void) {

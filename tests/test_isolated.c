@@ -99,8 +99,7 @@ static void test_caller_unaffected(void **state) {
   assert_non_null(text);
   assert_string_equal(text, "caller output\n");
   free(text);
-  unlink(out_path);
-  free(out_path);
+  mb_test_temp_remove(out_path);
   for (int i = 0; i < 20; i++)
     assert_int_equal(mb_isolated_run(segfault, NULL, &code, &err), MB_ISOLATED_DIED);
   x = 3;

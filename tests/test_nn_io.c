@@ -132,8 +132,7 @@ static void test_round_trip(void **state) {
     assert_true(mb_tensor_equal(&a.opt.slots[i].param->value, &b.opt.slots[i].param->value));
   agent_free(&a);
   agent_free(&b);
-  unlink(path);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 static void test_wrong_architecture(void **state) {
@@ -172,8 +171,7 @@ static void test_wrong_architecture(void **state) {
   agent_free(&wide);
   agent_free(&deep);
   agent_free(&shallow);
-  unlink(path);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 static int count_entries(const char *dir) {
@@ -210,9 +208,7 @@ static void test_commit_is_atomic(void **state) {
   save(&a, path, 2.0); /* overwrite through rename */
   assert_int_equal(count_entries(dir), 1);
   agent_free(&a);
-  unlink(path);
-  rmdir(dir);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 static void test_bad_files(void **state) {
@@ -223,8 +219,7 @@ static void test_bad_files(void **state) {
   char *junk = mb_test_write_temp(".h5", "this is not HDF5\n");
   assert_null(mb_nn_file_open(junk, &e));
   assert_non_null(strstr(e.message, "not an HDF5 file"));
-  unlink(junk);
-  free(junk);
+  mb_test_temp_remove(junk);
   assert_null(mb_nn_file_create("/nonexistent/dir/x.h5", &e));
   assert_non_null(strstr(e.message, "temporary file"));
   char *path = mb_test_temp_path("meta.h5");
@@ -236,8 +231,7 @@ static void test_bad_files(void **state) {
   mb_nn_file_close(f);
   *strrchr(path, '/') = '\0';
   assert_int_equal(count_entries(path), 0); /* the abandoned temporary file is gone */
-  rmdir(path);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* A checkpoint gets the permissions a new file gets (0666 & ~umask), as every output does
@@ -258,10 +252,7 @@ static void test_checkpoint_mode(void **state) {
   assert_int_equal(st.st_mode & 07777, 0664);
   umask(old);
   agent_free(&a);
-  unlink(path);
-  *strrchr(path, '/') = '\0';
-  rmdir(path);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* An attribute that a damaged file cannot say it has is not taken for absent (h5attr.h): with
@@ -302,10 +293,7 @@ static void test_damaged_attribute_index(void **state) {
   assert_false(mb_nn_file_get_string(f, "meta.3", want, sizeof want, &e));
   assert_non_null(strstr(e.message, "cannot read it (damaged file?)"));
   mb_nn_file_close(f);
-  unlink(path);
-  *strrchr(path, '/') = '\0';
-  rmdir(path);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 static void test_arrays_and_counts(void **state) {
@@ -361,8 +349,7 @@ static void test_arrays_and_counts(void **state) {
   assert_false(mb_nn_file_get_count(f, "n.none", &n, &err));
   assert_non_null(strstr(err.message, "missing"));
   mb_nn_file_close(f);
-  unlink(path);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* Everything save() wrote, loaded through b (same shapes) and the metadata readers, as bytes;
@@ -477,12 +464,11 @@ static void test_damaged_byte_never_loads_silently(void **state) {
   }
   printf("one-byte damage: %d refused, %d loaded intact\n", refused, intact);
   assert_true(refused > 300);
-  unlink(bad);
   free(bytes);
   free(want);
   agent_free(&a);
   agent_free(&b);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* Rewrites a dataset's values with the raw HDF5 API (its sha256 attribute left as it was). */
@@ -599,8 +585,7 @@ static void test_checksums(void **state) {
   free(want);
   agent_free(&a);
   agent_free(&b);
-  unlink(path);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 int main(void) {

@@ -67,7 +67,7 @@ static void test_mkdir_p(void **state) {
   snprintf(path, sizeof path, "%s/a/file/below", dir);
   assert_int_equal(mb_mkdir_p(path), -1); /* a file in the way */
   assert_int_equal(errno, ENOTDIR);
-  free(dir);
+  mb_test_temp_remove(dir);
 }
 
 static void test_read_file(void **state) {
@@ -106,8 +106,7 @@ static void test_read_file(void **state) {
   assert_non_null(text);
   assert_int_equal(len, 0);
   free(text);
-  unlink(path);
-  free(dir);
+  mb_test_temp_remove(dir);
 }
 
 /* Same file: by device and inode, so a hard link, a symbolic link and another spelling of the
@@ -138,7 +137,7 @@ static void test_same_file(void **state) {
   snprintf(want, sizeof want, "%s: is also the input workload (%s); refusing to overwrite it",
            link_path, a);
   assert_string_equal(err.message, want);
-  free(dir);
+  mb_test_temp_remove(dir);
 }
 
 static void test_kinds(void **state) {
@@ -157,7 +156,7 @@ static void test_kinds(void **state) {
   assert_non_null(strstr(err.message, "exists and is not a regular file (a directory)"));
   assert_false(mb_path_check_replaceable("/dev/null", &err));
   assert_non_null(strstr(err.message, "(a character device)"));
-  free(dir);
+  mb_test_temp_remove(dir);
 }
 
 int main(void) {

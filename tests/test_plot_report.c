@@ -130,10 +130,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   fixture *fx = *state;
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->dir);
-  if (system(cmd) != 0) fprintf(stderr, "teardown: could not remove %s\n", fx->dir);
-  free(fx->dir);
+  mb_test_temp_remove(fx->dir);
   free(fx);
   return 0;
 }

@@ -582,6 +582,8 @@ static void shaped(mb_replay *r, int64_t capacity, int32_t sib_depth, double alp
   if (alpha > 0) assert_true(mb_replay_enable_priority(r, alpha, &err));
 }
 
+/* Saves r as `name` in a fresh temporary directory and returns the path (for
+ * mb_test_temp_remove). */
 static char *save_to(const mb_replay *r, const char *name) {
   mb_error err = {{0}};
   char *path = mb_test_temp_path(name);
@@ -662,7 +664,7 @@ static void test_save_load(void **state) {
     assert_non_null(strstr(err.message, path));
     mb_replay_free(&back);
   }
-  free(path);
+  mb_test_temp_remove(path);
 
   /* a damaged row (an action outside the game) is refused */
   r.action[2] = A + 3;
@@ -671,7 +673,7 @@ static void test_save_load(void **state) {
   assert_false(load_from(&back, path, &err));
   assert_non_null(strstr(err.message, "row 2 is damaged"));
   mb_replay_free(&back);
-  free(path);
+  mb_test_temp_remove(path);
 
   /* an empty buffer round-trips too */
   mb_replay empty;
@@ -683,7 +685,7 @@ static void test_save_load(void **state) {
   assert_int_equal(mb_replay_sample(&back, &g1), -1);
   mb_replay_free(&back);
   mb_replay_free(&empty);
-  free(path);
+  mb_test_temp_remove(path);
   mb_replay_free(&r);
   mb_trajectory_free(&t);
 }

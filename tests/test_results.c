@@ -197,7 +197,7 @@ static void test_round_trip(void **state) {
   mb_assignment_free(a);
   mb_assignment_free(ha);
   mb_workload_free(w);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 static void test_append_after_reopen_and_truncate(void **state) {
@@ -236,7 +236,7 @@ static void test_append_after_reopen_and_truncate(void **state) {
   assert_false(mb_results_append(r, &row, NULL, NULL, NULL, 0, NAN, &err));
   assert_non_null(strstr(err.message, path));
   assert_true(mb_results_close(r, &err));
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* A kill inside the flush that appends a row into a new chunk can leave the table's extent one
@@ -272,7 +272,7 @@ static void test_torn_tail(void **state) {
   assert_int_equal(mb_results_torn_rows(r), 1);
   free(base);
   assert_true(mb_results_close(r, &err));
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 static void test_provenance(void **state) {
@@ -318,7 +318,7 @@ static void test_provenance(void **state) {
   mb_results_free_strings(keys, n);
   mb_results_free_strings(vals, n);
   assert_true(mb_results_close(r, &err));
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* Adds root attributes of two values each, a string and an integer one, with the raw HDF5 API
@@ -411,7 +411,7 @@ static void test_attr_errors(void **state) {
   mb_results_free_strings(keys, n);
   mb_results_free_strings(vals, n);
   assert_true(mb_results_close(r, &err));
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 static void test_refuses_and_reports(void **state) {
@@ -448,8 +448,8 @@ static void test_refuses_and_reports(void **state) {
   assert_non_null(strstr(err.message, "not an HDF5 file"));
   assert_null(mb_results_open("/nonexistent-dir/x.h5", false, &err));
   assert_non_null(strstr(err.message, "No such file"));
-  free(txt);
-  free(path);
+  mb_test_temp_remove(txt);
+  mb_test_temp_remove(path);
 }
 
 static void test_truncated_file(void **state) {
@@ -477,7 +477,7 @@ static void test_truncated_file(void **state) {
   } else {
     assert_non_null(strstr(err.message, path));
   }
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* A file another process holds open (HDF5 flocks it: a run still writing) is refused with a
@@ -510,7 +510,7 @@ static void test_busy_file(void **state) {
   r = mb_results_open(path, true, &err);
   assert_non_null(r);
   mb_results_close(r, NULL);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 static void test_name_encoding(void **state) {
@@ -610,7 +610,7 @@ static void test_workload_split(void **state) {
   assert_non_null(strstr(err.message, "/workloads/plain: attribute 'split'"));
   mb_results_close(r, NULL);
   mb_workload_free(w);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* A curve's heuristic reference: stored only when known (NaN: no attribute), read back as
@@ -694,7 +694,7 @@ static void test_curve_heuristic(void **state) {
   assert_non_null(strstr(err.message, "/curves/net%2Fa%25b/tpu-v4i/mallocmuzero/2"));
   assert_non_null(strstr(err.message, "'heuristic_return'"));
   mb_results_close(r, NULL);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* The result matrix gives each case its workload's split ("" without one) and summarises one
@@ -740,7 +740,7 @@ static void test_matrix_split(void **state) {
   mb_result_matrix_free(m);
   mb_results_close(r, NULL);
   mb_workload_free(w);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* Appends one greedy row of workload `wl` with the given seed, status, valid flag and times
@@ -792,7 +792,7 @@ static void test_matrix_failed_seed(void **state) {
   assert_int_equal(sum.wins, 1);
   mb_result_matrix_free(m);
   mb_results_close(r, NULL);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* A case whose heuristic baseline failed (t_heuristic -1) has no speedup: its cell is not
@@ -829,7 +829,7 @@ static void test_matrix_without_baseline(void **state) {
   free(text);
   mb_result_matrix_free(m);
   mb_results_close(r, NULL);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* Wins, ties and losses against the heuristic: a tie is a speedup within 1e-9 of 1, so a
@@ -860,7 +860,7 @@ static void test_matrix_tie_tolerance(void **state) {
   assert_int_equal(sum.losses, 0);
   mb_result_matrix_free(m);
   mb_results_close(r, NULL);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* A row that is not "ok" has no derived numbers, whatever its times say: an "invalid" row
@@ -926,7 +926,7 @@ static void test_result_field_names(void **state) {
   raw_read_column(path, "t_solver_ps", col, 2);
   assert_int_equal(col[0], 700000);
   assert_int_equal(col[1], 650000);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* Everything the readers can get from a results file, as text; NULL with err set when a read
@@ -1091,10 +1091,9 @@ static void test_damaged_byte_never_loads_silently(void **state) {
   mb_test_write_bytes(bad, bytes, size - 100);
   assert_null(dump_results(bad, &err));
   assert_non_null(strstr(err.message, "the file is damaged"));
-  unlink(bad);
   free(bytes);
   free(want);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* How one read of a damaged unsealed copy ended, as the exit code of the child that read it. */
@@ -1161,9 +1160,8 @@ static void test_unsealed_damage_never_crashes(void **state) {
     fail_msg(
         "no damaged copy crashed libhdf5, so the child's guard went untested (another HDF5 "
         "version or file layout? choose other bytes)");
-  unlink(bad);
   free(bytes);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* A baseline row's hardware: its name and every number of the cost model, nothing else. */
@@ -1209,7 +1207,7 @@ static void test_read_all(void **state) {
   assert_non_null(strstr(err.message, path));
   assert_non_null(strstr(err.message, "table /workloads/net%2Fa%25b/ops is missing"));
   mb_results_close(r, NULL);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* The seal follows the file: open while a writer has it, sealed when closed, re-sealed after a
@@ -1266,10 +1264,9 @@ static void test_seal_states(void **state) {
   char *junk = mb_test_write_temp(".h5", "0123456789");
   assert_false(mb_seal_close(junk, "results", &err));
   assert_non_null(strstr(err.message, "not sealed"));
-  unlink(junk);
-  free(junk);
+  mb_test_temp_remove(junk);
   free(want);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 int main(void) {

@@ -679,6 +679,8 @@ typedef struct journal_file {
   FILE *log;
 } journal_file;
 
+/* Writes text to a journal in a fresh temporary directory (j->path, for mb_test_temp_remove) and
+ * opens a log (j->log) for the reader's notes. */
 static void write_journal(journal_file *j, const char *text) {
   j->path = mb_test_temp_path("run.h5.journal");
   mb_test_write_bytes(j->path, text, strlen(text));
@@ -768,7 +770,7 @@ static void test_reader(void **state) {
   assert_null(strstr(notes, "in all"));
   free(notes);
   fclose(j.log);
-  free(j.path);
+  mb_test_temp_remove(j.path);
   free(head);
   free(l1);
   free(l2);
@@ -816,7 +818,7 @@ static void test_reader_many_damaged(void **state) {
   assert_contains(notes, expect);
   free(notes);
   fclose(j.log);
-  free(j.path);
+  mb_test_temp_remove(j.path);
   free(head);
   free(good);
 }
@@ -831,7 +833,7 @@ static void test_reader_no_journal_or_torn_header(void **state) {
   assert_false(opened);
   assert_int_equal(e, ENOENT);
   assert_contains(err.message, "cannot read the journal");
-  free(path);
+  mb_test_temp_remove(path);
   journal_file j;
   write_journal(&j, "mallocbench-journal 1 seeds 1 budget 1 plan sab");
   assert_true(mb_journal_open(&rd, j.path, j.log, &err));
@@ -842,7 +844,7 @@ static void test_reader_no_journal_or_torn_header(void **state) {
   assert_contains(err.message, expect);
   mb_journal_close(&rd);
   fclose(j.log);
-  free(j.path);
+  mb_test_temp_remove(j.path);
 }
 
 /* Names from files reach the notes escaped (error.h): a path holding a line break and ESC. */
@@ -874,9 +876,8 @@ static void test_reader_notes_escaped(void **state) {
   assert_int_equal(strchr(notes, '\n') - notes, (long)strlen(notes) - 1); /* one line */
   free(notes);
   fclose(log);
-  unlink(path);
   free(head);
-  free(dir);
+  mb_test_temp_remove(dir);
 }
 
 int main(void) {

@@ -162,7 +162,7 @@ static void test_resume(void **state) {
   cfg.resume = "/nonexistent/resume.h5";
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   assert_non_null(strstr(err.message, "/nonexistent/resume.h5"));
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* A resumed curve keeps its eval set: resumed on other workloads (another synthetic range, so
@@ -204,7 +204,7 @@ static void test_resume_eval_set(void **state) {
   assert_true(res.curve.step[0] == 20.0 && res.curve.len < len + 2);
   assert_string_equal(res.prog.options, "--synthetic --seed 4");
   mb_train_result_free(&res);
-  free(path);
+  mb_test_temp_remove(path);
 }
 
 /* A checkpoint written before `train` stored the run's options (train.options deleted, as an
@@ -249,8 +249,8 @@ static void test_resume_old_checkpoint(void **state) {
   assert_non_null(strstr(prog.options, "--synthetic "));
   assert_non_null(strstr(prog.options, "--seed 3 "));
   mb_agent_free(&ag);
-  free(errp);
-  free(path);
+  mb_test_temp_remove(errp);
+  mb_test_temp_remove(path);
 }
 
 /* The progress line: wall-clock steps/s with the learner's and self-play's own rates beside
@@ -294,10 +294,8 @@ static void test_freeze(void **state) {
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   assert_non_null(strstr(err.message, "--freeze 'repr,policy'"));
   assert_non_null(strstr(err.message, "no module named 'policy'"));
-  unlink(first);
-  unlink(second);
-  free(first);
-  free(second);
+  mb_test_temp_remove(first);
+  mb_test_temp_remove(second);
 }
 
 /* --new-model: resumed with a fresh learned model of another shape, trained alone under the
@@ -343,10 +341,8 @@ static void test_new_model(void **state) {
   cfg.new_model = true;
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   assert_non_null(strstr(err.message, "new_model"));
-  unlink(first);
-  unlink(second);
-  free(first);
-  free(second);
+  mb_test_temp_remove(first);
+  mb_test_temp_remove(second);
 }
 
 static void test_progress_line(void **state) {
@@ -706,10 +702,8 @@ static void test_validation(void **state) {
   mb_train_result_free(&res);
   mb_train_result_free(&plain);
   for (int32_t i = 0; i < NV; i++) mb_workload_free(vw[i]);
-  remove(out);
-  remove(best);
-  free(out);
-  free(best);
+  mb_test_temp_remove(out);
+  mb_test_temp_remove(best);
 }
 
 /* What the on_eval hook saw: the steps, whether the call was the final one, and a copy of the
@@ -871,14 +865,11 @@ static void test_state_resume(void **state) {
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err)); /* a state needs its checkpoint */
   assert_non_null(strstr(err.message, "resume_state"));
   mb_train_result_free(&ref);
-  unlink(out);
-  unlink(ref_out);
-  unlink(alone);
-  free(ref_out);
-  free(ref_state);
-  free(out);
-  free(st);
-  free(alone);
+  mb_test_temp_remove(ref_out);
+  mb_test_temp_remove(ref_state);
+  mb_test_temp_remove(out);
+  mb_test_temp_remove(st);
+  mb_test_temp_remove(alone);
 }
 
 /* Segment starts: how often each decision of an episode is stored. Uniform starts store the

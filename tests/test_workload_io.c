@@ -463,11 +463,7 @@ static void test_save_and_load(void **state) {
   snprintf(expect, sizeof expect, "%s: cannot read: No such file or directory", sub);
   assert_string_equal(err.message, expect);
   mb_workload_free(w);
-  snprintf(sub, sizeof sub, "%s/adir", dir);
-  rmdir(sub);
-  unlink(path);
-  rmdir(dir);
-  free(dir);
+  mb_test_temp_remove(dir);
 }
 
 /* load_any dispatches by extension: a buffer CSV has no ops, an HLO dump has ops, and the
