@@ -1126,6 +1126,23 @@ static void progress(run *R, int64_t current, double start, bool tty, bool final
 
 /* ---- file setup ---- */
 
+/* Appends item to the ';'-separated list in the file's string attribute key (created when
+ * absent). */
+static bool append_attr_item(mb_results *r, const char *key, const char *item, mb_error *err) {
+  char *old = mb_results_has_attr(r, key) ? mb_results_get_attr_string(r, key, NULL) : NULL;
+  char *line = NULL;
+  bool ok =
+      (!old || (append_text(&line, old) && append_text(&line, ";"))) && append_text(&line, item);
+  free(old);
+  if (!ok) {
+    free(line);
+    return mb_fail(err, "out of memory");
+  }
+  ok = mb_results_set_attr_string(r, key, line, err);
+  free(line);
+  return ok;
+}
+
 static bool write_provenance(run *R, bool fresh, mb_error *err) {
   mb_results *r = R->res;
   char host[256] = "unknown", stamp[64], hw_hashes[4096] = "", seeds[1024] = "", blas[256];
@@ -1143,19 +1160,24 @@ static bool write_provenance(run *R, bool fresh, mb_error *err) {
     snprintf(seeds + strlen(seeds), sizeof seeds - strlen(seeds), "%s%" PRId64, s ? "," : "", s);
   const char *cmd = R->cfg->command_line ? R->cfg->command_line : "";
   if (!fresh) {
-    /* a resume keeps the original provenance and records itself */
-    char *old = mb_results_has_attr(r, "resumed_at")
-                    ? mb_results_get_attr_string(r, "resumed_at", NULL)
-                    : NULL;
-    char *line = NULL;
-    if (old) append_text(&line, old), append_text(&line, ";");
-    append_text(&line, stamp);
-    bool ok = line && mb_results_set_attr_string(r, "resumed_at", line, err) &&
-              mb_results_set_attr_string(r, "resume_command_line", cmd, err) &&
-              mb_results_set_attr_int(r, "complete", 0, err);
-    free(old);
-    free(line);
-    return ok;
+    /* a resume keeps the original provenance and records itself, with the build that resumed:
+     * the rows stored from here on come from it */
+    char build[128];
+    snprintf(build, sizeof build, "%s%s", mb_git_commit(), mb_git_dirty() ? "+dirty" : "");
+    char *started = mb_results_has_attr(r, "git_commit")
+                        ? mb_results_get_attr_string(r, "git_commit", NULL)
+                        : NULL;
+    if (started && strcmp(started, mb_git_commit()) != 0)
+      fprintf(R->log,
+              "mallocbench run: note: %s was started by the build of commit %s; this build is "
+              "%s, and the rows stored from here on come from it (resume_git_commit records "
+              "it; 'mallocbench verify' rechecks every row)\n",
+              R->out_path, started, build);
+    free(started);
+    return append_attr_item(r, "resumed_at", stamp, err) &&
+           append_attr_item(r, "resume_git_commit", build, err) &&
+           mb_results_set_attr_string(r, "resume_command_line", cmd, err) &&
+           mb_results_set_attr_int(r, "complete", 0, err);
   }
   return mb_results_set_attr_string(r, "mallocbench_version", mb_version(), err) &&
          mb_results_set_attr_string(r, "git_commit", mb_git_commit(), err) &&

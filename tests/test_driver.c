@@ -20,6 +20,7 @@
 #include "solver.h"
 #include "summary.h"
 #include "support.h"
+#include "version.h"
 
 typedef struct fixture {
   char *dir;
@@ -274,6 +275,53 @@ static void test_resume_equals_uninterrupted(void **state) {
   assert_int_equal(s1.st_size, s2.st_size);
   assert_true(s1.st_mtim.tv_sec == s2.st_mtim.tv_sec && s1.st_mtim.tv_nsec == s2.st_mtim.tv_nsec);
   free(full);
+  free(part);
+}
+
+/* A resume records the commit of its build (resume_git_commit, one entry per resume) and says
+ * when that is not the build that started the file: the rows it stores come from another one. */
+static void test_resume_records_its_build(void **state) {
+  fixture *f = *state;
+  char *part = path_in(f, "builds.h5");
+  mb_run_config cfg;
+  mb_run_stats st;
+  base_config(f, &cfg, part);
+  cfg.stop_after = 1;
+  run_ok(&cfg, &st);
+  fclose(cfg.log);
+  mb_error err = {{0}};
+  mb_results *r = mb_results_open(part, true, &err);
+  assert_non_null(r);
+  assert_true(mb_results_set_attr_string(r, "git_commit", "0123456789abcdef", &err));
+  assert_true(mb_results_close(r, &err));
+  char build[128];
+  snprintf(build, sizeof build, "%s%s", mb_git_commit(), mb_git_dirty() ? "+dirty" : "");
+  base_config(f, &cfg, NULL);
+  as_resume(&cfg, part);
+  fclose(cfg.log);
+  cfg.log = tmpfile();
+  run_ok(&cfg, &st);
+  char log[8192] = "";
+  rewind(cfg.log);
+  size_t n = fread(log, 1, sizeof log - 1, cfg.log);
+  log[n] = '\0';
+  fclose(cfg.log);
+  char note[512];
+  snprintf(note, sizeof note,
+           "was started by the build of commit 0123456789abcdef; this build is %s, and the rows "
+           "stored from here on come from it",
+           build);
+  if (!strstr(log, note)) fail_msg("no note of the other build in: %s", log);
+  r = mb_results_open(part, false, &err);
+  assert_non_null(r);
+  char *recorded = mb_results_get_attr_string(r, "resume_git_commit", &err);
+  assert_non_null(recorded);
+  assert_string_equal(recorded, build); /* e2e run_resume checks the list of several */
+  free(recorded);
+  char *started = mb_results_get_attr_string(r, "git_commit", &err);
+  assert_string_equal(started, "0123456789abcdef"); /* the original provenance stays */
+  free(started);
+  assert_true(mb_results_close(r, &err));
   free(part);
 }
 
@@ -1290,6 +1338,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_determinism_and_skip),
       cmocka_unit_test(test_resume_equals_uninterrupted),
+      cmocka_unit_test(test_resume_records_its_build),
       cmocka_unit_test(test_errors_leave_files_intact),
       cmocka_unit_test(test_verify_detects_tampering),
       cmocka_unit_test(test_export_csv),

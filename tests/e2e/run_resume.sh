@@ -67,6 +67,17 @@ done
   fail "final resume: $(cat "$TMP/final.err")"
 "$MB" verify "$TMP/part.h5" >"$TMP/verify.out" || fail "verify after resume: $(cat "$TMP/verify.out")"
 [ ! -e "$TMP/part.h5.journal" ] || fail "journal left behind after completion"
+# every resume recorded its build, here always the build that started the run: no note
+attr() { h5dump -a "/$2" "$1" 2>/dev/null | sed -n 's/^ *(0): *//p' | tr -d '"'; }
+build=$(attr "$TMP/part.h5" git_commit)
+[ "$(attr "$TMP/part.h5" git_dirty)" = 1 ] && build="$build+dirty"
+resumes=$(attr "$TMP/part.h5" resumed_at | tr ';' '\n' | wc -l)
+[ "$resumes" -ge 2 ] || fail "resumed_at lists $resumes resumes"
+expected=$(for _ in $(seq "$resumes"); do echo "$build"; done)
+[ "$(attr "$TMP/part.h5" resume_git_commit | tr ';' '\n')" = "$expected" ] ||
+  fail "resume_git_commit '$(attr "$TMP/part.h5" resume_git_commit)', expected $resumes x $build"
+grep -q "was started by the build of commit" "$TMP/final.err" &&
+  fail "a note of another build on a resume by the same build: $(cat "$TMP/final.err")"
 
 # Compare the tables without wall-clock columns: results.csv column 20 is wall_s (and
 # iterations, 21, depends on time when the budget stopped the solver: budget_hit, 22, is 1);
