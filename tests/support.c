@@ -42,13 +42,10 @@ char *mb_test_write_temp(const char *suffix, const char *text) {
   char *path = malloc(n);
   snprintf(path, n, "%s/mbtestXXXXXX%s", tmp, suffix);
   int fd = mkstemps(path, (int)strlen(suffix));
-  if (fd < 0) {
-    free(path);
-    return NULL;
-  }
+  if (fd < 0) fail_msg("mkstemps %s: %s", path, strerror(errno));
   FILE *f = fdopen(fd, "w");
-  fputs(text, f);
-  fclose(f);
+  if (!f) fail_msg("fdopen %s: %s", path, strerror(errno));
+  if (fputs(text, f) < 0 || fclose(f) != 0) fail_msg("writing %s: %s", path, strerror(errno));
   return path;
 }
 

@@ -29,8 +29,8 @@ const char *mb_test_data_dir(void);
  * gives it to mb_test_temp_remove at the end of the test, which removes what the helper made and
  * frees the path. */
 
-/* Writes text to a fresh temporary file and returns its path, NULL when the file cannot be
- * made. */
+/* Writes text to a fresh temporary file and returns its path (fails the test when the file
+ * cannot be made or written). */
 char *mb_test_write_temp(const char *suffix, const char *text);
 /* Writes n bytes to `path`, replacing it (fails the test on an I/O error). Read a file back
  * with paths.h's mb_read_file. */
