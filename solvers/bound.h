@@ -5,8 +5,12 @@
  * sum of r(size_b) x_b over the buffers live at t <= r(capacity), for every time t, where r
  * rounds up to the alignment (each fast buffer occupies at least that much). Fragmentation
  * is otherwise ignored (any fractional set that fits by aligned bytes counts), pinned and
- * over-capacity buffers are fixed at 0. Why this bounds every valid assignment's saving, and why
- * constraints at buffer start times suffice: see bound.c. */
+ * over-capacity buffers are fixed at 0. Cover cuts then tighten it: no valid assignment holds
+ * all of a set of buffers live together whose aligned sizes exceed the capacity, so at most
+ * |C| - 1 of such a set C (and of its extension by buffers at least as large as C's largest)
+ * are fast; up to MB_BOUND_COVER_ROUNDS rounds add the ones the LP solution violates and solve
+ * again. Why this bounds every valid assignment's saving, why constraints at buffer start
+ * times suffice and why the cuts are valid: see bound.c. */
 #ifndef MB_BOUND_H
 #define MB_BOUND_H
 
@@ -17,12 +21,18 @@
 #include "hardware.h"
 #include "workload.h"
 
+/* Rounds of cover cuts after the LP: each solves the LP again with the cuts its solution
+ * violated. On the catalogue the cuts stop being violated after a few rounds (measured:
+ * bound.c); the limit only caps pathological cases. */
+#define MB_BOUND_COVER_ROUNDS 50
+
 typedef enum mb_bound_status {
-  MB_BOUND_SOLVED = 0,     /* LP solved to optimality: saving_ps is the bound */
-  MB_BOUND_NOT_SOLVED = 1, /* time or iteration limit, or numerical trouble: saving_ps is the
-                              trivial bound (sum of all standalone benefits), lowered to the
-                              weak-duality bound of the stopped simplex's duals when GLPK
-                              stopped on a limit (bound.c); valid, weaker than the LP optimum */
+  MB_BOUND_SOLVED = 0,     /* the LP and every round of cuts solved to optimality: saving_ps is
+                              the bound, the same on every machine */
+  MB_BOUND_NOT_SOLVED = 1, /* time or iteration limit in the LP or a round of cuts, or numerical
+                              trouble: saving_ps is the best weak-duality bound of the solves
+                              that stopped (bound.c), or the trivial bound (sum of all
+                              standalone benefits) when none gave one; valid, weaker */
 } mb_bound_status;
 
 typedef struct mb_bound_result {
@@ -32,13 +42,18 @@ typedef struct mb_bound_result {
   mb_time_ps bound_ps;   /* T_bound = T_slow - saving_ps: no assignment is faster */
   int32_t n_vars;        /* LP columns (candidate buffers) */
   int32_t n_constraints; /* LP rows (maximal sets of buffers live together) */
+  int32_t n_cuts;        /* cover cuts added to them */
   double seconds;        /* wall clock */
 } mb_bound_result;
 
 /* budget_s <= 0: no time limit. False only on allocation failure or bad input (err set);
- * a time-limited LP is a result with status NOT_SOLVED, not an error. */
+ * a time-limited LP is a result with status NOT_SOLVED, not an error. Cuts for up to
+ * MB_BOUND_COVER_ROUNDS rounds. */
 bool mb_bound_lp(const mb_workload *w, const mb_hardware *hw, double budget_s, mb_bound_result *out,
                  mb_error *err);
+/* The same with at most cover_rounds rounds of cuts (0: the LP alone), for comparisons. */
+bool mb_bound_lp_cuts(const mb_workload *w, const mb_hardware *hw, double budget_s,
+                      int cover_rounds, mb_bound_result *out, mb_error *err);
 
 const char *mb_bound_status_name(mb_bound_status s);
 

@@ -17,7 +17,8 @@ static mb_hardware test_hw(int64_t capacity) { return mb_test_hardware(capacity,
 
 /* Op-less: a (60 B, benefit 100) and b (60 B, benefit 80) live together, c (50 B, benefit 30)
  * later alone; capacity 100. LP: x_a = 1, x_b = 40/60 (0.6 x_a + 0.6 x_b <= 1), x_c = 1:
- * 100 + 53.33 + 30 = 183.33 ps. The best valid assignment saves 130 (a and c). */
+ * 100 + 53.33 + 30 = 183.33 ps. The best valid assignment saves 130 (a and c), and so does the
+ * LP with the cover cut x_a + x_b <= 1. */
 static void test_hand_solved(void **state) {
   (void)state;
   mb_workload_builder *b = mb_builder_new("lp", "test_bound.c");
@@ -35,12 +36,18 @@ static void test_hand_solved(void **state) {
   assert_non_null(w);
   mb_hardware hw = test_hw(100);
   mb_bound_result r;
-  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_true(mb_bound_lp_cuts(w, &hw, 10.0, 0, &r, &err)); /* the LP alone */
   assert_int_equal(r.status, MB_BOUND_SOLVED);
   assert_int_equal(r.n_vars, 3);
   assert_int_equal(r.n_constraints, 1); /* only {a, b} exceeds the capacity */
+  assert_int_equal(r.n_cuts, 0);
   assert_int_equal(r.slow_ps, 10000);
   assert_true(r.saving_ps >= 184 && r.saving_ps <= 186); /* ceil(183.33) + float pad */
+  assert_int_equal(r.bound_ps, r.slow_ps - r.saving_ps);
+  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err)); /* with cuts */
+  assert_int_equal(r.status, MB_BOUND_SOLVED);
+  assert_int_equal(r.n_cuts, 1);
+  assert_true(r.saving_ps >= 130 && r.saving_ps <= 132);
   assert_int_equal(r.bound_ps, r.slow_ps - r.saving_ps);
   /* Everything fits: the bound is the sum of the benefits, with no LP. */
   hw.capacity = 1000;
@@ -70,25 +77,22 @@ static void test_hand_solved(void **state) {
   w = mb_builder_finish(b, &err);
   assert_non_null(w);
   hw.capacity = 100;
-  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_true(mb_bound_lp_cuts(w, &hw, 10.0, 0, &r, &err));
   assert_int_equal(r.status, MB_BOUND_SOLVED);
   assert_int_equal(r.n_constraints, 1);
   assert_true(r.saving_ps >= 184 && r.saving_ps <= 186); /* 100 + 80 * 40/60 + 30 */
   mb_workload_free(w);
 }
 
-/* Alignment: three 3 B buffers live together, benefit 300 each, capacity 8 B. By bytes the
- * LP takes 8/3 of them (800 ps); with an alignment of 4 B each occupies 4 B, two fit at
- * offsets 0 and 4 and the LP's 600 ps is the exact optimum. With capacity 12 B all three
- * fit and no row is needed. */
+/* Alignment: a (5 B, benefit 500) and b (3 B, benefit 300) live together, capacity 8 B. By
+ * bytes both fit (offsets 0 and 5). With an alignment of 4 B, a occupies 8 B and b 4 B, so only
+ * one fits: the LP takes b and half of a (550 ps), its cover cut x_a + x_b <= 1 gives the exact
+ * optimum, 500 ps. */
 static void test_alignment(void **state) {
   (void)state;
   mb_workload_builder *b = mb_builder_new("aligned", "test_bound.c");
-  for (int i = 0; i < 3; i++) {
-    char name[8];
-    snprintf(name, sizeof name, "b%d", i);
-    mb_builder_set_benefit(b, mb_builder_add_buffer(b, name, 3, 0, 1, false), 300);
-  }
+  mb_builder_set_benefit(b, mb_builder_add_buffer(b, "a", 5, 0, 1, false), 500);
+  mb_builder_set_benefit(b, mb_builder_add_buffer(b, "b", 3, 0, 1, false), 300);
   mb_builder_set_schedule(b, 2, 10000);
   mb_error err;
   mb_workload *w = mb_builder_finish(b, &err);
@@ -96,17 +100,20 @@ static void test_alignment(void **state) {
   mb_bound_result r;
   mb_hardware hw = mb_test_hardware(8, 1);
   assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
-  assert_int_equal(r.n_constraints, 1);
-  assert_true(r.saving_ps >= 800 && r.saving_ps <= 802);
+  assert_int_equal(r.n_constraints, 0);
+  assert_int_equal(r.saving_ps, 800);
   hw.alignment = 4;
-  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_true(mb_bound_lp_cuts(w, &hw, 10.0, 0, &r, &err));
   assert_int_equal(r.status, MB_BOUND_SOLVED);
   assert_int_equal(r.n_constraints, 1);
-  assert_true(r.saving_ps >= 600 && r.saving_ps <= 602);
-  hw.capacity = 12;
+  assert_true(r.saving_ps >= 550 && r.saving_ps <= 552);
+  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_int_equal(r.n_cuts, 1);
+  assert_true(r.saving_ps >= 500 && r.saving_ps <= 502);
+  hw.capacity = 12; /* both fit again: 8 + 4 */
   assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
   assert_int_equal(r.n_constraints, 0);
-  assert_int_equal(r.saving_ps, 900);
+  assert_int_equal(r.saving_ps, 800);
   mb_workload_free(w);
 }
 
@@ -155,7 +162,7 @@ static void test_bound_above_exact_optimum(void **state) {
   (void)state;
   mb_rng rng;
   mb_rng_seed(&rng, 14);
-  int tighter = 0;
+  int tighter = 0, cut_tighter = 0, cut_exact = 0;
   for (int round = 0; round < 300; round++) {
     mb_workload_builder *b = mb_builder_new("small", "test_bound.c");
     int32_t n = (int32_t)mb_rng_range(&rng, 1, 6);
@@ -174,9 +181,15 @@ static void test_bound_above_exact_optimum(void **state) {
     mb_hardware hw = mb_test_hardware(mb_rng_range(&rng, 2, 14), mb_rng_range(&rng, 1, 5));
     exact_search x = {.w = w, .hw = &hw};
     exact_dfs(&x, 0, 0);
-    mb_bound_result r, unaligned;
+    mb_bound_result r, lp_alone, unaligned;
     assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
     assert_int_equal(r.status, MB_BOUND_SOLVED);
+    assert_true(mb_bound_lp_cuts(w, &hw, 10.0, 0, &lp_alone, &err));
+    if (r.saving_ps > lp_alone.saving_ps)
+      fail_msg("round %d: cuts loosened the bound: %lld > %lld", round, (long long)r.saving_ps,
+               (long long)lp_alone.saving_ps);
+    cut_tighter += r.saving_ps < lp_alone.saving_ps;
+    cut_exact += r.saving_ps <= x.best + 2; /* the 1 ps pad and the ceiling */
     if (r.saving_ps < x.best)
       fail_msg(
           "round %d: bound saving %lld below the optimum %lld (capacity %lld, alignment "
@@ -189,7 +202,9 @@ static void test_bound_above_exact_optimum(void **state) {
     tighter += r.saving_ps < unaligned.saving_ps;
     mb_workload_free(w);
   }
-  assert_true(tighter > 30); /* alignment matters in many rounds, so the check has teeth */
+  assert_true(tighter > 30);     /* alignment matters in many rounds, so the check has teeth */
+  assert_true(cut_tighter > 30); /* 74 of the 300: the cuts matter too */
+  assert_true(cut_exact > 270);  /* 276: mostly the optimum (266 without the extension) */
 }
 
 /* The proof's key step, checked on the simulator itself: for random sets S of buffers,
