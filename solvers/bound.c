@@ -108,14 +108,21 @@ static bool trip_push(triplets *t, int row, int col, double v) {
  * numbered from 1 in col (0: fixed at 0), listed in order by start time. */
 typedef struct lp_columns {
   const mb_time_ps *benefit;
-  int32_t *col;    /* buffer -> column */
-  int32_t *buffer; /* column -> buffer (1..n_vars) */
+  int32_t *col;     /* buffer -> column */
+  int32_t *buffer;  /* column -> buffer (1..n_vars) */
+  int64_t *size;    /* column -> aligned bytes (1..n_vars) */
+  int64_t capacity; /* aligned */
   int32_t n_vars;
   double trivial, max_benefit; /* sum and largest of the candidates' benefits */
 } lp_columns;
 
+/* x rounded up to a multiple of align (>= 1). */
+static int64_t round_up(int64_t x, int64_t align) { return (x + align - 1) / align * align; }
+
 static void choose_columns(const mb_workload *w, const mb_hardware *hw, lp_columns *c,
                            by_start *order) {
+  const int64_t align = hw->alignment > 0 ? hw->alignment : 1;
+  c->capacity = round_up(hw->capacity, align);
   c->n_vars = 0;
   c->trivial = c->max_benefit = 0;
   for (int32_t b = 0; b < w->n_buffers; b++) {
@@ -124,6 +131,7 @@ static void choose_columns(const mb_workload *w, const mb_hardware *hw, lp_colum
     if (buf->pinned || buf->size > hw->capacity || c->benefit[b] <= 0) continue;
     c->col[b] = ++c->n_vars;
     c->buffer[c->n_vars] = b;
+    c->size[c->n_vars] = round_up(buf->size, align);
     c->trivial += (double)c->benefit[b];
     if ((double)c->benefit[b] > c->max_benefit) c->max_benefit = (double)c->benefit[b];
     order[c->n_vars - 1] = (by_start){buf->start, b};
@@ -131,21 +139,15 @@ static void choose_columns(const mb_workload *w, const mb_hardware *hw, lp_colum
   qsort(order, (size_t)c->n_vars, sizeof *order, cmp_start);
 }
 
-/* x rounded up to a multiple of align (>= 1). */
-static int64_t round_up(int64_t x, int64_t align) { return (x + align - 1) / align * align; }
-
 /* The rows, in aligned bytes (see the comment at the top) and scaled by 1/capacity: one per
  * maximal set of candidates live together whose aligned bytes exceed the aligned capacity,
  * found by a sweep over start times (ends and active are scratch). The number of rows, or -1
  * when out of memory. */
-static int32_t add_capacity_rows(const mb_workload *w, const mb_hardware *hw, const lp_columns *c,
-                                 const by_start *order, int32_t *ends, int32_t *active,
-                                 triplets *t) {
+static int32_t add_capacity_rows(const mb_workload *w, const lp_columns *c, const by_start *order,
+                                 int32_t *ends, int32_t *active, triplets *t) {
   const int32_t n_order = c->n_vars;
   int32_t n_heap = 0, n_active = 0, n_rows = 0;
-  const int64_t align = hw->alignment > 0 ? hw->alignment : 1;
-  const int64_t capacity = round_up(hw->capacity, align);
-  const double cap = (double)capacity;
+  const double cap = (double)c->capacity;
   for (int32_t i = 0; i < n_order;) {
     int32_t s = order[i].start;
     for (; i < n_order && order[i].start == s; i++) {
@@ -158,17 +160,16 @@ static int32_t add_capacity_rows(const mb_workload *w, const mb_hardware *hw, co
     int32_t k = 0;
     int64_t bytes = 0;
     for (int32_t j = 0; j < n_active; j++) {
-      const mb_buffer *buf = &w->buffers[active[j]];
-      if (buf->end < s) continue;
+      if (w->buffers[active[j]].end < s) continue;
       active[k++] = active[j];
-      bytes += round_up(buf->size, align);
+      bytes += c->size[c->col[active[j]]];
     }
     n_active = k;
-    if (bytes <= capacity) continue;
+    if (bytes <= c->capacity) continue;
     n_rows++;
     for (int32_t j = 0; j < n_active; j++) {
-      double size = (double)round_up(w->buffers[active[j]].size, align);
-      if (!trip_push(t, n_rows, c->col[active[j]], size / cap)) return -1;
+      int32_t col = c->col[active[j]];
+      if (!trip_push(t, n_rows, col, (double)c->size[col] / cap)) return -1;
     }
   }
   return n_rows;
@@ -212,32 +213,28 @@ static int cmp_cover_item(const void *a, const void *b) {
   return (p->col > q->col) - (p->col < q->col);
 }
 
-/* One round of cover cuts (see the comment at the top): for each capacity row 1..n_cap_rows of
- * t, the cover of the items with the least (1 - x) per byte and its extension, added as a row
- * (and to t) when the current solution violates it. The number of cuts added, or -1 when out of
- * memory. items and cut_cols are scratch of n_vars + 1. */
-static int32_t add_cover_cuts(glp_prob *lp, const mb_workload *w, const lp_columns *c, triplets *t,
-                              int32_t n_cap_rows, int64_t align, int64_t capacity,
+/* One round of cover cuts (see the comment at the top): for each capacity row of t (its first
+ * n_cap_entries entries), the cover of the items with the least (1 - x) per byte and its extension,
+ * added as a row (and to t) when the current solution violates it. The number of cuts added, or -1
+ * when out of memory. items and cut_cols are scratch of n_vars + 1. */
+static int32_t add_cover_cuts(glp_prob *lp, const lp_columns *c, triplets *t, size_t n_cap_entries,
                               cover_item *items, int *cut_cols) {
   int32_t added = 0;
-  size_t n_cap_entries = 0;
-  while (n_cap_entries < t->n && t->ia[n_cap_entries + 1] <= n_cap_rows) n_cap_entries++;
   for (size_t k = 1; k <= n_cap_entries;) {
     const int row = t->ia[k];
     int32_t n = 0;
     for (; k <= n_cap_entries && t->ia[k] == row; k++) {
       int32_t j = t->ja[k];
-      items[n++] =
-          (cover_item){j, round_up(w->buffers[c->buffer[j]].size, align), glp_get_col_prim(lp, j)};
+      items[n++] = (cover_item){j, c->size[j], glp_get_col_prim(lp, j)};
     }
     qsort(items, (size_t)n, sizeof *items, cmp_cover_item);
     int64_t bytes = 0, largest = 0;
     int32_t m = 0;
-    for (; m < n && bytes <= capacity; m++) {
+    for (; m < n && bytes <= c->capacity; m++) {
       bytes += items[m].size;
       if (items[m].size > largest) largest = items[m].size;
     }
-    if (bytes <= capacity) continue; /* not a cover: the row's candidates all fit */
+    if (bytes <= c->capacity) continue; /* not a cover: the row's candidates all fit */
     int n_cut = 0;
     double lhs = 0;
     for (int32_t i = 0; i < n; i++) {
@@ -262,9 +259,8 @@ static int32_t add_cover_cuts(glp_prob *lp, const mb_workload *w, const lp_colum
  * simplex stopped in. *solved tells whether every solve reached its optimum before the deadline
  * (then the answer is the same on every machine); *n_cuts counts the cuts added. False when out
  * of memory. */
-static bool solve_dual_bound(const mb_workload *w, const mb_hardware *hw, const lp_columns *c,
-                             triplets *t, int32_t n_rows, double deadline, int cover_rounds,
-                             double *saving, bool *solved, int32_t *n_cuts) {
+static bool solve_dual_bound(const lp_columns *c, triplets *t, int32_t n_rows, double deadline,
+                             int cover_rounds, double *saving, bool *solved, int32_t *n_cuts) {
   glp_prob *lp = glp_create_prob();
   glp_set_obj_dir(lp, GLP_MAX);
   glp_add_cols(lp, c->n_vars);
@@ -275,8 +271,7 @@ static bool solve_dual_bound(const mb_workload *w, const mb_hardware *hw, const 
   glp_add_rows(lp, n_rows);
   for (int32_t r = 1; r <= n_rows; r++) glp_set_row_bnds(lp, r, GLP_UP, 0.0, 1.0);
   glp_load_matrix(lp, (int)t->n, t->ia, t->ja, t->ar);
-  const int64_t align = hw->alignment > 0 ? hw->alignment : 1;
-  const int64_t capacity = round_up(hw->capacity, align);
+  const size_t n_cap_entries = t->n; /* the cuts' entries follow */
   double *reduced = calloc((size_t)c->n_vars + 1, sizeof *reduced);
   cover_item *items = malloc(sizeof *items * ((size_t)c->n_vars + 1));
   int *cut_cols = malloc(sizeof *cut_cols * ((size_t)c->n_vars + 1));
@@ -304,7 +299,7 @@ static bool solve_dual_bound(const mb_workload *w, const mb_hardware *hw, const 
       if (bound < *saving) *saving = bound;
     }
     if (!optimal || round == cover_rounds) break;
-    int32_t added = add_cover_cuts(lp, w, c, t, n_rows, align, capacity, items, cut_cols);
+    int32_t added = add_cover_cuts(lp, c, t, n_cap_entries, items, cut_cols);
     if (added < 0) ok = false;
     if (added <= 0) break;
     *n_cuts += added;
@@ -332,13 +327,14 @@ bool mb_bound_lp_cuts(const mb_workload *w, const mb_hardware *hw, double budget
   mb_time_ps *benefit = malloc(sizeof *benefit * nb);
   lp_columns c = {.benefit = benefit,
                   .col = malloc(sizeof *c.col * nb),
-                  .buffer = malloc(sizeof *c.buffer * (nb + 1))};
+                  .buffer = malloc(sizeof *c.buffer * (nb + 1)),
+                  .size = malloc(sizeof *c.size * (nb + 1))};
   by_start *order = malloc(sizeof *order * nb);
   int32_t *ends = malloc(sizeof *ends * nb);
   int32_t *active = malloc(sizeof *active * nb);
   triplets t = {0};
   bool ok = false;
-  if (!benefit || !c.col || !c.buffer || !order || !ends || !active) {
+  if (!benefit || !c.col || !c.buffer || !c.size || !order || !ends || !active) {
     mb_fail(err, "bound: out of memory for workload '%s'", w->name);
     goto done;
   }
@@ -347,7 +343,7 @@ bool mb_bound_lp_cuts(const mb_workload *w, const mb_hardware *hw, double budget
   const mb_time_ps slack = w->n_ops > 0 ? (mb_time_ps)w->n_uses + w->n_ops : 0;
   choose_columns(w, hw, &c, order);
   out->n_vars = c.n_vars;
-  int32_t n_rows = add_capacity_rows(w, hw, &c, order, ends, active, &t);
+  int32_t n_rows = add_capacity_rows(w, &c, order, ends, active, &t);
   if (n_rows < 0) {
     mb_fail(err, "bound: out of memory building the LP for workload '%s'", w->name);
     goto done;
@@ -358,8 +354,8 @@ bool mb_bound_lp_cuts(const mb_workload *w, const mb_hardware *hw, double budget
   out->status = MB_BOUND_SOLVED;
   if (c.n_vars > 0 && n_rows > 0) {
     bool solved = false;
-    if (!solve_dual_bound(w, hw, &c, &t, n_rows, budget_s > 0 ? t0 + budget_s : 0, cover_rounds,
-                          &saving, &solved, &out->n_cuts)) {
+    if (!solve_dual_bound(&c, &t, n_rows, budget_s > 0 ? t0 + budget_s : 0, cover_rounds, &saving,
+                          &solved, &out->n_cuts)) {
       mb_fail(err, "bound: out of memory for workload '%s'", w->name);
       goto done;
     }
@@ -376,6 +372,7 @@ done:
   free(benefit);
   free(c.col);
   free(c.buffer);
+  free(c.size);
   free(order);
   free(ends);
   free(active);
