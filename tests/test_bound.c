@@ -1,7 +1,7 @@
-/* The LP bound: a hand-solved LP, alignment, the subadditivity the proof rests on (checked
- * numerically on random subsets), bound >= the exact optimum (small workloads, exhaustive
- * search) and every solver on random workloads (with and without alignment), honest
- * "not solved" under a time limit, and the trivial cases. */
+/* The LP bound: a hand-solved LP, alignment, a cover past an exact fit, the subadditivity the proof
+ * rests on (checked numerically on random subsets), bound >= the exact optimum (small workloads,
+ * exhaustive search) and every solver on random workloads (with and without alignment), honest "not
+ * solved" under a time limit, and the trivial cases. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +153,42 @@ static void exact_dfs(exact_search *x, int32_t i, mb_time_ps saving) {
     exact_dfs(x, i + 1, saving + bi->benefit_ps);
     x->placed[i] = false;
   }
+}
+
+/* A cover whose prefix fits exactly: capacity 12, alignment 3 (round 161 of the random cases
+ * below). The separation must keep adding items while the prefix's aligned bytes equal the
+ * capacity, since a set that fits exactly is not yet a cover; the exhaustive optimum is 2340 ps,
+ * which the cuts reach, while a separation that stopped at an exact fit left the bound at
+ * 2361 ps (a mutant the random cases' count alone did not catch). */
+static void test_cover_past_exact_fit(void **state) {
+  (void)state;
+  static const struct {
+    int64_t size;
+    int32_t start, end;
+    mb_time_ps benefit;
+  } spec[] = {{3, 0, 1, 540}, {7, 0, 1, 306}, {2, 0, 2, 226},
+              {3, 2, 4, 829}, {3, 2, 4, 272}, {5, 0, 2, 699}};
+  mb_workload_builder *b = mb_builder_new("exact_fit", "test_bound.c");
+  for (size_t i = 0; i < sizeof spec / sizeof spec[0]; i++) {
+    char name[8];
+    snprintf(name, sizeof name, "b%d", (int)i);
+    int32_t id = mb_builder_add_buffer(b, name, spec[i].size, spec[i].start, spec[i].end, false);
+    mb_builder_set_benefit(b, id, spec[i].benefit);
+  }
+  mb_builder_set_schedule(b, 5, 100000);
+  mb_error err;
+  mb_workload *w = mb_builder_finish(b, &err);
+  assert_non_null(w);
+  mb_hardware hw = mb_test_hardware(12, 3);
+  exact_search x = {.w = w, .hw = &hw};
+  exact_dfs(&x, 0, 0);
+  assert_int_equal(x.best, 2340);
+  mb_bound_result r;
+  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_int_equal(r.status, MB_BOUND_SOLVED);
+  assert_true(r.n_cuts > 0);
+  assert_true(r.saving_ps >= 2340 && r.saving_ps <= 2342); /* the 1 ps pad and the ceiling */
+  mb_workload_free(w);
 }
 
 /* Bound >= the exact optimum on small random op-less workloads, with alignments that do and do
@@ -311,11 +347,9 @@ static void test_time_limit(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_hand_solved),
-      cmocka_unit_test(test_alignment),
-      cmocka_unit_test(test_bound_above_exact_optimum),
-      cmocka_unit_test(test_subadditive_savings),
-      cmocka_unit_test(test_bound_above_solvers),
+      cmocka_unit_test(test_hand_solved),          cmocka_unit_test(test_alignment),
+      cmocka_unit_test(test_cover_past_exact_fit), cmocka_unit_test(test_bound_above_exact_optimum),
+      cmocka_unit_test(test_subadditive_savings),  cmocka_unit_test(test_bound_above_solvers),
       cmocka_unit_test(test_time_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
