@@ -47,6 +47,17 @@ static void leave_private_tmp(char *root, char *saved) {
   free(root);
 }
 
+/* mb_test_temp_remove(path), checking that what it has to remove existed and is gone: the
+ * path itself, or for mb_test_temp_path's result (in_dir) the directory made for it. */
+static void remove_and_check(char *path, bool in_dir) {
+  char gone[512];
+  snprintf(gone, sizeof gone, "%s", path);
+  if (in_dir) *strrchr(gone, '/') = '\0';
+  assert_true(exists(gone));
+  mb_test_temp_remove(path);
+  assert_false(exists(gone));
+}
+
 /* Each helper's result is removed, and only it. */
 static void test_removes_what_each_helper_made(void **state) {
   (void)state;
@@ -62,26 +73,10 @@ static void test_removes_what_each_helper_made(void **state) {
   snprintf(keep, sizeof keep, "%s/mbtest_keep", root); /* another test's file */
   write_file(keep, "keep");
 
-  char missing_dir[512];
-  snprintf(missing_dir, sizeof missing_dir, "%s", missing);
-  *strrchr(missing_dir, '/') = '\0';
-  assert_true(exists(missing_dir));
-  mb_test_temp_remove(missing);
-  assert_false(exists(missing_dir));
-
-  char made_copy[512];
-  snprintf(made_copy, sizeof made_copy, "%s", made);
-  mb_test_temp_remove(made);
-  *strrchr(made_copy, '/') = '\0';
-  assert_false(exists(made_copy));
-
-  char copy[512];
-  snprintf(copy, sizeof copy, "%s", file);
-  mb_test_temp_remove(file);
-  assert_false(exists(copy));
-  snprintf(copy, sizeof copy, "%s", dir);
-  mb_test_temp_remove(dir);
-  assert_false(exists(copy));
+  remove_and_check(missing, true);
+  remove_and_check(made, true);
+  remove_and_check(file, false);
+  remove_and_check(dir, false);
   mb_test_temp_remove(NULL); /* does nothing */
 
   assert_true(exists(keep));
@@ -123,10 +118,7 @@ static void test_removes_trees_without_following_links(void **state) {
   snprintf(path, sizeof path, "%s/a/link_to_dir", dir);
   assert_int_equal(symlink(outside_dir, path), 0);
 
-  char copy[512];
-  snprintf(copy, sizeof copy, "%s", dir);
-  mb_test_temp_remove(dir);
-  assert_false(exists(copy));
+  remove_and_check(dir, false);
   assert_true(exists(outside_file)); /* the links were removed, not followed */
 
   mb_test_temp_remove(outside_dir);
