@@ -89,8 +89,9 @@ static void make_agent(mb_agent *ag, bool action_features) {
 static const char *const TITLES[N_PROBES] = {
     "one-step model accuracy over the set: ", "one step of policy improvement over the set: ",
     "path values k steps deep along the raw policy's episodes over the set: ",
-    "the next observation's occupancy picture against the current one along the raw policy's "
-    "episodes over the set: "};
+    /* one title in two literals (parenthesised: not two elements missing a comma) */
+    ("the next observation's occupancy picture against the current one along the raw policy's "
+     "episodes over the set: ")};
 
 static void probes_print_their_tables(bool action_features) {
   mb_workload *w[N_SET];
