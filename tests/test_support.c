@@ -125,11 +125,11 @@ static void test_removes_trees_without_following_links(void **state) {
   leave_private_tmp(root, saved);
 }
 
-/* A group of one test that calls mb_test_temp_remove on the path in MB_TEST_REFUSE_PATH: run in a
- * child, it must fail (and remove nothing). */
+/* A group of one test that calls mb_test_temp_remove on the path in MB_TEST_REMOVE_PATH, run in
+ * a child by removal_refused. */
 static void call_remove_from_env(void **state) {
   (void)state;
-  const char *p = getenv("MB_TEST_REFUSE_PATH");
+  const char *p = getenv("MB_TEST_REMOVE_PATH");
   assert_non_null(p);
   mb_test_temp_remove(strdup(p));
 }
@@ -141,7 +141,7 @@ static bool removal_refused(const char *path) {
   assert_true(pid >= 0);
   if (pid == 0) {
     if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(3);
-    setenv("MB_TEST_REFUSE_PATH", path, 1);
+    setenv("MB_TEST_REMOVE_PATH", path, 1);
     const struct CMUnitTest one[] = {cmocka_unit_test(call_remove_from_env)};
     _exit(cmocka_run_group_tests(one, NULL, NULL) == 1 ? 1 : 0);
   }
@@ -152,14 +152,19 @@ static bool removal_refused(const char *path) {
   return WEXITSTATUS(status) == 1;
 }
 
-/* Paths that are not a helper's result are refused and left alone: outside TMPDIR, directly in
- * it under another name, deeper than a helper's NAME, and a sibling of TMPDIR that shares its
- * prefix. A helper's own result, as a control, is not refused. */
+/* Paths that are not a helper's result are refused and left alone (each exists and is the
+ * test's own, so a removal would show): a helper-named file outside the current TMPDIR (in the
+ * caller's), a file directly in TMPDIR under another name, one deeper than a helper's NAME, and
+ * helper-named files in sibling directories of TMPDIR, one whose name extends TMPDIR's and one
+ * as long as it. A helper's own result, as a control, is not refused. */
 static void test_refuses_other_paths(void **state) {
   (void)state;
   char *saved;
   char *root = enter_private_tmp(&saved);
-  char other[512], deep[512], sibling[512];
+  char outside[512], other[512], deep[512], sibling_dir[512], sibling[600], twin_dir[512],
+      twin[600];
+  snprintf(outside, sizeof outside, "%s/mbtest_outside_%d", saved ? saved : "/tmp", (int)getpid());
+  write_file(outside, "x");
   snprintf(other, sizeof other, "%s/notmine", root);
   write_file(other, "x");
   char *dir = mb_test_temp_dir();
@@ -168,14 +173,21 @@ static void test_refuses_other_paths(void **state) {
   make_dir(deep);
   snprintf(deep, sizeof deep, "%s/sub/file", dir);
   write_file(deep, "x");
-  snprintf(sibling, sizeof sibling, "%sx/mbtestABCDEF", root);
+  snprintf(sibling_dir, sizeof sibling_dir, "%sx", root);
+  make_dir(sibling_dir);
+  snprintf(sibling, sizeof sibling, "%s/mbtestABCDEF", sibling_dir);
+  write_file(sibling, "x");
+  snprintf(twin_dir, sizeof twin_dir, "%s", root); /* as long as TMPDIR, another name */
+  twin_dir[strlen(twin_dir) - 1] = '_';            /* mkdtemp never writes '_' */
+  make_dir(twin_dir);
+  snprintf(twin, sizeof twin, "%s/mbtestABCDEF", twin_dir);
+  write_file(twin, "x");
 
-  assert_true(removal_refused("/etc/hostname"));
-  assert_true(removal_refused(other));
-  assert_true(removal_refused(deep));
-  assert_true(removal_refused(sibling));
-  assert_true(exists(other));
-  assert_true(exists(deep));
+  const char *refused[] = {outside, other, deep, sibling, twin};
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    if (!removal_refused(refused[i])) fail_msg("%s was not refused", refused[i]);
+    if (!exists(refused[i])) fail_msg("%s was removed", refused[i]);
+  }
 
   char *file = mb_test_write_temp(".txt", "text");
   assert_false(removal_refused(file)); /* the child removed it */
@@ -184,6 +196,11 @@ static void test_refuses_other_paths(void **state) {
 
   mb_test_temp_remove(dir);
   assert_int_equal(unlink(other), 0);
+  assert_int_equal(unlink(outside), 0);
+  assert_int_equal(unlink(sibling), 0);
+  assert_int_equal(rmdir(sibling_dir), 0);
+  assert_int_equal(unlink(twin), 0);
+  assert_int_equal(rmdir(twin_dir), 0);
   leave_private_tmp(root, saved);
 }
 
