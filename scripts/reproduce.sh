@@ -28,7 +28,8 @@ mkdir -p results/agents
 # mallocMuZero's agent, trained on the train split and synthetic workloads before the run
 # (deterministic: fixed seed, step count, one thread, OpenBLAS kernel pinned so that every
 # x86-64 machine with AVX2 trains the same agent: scripts/pinned-blas.sh). quick: ~2 minutes;
-# full: 11-21 minutes by the machine (42,000 updates: measured better than 200,000, datasets/agents/EXPERIMENTS.md).
+# full: 11-21 minutes by the machine (42,000 updates: measured better than 200,000,
+# datasets/agents/EXPERIMENTS.md).
 agent="results/agents/$profile.h5"
 steps=6000
 [ "$profile" = full ] && steps=42000
