@@ -570,9 +570,10 @@ bool mb_results_list_attrs(mb_results *r, char ***keys, char ***values, int32_t 
   for (int32_t i = 0; i < l.n; i++) {
     vals[i] = attr_text(r->file, l.keys[i]);
     if (!vals[i]) {
+      h5_fail(err, r, "cannot read attribute '%s'", l.keys[i]); /* before the name is freed */
       mb_results_free_strings(l.keys, l.n);
       mb_results_free_strings(vals, l.n);
-      return h5_fail(err, r, "cannot read attribute '%s'", l.keys[i]);
+      return false;
     }
   }
   *keys = l.keys;

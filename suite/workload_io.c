@@ -911,6 +911,7 @@ bool mb_workload_equal(const mb_workload *a, const mb_workload *b, char *why, si
   if (a->slow_time_ps != b->slow_time_ps) return differ(why, n, "slow_time_ps differs");
   for (int32_t o = 0; o < a->n_ops; o++) {
     const mb_op *x = &a->ops[o], *y = &b->ops[o];
+    /* flops bit for bit: the text the SHA-256 hashes tells -0 from 0 too (never NaN) */
     if (!str_eq(x->name, y->name) || !str_eq(x->kind, y->kind) ||
         memcmp(&x->flops, &y->flops, sizeof x->flops))
       return differ(why, n, "op %d ('%s') differs", o, x->name);
