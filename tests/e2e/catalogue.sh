@@ -80,6 +80,17 @@ grep -q "$T/no/such/dir/c.txt" "$T/out" || fail "unwritable catalogue: $(cat "$T
 expect 2 "$MB" add x "$T/std.wl.unknown" $C
 cmp -s "$CAT" "$T/before" || fail "a refused add changed the catalogue"
 
+# a catalogue larger than add's first read buffer (64 KiB): read whole, kept byte for byte,
+# the entry appended after it
+BIG=$T/big.txt
+{ cat "$CAT"; for i in $(seq 1 1500); do printf '# padding comment line %04d of a large catalogue\n' "$i"; done; } >"$BIG"
+cp "$BIG" "$T/big-before"
+expect 0 "$MB" add big-one builtin:standard --args n=64,dtype=f32 --catalogue "$BIG" --cache "$T/cache"
+[ "$(stat -c %s "$T/big-before")" -gt 65536 ] || fail "the large catalogue is only $(stat -c %s "$T/big-before") bytes"
+head -c "$(stat -c %s "$T/big-before")" "$BIG" | cmp -s - "$T/big-before" || fail "add changed a large catalogue's text"
+tail -1 "$BIG" | grep -Eqx 'big-one alphatensor builtin:standard n=64,dtype=f32 tpu-v4i [0-9]+ test generated' ||
+  fail "large catalogue's new line: $(tail -1 "$BIG")"
+
 # native and real sources; paths under the data dir are stored relative to it
 expect 0 "$MB" add mine "$T/std.wl" --capacity 64KiB $C
 grep -q "^mine native $T/std.wl - tpu-v4i 64KiB test generated$" "$CAT" || fail "native line: $(tail -1 "$CAT")"
