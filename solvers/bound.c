@@ -8,21 +8,30 @@
  * f is concave with f(0) = 0, hence subadditive: f(x + y) <= f(x) + f(y). (Concave and
  * f(0) = 0 give f(tx) >= t f(x) for t in [0,1]; apply it to x = (x/(x+y))(x+y) and to y and
  * add.) So the saving of S on o is at most the sum of its members' standalone savings on o,
- * and summing over ops, saving(S) <= sum_{b in S} benefit_b: the roofline max() can only make
- * a set save less than the sum of its parts, never more. A valid S keeps the aligned bytes
- * live at every time t under the aligned capacity (the fast buffers live at t occupy disjoint
- * aligned address ranges inside [0, capacity); "Alignment" below), so the indicator vector of
- * S is feasible for the LP and saving(S) <= LP optimum. By weak duality every y >= 0 (one
- * entry per constraint) gives
- *     LP optimum <= sum_t r(C) y_t + sum_b max(0, benefit_b - r(size_b) sum_{t live} y_t),
- * (the first sum over each row's upper bound times its y: r(C) for a capacity row, |C| - 1 for
- * a cut, below; the rows are scaled by 1/r(C)), which this module evaluates from GLPK's row
- * duals itself, so the reported number is a bound
- * even if the simplex stopped early or is slightly off numerically.
+ * s_o(S) <= sum_{b in S} e_{b,o} (e_{b,o}: b's saving on o alone): the roofline max() can only
+ * make a set save less than the sum of its parts, never more. f is also nondecreasing, so
+ * s_o(S) <= cap_o, the saving with every use of o that may be fast (not pinned, not larger
+ * than the capacity) fast. The LP's objective is therefore sum_o s_o with
+ *     s_o <= sum_b e_{b,o} x_b  and  0 <= s_o <= cap_o;
+ * where sum_b e_{b,o} <= cap_o the second never binds and s_o is substituted, so that such an
+ * op's savings simply add to its buffers' coefficients (benefit_b when no op is capped, the LP
+ * of earlier versions); a capped op keeps its column and row. (The capped ops are where
+ * compute-bound convolutions and matmuls stop saving: on ssd_mobilenet_tf-edge they were the
+ * whole 9% gap between the sum of standalone benefits and every solver.) A valid S keeps the
+ * aligned bytes live at every time t under the aligned capacity (the fast buffers live at t
+ * occupy disjoint aligned address ranges inside [0, capacity); "Alignment" below), so the
+ * indicator vector of S with s_o = s_o(S) is feasible for the LP and saving(S) <= LP optimum.
+ * By weak duality every y >= 0 (one entry per row) gives, with u_j a column's upper bound
+ * (1 for a buffer, cap_o for an op) and c_j its objective coefficient,
+ *     LP optimum <= sum_r ub_r y_r + sum_j u_j max(0, c_j - (A^T y)_j),
+ * (ub_r: r(C) for a capacity row, 0 for an op's row, |C| - 1 for a cut, below; the capacity
+ * rows are scaled by 1/r(C)), which this module evaluates from GLPK's row duals itself, so the
+ * reported number is a bound even if the simplex stopped early or is slightly off numerically.
  * Integer picoseconds: each op time is rounded once (|error| <= 0.5 ps), so a set's rounded
  * saving on an op exceeds the sum of its members' rounded standalone savings by at most
  * 1 ps + 1 ps per member use; the bound adds n_uses + n_ops ps to cover it (op-less workloads
- * are additive by definition and get no slack).
+ * are additive by definition and get no slack). cap_o needs none: rounding to the nearest ps
+ * is monotone, so no set's rounded op time is below that of all possible uses fast.
  *
  * Alignment: every fast offset is a multiple of the alignment A, so the fast buffers live at
  * t, sorted by offset, each start at or after the previous one's end rounded up to A: each
@@ -104,16 +113,21 @@ static bool trip_push(triplets *t, int row, int col, double v) {
   return true;
 }
 
-/* The LP's columns: the candidate buffers (not pinned, fit the capacity, positive benefit),
- * numbered from 1 in col (0: fixed at 0), listed in order by start time. */
+/* The LP's columns: first the candidate buffers (not pinned, fit the capacity, positive
+ * benefit), numbered from 1 in col (0: fixed at 0), listed in order by start time; then one
+ * per capped op (its saving, in units of scale). obj and upper are scaled by 1/scale. */
 typedef struct lp_columns {
   const mb_time_ps *benefit;
   int32_t *col;     /* buffer -> column */
   int32_t *buffer;  /* column -> buffer (1..n_vars) */
   int64_t *size;    /* column -> aligned bytes (1..n_vars) */
   int64_t capacity; /* aligned */
-  int32_t n_vars;
-  double trivial, max_benefit; /* sum and largest of the candidates' benefits */
+  int32_t n_vars;   /* buffer columns */
+  int32_t n_capped; /* op columns, n_vars + 1 .. n_vars + n_capped */
+  double *obj;      /* column -> objective coefficient (1..n_vars + n_capped) */
+  double *upper;    /* column -> upper bound (1 for a buffer) */
+  double trivial;   /* the LP's optimum without capacity rows (in ps): every buffer fast */
+  double scale;     /* ps per objective unit: the largest coefficient or op cap */
 } lp_columns;
 
 /* x rounded up to a multiple of align (>= 1). */
@@ -124,7 +138,6 @@ static void choose_columns(const mb_workload *w, const mb_hardware *hw, lp_colum
   const int64_t align = hw->alignment > 0 ? hw->alignment : 1;
   c->capacity = round_up(hw->capacity, align);
   c->n_vars = 0;
-  c->trivial = c->max_benefit = 0;
   for (int32_t b = 0; b < w->n_buffers; b++) {
     const mb_buffer *buf = &w->buffers[b];
     c->col[b] = 0;
@@ -132,11 +145,76 @@ static void choose_columns(const mb_workload *w, const mb_hardware *hw, lp_colum
     c->col[b] = ++c->n_vars;
     c->buffer[c->n_vars] = b;
     c->size[c->n_vars] = round_up(buf->size, align);
-    c->trivial += (double)c->benefit[b];
-    if ((double)c->benefit[b] > c->max_benefit) c->max_benefit = (double)c->benefit[b];
     order[c->n_vars - 1] = (by_start){buf->start, b};
   }
   qsort(order, (size_t)c->n_vars, sizeof *order, cmp_start);
+}
+
+/* The objective (see the comment at the top). An op whose candidates' standalone savings on it
+ * (use_benefit) sum to more than its cap, what it saves with every use that may be fast
+ * (neither pinned nor larger than the capacity) fast, gets a column s_o in [0, cap] and a row
+ * s_o - sum of those savings x_b <= 0, appended to t (row numbers from first_row); every other
+ * op's savings go to its candidates' coefficients. An op-less workload's coefficients are the
+ * benefits. Fills obj, upper, n_capped, trivial and scale; false when out of memory. */
+static bool build_objective(const mb_workload *w, const mb_hardware *hw,
+                            const mb_time_ps *use_benefit, int32_t first_row, lp_columns *c,
+                            triplets *t) {
+  const size_t first_entry = t->n + 1;
+  c->n_capped = 0;
+  c->trivial = 0;
+  for (int32_t j = 1; j <= c->n_vars; j++) {
+    c->obj[j] = w->n_ops == 0 ? (double)c->benefit[c->buffer[j]] : 0;
+    c->upper[j] = 1;
+  }
+  for (int32_t o = 0; o < w->n_ops; o++) {
+    int64_t may_be_fast = 0;
+    double sum = 0;
+    for (int32_t k = w->op_use_start[o]; k < w->op_use_start[o + 1]; k++) {
+      const mb_use *u = &w->uses[w->op_uses[k]];
+      const mb_buffer *buf = &w->buffers[u->buffer];
+      if (!buf->pinned && buf->size <= hw->capacity)
+        may_be_fast += u->bytes_read + u->bytes_written;
+      if (c->col[u->buffer]) sum += (double)use_benefit[w->op_uses[k]];
+    }
+    /* below zero only when the fast memory is the slower one; no set then saves on o */
+    const double cap =
+        fmax(0.0, (double)(mb_op_time(w, hw, o, 0) - mb_op_time(w, hw, o, may_be_fast)));
+    const bool capped = sum > cap;
+    const int32_t s_col = c->n_vars + c->n_capped + 1, row = first_row + c->n_capped;
+    if (capped) {
+      c->n_capped++;
+      c->obj[s_col] = 1;
+      c->upper[s_col] = cap;
+      c->trivial += cap;
+      if (!trip_push(t, row, s_col, 1.0)) return false;
+    }
+    for (int32_t k = w->op_use_start[o]; k < w->op_use_start[o + 1]; k++) {
+      const int32_t col = c->col[w->uses[w->op_uses[k]].buffer];
+      const double saving = (double)use_benefit[w->op_uses[k]];
+      if (!col || saving <= 0) continue;
+      if (!capped)
+        c->obj[col] += saving;
+      else if (!trip_push(t, row, col, -saving))
+        return false;
+    }
+  }
+  c->scale = 0;
+  for (int32_t j = 1; j <= c->n_vars + c->n_capped; j++) {
+    if (j <= c->n_vars) c->trivial += c->obj[j];
+    double largest = j <= c->n_vars ? c->obj[j] : c->upper[j];
+    if (largest > c->scale) c->scale = largest;
+  }
+  if (c->scale <= 0) c->scale = 1;
+  /* in units of scale: a buffer's coefficient and its savings in op rows, an op column's bound */
+  for (int32_t j = 1; j <= c->n_vars + c->n_capped; j++) {
+    if (j <= c->n_vars)
+      c->obj[j] /= c->scale;
+    else
+      c->upper[j] /= c->scale;
+  }
+  for (size_t k = first_entry; k <= t->n; k++)
+    if (t->ja[k] <= c->n_vars) t->ar[k] /= c->scale;
+  return true;
 }
 
 /* The rows, in aligned bytes (see the comment at the top) and scaled by 1/capacity: one per
@@ -175,9 +253,10 @@ static int32_t add_capacity_rows(const mb_workload *w, const lp_columns *c, cons
   return n_rows;
 }
 
-/* The weak-duality bound, in units of max_benefit, of any y >= 0, here y = max(0, row duals) of
- * whatever state the simplex stopped in: sum_r ub_r y_r + sum_b max(0, c_b - (A^T y)_b), over
- * every row of t (capacity rows and cuts alike). reduced is scratch of n_vars + 1 zeros. */
+/* The weak-duality bound, in units of scale, of any y >= 0, here y = max(0, row duals) of
+ * whatever state the simplex stopped in: sum_r ub_r y_r + sum_j u_j max(0, c_j - (A^T y)_j), over
+ * every row of t (capacity rows, op rows and cuts alike) and every column j (bounds [0, u_j]).
+ * reduced is scratch of n_vars + n_capped + 1 zeros. */
 static double dual_certificate(glp_prob *lp, const lp_columns *c, const triplets *t,
                                double *reduced) {
   double dual = 0;
@@ -190,9 +269,9 @@ static double dual_certificate(glp_prob *lp, const lp_columns *c, const triplets
     double y = glp_get_row_dual(lp, t->ia[k]);
     if (y > 0) reduced[t->ja[k]] += t->ar[k] * y;
   }
-  for (int32_t j = 1; j <= c->n_vars; j++) {
-    double rc_j = (double)c->benefit[c->buffer[j]] / c->max_benefit - reduced[j];
-    if (rc_j > 0) dual += rc_j;
+  for (int32_t j = 1; j <= c->n_vars + c->n_capped; j++) {
+    double rc_j = c->obj[j] - reduced[j];
+    if (rc_j > 0) dual += c->upper[j] * rc_j;
     reduced[j] = 0;
   }
   return dual;
@@ -253,26 +332,29 @@ static int32_t add_cover_cuts(glp_prob *lp, const lp_columns *c, triplets *t, si
   return added;
 }
 
-/* Solves the LP (objective scaled by 1/max_benefit) until the deadline (wall seconds, 0: none),
+/* Solves the LP (objective in units of scale) until the deadline (wall seconds, 0: none),
  * then tightens it with up to cover_rounds rounds of cover cuts, and lowers *saving to the best
  * weak-duality bound of all the solves (dual_certificate), which is valid whatever state the
  * simplex stopped in. *solved tells whether every solve reached its optimum before the deadline
  * (then the answer is the same on every machine); *n_cuts counts the cuts added. False when out
  * of memory. */
-static bool solve_dual_bound(const lp_columns *c, triplets *t, int32_t n_rows, double deadline,
-                             int cover_rounds, double *saving, bool *solved, int32_t *n_cuts) {
+static bool solve_dual_bound(const lp_columns *c, triplets *t, int32_t n_rows, size_t n_cap_entries,
+                             double deadline, int cover_rounds, double *saving, bool *solved,
+                             int32_t *n_cuts) {
+  const int32_t n_cols = c->n_vars + c->n_capped;
   glp_prob *lp = glp_create_prob();
   glp_set_obj_dir(lp, GLP_MAX);
-  glp_add_cols(lp, c->n_vars);
-  for (int32_t j = 1; j <= c->n_vars; j++) {
-    glp_set_col_bnds(lp, j, GLP_DB, 0.0, 1.0);
-    glp_set_obj_coef(lp, j, (double)c->benefit[c->buffer[j]] / c->max_benefit);
+  glp_add_cols(lp, n_cols);
+  for (int32_t j = 1; j <= n_cols; j++) {
+    glp_set_col_bnds(lp, j, GLP_DB, 0.0, c->upper[j]);
+    glp_set_obj_coef(lp, j, c->obj[j]);
   }
-  glp_add_rows(lp, n_rows);
-  for (int32_t r = 1; r <= n_rows; r++) glp_set_row_bnds(lp, r, GLP_UP, 0.0, 1.0);
+  /* the capacity rows (<= 1, scaled), then the capped ops' rows (<= 0); the cuts follow */
+  glp_add_rows(lp, n_rows + c->n_capped);
+  for (int32_t r = 1; r <= n_rows + c->n_capped; r++)
+    glp_set_row_bnds(lp, r, GLP_UP, 0.0, r <= n_rows ? 1.0 : 0.0);
   glp_load_matrix(lp, (int)t->n, t->ia, t->ja, t->ar);
-  const size_t n_cap_entries = t->n; /* the cuts' entries follow */
-  double *reduced = calloc((size_t)c->n_vars + 1, sizeof *reduced);
+  double *reduced = calloc((size_t)n_cols + 1, sizeof *reduced);
   cover_item *items = malloc(sizeof *items * ((size_t)c->n_vars + 1));
   int *cut_cols = malloc(sizeof *cut_cols * ((size_t)c->n_vars + 1));
   bool ok = reduced && items && cut_cols;
@@ -298,7 +380,7 @@ static bool solve_dual_bound(const lp_columns *c, triplets *t, int32_t n_rows, d
     if (!optimal) *solved = false;
     if (rc == 0 || rc == GLP_ETMLIM || rc == GLP_EITLIM) {
       /* A relative 1e-9 pad covers floating-point error in the certificate's sum. */
-      double bound = dual_certificate(lp, c, t, reduced) * c->max_benefit * (1 + 1e-9) + 1;
+      double bound = dual_certificate(lp, c, t, reduced) * c->scale * (1 + 1e-9) + 1;
       if (bound < *saving) *saving = bound;
     }
     if (!optimal || round == cover_rounds) break;
@@ -327,38 +409,46 @@ bool mb_bound_lp_cuts(const mb_workload *w, const mb_hardware *hw, double budget
     return mb_fail(err, "bound: hardware '%s': capacity %lld <= 0", hw->name,
                    (long long)hw->capacity);
   size_t nb = (size_t)(w->n_buffers ? w->n_buffers : 1);
+  size_t n_cols = (size_t)w->n_buffers + (size_t)w->n_ops + 1; /* at most */
   mb_time_ps *benefit = malloc(sizeof *benefit * nb);
+  mb_time_ps *use_benefit = malloc(sizeof *use_benefit * (size_t)(w->n_uses ? w->n_uses : 1));
   lp_columns c = {.benefit = benefit,
                   .col = malloc(sizeof *c.col * nb),
                   .buffer = malloc(sizeof *c.buffer * (nb + 1)),
-                  .size = malloc(sizeof *c.size * (nb + 1))};
+                  .size = malloc(sizeof *c.size * (nb + 1)),
+                  .obj = malloc(sizeof *c.obj * n_cols),
+                  .upper = malloc(sizeof *c.upper * n_cols)};
   by_start *order = malloc(sizeof *order * nb);
   int32_t *ends = malloc(sizeof *ends * nb);
   int32_t *active = malloc(sizeof *active * nb);
   triplets t = {0};
   bool ok = false;
-  if (!benefit || !c.col || !c.buffer || !c.size || !order || !ends || !active) {
+  if (!benefit || !use_benefit || !c.col || !c.buffer || !c.size || !c.obj || !c.upper || !order ||
+      !ends || !active) {
     mb_fail(err, "bound: out of memory for workload '%s'", w->name);
     goto done;
   }
   mb_standalone_benefits(w, hw, benefit);
+  mb_use_benefits(w, hw, use_benefit);
   out->slow_ps = mb_slow_time(w, hw);
   const mb_time_ps slack = w->n_ops > 0 ? (mb_time_ps)w->n_uses + w->n_ops : 0;
   choose_columns(w, hw, &c, order);
   out->n_vars = c.n_vars;
   int32_t n_rows = add_capacity_rows(w, &c, order, ends, active, &t);
-  if (n_rows < 0) {
+  const size_t n_cap_entries = t.n; /* the capped ops' rows follow, then the cuts */
+  if (n_rows < 0 || !build_objective(w, hw, use_benefit, n_rows + 1, &c, &t)) {
     mb_fail(err, "bound: out of memory building the LP for workload '%s'", w->name);
     goto done;
   }
   out->n_constraints = n_rows;
+  out->n_capped_ops = c.n_capped;
 
-  double saving = c.trivial;
+  double saving = c.trivial; /* the LP's optimum when no capacity row binds */
   out->status = MB_BOUND_SOLVED;
   if (c.n_vars > 0 && n_rows > 0) {
     bool solved = false;
-    if (!solve_dual_bound(&c, &t, n_rows, budget_s > 0 ? t0 + budget_s : 0, cover_rounds, &saving,
-                          &solved, &out->n_cuts)) {
+    if (!solve_dual_bound(&c, &t, n_rows, n_cap_entries, budget_s > 0 ? t0 + budget_s : 0,
+                          cover_rounds, &saving, &solved, &out->n_cuts)) {
       mb_fail(err, "bound: out of memory for workload '%s'", w->name);
       goto done;
     }
@@ -373,9 +463,12 @@ done:
   free(t.ja);
   free(t.ar);
   free(benefit);
+  free(use_benefit);
   free(c.col);
   free(c.buffer);
   free(c.size);
+  free(c.obj);
+  free(c.upper);
   free(order);
   free(ends);
   free(active);

@@ -1,7 +1,10 @@
 /* An upper bound on the time any solver can save: not a solver, a yardstick, so every table
  * can show how far each solver is from optimal ("gap to bound").
  *
- * LP relaxation (GLPK simplex): maximise sum_b benefit_b x_b over 0 <= x_b <= 1 subject to
+ * LP relaxation (GLPK simplex): maximise the saving sum_o s_o over 0 <= x_b <= 1, where each
+ * op saves s_o <= sum of its buffers' standalone savings e_{b,o} x_b and, where the roofline
+ * caps it (a compute-bound op), s_o <= what it saves with every buffer it uses fast (with no
+ * op capped, and for an op-less workload, this is sum_b benefit_b x_b), subject to
  * sum of r(size_b) x_b over the buffers live at t <= r(capacity), for every time t, where r
  * rounds up to the alignment (each fast buffer occupies at least that much). Fragmentation
  * is otherwise ignored (any fractional set that fits by aligned bytes counts), pinned and
@@ -44,6 +47,8 @@ typedef struct mb_bound_result {
   int32_t n_vars;        /* LP columns (candidate buffers) */
   int32_t n_constraints; /* LP rows (maximal sets of buffers live together) */
   int32_t n_cuts;        /* cover cuts added to them */
+  int32_t n_capped_ops;  /* ops whose saving the roofline caps below the sum of their
+                            buffers' savings: a column and a row each */
   double seconds;        /* wall clock */
 } mb_bound_result;
 

@@ -1,13 +1,15 @@
-/* The LP bound: a hand-solved LP, alignment, a cover past an exact fit, the subadditivity the proof
- * rests on (checked numerically on random subsets), bound >= the exact optimum (small workloads,
- * exhaustive search) and every solver on random workloads (with and without alignment), honest "not
- * solved" under a time limit, and the trivial cases. */
+/* The LP bound: a hand-solved LP, alignment, a cover past an exact fit, an op the roofline caps,
+ * the subadditivity the proof rests on (checked numerically on random subsets), bound >= the
+ * exact optimum (small workloads, exhaustive search: op-less, and with ops, many of them capped)
+ * and every solver on random workloads (with and without alignment), honest "not solved" under a
+ * time limit, and the trivial cases. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bound.h"
 #include "cost.h"
+#include "packer.h"
 #include "random_workload.h"
 #include "solver.h"
 #include "support.h"
@@ -275,6 +277,119 @@ static void test_subadditive_savings(void **state) {
   }
 }
 
+/* A compute-bound op caps the saving: op o (150 flops, 1000 ps each) reads a and b, 100 B each
+ * (1000 ps per byte slow, 1 ps fast). All slow it takes max(150000, 200000) ps; either buffer
+ * fast alone saves 50000 ps (the op becomes compute-bound), both together save no more. The sum
+ * of standalone benefits (100000 ps, the LP of earlier versions) is twice the truth; the op's
+ * column caps it at 50000 ps, + 3 ps of rounding slack (2 uses + 1 op), with room for both
+ * (no capacity row, no LP) and for one (the LP alone, without cuts: 1.5 buffers fit by bytes). */
+static void test_capped_op(void **state) {
+  (void)state;
+  mb_workload_builder *b = mb_builder_new("capped", "test_bound.c");
+  int32_t o = mb_builder_add_op(b, "o", "conv", 150);
+  int32_t x = mb_builder_add_buffer(b, "a", 100, 0, 0, false);
+  int32_t y = mb_builder_add_buffer(b, "b", 100, 0, 0, false);
+  assert_true(mb_builder_add_use(b, x, o, 100, 0));
+  assert_true(mb_builder_add_use(b, y, o, 100, 0));
+  mb_error err;
+  mb_workload *w = mb_builder_finish(b, &err);
+  assert_non_null(w);
+  mb_hardware hw = mb_test_hardware(1000, 1);
+  hw.slow_bandwidth = 1e9;
+  hw.fast_bandwidth = 1e12;
+  hw.peak_flops = 1e9;
+  hw.op_overhead_s = 0;
+  mb_time_ps ben[2];
+  mb_standalone_benefits(w, &hw, ben);
+  assert_int_equal(ben[0], 50000);
+  assert_int_equal(ben[1], 50000);
+  mb_bound_result r;
+  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_int_equal(r.status, MB_BOUND_SOLVED);
+  assert_int_equal(r.n_constraints, 0);
+  assert_int_equal(r.n_capped_ops, 1);
+  assert_int_equal(r.slow_ps, 200000);
+  assert_int_equal(r.saving_ps, 50003);
+  hw.capacity = 150;
+  assert_true(mb_bound_lp_cuts(w, &hw, 10.0, 0, &r, &err));
+  assert_int_equal(r.status, MB_BOUND_SOLVED);
+  assert_int_equal(r.n_constraints, 1);
+  assert_int_equal(r.n_capped_ops, 1);
+  assert_true(r.saving_ps >= 50003 && r.saving_ps <= 50005); /* not 75003 (1.5 x 50000) */
+  /* A "fast" memory slower than the slow one (profiles allow it): every placement is slower
+   * than all slow, so nothing can be saved, and the bound's saving is the slack, never less
+   * (an op's cap below zero once made it negative) */
+  hw.fast_bandwidth = 1e8;
+  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_int_equal(r.status, MB_BOUND_SOLVED);
+  assert_int_equal(r.n_vars, 0);
+  assert_int_equal(r.n_capped_ops, 0);
+  assert_int_equal(r.saving_ps, 3);
+  mb_workload_free(w);
+}
+
+/* The best saving of any valid assignment of a small workload with ops: every set of its
+ * unpinned buffers that the exact packer places within the capacity, timed by the simulator. */
+static mb_time_ps exact_best_saving(const mb_workload *w, const mb_hardware *hw) {
+  const int32_t n = w->n_buffers;
+  bool fast[8];
+  mb_pack_item items[8];
+  int64_t offsets[8];
+  mb_time_ps best = 0, slow = mb_slow_time(w, hw);
+  for (uint32_t set = 1; set < (1u << n); set++) {
+    int32_t m = 0;
+    bool pinned = false;
+    for (int32_t i = 0; i < n; i++) {
+      fast[i] = set >> i & 1;
+      if (!fast[i]) continue;
+      pinned |= w->buffers[i].pinned;
+      items[m++] = (mb_pack_item){w->buffers[i].start, w->buffers[i].end, w->buffers[i].size};
+    }
+    if (pinned) continue;
+    mb_pack_options po = {hw->capacity, hw->alignment, 0, 0};
+    mb_pack_result pr;
+    mb_error err;
+    assert_true(mb_pack(items, m, &po, offsets, &pr, &err));
+    if (pr.status != MB_PACK_SOLVED) continue;
+    mb_time_ps saving = slow - mb_program_time(w, hw, fast);
+    if (saving > best) best = saving;
+  }
+  return best;
+}
+
+/* Bound >= the exact optimum on small random workloads with ops, many of them with ops the
+ * roofline caps (where the bound relies on the op columns), and often equal to it. */
+static void test_bound_above_exact_optimum_with_ops(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 15);
+  int capped = 0, capped_exact = 0;
+  for (int round = 0; round < 300; round++) {
+    mb_error err;
+    mb_workload *w = mb_random_workload(&rng, (int32_t)mb_rng_range(&rng, 1, 8), NULL, NULL, &err);
+    assert_non_null(w);
+    mb_workload_stats ws;
+    mb_workload_stats_compute(w, &ws);
+    mb_hardware hw =
+        mb_test_hardware((int64_t)((double)ws.peak_live_bytes * mb_rng_uniform(&rng)) + 1,
+                         (int64_t)1 << mb_rng_below(&rng, 10));
+    mb_time_ps best = exact_best_saving(w, &hw);
+    mb_bound_result r;
+    assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+    assert_int_equal(r.status, MB_BOUND_SOLVED);
+    if (r.saving_ps < best)
+      fail_msg("round %d: bound saving %lld below the optimum %lld", round, (long long)r.saving_ps,
+               (long long)best);
+    if (r.n_capped_ops > 0) {
+      capped++;
+      capped_exact += r.saving_ps <= best + 2 + w->n_uses + w->n_ops; /* pad, ceiling, slack */
+    }
+    mb_workload_free(w);
+  }
+  assert_true(capped > 80);       /* 98 of the 300 have a capped op */
+  assert_true(capped_exact > 60); /* 70 of them at the optimum */
+}
+
 /* Bound >= every solver on random workloads with ops. */
 static void test_bound_above_solvers(void **state) {
   (void)state;
@@ -347,10 +462,15 @@ static void test_time_limit(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_hand_solved),          cmocka_unit_test(test_alignment),
-      cmocka_unit_test(test_cover_past_exact_fit), cmocka_unit_test(test_bound_above_exact_optimum),
-      cmocka_unit_test(test_subadditive_savings),  cmocka_unit_test(test_bound_above_solvers),
+      cmocka_unit_test(test_hand_solved),
+      cmocka_unit_test(test_alignment),
+      cmocka_unit_test(test_cover_past_exact_fit),
+      cmocka_unit_test(test_bound_above_exact_optimum),
+      cmocka_unit_test(test_subadditive_savings),
+      cmocka_unit_test(test_bound_above_solvers),
       cmocka_unit_test(test_time_limit),
+      cmocka_unit_test(test_capped_op),
+      cmocka_unit_test(test_bound_above_exact_optimum_with_ops),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
