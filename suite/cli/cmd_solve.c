@@ -224,9 +224,10 @@ static void print_times(const mb_workload *w, const mb_hardware *hw, const char 
   mb_bound_result br;
   mb_error err;
   if (mb_bound_lp(w, hw, bound_budget, &br, &err)) {
-    printf("  %-*s %15" PRId64 " ps  (LP upper bound on the saving, %d cover cuts: %s, %.3f s)\n",
-           width, "T_bound", br.bound_ps, (int)br.n_cuts, mb_bound_status_name(br.status),
-           br.seconds);
+    printf("  %-*s %15" PRId64
+           " ps  (LP upper bound on the saving, %d cover cuts, %d capped ops: %s, %.3f s)\n",
+           width, "T_bound", br.bound_ps, (int)br.n_cuts, (int)br.n_capped_ops,
+           mb_bound_status_name(br.status), br.seconds);
     double gap = br.bound_ps > 0 ? 100.0 * (double)(t_sol - br.bound_ps) / (double)br.bound_ps : 0;
     double hgap =
         br.bound_ps > 0 ? 100.0 * (double)(t_heur - br.bound_ps) / (double)br.bound_ps : 0;

@@ -38,6 +38,11 @@ t_of() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
 tg=$(t_of "$TMP/g" T_greedy)
 th=$(t_of "$TMP/g" T_heuristic)
 [ -n "$tg" ] && [ -n "$th" ] && [ "$tg" -le "$th" ] || fail "greedy $tg > heuristic $th"
+# the bound line counts its cuts and capped ops (train_step has an op that turns compute-bound)
+"$MB" solve datasets/samples/train_step.wl --solver heuristic --capacity 256KiB >"$TMP/b" ||
+  fail "solve train_step at 256KiB"
+grep -Eq '^  T_bound +[0-9]+ ps  \(LP upper bound on the saving, [0-9]+ cover cuts, 1 capped ops: solved, ' "$TMP/b" ||
+  fail "solve's bound line: $(grep T_bound "$TMP/b")"
 
 # Same seed, same assignment.
 "$MB" solve datasets/samples/train_step.wl --solver greedy --capacity 2MiB --seed 9 \
