@@ -4,8 +4,8 @@
 # the compile commands of BUILD_DIR (default build; configured here when missing) and prints
 # each finding once. A finding is a lead, not a verdict: the analyzer sees one file at a time
 # and does not follow variadic helpers (fail_at, h5_fail), so a path that "returns true" from
-# one of them is impossible; error.h tells it that mb_fail returns false. Runs in ~2.5 minutes
-# on 2 cores; not part of scripts/test.sh, since what remains is such false positives
+# one of them is impossible; error.h tells it that mb_fail returns false. Runs in about 2
+# minutes on 2 cores; not part of scripts/test.sh, since what remains is such false positives
 # (HACKING.md).
 # Usage: scripts/analyze.sh [BUILD_DIR]
 set -euo pipefail
@@ -27,5 +27,6 @@ trap 'rm -f "$log"' EXIT
 git ls-files 'suite/*.c' 'suite/cli/*.c' 'solvers/*.c' 'solvers/muzero/*.c' |
   xargs -n 8 -P "$(nproc)" clang-tidy -p "$build" --quiet \
     --extra-arg=-Wno-unknown-warning-option -checks="$checks" >"$log" 2>/dev/null || true
-grep -E '^/.*: warning: ' "$log" | sed "s|^$(pwd)/||" | sort -u
-echo "analyze: $(grep -E '^/.*: warning: ' "$log" | sort -u | wc -l) finding(s)"
+findings=$(grep -E '^/.*: warning: ' "$log" | sed "s|^$(pwd)/||" | sort -u || true)
+[ -z "$findings" ] || printf '%s\n' "$findings"
+echo "analyze: $(printf '%s' "$findings" | grep -c . || true) finding(s)"

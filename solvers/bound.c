@@ -115,7 +115,8 @@ static bool trip_push(triplets *t, int row, int col, double v) {
 
 /* The LP's columns: first the candidate buffers (not pinned, fit the capacity, positive
  * benefit), numbered from 1 in col (0: fixed at 0), listed in order by start time; then one
- * per capped op (its saving, in units of scale). obj and upper are scaled by 1/scale. */
+ * per capped op (its saving, in units of scale). obj and the ops' upper bounds are in units
+ * of scale. */
 typedef struct lp_columns {
   const mb_time_ps *benefit;
   int32_t *col;     /* buffer -> column */
