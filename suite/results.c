@@ -1295,6 +1295,24 @@ bool mb_results_get_workload_split(mb_results *r, const char *key, char split[MB
   return ok;
 }
 
+bool mb_results_get_workload_sha256(mb_results *r, const char *key, char sha256[MB_RES_SHA],
+                                    mb_error *err) {
+  char path[4 * MB_RES_WORKLOAD];
+  sha256[0] = '\0';
+  hid_t g = open_workload_group(r, key, path, sizeof path, err);
+  if (g < 0) return false;
+  char *v = get_str_attr(g, "sha256");
+  bool ok = v && strlen(v) < MB_RES_SHA;
+  if (ok)
+    memcpy(sha256, v, strlen(v) + 1);
+  else
+    mb_fail(err, "%s: %s: attribute 'sha256' is missing or longer than %d bytes", r->path, path,
+            MB_RES_SHA - 1);
+  free(v);
+  H5Gclose(g);
+  return ok;
+}
+
 /* ---- assignments and curves ---- */
 
 static bool write_offsets(mb_results *r, const char *path, const mb_assignment *a, mb_error *err) {

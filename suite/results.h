@@ -198,6 +198,11 @@ bool mb_results_set_workload_split(mb_results *r, const char *key, const char *s
  * is not a string that fits. */
 bool mb_results_get_workload_split(mb_results *r, const char *key, char split[MB_RES_SPLIT],
                                    mb_error *err);
+/* The stored SHA-256 of a workload copy (attribute sha256, hex), without rebuilding the workload
+ * (`compare` matches copies by it; `verify` recomputes it). False with err set when the copy or
+ * the attribute is missing or longer than 64 bytes. */
+bool mb_results_get_workload_sha256(mb_results *r, const char *key, char sha256[MB_RES_SHA],
+                                    mb_error *err);
 
 /* ---- tables ---- */
 /* Appends a baseline row and the heuristic baseline's assignment (may be NULL), in the same

@@ -33,6 +33,7 @@ int mb_cmd_run(int argc, char **argv);
 int mb_cmd_verify(int argc, char **argv);
 int mb_cmd_export(int argc, char **argv);
 int mb_cmd_summary(int argc, char **argv);
+int mb_cmd_compare(int argc, char **argv);
 int mb_cmd_plot(int argc, char **argv);
 int mb_cmd_report(int argc, char **argv);
 int mb_cmd_play(int argc, char **argv);

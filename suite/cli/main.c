@@ -24,6 +24,7 @@ static const mb_command COMMANDS[] = {
     {"verify", "re-validate and recompute every result in a results file", mb_cmd_verify},
     {"export", "export a results file to CSV", mb_cmd_export},
     {"summary", "print the summary table of a results file", mb_cmd_summary},
+    {"compare", "compare two results files: reproduced or not, and B against A", mb_cmd_compare},
     {"plot", "draw the comparison figures from a results file (gnuplot)", mb_cmd_plot},
     {"report", "write the Markdown report and LaTeX tables from a results file", mb_cmd_report},
     {"play", "play mallocGame episodes with a simple policy", mb_cmd_play},
@@ -48,7 +49,8 @@ static void usage(FILE *out) {
 
 /* The commands that read results files (and agent checkpoints), and nothing else of HDF5. */
 static bool reads_results(const char *command) {
-  static const char *const readers[] = {"summary", "verify", "export", "report", "plot", "show"};
+  static const char *const readers[] = {"summary", "compare", "verify", "export",
+                                        "report",  "plot",    "show"};
   for (size_t i = 0; i < sizeof readers / sizeof *readers; i++)
     if (!strcmp(command, readers[i])) return true;
   return false;

@@ -64,11 +64,12 @@ want() { # want NAME FILE CMD...: the intact file's output, with the file's name
   sed "s#$file#FILE#g" "$TMP/out" >"$TMP/$name.want"
 }
 
-# ---- results file: verify and export (the CSV files' contents) ----
+# ---- results file: verify, export (the CSV files' contents) and compare with the intact one ----
 cp "$TMP/good.h5" "$TMP/bad.h5"
 want verify "$TMP/bad.h5" "$MB" verify "$TMP/bad.h5"
 export_csv() { rm -rf "$TMP/csv" && "$MB" export "$1" --csv "$TMP/csv" >/dev/null && cat "$TMP/csv"/*.csv; }
 want export "$TMP/bad.h5" export_csv "$TMP/bad.h5"
+want compare "$TMP/bad.h5" "$MB" compare "$TMP/good.h5" "$TMP/bad.h5"
 size=$(stat -c %s "$TMP/good.h5")
 RANDOM=2026
 refused=0 intact=0
@@ -79,8 +80,9 @@ for i in $(seq 1 25); do
   flip "$TMP/bad.h5" $pos $((1 + RANDOM % 255))
   check verify "$MB" verify "$TMP/bad.h5"
   check export export_csv "$TMP/bad.h5"
+  check compare "$MB" compare "$TMP/good.h5" "$TMP/bad.h5"
 done
-[ $refused -ge 46 ] || fail "results file: only $refused of 50 reads of damaged copies refused"
+[ $refused -ge 69 ] || fail "results file: only $refused of 75 reads of damaged copies refused"
 grep -q "the file is damaged" "$TMP/err" || fail "results file: the last refusal does not say damaged"
 
 # ---- results file without a seal (a killed run's, or one written before seals) ----

@@ -1,0 +1,463 @@
+/* compare: two runs of the same plan are identical (the driver is deterministic, and compare
+ * sees it); each kind of change to a copy of one is found and named (a job's field, its
+ * assignment, a stored workload, missing jobs); the per-solver table of B against A equals a
+ * computation from the two files' rows; the CLI's exit status says reproduced (0), different
+ * (1) or unreadable (2). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "compare.h"
+#include "driver.h"
+#include "paths.h"
+#include "results.h"
+#include "solver.h"
+#include "stats.h"
+#include "support.h"
+
+typedef struct fixture {
+  char *dir;
+  char a[1024], b[1024]; /* two runs of the same plan */
+  char catalogue[1024];
+} fixture;
+
+static const char *CATALOGUE =
+    "name kind source args hardware capacity split tags\n"
+    "mlp_tiny native datasets/samples/mlp_tiny.wl - tpu-v4i 1048576 train mlp\n"
+    "attention_block native datasets/samples/attention_block.wl - tpu-v4i 8388608 test attention\n"
+    "conv_block native datasets/samples/conv_block.wl - tpu-v4i 3211264 train conv\n";
+
+/* "x" is the heuristic in one run and the greedy in another: B against A must then show B
+ * faster or level on every case. */
+static const mb_solver X_HEURISTIC[] = {
+    {"x", "the heuristic under another name", mb_solve_heuristic, NULL, false, 0}};
+static const mb_solver X_GREEDY[] = {
+    {"x", "the greedy under another name", mb_solve_greedy, NULL, false, 0}};
+
+static bool run_plan_in(const char *catalogue, const char *out, int seeds, const char *solvers,
+                        const mb_solver *extra) {
+  FILE *log = fopen("/dev/null", "w");
+  mb_run_config cfg = {.profile = "quick",
+                       .workloads = ".",
+                       .solvers = solvers,
+                       .extra_solvers = extra,
+                       .n_extra_solvers = extra ? 1 : 0,
+                       .seeds = seeds,
+                       .jobs = 2,
+                       .budget = 5,
+                       .catalogue = catalogue,
+                       .out = out,
+                       .force = true,
+                       .command_line = "test_compare",
+                       .log = log ? log : stderr};
+  mb_run_stats stats;
+  mb_error err;
+  bool ok = mb_run(&cfg, &stats, &err);
+  if (!ok) fprintf(stderr, "run_plan %s: %s\n", out, err.message);
+  if (log) fclose(log);
+  return ok;
+}
+
+static bool run_plan(const fixture *fx, const char *out, int seeds, const char *solvers,
+                     const mb_solver *extra) {
+  return run_plan_in(fx->catalogue, out, seeds, solvers, extra);
+}
+
+static int teardown(void **state) {
+  fixture *fx = *state;
+  mb_test_temp_remove(fx->dir);
+  free(fx);
+  return 0;
+}
+
+static int setup(void **state) {
+  fixture *fx = calloc(1, sizeof *fx);
+  if (!fx || !(fx->dir = mb_test_temp_dir())) {
+    free(fx);
+    return -1;
+  }
+  *state = fx;
+  snprintf(fx->catalogue, sizeof fx->catalogue, "%s/catalogue.txt", fx->dir);
+  snprintf(fx->a, sizeof fx->a, "%s/a.h5", fx->dir);
+  snprintf(fx->b, sizeof fx->b, "%s/b.h5", fx->dir);
+  FILE *f = fopen(fx->catalogue, "w");
+  if (!f) return teardown(state), -1;
+  fputs(CATALOGUE, f);
+  fclose(f);
+  if (!run_plan(fx, fx->a, 2, "heuristic,greedy", NULL) ||
+      !run_plan(fx, fx->b, 2, "heuristic,greedy", NULL)) {
+    teardown(state);
+    return -1;
+  }
+  return 0;
+}
+
+/* Compares two files; returns the printed text (caller frees) and fills *c. */
+static char *compare(const char *a, const char *b, int64_t max_listed, mb_compare_counts *c) {
+  mb_error err;
+  mb_results *ra = mb_results_open(a, false, &err);
+  assert_non_null(ra);
+  mb_results *rb = mb_results_open(b, false, &err);
+  assert_non_null(rb);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  assert_non_null(out);
+  bool ok = mb_compare_print(ra, a, rb, b, max_listed, out, c, &err);
+  fclose(out);
+  if (!ok) fprintf(stderr, "compare: %s\n", err.message);
+  assert_true(ok);
+  mb_results_close(ra, NULL);
+  mb_results_close(rb, NULL);
+  return text;
+}
+
+static void copy_file(const char *from, const char *to) {
+  size_t n = 0;
+  char *bytes = mb_read_file(from, &n);
+  assert_non_null(bytes);
+  mb_test_write_bytes(to, bytes, n);
+  free(bytes);
+}
+
+static void read_rows(const char *path, mb_result_row **rows, int64_t *n) {
+  mb_error err;
+  mb_results *r = mb_results_open(path, false, &err);
+  assert_non_null(r);
+  assert_true(mb_results_read_rows(r, rows, n, &err));
+  mb_results_close(r, NULL);
+}
+
+/* The per-solver table's line of `solver` with `cases` cases, copied into line[n]. */
+static void solver_line(const char *text, const char *solver, int cases, char *line, size_t n) {
+  char head[128];
+  snprintf(head, sizeof head, "\n%-20s %6d", solver, cases);
+  const char *at = strstr(text, head);
+  if (!at) fprintf(stderr, "expected '%s' in:\n%s", head + 1, text);
+  assert_non_null(at);
+  const char *eol = strchr(at + 1, '\n');
+  assert_non_null(eol);
+  snprintf(line, n, "%.*s", (int)(eol - at - 1), at + 1);
+}
+
+static void test_rerun_is_identical(void **state) {
+  fixture *fx = *state;
+  mb_compare_counts c;
+  char *text = compare(fx->a, fx->b, 50, &c);
+  assert_true(mb_compare_identical(&c));
+  assert_int_equal(c.matched_rows, 3 * 2 * 2); /* 3 workloads x 2 solvers x 2 seeds */
+  assert_int_equal(c.matched_baselines, 3);
+  assert_int_equal(c.common_workloads, 3);
+  assert_int_equal(c.differing_rows + c.differing_assignments + c.rows_only_a + c.rows_only_b, 0);
+  assert_non_null(strstr(text, "identical: B reproduces A"));
+  /* every case level for both solvers */
+  assert_non_null(strstr(text, "0/3/0"));
+  assert_null(strstr(text, "DIFF"));
+  free(text);
+}
+
+/* A copy of b with row `index` changed by `edit` (opened writable through the store). */
+static void tamper_row(const fixture *fx, const char *copy, int64_t index,
+                       void (*edit)(mb_result_row *, mb_results *)) {
+  copy_file(fx->b, copy);
+  mb_error err;
+  mb_results *r = mb_results_open(copy, true, &err);
+  assert_non_null(r);
+  mb_result_row *rows = NULL;
+  int64_t n = 0;
+  assert_true(mb_results_read_rows(r, &rows, &n, &err));
+  assert_true(index < n);
+  edit(&rows[index], r);
+  assert_true(mb_results_write_row(r, index, &rows[index], &err));
+  free(rows);
+  assert_true(mb_results_close(r, &err));
+}
+
+static void slower_by_one(mb_result_row *row, mb_results *r) {
+  row->t_solver_ps += 1000;
+  row->n_fast -= 1;
+}
+
+static void test_changed_field_is_named(void **state) {
+  fixture *fx = *state;
+  char copy[1100];
+  snprintf(copy, sizeof copy, "%s/field.h5", fx->dir);
+  mb_result_row *rows = NULL;
+  int64_t n = 0;
+  read_rows(fx->b, &rows, &n);
+  const int64_t k = 5;
+  char expect[512];
+  snprintf(expect, sizeof expect,
+           "DIFF job %s on %s, %s, seed %lld: n_fast %d -> %d, t_solver_ps %lld -> %lld",
+           rows[k].workload, rows[k].hardware, rows[k].solver, (long long)rows[k].seed,
+           (int)rows[k].n_fast, (int)rows[k].n_fast - 1, (long long)rows[k].t_solver_ps,
+           (long long)rows[k].t_solver_ps + 1000);
+  tamper_row(fx, copy, k, slower_by_one);
+  mb_compare_counts c;
+  char *text = compare(fx->a, copy, 50, &c);
+  assert_false(mb_compare_identical(&c));
+  assert_int_equal(c.differing_rows, 1);
+  assert_int_equal(c.differing_assignments, 0);
+  if (!strstr(text, expect)) fprintf(stderr, "expected '%s' in:\n%s", expect, text);
+  assert_non_null(strstr(text, expect));
+  assert_non_null(strstr(text, "different: B does not reproduce A"));
+  /* the changed case is slower in B for that solver: 0 faster, 2 level, 1 slower */
+  char line[512];
+  solver_line(text, rows[k].solver, 3, line, sizeof line);
+  assert_non_null(strstr(line, "0/2/1"));
+  free(text);
+  free(rows);
+}
+
+static void failed(mb_result_row *row, mb_results *r) {
+  snprintf(row->status, sizeof row->status, "error");
+  row->valid = 0;
+  row->t_solver_ps = -1;
+}
+
+/* A case counts in the table only when every seed of it is comparable: one failed seed in B
+ * leaves the whole case out, and the line says so. */
+static void test_failed_case_is_left_out(void **state) {
+  fixture *fx = *state;
+  char copy[1100];
+  snprintf(copy, sizeof copy, "%s/failed.h5", fx->dir);
+  mb_result_row *rows = NULL;
+  int64_t n = 0;
+  read_rows(fx->b, &rows, &n);
+  const int64_t k = 3;
+  tamper_row(fx, copy, k, failed);
+  mb_compare_counts c;
+  char *text = compare(fx->a, copy, 50, &c);
+  assert_int_equal(c.differing_rows, 1);
+  assert_non_null(strstr(text, "status 'ok' -> 'error'"));
+  char line[512];
+  solver_line(text, rows[k].solver, 2, line, sizeof line);
+  assert_non_null(strstr(line, "0/2/0"));
+  assert_non_null(strstr(line, "(1 case left out"));
+  free(text);
+  free(rows);
+}
+
+static void move_first_fast_buffer_to_slow(mb_result_row *row, mb_results *r) {
+  mb_error err;
+  bool absent = false;
+  mb_assignment *a = mb_results_get_assignment(r, row, &absent, &err);
+  assert_non_null(a);
+  int32_t i = 0;
+  while (i < a->n_buffers && a->offset[i] == MB_SLOW) i++;
+  assert_true(i < a->n_buffers);
+  a->offset[i] = MB_SLOW;
+  assert_true(mb_results_put_assignment(r, row, a, &err));
+  mb_assignment_free(a);
+}
+
+static void test_changed_assignment_is_found(void **state) {
+  fixture *fx = *state;
+  char copy[1100];
+  snprintf(copy, sizeof copy, "%s/assignment.h5", fx->dir);
+  tamper_row(fx, copy, 2, move_first_fast_buffer_to_slow);
+  mb_compare_counts c;
+  char *text = compare(fx->a, copy, 50, &c);
+  assert_false(mb_compare_identical(&c));
+  assert_int_equal(c.differing_rows, 1);
+  assert_int_equal(c.differing_assignments, 1);
+  assert_non_null(strstr(text, "assignment: 1 of "));
+  free(text);
+}
+
+static void test_changed_workload_copy_is_found(void **state) {
+  fixture *fx = *state;
+  char copy[1100];
+  snprintf(copy, sizeof copy, "%s/workload.h5", fx->dir);
+  copy_file(fx->b, copy);
+  mb_error err;
+  mb_results *r = mb_results_open(copy, true, &err);
+  assert_non_null(r);
+  char sha[MB_RES_SHA];
+  mb_workload *w = mb_results_get_workload(r, "conv_block", sha, &err);
+  assert_non_null(w);
+  assert_int_equal(strlen(sha), 64);
+  /* the same tables under another SHA-256: what a changed workload file would leave */
+  sha[0] = sha[0] == '0' ? '1' : '0';
+  assert_true(mb_results_put_workload(r, "conv_block", w, sha, &err));
+  mb_workload_free(w);
+  assert_true(mb_results_close(r, &err));
+  mb_compare_counts c;
+  char *text = compare(fx->a, copy, 50, &c);
+  assert_false(mb_compare_identical(&c));
+  assert_int_equal(c.common_workloads, 3);
+  assert_int_equal(c.differing_workloads, 1);
+  assert_non_null(strstr(text, "DIFF workload conv_block: stored copies differ"));
+  free(text);
+}
+
+/* The same plan on a catalogue that gives conv_block half the fast memory: its baseline differs
+ * (named field by field), and its jobs are left out of the table, being another problem. */
+static void test_other_capacity(void **state) {
+  fixture *fx = *state;
+  char catalogue[1100], other[1100];
+  snprintf(catalogue, sizeof catalogue, "%s/half.txt", fx->dir);
+  snprintf(other, sizeof other, "%s/half.h5", fx->dir);
+  char *text = mb_read_file(fx->catalogue, NULL);
+  assert_non_null(text);
+  char *at = strstr(text, " 3211264 ");
+  assert_non_null(at);
+  memcpy(at, " 1605632 ", 9);
+  mb_test_write_bytes(catalogue, text, strlen(text));
+  free(text);
+  assert_true(run_plan_in(catalogue, other, 2, "heuristic,greedy", NULL));
+  mb_compare_counts c;
+  text = compare(fx->a, other, 50, &c);
+  assert_false(mb_compare_identical(&c));
+  assert_int_equal(c.differing_baselines, 1);
+  assert_int_equal(c.differing_workloads, 0); /* the same workload, other hardware */
+  assert_int_equal(c.differing_rows, 4);      /* conv_block: 2 solvers x 2 seeds */
+  assert_non_null(strstr(text, "DIFF baseline conv_block on tpu-v4i: capacity 3211264 -> 1605632"));
+  char line[512];
+  solver_line(text, "heuristic", 2, line, sizeof line);
+  assert_non_null(strstr(line, "0/2/0"));
+  assert_non_null(strstr(line, "(1 case left out"));
+  free(text);
+}
+
+static void test_missing_jobs_are_listed(void **state) {
+  fixture *fx = *state;
+  char one_seed[1100];
+  snprintf(one_seed, sizeof one_seed, "%s/one_seed.h5", fx->dir);
+  assert_true(run_plan(fx, one_seed, 1, "heuristic,greedy", NULL));
+  mb_compare_counts c;
+  char *text = compare(fx->a, one_seed, 2, &c);
+  assert_false(mb_compare_identical(&c));
+  assert_int_equal(c.rows_only_a, 6); /* seed 1 of 3 workloads x 2 solvers */
+  assert_int_equal(c.rows_only_b, 0);
+  assert_int_equal(c.matched_rows, 6);
+  assert_int_equal(c.differing_rows, 0);
+  assert_non_null(strstr(text, "ONLY A: job "));
+  assert_non_null(strstr(text, ", seed 1\n"));
+  assert_null(strstr(text, ", seed 0\n"));
+  assert_non_null(strstr(text, "(4 more not listed)")); /* --list 2 of 6 */
+  /* the seed-0 rows alone still make the table: every case level */
+  assert_non_null(strstr(text, "0/3/0"));
+  free(text);
+  /* and the other way round */
+  text = compare(one_seed, fx->a, 50, &c);
+  assert_int_equal(c.rows_only_b, 6);
+  assert_int_equal(c.rows_only_a, 0);
+  free(text);
+}
+
+/* The table's geometric mean equals the one computed from the rows: per case the geometric mean
+ * over seeds of T_A / T_B, then over cases. */
+static void test_solver_table_matches_rows(void **state) {
+  fixture *fx = *state;
+  char xa[1100], xb[1100];
+  snprintf(xa, sizeof xa, "%s/x_heuristic.h5", fx->dir);
+  snprintf(xb, sizeof xb, "%s/x_greedy.h5", fx->dir);
+  assert_true(run_plan(fx, xa, 2, "x", X_HEURISTIC));
+  assert_true(run_plan(fx, xb, 2, "x", X_GREEDY));
+  mb_result_row *ra = NULL, *rb = NULL;
+  int64_t na = 0, nb = 0;
+  read_rows(xa, &ra, &na);
+  read_rows(xb, &rb, &nb);
+  assert_int_equal(na, 6);
+  assert_int_equal(nb, 6);
+  double log_sum = 0, ratios[3];
+  int faster = 0, level = 0;
+  for (int64_t i = 0; i < na; i += 2) { /* plan order: a workload's two seeds are adjacent */
+    assert_string_equal(ra[i].workload, rb[i].workload);
+    assert_string_equal(ra[i + 1].workload, rb[i + 1].workload);
+    double case_log = 0.5 * (log((double)ra[i].t_solver_ps / (double)rb[i].t_solver_ps) +
+                             log((double)ra[i + 1].t_solver_ps / (double)rb[i + 1].t_solver_ps));
+    log_sum += case_log;
+    ratios[i / 2] = exp(case_log);
+    if (exp(case_log) > 1 + 1e-9)
+      faster++;
+    else
+      level++;
+  }
+  assert_true(faster >= 1); /* the greedy improves on the heuristic somewhere */
+  mb_compare_counts c;
+  char *text = compare(xa, xb, 50, &c);
+  assert_false(mb_compare_identical(&c)); /* other assignments */
+  char expect[256];
+  snprintf(expect, sizeof expect, "%-20s %6d %16.4f", "x", 3, exp(log_sum / 3));
+  if (!strstr(text, expect)) fprintf(stderr, "expected '%s' in:\n%s", expect, text);
+  assert_non_null(strstr(text, expect));
+  double lo, hi;
+  mb_geomean_ci95(ratios, 3, &lo, &hi);
+  snprintf(expect, sizeof expect, "[%.4f, %.4f]", lo, hi);
+  assert_non_null(strstr(text, expect));
+  char counts[32];
+  snprintf(counts, sizeof counts, " %d/%d/0 ", faster, level);
+  assert_non_null(strstr(text, counts));
+  free(text);
+  free(ra);
+  free(rb);
+}
+
+static int cli(const fixture *fx, const char *args) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "%s compare %s >'%s/cli.out' 2>'%s/cli.err'", MB_TEST_BINARY, args,
+           fx->dir, fx->dir);
+  int rc = system(cmd);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static char *cli_text(const fixture *fx, const char *stream) {
+  char path[1100];
+  snprintf(path, sizeof path, "%s/cli.%s", fx->dir, stream);
+  char *text = mb_read_file(path, NULL);
+  assert_non_null(text);
+  return text;
+}
+
+static void test_cli_exit_status(void **state) {
+  fixture *fx = *state;
+  char args[3000], copy[1100];
+  snprintf(args, sizeof args, "'%s' '%s'", fx->a, fx->b);
+  assert_int_equal(cli(fx, args), 0);
+  snprintf(copy, sizeof copy, "%s/cli_field.h5", fx->dir);
+  tamper_row(fx, copy, 0, slower_by_one);
+  snprintf(args, sizeof args, "'%s' '%s' --list 0", fx->a, copy);
+  assert_int_equal(cli(fx, args), 1);
+  char *out = cli_text(fx, "out");
+  assert_non_null(strstr(out, "(1 more not listed)"));
+  assert_null(strstr(out, "DIFF job"));
+  free(out);
+  /* unreadable: a missing file, named in the message */
+  snprintf(args, sizeof args, "'%s' '%s/missing.h5'", fx->a, fx->dir);
+  assert_int_equal(cli(fx, args), 2);
+  char *err = cli_text(fx, "err");
+  assert_non_null(strstr(err, "missing.h5"));
+  free(err);
+  /* usage errors */
+  snprintf(args, sizeof args, "'%s'", fx->a);
+  assert_int_equal(cli(fx, args), 2);
+  snprintf(args, sizeof args, "'%s' '%s' '%s'", fx->a, fx->b, fx->a);
+  assert_int_equal(cli(fx, args), 2);
+  snprintf(args, sizeof args, "'%s' '%s' --list -1", fx->a, fx->b);
+  assert_int_equal(cli(fx, args), 2);
+  snprintf(args, sizeof args, "'%s' '%s' --bogus", fx->a, fx->b);
+  assert_int_equal(cli(fx, args), 2);
+  assert_int_equal(cli(fx, "--help"), 0);
+  out = cli_text(fx, "out");
+  assert_non_null(strstr(out, "usage: mallocbench compare A.h5 B.h5"));
+  free(out);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_rerun_is_identical),
+      cmocka_unit_test(test_changed_field_is_named),
+      cmocka_unit_test(test_failed_case_is_left_out),
+      cmocka_unit_test(test_changed_assignment_is_found),
+      cmocka_unit_test(test_changed_workload_copy_is_found),
+      cmocka_unit_test(test_other_capacity),
+      cmocka_unit_test(test_missing_jobs_are_listed),
+      cmocka_unit_test(test_solver_table_matches_rows),
+      cmocka_unit_test(test_cli_exit_status),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
