@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalogue.h"
 #include "stats.h"
 
 /* ratios within this relative distance of 1 are level, as ties are in the summary table */
@@ -106,9 +107,88 @@ static int cmp_pair_by_solver(const void *x, const void *y) {
   return c ? c : cmp_job(p->a, q->a);
 }
 
-static bool load_side(side *s, mb_error *err) {
+/* The split this file records for each of its stored workloads (n_keys pairs); an entry is ""
+ * when the copy has no split attribute. */
+typedef struct splits {
+  char **keys;
+  char (*split)[MB_RES_SPLIT];
+  int32_t n;
+} splits;
+
+static const char *split_of(const splits *sp, const char *workload) {
+  for (int32_t i = 0; i < sp->n; i++)
+    if (!strcmp(sp->keys[i], workload)) return sp->split[i];
+  return ""; /* no stored copy */
+}
+
+/* keep[i] = keep[i] && the workload at first + i * stride is of split `split` */
+static void select_split(const splits *sp, const char *first, size_t stride, int64_t n,
+                         const char *split, bool *keep) {
+  for (int64_t i = 0; i < n; i++)
+    keep[i] = keep[i] && !strcmp(split_of(sp, first + (size_t)i * stride), split);
+}
+
+static bool read_splits(const side *s, splits *sp, mb_error *err) {
+  memset(sp, 0, sizeof *sp);
+  if (!mb_results_workload_keys(s->r, &sp->keys, &sp->n, err)) return false;
+  sp->split = calloc((size_t)sp->n + 1, sizeof *sp->split);
+  if (!sp->split) return mb_fail(err, "%s: out of memory reading its splits", s->name);
+  bool known = false;
+  for (int32_t i = 0; i < sp->n; i++) {
+    if (!mb_results_get_workload_split(s->r, sp->keys[i], sp->split[i], err)) return false;
+    known = known || sp->split[i][0];
+  }
+  if (!known && sp->n > 0)
+    return mb_fail(err,
+                   "%s: no split information (the file was written before results recorded each "
+                   "workload's catalogue split): cannot compare the cases of one split",
+                   s->name);
+  return true;
+}
+
+/* Drops the rows and baselines whose workload the filter leaves out (compacting the arrays). */
+static bool filter_side(side *s, const mb_compare_filter *f, mb_error *err) {
+  if (!f || (!f->workloads && !f->split)) return true;
+  bool *keep_rows = malloc(sizeof *keep_rows * (size_t)(s->n_rows + 1));
+  bool *keep_base = malloc(sizeof *keep_base * (size_t)(s->n_baselines + 1));
+  splits sp = {0};
+  bool ok = keep_rows && keep_base;
+  if (!ok) mb_fail(err, "%s: out of memory selecting its cases", s->name);
+  /* the tables hold fewer than 2^31 rows: run plans are far smaller */
+  const char *row_names = s->n_rows > 0 ? s->rows[0].workload : NULL;
+  const char *base_names = s->n_baselines > 0 ? s->baselines[0].workload : NULL;
+  ok = ok &&
+       mb_names_select(row_names, sizeof *s->rows, (int32_t)s->n_rows, f->workloads, "--workloads",
+                       keep_rows, err) &&
+       mb_names_select(base_names, sizeof *s->baselines, (int32_t)s->n_baselines, f->workloads,
+                       "--workloads", keep_base, err);
+  if (ok && f->split && read_splits(s, &sp, err)) {
+    select_split(&sp, row_names, sizeof *s->rows, s->n_rows, f->split, keep_rows);
+    select_split(&sp, base_names, sizeof *s->baselines, s->n_baselines, f->split, keep_base);
+  } else if (f->split) {
+    ok = false;
+  }
+  if (ok) {
+    int64_t k = 0;
+    for (int64_t i = 0; i < s->n_rows; i++)
+      if (keep_rows[i]) s->rows[k++] = s->rows[i];
+    s->n_rows = k;
+    k = 0;
+    for (int64_t i = 0; i < s->n_baselines; i++)
+      if (keep_base[i]) s->baselines[k++] = s->baselines[i];
+    s->n_baselines = k;
+  }
+  mb_results_free_strings(sp.keys, sp.n);
+  free(sp.split);
+  free(keep_rows);
+  free(keep_base);
+  return ok;
+}
+
+static bool load_side(side *s, const mb_compare_filter *filter, mb_error *err) {
   if (!mb_results_read_rows(s->r, &s->rows, &s->n_rows, err) ||
-      !mb_results_read_baselines(s->r, &s->baselines, &s->n_baselines, err))
+      !mb_results_read_baselines(s->r, &s->baselines, &s->n_baselines, err) ||
+      !filter_side(s, filter, err))
     return false;
   s->sorted_rows = malloc(sizeof *s->sorted_rows * (size_t)(s->n_rows + 1));
   s->sorted_baselines = malloc(sizeof *s->sorted_baselines * (size_t)(s->n_baselines + 1));
@@ -272,6 +352,14 @@ static bool compare_baselines(const side *A, const side *B, printer *p, mb_compa
   return true;
 }
 
+/* Whether the side has a (selected) baseline of the workload: the copies compared are those of
+ * the cases compared. */
+static bool has_case(const side *s, const char *workload) {
+  for (int64_t i = 0; i < s->n_baselines; i++)
+    if (!strcmp(s->baselines[i].workload, workload)) return true;
+  return false;
+}
+
 static bool compare_workloads(const side *A, const side *B, printer *p, mb_compare_counts *c,
                               mb_error *err) {
   char **ka = NULL, **kb = NULL;
@@ -281,7 +369,8 @@ static bool compare_workloads(const side *A, const side *B, printer *p, mb_compa
   for (int32_t i = 0; ok && i < na; i++) {
     int32_t j = 0;
     while (j < nb && strcmp(ka[i], kb[j])) j++;
-    if (j == nb) continue; /* its baselines and jobs are listed as only in A */
+    /* only in A: its baselines and jobs are listed as such; outside the filter: not compared */
+    if (j == nb || !(has_case(A, ka[i]) || has_case(B, ka[i]))) continue;
     char sa[MB_RES_SHA], sb[MB_RES_SHA];
     ok = mb_results_get_workload_sha256(A->r, ka[i], sa, err) &&
          mb_results_get_workload_sha256(B->r, kb[j], sb, err);
@@ -465,14 +554,31 @@ static void print_header(FILE *out, const char *label, const side *s) {
 }
 
 bool mb_compare_print(mb_results *a, const char *name_a, mb_results *b, const char *name_b,
-                      int64_t max_listed, FILE *out, mb_compare_counts *counts, mb_error *err) {
+                      const mb_compare_filter *filter, int64_t max_listed, FILE *out,
+                      mb_compare_counts *counts, mb_error *err) {
   memset(counts, 0, sizeof *counts);
   side A = {.r = a, .name = name_a}, B = {.r = b, .name = name_b};
   printer p = {.out = out, .max_listed = max_listed};
   pair *pairs = NULL;
   int64_t n_pairs = 0;
-  bool ok = load_side(&A, err) && load_side(&B, err);
+  if (filter && filter->split && !mb_catalogue_split_known(filter->split))
+    return mb_fail(err, "split '%s': expected train or test", filter->split);
+  bool ok = load_side(&A, filter, err) && load_side(&B, filter, err);
+  if (ok && filter && (filter->split || filter->workloads) && A.n_baselines + A.n_rows == 0 &&
+      B.n_baselines + B.n_rows == 0)
+    ok = mb_fail(err, "%s, %s: no case passes the filters (%s%s%s%s%s)", name_a, name_b,
+                 filter->split ? filter->split : "", filter->split ? " split" : "",
+                 filter->split && filter->workloads ? ", " : "",
+                 filter->workloads ? "workloads matching " : "",
+                 filter->workloads ? filter->workloads : "");
   if (ok) {
+    if (filter && (filter->split || filter->workloads))
+      mb_diag(out, "cases compared: %s%s%s%s%s", filter->split ? "the " : "",
+              filter->split ? filter->split : "", filter->split ? " split's" : "",
+              filter->split && filter->workloads ? ", workloads matching "
+              : filter->workloads                ? "workloads matching "
+                                                 : "",
+              filter->workloads ? filter->workloads : "");
     print_header(out, "A", &A);
     print_header(out, "B", &B);
     fprintf(out, "provenance that differs (A -> B; start and end times not compared):\n");

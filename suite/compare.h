@@ -37,15 +37,26 @@ typedef struct mb_compare_counts {
   int32_t differing_attrs;     /* root attributes that differ, other than start/end times */
 } mb_compare_counts;
 
+/* Which cases to compare (each NULL: all): the workloads whose name matches the PCRE2 pattern
+ * `workloads` (unanchored, as `run`, `list` and `summary --workloads`), and those of catalogue
+ * split `split` ("train" or "test"), as each file records its workloads' splits. */
+typedef struct mb_compare_filter {
+  const char *workloads;
+  const char *split;
+} mb_compare_filter;
+
 /* Whether B reproduces A: the same jobs and baselines, every deterministic field, assignment and
  * workload copy equal (provenance may differ: another commit or machine can reproduce a run). */
 bool mb_compare_identical(const mb_compare_counts *c);
 
-/* Compares the files a and b (named name_a and name_b in the text) and prints the account to
- * out: the provenance that differs, each difference (the first max_listed of them, one line
- * each, naming the job and the fields with both values), the counts, and the per-solver table
- * of B against A. False with err set when a file cannot be read. */
+/* Compares the files a and b (named name_a and name_b in the text) over the cases that pass
+ * filter (NULL: all) and prints the account to out: the provenance that differs, each
+ * difference (the first max_listed of them, one line each, naming the job and the fields with
+ * both values), the counts, and the per-solver table of B against A. False with err set when a
+ * file cannot be read, the pattern does not compile, the split is unknown, or a file records no
+ * split while one is asked for. */
 bool mb_compare_print(mb_results *a, const char *name_a, mb_results *b, const char *name_b,
-                      int64_t max_listed, FILE *out, mb_compare_counts *counts, mb_error *err);
+                      const mb_compare_filter *filter, int64_t max_listed, FILE *out,
+                      mb_compare_counts *counts, mb_error *err);
 
 #endif

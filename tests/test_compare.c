@@ -94,6 +94,27 @@ static int setup(void **state) {
   return 0;
 }
 
+/* Compares two files over the filter's cases; returns the printed text (caller frees) and fills
+ * *c, or NULL with err set when the comparison fails. */
+static char *compare_filtered(const char *a, const char *b, const mb_compare_filter *filter,
+                              mb_compare_counts *c, mb_error *err) {
+  mb_results *ra = mb_results_open(a, false, err);
+  assert_non_null(ra);
+  mb_results *rb = mb_results_open(b, false, err);
+  assert_non_null(rb);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  assert_non_null(out);
+  bool ok = mb_compare_print(ra, a, rb, b, filter, 50, out, c, err);
+  fclose(out);
+  mb_results_close(ra, NULL);
+  mb_results_close(rb, NULL);
+  if (ok) return text;
+  free(text);
+  return NULL;
+}
+
 /* Compares two files; returns the printed text (caller frees) and fills *c. */
 static char *compare(const char *a, const char *b, int64_t max_listed, mb_compare_counts *c) {
   mb_error err;
@@ -105,7 +126,7 @@ static char *compare(const char *a, const char *b, int64_t max_listed, mb_compar
   size_t len = 0;
   FILE *out = open_memstream(&text, &len);
   assert_non_null(out);
-  bool ok = mb_compare_print(ra, a, rb, b, max_listed, out, c, &err);
+  bool ok = mb_compare_print(ra, a, rb, b, NULL, max_listed, out, c, &err);
   fclose(out);
   if (!ok) fprintf(stderr, "compare: %s\n", err.message);
   assert_true(ok);
@@ -397,6 +418,49 @@ static void test_solver_table_matches_rows(void **state) {
   free(rb);
 }
 
+/* --split and --workloads select cases in both files; a difference outside them is not seen. */
+static void test_filters(void **state) {
+  fixture *fx = *state;
+  char copy[1100];
+  snprintf(copy, sizeof copy, "%s/filtered.h5", fx->dir);
+  mb_result_row *rows = NULL;
+  int64_t n = 0;
+  read_rows(fx->b, &rows, &n);
+  int64_t k = 0; /* a conv_block row (train split) */
+  while (k < n && strcmp(rows[k].workload, "conv_block")) k++;
+  assert_true(k < n);
+  free(rows);
+  tamper_row(fx, copy, k, slower_by_one);
+  mb_compare_counts c;
+  mb_error err;
+  mb_compare_filter test_split = {.split = "test"}, conv = {.workloads = "^conv"};
+  char *text = compare_filtered(fx->a, copy, &test_split, &c, &err);
+  assert_non_null(text);
+  assert_true(mb_compare_identical(&c)); /* attention_block only */
+  assert_int_equal(c.matched_rows, 4);
+  assert_int_equal(c.matched_baselines, 1);
+  assert_int_equal(c.common_workloads, 1);
+  assert_non_null(strstr(text, "cases compared: the test split's\n"));
+  free(text);
+  text = compare_filtered(fx->a, copy, &conv, &c, &err);
+  assert_non_null(text);
+  assert_false(mb_compare_identical(&c));
+  assert_int_equal(c.matched_rows, 4);
+  assert_int_equal(c.differing_rows, 1);
+  assert_non_null(strstr(text, "cases compared: workloads matching ^conv\n"));
+  free(text);
+  /* nothing left, a bad pattern, an unknown split: errors */
+  mb_compare_filter none = {.workloads = "^conv", .split = "test"}, bad = {.workloads = "("},
+                    other = {.split = "valid"};
+  assert_null(compare_filtered(fx->a, copy, &none, &c, &err));
+  assert_non_null(
+      strstr(err.message, "no case passes the filters (test split, workloads matching ^conv)"));
+  assert_null(compare_filtered(fx->a, copy, &bad, &c, &err));
+  assert_non_null(strstr(err.message, "--workloads '(': column"));
+  assert_null(compare_filtered(fx->a, copy, &other, &c, &err));
+  assert_non_null(strstr(err.message, "split 'valid': expected train or test"));
+}
+
 static int cli(const fixture *fx, const char *args) {
   char cmd[4096];
   snprintf(cmd, sizeof cmd, "%s compare %s >'%s/cli.out' 2>'%s/cli.err'", MB_TEST_BINARY, args,
@@ -439,6 +503,10 @@ static void test_cli_exit_status(void **state) {
   assert_int_equal(cli(fx, args), 2);
   snprintf(args, sizeof args, "'%s' '%s' --list -1", fx->a, fx->b);
   assert_int_equal(cli(fx, args), 2);
+  snprintf(args, sizeof args, "'%s' '%s' --split bogus", fx->a, fx->b);
+  assert_int_equal(cli(fx, args), 2);
+  snprintf(args, sizeof args, "'%s' '%s' --workloads '('", fx->a, fx->b);
+  assert_int_equal(cli(fx, args), 2);
   snprintf(args, sizeof args, "'%s' '%s' --bogus", fx->a, fx->b);
   assert_int_equal(cli(fx, args), 2);
   assert_int_equal(cli(fx, "--help"), 0);
@@ -457,6 +525,7 @@ int main(void) {
       cmocka_unit_test(test_other_capacity),
       cmocka_unit_test(test_missing_jobs_are_listed),
       cmocka_unit_test(test_solver_table_matches_rows),
+      cmocka_unit_test(test_filters),
       cmocka_unit_test(test_cli_exit_status),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

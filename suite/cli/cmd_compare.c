@@ -11,7 +11,8 @@
 
 static int usage(FILE *out, int status) {
   fprintf(out,
-          "usage: mallocbench compare A.h5 B.h5 [--list N]\n\n"
+          "usage: mallocbench compare A.h5 B.h5 [--split train|test] [--workloads REGEX]\n"
+          "                           [--list N]\n\n"
           "Compares two results files, e.g. a rerun with its original, or two agents or solver\n"
           "versions on the same catalogue. Jobs are matched by (workload, hardware, solver, seed)\n"
           "and baselines by (workload, hardware). Lists the provenance that differs, then every\n"
@@ -22,7 +23,11 @@ static int usage(FILE *out, int status) {
           "both solved validly: the geometric mean of T_A / T_B (> 1: B is faster) with its\n"
           "95%% confidence interval, and how many cases B made faster, level or slower, with\n"
           "the exact sign test.\n\n"
-          "  --list N   list at most N differences (default 50; all are counted)\n\n"
+          "  --split train|test   only the cases whose workload is in this catalogue split\n"
+          "                       (as each file records it; mallocMuZero is judged on test)\n"
+          "  --workloads REGEX    only the cases whose workload name matches REGEX (PCRE2,\n"
+          "                       unanchored, as run, list and summary --workloads)\n"
+          "  --list N             list at most N differences (default 50; all are counted)\n\n"
           "Exit status: 0 when B reproduces A (provenance may differ), 1 when they differ,\n"
           "2 when a file cannot be read.\n");
   return status;
@@ -33,6 +38,7 @@ int mb_cmd_compare(int argc, char **argv) {
   const char *files[2] = {NULL, NULL};
   int n_files = 0;
   int64_t max_listed = 50;
+  mb_compare_filter filter = {NULL, NULL};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strncmp(a, "--", 2)) {
@@ -45,7 +51,11 @@ int mb_cmd_compare(int argc, char **argv) {
     }
     mb_option_arg o;
     mb_option_arg_read(argc, argv, i, &o);
-    if (!strcmp(o.flag, "--list")) {
+    if (!strcmp(o.flag, "--split")) {
+      if (!mb_option_split("compare", o.flag, o.value, &filter.split)) return 2;
+    } else if (!strcmp(o.flag, "--workloads")) {
+      if (!mb_option_text("compare", o.flag, o.value, &filter.workloads)) return 2;
+    } else if (!strcmp(o.flag, "--list")) {
       if (!mb_option_int("compare", o.flag, o.value, 0, INT32_MAX, &max_listed)) return 2;
     } else {
       return mb_unknown_option("compare", a);
@@ -57,7 +67,8 @@ int mb_cmd_compare(int argc, char **argv) {
   mb_results *a = mb_results_open(files[0], false, &err);
   mb_results *b = a ? mb_results_open(files[1], false, &err) : NULL;
   mb_compare_counts counts;
-  bool ok = a && b && mb_compare_print(a, files[0], b, files[1], max_listed, stdout, &counts, &err);
+  bool ok = a && b &&
+            mb_compare_print(a, files[0], b, files[1], &filter, max_listed, stdout, &counts, &err);
   mb_results_close(a, NULL);
   mb_results_close(b, NULL);
   if (!ok) {
