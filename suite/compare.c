@@ -146,9 +146,22 @@ static bool read_splits(const side *s, splits *sp, mb_error *err) {
   return true;
 }
 
-/* Drops the rows and baselines whose workload the filter leaves out (compacting the arrays). */
+/* Whether `name` is one of the comma-separated `list` */
+static bool in_list(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = list; p;) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    if (len == n && !strncmp(p, name, n)) return true;
+    p = comma ? comma + 1 : NULL;
+  }
+  return false;
+}
+
+/* Drops the rows and baselines whose workload (or solver) the filter leaves out, compacting
+ * the arrays. */
 static bool filter_side(side *s, const mb_compare_filter *f, mb_error *err) {
-  if (!f || (!f->workloads && !f->split)) return true;
+  if (!f || (!f->workloads && !f->split && !f->solvers)) return true;
   bool *keep_rows = malloc(sizeof *keep_rows * (size_t)(s->n_rows + 1));
   bool *keep_base = malloc(sizeof *keep_base * (size_t)(s->n_baselines + 1));
   splits sp = {0};
@@ -171,7 +184,8 @@ static bool filter_side(side *s, const mb_compare_filter *f, mb_error *err) {
   if (ok) {
     int64_t k = 0;
     for (int64_t i = 0; i < s->n_rows; i++)
-      if (keep_rows[i]) s->rows[k++] = s->rows[i];
+      if (keep_rows[i] && (!f->solvers || in_list(f->solvers, s->rows[i].solver)))
+        s->rows[k++] = s->rows[i];
     s->n_rows = k;
     k = 0;
     for (int64_t i = 0; i < s->n_baselines; i++)
@@ -533,6 +547,47 @@ static void print_solver_table(FILE *out, const side *A, pair *pairs, int64_t n_
   free(ratios);
 }
 
+static bool has_solver(const side *s, const char *solver) {
+  for (int64_t i = 0; i < s->n_rows; i++)
+    if (!strcmp(s->rows[i].solver, solver)) return true;
+  return false;
+}
+
+/* Every solver the filter lists has a job in A or B (a misspelt name would compare nothing). */
+static bool solvers_present(const side *A, const side *B, const mb_compare_filter *f,
+                            mb_error *err) {
+  if (!f || !f->solvers) return true;
+  for (const char *p = f->solvers; p;) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    char solver[MB_RES_SOLVER];
+    snprintf(solver, sizeof solver, "%.*s", (int)len, p);
+    if (len >= sizeof solver || !(has_solver(A, solver) || has_solver(B, solver)))
+      return mb_fail(err,
+                     "--solvers: no job of solver '%.*s' in %s or %s (after the other filters)",
+                     (int)len, p, A->name, B->name);
+    p = comma ? comma + 1 : NULL;
+  }
+  return true;
+}
+
+/* "the test split's, workloads matching RE, solvers S" (what the filter keeps), "" for none */
+static void describe_filter(char *out, size_t n, const mb_compare_filter *f) {
+  out[0] = '\0';
+  if (!f) return;
+  size_t len = 0;
+  const char *sep = "";
+  if (f->split) {
+    len += (size_t)snprintf(out + len, n - len, "the %s split's", f->split);
+    sep = ", ";
+  }
+  if (f->workloads && len < n) {
+    len += (size_t)snprintf(out + len, n - len, "%sworkloads matching %s", sep, f->workloads);
+    sep = ", ";
+  }
+  if (f->solvers && len < n) snprintf(out + len, n - len, "%ssolvers %s", sep, f->solvers);
+}
+
 bool mb_compare_identical(const mb_compare_counts *c) {
   return c->rows_only_a == 0 && c->rows_only_b == 0 && c->differing_rows == 0 &&
          c->differing_assignments == 0 && c->baselines_only_a == 0 && c->baselines_only_b == 0 &&
@@ -564,21 +619,13 @@ bool mb_compare_print(mb_results *a, const char *name_a, mb_results *b, const ch
   if (filter && filter->split && !mb_catalogue_split_known(filter->split))
     return mb_fail(err, "split '%s': expected train or test", filter->split);
   bool ok = load_side(&A, filter, err) && load_side(&B, filter, err);
-  if (ok && filter && (filter->split || filter->workloads) && A.n_baselines + A.n_rows == 0 &&
-      B.n_baselines + B.n_rows == 0)
-    ok = mb_fail(err, "%s, %s: no case passes the filters (%s%s%s%s%s)", name_a, name_b,
-                 filter->split ? filter->split : "", filter->split ? " split" : "",
-                 filter->split && filter->workloads ? ", " : "",
-                 filter->workloads ? "workloads matching " : "",
-                 filter->workloads ? filter->workloads : "");
+  ok = ok && solvers_present(&A, &B, filter, err);
+  char selected[512];
+  describe_filter(selected, sizeof selected, filter);
+  if (ok && selected[0] && A.n_baselines + A.n_rows == 0 && B.n_baselines + B.n_rows == 0)
+    ok = mb_fail(err, "%s, %s: no case passes the filters (%s)", name_a, name_b, selected);
   if (ok) {
-    if (filter && (filter->split || filter->workloads))
-      mb_diag(out, "cases compared: %s%s%s%s%s", filter->split ? "the " : "",
-              filter->split ? filter->split : "", filter->split ? " split's" : "",
-              filter->split && filter->workloads ? ", workloads matching "
-              : filter->workloads                ? "workloads matching "
-                                                 : "",
-              filter->workloads ? filter->workloads : "");
+    if (selected[0]) mb_diag(out, "cases compared: %s", selected);
     print_header(out, "A", &A);
     print_header(out, "B", &B);
     fprintf(out, "provenance that differs (A -> B; start and end times not compared):\n");

@@ -37,12 +37,14 @@ typedef struct mb_compare_counts {
   int32_t differing_attrs;     /* root attributes that differ, other than start/end times */
 } mb_compare_counts;
 
-/* Which cases to compare (each NULL: all): the workloads whose name matches the PCRE2 pattern
- * `workloads` (unanchored, as `run`, `list` and `summary --workloads`), and those of catalogue
- * split `split` ("train" or "test"), as each file records its workloads' splits. */
+/* Which jobs to compare (each NULL: all): those of the workloads whose name matches the PCRE2
+ * pattern `workloads` (unanchored, as `run`, `list` and `summary --workloads`), of catalogue
+ * split `split` ("train" or "test"; as each file records its workloads' splits), and of the
+ * solvers in the comma-separated list `solvers` (baselines are kept: every solver has them). */
 typedef struct mb_compare_filter {
   const char *workloads;
   const char *split;
+  const char *solvers;
 } mb_compare_filter;
 
 /* Whether B reproduces A: the same jobs and baselines, every deterministic field, assignment and
@@ -54,7 +56,7 @@ bool mb_compare_identical(const mb_compare_counts *c);
  * difference (the first max_listed of them, one line each, naming the job and the fields with
  * both values), the counts, and the per-solver table of B against A. False with err set when a
  * file cannot be read, the pattern does not compile, the split is unknown, or a file records no
- * split while one is asked for. */
+ * split while one is asked for, or a listed solver has no job in either file. */
 bool mb_compare_print(mb_results *a, const char *name_a, mb_results *b, const char *name_b,
                       const mb_compare_filter *filter, int64_t max_listed, FILE *out,
                       mb_compare_counts *counts, mb_error *err);

@@ -429,6 +429,8 @@ static void test_filters(void **state) {
   int64_t k = 0; /* a conv_block row (train split) */
   while (k < n && strcmp(rows[k].workload, "conv_block")) k++;
   assert_true(k < n);
+  const char *changed = !strcmp(rows[k].solver, "greedy") ? "greedy" : "heuristic";
+  const char *unchanged = !strcmp(changed, "greedy") ? "heuristic" : "greedy";
   free(rows);
   tamper_row(fx, copy, k, slower_by_one);
   mb_compare_counts c;
@@ -449,12 +451,27 @@ static void test_filters(void **state) {
   assert_int_equal(c.differing_rows, 1);
   assert_non_null(strstr(text, "cases compared: workloads matching ^conv\n"));
   free(text);
+  mb_compare_filter one = {.solvers = changed}, other_solver = {.solvers = unchanged},
+                    misspelt = {.solvers = "greedy,heuristc"};
+  text = compare_filtered(fx->a, copy, &one, &c, &err);
+  assert_non_null(text);
+  assert_int_equal(c.matched_rows, 6); /* 3 workloads x 2 seeds */
+  assert_int_equal(c.differing_rows, 1);
+  assert_int_equal(c.matched_baselines, 3);
+  free(text);
+  text = compare_filtered(fx->a, copy, &other_solver, &c, &err);
+  assert_non_null(text);
+  assert_true(mb_compare_identical(&c));
+  assert_int_equal(c.matched_rows, 6);
+  free(text);
+  assert_null(compare_filtered(fx->a, copy, &misspelt, &c, &err));
+  assert_non_null(strstr(err.message, "--solvers: no job of solver 'heuristc' in "));
   /* nothing left, a bad pattern, an unknown split: errors */
   mb_compare_filter none = {.workloads = "^conv", .split = "test"}, bad = {.workloads = "("},
                     other = {.split = "valid"};
   assert_null(compare_filtered(fx->a, copy, &none, &c, &err));
-  assert_non_null(
-      strstr(err.message, "no case passes the filters (test split, workloads matching ^conv)"));
+  assert_non_null(strstr(
+      err.message, "no case passes the filters (the test split's, workloads matching ^conv)"));
   assert_null(compare_filtered(fx->a, copy, &bad, &c, &err));
   assert_non_null(strstr(err.message, "--workloads '(': column"));
   assert_null(compare_filtered(fx->a, copy, &other, &c, &err));

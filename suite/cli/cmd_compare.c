@@ -12,7 +12,7 @@
 static int usage(FILE *out, int status) {
   fprintf(out,
           "usage: mallocbench compare A.h5 B.h5 [--split train|test] [--workloads REGEX]\n"
-          "                           [--list N]\n\n"
+          "                           [--solvers LIST] [--list N]\n\n"
           "Compares two results files, e.g. a rerun with its original, or two agents or solver\n"
           "versions on the same catalogue. Jobs are matched by (workload, hardware, solver, seed)\n"
           "and baselines by (workload, hardware). Lists the provenance that differs, then every\n"
@@ -27,6 +27,8 @@ static int usage(FILE *out, int status) {
           "                       (as each file records it; mallocMuZero is judged on test)\n"
           "  --workloads REGEX    only the cases whose workload name matches REGEX (PCRE2,\n"
           "                       unanchored, as run, list and summary --workloads)\n"
+          "  --solvers LIST       only the jobs of these solvers (comma-separated), e.g. when\n"
+          "                       B reran one solver of A's run\n"
           "  --list N             list at most N differences (default 50; all are counted)\n\n"
           "Exit status: 0 when B reproduces A (provenance may differ), 1 when they differ,\n"
           "2 when a file cannot be read.\n");
@@ -38,7 +40,7 @@ int mb_cmd_compare(int argc, char **argv) {
   const char *files[2] = {NULL, NULL};
   int n_files = 0;
   int64_t max_listed = 50;
-  mb_compare_filter filter = {NULL, NULL};
+  mb_compare_filter filter = {NULL, NULL, NULL};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strncmp(a, "--", 2)) {
@@ -55,6 +57,8 @@ int mb_cmd_compare(int argc, char **argv) {
       if (!mb_option_split("compare", o.flag, o.value, &filter.split)) return 2;
     } else if (!strcmp(o.flag, "--workloads")) {
       if (!mb_option_text("compare", o.flag, o.value, &filter.workloads)) return 2;
+    } else if (!strcmp(o.flag, "--solvers")) {
+      if (!mb_option_text("compare", o.flag, o.value, &filter.solvers)) return 2;
     } else if (!strcmp(o.flag, "--list")) {
       if (!mb_option_int("compare", o.flag, o.value, 0, INT32_MAX, &max_listed)) return 2;
     } else {
