@@ -13,6 +13,7 @@
 #include "driver.h"
 #include "paths.h"
 #include "results.h"
+#include "rng.h"
 #include "solver.h"
 #include "stats.h"
 #include "support.h"
@@ -35,6 +36,9 @@ static const mb_solver X_HEURISTIC[] = {
     {"x", "the heuristic under another name", mb_solve_heuristic, NULL, false, 0}};
 static const mb_solver X_GREEDY[] = {
     {"x", "the greedy under another name", mb_solve_greedy, NULL, false, 0}};
+/* a solver whose name extends another's: --solvers greedyx must not select greedy */
+static const mb_solver GREEDYX[] = {
+    {"greedyx", "the heuristic, named like greedy", mb_solve_heuristic, NULL, false, 0}};
 
 static bool run_plan_in(const char *catalogue, const char *out, int seeds, const char *solvers,
                         const mb_solver *extra) {
@@ -261,6 +265,104 @@ static void test_failed_case_is_left_out(void **state) {
   free(rows);
 }
 
+/* The fields compare must see, each changed in a way a real difference could take */
+static const char *const COMPARED[] = {"status",      "valid",      "capacity",   "n_buffers",
+                                       "n_fast",      "fast_bytes", "t_slow_ps",  "t_heuristic_ps",
+                                       "t_solver_ps", "t_bound_ps", "iterations", "budget_hit"};
+enum { N_COMPARED = sizeof COMPARED / sizeof COMPARED[0] };
+
+static void change_field(mb_result_row *x, int f) {
+  switch (f) {
+    case 0:
+      snprintf(x->status, sizeof x->status, "invalid");
+      break;
+    case 1:
+      x->valid = (int8_t)!x->valid;
+      break;
+    case 2:
+      x->capacity += 64;
+      break;
+    case 3:
+      x->n_buffers += 1;
+      break;
+    case 4:
+      x->n_fast += 1;
+      break;
+    case 5:
+      x->fast_bytes += 1;
+      break;
+    case 6:
+      x->t_slow_ps += 1;
+      break;
+    case 7:
+      x->t_heuristic_ps += 1;
+      break;
+    case 8:
+      x->t_solver_ps += 1;
+      break;
+    case 9:
+      x->t_bound_ps += 1;
+      break;
+    case 10:
+      x->iterations += 1;
+      break;
+    default:
+      x->budget_hit = (int8_t)!x->budget_hit;
+      break;
+  }
+}
+
+/* Property: for each compared field, m random rows of a copy changed in that field are exactly
+ * the m rows listed as differing, each naming the field; changes to what is not compared (wall
+ * times, notes, derived seconds) leave the copy identical. */
+static void test_every_field_random_rows(void **state) {
+  fixture *fx = *state;
+  char copy[1100];
+  snprintf(copy, sizeof copy, "%s/random.h5", fx->dir);
+  mb_rng rng;
+  mb_rng_seed(&rng, 2026);
+  for (int f = 0; f <= N_COMPARED; f++) { /* f == N_COMPARED: the fields not compared */
+    copy_file(fx->b, copy);
+    mb_error err;
+    mb_results *r = mb_results_open(copy, true, &err);
+    assert_non_null(r);
+    mb_result_row *rows = NULL;
+    int64_t n = 0;
+    assert_true(mb_results_read_rows(r, &rows, &n, &err));
+    bool chosen[64] = {false};
+    assert_true(n <= 64);
+    int m = 1 + (int)mb_rng_below(&rng, 3);
+    for (int k = 0; k < m;) {
+      int64_t i = (int64_t)mb_rng_below(&rng, (uint64_t)n);
+      if (chosen[i]) continue;
+      chosen[i] = true;
+      k++;
+      if (f < N_COMPARED) {
+        change_field(&rows[i], f);
+      } else {
+        rows[i].wall_s += 1;
+        rows[i].t_solver_s += 1;
+        snprintf(rows[i].note, sizeof rows[i].note, "another note");
+      }
+      assert_true(mb_results_write_row(r, i, &rows[i], &err));
+    }
+    assert_true(mb_results_close(r, &err));
+    mb_compare_counts c;
+    char *text = compare(fx->a, copy, 50, &c);
+    assert_int_equal(c.differing_rows, f < N_COMPARED ? m : 0);
+    for (int64_t i = 0; i < n; i++) {
+      if (!chosen[i] || f == N_COMPARED) continue;
+      char expect[512];
+      snprintf(expect, sizeof expect, "DIFF job %s on %s, %s, seed %lld: %s ", rows[i].workload,
+               rows[i].hardware, rows[i].solver, (long long)rows[i].seed, COMPARED[f]);
+      if (!strstr(text, expect)) fprintf(stderr, "expected '%s' in:\n%s", expect, text);
+      assert_non_null(strstr(text, expect));
+    }
+    free(text);
+    free(rows);
+  }
+}
+
 static void move_first_fast_buffer_to_slow(mb_result_row *row, mb_results *r) {
   mb_error err;
   bool absent = false;
@@ -463,6 +565,17 @@ static void test_filters(void **state) {
   assert_non_null(text);
   assert_true(mb_compare_identical(&c));
   assert_int_equal(c.matched_rows, 6);
+  char expect[128];
+  snprintf(expect, sizeof expect, "cases compared: solvers %s\n", unchanged);
+  assert_non_null(strstr(text, expect));
+  free(text);
+  char prefixed[1100];
+  snprintf(prefixed, sizeof prefixed, "%s/greedyx.h5", fx->dir);
+  assert_true(run_plan(fx, prefixed, 2, "greedy,greedyx", GREEDYX));
+  mb_compare_filter x_only = {.solvers = "greedyx"};
+  text = compare_filtered(prefixed, prefixed, &x_only, &c, &err);
+  assert_non_null(text);
+  assert_int_equal(c.matched_rows, 6);
   free(text);
   assert_null(compare_filtered(fx->a, copy, &misspelt, &c, &err));
   assert_non_null(strstr(err.message, "--solvers: no job of solver 'heuristc' in "));
@@ -537,6 +650,7 @@ int main(void) {
       cmocka_unit_test(test_rerun_is_identical),
       cmocka_unit_test(test_changed_field_is_named),
       cmocka_unit_test(test_failed_case_is_left_out),
+      cmocka_unit_test(test_every_field_random_rows),
       cmocka_unit_test(test_changed_assignment_is_found),
       cmocka_unit_test(test_changed_workload_copy_is_found),
       cmocka_unit_test(test_other_capacity),
