@@ -553,6 +553,25 @@ static bool has_solver(const side *s, const char *solver) {
   return false;
 }
 
+/* "solvers only in A: x, y (...)": a run of fewer solvers than the other, whose jobs are then
+ * all listed as only in one file; --solvers compares the common ones alone. */
+static void print_solvers_missing(FILE *out, const side *s, const side *other, const char *label) {
+  int n = 0;
+  for (int64_t i = 0; i < s->n_rows; i++) {
+    const char *solver = s->rows[i].solver;
+    bool seen = false; /* named at its first row */
+    for (int64_t k = 0; k < i && !seen; k++) seen = !strcmp(s->rows[k].solver, solver);
+    if (seen || has_solver(other, solver)) continue;
+    char name[4 * MB_RES_SOLVER];
+    mb_escape_text(name, sizeof name, solver);
+    if (n++ == 0)
+      fprintf(out, "solvers only in %s: %s", label, name);
+    else
+      fprintf(out, ", %s", name);
+  }
+  if (n) fprintf(out, " (--solvers compares the others alone)\n");
+}
+
 /* Every solver the filter lists has a job in A or B (a misspelt name would compare nothing). */
 static bool solvers_present(const side *A, const side *B, const mb_compare_filter *f,
                             mb_error *err) {
@@ -653,6 +672,8 @@ bool mb_compare_print(mb_results *a, const char *name_a, mb_results *b, const ch
             c->differing_baselines, c->baselines_only_a, c->baselines_only_b, c->matched_rows,
             c->differing_rows, c->differing_budget_hit, c->rows_only_a, c->rows_only_b,
             c->differing_assignments);
+    print_solvers_missing(out, &A, &B, "A");
+    print_solvers_missing(out, &B, &A, "B");
     if (n_pairs > 0) print_solver_table(out, &A, pairs, n_pairs);
     fprintf(out, "\n%s\n",
             mb_compare_identical(c)

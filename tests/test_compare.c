@@ -577,6 +577,12 @@ static void test_filters(void **state) {
   assert_non_null(text);
   assert_int_equal(c.matched_rows, 6);
   free(text);
+  /* a's solvers are heuristic and greedy: each file has one the other lacks, named */
+  text = compare_filtered(fx->a, prefixed, NULL, &c, &err);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "\nsolvers only in A: heuristic (--solvers compares"));
+  assert_non_null(strstr(text, "\nsolvers only in B: greedyx (--solvers compares"));
+  free(text);
   assert_null(compare_filtered(fx->a, copy, &misspelt, &c, &err));
   assert_non_null(strstr(err.message, "--solvers: no job of solver 'heuristc' in "));
   /* nothing left, a bad pattern, an unknown split: errors */
