@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Everything, from a fresh clone: train -> run -> verify -> search table -> plot -> report -> PDF.
-# Usage: scripts/reproduce.sh [--profile quick|full] [--install-latex] [extra 'run' options]
+# Usage: scripts/reproduce.sh [--profile quick|full] [--install-latex] [--against FILE]
+#                             [extra 'run' options]
 # Without LaTeX (latexmk or pdflatex) it stops after the report and says so;
-# --install-latex installs the Debian TeX packages the paper needs.
+# --install-latex installs the Debian TeX packages the paper needs; --against FILE compares the
+# new results with an earlier run's (mallocbench compare FILE NEW: reproduced or not, per solver).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-profile=quick; latex=0; extra=()
+profile=quick; latex=0; against=; extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --profile) [ $# -ge 2 ] || { echo "reproduce: --profile needs quick or full" >&2; exit 2; }
                profile="$2"; shift ;;
     --install-latex) latex=1 ;;
-    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    --against) [ $# -ge 2 ] || { echo "reproduce: --against needs a results file" >&2; exit 2; }
+               against="$2"; shift ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
     *) extra+=("$1") ;;
   esac
   shift
@@ -21,6 +25,9 @@ case "$profile" in
   quick | full) ;;
   *) echo "reproduce: --profile '$profile': expected quick or full" >&2; exit 2 ;;
 esac
+if [ -n "$against" ] && [ ! -f "$against" ]; then
+  echo "reproduce: --against '$against': no such file" >&2; exit 2
+fi
 if [ "$latex" -eq 1 ]; then ./scripts/setup.sh --with-latex; else ./scripts/setup.sh; fi
 export MALLOCBENCH_DATA="${MALLOCBENCH_DATA:-$(pwd)/../shared/data}"
 ./scripts/build.sh build
@@ -43,6 +50,13 @@ trap 'rm -f "$log"' EXIT
 results=$(sed -n 's/^results: //p' "$log" | tail -n 1)
 [ -n "$results" ] || exit 0 # run only printed its help
 ./build/mallocbench verify "$results"
+if [ -n "$against" ]; then
+  # exit 1 (not reproduced) is a finding to report, not a failure of this script
+  status=0
+  ./build/mallocbench compare "$against" "$results" --list 20 | tee "results/compare-$profile.txt" ||
+    status=${PIPESTATUS[0]}
+  [ "$status" -le 1 ] || exit "$status"
+fi
 # mallocMuZero's search table (issue #8's "search is real"): mean return on the train split with
 # 0 (raw policy), 2, 8 and 32 simulations, learned model and exact game, beside the baselines
 ./build/mallocbench bench muzero --agent "$agent" --returns 0,2,8,32 --split train |
