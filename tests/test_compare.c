@@ -3,6 +3,7 @@
  * assignment, a stored workload, missing jobs); the per-solver table of B against A equals a
  * computation from the two files' rows; the CLI's exit status says reproduced (0), different
  * (1) or unreadable (2). */
+#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -471,6 +472,69 @@ static void test_missing_jobs_are_listed(void **state) {
   free(text);
 }
 
+/* A run of two of the three workloads: the third's baseline and jobs are only in A. */
+static void test_missing_workload(void **state) {
+  fixture *fx = *state;
+  char two[1100];
+  snprintf(two, sizeof two, "%s/two.h5", fx->dir);
+  FILE *log = fopen("/dev/null", "w");
+  mb_run_config cfg = {.profile = "quick",
+                       .workloads = "^(mlp|conv)",
+                       .solvers = "heuristic,greedy",
+                       .seeds = 2,
+                       .jobs = 2,
+                       .budget = 5,
+                       .catalogue = fx->catalogue,
+                       .out = two,
+                       .force = true,
+                       .command_line = "test_compare",
+                       .log = log ? log : stderr};
+  mb_run_stats stats;
+  mb_error err;
+  assert_true(mb_run(&cfg, &stats, &err));
+  if (log) fclose(log);
+  mb_compare_counts c;
+  char *text = compare(fx->a, two, 50, &c);
+  assert_int_equal(c.baselines_only_a, 1);
+  assert_int_equal(c.rows_only_a, 4);
+  assert_int_equal(c.common_workloads, 2);
+  assert_non_null(strstr(text, "ONLY A: baseline attention_block on tpu-v4i\n"));
+  free(text);
+  text = compare(two, fx->a, 50, &c);
+  assert_int_equal(c.baselines_only_b, 1);
+  assert_non_null(strstr(text, "ONLY B: baseline attention_block on tpu-v4i\n"));
+  free(text);
+}
+
+/* A file written before splits were recorded cannot be compared by split, and says why. */
+static void test_split_without_record(void **state) {
+  fixture *fx = *state;
+  char old[1100];
+  snprintf(old, sizeof old, "%s/nosplit.h5", fx->dir);
+  copy_file(fx->b, old);
+  mb_error err;
+  assert_true(mb_results_unseal(old, &err)); /* changed below by the raw HDF5 API */
+  hid_t f = H5Fopen(old, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0);
+  const char *groups[] = {"/workloads/mlp_tiny", "/workloads/attention_block",
+                          "/workloads/conv_block"};
+  for (int i = 0; i < 3; i++) {
+    hid_t g = H5Gopen2(f, groups[i], H5P_DEFAULT);
+    assert_true(g >= 0);
+    assert_true(H5Adelete(g, "split") >= 0);
+    H5Gclose(g);
+  }
+  H5Fclose(f);
+  mb_compare_counts c;
+  mb_compare_filter test_split = {.split = "test"};
+  assert_null(compare_filtered(fx->a, old, &test_split, &c, &err));
+  assert_non_null(strstr(err.message, "nosplit.h5: no split information"));
+  char *text = compare_filtered(fx->a, old, NULL, &c, &err); /* without --split: fine */
+  assert_non_null(text);
+  assert_true(mb_compare_identical(&c));
+  free(text);
+}
+
 /* The table's geometric mean equals the one computed from the rows: per case the geometric mean
  * over seeds of T_A / T_B, then over cases. */
 static void test_solver_table_matches_rows(void **state) {
@@ -661,6 +725,8 @@ int main(void) {
       cmocka_unit_test(test_changed_workload_copy_is_found),
       cmocka_unit_test(test_other_capacity),
       cmocka_unit_test(test_missing_jobs_are_listed),
+      cmocka_unit_test(test_missing_workload),
+      cmocka_unit_test(test_split_without_record),
       cmocka_unit_test(test_solver_table_matches_rows),
       cmocka_unit_test(test_filters),
       cmocka_unit_test(test_cli_exit_status),
