@@ -138,6 +138,13 @@ static bool read_header(csv_reader *r, const field *f, int nf, int32_t line_no, 
   if (nf > MAX_FIELDS)
     return mb_fail(err, "%s:%d: expected at most %d columns in the header, got %d", path, line_no,
                    MAX_FIELDS, nf);
+  /* `generate` and `import` write the native format whatever -o's extension is */
+  static const char native[] = "mallocbench-workload";
+  if (nf > 0 && f[0].n >= sizeof native - 1 && !memcmp(f[0].s, native, sizeof native - 1))
+    return mb_fail(err,
+                   "%s:%d: this is a mallocbench workload in the native format (its first line "
+                   "starts '%s'), not a buffer CSV: name it .wl",
+                   path, line_no, native);
   for (int k = 0; k < nf; k++) {
     int c = -1;
     for (int j = 0; j < N_COLS; j++)

@@ -105,6 +105,9 @@ static void test_malformed(void **state) {
   expect_error("0,1,2,3\n",
                "t.csv:1: expected a header row with columns id,lower,upper,size[,benefit]; "
                "column 1 is '0'");
+  expect_error("mallocbench-workload 1\nname x\n",
+               "t.csv:1: this is a mallocbench workload in the native format (its first line "
+               "starts 'mallocbench-workload'), not a buffer CSV: name it .wl");
   expect_error("id,lower,size\n",
                "t.csv:1: expected a header row with columns id,lower,upper,size; 'upper' is "
                "missing");
