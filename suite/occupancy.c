@@ -51,6 +51,7 @@ typedef struct entry {
 typedef struct node_list {
   entry *e;
   int32_t len, cap;
+  int32_t starting; /* entries whose live range starts at the node's first time step */
 } node_list;
 
 struct mb_occupancy {
@@ -115,7 +116,7 @@ void mb_occupancy_free(mb_occupancy *o) {
 /* Keeps the nodes made so far (and their lists' memory) for the next placements. */
 void mb_occupancy_clear(mb_occupancy *o) {
   for (int32_t i = 0; i < o->max_id; i++) o->rects[i].placed = false;
-  for (int32_t i = 0; i < o->n_nodes; i++) o->lists[i].len = 0;
+  for (int32_t i = 0; i < o->n_nodes; i++) o->lists[i].len = o->lists[i].starting = 0;
   memset(o->subtree, 0, (size_t)o->n_nodes * sizeof *o->subtree);
   o->count = 0;
 }
@@ -168,9 +169,11 @@ static bool tree_update(mb_occupancy *o, int32_t x, int32_t lo, int32_t hi, int3
         l->cap = cap;
       }
       l->e[l->len++] = *r;
+      l->starting += r->start == lo;
     } else {
       for (int32_t i = 0; i < l->len; i++)
         if (l->e[i].id == r->id) {
+          l->starting -= l->e[i].start == lo;
           l->e[i] = l->e[--l->len];
           break;
         }
@@ -229,20 +232,30 @@ int32_t mb_occupancy_count(const mb_occupancy *o) { return o->count; }
 /* Appends every rectangle live at some time in [s, e] to ids[] and its address range to
  * scratch[], each once: a rectangle [a, b] is stored at disjoint canonical nodes, and is
  * reported only at the node containing max(a, s), its first time inside the query. Nodes that
- * store it lie inside [a, b], so a <= lo and the test is lo <= max(a, s) <= hi. Node x (time
- * range [lo, hi]) exists and meets [s, e]. */
+ * store it lie inside [a, b], so a <= lo, and node x (time range [lo, hi]) exists and meets
+ * [s, e], so s <= hi. Hence at a node with lo <= s every stored rectangle is reported (its
+ * first time inside the query is s), and past the query's start (s < lo) only those with
+ * a == lo: the node's `starting` count says how many to look for, so most nodes a long query
+ * walks are passed without reading their lists. */
+static void report(const mb_occupancy *o, const entry *r, int32_t *k) {
+  o->ids[*k] = r->id;
+  o->scratch[*k].lo = r->lo;
+  o->scratch[*k].hi = r->hi;
+  (*k)++;
+}
+
 static void collect_rec(const mb_occupancy *o, int32_t x, int32_t lo, int32_t hi, int32_t s,
                         int32_t e, int32_t *k) {
   if (o->subtree[x] == 0) return;
   const node_list *l = &o->lists[x];
-  for (int32_t i = 0; i < l->len; i++) {
-    const entry *r = &l->e[i];
-    int32_t t = r->start > s ? r->start : s;
-    if (t < lo || t > hi) continue;
-    o->ids[*k] = r->id;
-    o->scratch[*k].lo = r->lo;
-    o->scratch[*k].hi = r->hi;
-    (*k)++;
+  if (lo <= s) {
+    for (int32_t i = 0; i < l->len; i++) report(o, &l->e[i], k);
+  } else {
+    for (int32_t i = 0, left = l->starting; left > 0 && i < l->len; i++)
+      if (l->e[i].start == lo) {
+        report(o, &l->e[i], k);
+        left--;
+      }
   }
   if (lo == hi) return;
   int32_t mid = lo + (hi - lo) / 2;
