@@ -40,10 +40,12 @@
 #include "time_intervals.h"
 
 /* MB_GREEDY_DEFAULT_BUDGET_S (solver.h), the local search's wall-clock budget when the caller
- * gives none (both profiles), is large enough that every catalogue entry converges (the
- * slowest, MiniMalloc's C set packed in 1 MiB, in 5.1 s alone on the 2-core machine;
- * EfficientNet-B0 training in 1.9 s), so that results do not depend on the machine's speed: at
- * 1 s, 12 of the full profile's 255 greedy rows were cut short by the clock. */
+ * gives none (both profiles), is large enough that every catalogue entry converges, so that
+ * results do not depend on the machine's speed: at 1 s, 12 of the full profile's 255 greedy rows
+ * were cut short by the clock. The slowest entry, EfficientNet-B0 training (55,007 moves, 7
+ * repacks), takes 13-16 s alone on the 2-core machine (2026-12-03; the same with the build of
+ * 2026-11-22 that set a 20 s budget), and hit 20 s when two full runs shared the machine, so
+ * the net is 60 s; MiniMalloc's C set packed in 1 MiB takes 4-5 s. */
 #define MAX_EVICT 8         /* evict at most this many buffers for one insertion */
 #define MAX_OFFSETS 96      /* candidate offsets tried per evict-and-insert */
 #define MAX_REPACK_SET 4000 /* larger fast sets are not repacked (packer memory and time) */

@@ -109,7 +109,7 @@ void mb_solver_options_default(mb_solver_options *opt);
 /* ---- the solvers (one file each) ---- */
 /* Default budgets (why these: greedy.c and muzero/mallocmuzero.c): a wall-clock safety net that
  * no solve of either profile reaches, so that results do not depend on the machine's speed. */
-#define MB_GREEDY_DEFAULT_BUDGET_S 20.0
+#define MB_GREEDY_DEFAULT_BUDGET_S 60.0
 #define MB_MUZERO_DEFAULT_BUDGET_S 300.0
 bool mb_solve_heuristic(const mb_workload *w, const mb_hardware *hw, const mb_solver_options *opt,
                         mb_rng *rng, mb_assignment *out, mb_solver_stats *stats, mb_error *err);

@@ -20,7 +20,7 @@
 #include "workload_io.h"
 
 /* The rest of --budget's help: each solver's default from the registry, wrapped under the
- * option column, e.g. " heuristic none, greedy 20 s, ...)". */
+ * option column, e.g. " heuristic none, greedy 60 s, ...)". */
 static void print_default_budgets(FILE *out, const mb_solver *s, int n) {
   enum { INDENT = 18, WIDTH = 88 };
   int col = INDENT + (int)strlen("solver wall-clock budget (default: the solver's own,");
