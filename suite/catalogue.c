@@ -619,6 +619,31 @@ static bool rename_workload(mb_workload *w, const char *name) {
   return true;
 }
 
+/* Replaces, in the workload's source, the absolute path this machine resolved the entry's file to
+ * by the catalogue's own source field (relative to the source tree, or to the data directory for
+ * external kinds): a workload's SHA-256 covers its source, and must not depend on where the
+ * checkout or the data directory is. A model's source is written anew: the generated workload
+ * may come from the cache, made when the tree was elsewhere. False when out of memory. */
+static bool portable_source(mb_workload *w, const mb_catalogue_entry *e, const char *path) {
+  char *source = NULL;
+  if (!strcmp(e->kind, "model")) {
+    size_t n = strlen(e->source) + 32;
+    source = malloc(n);
+    if (source) snprintf(source, n, "model zoo v%d: %s", MB_MODEL_ZOO_VERSION, e->source);
+  } else {
+    const char *at = strstr(w->source, path);
+    if (!at) return true;
+    size_t head = (size_t)(at - w->source), tail = strlen(at + strlen(path));
+    size_t n = head + strlen(e->source) + tail + 1;
+    source = malloc(n);
+    if (source) snprintf(source, n, "%.*s%s%s", (int)head, w->source, e->source, at + strlen(path));
+  }
+  if (!source) return false;
+  free(w->source);
+  w->source = source;
+  return true;
+}
+
 mb_workload *mb_catalogue_load_workload(const mb_catalogue_entry *e, const char *data_dir,
                                         const char *cache_dir, bool *missing, mb_error *err) {
   if (missing) *missing = false;
@@ -687,7 +712,7 @@ mb_workload *mb_catalogue_load_workload(const mb_catalogue_entry *e, const char 
     mb_fail_prefix(err, "workload '%s' (catalogue line %d)", e->name, e->line);
     return NULL;
   }
-  if (!rename_workload(w, e->name)) {
+  if (!rename_workload(w, e->name) || (!builtin && !portable_source(w, e, path))) {
     mb_workload_free(w);
     mb_fail(err, "workload '%s': out of memory", e->name);
     return NULL;

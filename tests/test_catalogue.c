@@ -253,6 +253,73 @@ static void test_cache(void **state) {
   mb_test_temp_remove(cache);
 }
 
+/* Copies src to dir/rel, making dir/rel's parent directories (one level below dir). */
+static void copy_into(const char *src, const char *dir, const char *sub, const char *name) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, sub);
+  mkdir(path, 0755);
+  snprintf(path, sizeof path, "%s/%s/%s", dir, sub, name);
+  size_t len = 0;
+  char *text = mb_read_file(src, &len);
+  assert_non_null(text);
+  mb_test_write_bytes(path, text, len);
+  free(text);
+}
+
+/* A catalogue workload's source names its file as the catalogue does, not by the absolute path
+ * this machine found it at: its SHA-256 (in every results file) is the same wherever the
+ * checkout or the data directory is, also when a model comes from a cache made elsewhere. */
+static void test_sha256_independent_of_location(void **state) {
+  (void)state;
+  char *home = getenv("MALLOCBENCH_HOME") ? strdup(getenv("MALLOCBENCH_HOME")) : NULL;
+  char *tree[2] = {mb_test_temp_dir(), mb_test_temp_dir()};
+  char *data[2] = {mb_test_temp_dir(), mb_test_temp_dir()};
+  char *cache = mb_test_temp_dir();
+  char csv[4096];
+  snprintf(csv, sizeof csv, "%s/minimalloc/A.1048576.csv", mb_test_data_dir());
+  bool have_csv = access(csv, R_OK) == 0;
+  for (int k = 0; k < 2; k++) {
+    char dst[4096];
+    snprintf(dst, sizeof dst, "%s/datasets", tree[k]);
+    mkdir(dst, 0755);
+    copy_into("datasets/models/mlp_inf_b256.spec", dst, "models", "mlp_inf_b256.spec");
+    if (have_csv) copy_into(csv, data[k], "minimalloc", "A.1048576.csv");
+  }
+  mb_error err;
+  mb_catalogue *c = parse(HEADER
+                          "m model datasets/models/mlp_inf_b256.spec - tpu-v4i profile test x\n"
+                          "a csv minimalloc/A.1048576.csv - tpu-v4i profile test x\n",
+                          &err);
+  assert_non_null(c);
+  const char *want_source[2] = {"model zoo v1: datasets/models/mlp_inf_b256.spec",
+                                "MiniMalloc buffer CSV minimalloc/A.1048576.csv"};
+  for (int i = 0; i < (have_csv ? 2 : 1); i++) {
+    char sha[2][65];
+    for (int k = 0; k < 2; k++) {
+      setenv("MALLOCBENCH_HOME", tree[k], 1);
+      bool missing = false;
+      mb_workload *w = mb_catalogue_load_workload(&c->entries[i], data[k], cache, &missing, &err);
+      if (!w) fail_msg("%s", err.message);
+      assert_string_equal(w->source, want_source[i]);
+      assert_true(mb_workload_sha256_hex(w, sha[k]));
+      mb_workload_free(w);
+    }
+    assert_string_equal(sha[0], sha[1]);
+  }
+  if (!have_csv) fprintf(stderr, "note: no %s: the csv entry was not checked\n", csv);
+  if (home)
+    setenv("MALLOCBENCH_HOME", home, 1);
+  else
+    unsetenv("MALLOCBENCH_HOME");
+  free(home);
+  mb_catalogue_free(c);
+  for (int k = 0; k < 2; k++) {
+    mb_test_temp_remove(tree[k]);
+    mb_test_temp_remove(data[k]);
+  }
+  mb_test_temp_remove(cache);
+}
+
 static void test_missing_data(void **state) {
   (void)state;
   mb_error err;
@@ -374,10 +441,15 @@ static void test_every_entry_loads(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_parse_good),    cmocka_unit_test(test_parse_errors),
-      cmocka_unit_test(test_capacity_rule), cmocka_unit_test(test_cache),
-      cmocka_unit_test(test_missing_data),  cmocka_unit_test(test_hash),
-      cmocka_unit_test(test_split_names),   cmocka_unit_test(test_every_entry_loads),
+      cmocka_unit_test(test_parse_good),
+      cmocka_unit_test(test_parse_errors),
+      cmocka_unit_test(test_capacity_rule),
+      cmocka_unit_test(test_cache),
+      cmocka_unit_test(test_sha256_independent_of_location),
+      cmocka_unit_test(test_missing_data),
+      cmocka_unit_test(test_hash),
+      cmocka_unit_test(test_split_names),
+      cmocka_unit_test(test_every_entry_loads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
