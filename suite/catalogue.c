@@ -629,7 +629,7 @@ static bool portable_source(mb_workload *w, const mb_catalogue_entry *e, const c
   if (!strcmp(e->kind, "model")) {
     size_t n = strlen(e->source) + 32;
     source = malloc(n);
-    if (source) snprintf(source, n, "model zoo v%d: %s", MB_MODEL_ZOO_VERSION, e->source);
+    if (source) mb_model_source(source, n, e->source);
   } else {
     const char *at = strstr(w->source, path);
     if (!at) return true;

@@ -146,15 +146,21 @@ static bool read_splits(const side *s, splits *sp, mb_error *err) {
   return true;
 }
 
+/* The next item of a comma-separated list at *p (its length in *len), advancing *p past it;
+ * NULL at the end. */
+static const char *next_item(const char **p, size_t *len) {
+  if (!*p) return NULL;
+  const char *item = *p, *comma = strchr(item, ',');
+  *len = comma ? (size_t)(comma - item) : strlen(item);
+  *p = comma ? comma + 1 : NULL;
+  return item;
+}
+
 /* Whether `name` is one of the comma-separated `list` */
 static bool in_list(const char *list, const char *name) {
-  size_t n = strlen(name);
-  for (const char *p = list; p;) {
-    const char *comma = strchr(p, ',');
-    size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    if (len == n && !strncmp(p, name, n)) return true;
-    p = comma ? comma + 1 : NULL;
-  }
+  size_t n = strlen(name), len;
+  for (const char *item; (item = next_item(&list, &len));)
+    if (len == n && !strncmp(item, name, n)) return true;
   return false;
 }
 
@@ -466,6 +472,13 @@ static bool comparable(const pair *q) {
          x->capacity == y->capacity && x->n_buffers == y->n_buffers;
 }
 
+/* Whether row i is its solver's first in s (solvers are named in the order of their rows). */
+static bool first_of_its_solver(const side *s, int64_t i) {
+  for (int64_t k = 0; k < i; k++)
+    if (!strcmp(s->rows[k].solver, s->rows[i].solver)) return false;
+  return true;
+}
+
 /* One line of the per-solver table: B against A over the pairs [s, e) of one solver, sorted
  * by case and seed. ratios: scratch for e - s values. */
 static void print_solver_line(FILE *out, const pair *pairs, int64_t s, int64_t e, double *ratios) {
@@ -534,12 +547,11 @@ static void print_solver_table(FILE *out, const side *A, pair *pairs, int64_t n_
       "%-20s %6s %16s %20s %22s %8s\n",
       "solver", "cases", "T_A/T_B geomean", "95% CI", "B faster/level/slower", "sign p");
   for (int64_t i = 0; i < A->n_rows; i++) {
+    if (!first_of_its_solver(A, i)) continue;
     const char *solver = A->rows[i].solver;
-    bool seen = false; /* printed at its first row */
-    for (int64_t k = 0; k < i && !seen; k++) seen = !strcmp(A->rows[k].solver, solver);
     int64_t s = 0;
     while (s < n_pairs && strcmp(pairs[s].a->solver, solver)) s++;
-    if (seen || s == n_pairs) continue;
+    if (s == n_pairs) continue;
     int64_t e = s;
     while (e < n_pairs && !strcmp(pairs[e].a->solver, solver)) e++;
     print_solver_line(out, pairs, s, e, ratios);
@@ -559,9 +571,7 @@ static void print_solvers_missing(FILE *out, const side *s, const side *other, c
   int n = 0;
   for (int64_t i = 0; i < s->n_rows; i++) {
     const char *solver = s->rows[i].solver;
-    bool seen = false; /* named at its first row */
-    for (int64_t k = 0; k < i && !seen; k++) seen = !strcmp(s->rows[k].solver, solver);
-    if (seen || has_solver(other, solver)) continue;
+    if (!first_of_its_solver(s, i) || has_solver(other, solver)) continue;
     char name[4 * MB_RES_SOLVER];
     mb_escape_text(name, sizeof name, solver);
     if (n++ == 0)
@@ -576,16 +586,14 @@ static void print_solvers_missing(FILE *out, const side *s, const side *other, c
 static bool solvers_present(const side *A, const side *B, const mb_compare_filter *f,
                             mb_error *err) {
   if (!f || !f->solvers) return true;
-  for (const char *p = f->solvers; p;) {
-    const char *comma = strchr(p, ',');
-    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+  size_t len;
+  for (const char *list = f->solvers, *item; (item = next_item(&list, &len));) {
     char solver[MB_RES_SOLVER];
-    snprintf(solver, sizeof solver, "%.*s", (int)len, p);
+    snprintf(solver, sizeof solver, "%.*s", (int)len, item);
     if (len >= sizeof solver || !(has_solver(A, solver) || has_solver(B, solver)))
       return mb_fail(err,
                      "--solvers: no job of solver '%.*s' in %s or %s (after the other filters)",
-                     (int)len, p, A->name, B->name);
-    p = comma ? comma + 1 : NULL;
+                     (int)len, item, A->name, B->name);
   }
   return true;
 }

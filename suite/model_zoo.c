@@ -602,10 +602,15 @@ int64_t mb_model_min_image(mb_model_family f) {
   }
 }
 
+void mb_model_source(char *out, size_t n, const char *spec_path) {
+  snprintf(out, n, "model zoo v%d: %s", MB_MODEL_ZOO_VERSION, spec_path);
+}
+
 mb_workload *mb_model_generate_spec(const mb_model_spec *s, mb_error *err) {
   char source[MB_SPEC_TEXT_MAX + 64];
-  snprintf(source, sizeof source, "model zoo v%d: %.*s", MB_MODEL_ZOO_VERSION, MB_SPEC_TEXT_MAX,
-           s->path);
+  char path[MB_SPEC_TEXT_MAX + 1];
+  snprintf(path, sizeof path, "%.*s", MB_SPEC_TEXT_MAX, s->path);
+  mb_model_source(source, sizeof source, path);
   mb_net *n = mb_net_new(s->name, source, s->training, s->dtype, s->opt_dtype);
   if (!n) {
     mb_fail(err, "%s: out of memory", s->path);

@@ -12,6 +12,10 @@
 /* Bumped whenever generated workloads change: part of the cache key. */
 #define MB_MODEL_ZOO_VERSION 1
 
+/* The source text of a workload generated from the spec file at spec_path, into out[n]:
+ * "model zoo vN: PATH" (the catalogue writes it again with the path as the catalogue names it). */
+void mb_model_source(char *out, size_t n, const char *spec_path);
+
 mb_workload *mb_model_generate_text(const char *text, size_t len, const char *path, mb_error *err);
 mb_workload *mb_model_generate_file(const char *spec_path, mb_error *err);
 
