@@ -126,6 +126,11 @@ const char *mb_default_agent_path(char *out, size_t n);
 /* The agent check of both mallocMuZero solvers: the checkpoint loads (the message of a missing
  * one says how to train it). */
 bool mb_check_mallocmuzero(const mb_solver_options *opt, mb_error *err);
+/* The digest (mb_agent_digest, solvers/muzero/agent.h: the networks and config, nothing of the
+ * training run) of the agent the mallocMuZero solvers play with these options, into hex (65
+ * bytes). Results files record it beside the checkpoint file's SHA-256: two trainings that end
+ * in the same networks write files that differ in wall times, and this tells them equal. */
+bool mb_mallocmuzero_agent_digest(const mb_solver_options *opt, char hex[65], mb_error *err);
 /* mallocMuZero (solvers/muzero/mallocmuzero.c): needs an agent checkpoint (opt->agent_path,
  * default results/agents/default.h5, made by `mallocbench train`). */
 bool mb_solve_mallocmuzero(const mb_workload *w, const mb_hardware *hw,

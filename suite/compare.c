@@ -457,6 +457,17 @@ static bool compare_provenance(const side *A, const side *B, printer *p, mb_comp
       mb_diag(p->out, "  %s: %s -> %s", key, sx, sy);
     }
   }
+  /* Two trainings that end in the same networks write checkpoint files that differ (wall
+   * times): say so where the file hashes differ and the networks' digests do not. */
+  const char *fa = ok ? attr_value(ka, va, na, "agent_sha256") : NULL;
+  const char *fb = ok ? attr_value(kb, vb, nb, "agent_sha256") : NULL;
+  const char *da = ok ? attr_value(ka, va, na, "agent_networks_sha256") : NULL;
+  const char *db = ok ? attr_value(kb, vb, nb, "agent_networks_sha256") : NULL;
+  if (fa && fb && strcmp(fa, fb) && da && db && da[0] && !strcmp(da, db))
+    mb_diag(p->out,
+            "  (the two agent files hold the same networks: agent_networks_sha256 %.12s in "
+            "both; the files differ in what does not decide play, such as wall times)",
+            da);
   mb_results_free_strings(ka, na);
   mb_results_free_strings(va, na);
   mb_results_free_strings(kb, nb);

@@ -116,6 +116,7 @@ typedef struct run {
   char *hardware_list; /* "" = each entry's own */
   char *agent_path;    /* mallocMuZero checkpoint; "" = the solvers' default */
   char agent_sha[MB_RES_SHA];
+  char agent_digest[MB_RES_SHA]; /* its networks' digest (mb_mallocmuzero_agent_digest) */
   double budget;
   /* mallocMuZero's evaluation options (0: the solvers' defaults; mb_run_config) */
   int simulations;
@@ -641,7 +642,8 @@ static bool set_agent_path(run *R, const char *path, mb_error *err) {
  *   files did not hash) stays "" so that its plan hash still matches;
  * - each selected solver's check runs once: a missing agent fails the run at once, with how to
  *   train one, instead of after every other solve as one error row per solve;
- * - the agent's content is part of the plan (it decides mallocMuZero's numbers). */
+ * - the agent's content is part of the plan (it decides mallocMuZero's numbers); its networks'
+ *   digest, which identical trainings share though their files differ, is recorded beside it. */
 static bool resolve_agent(run *R, mb_error *err) {
   bool uses_agent = false;
   for (int i = 0; i < R->n_solvers; i++) uses_agent = uses_agent || R->solvers[i]->uses_agent;
@@ -667,6 +669,7 @@ static bool resolve_agent(run *R, mb_error *err) {
     for (int k = 0; k < i; k++) checked = checked || R->solvers[k]->check == s->check;
     if (s->check && !checked && !s->check(&opt, err)) return mb_fail_prefix(err, "%s", s->name);
   }
+  if (uses_agent && !mb_mallocmuzero_agent_digest(&opt, R->agent_digest, err)) return false;
   if (!R->agent_path[0] || file_sha256(R->agent_path, R->agent_sha)) return true;
   if (R->cfg->resume)
     return mb_fail(err, "%s: its run's agent '%s' (attribute run_agent): cannot read: %s",
@@ -1206,6 +1209,7 @@ static bool write_provenance(run *R, bool fresh, mb_error *err) {
          mb_results_set_attr_string(r, "run_hardware", R->hardware_list, err) &&
          mb_results_set_attr_string(r, "run_agent", R->agent_path, err) &&
          mb_results_set_attr_string(r, "agent_sha256", R->agent_sha, err) &&
+         mb_results_set_attr_string(r, "agent_networks_sha256", R->agent_digest, err) &&
          mb_results_set_attr_double(r, "run_budget_s", R->budget, err) &&
          mb_results_set_attr_double(r, "run_bound_budget_s", R->bound_budget, err) &&
          mb_results_set_attr_int(r, "run_simulations", R->simulations, err) &&

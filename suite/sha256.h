@@ -18,5 +18,9 @@ void mb_sha256_final(mb_sha256 *h, uint8_t digest[32]);
 /* One-shot: lowercase hex digest into out (65 bytes incl. NUL). */
 void mb_sha256_hex(const void *data, size_t n, char out[65]);
 void mb_sha256_digest_hex(const uint8_t digest[32], char out[65]);
+/* One-shot over n elements of `size` bytes each (size <= 4096), each taken as
+ * little-endian whatever the host's byte order: the same digest on every machine (checkpoint
+ * checksums, agent digests). */
+void mb_sha256_le_hex(const void *x, int64_t n, size_t size, char hex[65]);
 
 #endif

@@ -12,7 +12,8 @@
  *   - the exact-game search is real: with the same (untrained) network, searching the real
  *     game gives a higher total return than the raw policy on small random workloads;
  *   - the player's raw-policy decision and what it records for self-play; the oracle parts;
- *   - the checkpoint described in words (agent_describe.h: `mallocbench show AGENT.h5`). */
+ *   - the checkpoint described in words (agent_describe.h: `mallocbench show AGENT.h5`);
+ *   - the agent's digest: its networks and config, nothing of the run that trained them. */
 #include "support.h"
 
 #include <hdf5.h>
@@ -1113,6 +1114,161 @@ static void test_describe(void **state) {
   mb_test_temp_remove(path);
 }
 
+/* One change to each field of the config the digest covers (mb_agent_digest); k < 20. */
+static void change_config_field(mb_agent_config *c, int k) {
+  mb_game_config *g = &c->game;
+  switch (k) {
+    case 0:
+      c->obs_dim++;
+      break;
+    case 1:
+      c->latent++;
+      break;
+    case 2:
+      c->blocks++;
+      break;
+    case 3:
+      c->dyn_width = c->latent + 8;
+      break;
+    case 4:
+      c->dyn_blocks = c->blocks + 1;
+      break;
+    case 5:
+      c->support++;
+      break;
+    case 6:
+      c->support_min = -1.0f;
+      break;
+    case 7:
+      c->support_max += 0.5f;
+      break;
+    case 8:
+      c->value_scale *= 2.0f;
+      break;
+    case 9:
+      c->action_features = !c->action_features;
+      break;
+    case 10:
+      g->n_actions++;
+      break;
+    case 11:
+      g->order = g->order == MB_GAME_ORDER_START ? MB_GAME_ORDER_SIZE : MB_GAME_ORDER_START;
+      break;
+    case 12:
+      g->addr_bins++;
+      break;
+    case 13:
+      g->time_bins++;
+      break;
+    case 14:
+      g->lookahead++;
+      break;
+    case 15:
+      g->auto_slow = !g->auto_slow;
+      break;
+    case 16:
+      g->next_buffers++;
+      break;
+    case 17:
+      g->demand_bins++;
+      break;
+    case 18:
+      g->gain_features = !g->gain_features;
+      break;
+    default:
+      g->shaping += 0.25;
+      break;
+  }
+}
+
+/* The digest names the networks and nothing of the run that trained them: equal for a copy of
+ * the weights and for checkpoints that differ in progress, curve, note and optimiser (as two
+ * identical trainings' files do, in wall times); different when one weight of any parameter
+ * moves by one ulp or any config field changes. `show` prints it. */
+static void test_digest(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_agent_config cfg;
+  small_config(&cfg);
+  mb_rng rng;
+  mb_rng_seed(&rng, 3);
+  mb_agent ag, other;
+  assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
+  assert_true(mb_agent_create(&other, &cfg, &rng, &err));
+  char d[65], d_other[65];
+  mb_agent_digest(&ag, d);
+  mb_agent_digest(&other, d_other);
+  assert_int_equal(strlen(d), 64);
+  assert_string_not_equal(d, d_other); /* other weights */
+  assert_true(mb_agent_copy_weights(&other, &ag, &err));
+  mb_agent_digest(&other, d_other);
+  assert_string_equal(d, d_other);
+
+  /* two files of the same networks, one with everything a training run adds */
+  mb_nn_module *mods[4];
+  mb_agent_modules(&ag, mods);
+  mb_adam opt;
+  mb_adam_config ac;
+  mb_adam_config_default(&ac);
+  assert_true(mb_adam_create(&opt, mods, 4, &ac, &err));
+  mb_agent_progress prog = {.steps = 42, .episodes = 7, .decisions = 99, .seed = 5, .seconds = 1.5};
+  mb_agent_curve curve;
+  mb_agent_curve_init(&curve);
+  assert_true(mb_agent_curve_push(&curve, 42, 7, 0.02, 0.03, 1.25, 1.5, &err));
+  char *full = mb_test_temp_path("digest-full.h5"), *bare = mb_test_temp_path("digest-bare.h5");
+  assert_true(mb_agent_save(full, &ag, &opt, &prog, &curve, "train --out a.h5", &err));
+  assert_true(mb_agent_save(bare, &ag, NULL, NULL, NULL, NULL, &err));
+  const char *paths[2] = {full, bare};
+  for (int i = 0; i < 2; i++) {
+    mb_agent back;
+    assert_true(mb_agent_load(paths[i], &back, NULL, NULL, NULL, &err));
+    char db[65];
+    mb_agent_digest(&back, db);
+    assert_string_equal(d, db);
+    mb_agent_free(&back);
+    char *text = describe_to_string(paths[i], &err);
+    if (!text) fail_msg("%s", err.message);
+    char line[128];
+    snprintf(line, sizeof line, "digest           %s (", d);
+    assert_contains(text, line);
+    free(text);
+  }
+
+  /* one ulp of one weight, in every parameter of every module */
+  for (int i = 0; i < 4; i++)
+    for (int32_t p = 0; p < mods[i]->n_params; p++) {
+      mb_tensor *t = &mods[i]->params[p].value;
+      float *x = &t->data[mb_tensor_size(t) - 1];
+      const float was = *x;
+      *x = nextafterf(was, INFINITY);
+      char dc[65];
+      mb_agent_digest(&ag, dc);
+      if (!strcmp(dc, d))
+        fail_msg("%s %s: a changed weight kept the digest", mods[i]->name, mods[i]->params[p].name);
+      *x = was;
+    }
+
+  /* each config field */
+  const mb_agent_config saved = ag.cfg;
+  for (int k = 0; k < 20; k++) {
+    change_config_field(&ag.cfg, k);
+    char dc[65];
+    mb_agent_digest(&ag, dc);
+    if (!strcmp(dc, d)) fail_msg("config field %d: a change kept the digest", k);
+    ag.cfg = saved;
+  }
+  char again[65];
+  mb_agent_digest(&ag, again);
+  assert_string_equal(d, again);
+
+  mb_test_temp_remove(full);
+  mb_test_temp_remove(bare);
+  mb_adam_free(&opt);
+  mb_agent_curve_free(&curve);
+  mb_agent_free(&other);
+  mb_agent_free(&ag);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_checkpoint_round_trip),
@@ -1127,6 +1283,7 @@ int main(void) {
       cmocka_unit_test(test_player_decision),
       cmocka_unit_test(test_leaf_rollout),
       cmocka_unit_test(test_describe),
+      cmocka_unit_test(test_digest),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

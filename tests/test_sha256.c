@@ -80,11 +80,32 @@ static void test_streaming_equals_one_shot(void **state) {
   }
 }
 
+/* Elements hash as their little-endian bytes whatever the host's order: the 32-bit words
+ * 0x61626364 and 0x65666768 as "dcbahgfe", the 16-bit 0x0102, 0x0304 as 02 01 04 03. */
+static void test_little_endian_elements(void **state) {
+  (void)state;
+  const uint32_t words[2] = {0x61626364u, 0x65666768u};
+  const uint16_t halves[2] = {0x0102u, 0x0304u};
+  char hex[65];
+  mb_sha256_le_hex(words, 2, sizeof *words, hex);
+  assert_string_equal(hex, "39f92f18190568d2aebdf866823eb93f005d767c3040fabf1e61c4a94cd34673");
+  mb_sha256_le_hex(halves, 2, sizeof *halves, hex);
+  assert_string_equal(hex, "d46e520a777bdd374ce8f8e6d650f1270169dd7eb97361846aac9e20c850d724");
+  char empty[65];
+  mb_sha256_le_hex(words, 0, sizeof *words, hex);
+  mb_sha256_hex("", 0, empty);
+  assert_string_equal(hex, empty);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_abc),       cmocka_unit_test(test_empty),
-      cmocka_unit_test(test_448_bits),  cmocka_unit_test(test_896_bits),
-      cmocka_unit_test(test_million_a), cmocka_unit_test(test_streaming_equals_one_shot),
+      cmocka_unit_test(test_abc),
+      cmocka_unit_test(test_empty),
+      cmocka_unit_test(test_448_bits),
+      cmocka_unit_test(test_896_bits),
+      cmocka_unit_test(test_million_a),
+      cmocka_unit_test(test_streaming_equals_one_shot),
+      cmocka_unit_test(test_little_endian_elements),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

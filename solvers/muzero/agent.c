@@ -2,10 +2,13 @@
 #include "agent.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "nn_io.h"
+#include "sha256.h"
 #include "tensor.h"
 
 void mb_agent_config_default(mb_agent_config *c) {
@@ -153,6 +156,78 @@ void mb_agent_action_features(const mb_agent_config *c, const float *obs, int32_
 int64_t mb_agent_param_count(const mb_agent *ag) {
   return mb_nn_param_count(&ag->repr) + mb_nn_param_count(&ag->dyn) +
          mb_nn_param_count(&ag->reward) + mb_nn_param_count(&ag->pred);
+}
+
+/* The digest hashes a text manifest: one line for the config, one for the game, then per module
+ * its layers and per parameter its shape and its values' SHA-256 (the checkpoint's per-tensor
+ * "sha256" attribute, nn_io.h), so that it can be recomputed from those attributes alone. */
+static void digest_line(mb_sha256 *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void digest_line(mb_sha256 *h, const char *fmt, ...) {
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  /* every line is far shorter than the buffer; were one cut, its prefix still enters */
+  if (n > 0) mb_sha256_update(h, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1));
+}
+
+static const char *layer_kind_name(mb_layer_kind k) {
+  switch (k) {
+    case MB_LAYER_LINEAR:
+      return "linear";
+    case MB_LAYER_RELU:
+      return "relu";
+    case MB_LAYER_LAYERNORM:
+      return "layernorm";
+    case MB_LAYER_MINMAX:
+      return "minmax";
+    case MB_LAYER_RES_BEGIN:
+      return "res_begin";
+    case MB_LAYER_RES_END:
+      return "res_end";
+  }
+  return "unknown";
+}
+
+void mb_agent_digest(const mb_agent *ag, char hex[65]) {
+  const mb_agent_config *c = &ag->cfg;
+  const mb_game_config *g = &c->game;
+  mb_sha256 h;
+  mb_sha256_init(&h);
+  digest_line(&h, "mallocmuzero agent digest 1\n");
+  digest_line(&h,
+              "config obs_dim %d latent %d blocks %d dyn_width %d dyn_blocks %d support %d "
+              "support_min %.9g support_max %.9g value_scale %.9g action_features %d\n",
+              c->obs_dim, c->latent, c->blocks, c->dyn_width, c->dyn_blocks, c->support,
+              (double)c->support_min, (double)c->support_max, (double)c->value_scale,
+              c->action_features ? 1 : 0);
+  digest_line(&h,
+              "game n_actions %d order %s addr_bins %d time_bins %d lookahead %d auto_slow %d "
+              "next_buffers %d demand_bins %d gain_features %d shaping %.17g\n",
+              g->n_actions, mb_game_order_name(g->order), g->addr_bins, g->time_bins, g->lookahead,
+              g->auto_slow ? 1 : 0, g->next_buffers, g->demand_bins, g->gain_features ? 1 : 0,
+              g->shaping);
+  mb_nn_module *mods[4];
+  mb_agent_modules((mb_agent *)ag, mods);
+  for (int i = 0; i < 4; i++) {
+    const mb_nn_module *m = mods[i];
+    digest_line(&h, "module %s in %d out %d layers", m->name, m->in_dim, m->out_dim);
+    for (int32_t l = 0; l < m->n_layers; l++)
+      digest_line(&h, " %s %d %d", layer_kind_name(m->layers[l].kind), m->layers[l].in,
+                  m->layers[l].out);
+    digest_line(&h, "\n");
+    for (int32_t k = 0; k < m->n_params; k++) {
+      const mb_tensor *t = &m->params[k].value;
+      char values[65];
+      mb_sha256_le_hex(t->data, mb_tensor_size(t), sizeof *t->data, values);
+      digest_line(&h, "param %s %s %dx%d %s\n", m->name, m->params[k].name, t->rows, t->cols,
+                  values);
+    }
+  }
+  uint8_t d[32];
+  mb_sha256_final(&h, d);
+  mb_sha256_digest_hex(d, hex);
 }
 
 bool mb_agent_copy_weights(mb_agent *dst, const mb_agent *src, mb_error *err) {

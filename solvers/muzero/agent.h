@@ -113,6 +113,13 @@ extern const char *const MB_AGENT_NETWORKS[4];
 /* The four modules in a fixed order (for optimisers and checkpoints). */
 void mb_agent_modules(mb_agent *ag, mb_nn_module *out[4]);
 int64_t mb_agent_param_count(const mb_agent *ag);
+/* The agent's digest (64 hex digits and a NUL into hex): SHA-256 of everything that decides how
+ * it plays, its config (the game's included) and each module's layers and parameters (shapes
+ * and float32 values), and of nothing else: not the optimiser, the training counters, the
+ * curve or wall times. Two trainings that end in the same networks (train is deterministic with
+ * --jobs 1 on one BLAS kernel) have the same digest although their checkpoint files differ.
+ * Results files record it as agent_networks_sha256. */
+void mb_agent_digest(const mb_agent *ag, char hex[65]);
 /* The dynamics' hidden width and residual blocks (dyn_width / dyn_blocks, or the others'). */
 int32_t mb_agent_dyn_width(const mb_agent_config *c);
 int32_t mb_agent_dyn_blocks(const mb_agent_config *c);

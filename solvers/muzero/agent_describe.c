@@ -134,6 +134,10 @@ bool mb_agent_describe(const char *path, FILE *out, mb_error *err) {
           "networks", c->latent, c->blocks, c->blocks == 1 ? "" : "s", dynamics,
           (long long)mb_agent_param_count(&ag), c->support, c->support_min, c->support_max,
           c->value_scale);
+  char digest[65];
+  mb_agent_digest(&ag, digest);
+  fprintf(out, "%-16s %s (SHA-256 of the config and weights: equal for equal networks)\n", "digest",
+          digest);
   mb_agent_describe_game(out, c, "");
   if (has_curve) {
     fprintf(out, "%-16s %lld points", "training curve", (long long)curve.len);

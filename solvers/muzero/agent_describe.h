@@ -15,7 +15,8 @@
  *     options (train.options), updates, episodes, decisions, wall time,
  *     seed and BLAS kernel (each only when the checkpoint has it), and whether a resumable
  *     training state lies beside it (OUT.state.h5, train_state.h);
- *   - its networks: latent width, residual blocks, parameters, the value/reward support;
+ *   - its networks: latent width, residual blocks, parameters, the value/reward support, and
+ *     their digest (mb_agent_digest);
  *   - the game it plays: actions, buffer order, the observation's blocks and length, shaping;
  *   - its training curve in brief: points, the raw policy's first, last and best mean return on
  *     the eval set with the heuristic and random-play references, and the validation set's

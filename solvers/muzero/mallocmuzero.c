@@ -156,6 +156,16 @@ bool mb_check_mallocmuzero(const mb_solver_options *opt, mb_error *err) {
   return true;
 }
 
+bool mb_mallocmuzero_agent_digest(const mb_solver_options *opt, char hex[65], mb_error *err) {
+  mb_agent ag;
+  mb_agent_curve curve;
+  if (!load_agent(opt, &ag, &curve, err)) return false;
+  mb_agent_digest(&ag, hex);
+  mb_agent_free(&ag);
+  mb_agent_curve_free(&curve);
+  return true;
+}
+
 /* The search the solver plays with (the evaluation setting with the options' search kind,
  * simulations, c_scale and leaf rollout) and the options' buffer order (into the agent's game). */
 static bool read_options(const mb_solver_options *opt, bool exact, mb_agent *ag,

@@ -163,32 +163,9 @@ bool mb_nn_file_commit(mb_nn_file *f, mb_error *err) {
  * checkpoint written before checksums) loads unchecked. */
 #define CHECKSUM "sha256"
 
-static void digest_le(const void *x, int64_t n, size_t size, char hex[65]) {
-  mb_sha256 h;
-  mb_sha256_init(&h);
-  const uint16_t probe = 1;
-  if (n > 0 && (size == 1 || *(const unsigned char *)&probe == 1)) {
-    mb_sha256_update(&h, x, (size_t)n * size);
-  } else { /* a big-endian host: each element's bytes reversed */
-    unsigned char stage[4096];
-    const unsigned char *p = x;
-    size_t per = sizeof stage / size, at = 0;
-    for (int64_t i = 0; i < n; i++, p += size) {
-      for (size_t b = 0; b < size; b++) stage[at * size + b] = p[size - 1 - b];
-      if (++at == per || i == n - 1) {
-        mb_sha256_update(&h, stage, at * size);
-        at = 0;
-      }
-    }
-  }
-  uint8_t d[32];
-  mb_sha256_final(&h, d);
-  mb_sha256_digest_hex(d, hex);
-}
-
 static bool set_checksum(hid_t loc, const char *name, const void *x, int64_t n, size_t size) {
   char hex[65];
-  digest_le(x, n, size, hex);
+  mb_sha256_le_hex(x, n, size, hex);
   return H5LTset_attribute_string(loc, name, CHECKSUM, hex) >= 0;
 }
 
@@ -219,7 +196,7 @@ static bool check_checksum(const mb_nn_file *f, hid_t loc, const char *where, co
   if (!ok || strlen(stored) != 64)
     return nn_fail(f, err, "%s/%s: attribute '%s' is not a SHA-256: the file is damaged", where,
                    name, CHECKSUM);
-  digest_le(x, n, size, hex);
+  mb_sha256_le_hex(x, n, size, hex);
   if (strcmp(hex, stored))
     return nn_fail(f, err, "%s/%s: the data do not match their SHA-256: the file is damaged", where,
                    name);

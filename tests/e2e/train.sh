@@ -17,7 +17,9 @@
 # improvement (--search-regret); a validation set
 # (--validate) is refused when it overlaps the training workloads, is stored as the curve's
 # validation series, leaves the weights alone, and --keep-best writes the best agent; a run
-# killed with SIGKILL resumes from its training state (--state-every) bit for bit; the checkpoint
+# killed with SIGKILL resumes from its training state (--state-every) bit for bit, its digest
+# (`show`) equal to the uninterrupted run's though the files differ, which runs with each record
+# (agent_networks_sha256) and compare reports as the same networks; the checkpoint
 # records its BLAS kernel, and scripts/pinned-blas.sh pins it; `show` describes a checkpoint
 # (command line, updates, layout, curve, the training state beside it).
 # Usage: train.sh MALLOCBENCH_BINARY (run from the source tree).
@@ -254,6 +256,28 @@ for x in /adam /series/curve_policy /series/curve_selfplay /series/curve_loss; d
   h5diff -d 0 "$TMP/u.h5" "$TMP/k.h5" "$x" "$x" >/dev/null || fail "resumed from the state: $x differs"
 done
 [ ! -e "$TMP/k.state.h5" ] || fail "the resumed run left its training state"
+# the agent's digest names its networks, not its file: the two runs' files differ (wall times)
+# and their digests agree; runs that play each record it, and compare says the files hold the
+# same networks (the results themselves are identical)
+digest() { "$MB" show "$1" | sed -n 's/^digest  *\([0-9a-f]\{64\}\) .*/\1/p'; }
+[ -n "$(digest "$TMP/u.h5")" ] && [ "$(digest "$TMP/u.h5")" = "$(digest "$TMP/k.h5")" ] ||
+  fail "digests of the same networks: '$(digest "$TMP/u.h5")' and '$(digest "$TMP/k.h5")'"
+! cmp -s "$TMP/u.h5" "$TMP/k.h5" || fail "test setup: the two checkpoints are byte-identical"
+cat >"$TMP/digest-cat.txt" <<CAT
+name kind source args hardware capacity split tags
+mlp_tiny native $(pwd)/datasets/samples/mlp_tiny.wl - tpu-v4i 2MiB test quick
+CAT
+for a in u k; do
+  "$MB" run --catalogue "$TMP/digest-cat.txt" --workloads . --solvers mallocmuzero --seeds 1 \
+    --simulations 2 --agent "$TMP/$a.h5" --no-progress --out "$TMP/run-$a.h5" >/dev/null \
+    2>"$TMP/err" || fail "run with agent $a: $(cat "$TMP/err")"
+  [ "$(h5dump -a /agent_networks_sha256 "$TMP/run-$a.h5" | sed -n 's/^ *(0): "\(.*\)"/\1/p')" = \
+    "$(digest "$TMP/u.h5")" ] || fail "run-$a.h5: agent_networks_sha256 is not the agent's digest"
+done
+"$MB" compare "$TMP/run-u.h5" "$TMP/run-k.h5" >"$TMP/out" 2>"$TMP/err" ||
+  fail "compare of runs with the same networks: status $?: $(cat "$TMP/out" "$TMP/err")"
+grep -q "^  agent_sha256: " "$TMP/out" && grep -qF "(the two agent files hold the same networks" \
+  "$TMP/out" || fail "compare does not say the agents' networks are the same: $(cat "$TMP/out")"
 # without a state the resume says what it loses
 cp "$TMP/u.h5" "$TMP/v.h5"
 "$MB" train "${NET[@]}" --steps 2010 --seed 5 --resume "$TMP/v.h5" --out "$TMP/v.h5" \
