@@ -54,6 +54,22 @@ static mb_workload *small_workload(uint64_t seed, int n, mb_hardware *hw) {
   return w;
 }
 
+/* What a training run saves beside the networks: an optimiser over ag's modules, a curve of
+ * two points (references unknown) and progress counters. */
+#define TRAINING_PROGRESS \
+  { .steps = 42, .episodes = 7, .decisions = 99, .seed = 5, .seconds = 1.5 }
+static void training_extras(mb_agent *ag, mb_adam *opt, mb_agent_curve *curve) {
+  mb_error err = {{0}};
+  mb_nn_module *mods[4];
+  mb_agent_modules(ag, mods);
+  mb_adam_config ac;
+  mb_adam_config_default(&ac);
+  assert_true(mb_adam_create(opt, mods, 4, &ac, &err));
+  mb_agent_curve_init(curve);
+  assert_true(mb_agent_curve_push(curve, 0, 0, NAN, 0.01, NAN, 0, &err));
+  assert_true(mb_agent_curve_push(curve, 42, 7, 0.02, 0.03, 1.25, 1.5, &err));
+}
+
 static void test_checkpoint_round_trip(void **state) {
   (void)state;
   mb_error err = {{0}};
@@ -66,15 +82,10 @@ static void test_checkpoint_round_trip(void **state) {
   mb_nn_module *mods[4];
   mb_agent_modules(&ag, mods);
   mb_adam opt;
-  mb_adam_config ac;
-  mb_adam_config_default(&ac);
-  assert_true(mb_adam_create(&opt, mods, 4, &ac, &err));
-  mb_agent_progress prog = {.steps = 42, .episodes = 7, .decisions = 99, .seed = 5, .seconds = 1.5};
   mb_agent_curve curve;
-  mb_agent_curve_init(&curve);
+  training_extras(&ag, &opt, &curve);
+  mb_agent_progress prog = TRAINING_PROGRESS;
   assert_true(isnan(curve.heuristic) && isnan(curve.random));
-  assert_true(mb_agent_curve_push(&curve, 0, 0, NAN, 0.01, NAN, 0, &err));
-  assert_true(mb_agent_curve_push(&curve, 42, 7, 0.02, 0.03, 1.25, 1.5, &err));
   curve.heuristic = 0.0625;
   curve.random = -0.015625;
   char *path = mb_test_temp_path("agent.h5");
@@ -1117,68 +1128,21 @@ static void test_describe(void **state) {
 /* One change to each field of the config the digest covers (mb_agent_digest); k < 20. */
 static void change_config_field(mb_agent_config *c, int k) {
   mb_game_config *g = &c->game;
-  switch (k) {
-    case 0:
-      c->obs_dim++;
-      break;
-    case 1:
-      c->latent++;
-      break;
-    case 2:
-      c->blocks++;
-      break;
-    case 3:
-      c->dyn_width = c->latent + 8;
-      break;
-    case 4:
-      c->dyn_blocks = c->blocks + 1;
-      break;
-    case 5:
-      c->support++;
-      break;
-    case 6:
-      c->support_min = -1.0f;
-      break;
-    case 7:
-      c->support_max += 0.5f;
-      break;
-    case 8:
-      c->value_scale *= 2.0f;
-      break;
-    case 9:
-      c->action_features = !c->action_features;
-      break;
-    case 10:
-      g->n_actions++;
-      break;
-    case 11:
-      g->order = g->order == MB_GAME_ORDER_START ? MB_GAME_ORDER_SIZE : MB_GAME_ORDER_START;
-      break;
-    case 12:
-      g->addr_bins++;
-      break;
-    case 13:
-      g->time_bins++;
-      break;
-    case 14:
-      g->lookahead++;
-      break;
-    case 15:
-      g->auto_slow = !g->auto_slow;
-      break;
-    case 16:
-      g->next_buffers++;
-      break;
-    case 17:
-      g->demand_bins++;
-      break;
-    case 18:
-      g->gain_features = !g->gain_features;
-      break;
-    default:
-      g->shaping += 0.25;
-      break;
-  }
+  int32_t *counts[12] = {&c->obs_dim,    &c->latent,    &c->blocks,       &c->dyn_width,
+                         &c->dyn_blocks, &c->support,   &g->n_actions,    &g->addr_bins,
+                         &g->time_bins,  &g->lookahead, &g->next_buffers, &g->demand_bins};
+  bool *flags[3] = {&c->action_features, &g->auto_slow, &g->gain_features};
+  float *reals[3] = {&c->support_min, &c->support_max, &c->value_scale};
+  if (k < 12)
+    (*counts[k])++;
+  else if (k < 15)
+    *flags[k - 12] = !*flags[k - 12];
+  else if (k < 18)
+    *reals[k - 15] += 0.5f;
+  else if (k == 18)
+    g->order = g->order == MB_GAME_ORDER_START ? MB_GAME_ORDER_SIZE : MB_GAME_ORDER_START;
+  else
+    g->shaping += 0.25;
 }
 
 /* The digest names the networks and nothing of the run that trained them: equal for a copy of
@@ -1208,13 +1172,9 @@ static void test_digest(void **state) {
   mb_nn_module *mods[4];
   mb_agent_modules(&ag, mods);
   mb_adam opt;
-  mb_adam_config ac;
-  mb_adam_config_default(&ac);
-  assert_true(mb_adam_create(&opt, mods, 4, &ac, &err));
-  mb_agent_progress prog = {.steps = 42, .episodes = 7, .decisions = 99, .seed = 5, .seconds = 1.5};
   mb_agent_curve curve;
-  mb_agent_curve_init(&curve);
-  assert_true(mb_agent_curve_push(&curve, 42, 7, 0.02, 0.03, 1.25, 1.5, &err));
+  training_extras(&ag, &opt, &curve);
+  mb_agent_progress prog = TRAINING_PROGRESS;
   char *full = mb_test_temp_path("digest-full.h5"), *bare = mb_test_temp_path("digest-bare.h5");
   assert_true(mb_agent_save(full, &ag, &opt, &prog, &curve, "train --out a.h5", &err));
   assert_true(mb_agent_save(bare, &ag, NULL, NULL, NULL, NULL, &err));
