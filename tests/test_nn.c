@@ -18,7 +18,7 @@
  * any function; it is the derivative of s x + (1 - s) stop_gradient(x), so the unroll's
  * reference loss feeds the dynamics with s x(theta) + (1 - s) x(theta_0), x(theta_0) frozen
  * at the unperturbed point: equal value there, and the derivative the scaled backprop must
- * produce. */
+ * produce. The batch-1 forward through sgemv is checked against sgemm's within float rounding. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,6 +277,55 @@ static void test_state_resmlp(void **state) {
   assert_non_null(strstr(e.message, "state 1"));
   mb_nn_module_free(&same);
   mb_nn_module_free(&plain);
+}
+
+/* The batch-1 forward through sgemv (mb_nn_tape_use_gemv): within float rounding of sgemm's,
+ * deterministic, and only at batch 1 (a larger batch is sgemm's to the bit). */
+static void test_gemv_forward(void **state) {
+  (void)state;
+  mb_nn_module m;
+  CHECK(mb_nn_build_resmlp(&m, "pred", 37, 64, 2, 20, MB_INIT_XAVIER, err));
+  mb_rng rng;
+  mb_rng_seed(&rng, 5);
+  mb_nn_module_init_params(&m, &rng);
+  mb_nn_tape by_gemm, by_gemv;
+  mb_tensor x, row, first;
+  CHECK(mb_nn_tape_create(&by_gemm, &m, 3, err));
+  CHECK(mb_nn_tape_create(&by_gemv, &m, 3, err));
+  mb_nn_tape_use_gemv(&by_gemv, true);
+  CHECK(mb_tensor_init(&x, 3, 37, err));
+  CHECK(mb_tensor_init(&row, 1, 37, err));
+  CHECK(mb_tensor_init(&first, 1, 20, err));
+  for (int trial = 0; trial < 20; trial++) {
+    fill_uniform(&x, &rng, -2.0f, 2.0f);
+    memcpy(row.data, x.data, 37 * sizeof(float));
+    const mb_tensor *a = mb_nn_forward(&by_gemm, &row, NULL),
+                    *b = mb_nn_forward(&by_gemv, &row, NULL);
+    assert_non_null(a);
+    assert_non_null(b);
+    float scale = 1.0f;
+    for (int k = 0; k < 20; k++) scale = fmaxf(scale, fabsf(a->data[k]));
+    for (int k = 0; k < 20; k++)
+      if (fabsf(a->data[k] - b->data[k]) > 1e-5f * scale)
+        fail_msg("trial %d output %d: sgemm %.9g, sgemv %.9g", trial, k, (double)a->data[k],
+                 (double)b->data[k]);
+    CHECK(mb_tensor_copy(&first, b, err));
+    assert_true(mb_tensor_equal(&first, mb_nn_forward(&by_gemv, &row, NULL)));
+    a = mb_nn_forward(&by_gemm, &x, NULL);
+    b = mb_nn_forward(&by_gemv, &x, NULL);
+    assert_true(mb_tensor_equal(a, b)); /* batch 3: sgemm on both tapes */
+  }
+  /* the flag changes the product, not what it is used for: switched off, sgemm again */
+  mb_nn_tape_use_gemv(&by_gemv, false);
+  const mb_tensor *a = mb_nn_forward(&by_gemm, &row, NULL);
+  CHECK(mb_tensor_copy(&first, a, err));
+  assert_true(mb_tensor_equal(&first, mb_nn_forward(&by_gemv, &row, NULL)));
+  mb_tensor_free(&x);
+  mb_tensor_free(&row);
+  mb_tensor_free(&first);
+  mb_nn_tape_free(&by_gemm);
+  mb_nn_tape_free(&by_gemv);
+  mb_nn_module_free(&m);
 }
 
 /* A constant latent (range below the floor) maps to 0 with finite gradients. */
@@ -1030,6 +1079,7 @@ int main(void) {
       cmocka_unit_test(test_accumulate_and_batch), cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_building_errors),      cmocka_unit_test(test_tensor_ops),
       cmocka_unit_test(test_blas_threads),         cmocka_unit_test(test_state_resmlp),
+      cmocka_unit_test(test_gemv_forward),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

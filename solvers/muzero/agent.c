@@ -262,6 +262,13 @@ bool mb_agent_infer_create(mb_agent_infer *inf, const mb_agent *ag, mb_error *er
   return true;
 }
 
+void mb_agent_infer_use_gemv(mb_agent_infer *inf, bool on) {
+  mb_nn_tape_use_gemv(&inf->repr, on);
+  mb_nn_tape_use_gemv(&inf->dyn, on);
+  mb_nn_tape_use_gemv(&inf->reward, on);
+  mb_nn_tape_use_gemv(&inf->pred, on);
+}
+
 void mb_agent_infer_free(mb_agent_infer *inf) {
   mb_nn_tape_free(&inf->repr);
   mb_nn_tape_free(&inf->dyn);

@@ -138,7 +138,10 @@ typedef struct mb_agent_infer {
   mb_tensor x, in; /* observation row; the dynamics' input row */
 } mb_agent_infer;
 
+/* Created with sgemm's numerics, those of training; mb_agent_infer_use_gemv switches every
+ * network to sgemv (nn.h, mb_nn_tape_use_gemv: about 3x faster, equal to float rounding). */
 bool mb_agent_infer_create(mb_agent_infer *inf, const mb_agent *ag, mb_error *err);
+void mb_agent_infer_use_gemv(mb_agent_infer *inf, bool on);
 void mb_agent_infer_free(mb_agent_infer *inf);
 /* h then f: latent (cfg.latent floats, may be NULL), policy logits (A), value (unscaled). */
 bool mb_agent_initial(mb_agent_infer *inf, const float *obs, float *latent, float *logits,

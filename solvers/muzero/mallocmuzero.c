@@ -67,7 +67,10 @@ static bool play_once(const mb_agent *ag, const mb_workload *w, const mb_hardwar
   mb_game *g = mb_game_new(w, hw, &ag->cfg.game, err);
   if (!g) return false;
   mb_player *p = mb_player_create(ag, scfg->simulations, err);
-  if (p) mb_player_set_scale(p, mb_return_scale(w, hw, g));
+  if (p) {
+    mb_player_set_scale(p, mb_return_scale(w, hw, g));
+    mb_player_use_gemv(p, true); /* a third of the time; the same moves (player.h) */
+  }
   bool ok = p && mb_player_play(p, g, scfg, exact, deadline, rng, searched, decisions, err) &&
             mb_game_assignment(g, out, err);
   if (ok) *ret = mb_game_return(g);

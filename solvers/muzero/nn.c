@@ -296,13 +296,19 @@ static const mb_tensor *layer_input(const mb_nn_tape *t, int32_t i) {
   return i == 0 ? &t->input : &t->cache[i - 1].out;
 }
 
+/* y = x W + b. A single row goes through sgemv when the tape asks for it (mb_nn_tape_use_gemv):
+ * sgemm packs all of W at every call, which at batch 1 costs as much as the product. */
 static void linear_forward(const mb_nn_module *m, const mb_nn_layer *l, const mb_tensor *x,
-                           mb_tensor *y) {
+                           mb_tensor *y, bool gemv) {
   const float *w = m->params[l->param].value.data, *b = m->params[l->param + 1].value.data;
   for (int32_t r = 0; r < x->rows; r++)
     memcpy(mb_tensor_row(y, r), b, (size_t)l->out * sizeof(float));
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, x->rows, l->out, l->in, 1.0f, x->data,
-              l->in, w, l->out, 1.0f, y->data, l->out);
+  if (gemv && x->rows == 1)
+    cblas_sgemv(CblasRowMajor, CblasTrans, l->in, l->out, 1.0f, w, l->out, x->data, 1, 1.0f,
+                y->data, 1);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, x->rows, l->out, l->in, 1.0f, x->data,
+                l->in, w, l->out, 1.0f, y->data, l->out);
 }
 
 static void layernorm_forward(const mb_nn_module *m, const mb_nn_layer *l, const mb_tensor *x,
@@ -365,7 +371,7 @@ const mb_tensor *mb_nn_forward(mb_nn_tape *t, const mb_tensor *x, mb_error *err)
     int64_t n = (int64_t)B * l->out;
     switch (l->kind) {
       case MB_LAYER_LINEAR:
-        linear_forward(m, l, in, &c->out);
+        linear_forward(m, l, in, &c->out, t->gemv);
         break;
       case MB_LAYER_RELU:
         for (int64_t k = 0; k < n; k++) c->out.data[k] = in->data[k] > 0 ? in->data[k] : 0.0f;

@@ -141,10 +141,17 @@ typedef struct mb_nn_tape {
   mb_nn_cache *cache; /* one per layer */
   mb_tensor grad[2];  /* backward ping-pong buffers (max_batch x widest layer) */
   mb_tensor stash;    /* residual branch gradient */
+  bool gemv;          /* batch 1 through sgemv (mb_nn_tape_use_gemv); false at creation */
 } mb_nn_tape;
 
 bool mb_nn_tape_create(mb_nn_tape *t, const mb_nn_module *m, int32_t max_batch, mb_error *err);
 void mb_nn_tape_free(mb_nn_tape *t);
+/* Whether a forward at batch 1 multiplies by cblas_sgemv instead of cblas_sgemm. The two agree
+ * to float rounding, not to the bit: sgemv is about 3x faster at batch 1 (sgemm packs the whole
+ * weight matrix at every call) but sums in another order. Training and self-play keep sgemm
+ * (training is chaotic in the last bits, and every agent documented was trained with it);
+ * playing a trained agent may use sgemv (tensor.h, "Determinism": deterministic either way). */
+static inline void mb_nn_tape_use_gemv(mb_nn_tape *t, bool on) { t->gemv = on; }
 /* Runs the module on x (batch x in_dim, batch <= max_batch) and records activations in the
  * tape. Returns the output (owned by the tape, valid until its next forward), or NULL. */
 const mb_tensor *mb_nn_forward(mb_nn_tape *t, const mb_tensor *x, mb_error *err);

@@ -67,6 +67,8 @@ mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_erro
   return p;
 }
 
+void mb_player_use_gemv(mb_player *p, bool on) { mb_agent_infer_use_gemv(&p->inf, on); }
+
 void mb_player_set_scale(mb_player *p, double return_scale) {
   p->rscale = return_scale > 0 ? 1.0 / return_scale : 1.0;
 }

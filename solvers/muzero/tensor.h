@@ -6,7 +6,8 @@
  * batch up to it without touching the allocator (search calls the networks at batch 1
  * thousands of times per move).
  *
- * Matrix products go through CBLAS (OpenBLAS's cblas_sgemm), never hand-written loops.
+ * Matrix products go through CBLAS (OpenBLAS's cblas_sgemm, and cblas_sgemv for one row where
+ * a tape asks for it), never hand-written loops.
  *
  * Determinism. Everything in this library is single-threaded C with a fixed summation order,
  * except sgemm, whose blocking and kernel come from OpenBLAS. The guarantee is therefore:
@@ -21,7 +22,9 @@
  * Kernels matter more than bits: training is chaotic, and the same 42,000-update command
  * trained a different agent on the Cooperlake kernel than on Haswell. OpenBLAS reads its kernel
  * (OPENBLAS_CORETYPE) when the library loads, before main, so the program cannot choose it;
- * scripts/pinned-blas.sh sets it for the scripts that train. */
+ * scripts/pinned-blas.sh sets it for the scripts that train. The networks' batch-1 forward may
+ * also go through sgemv (nn.h, mb_nn_tape_use_gemv: the solvers play that way, training never
+ * does), which is deterministic in the same sense and differs from sgemm's in the last bits. */
 #ifndef MB_TENSOR_H
 #define MB_TENSOR_H
 

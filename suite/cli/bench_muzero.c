@@ -131,13 +131,16 @@ static void usage(FILE *out) {
 }
 
 /* Plays episodes (restarting when done) until `seconds` pass; returns decisions/s and
- * the simulations done. Leaf rollouts of leaf_rollout steps (0: the value network alone). */
+ * the simulations done. Leaf rollouts of leaf_rollout steps (0: the value network alone);
+ * gemv: the networks' batch-1 products through sgemv, as the solvers play (else sgemm, as
+ * self-play in training). */
 static bool measure_play(const mb_agent *ag, mb_game *g, double scale, int sims, bool exact,
-                         int leaf_rollout, bool search, double seconds, mb_rng *rng,
+                         int leaf_rollout, bool search, bool gemv, double seconds, mb_rng *rng,
                          double *decisions_per_s, double *sims_per_s, mb_error *err) {
   mb_player *p = mb_player_create(ag, sims, err);
   if (!p) return false;
   mb_player_set_scale(p, scale);
+  mb_player_use_gemv(p, gemv);
   mb_search_config sc;
   mb_search_config_evaluation(&sc, exact);
   sc.simulations = sims;
@@ -218,6 +221,7 @@ static bool play_return(const mb_agent *ag, mb_game *g, double scale, int sims, 
   mb_player *pl = mb_player_create(ag, sims > 0 ? sims : 1, err);
   if (!pl) return false;
   mb_player_set_scale(pl, scale);
+  mb_player_use_gemv(pl, true); /* as the solvers play */
   if (oracle) {
     mb_player_set_oracle(pl, oracle->parts);
     mb_player_set_oracle_weight(pl, oracle->weight);
@@ -735,22 +739,27 @@ static int throughput(const bench_options *O, mb_agent *ag) {
       (long long)mb_agent_param_count(ag), ag->cfg.game.n_actions);
   printf("workload: synthetic, %d buffers (%d visitable), capacity %lld B\n", w->n_buffers,
          mb_game_n_visitable(g), (long long)hw.capacity);
-  /* the four play measurements, one after the other on the same workload: the raw policy, the
+  /* the play measurements, one after the other on the same workload: the raw policy, the
    * learned-model search (the references of the ratios), the exact-game search without and with
-   * leaf rollouts */
+   * leaf rollouts, all with the solvers' sgemv products; then the raw policy with training's
+   * sgemm products */
   const int roll = MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT;
   const struct {
-    bool exact, search;
+    bool exact, search, gemv;
     int leaf_rollout;
-  } runs[4] = {{false, false, 0}, {false, true, 0}, {true, true, 0}, {true, true, roll}};
+  } runs[5] = {{false, false, true, 0},
+               {false, true, true, 0},
+               {true, true, true, 0},
+               {true, true, true, roll},
+               {false, false, false, 0}};
   printf("  %-44s %14s %11s %12s %9s\n", "measurement", "simulations/s", "vs learned",
          "decisions/s", "vs raw");
   double raw_dps = 0, learned_sps = 0; /* the references */
   bool ok = true;
-  for (int k = 0; ok && k < 4; k++) {
+  for (int k = 0; ok && k < 5; k++) {
     double dps, sps;
     ok = measure_play(ag, g, scale, O->sims, runs[k].exact, runs[k].leaf_rollout, runs[k].search,
-                      O->seconds, &rng, &dps, &sps, &err);
+                      runs[k].gemv, O->seconds, &rng, &dps, &sps, &err);
     if (!ok) break;
     if (k == 0) raw_dps = dps;
     if (k == 1) learned_sps = sps;
@@ -759,6 +768,8 @@ static int throughput(const bench_options *O, mb_agent *ag) {
       snprintf(label, sizeof label, "raw policy (no search)");
     else if (k == 1)
       snprintf(label, sizeof label, "learned-model search, %d sims", O->sims);
+    else if (!runs[k].gemv)
+      snprintf(label, sizeof label, "raw policy, sgemm products (as self-play)");
     else if (runs[k].leaf_rollout == 0)
       snprintf(label, sizeof label, "exact-game search, %d sims, value network", O->sims);
     else
@@ -800,7 +811,9 @@ static int throughput(const bench_options *O, mb_agent *ag) {
           "decisions/s over the raw policy's; all measured in this run, one after the other:\n"
           "compare ratios, the rates drift with the machine's load. The exact-game search\n"
           "values its leaves by the value network, or by %d-step raw-policy rollouts and then\n"
-          "the value network, as mallocmuzero-exact plays.)\n",
+          "the value network, as mallocmuzero-exact plays. Play multiplies one row at a time\n"
+          "through sgemv, as the solvers do; self-play in training through sgemm, which packs\n"
+          "the weights at every call: the last play row, and training's self-play, show it.)\n",
           roll);
       mb_train_result_free(&tr);
     }

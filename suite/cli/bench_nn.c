@@ -4,9 +4,11 @@
  * dynamics latent + one-hot action -> latent, prediction latent -> policy logits + value
  * atoms), times forward and forward + backward at batch 1 (search) and a training batch, and
  * reports GFLOP/s of their matrix products beside CBLAS sgemm at n = 1024 measured in the same
- * run (the practical peak). Wall-clock numbers; the machine is shared, so each figure is the
- * best of several timed repetitions. */
+ * run (the practical peak), and the batch-1 forward through sgemv beside sgemm (the ratio and
+ * the largest difference of their outputs). Wall-clock numbers; the machine is shared, so each
+ * figure is the best of several timed repetitions. */
 #include <cblas.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +33,8 @@ static void usage(FILE *out) {
           "Times mallocMuZero's representation, dynamics and prediction networks (residual\n"
           "MLPs of --layers blocks at --width) forward and forward+backward at batch 1 and\n"
           "--batch, and prints GFLOP/s of their matrix products (2 per multiply-add;\n"
-          "elementwise work not counted) next to CBLAS sgemm at n = 1024 in the same run.\n"
+          "elementwise work not counted) next to CBLAS sgemm at n = 1024 in the same run,\n"
+          "and the batch-1 forward through sgemv (as the solvers play) beside sgemm.\n"
           "--threads sets OpenBLAS's thread count (results are deterministic per count).\n"
           "--seconds is the wall-clock time spent per measurement, in seconds (fractional\n"
           "allowed; 0 < S <= 3600; best of 5 repetitions). All times are wall clock.\n");
@@ -112,6 +115,29 @@ static bool run_net(void *p) {
   return !n->backward || mb_nn_backward(&n->tape, &n->dy, n->input_grad ? &n->dx : NULL, &n->err);
 }
 
+/* The largest difference between the batch-1 outputs through sgemv and through sgemm, over
+ * the largest output magnitude (into *rel); leaves the tape on sgemm. */
+static bool gemv_difference(net_ctx *n, double *rel) {
+  const mb_tensor *y;
+  mb_nn_tape_use_gemv(&n->tape, true);
+  if (!(y = mb_nn_forward(&n->tape, &n->x, &n->err))) return false;
+  int64_t len = mb_tensor_size(y);
+  float *via_gemv = malloc((size_t)len * sizeof *via_gemv);
+  if (!via_gemv) return mb_fail(&n->err, "out of memory");
+  memcpy(via_gemv, y->data, (size_t)len * sizeof *via_gemv);
+  mb_nn_tape_use_gemv(&n->tape, false);
+  bool ok = (y = mb_nn_forward(&n->tape, &n->x, &n->err)) != NULL;
+  double diff = 0, scale = 0;
+  for (int64_t i = 0; ok && i < len; i++) {
+    double d = fabs((double)via_gemv[i] - y->data[i]);
+    if (d > diff) diff = d;
+    if (fabs(y->data[i]) > scale) scale = fabs(y->data[i]);
+  }
+  *rel = scale > 0 ? diff / scale : diff;
+  free(via_gemv);
+  return ok;
+}
+
 int mb_bench_nn(int argc, char **argv) {
   if (mb_wants_help(argc, argv)) {
     usage(stdout);
@@ -160,6 +186,7 @@ int mb_bench_nn(int argc, char **argv) {
          "GFLOP/s", "% peak");
 
   int batches[2] = {1, o.batch};
+  double t_gemm[3] = {0}, t_gemv[3] = {0}, rel_diff[3] = {0};
   for (int k = 0; k < 3 && ok; k++)
     for (int b = 0; b < 2 && ok; b++) {
       net_ctx n = {0};
@@ -173,22 +200,38 @@ int mb_bench_nn(int argc, char **argv) {
         n.x.data[i] = (float)mb_rng_uniform(&rng);
       for (int64_t i = 0; ok && i < mb_tensor_size(&n.dy); i++)
         n.dy.data[i] = (float)(mb_rng_uniform(&rng) - 0.5);
-      for (int pass = 0; pass < 2 && ok; pass++) {
+      /* passes: forward, forward + backward, and at batch 1 the forward through sgemv (the
+       * players' setting, nn.h: mb_nn_tape_use_gemv) */
+      for (int pass = 0; pass < (B == 1 ? 3 : 2) && ok; pass++) {
         n.backward = pass == 1;
+        mb_nn_tape_use_gemv(&n.tape, pass == 2);
         mb_nn_zero_grad(&nets[k]);
         double t = best_time(run_net, &n, o.seconds, &ok);
         double flops = (double)mb_nn_gemm_flops(&nets[k], B, n.backward, n.input_grad);
+        if (pass == 0 && B == 1) t_gemm[k] = t;
+        if (pass == 2) t_gemv[k] = t;
         if (ok)
           printf("%-15s %6d %-9s %12.1f %14.0f %10.2f %7.1f%%\n", names[k], B,
-                 n.backward ? "fwd+bwd" : "forward", t * 1e6, B / t, flops / t / 1e9,
-                 100.0 * flops / t / 1e9 / peak);
+                 pass == 2    ? "fwd sgemv"
+                 : n.backward ? "fwd+bwd"
+                              : "forward",
+                 t * 1e6, B / t, flops / t / 1e9, 100.0 * flops / t / 1e9 / peak);
       }
+      if (ok && B == 1) ok = gemv_difference(&n, &rel_diff[k]);
       if (!ok) mb_diag(stderr, "mallocbench bench nn: %s", n.err.message);
       mb_nn_tape_free(&n.tape);
       mb_tensor_free(&n.x);
       mb_tensor_free(&n.dy);
       mb_tensor_free(&n.dx);
     }
+  if (ok)
+    printf(
+        "\nBatch-1 forward through sgemv instead of sgemm, measured side by side above "
+        "(sgemm packs\nthe whole weight matrix at every call): representation %.2fx, "
+        "dynamics %.2fx, prediction\n%.2fx faster; outputs differ by at most %.1e, %.1e, "
+        "%.1e of their largest magnitude\n(float rounding: the sums run in another order).\n",
+        t_gemm[0] / t_gemv[0], t_gemm[1] / t_gemv[1], t_gemm[2] / t_gemv[2], rel_diff[0],
+        rel_diff[1], rel_diff[2]);
   /* The machine is shared: a second sgemm measurement shows how far the load drifted. */
   double t_end = ok ? best_time(run_sgemm, &sg, o.seconds, &ok) : 0;
   if (ok)
