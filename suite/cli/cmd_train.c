@@ -994,7 +994,10 @@ static void print_result(const train_command *T, const mb_train_result *res, int
     else
       printf("\n");
   }
-  mb_diag(stdout, "checkpoint: %s", T->cfg.out);
+  /* the digest names the networks whatever the file's wall times: equal for a reproduced agent */
+  char digest[65];
+  mb_agent_digest(&res->agent, digest);
+  mb_diag(stdout, "checkpoint: %s (agent digest %s)", T->cfg.out, digest);
 }
 
 int mb_cmd_train(int argc, char **argv) {

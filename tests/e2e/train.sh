@@ -263,6 +263,11 @@ digest() { "$MB" show "$1" | sed -n 's/^digest  *\([0-9a-f]\{64\}\) .*/\1/p'; }
 [ -n "$(digest "$TMP/u.h5")" ] && [ "$(digest "$TMP/u.h5")" = "$(digest "$TMP/k.h5")" ] ||
   fail "digests of the same networks: '$(digest "$TMP/u.h5")' and '$(digest "$TMP/k.h5")'"
 ! cmp -s "$TMP/u.h5" "$TMP/k.h5" || fail "test setup: the two checkpoints are byte-identical"
+# train's last line names the digest of what it wrote
+"$MB" train "${TINY[@]}" --steps 3 --seed 9 --out "$TMP/dg.h5" >"$TMP/out" 2>"$TMP/err" ||
+  fail "train dg.h5: $(cat "$TMP/err")"
+grep -qx "checkpoint: $TMP/dg.h5 (agent digest $(digest "$TMP/dg.h5"))" "$TMP/out" ||
+  fail "train's checkpoint line: $(tail -1 "$TMP/out")"
 cat >"$TMP/digest-cat.txt" <<CAT
 name kind source args hardware capacity split tags
 mlp_tiny native $(pwd)/datasets/samples/mlp_tiny.wl - tpu-v4i 2MiB test quick
