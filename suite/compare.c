@@ -463,11 +463,14 @@ static bool compare_provenance(const side *A, const side *B, printer *p, mb_comp
   const char *fb = ok ? attr_value(kb, vb, nb, "agent_sha256") : NULL;
   const char *da = ok ? attr_value(ka, va, na, "agent_networks_sha256") : NULL;
   const char *db = ok ? attr_value(kb, vb, nb, "agent_networks_sha256") : NULL;
+  const char *pa = ok ? attr_value(ka, va, na, "plan_sha256") : NULL;
+  const char *pb = ok ? attr_value(kb, vb, nb, "plan_sha256") : NULL;
   if (fa && fb && strcmp(fa, fb) && da && db && da[0] && !strcmp(da, db))
     mb_diag(p->out,
             "  (the two agent files hold the same networks: agent_networks_sha256 %.12s in "
-            "both; the files differ in what does not decide play, such as wall times)",
-            da);
+            "both; the files differ in what does not decide play, such as wall times%s)",
+            da,
+            pa && pb && strcmp(pa, pb) ? "; plan_sha256 hashes the file, so it differs too" : "");
   mb_results_free_strings(ka, na);
   mb_results_free_strings(va, na);
   mb_results_free_strings(kb, nb);
