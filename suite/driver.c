@@ -527,7 +527,7 @@ static bool make_tasks(run *R, mb_error *err) {
  * solvers, seeds, budget, mallocMuZero's evaluation options, the results format. Those options
  * enter the text only when set, so that plans made before they existed (and every plan that
  * leaves them at their defaults) keep their hash and their files still resume. */
-static bool hash_plan(run *R, mb_error *err) {
+static bool plan_hash(const run *R, const char *agent_sha, char out[MB_RES_SHA], mb_error *err) {
   mb_sha256 h;
   mb_sha256_init(&h);
   char line[1024], muzero[256] = "";
@@ -549,7 +549,7 @@ static bool hash_plan(run *R, mb_error *err) {
   int n = snprintf(line, sizeof line,
                    "format %d budget %.17g bound %.17g seeds %" PRId64 " solvers %s agent %s%s\n",
                    MB_RESULTS_FORMAT, R->budget, R->bound_budget, R->seeds, R->solvers_list,
-                   R->agent_sha, muzero);
+                   agent_sha, muzero);
   if (n < 0 || n >= (int)sizeof line)
     return mb_fail(err, "internal error: plan hash line longer than %zu bytes", sizeof line);
   mb_sha256_update(&h, line, (size_t)n);
@@ -564,8 +564,35 @@ static bool hash_plan(run *R, mb_error *err) {
   }
   uint8_t d[32];
   mb_sha256_final(&h, d);
-  mb_sha256_digest_hex(d, R->plan_sha);
+  mb_sha256_digest_hex(d, out);
   return true;
+}
+
+/* Whether a resumed file whose plan hash differs from this plan's differs only in the agent's
+ * file, its networks the same: two trainings that end in the same networks write files that
+ * differ in wall times, and play depends on the networks alone. The file's recorded agent SHA-256
+ * then gives its plan hash back. When it does, this run takes the file's plan hash (the journal
+ * and the stored rows keep it) and says so; resume_agent_sha256 records the file it plays. */
+static bool same_plan_other_agent_file(run *R, mb_results *old, const char *stored, mb_error *err) {
+  if (!R->agent_digest[0] || !mb_results_has_attr(old, "agent_networks_sha256") ||
+      !mb_results_has_attr(old, "agent_sha256"))
+    return false;
+  char *digest = mb_results_get_attr_string(old, "agent_networks_sha256", err);
+  char *file_sha = digest ? mb_results_get_attr_string(old, "agent_sha256", err) : NULL;
+  char plan[MB_RES_SHA];
+  bool same = file_sha && !strcmp(digest, R->agent_digest) && plan_hash(R, file_sha, plan, err) &&
+              !strcmp(plan, stored);
+  if (same) {
+    fprintf(R->log,
+            "mallocbench run: note: the agent %s is not the file %s was started with (SHA-256 "
+            "%.12s, now %.12s) but holds the same networks (agent_networks_sha256 %.12s): the "
+            "rows from here on are played with it (resume_agent_sha256 records it)\n",
+            R->agent_path, R->out_path, file_sha, R->agent_sha, digest);
+    copy_str(R->plan_sha, sizeof R->plan_sha, stored);
+  }
+  free(digest);
+  free(file_sha);
+  return same;
 }
 
 /* The LP bound's time limit of a profile: what a run without --bound-budget has. */
@@ -594,7 +621,7 @@ static bool make_plan(run *R, mb_error *err) {
   free(selected);
   if (!ok || !resolve_agent(R, err)) return false;
   if (R->bound_budget == 0) R->bound_budget = profile_bound_budget(R->profile);
-  return hash_plan(R, err);
+  return plan_hash(R, R->agent_sha, R->plan_sha, err);
 }
 
 /* ---- computing a task (worker threads; no HDF5 here) ---- */
@@ -1179,6 +1206,7 @@ static bool write_provenance(run *R, bool fresh, mb_error *err) {
     free(started);
     return append_attr_item(r, "resumed_at", stamp, err) &&
            append_attr_item(r, "resume_git_commit", build, err) &&
+           (!R->agent_sha[0] || append_attr_item(r, "resume_agent_sha256", R->agent_sha, err)) &&
            mb_results_set_attr_string(r, "resume_command_line", cmd, err) &&
            mb_results_set_attr_int(r, "complete", 0, err);
   }
@@ -1723,11 +1751,11 @@ bool mb_run(const mb_run_config *cfg, mb_run_stats *stats, mb_error *err) {
     char *sha = mb_results_get_attr_string(old, "plan_sha256", err);
     if (!sha)
       ok = false;
-    else if (strcmp(sha, R.plan_sha))
+    else if (strcmp(sha, R.plan_sha) && !same_plan_other_agent_file(&R, old, sha, err))
       ok = mb_fail(err,
                    "--resume %s: the plan changed since the run started (catalogue, "
-                   "workload data, hardware profiles or solvers differ; plan hash %.12s, file "
-                   "has %.12s): start a new run",
+                   "workload data, hardware profiles, solvers or the agent's networks differ; "
+                   "plan hash %.12s, file has %.12s): start a new run",
                    R.out_path, R.plan_sha, sha);
     free(sha);
   }

@@ -16,11 +16,11 @@
  * is (assignment, flush, row, flush). A kill -9 therefore loses at most the in-flight tasks,
  * and the killed file opens and verifies. `--resume FILE` re-plans from the options stored in
  * the file (or the journal), checks the plan hash (catalogue, workload contents, hardware,
- * solvers, seeds, budgets (the solvers' and the LP bound's), mallocMuZero's evaluation options),
- * rebuilds the file from the journal beside it and renames it over the old one, then runs the
- * rest. The finished file equals an
- * uninterrupted run's except wall times, solver notes and timestamps. The journal is deleted when
- * the run completes.
+ * solvers, seeds, budgets (the solvers' and the LP bound's), the agent file's SHA-256,
+ * mallocMuZero's evaluation options; another agent file with the same networks, by their digest,
+ * is accepted with a note), rebuilds the file from the journal beside it and renames it over the
+ * old one, then runs the rest. The finished file equals an uninterrupted run's except wall times,
+ * solver notes and timestamps. The journal is deleted when the run completes.
  *
  * mallocMuZero options. simulations, c_scale, leaf_rollout, search, finetune and finetune_steps
  * reach every solve (mb_solver_options); only the mallocmuzero solvers read them. They are plan

@@ -19,7 +19,8 @@
 # validation series, leaves the weights alone, and --keep-best writes the best agent; a run
 # killed with SIGKILL resumes from its training state (--state-every) bit for bit, its digest
 # (`show`) equal to the uninterrupted run's though the files differ, which runs with each record
-# (agent_networks_sha256) and compare reports as the same networks; the checkpoint
+# (agent_networks_sha256) and compare reports as the same networks, and a killed run resumes
+# with the other file (noted, recorded as resume_agent_sha256) but not with other networks; the checkpoint
 # records its BLAS kernel, and scripts/pinned-blas.sh pins it; `show` describes a checkpoint
 # (command line, updates, layout, curve, the training state beside it).
 # Usage: train.sh MALLOCBENCH_BINARY (run from the source tree).
@@ -284,6 +285,26 @@ done
 grep -q "^  agent_sha256: " "$TMP/out" && grep -qF "(the two agent files hold the same networks" \
   "$TMP/out" && grep -qF "; plan_sha256 hashes the file, so it differs too)" "$TMP/out" ||
   fail "compare does not say the agents' networks are the same: $(cat "$TMP/out")"
+# a killed run resumes with another file of the same networks (a reproduced training): the same
+# plan, a note naming the file, which resume_agent_sha256 records; a file of other networks is
+# refused and the file is left as it was
+source "$(dirname "$0")/lib/kill_run.bash"
+str_attr() { h5dump -a "/$2" "$1" | sed -n 's/^ *(0): "\(.*\)"/\1/p'; }
+cp "$TMP/k.h5" "$TMP/ag.h5"
+run_killed "$TMP/rk.h5" 3 --catalogue "$TMP/digest-cat.txt" --workloads . --solvers mallocmuzero \
+  --seeds 40 --simulations 2 --agent "$TMP/ag.h5" --jobs 1 --no-progress
+cp "$TMP/dg.h5" "$TMP/ag.h5"
+expect 2 "the plan changed since the run started .*the agent's networks" "$MB" run --resume "$TMP/rk.h5"
+cp "$TMP/u.h5" "$TMP/ag.h5"
+"$MB" run --resume "$TMP/rk.h5" --no-progress >/dev/null 2>"$TMP/err" ||
+  fail "resume with another file of the same networks: $(cat "$TMP/err")"
+grep -qF "note: the agent $TMP/ag.h5 is not the file $TMP/rk.h5 was started with" "$TMP/err" &&
+  grep -qF "holds the same networks" "$TMP/err" || fail "the resume's note: $(cat "$TMP/err")"
+[ "$(str_attr "$TMP/rk.h5" agent_sha256)" = "$(sha256sum <"$TMP/k.h5" | cut -d' ' -f1)" ] &&
+  [ "$(str_attr "$TMP/rk.h5" resume_agent_sha256)" = "$(sha256sum <"$TMP/u.h5" | cut -d' ' -f1)" ] ||
+  fail "agent_sha256 '$(str_attr "$TMP/rk.h5" agent_sha256)', resume_agent_sha256 '$(str_attr \
+    "$TMP/rk.h5" resume_agent_sha256)': not the files of the start and of the resume"
+"$MB" verify "$TMP/rk.h5" >/dev/null 2>"$TMP/err" || fail "verify of the resumed run: $(cat "$TMP/err")"
 # without a state the resume says what it loses
 cp "$TMP/u.h5" "$TMP/v.h5"
 "$MB" train "${NET[@]}" --steps 2010 --seed 5 --resume "$TMP/v.h5" --out "$TMP/v.h5" \
