@@ -33,8 +33,8 @@ double mb_sign_test(int32_t up, int32_t down);
 /* p written for a table: "0.0123", or "3e-07" below 0.001, so that small values keep a digit. */
 void mb_format_p(char *out, size_t n, double p);
 
-/* The 97.5% quantile of Student's t with df >= 1 degrees of freedom (two-sided 95%): exact to
- * the 4th decimal (a table up to 30, a Cornish-Fisher expansion beyond). NaN for df < 1. */
+/* The 97.5% quantile of Student's t with df >= 1 degrees of freedom (two-sided 95%): a table to
+ * the 4th decimal up to 30, beyond it a Cornish-Fisher expansion within 2e-6. NaN for df < 1. */
 double mb_student_t_975(int32_t df);
 
 /* 95% confidence interval of the geometric mean of x[0..n) (every x > 0): exp(mean(log x) -+

@@ -61,6 +61,17 @@ static void test_paired_degenerate(void **state) {
   assert_float_equal(s.mean, 0.2, 1e-12);
   assert_float_equal(s.std_error, 0, 0); /* one case has no spread */
   assert_int_equal(s.higher, 1);
+  /* two cases are the fewest with a spread: differences 0.25 and 0.75, sd sqrt(0.125) */
+  const double b2[] = {0, 0}, a2[] = {0.25, 0.75};
+  s = mb_paired_compare(b2, a2, 2, 0);
+  assert_float_equal(s.std_error, sqrt(0.125) / sqrt(2), 1e-12);
+  /* a difference of exactly +-tol is level (exact binary values) */
+  s = mb_paired_compare(b2, a2, 2, 0.25);
+  assert_int_equal(s.level, 1);
+  assert_int_equal(s.higher, 1);
+  s = mb_paired_compare(a2, b2, 2, 0.25);
+  assert_int_equal(s.level, 1);
+  assert_int_equal(s.lower, 1);
 }
 
 /* Property, random cases: swapping the two sides negates the mean and swaps up and down, and
@@ -96,22 +107,26 @@ static void test_format_p(void **state) {
   assert_string_equal(buf, "0.0125");
   mb_format_p(buf, sizeof buf, 1);
   assert_string_equal(buf, "1.0000");
+  mb_format_p(buf, sizeof buf, 0.001); /* the switch is below 0.001 */
+  assert_string_equal(buf, "0.0010");
   mb_format_p(buf, sizeof buf, 2.6e-10); /* not "0.0000" */
   assert_string_equal(buf, "3e-10");
 }
 
-/* Student t quantiles against published values (4 decimals), in the table and beyond it. */
+/* Student t quantiles against published values (4 decimals) in the table, and beyond it against
+ * values to 9 decimals (R's qt(0.975, df)): the expansion's error is 1.7e-6 at df 31 and falls
+ * with df, so a wrong coefficient in any of its terms shows. */
 static void test_student_t(void **state) {
   (void)state;
   assert_true(isnan(mb_student_t_975(0)));
   assert_float_equal(mb_student_t_975(1), 12.7062, 1e-4);
   assert_float_equal(mb_student_t_975(10), 2.2281, 1e-4);
-  assert_float_equal(mb_student_t_975(30), 2.0423, 1e-4);
-  assert_float_equal(mb_student_t_975(31), 2.0395, 1e-4);
-  assert_float_equal(mb_student_t_975(40), 2.0211, 1e-4);
-  assert_float_equal(mb_student_t_975(45), 2.0141, 1e-4);
-  assert_float_equal(mb_student_t_975(60), 2.0003, 1e-4);
-  assert_float_equal(mb_student_t_975(120), 1.9799, 1e-4);
+  assert_float_equal(mb_student_t_975(30), 2.0423, 1e-12); /* the table's last entry */
+  assert_float_equal(mb_student_t_975(31), 2.039513446, 2.5e-6);
+  assert_float_equal(mb_student_t_975(40), 2.021075390, 1e-6);
+  assert_float_equal(mb_student_t_975(45), 2.014103389, 1e-6);
+  assert_float_equal(mb_student_t_975(60), 2.000297822, 2.5e-7);
+  assert_float_equal(mb_student_t_975(120), 1.979930405, 2.5e-8);
   assert_float_equal(mb_student_t_975(1000000), 1.9600, 1e-4);
   for (int32_t df = 1; df < 200; df++) /* decreasing towards the normal quantile */
     assert_true(mb_student_t_975(df + 1) < mb_student_t_975(df));
@@ -129,6 +144,11 @@ static void test_geomean_ci(void **state) {
   mb_geomean_ci95(two, 2, &lo, &hi);
   assert_float_equal(log(lo), log(4) - 12.7062 * log(2), 1e-3);
   assert_float_equal(log(hi), log(4) + 12.7062 * log(2), 1e-3);
+  /* three: logs 0, ln 2, 2 ln 2, mean ln 2, sd ln 2 (n - 1 in the variance), t(2) = 4.3027 */
+  const double three[] = {1, 2, 4};
+  mb_geomean_ci95(three, 3, &lo, &hi);
+  assert_float_equal(log(hi), log(2) + 4.3027 * log(2) / sqrt(3), 1e-9);
+  assert_float_equal(log(lo), log(2) - 4.3027 * log(2) / sqrt(3), 1e-9);
   const double one[] = {1.1}, bad[] = {1.1, 0};
   mb_geomean_ci95(one, 1, &lo, &hi);
   assert_true(isnan(lo) && isnan(hi));
