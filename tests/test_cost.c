@@ -48,6 +48,17 @@ static void test_hand_computed_times(void **state) {
   /* op1: max(10 ns, 5000 B / 1 GB/s = 5 us) + 10 ns = 5,010,000 ps */
   assert_int_equal(mb_op_time(w, &hw, 1, 0), 5010000LL);
   assert_int_equal(mb_slow_time(w, &hw), 1000010000LL + 5010000LL);
+  /* op1 with b's 4000 B fast: 1000 B / 1 GB/s + 4000 B / 4 GB/s = 2 us, + 10 ns */
+  assert_int_equal(mb_op_time(w, &hw, 1, 4000), 2010000LL);
+  /* each use alone in fast memory: a's read by op0 saves nothing (compute-bound), by op1
+   * 1000 * (1/1e9 - 1/4e9) s = 750 ns; b's write by op1 4000 * (1/1e9 - 1/4e9) s = 3 us */
+  mb_time_ps use_benefit[3];
+  mb_use_benefits(w, &hw, use_benefit);
+  for (int32_t u = 0; u < 3; u++) {
+    const mb_use *use = &w->uses[u];
+    mb_time_ps want = use->op == 0 ? 0 : use->buffer == 0 ? 750000LL : 3000000LL;
+    assert_int_equal(use_benefit[u], want);
+  }
 
   mb_time_ps benefit[2];
   mb_standalone_benefits(w, &hw, benefit);
@@ -211,7 +222,21 @@ static void test_check_range(void **state) {
   assert_false(mb_cost_check_range(w, &hw, &err));
   assert_non_null(strstr(err.message, "workload 'opless': buffer 'b' (index 1 of 3)"));
   assert_non_null(strstr(err.message, "slow_time_ps 1000"));
+  assert_non_null(strstr(err.message, "reach 1001 ps with its 401 ps"));
   w->buffers[1].benefit_ps = INT64_MAX; /* no overflow in the sum */
+  assert_false(mb_cost_check_range(w, &hw, &err));
+  w->buffers[1].benefit_ps = 0; /* a buffer that saves nothing is valid */
+  assert_true(mb_cost_check_range(w, &hw, &err));
+  w->buffers[1].benefit_ps = -1;
+  assert_false(mb_cost_check_range(w, &hw, &err));
+  w->buffers[1].benefit_ps = 400;
+  /* the all-slow time itself: 1 ps to 2^62 ps */
+  w->slow_time_ps = 0;
+  assert_false(mb_cost_check_range(w, &hw, &err));
+  assert_non_null(strstr(err.message, "slow_time_ps 0 is outside the cost model's range"));
+  w->slow_time_ps = MB_COST_MAX_PS;
+  assert_true(mb_cost_check_range(w, &hw, &err));
+  w->slow_time_ps = MB_COST_MAX_PS + 1;
   assert_false(mb_cost_check_range(w, &hw, &err));
   mb_workload_free(w);
 }
