@@ -159,6 +159,17 @@ static void test_usage(void **state) {
   mb_assignment_usage(w, a, &peak, &top);
   assert_int_equal(peak, 4096 + 1024 + 100);
   assert_int_equal(top, 20100);
+  /* the top is offset + size of a fast buffer, whatever its offset; slow buffers never count */
+  for (int i = 0; i < 4; i++) a->offset[i] = MB_SLOW;
+  a->offset[3] = 0;
+  mb_assignment_usage(w, a, &peak, &top);
+  assert_int_equal(peak, 100);
+  assert_int_equal(top, 100);
+  a->offset[3] = MB_SLOW;
+  a->offset[0] = 100;
+  mb_assignment_usage(w, a, &peak, &top);
+  assert_int_equal(peak, 4096);
+  assert_int_equal(top, 4196);
   mb_assignment_free(a);
   mb_workload_free(w);
 }
