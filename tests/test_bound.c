@@ -27,11 +27,13 @@ static void test_hand_solved(void **state) {
   int32_t a = mb_builder_add_buffer(b, "a", 60, 0, 1, false);
   int32_t bb = mb_builder_add_buffer(b, "b", 60, 1, 2, false);
   int32_t c = mb_builder_add_buffer(b, "c", 50, 3, 3, false);
-  int32_t p = mb_builder_add_buffer(b, "p", 10, 3, 3, true); /* pinned: no column */
+  int32_t p = mb_builder_add_buffer(b, "p", 10, 3, 3, true);  /* pinned: no column */
+  int32_t z = mb_builder_add_buffer(b, "z", 10, 3, 3, false); /* saves nothing: no column */
   mb_builder_set_benefit(b, a, 100);
   mb_builder_set_benefit(b, bb, 80);
   mb_builder_set_benefit(b, c, 30);
   mb_builder_set_benefit(b, p, 1000);
+  mb_builder_set_benefit(b, z, 0);
   mb_builder_set_schedule(b, 4, 10000);
   mb_error err;
   mb_workload *w = mb_builder_finish(b, &err);
@@ -46,11 +48,29 @@ static void test_hand_solved(void **state) {
   assert_int_equal(r.slow_ps, 10000);
   assert_true(r.saving_ps >= 184 && r.saving_ps <= 186); /* ceil(183.33) + float pad */
   assert_int_equal(r.bound_ps, r.slow_ps - r.saving_ps);
+  assert_true(r.seconds >= 0 && r.seconds < 10);    /* the wall time it took */
   assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err)); /* with cuts */
   assert_int_equal(r.status, MB_BOUND_SOLVED);
   assert_int_equal(r.n_cuts, 1);
   assert_true(r.saving_ps >= 130 && r.saving_ps <= 132);
   assert_int_equal(r.bound_ps, r.slow_ps - r.saving_ps);
+  /* A budget of 0 is no time limit: the same, solved */
+  assert_true(mb_bound_lp(w, &hw, 0, &r, &err));
+  assert_int_equal(r.status, MB_BOUND_SOLVED);
+  assert_int_equal(r.n_cuts, 1);
+  assert_true(r.saving_ps >= 130 && r.saving_ps <= 132);
+  /* A budget spent before the LP is built: the first solve still runs (with GLPK's least time
+   * limit, 1 ms, which the 3-column LP needs a thousandth of) and its certificate, 184 to 186,
+   * lowers the trivial 210; the cuts get no time, so "not solved". Five tries, so that one
+   * solve descheduled past its 1 ms does not fail the test. */
+  bool below_trivial = false;
+  for (int i = 0; i < 5 && !below_trivial; i++) {
+    assert_true(mb_bound_lp(w, &hw, 1e-9, &r, &err));
+    assert_int_equal(r.status, MB_BOUND_NOT_SOLVED);
+    assert_true(r.saving_ps >= 130 && r.saving_ps <= 210);
+    below_trivial = r.saving_ps <= 186;
+  }
+  assert_true(below_trivial);
   /* Everything fits: the bound is the sum of the benefits, with no LP. */
   hw.capacity = 1000;
   assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
@@ -63,7 +83,7 @@ static void test_hand_solved(void **state) {
   assert_int_equal(r.saving_ps, 0);
   hw.capacity = 0;
   assert_false(mb_bound_lp(w, &hw, 10.0, &r, &err));
-  assert_non_null(strstr(err.message, "capacity"));
+  assert_non_null(strstr(err.message, "hardware 'test': capacity 0 <= 0"));
   mb_workload_free(w);
   /* A set that ends one step before the next start still gets its row: a and b live [0, 1]
    * (120 B > 100), c from 2 (a mutant that skipped the row when the set's first end is the step
@@ -83,6 +103,25 @@ static void test_hand_solved(void **state) {
   assert_int_equal(r.status, MB_BOUND_SOLVED);
   assert_int_equal(r.n_constraints, 1);
   assert_true(r.saving_ps >= 184 && r.saving_ps <= 186); /* 100 + 80 * 40/60 + 30 */
+  mb_workload_free(w);
+  /* A set whose first end is the next start is contained in the next start's set and gets no
+   * row of its own: a and b live [0, 1], c [1, 2]: only {a, b, c} at t = 1 (170 B). The LP:
+   * 0.6 x_a + 0.6 x_b + 0.5 x_c <= 1, benefit per unit of row 166.7 (a), 133.3 (b), 60 (c):
+   * x_a = 1, x_b = 2/3, x_c = 0, 100 + 53.33 = 153.33 */
+  b = mb_builder_new("lp3", "test_bound.c");
+  a = mb_builder_add_buffer(b, "a", 60, 0, 1, false);
+  bb = mb_builder_add_buffer(b, "b", 60, 0, 1, false);
+  c = mb_builder_add_buffer(b, "c", 50, 1, 2, false);
+  mb_builder_set_benefit(b, a, 100);
+  mb_builder_set_benefit(b, bb, 80);
+  mb_builder_set_benefit(b, c, 30);
+  mb_builder_set_schedule(b, 3, 10000);
+  w = mb_builder_finish(b, &err);
+  assert_non_null(w);
+  assert_true(mb_bound_lp_cuts(w, &hw, 10.0, 0, &r, &err));
+  assert_int_equal(r.status, MB_BOUND_SOLVED);
+  assert_int_equal(r.n_constraints, 1);
+  assert_true(r.saving_ps >= 154 && r.saving_ps <= 156);
   mb_workload_free(w);
 }
 
@@ -116,6 +155,39 @@ static void test_alignment(void **state) {
   assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
   assert_int_equal(r.n_constraints, 0);
   assert_int_equal(r.saving_ps, 800);
+  /* An alignment of 0 (hardware files refuse it; the validator and the occupancy read it as 1)
+   * is 1 here too: both fit in 8 B */
+  hw.capacity = 8;
+  hw.alignment = 0;
+  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_int_equal(r.n_constraints, 0);
+  assert_int_equal(r.saving_ps, 800);
+  mb_workload_free(w);
+}
+
+/* The certificate's relative pad is added: with savings of 10^11 ps its 10^-9 is worth 500 ps,
+ * more than the ceiling and the 1 ps, so a pad taken off (or divided out) puts the bound below
+ * a valid assignment's saving. test_alignment's case x 10^9: a (5 B, 5e11 ps), b (3 B, 3e11 ps),
+ * capacity 8, alignment 4 (a takes 8 B, b 4 B; both do not fit). The LP alone: x_b = 1,
+ * x_a = 1/2, 5.5e11; with its cut x_a + x_b <= 1: 5e11, what a alone saves. */
+static void test_large_savings(void **state) {
+  (void)state;
+  mb_workload_builder *b = mb_builder_new("large", "test_bound.c");
+  mb_builder_set_benefit(b, mb_builder_add_buffer(b, "a", 5, 0, 1, false), 500000000000);
+  mb_builder_set_benefit(b, mb_builder_add_buffer(b, "b", 3, 0, 1, false), 300000000000);
+  mb_builder_set_schedule(b, 2, 10000000000000);
+  mb_error err;
+  mb_workload *w = mb_builder_finish(b, &err);
+  assert_non_null(w);
+  mb_hardware hw = mb_test_hardware(8, 4);
+  mb_bound_result r;
+  assert_true(mb_bound_lp_cuts(w, &hw, 10.0, 0, &r, &err));
+  assert_int_equal(r.status, MB_BOUND_SOLVED);
+  assert_true(r.saving_ps >= 550000000000 && r.saving_ps <= 550000000552); /* + 550 + 1 + ceil */
+  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_int_equal(r.status, MB_BOUND_SOLVED);
+  assert_int_equal(r.n_cuts, 1);
+  assert_true(r.saving_ps >= 500000000000 && r.saving_ps <= 500000000502); /* + 500 + 1 + ceil */
   mb_workload_free(w);
 }
 
@@ -316,6 +388,15 @@ static void test_capped_op(void **state) {
   assert_int_equal(r.n_constraints, 1);
   assert_int_equal(r.n_capped_ops, 1);
   assert_true(r.saving_ps >= 50003 && r.saving_ps <= 50005); /* not 75003 (1.5 x 50000) */
+  /* Capacity 100: each buffer fits exactly, one at a time, and either alone saves 50000 ps, so
+   * the cap counts buffers as large as the capacity (leaving them out made it 0 and the bound
+   * 3 ps, below what a alone saves) */
+  hw.capacity = 100;
+  assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
+  assert_int_equal(r.status, MB_BOUND_SOLVED);
+  assert_int_equal(r.n_vars, 2);
+  assert_int_equal(r.n_capped_ops, 1);
+  assert_true(r.saving_ps >= 50003 && r.saving_ps <= 50005);
   /* A "fast" memory slower than the slow one (profiles allow it): every placement is slower
    * than all slow, so nothing can be saved, and the bound's saving is the slack, never less
    * (an op's cap below zero once made it negative) */
@@ -464,6 +545,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hand_solved),
       cmocka_unit_test(test_alignment),
+      cmocka_unit_test(test_large_savings),
       cmocka_unit_test(test_cover_past_exact_fit),
       cmocka_unit_test(test_bound_above_exact_optimum),
       cmocka_unit_test(test_subadditive_savings),

@@ -194,6 +194,8 @@ static void check_decision(mb_game *g, const mb_workload *w, const mb_hardware *
   assert_int_equal(mb_game_candidate_offset(g, A - 1), MB_SLOW);
   int32_t nc = brute_candidates(w, hw, a->offset, b, scratch);
   int32_t expect = nc < A - 1 ? nc : A - 1;
+  /* The heuristic's move: best fit (action 0) when some offset is offered, else slow. */
+  assert_int_equal(mb_game_heuristic_action(g), expect > 0 ? 0 : A - 1);
   assert_int_equal(mb_game_n_candidates(g), expect);
   assert_int_equal(n_legal, expect + 1);
   /* auto_slow: a decision is never forced (some offset is offered). */
@@ -361,6 +363,43 @@ static void test_config(void **state) {
   assert_int_equal(o, MB_GAME_ORDER_SIZE);
   assert_string_equal(mb_game_order_name(o), "size");
   assert_false(mb_game_order_parse("bogus", &o));
+  /* Every range of game.h at both ends: the bounds are accepted, one past them is refused with
+   * a message naming the field. */
+  static const struct {
+    const char *field;
+    int32_t lo, hi;
+  } ranges[] = {{"n_actions", 2, 1024}, {"addr_bins", 1, 256},   {"time_bins", 1, 256},
+                {"lookahead", 0, 4096}, {"next_buffers", 0, 64}, {"demand_bins", 0, 256},
+                {"order", 0, 2}};
+  for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+    for (int32_t v = ranges[i].lo - 1; v <= ranges[i].hi + 1; v++) {
+      if (v > ranges[i].lo + 1 && v < ranges[i].hi - 1) v = ranges[i].hi - 1;
+      mb_game_config_default(&c);
+      int32_t *f = !strcmp(ranges[i].field, "n_actions")      ? &c.n_actions
+                   : !strcmp(ranges[i].field, "addr_bins")    ? &c.addr_bins
+                   : !strcmp(ranges[i].field, "time_bins")    ? &c.time_bins
+                   : !strcmp(ranges[i].field, "lookahead")    ? &c.lookahead
+                   : !strcmp(ranges[i].field, "next_buffers") ? &c.next_buffers
+                   : !strcmp(ranges[i].field, "demand_bins")  ? &c.demand_bins
+                                                              : NULL;
+      if (f)
+        *f = v;
+      else
+        c.order = (mb_game_order)v;
+      bool inside = v >= ranges[i].lo && v <= ranges[i].hi;
+      if (mb_game_config_check(&c, &err) != inside)
+        fail_msg("%s = %d: expected %s", ranges[i].field, (int)v, inside ? "valid" : "refused");
+      if (!inside) assert_non_null(strstr(err.message, ranges[i].field));
+    }
+  }
+  static const double shapings[] = {-0.01, 0, 100, 100.01, NAN};
+  for (size_t i = 0; i < sizeof shapings / sizeof shapings[0]; i++) {
+    mb_game_config_default(&c);
+    c.shaping = shapings[i];
+    bool inside = shapings[i] >= 0 && shapings[i] <= 100;
+    assert_true(mb_game_config_check(&c, &err) == inside);
+    if (!inside) assert_non_null(strstr(err.message, "shaping"));
+  }
 }
 
 /* The next-buffers block: with N = 3 the layout grows by 18 floats before the progress block,
@@ -441,7 +480,7 @@ static void test_window(void **state) {
   float *obs = malloc(sizeof *obs * (size_t)n);
   assert_non_null(obs);
   mb_error err;
-  int64_t checked = 0;
+  int64_t checked = 0, centred = 0;
   for (int iter = 0; iter < 40; iter++) {
     mb_hardware hw = test_hardware(&rng);
     mb_workload *w = random_workload(&rng, hw.capacity, iter % 4 == 3);
@@ -459,6 +498,13 @@ static void test_window(void **state) {
       assert_true(ws <= b->start && b->end < ws + wl);
       assert_true(wl >= (c.time_bins < L ? c.time_bins : L));
       assert_true(wl == (3 * len > c.time_bins ? 3 * len : c.time_bins) || wl == L);
+      /* Centred on the live range (the spare ops split evenly, the odd one after it), unless
+       * shifted to stay inside the schedule: then the window touches that end. */
+      int32_t before = b->start - ws, after = ws + wl - (b->end + 1);
+      if (ws > 0 && ws + wl < L) assert_true(after == before || after == before + 1);
+      if (before > after) assert_true(ws + wl == L);
+      if (after > before + 1) assert_true(ws == 0);
+      centred += ws > 0 && ws + wl < L && before > 0;
       mb_game_observe(g, obs);
       assert_float_equal(obs[MB_GAME_F_WINDOW_START], (double)(b->start - ws) / wl, 1e-6);
       assert_float_equal(obs[MB_GAME_F_WINDOW_END], (double)(b->end + 1 - ws) / wl, 1e-6);
@@ -472,6 +518,7 @@ static void test_window(void **state) {
     mb_workload_free(w);
   }
   assert_true(checked > 100);
+  assert_true(centred > 20);
   free(obs);
 }
 
@@ -688,6 +735,385 @@ static void test_demand_profile(void **state) {
   assert_true(checked > 100);
   assert_true(used_seen > checked);
   assert_true(demand_seen > checked);
+}
+
+/* The visiting order against its definition (datasets/GAME.md, "Episode"): exactly the buffers
+ * that are not pinned, fit the capacity (size == capacity included) and have a positive
+ * standalone benefit, each once, and every consecutive pair strictly ranked by the order's keys
+ * (start: earlier start, then longer live range, then lower id; size: larger, then earlier
+ * start, then lower id); the heuristic order is mb_heuristic_order's without the others. Sizes
+ * and live ranges take a few values, so that ties on the first two keys are common. */
+static int cmp_visit(const mb_workload *w, mb_game_order order, int32_t x, int32_t y) {
+  const mb_buffer *a = &w->buffers[x], *b = &w->buffers[y];
+  int64_t ka[2], kb[2];
+  if (order == MB_GAME_ORDER_START) {
+    ka[0] = a->start, ka[1] = -(int64_t)(a->end - a->start); /* longer first */
+    kb[0] = b->start, kb[1] = -(int64_t)(b->end - b->start);
+  } else {
+    ka[0] = -a->size, ka[1] = a->start; /* larger first */
+    kb[0] = -b->size, kb[1] = b->start;
+  }
+  for (int i = 0; i < 2; i++)
+    if (ka[i] != kb[i]) return ka[i] < kb[i] ? -1 : 1;
+  return 2 * ((x > y) - (x < y)); /* +-2: decided by the id */
+}
+
+static void test_visit_order(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 17);
+  int64_t ties = 0, full = 0;
+  for (int iter = 0; iter < 60; iter++) {
+    mb_hardware hw = test_hardware(&rng);
+    const int64_t sizes[] = {hw.capacity, hw.capacity / 2, hw.capacity / 4, hw.capacity + 1};
+    mb_workload_builder *bl = mb_builder_new("order", "test_game");
+    int32_t n_ops = (int32_t)mb_rng_range(&rng, 2, 6), n_buf = (int32_t)mb_rng_range(&rng, 2, 40);
+    mb_builder_set_schedule(bl, n_ops, 1000000);
+    for (int32_t i = 0; i < n_buf; i++) {
+      char name[32];
+      snprintf(name, sizeof name, "b%d", (int)i);
+      int32_t s = (int32_t)mb_rng_below(&rng, (uint64_t)n_ops),
+              e = s + (int32_t)mb_rng_below(&rng, 2);
+      int32_t id = mb_builder_add_buffer(bl, name, sizes[mb_rng_below(&rng, 4)], s,
+                                         e < n_ops ? e : n_ops - 1, mb_rng_below(&rng, 8) == 0);
+      mb_builder_set_benefit(bl, id, mb_rng_below(&rng, 6) == 0 ? 0 : mb_rng_range(&rng, 1, 100));
+    }
+    mb_error err;
+    mb_workload *w = mb_builder_finish(bl, &err);
+    if (!w) fail_msg("workload: %s", err.message);
+    mb_time_ps *benefit = malloc(sizeof *benefit * (size_t)n_buf);
+    int32_t *heur = malloc(sizeof *heur * (size_t)n_buf);
+    bool *seen = malloc((size_t)n_buf);
+    assert_non_null(benefit);
+    assert_non_null(heur);
+    assert_non_null(seen);
+    mb_standalone_benefits(w, &hw, benefit);
+    int32_t n_heur = mb_heuristic_order(w, &hw, heur), expect = 0;
+    for (int32_t b = 0; b < n_buf; b++)
+      expect += !w->buffers[b].pinned && w->buffers[b].size <= hw.capacity && benefit[b] > 0;
+    for (int order = 0; order < 3; order++) {
+      mb_game_config c;
+      mb_game_config_default(&c);
+      c.order = (mb_game_order)order;
+      mb_game *g = mb_game_new(w, &hw, &c, &err);
+      if (!g) fail_msg("game: %s", err.message);
+      const int32_t *visit = mb_game_visit_order(g);
+      int32_t n = mb_game_n_visitable(g);
+      assert_int_equal(n, expect);
+      memset(seen, 0, (size_t)n_buf);
+      for (int32_t i = 0; i < n; i++) {
+        const mb_buffer *b = &w->buffers[visit[i]];
+        assert_false(seen[visit[i]]);
+        seen[visit[i]] = true;
+        assert_true(!b->pinned && b->size <= hw.capacity && benefit[visit[i]] > 0);
+        full += b->size == hw.capacity;
+        if (i == 0 || order == MB_GAME_ORDER_HEURISTIC) continue;
+        int cmp = cmp_visit(w, (mb_game_order)order, visit[i - 1], visit[i]);
+        if (cmp >= 0)
+          fail_msg("order %s: '%s' before '%s'", mb_game_order_name((mb_game_order)order),
+                   w->buffers[visit[i - 1]].name, b->name);
+        ties += cmp == -2;
+      }
+      if (order == MB_GAME_ORDER_HEURISTIC) {
+        int32_t k = 0;
+        for (int32_t i = 0; i < n_heur; i++)
+          if (seen[heur[i]]) assert_int_equal(visit[k++], heur[i]);
+        assert_int_equal(k, n);
+      }
+      mb_game_free(g);
+    }
+    free(benefit);
+    free(heur);
+    free(seen);
+    mb_workload_free(w);
+  }
+  assert_true(ties > 50);
+  assert_true(full > 10);
+}
+
+/* Bytes of [0, capacity) taken over [start, end] by the buffers with an offset (the union of
+ * their address ranges). */
+static int64_t brute_used_bytes(const mb_workload *w, const mb_hardware *hw, const int64_t *off,
+                                int32_t start, int32_t end) {
+  span *sp = malloc(sizeof *sp * (size_t)(w->n_buffers + 1));
+  assert_non_null(sp);
+  int32_t n = 0;
+  for (int32_t r = 0; r < w->n_buffers; r++)
+    if (off[r] != MB_SLOW && w->buffers[r].start <= end && start <= w->buffers[r].end)
+      sp[n++] = (span){off[r], off[r] + w->buffers[r].size};
+  qsort(sp, (size_t)n, sizeof *sp, cmp_span);
+  int64_t used = 0, cur = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int64_t lo = sp[i].lo > cur ? sp[i].lo : cur,
+            hi = sp[i].hi < hw->capacity ? sp[i].hi : hw->capacity;
+    if (hi > lo) used += hi - lo;
+    if (sp[i].hi > cur) cur = sp[i].hi;
+  }
+  free(sp);
+  return used;
+}
+
+static double overlap(double lo1, double hi1, double lo2, double hi2) {
+  double lo = lo1 > lo2 ? lo1 : lo2, hi = hi1 < hi2 ? hi1 : hi2;
+  return hi > lo ? hi - lo : 0;
+}
+
+static void expect_near(const char *what, int32_t i, float got, double want) {
+  if (!(fabs((double)got - want) <= 1e-5))
+    fail_msg("%s %d: %.9g, expected %.9g", what, (int)i, (double)got, want);
+}
+
+/* The current buffer, occupancy picture, next buffers and progress blocks of obs against their
+ * definitions (datasets/GAME.md), from the workload, the game's placement (checked by the
+ * validator in play_checked) and the brute-force candidates: fields as the ratios the tables
+ * give, each picture cell the fraction of its area (1/B of the capacity by 1/T of the window)
+ * that fast buffers cover. Once the episode is over, zeros but the progress block. */
+static void check_observation(mb_game *g, const mb_workload *w, const mb_hardware *hw,
+                              const float *obs) {
+  const mb_game_config *c = mb_game_get_config(g);
+  int32_t obs_n = mb_game_observation_size(c), B = c->addr_bins, T = c->time_bins;
+  const float *prog = obs + obs_n - MB_GAME_OBS_PROGRESS;
+  mb_time_ps *benefit = malloc(sizeof *benefit * (size_t)w->n_buffers);
+  mb_assignment *a = mb_assignment_new(w->n_buffers);
+  cand *cands = malloc(sizeof *cands * (size_t)(2 * w->n_buffers + 2));
+  assert_non_null(benefit);
+  assert_non_null(a);
+  assert_non_null(cands);
+  mb_standalone_benefits(w, hw, benefit);
+  assert_true(mb_game_assignment(g, a, NULL));
+  const int32_t *visit = mb_game_visit_order(g);
+  int32_t nv = mb_game_n_visitable(g), cur = 0, b = mb_game_current_buffer(g);
+  while (cur < nv && visit[cur] != b) cur++;
+  double total = 0, left = 0, max_bpb = 0;
+  int32_t max_uses = 0;
+  for (int32_t i = 0; i < nv; i++) {
+    const mb_buffer *r = &w->buffers[visit[i]];
+    total += (double)benefit[visit[i]];
+    if (i >= cur) left += (double)benefit[visit[i]];
+    double bpb = (double)benefit[visit[i]] / (double)r->size;
+    if (bpb > max_bpb) max_bpb = bpb;
+    if (r->n_uses > max_uses) max_uses = r->n_uses;
+  }
+  mb_time_ps ts = mb_slow_time(w, hw), t = time_of(w, hw, a);
+  double t_norm = ts > 0 ? (double)ts : 1, cap = (double)hw->capacity;
+  double ret = (double)(ts - t) / t_norm;
+  expect_near("return", 0, prog[MB_GAME_P_RETURN], ret > 1 ? 1 : ret < 0 ? 0 : ret);
+  if (b < 0) {
+    for (int32_t i = 0; i < obs_n - MB_GAME_OBS_PROGRESS; i++) assert_true(obs[i] == 0.0f);
+    assert_true(prog[MB_GAME_P_VISITED] == 1.0f);
+    assert_true(prog[MB_GAME_P_BENEFIT_LEFT] == 0.0f);
+    assert_true(prog[MB_GAME_P_IN_USE] == 0.0f);
+    assert_true(prog[MB_GAME_P_CANDIDATES] == 0.0f);
+  } else {
+    const mb_buffer *buf = &w->buffers[b];
+    int32_t L = w->schedule_length, ws, wl, A = c->n_actions;
+    mb_game_window(g, &ws, &wl);
+    int32_t nc = brute_candidates(w, hw, a->offset, b, cands);
+    expect_near("visited", 0, prog[MB_GAME_P_VISITED], (double)cur / nv);
+    expect_near("benefit left", 0, prog[MB_GAME_P_BENEFIT_LEFT], left / total);
+    expect_near("in use", 0, prog[MB_GAME_P_IN_USE],
+                (double)brute_used_bytes(w, hw, a->offset, buf->start, buf->end) / cap);
+    expect_near("candidates", 0, prog[MB_GAME_P_CANDIDATES],
+                (double)(nc < A - 1 ? nc : A - 1) / (A - 1));
+    /* The current buffer. */
+    expect_near("size", 0, obs[MB_GAME_F_SIZE], (double)buf->size / cap);
+    expect_near("log size", 0, obs[MB_GAME_F_LOG_SIZE],
+                cap >= 2 ? log2((double)buf->size) / log2(cap) : 0);
+    expect_near("length", 0, obs[MB_GAME_F_LENGTH], (double)(buf->end - buf->start + 1) / L);
+    expect_near("start", 0, obs[MB_GAME_F_START], (double)buf->start / L);
+    expect_near("end", 0, obs[MB_GAME_F_END], (double)(buf->end + 1) / L);
+    expect_near("benefit", 0, obs[MB_GAME_F_BENEFIT], (double)benefit[b] / t_norm);
+    expect_near("benefit per byte", 0, obs[MB_GAME_F_BENEFIT_PER_BYTE],
+                (double)benefit[b] / (double)buf->size / max_bpb);
+    expect_near("uses", 0, obs[MB_GAME_F_USES], max_uses > 0 ? (double)buf->n_uses / max_uses : 0);
+    /* The picture: cell (i, j) covers addresses [i cap / B, (i + 1) cap / B) and the times
+     * [ws + j wl / T, ws + (j + 1) wl / T); buffer r covers [offset, offset + size) over
+     * [start, end + 1). */
+    double ah = cap / B, th = (double)wl / T;
+    for (int32_t i = 0; i < B; i++)
+      for (int32_t j = 0; j < T; j++) {
+        double cover = 0;
+        for (int32_t r = 0; r < w->n_buffers; r++) {
+          const mb_buffer *rb = &w->buffers[r];
+          if (a->offset[r] == MB_SLOW) continue;
+          cover += overlap((double)a->offset[r], (double)(a->offset[r] + rb->size), i * ah,
+                           (i + 1) * ah) /
+                   ah * overlap(rb->start, rb->end + 1.0, ws + j * th, ws + (j + 1) * th) / th;
+        }
+        expect_near("picture cell", i * T + j, obs[MB_GAME_OBS_BUFFER + i * T + j],
+                    cover > 1 ? 1 : cover);
+      }
+    /* The next buffers. */
+    const float *nf = obs + mb_game_candidate_block_offset(c) + (A - 1) * MB_GAME_OBS_PER_CANDIDATE;
+    for (int32_t k = 1; k <= c->next_buffers; k++, nf += MB_GAME_OBS_PER_NEXT) {
+      if (cur + k >= nv) {
+        for (int32_t f = 0; f < MB_GAME_OBS_PER_NEXT; f++) assert_true(nf[f] == 0.0f);
+        continue;
+      }
+      const mb_buffer *rb = &w->buffers[visit[cur + k]];
+      bool overlaps = !(rb->end < buf->start || buf->end < rb->start);
+      assert_true(nf[MB_GAME_N_PRESENT] == 1.0f);
+      expect_near("next size", k, nf[MB_GAME_N_SIZE], (double)rb->size / cap);
+      expect_near("next start", k, nf[MB_GAME_N_START], (double)rb->start / L);
+      expect_near("next end", k, nf[MB_GAME_N_END], (double)(rb->end + 1) / L);
+      expect_near("next benefit", k, nf[MB_GAME_N_BENEFIT],
+                  (double)benefit[visit[cur + k]] / t_norm);
+      assert_true(nf[MB_GAME_N_OVERLAPS] == (overlaps ? 1.0f : 0.0f));
+    }
+  }
+  free(benefit);
+  free(cands);
+  mb_assignment_free(a);
+}
+
+/* check_observation at every decision of random play and after it, over random configs
+ * (picture sizes that do not divide the capacity or the window, next buffers, a demand profile
+ * and the gain block around the checked blocks). */
+static void test_observation(void **state) {
+  (void)state;
+  mb_rng rng;
+  mb_rng_seed(&rng, 29);
+  int64_t checked = 0;
+  for (int iter = 0; iter < 40; iter++) {
+    mb_game_config c;
+    mb_game_config_default(&c);
+    c.order = (mb_game_order)(iter % 3);
+    c.addr_bins = (int32_t)mb_rng_range(&rng, 1, 20);
+    c.time_bins = (int32_t)mb_rng_range(&rng, 1, 20);
+    c.n_actions = (int32_t)mb_rng_range(&rng, 2, 9);
+    c.next_buffers = iter % 2 ? 3 : 0;
+    c.demand_bins = iter % 4 < 2 ? 5 : 0;
+    c.gain_features = iter % 4 == 1;
+    c.auto_slow = iter % 5 != 0;
+    int32_t obs_n = mb_game_observation_size(&c);
+    float *obs = malloc(sizeof *obs * (size_t)obs_n);
+    uint8_t *mask = malloc((size_t)c.n_actions);
+    assert_non_null(obs);
+    assert_non_null(mask);
+    mb_hardware hw = test_hardware(&rng);
+    mb_workload *w = random_workload(&rng, hw.capacity, iter % 3 == 2);
+    mb_error err;
+    mb_game *g = mb_game_new(w, &hw, &c, &err);
+    if (!g) fail_msg("game: %s", err.message);
+    while (!mb_game_done(g)) {
+      mb_game_observe(g, obs);
+      check_observation(g, w, &hw, obs);
+      assert_true(mb_game_step(g, random_legal(g, &rng, mask), NULL, &err));
+      checked++;
+    }
+    mb_game_observe(g, obs);
+    check_observation(g, w, &hw, obs);
+    mb_game_free(g);
+    mb_workload_free(w);
+    free(obs);
+    free(mask);
+  }
+  assert_true(checked > 200);
+}
+
+/* Snapshots by hand. Capacity 100, alignment 1, one op; x (60 bytes), y (50), z (10), visited
+ * by size. With x fast, y fits nowhere (100 - 60 < 50) and auto_slow skips it: depth 1 is z's
+ * decision (cursor 2); with x slow it is y's (cursor 1). The state, a finished one included, is
+ * its own ancestor; a snapshot with any field off is refused and changes nothing. */
+static void test_restore_checks(void **state) {
+  (void)state;
+  mb_workload_builder *bl = mb_builder_new("snap", "test_game");
+  mb_builder_set_schedule(bl, 1, 1000);
+  mb_builder_set_benefit(bl, mb_builder_add_buffer(bl, "x", 60, 0, 0, false), 60);
+  mb_builder_set_benefit(bl, mb_builder_add_buffer(bl, "y", 50, 0, 0, false), 50);
+  mb_builder_set_benefit(bl, mb_builder_add_buffer(bl, "z", 10, 0, 0, false), 10);
+  mb_error err;
+  mb_workload *w = mb_builder_finish(bl, &err);
+  assert_non_null(w);
+  mb_hardware hw = mb_test_hardware(100, 1);
+  mb_game_config c;
+  mb_game_config_default(&c);
+  c.order = MB_GAME_ORDER_SIZE;
+  mb_game *g = mb_game_new(w, &hw, &c, &err);
+  assert_non_null(g);
+  mb_game_snapshot root = mb_game_snapshot_take(g);
+  assert_true(root.depth == 0 && root.cursor == 0 && root.serial == 0);
+  assert_true(mb_game_restore(g, root, &err));
+  assert_int_equal(mb_game_current_buffer(g), 0);
+  /* x fast (offset 0, candidate 0), z slow: the episode is over at depth 2. */
+  assert_true(mb_game_step(g, 0, NULL, &err));
+  assert_int_equal(mb_game_current_buffer(g), 2);
+  assert_int_equal(mb_game_depth(g), 1);
+  assert_true(mb_game_step(g, mb_game_slow_action(g), NULL, &err));
+  assert_true(mb_game_done(g));
+  mb_game_snapshot end = mb_game_snapshot_take(g);
+  assert_true(end.depth == 2 && end.cursor == 3);
+  assert_true(mb_game_restore(g, end, &err));
+  assert_true(mb_game_done(g));
+  /* Back to the root, x slow: depth 1 again, now at y (cursor 1). */
+  assert_true(mb_game_restore(g, root, &err));
+  assert_true(mb_game_step(g, mb_game_slow_action(g), NULL, &err));
+  assert_int_equal(mb_game_current_buffer(g), 1);
+  mb_game_snapshot here = mb_game_snapshot_take(g);
+  assert_true(here.depth == 1 && here.cursor == 1);
+  if (!mb_game_restore(g, here, &err)) fail_msg("restore of the current state: %s", err.message);
+  assert_false(mb_game_restore(g, end, &err)); /* a replaced branch */
+  mb_game_snapshot bad[] = {
+      {-1, 0, 0},          {2, 1, here.serial},     {1, -1, here.serial}, {1, 4, here.serial},
+      {0, 0, here.serial}, {1, 1, here.serial ^ 1}, {1, 2, here.serial}, /* depth 1's cursor is 1 on
+                                                                            this branch */
+      {0, 1, 0},                                                         /* the root's is 0 */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    err.message[0] = 0;
+    if (mb_game_restore(g, bad[i], &err)) fail_msg("snapshot %d restored", (int)i);
+    assert_true(strstr(err.message, "ancestor") || strstr(err.message, "cursor"));
+    assert_int_equal(mb_game_depth(g), 1);
+    assert_int_equal(mb_game_current_buffer(g), 1);
+  }
+  mb_game_free(g);
+  mb_workload_free(w);
+}
+
+/* A last decision that sees as many gaps as the workload has buffers (the most there can be:
+ * placed buffers + 1). Capacity 104, alignment 10, five 5-byte buffers live at op 0, each but
+ * the last put at its gap's top-aligned offset: align_down(104 - 5) = 90, then in [0, 90)
+ * align_down(85) = 80, then 70, 60. The last one sees the gaps [0, 60), [65, 70), [75, 80),
+ * [85, 90), [95, 104): only [0, 60) holds it at an aligned offset (70, 80, 90 and 100 would end
+ * past the small gaps), at 0 or align_down(55) = 50; in use 104 - (60 + 5 + 5 + 5 + 9) = 20
+ * bytes. */
+static void test_many_gaps(void **state) {
+  (void)state;
+  mb_workload_builder *bl = mb_builder_new("gaps", "test_game");
+  mb_builder_set_schedule(bl, 1, 1000);
+  for (int i = 0; i < 5; i++) {
+    char name[8];
+    snprintf(name, sizeof name, "b%d", i);
+    mb_builder_set_benefit(bl, mb_builder_add_buffer(bl, name, 5, 0, 0, false), 10);
+  }
+  mb_error err;
+  mb_workload *w = mb_builder_finish(bl, &err);
+  assert_non_null(w);
+  mb_hardware hw = mb_test_hardware(104, 10);
+  mb_game_config c;
+  mb_game_config_default(&c);
+  c.order = MB_GAME_ORDER_SIZE; /* all ties: by id */
+  mb_game *g = mb_game_new(w, &hw, &c, &err);
+  assert_non_null(g);
+  for (int32_t i = 0; i < 4; i++) {
+    assert_int_equal(mb_game_current_buffer(g), i);
+    assert_int_equal(mb_game_n_candidates(g), 2);
+    assert_int_equal(mb_game_candidate_offset(g, 0), 0);
+    assert_int_equal(mb_game_candidate_offset(g, 1), 90 - 10 * i);
+    assert_true(mb_game_step(g, 1, NULL, &err));
+  }
+  assert_int_equal(mb_game_current_buffer(g), 4);
+  assert_int_equal(mb_game_n_candidates(g), 2);
+  assert_int_equal(mb_game_candidate_offset(g, 0), 0);
+  assert_int_equal(mb_game_candidate_offset(g, 1), 50);
+  float *obs = malloc(sizeof *obs * (size_t)mb_game_observation_size(&c));
+  assert_non_null(obs);
+  mb_game_observe(g, obs);
+  const float *prog = obs + mb_game_observation_size(&c) - MB_GAME_OBS_PROGRESS;
+  assert_float_equal(prog[MB_GAME_P_IN_USE], 20.0 / 104.0, 1e-6);
+  free(obs);
+  mb_game_free(g);
+  mb_workload_free(w);
 }
 
 /* A hand-made case whose candidates are worked out on paper. Capacity 100, alignment 10.
@@ -971,7 +1397,7 @@ static void test_shaping(void **state) {
     plain.n_actions = 6;
     plain.order = (mb_game_order)(iter % 3);
     plain.auto_slow = iter % 4 != 0;
-    plain.lookahead = iter % 2 ? 3 : 32;
+    plain.lookahead = iter % 5 == 4 ? 1 : iter % 2 ? 3 : 32; /* 1: the current buffer alone */
     shaped = plain;
     shaped.shaping = 0.75;
     mb_error err;
@@ -1082,8 +1508,33 @@ static void test_degenerate(void **state) {
   float *obs = malloc(sizeof *obs * (size_t)n);
   mb_game_observe(g, obs);
   for (int32_t i = 0; i < n - MB_GAME_OBS_PROGRESS; i++) assert_true(obs[i] == 0.0f);
-  free(obs);
+  /* Progress of an episode without decisions: all visited (0 of 0), no benefit left, return 0. */
+  const float *prog = obs + n - MB_GAME_OBS_PROGRESS;
+  assert_true(prog[MB_GAME_P_VISITED] == 1.0f);
+  for (int32_t i = MB_GAME_P_BENEFIT_LEFT; i < MB_GAME_OBS_PROGRESS; i++)
+    assert_true(prog[i] == 0.0f);
   mb_game_free(g);
+  /* A program whose all-slow time is 0 (one op without flops or bytes, no overhead): nothing
+   * to decide, and the return and the observation are 0, not 0 / 0. */
+  mb_workload_builder *bl = mb_builder_new("idle", "test_game");
+  mb_builder_add_op(bl, "nop", "fusion", 0);
+  mb_builder_add_buffer(bl, "unused", 8, 0, 0, false);
+  mb_workload *idle = mb_builder_finish(bl, &err);
+  assert_non_null(idle);
+  mb_hardware free_ops = hw;
+  free_ops.op_overhead_s = 0;
+  g = mb_game_new(idle, &free_ops, &c, &err);
+  assert_non_null(g);
+  assert_int_equal(mb_game_slow_time(g), 0);
+  assert_true(mb_game_done(g));
+  assert_true(mb_game_return(g) == 0.0);
+  mb_game_observe(g, obs);
+  assert_true(prog[MB_GAME_P_VISITED] == 1.0f);
+  for (int32_t i = 0; i < n; i++)
+    if (i != n - MB_GAME_OBS_PROGRESS + MB_GAME_P_VISITED) assert_true(obs[i] == 0.0f);
+  mb_game_free(g);
+  mb_workload_free(idle);
+  free(obs);
   /* The game keeps its own copy of the hardware: the caller's may change or go away. */
   mb_hardware tmp = hw;
   mb_game *own = mb_game_new(w, &tmp, &c, &err);
@@ -1101,7 +1552,11 @@ static void test_degenerate(void **state) {
   mb_hardware bad = hw;
   bad.alignment = 0;
   assert_null(mb_game_new(w, &bad, &c, &err));
-  assert_non_null(strstr(err.message, "alignment"));
+  assert_non_null(strstr(err.message, "alignment 0 < 1"));
+  bad = hw;
+  bad.capacity = -1;
+  assert_null(mb_game_new(w, &bad, &c, &err));
+  assert_non_null(strstr(err.message, "capacity -1 < 0"));
   c.lookahead = -1;
   assert_null(mb_game_new(w, &hw, &c, &err));
   assert_non_null(strstr(err.message, "lookahead"));
@@ -1276,6 +1731,8 @@ int main(void) {
       cmocka_unit_test(test_determinism),      cmocka_unit_test(test_degenerate),
       cmocka_unit_test(test_samples),          cmocka_unit_test(test_real_data),
       cmocka_unit_test(test_shaping),          cmocka_unit_test(test_spread_schedule),
+      cmocka_unit_test(test_visit_order),      cmocka_unit_test(test_observation),
+      cmocka_unit_test(test_restore_checks),   cmocka_unit_test(test_many_gaps),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

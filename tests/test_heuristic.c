@@ -116,6 +116,92 @@ static void test_alignment(void **state) {
   mb_workload_free(w);
 }
 
+/* The order's ties, op-less, capacity 100, alignment 1 (score = benefit / sqrt(size)):
+ *
+ *   buffer  size  live   benefit  score
+ *   small      4  [0,0]  200      200 / 2  = 100
+ *   large     16  [0,0]  400      400 / 4  = 100  (ties small on score: larger size first)
+ *   early     25  [0,3]  500      500 / 5  = 100  (live 4 steps)
+ *   late      25  [3,5]  500      100             (live 3 steps: after early; by end + start,
+ *                                                  3 + 0 = 3 < 5 + 3 = 8, it would come first)
+ *   whole    100  [6,6]  1000     1000 / 10 = 100 (exactly the capacity: a candidate)
+ *
+ * Order: whole (size 100), early and late (size 25; early lives longer), large, small. Each
+ * lives alone or with buffers that fit beside it (small, large and early at t = 0: 45 bytes;
+ * early and late at t = 3: 50), so all are fast; whole at offset 0. */
+static void test_order_ties(void **state) {
+  (void)state;
+  mb_workload_builder *b = mb_builder_new("ties", "test_heuristic.c");
+  struct {
+    const char *name;
+    int64_t size;
+    int32_t start, end;
+    mb_time_ps benefit;
+  } bufs[] = {{"small", 4, 0, 0, 200},
+              {"large", 16, 0, 0, 400},
+              {"late", 25, 3, 5, 500},
+              {"early", 25, 0, 3, 500},
+              {"whole", 100, 6, 6, 1000}};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+    int32_t id =
+        mb_builder_add_buffer(b, bufs[i].name, bufs[i].size, bufs[i].start, bufs[i].end, false);
+    mb_builder_set_benefit(b, id, bufs[i].benefit);
+  }
+  mb_builder_set_schedule(b, 7, 1000000);
+  mb_error err;
+  mb_workload *w = mb_builder_finish(b, &err);
+  assert_non_null(w);
+  mb_hardware hw = mb_test_hardware(100, 1);
+  int32_t order[8];
+  const char *want[] = {"whole", "early", "late", "large", "small"};
+  assert_int_equal(mb_heuristic_order(w, &hw, order), 5);
+  for (int32_t i = 0; i < 5; i++)
+    if (strcmp(w->buffers[order[i]].name, want[i]) != 0)
+      fail_msg("order[%d] is %s, the ties say %s", i, w->buffers[order[i]].name, want[i]);
+  mb_assignment *a = mb_assignment_new(w->n_buffers);
+  mb_solver_options opt;
+  mb_solver_options_default(&opt);
+  assert_true(mb_solve_heuristic(w, &hw, &opt, NULL, a, NULL, &err));
+  for (int32_t i = 0; i < w->n_buffers; i++) assert_true(a->offset[i] != MB_SLOW);
+  assert_int_equal(a->offset[mb_workload_find_buffer(w, "whole")], 0);
+  assert_true(mb_validate(w, &hw, a, &err));
+  mb_assignment_free(a);
+  mb_workload_free(w);
+}
+
+/* Out of memory: a workload whose use count asks for 16 GiB of use benefits under an
+ * address-space limit of 256 MiB more than the process has. The order says -1 and the solver
+ * fails with a message instead of going on (with an empty order, or past a NULL array). Only
+ * the counts are read before the allocation fails, so the workload needs no uses behind them.
+ * Not under AddressSanitizer, where no limit is set. */
+static void test_out_of_memory(void **state) {
+  (void)state;
+  char name[] = "huge";
+  mb_buffer buf = {.size = 8};
+  mb_workload w = {.name = name, .n_buffers = 1, .n_uses = INT32_MAX, .schedule_length = 1};
+  w.buffers = &buf;
+  mb_hardware hw = mb_test_hardware(100, 1);
+  mb_assignment *a = mb_assignment_new(1);
+  assert_non_null(a);
+  mb_solver_options opt;
+  mb_solver_options_default(&opt);
+  struct rlimit saved;
+  bool limited = mb_test_memory_limit(256u << 20, &saved);
+  if (!limited) {
+    mb_assignment_free(a);
+    skip();
+  }
+  int32_t order[1];
+  int32_t n = mb_heuristic_order(&w, &hw, order);
+  mb_error err;
+  bool solved = mb_solve_heuristic(&w, &hw, &opt, NULL, a, NULL, &err);
+  mb_test_memory_unlimit(limited, &saved);
+  assert_int_equal(n, -1);
+  assert_false(solved);
+  assert_non_null(strstr(err.message, "out of memory"));
+  mb_assignment_free(a);
+}
+
 /* Hundreds of random workloads with ops: the output is valid, never slower than all-slow,
  * and the order puts higher memory-boundedness first. */
 static void test_random_valid(void **state) {
@@ -147,6 +233,15 @@ static void test_random_valid(void **state) {
     mb_time_ps *ub = malloc(sizeof *ub * (size_t)w->n_uses);
     mb_use_benefits(w, &hw, ub);
     int32_t m = mb_heuristic_order(w, &hw, order);
+    /* every candidate is in it: not pinned, not larger than the capacity, a use that saves */
+    int32_t candidates = 0;
+    for (int32_t i = 0; i < w->n_buffers; i++) {
+      const mb_buffer *buf = &w->buffers[i];
+      bool saves = false;
+      for (int32_t u = 0; u < w->n_uses; u++) saves |= w->uses[u].buffer == i && ub[u] > 0;
+      candidates += !buf->pinned && buf->size <= hw.capacity && saves;
+    }
+    if (m != candidates) fail_msg("round %d: order of %d, %d candidates", round, m, candidates);
     double prev = INFINITY;
     for (int32_t i = 0; i < m; i++) {
       const mb_buffer *buf = &w->buffers[order[i]];
@@ -216,10 +311,9 @@ static void test_spread_schedule(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_hand_traced),
-      cmocka_unit_test(test_alignment),
-      cmocka_unit_test(test_random_valid),
-      cmocka_unit_test(test_spread_schedule),
+      cmocka_unit_test(test_hand_traced),  cmocka_unit_test(test_alignment),
+      cmocka_unit_test(test_order_ties),   cmocka_unit_test(test_out_of_memory),
+      cmocka_unit_test(test_random_valid), cmocka_unit_test(test_spread_schedule),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
