@@ -242,7 +242,7 @@ static void compute_candidates(mb_game *g) {
  * current candidates. */
 static double potential(const mb_game *g) {
   mb_time_ps sum = 0;
-  int32_t end = g->cursor + (g->cfg.lookahead > 0 ? g->cfg.lookahead : 1);
+  int32_t end = g->cursor + g->cfg.lookahead; /* lookahead 0: none, Phi = 0 */
   if (end > g->n_visit) end = g->n_visit;
   for (int32_t i = g->cursor; i < end; i++) {
     int32_t b = g->visit[i];

@@ -68,8 +68,9 @@ typedef struct mb_game_config {
   mb_game_order order;
   int32_t addr_bins;    /* occupancy picture rows (address), [1, 256]; default 16 */
   int32_t time_bins;    /* occupancy picture columns (time), [1, 256]; default 16 */
-  int32_t lookahead;    /* buffers after the current one used by the blocking feature, [0, 4096];
-                           default 32 */
+  int32_t lookahead;    /* buffers after the current one used by the blocking feature, and
+                           buffers from the current one on used by the shaping potential (0: Phi
+                           is 0), [0, 4096]; default 32 */
   bool auto_slow;       /* buffers without any candidate go slow without a decision; default on */
   int32_t next_buffers; /* upcoming buffers of the order the observation describes, [0, 64];
                            default 0. A learned model can only predict the next state when the

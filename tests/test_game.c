@@ -8,7 +8,10 @@
  *     return recomputed from scratch with mb_program_time;
  *   - snapshot/restore, copy and clone reproduce observation, mask, assignment and time;
  *   - the heuristic policy reproduces the heuristic solver's time (and its offsets);
- *   - two runs with the same seed are identical.
+ *   - two runs with the same seed are identical;
+ *   - the observation's current buffer, picture, next buffers and progress blocks equal their
+ *     definitions recomputed from the placement, the visiting order its documented ranking,
+ *     and every config range is accepted at its ends and refused one past them.
  * Workloads: small random ones (with ops and op-less), datasets/samples/ and the real HLO and
  * MiniMalloc files of the data directory (skipped when missing). */
 #include "support.h"
@@ -1397,7 +1400,8 @@ static void test_shaping(void **state) {
     plain.n_actions = 6;
     plain.order = (mb_game_order)(iter % 3);
     plain.auto_slow = iter % 4 != 0;
-    plain.lookahead = iter % 5 == 4 ? 1 : iter % 2 ? 3 : 32; /* 1: the current buffer alone */
+    /* 0: no buffer, Phi is always 0; 1: the current buffer alone */
+    plain.lookahead = iter % 8 == 2 ? 0 : iter % 5 == 4 ? 1 : iter % 2 ? 3 : 32;
     shaped = plain;
     shaped.shaping = 0.75;
     mb_error err;
@@ -1409,6 +1413,7 @@ static void test_shaping(void **state) {
     mb_standalone_benefits(w, &hw, benefit);
     uint8_t mask[6];
     double phi = brute_potential(g1, w, &hw, benefit, plain.lookahead), phi0 = phi;
+    if (plain.lookahead == 0) assert_true(mb_game_potential(g1) == 0);
     double sum0 = 0, sum1 = 0;
     while (!mb_game_done(g1)) {
       int32_t a = random_legal(g1, &rng, mask);
@@ -1534,6 +1539,25 @@ static void test_degenerate(void **state) {
     if (i != n - MB_GAME_OBS_PROGRESS + MB_GAME_P_VISITED) assert_true(obs[i] == 0.0f);
   mb_game_free(g);
   mb_workload_free(idle);
+  /* Fast memories of 1 and 2 bytes holding a buffer of their size: size / capacity = 1, and
+   * log2(size) / log2(capacity) = 1 / 1 for 2 bytes, 0 for 1 byte ("0 when capacity < 2"). */
+  for (int64_t cap = 1; cap <= 2; cap++) {
+    bl = mb_builder_new("tiny", "test_game");
+    mb_builder_set_schedule(bl, 1, 1000);
+    mb_builder_set_benefit(bl, mb_builder_add_buffer(bl, "b", cap, 0, 0, false), 10);
+    mb_workload *tiny = mb_builder_finish(bl, &err);
+    assert_non_null(tiny);
+    mb_hardware thw = mb_test_hardware(cap, 1);
+    g = mb_game_new(tiny, &thw, &c, &err);
+    assert_non_null(g);
+    assert_int_equal(mb_game_current_buffer(g), 0);
+    mb_game_observe(g, obs);
+    assert_true(obs[MB_GAME_F_SIZE] == 1.0f);
+    assert_true(obs[MB_GAME_F_LOG_SIZE] == (cap == 2 ? 1.0f : 0.0f));
+    check_observation(g, tiny, &thw, obs);
+    mb_game_free(g);
+    mb_workload_free(tiny);
+  }
   free(obs);
   /* The game keeps its own copy of the hardware: the caller's may change or go away. */
   mb_hardware tmp = hw;
