@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "results.h"
 
 mb_hardware mb_test_hardware(int64_t capacity, int64_t alignment) {
   mb_hardware hw;
@@ -158,4 +160,45 @@ void mb_test_agent_config(struct mb_agent_config *c, int32_t latent, int32_t act
   c->game.addr_bins = bins;
   c->game.time_bins = bins;
   c->obs_dim = mb_game_observation_size(&c->game);
+}
+
+void mb_test_append_row(mb_results *r, int64_t task, const char *workload, const char *hardware,
+                        const char *solver, int64_t seed, const char *status, int64_t t_heuristic,
+                        int64_t t_solver, int64_t t_bound, double wall_s, int8_t budget_hit,
+                        const char *note) {
+  mb_result_row row;
+  memset(&row, 0, sizeof row);
+  row.task = task;
+  snprintf(row.workload, sizeof row.workload, "%s", workload);
+  snprintf(row.hardware, sizeof row.hardware, "%s", hardware);
+  snprintf(row.solver, sizeof row.solver, "%s", solver);
+  row.seed = seed;
+  snprintf(row.status, sizeof row.status, "%s", status);
+  row.valid = !strcmp(status, "ok");
+  row.capacity = 1 << 20;
+  row.n_buffers = 3;
+  row.t_slow_ps = MB_TEST_T_SLOW;
+  row.t_heuristic_ps = t_heuristic;
+  row.t_solver_ps = t_solver;
+  row.t_bound_ps = t_bound;
+  row.wall_s = wall_s;
+  row.budget_hit = budget_hit;
+  snprintf(row.note, sizeof row.note, "%s", note);
+  mb_result_row_derive(&row);
+  mb_error err = {{0}};
+  if (!mb_results_append(r, &row, NULL, NULL, NULL, 0, NAN, &err)) fail_msg("%s", err.message);
+}
+
+void mb_test_append_baseline(mb_results *r, const char *workload, const char *hardware,
+                             int64_t t_heuristic, int64_t t_bound, const char *bound_status) {
+  mb_baseline_row b;
+  memset(&b, 0, sizeof b);
+  snprintf(b.workload, sizeof b.workload, "%s", workload);
+  snprintf(b.hardware, sizeof b.hardware, "%s", hardware);
+  b.t_slow_ps = MB_TEST_T_SLOW;
+  b.t_heuristic_ps = t_heuristic;
+  b.t_bound_ps = t_bound;
+  snprintf(b.bound_status, sizeof b.bound_status, "%s", bound_status);
+  mb_error err = {{0}};
+  if (!mb_results_append_baseline(r, &b, NULL, &err)) fail_msg("%s", err.message);
 }

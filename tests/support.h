@@ -22,6 +22,21 @@ mb_hardware mb_test_hardware(int64_t capacity, int64_t alignment);
 struct mb_agent_config;
 void mb_test_agent_config(struct mb_agent_config *c, int32_t latent, int32_t actions, int32_t bins);
 
+/* Rows of a results file (results.h) written by hand, for the tests of its readers: every row
+ * has this all-slow time, a 1 MiB capacity and three buffers. */
+#define MB_TEST_T_SLOW 1000000
+struct mb_results;
+/* Appends one row of `solver` on workload@hardware: seed, status (valid when "ok"), times in ps
+ * (-1: none; the speedups and gap derived from them as the driver does), wall time, budget flag
+ * and note. Fails the test when the append fails. */
+void mb_test_append_row(struct mb_results *r, int64_t task, const char *workload,
+                        const char *hardware, const char *solver, int64_t seed, const char *status,
+                        int64_t t_heuristic, int64_t t_solver, int64_t t_bound, double wall_s,
+                        int8_t budget_hit, const char *note);
+/* Appends the baseline row of a (workload, hardware) pair with its LP status. */
+void mb_test_append_baseline(struct mb_results *r, const char *workload, const char *hardware,
+                             int64_t t_heuristic, int64_t t_bound, const char *bound_status);
+
 /* The external data directory (MALLOCBENCH_DATA, else the build-time default). */
 const char *mb_test_data_dir(void);
 /* Temporary files and directories: made in TMPDIR (else /tmp; ctest sets it to the build tree's

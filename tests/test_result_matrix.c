@@ -15,50 +15,6 @@
 #include "results.h"
 #include "support.h"
 
-#define T_SLOW 1000000 /* every row's all-slow time */
-
-/* Appends one row of solver `solver` on workload/hardware with the given seed, status, valid
- * flag, times (ps; the speedups and gap derived from them as the driver does) and wall time. */
-static void add_row(mb_results *r, int64_t task, const char *wl, const char *hw, const char *solver,
-                    int64_t seed, const char *status, int8_t valid, int64_t t_heuristic,
-                    int64_t t_solver, int64_t t_bound, double wall_s, int8_t budget_hit) {
-  mb_result_row row;
-  memset(&row, 0, sizeof row);
-  row.task = task;
-  snprintf(row.workload, sizeof row.workload, "%s", wl);
-  snprintf(row.hardware, sizeof row.hardware, "%s", hw);
-  snprintf(row.solver, sizeof row.solver, "%s", solver);
-  row.seed = seed;
-  snprintf(row.status, sizeof row.status, "%s", status);
-  row.valid = valid;
-  row.capacity = 1 << 20;
-  row.n_buffers = 3;
-  row.t_slow_ps = T_SLOW;
-  row.t_heuristic_ps = t_heuristic;
-  row.t_solver_ps = t_solver;
-  row.t_bound_ps = t_bound;
-  row.wall_s = wall_s;
-  row.budget_hit = budget_hit;
-  mb_result_row_derive(&row);
-  mb_error err = {{0}};
-  if (!mb_results_append(r, &row, NULL, NULL, NULL, 0, NAN, &err)) fail_msg("%s", err.message);
-}
-
-/* Appends the baseline row of a (workload, hardware) pair with its LP status. */
-static void add_baseline(mb_results *r, const char *wl, const char *hw, int64_t t_heuristic,
-                         int64_t t_bound, const char *bound_status) {
-  mb_baseline_row b;
-  memset(&b, 0, sizeof b);
-  snprintf(b.workload, sizeof b.workload, "%s", wl);
-  snprintf(b.hardware, sizeof b.hardware, "%s", hw);
-  b.t_slow_ps = T_SLOW;
-  b.t_heuristic_ps = t_heuristic;
-  b.t_bound_ps = t_bound;
-  snprintf(b.bound_status, sizeof b.bound_status, "%s", bound_status);
-  mb_error err = {{0}};
-  if (!mb_results_append_baseline(r, &b, NULL, &err)) fail_msg("%s", err.message);
-}
-
 static bool near(double got, double want) { return fabs(got - want) <= 1e-12 * fabs(want); }
 
 #define assert_near(got, want)                                               \
@@ -84,18 +40,18 @@ static mb_results *write_matrix_file(const char *path) {
   mb_error err = {{0}};
   mb_results *r = mb_results_create(path, false, &err);
   if (!r) fail_msg("%s", err.message);
-  add_baseline(r, "a", "hw1", 800000, 300000, "not solved");
-  add_baseline(r, "b", "hw1", 1000000, -1, "error");
-  add_baseline(r, "a", "hw2", 600000, 600000, "ok");
-  add_baseline(r, "zzz", "hw1", 500000, 400000, "not solved");
-  add_row(r, 0, "a", "hw1", "greedy", 0, "ok", 1, 800000, 400000, 300000, 1.0, 0);
-  add_row(r, 1, "a", "hw1", "greedy", 1, "ok", 1, 800000, 500000, 300000, 3.0, 1);
-  add_row(r, 2, "a", "hw1", "packer", 0, "ok", 1, 800000, 800000, 300000, 0.5, 0);
-  add_row(r, 3, "b", "hw1", "greedy", 1, "ok", 1, 1000000, 250000, -1, 2.0, 0);
-  add_row(r, 4, "b", "hw1", "greedy", 0, "ok", 1, 1000000, 500000, -1, 4.0, 0);
-  add_row(r, 5, "b", "hw1", "packer", 0, "error", 0, 1000000, -1, -1, 7.0, 0);
-  add_row(r, 6, "a", "hw2", "greedy", 0, "ok", 1, 600000, 750000, 600000, 1.0, 0);
-  add_row(r, 7, "a", "hw2", "packer", 0, "ok", 1, 600000, 600000, 600000, 1.0, 0);
+  mb_test_append_baseline(r, "a", "hw1", 800000, 300000, "not solved");
+  mb_test_append_baseline(r, "b", "hw1", 1000000, -1, "error");
+  mb_test_append_baseline(r, "a", "hw2", 600000, 600000, "ok");
+  mb_test_append_baseline(r, "zzz", "hw1", 500000, 400000, "not solved");
+  mb_test_append_row(r, 0, "a", "hw1", "greedy", 0, "ok", 800000, 400000, 300000, 1.0, 0, "");
+  mb_test_append_row(r, 1, "a", "hw1", "greedy", 1, "ok", 800000, 500000, 300000, 3.0, 1, "");
+  mb_test_append_row(r, 2, "a", "hw1", "packer", 0, "ok", 800000, 800000, 300000, 0.5, 0, "");
+  mb_test_append_row(r, 3, "b", "hw1", "greedy", 1, "ok", 1000000, 250000, -1, 2.0, 0, "");
+  mb_test_append_row(r, 4, "b", "hw1", "greedy", 0, "ok", 1000000, 500000, -1, 4.0, 0, "");
+  mb_test_append_row(r, 5, "b", "hw1", "packer", 0, "error", 1000000, -1, -1, 7.0, 0, "");
+  mb_test_append_row(r, 6, "a", "hw2", "greedy", 0, "ok", 600000, 750000, 600000, 1.0, 0, "");
+  mb_test_append_row(r, 7, "a", "hw2", "packer", 0, "ok", 600000, 600000, 600000, 1.0, 0, "");
   return r;
 }
 
@@ -132,7 +88,7 @@ static void test_cases_and_solvers(void **state) {
     assert_string_equal(k->split, ""); /* no stored workload copies */
     assert_int_equal(k->n_buffers, 3);
     assert_int_equal(k->capacity, 1 << 20);
-    assert_int_equal(k->t_slow_ps, T_SLOW);
+    assert_int_equal(k->t_slow_ps, MB_TEST_T_SLOW);
     assert_int_equal(k->t_heuristic_ps, t_heuristic[c]);
     assert_int_equal(k->t_bound_ps, t_bound[c]);
     assert_int_equal(mb_matrix_case_bound_cut_short(k), cut_short[c]);
@@ -270,8 +226,8 @@ static void test_one_row_per_case(void **state) {
   mb_error err = {{0}};
   mb_results *r = mb_results_create(path, false, &err);
   if (!r) fail_msg("%s", err.message);
-  add_row(r, 0, "x", "hw1", "s1", 0, "ok", 1, 800000, 400000, 400000, 1.0, 0);
-  add_row(r, 1, "y", "hw1", "s2", 0, "ok", 1, 900000, 1000000, -1, 2.0, 0);
+  mb_test_append_row(r, 0, "x", "hw1", "s1", 0, "ok", 800000, 400000, 400000, 1.0, 0, "");
+  mb_test_append_row(r, 1, "y", "hw1", "s2", 0, "ok", 900000, 1000000, -1, 2.0, 0, "");
   mb_result_matrix *m = mb_result_matrix_load(r, &err);
   if (!m) fail_msg("%s", err.message);
   assert_int_equal(m->n_cases, 2);

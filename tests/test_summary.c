@@ -18,52 +18,6 @@
 #include "support.h"
 #include "workload.h"
 
-#define T_SLOW 1000000 /* every row's all-slow time */
-
-/* Appends one row of solver `solver` on workload/hardware with the given seed, status, valid
- * flag, times (ps; the speedups and gap derived from them as the driver does), wall time, budget
- * flag and note. */
-static void add_row(mb_results *r, int64_t task, const char *wl, const char *hw, const char *solver,
-                    int64_t seed, const char *status, int64_t t_heuristic, int64_t t_solver,
-                    int64_t t_bound, double wall_s, int8_t budget_hit, const char *note) {
-  mb_result_row row;
-  memset(&row, 0, sizeof row);
-  row.task = task;
-  snprintf(row.workload, sizeof row.workload, "%s", wl);
-  snprintf(row.hardware, sizeof row.hardware, "%s", hw);
-  snprintf(row.solver, sizeof row.solver, "%s", solver);
-  row.seed = seed;
-  snprintf(row.status, sizeof row.status, "%s", status);
-  row.valid = !strcmp(status, "ok");
-  row.capacity = 1 << 20;
-  row.n_buffers = 3;
-  row.t_slow_ps = T_SLOW;
-  row.t_heuristic_ps = t_heuristic;
-  row.t_solver_ps = t_solver;
-  row.t_bound_ps = t_bound;
-  row.wall_s = wall_s;
-  row.budget_hit = budget_hit;
-  snprintf(row.note, sizeof row.note, "%s", note);
-  mb_result_row_derive(&row);
-  mb_error err = {{0}};
-  if (!mb_results_append(r, &row, NULL, NULL, NULL, 0, NAN, &err)) fail_msg("%s", err.message);
-}
-
-/* Appends the baseline row of a (workload, hardware) pair with its LP status. */
-static void add_baseline(mb_results *r, const char *wl, const char *hw, int64_t t_heuristic,
-                         int64_t t_bound, const char *bound_status) {
-  mb_baseline_row b;
-  memset(&b, 0, sizeof b);
-  snprintf(b.workload, sizeof b.workload, "%s", wl);
-  snprintf(b.hardware, sizeof b.hardware, "%s", hw);
-  b.t_slow_ps = T_SLOW;
-  b.t_heuristic_ps = t_heuristic;
-  b.t_bound_ps = t_bound;
-  snprintf(b.bound_status, sizeof b.bound_status, "%s", bound_status);
-  mb_error err = {{0}};
-  if (!mb_results_append_baseline(r, &b, NULL, &err)) fail_msg("%s", err.message);
-}
-
 static mb_results *create(const char *path) {
   mb_error err = {{0}};
   mb_results *r = mb_results_create(path, false, &err);
@@ -146,17 +100,17 @@ static mb_results *write_three_cases(const char *path) {
   mb_error err = {{0}};
   assert_true(mb_results_set_attr_int(r, "planned_jobs", 8, &err));
   assert_true(mb_results_set_attr_int(r, "complete", 1, &err));
-  add_baseline(r, "a", "hw1", 800000, 300000, "not solved");
-  add_baseline(r, "b", "hw1", 1000000, -1, "error");
-  add_baseline(r, "a", "hw2", 600000, 600000, "ok");
-  add_row(r, 0, "a", "hw1", "greedy", 0, "ok", 800000, 400000, 300000, 1.0, 0, "");
-  add_row(r, 1, "a", "hw1", "greedy", 1, "ok", 800000, 500000, 300000, 3.0, 1, "");
-  add_row(r, 2, "a", "hw1", "packer", 0, "ok", 800000, 800000, 300000, 0.5, 0, "");
-  add_row(r, 3, "b", "hw1", "greedy", 1, "ok", 1000000, 250000, -1, 2.0, 0, "");
-  add_row(r, 4, "b", "hw1", "greedy", 0, "ok", 1000000, 500000, -1, 4.0, 0, "");
-  add_row(r, 5, "b", "hw1", "packer", 0, "error", 1000000, -1, -1, 7.0, 0, "crashed");
-  add_row(r, 6, "a", "hw2", "greedy", 0, "ok", 600000, 750000, 600000, 1.0, 0, "");
-  add_row(r, 7, "a", "hw2", "packer", 0, "ok", 600000, 600000, 600000, 1.0, 1, "");
+  mb_test_append_baseline(r, "a", "hw1", 800000, 300000, "not solved");
+  mb_test_append_baseline(r, "b", "hw1", 1000000, -1, "error");
+  mb_test_append_baseline(r, "a", "hw2", 600000, 600000, "ok");
+  mb_test_append_row(r, 0, "a", "hw1", "greedy", 0, "ok", 800000, 400000, 300000, 1.0, 0, "");
+  mb_test_append_row(r, 1, "a", "hw1", "greedy", 1, "ok", 800000, 500000, 300000, 3.0, 1, "");
+  mb_test_append_row(r, 2, "a", "hw1", "packer", 0, "ok", 800000, 800000, 300000, 0.5, 0, "");
+  mb_test_append_row(r, 3, "b", "hw1", "greedy", 1, "ok", 1000000, 250000, -1, 2.0, 0, "");
+  mb_test_append_row(r, 4, "b", "hw1", "greedy", 0, "ok", 1000000, 500000, -1, 4.0, 0, "");
+  mb_test_append_row(r, 5, "b", "hw1", "packer", 0, "error", 1000000, -1, -1, 7.0, 0, "crashed");
+  mb_test_append_row(r, 6, "a", "hw2", "greedy", 0, "ok", 600000, 750000, 600000, 1.0, 0, "");
+  mb_test_append_row(r, 7, "a", "hw2", "packer", 0, "ok", 600000, 600000, 600000, 1.0, 1, "");
   return reopen(r, path);
 }
 
@@ -213,8 +167,8 @@ static void test_one_case(void **state) {
   (void)state;
   char *path = mb_test_temp_path("one.h5");
   mb_results *r = create(path);
-  add_baseline(r, "solo", "hw1", 600003, 600000, "not solved");
-  add_row(r, 0, "solo", "hw1", "greedy", 0, "ok", 600003, 600003, 600000, 0.25, 0, "");
+  mb_test_append_baseline(r, "solo", "hw1", 600003, 600000, "not solved");
+  mb_test_append_row(r, 0, "solo", "hw1", "greedy", 0, "ok", 600003, 600003, 600000, 0.25, 0, "");
   r = reopen(r, path);
   mb_error err = {{0}};
   char *text = summary_text(r, NULL, NULL, &err);
@@ -245,9 +199,9 @@ static void test_caveats_without_baseline(void **state) {
   (void)state;
   char *path = mb_test_temp_path("nobase.h5");
   mb_results *r = create(path);
-  add_row(r, 0, "fine", "hw1", "greedy", 0, "ok", 800000, 400000, -1, 1.0, 0, "");
-  add_row(r, 1, "failed", "hw1", "greedy", 0, "ok", -1, 400000, -1, 1.0, 0, "");
-  add_row(r, 2, "zero", "hw1", "greedy", 0, "ok", 0, 400000, -1, 1.0, 0, "");
+  mb_test_append_row(r, 0, "fine", "hw1", "greedy", 0, "ok", 800000, 400000, -1, 1.0, 0, "");
+  mb_test_append_row(r, 1, "failed", "hw1", "greedy", 0, "ok", -1, 400000, -1, 1.0, 0, "");
+  mb_test_append_row(r, 2, "zero", "hw1", "greedy", 0, "ok", 0, 400000, -1, 1.0, 0, "");
   r = reopen(r, path);
   mb_error err = {{0}};
   mb_result_matrix *m = mb_result_matrix_load(r, &err);
@@ -348,11 +302,11 @@ static void test_unmatched_workloads_listed(void **state) {
     char *path = mb_test_temp_path("list.h5");
     mb_results *r = create(path);
     for (int i = 0; i < n; i++)
-      add_row(r, i, names[i], "hw1", "greedy", 0, "ok", 800000, 400000, -1, 1.0, 0, "");
+      mb_test_append_row(r, i, names[i], "hw1", "greedy", 0, "ok", 800000, 400000, -1, 1.0, 0, "");
     /* w1 on a second profile: one name, listed once; and a second solver's row (more rows
      * than cases) */
-    add_row(r, n, "w1", "hw2", "greedy", 0, "ok", 800000, 400000, -1, 1.0, 0, "");
-    add_row(r, n + 1, "w2", "hw1", "packer", 0, "ok", 800000, 400000, -1, 1.0, 0, "");
+    mb_test_append_row(r, n, "w1", "hw2", "greedy", 0, "ok", 800000, 400000, -1, 1.0, 0, "");
+    mb_test_append_row(r, n + 1, "w2", "hw1", "packer", 0, "ok", 800000, 400000, -1, 1.0, 0, "");
     r = reopen(r, path);
     mb_error err = {{0}};
     assert_null(summary_text(r, NULL, "^zzz", &err));
@@ -385,7 +339,7 @@ static void test_unmatched_long_names(void **state) {
       char name[MB_RES_WORKLOAD];
       memset(name, 'a' + i, (size_t)lengths[k][i]);
       name[lengths[k][i]] = '\0';
-      add_row(r, i, name, "hw1", "greedy", 0, "ok", 800000, 400000, -1, 1.0, 0, "");
+      mb_test_append_row(r, i, name, "hw1", "greedy", 0, "ok", 800000, 400000, -1, 1.0, 0, "");
       if (i < 6) add(full, sizeof full, "%s%s", i ? ", " : "", name);
     }
     add(full, sizeof full, ", ... 7 in all");
@@ -410,14 +364,18 @@ static void test_failures(void **state) {
   (void)state;
   char *path = mb_test_temp_path("failures.h5");
   mb_results *r = create(path);
-  add_row(r, 0, "a", "hw1", "greedy", 0, "ok", 800000, 400000, -1, 1.0, 0, "");
-  add_row(r, 1, "a", "hw1", "packer", 0, "error", 800000, -1, -1, 1.0, 0, "out of memory");
-  add_row(r, 2, "b", "hw1", "greedy", 0, "invalid", 800000, 400000, -1, 1.0, 0, "overlap 1");
-  add_row(r, 3, "b", "hw1", "packer", 0, "error", 800000, -1, -1, 1.0, 0, "timeout");
-  add_row(r, 4, "c", "hw1", "greedy", 0, "error", 800000, -1, -1, 1.0, 0, "crash");
-  add_row(r, 5, "c", "hw1", "packer", 0, "invalid", 800000, 400000, -1, 1.0, 0, "overlap 2");
-  add_row(r, 6, "d", "hw1", "greedy", 0, "invalid", 800000, 400000, -1, 1.0, 0, "overlap 3");
-  add_row(r, 7, "d", "hw1", "packer", 0, "ok", 800000, 400000, -1, 1.0, 0, "");
+  mb_test_append_row(r, 0, "a", "hw1", "greedy", 0, "ok", 800000, 400000, -1, 1.0, 0, "");
+  mb_test_append_row(r, 1, "a", "hw1", "packer", 0, "error", 800000, -1, -1, 1.0, 0,
+                     "out of memory");
+  mb_test_append_row(r, 2, "b", "hw1", "greedy", 0, "invalid", 800000, 400000, -1, 1.0, 0,
+                     "overlap 1");
+  mb_test_append_row(r, 3, "b", "hw1", "packer", 0, "error", 800000, -1, -1, 1.0, 0, "timeout");
+  mb_test_append_row(r, 4, "c", "hw1", "greedy", 0, "error", 800000, -1, -1, 1.0, 0, "crash");
+  mb_test_append_row(r, 5, "c", "hw1", "packer", 0, "invalid", 800000, 400000, -1, 1.0, 0,
+                     "overlap 2");
+  mb_test_append_row(r, 6, "d", "hw1", "greedy", 0, "invalid", 800000, 400000, -1, 1.0, 0,
+                     "overlap 3");
+  mb_test_append_row(r, 7, "d", "hw1", "packer", 0, "ok", 800000, 400000, -1, 1.0, 0, "");
   r = reopen(r, path);
   mb_error err = {{0}};
   char *text = NULL;
@@ -436,7 +394,7 @@ static void test_failures(void **state) {
   /* every row ok: nothing */
   path = mb_test_temp_path("allok.h5");
   r = create(path);
-  add_row(r, 0, "a", "hw1", "greedy", 0, "ok", 800000, 400000, -1, 1.0, 0, "");
+  mb_test_append_row(r, 0, "a", "hw1", "greedy", 0, "ok", 800000, 400000, -1, 1.0, 0, "");
   r = reopen(r, path);
   text = NULL;
   out = open_memstream(&text, &len);
