@@ -35,7 +35,8 @@ bool mb_occupancy_place(mb_occupancy *o, int32_t id, int32_t start, int32_t end,
 bool mb_occupancy_remove(mb_occupancy *o, int32_t id);
 bool mb_occupancy_is_placed(const mb_occupancy *o, int32_t id);
 int32_t mb_occupancy_count(const mb_occupancy *o);
-/* The free gaps over [start, end], sorted by offset, written to out (at most max); returns
+/* Queries clip [start, end] to the schedule, [0, schedule_length).
+ * The free gaps over [start, end], sorted by offset, written to out (at most max); returns
  * the total number of gaps (may exceed max). */
 int32_t mb_occupancy_gaps(const mb_occupancy *o, int32_t start, int32_t end, mb_gap *out,
                           int32_t max);

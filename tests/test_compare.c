@@ -1,8 +1,8 @@
 /* compare: two runs of the same plan are identical (the driver is deterministic, and compare
  * sees it); each kind of change to a copy of one is found and named (a job's field, its
- * assignment, a stored workload, missing jobs); the per-solver table of B against A equals a
- * computation from the two files' rows; the CLI's exit status says reproduced (0), different
- * (1) or unreadable (2). */
+ * assignment, a stored workload, missing jobs, a root attribute, a budget hit); the per-solver
+ * table of B against A equals a computation from the two files' rows; the CLI's exit status says
+ * reproduced (0), different (1) or unreadable (2). */
 #include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
@@ -181,6 +181,8 @@ static void test_rerun_is_identical(void **state) {
   /* every case level for both solvers */
   assert_non_null(strstr(text, "0/3/0"));
   assert_null(strstr(text, "DIFF"));
+  assert_non_null(
+      strstr(text, "differences (A -> B; wall times and notes not compared):\n  none\n"));
   free(text);
 }
 
@@ -229,6 +231,7 @@ static void test_changed_field_is_named(void **state) {
   if (!strstr(text, expect)) fprintf(stderr, "expected '%s' in:\n%s", expect, text);
   assert_non_null(strstr(text, expect));
   assert_non_null(strstr(text, "different: B does not reproduce A"));
+  assert_null(strstr(text, "wall times and notes not compared):\n  none\n"));
   /* the changed case is slower in B for that solver: 0 faster, 2 level, 1 slower */
   char line[512];
   solver_line(text, rows[k].solver, 3, line, sizeof line);
@@ -330,16 +333,19 @@ static void test_every_field_random_rows(void **state) {
     mb_result_row *rows = NULL;
     int64_t n = 0;
     assert_true(mb_results_read_rows(r, &rows, &n, &err));
-    bool chosen[64] = {false};
+    bool chosen[64] = {false}, on_budget[64] = {false}; /* on_budget: hit it in A or B */
     assert_true(n <= 64);
-    int m = 1 + (int)mb_rng_below(&rng, 3);
+    int m = 1 + (int)mb_rng_below(&rng, 3), n_on_budget = 0;
     for (int k = 0; k < m;) {
       int64_t i = (int64_t)mb_rng_below(&rng, (uint64_t)n);
       if (chosen[i]) continue;
       chosen[i] = true;
       k++;
       if (f < N_COMPARED) {
+        bool before = rows[i].budget_hit;
         change_field(&rows[i], f);
+        on_budget[i] = before || rows[i].budget_hit;
+        n_on_budget += on_budget[i];
       } else {
         rows[i].wall_s += 1;
         rows[i].t_solver_s += 1;
@@ -351,17 +357,104 @@ static void test_every_field_random_rows(void **state) {
     mb_compare_counts c;
     char *text = compare(fx->a, copy, 50, &c);
     assert_int_equal(c.differing_rows, f < N_COMPARED ? m : 0);
+    /* a row that stopped on its budget in either file is counted and marked as such */
+    assert_int_equal(c.differing_budget_hit, n_on_budget);
+    if (f == N_COMPARED - 1) assert_int_equal(n_on_budget, m); /* budget_hit itself toggled */
     for (int64_t i = 0; i < n; i++) {
       if (!chosen[i] || f == N_COMPARED) continue;
       char expect[512];
       snprintf(expect, sizeof expect, "DIFF job %s on %s, %s, seed %lld: %s ", rows[i].workload,
                rows[i].hardware, rows[i].solver, (long long)rows[i].seed, COMPARED[f]);
-      if (!strstr(text, expect)) fprintf(stderr, "expected '%s' in:\n%s", expect, text);
-      assert_non_null(strstr(text, expect));
+      const char *line = strstr(text, expect);
+      if (!line) fprintf(stderr, "expected '%s' in:\n%s", expect, text);
+      assert_non_null(line);
+      const char *end = strchr(line, '\n'), *mark = strstr(line, "(stopped on its wall-clock");
+      assert_true(on_budget[i] ? mark && mark < end : !mark || mark > end);
     }
     free(text);
     free(rows);
   }
+}
+
+/* A copy of `from` with root attributes set (key, value pairs, NULL-terminated). */
+static void copy_with_attrs(const char *from, const char *copy, const char *const *kv) {
+  copy_file(from, copy);
+  mb_error err;
+  mb_results *r = mb_results_open(copy, true, &err);
+  assert_non_null(r);
+  for (int i = 0; kv[i]; i += 2) assert_true(mb_results_set_attr_string(r, kv[i], kv[i + 1], &err));
+  assert_true(mb_results_close(r, &err));
+}
+
+/* Provenance: each root attribute that differs, or that one file alone has, is one line with
+ * both values, shown from 16 bytes before the first difference when that is past byte 24, and
+ * cut to fit; the jobs stay identical. */
+static void test_provenance_lines(void **state) {
+  fixture *fx = *state;
+  char pa[1100], pb[1100];
+  snprintf(pa, sizeof pa, "%s/prov-a.h5", fx->dir);
+  snprintf(pb, sizeof pb, "%s/prov-b.h5", fx->dir);
+  char long_a[101], long_b[101];
+  memset(long_a, 'x', 100);
+  memset(long_b, 'x', 100);
+  long_a[100] = long_b[100] = '\0';
+  long_a[0] = 'a';
+  long_b[0] = 'b';
+  /* 84 bytes differing at byte 30: shown from byte 14, which leaves 70, more than fit */
+  char tail_a[85], tail_b[85];
+  for (int i = 0; i < 84; i++) tail_a[i] = tail_b[i] = (char)('a' + i % 26);
+  tail_a[84] = tail_b[84] = '\0';
+  tail_a[30] = 'A';
+  tail_b[30] = 'B';
+  const char *const in_a[] = {"zz_at24",   "012345678901234567890123A",
+                              "zz_at25",   "0123456789012345678901234A",
+                              "zz_late",   "abcdefghijklmnopqrstuvwxyz0123456789-from-a",
+                              "zz_long",   long_a,
+                              "zz_only_a", "kept",
+                              "zz_same",   "same",
+                              "zz_tail",   tail_a,
+                              NULL};
+  const char *const in_b[] = {"zz_at24",   "012345678901234567890123B",
+                              "zz_at25",   "0123456789012345678901234B",
+                              "zz_late",   "abcdefghijklmnopqrstuvwxyz0123456789-from-b",
+                              "zz_long",   long_b,
+                              "zz_only_b", "new",
+                              "zz_same",   "same",
+                              "zz_tail",   tail_b,
+                              NULL};
+  copy_with_attrs(fx->a, pa, in_a);
+  copy_with_attrs(fx->b, pb, in_b);
+  mb_compare_counts c;
+  char *text = compare(pa, pb, 50, &c);
+  assert_true(mb_compare_identical(&c)); /* provenance alone differs */
+  assert_int_equal(c.differing_attrs, 7);
+  /* the first difference at byte 24: shown whole; at 25: from byte 9; at 42: from byte 26 */
+  const char *expect[] = {"\n  zz_at24: 012345678901234567890123A -> 012345678901234567890123B\n",
+                          "\n  zz_at25: ...9012345678901234A -> ...9012345678901234B\n",
+                          "\n  zz_late: ...0123456789-from-a -> ...0123456789-from-b\n",
+                          "\n  zz_only_a: kept -> (absent)\n",
+                          "\n  zz_only_b: (absent) -> new\n",
+                          NULL};
+  for (int i = 0; expect[i]; i++) {
+    if (!strstr(text, expect[i])) fprintf(stderr, "expected '%s' in:\n%s", expect[i], text);
+    assert_non_null(strstr(text, expect[i]));
+  }
+  /* 100 bytes cut to 65 and "..." (each value's buffer holds 71) */
+  char want[200];
+  snprintf(want, sizeof want, "\n  zz_long: a%.64s... -> b%.64s...\n", long_a + 1, long_b + 1);
+  assert_non_null(strstr(text, want));
+  snprintf(want, sizeof want, "\n  zz_tail: ...%.65s... -> ...%.65s...\n", tail_a + 14,
+           tail_b + 14);
+  if (!strstr(text, want)) fprintf(stderr, "expected '%s' in:\n%s", want, text);
+  assert_non_null(strstr(text, want));
+  assert_null(strstr(text, "zz_same"));
+  assert_null(strstr(text, "A -> B; start and end times not compared):\n  none\n"));
+  free(text);
+  /* the same file against itself: no provenance line */
+  text = compare(pa, pa, 50, &c);
+  assert_int_equal(c.differing_attrs, 0);
+  assert_non_null(strstr(text, "A -> B; start and end times not compared):\n  none\n"));
+  free(text);
 }
 
 static void move_first_fast_buffer_to_slow(mb_result_row *row, mb_results *r) {
@@ -641,6 +734,15 @@ static void test_filters(void **state) {
   assert_non_null(text);
   assert_int_equal(c.matched_rows, 6);
   free(text);
+  /* a listed solver that one file alone has is compared: its jobs are that file's only */
+  text = compare_filtered(fx->a, prefixed, &x_only, &c, &err);
+  assert_non_null(text);
+  assert_int_equal(c.rows_only_b, 6);
+  free(text);
+  text = compare_filtered(prefixed, fx->a, &x_only, &c, &err);
+  assert_non_null(text);
+  assert_int_equal(c.rows_only_a, 6);
+  free(text);
   /* a's solvers are heuristic and greedy: each file has one the other lacks, named */
   text = compare_filtered(fx->a, prefixed, NULL, &c, &err);
   assert_non_null(text);
@@ -721,6 +823,7 @@ int main(void) {
       cmocka_unit_test(test_changed_field_is_named),
       cmocka_unit_test(test_failed_case_is_left_out),
       cmocka_unit_test(test_every_field_random_rows),
+      cmocka_unit_test(test_provenance_lines),
       cmocka_unit_test(test_changed_assignment_is_found),
       cmocka_unit_test(test_changed_workload_copy_is_found),
       cmocka_unit_test(test_other_capacity),

@@ -65,8 +65,13 @@ static void test_hand_made(void **state) {
   assert_true(mb_occupancy_place(o, 0, 0, 4, 0, 30));
   assert_true(mb_occupancy_place(o, 1, 3, 9, 50, 10));
   assert_true(mb_occupancy_place(o, 2, 6, 9, 0, 20));
-  assert_false(mb_occupancy_place(o, 1, 0, 0, 90, 1)); /* id taken */
-  assert_false(mb_occupancy_place(o, 4, 0, 0, 90, 1)); /* id out of range */
+  assert_false(mb_occupancy_place(o, 1, 0, 0, 90, 1));  /* id taken */
+  assert_false(mb_occupancy_place(o, 4, 0, 0, 90, 1));  /* id out of range */
+  assert_false(mb_occupancy_place(o, 3, 0, 0, 90, 0));  /* size 0 */
+  assert_false(mb_occupancy_place(o, 3, 0, 0, -1, 1));  /* offset < 0 */
+  assert_false(mb_occupancy_place(o, 3, 5, 4, 90, 1));  /* start > end */
+  assert_false(mb_occupancy_place(o, 3, -1, 0, 90, 1)); /* before the schedule */
+  assert_false(mb_occupancy_place(o, 3, 0, 10, 90, 1)); /* past it */
   assert_int_equal(mb_occupancy_count(o), 3);
 
   mb_gap g[8];
@@ -83,6 +88,15 @@ static void test_hand_made(void **state) {
   /* Over [7,9]: b, c: gaps [20,50) and [60,100). */
   assert_int_equal(mb_occupancy_gaps(o, 7, 9, g, 1), 2); /* count exceeds max */
   assert_int_equal(g[0].offset, 20);
+  /* A query range is clipped to the schedule [0, 9]: past its end, b and c still count, and
+   * before its start a. */
+  assert_int_equal(mb_occupancy_gaps(o, 9, 1000, g, 8), 2);
+  assert_int_equal(g[0].offset, 20);
+  assert_int_equal(g[1].offset, 60);
+  assert_int_equal(mb_occupancy_gaps(o, -5, 0, g, 8), 1);
+  assert_int_equal(g[0].offset, 30);
+  assert_int_equal(mb_occupancy_gaps(o, 10, 1000, g, 8), 1); /* nothing of the schedule: free */
+  assert_int_equal(g[0].size, 100);
 
   int64_t off = -1;
   /* Best fit of 15 bytes over [4,6]: the 20-byte gap at 30 beats the 40-byte one. */
@@ -113,6 +127,8 @@ static void test_hand_made(void **state) {
   assert_false(mb_occupancy_remove(o, 0));
   assert_false(mb_occupancy_is_placed(o, 0));
   assert_true(mb_occupancy_is_placed(o, 1));
+  assert_false(mb_occupancy_is_placed(o, -1)); /* ids out of range: never placed */
+  assert_false(mb_occupancy_is_placed(o, 4));
   assert_int_equal(mb_occupancy_gaps(o, 0, 2, g, 8), 1);
   assert_int_equal(g[0].offset, 0);
   assert_int_equal(g[0].size, 100);
