@@ -8,7 +8,11 @@
  *   - visit counts sum to the budget for every (considered, budget) pair; the halving schedule
  *     has the documented shape;
  *   - the improved policy target sums to 1 and is 0 on illegal actions; illegal actions are
- *     never visited or played. */
+ *     never visited or played;
+ *   - every config field is accepted at the ends of its range and refused past them, alone;
+ *     a model's non-finite value, reward or logit is refused.
+ * tests/test_search_reference.c checks the numbers: the search against a reference written from
+ * the header's rules, on random trees. */
 #include "support.h"
 
 #include <math.h>
@@ -339,6 +343,18 @@ static void test_tree_queries(void **state) {
   /* an arm's node ends the game: its path is the arm alone */
   assert_int_equal(mb_search_tree_path(s, 3, path, 5), 1);
   assert_int_equal(path[0], 3);
+  /* equal arms: the alternative is the lowest visited index other than the move */
+  toy eq = {.A = 4, .kind = 0, .arm = {0.3, 0.3, 0.3, 0.3}};
+  uint8_t all4[4] = {1, 1, 1, 1};
+  mb_search *s4 = mb_search_create(4, 64, &err);
+  mb_search_model em = toy_model(&eq);
+  cfg.simulations = 8;
+  assert_true(mb_search_run(s4, &cfg, &em, all4, &rng, &r, &err));
+  for (int a = 0; a < 4; a++) assert_true(r.visits[a] > 0); /* 3, 3, 1, 1 */
+  for (int taken = 0; taken < 4; taken++)
+    assert_int_equal(mb_search_best_alternative(s4, taken), taken == 0 ? 1 : 0);
+  mb_search_free(s4);
+  cfg.simulations = 32;
   /* an illegal arm is never visited, so never the alternative */
   mask[3] = 0;
   assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
@@ -496,6 +512,168 @@ static void test_bad_input(void **state) {
   mb_search_free(s);
 }
 
+/* Every config field at the ends of its range is accepted and just past them refused, alone
+ * (the others valid), with a message naming the field and the value. */
+typedef struct field_case {
+  const char *name; /* as the message names it */
+  double bad, edge;
+} field_case;
+
+static void set_field(mb_search_config *c, const char *name, double v) {
+  if (!strcmp(name, "simulations"))
+    c->simulations = (int32_t)v;
+  else if (!strcmp(name, "max_considered"))
+    c->max_considered = (int32_t)v;
+  else if (!strcmp(name, "max_depth"))
+    c->max_depth = (int32_t)v;
+  else if (!strcmp(name, "leaf_rollout"))
+    c->leaf_rollout = (int32_t)v;
+  else if (!strcmp(name, "gamma"))
+    c->gamma = v;
+  else if (!strcmp(name, "q_min_range"))
+    c->q_min_range = v;
+  else if (!strcmp(name, "c_visit"))
+    c->c_visit = v;
+  else if (!strcmp(name, "c_scale"))
+    c->c_scale = v;
+  else if (!strcmp(name, "fraction"))
+    c->dirichlet_frac = v;
+  else if (!strcmp(name, "alpha"))
+    c->dirichlet_alpha = v;
+  else if (!strcmp(name, "c1"))
+    c->c1 = v;
+  else if (!strcmp(name, "c2"))
+    c->c2 = v;
+  else
+    fail_msg("no field %s", name);
+}
+
+static void test_config_ranges(void **state) {
+  (void)state;
+  const field_case cases[] = {
+      {"simulations", 0, 1},
+      {"max_considered", 0, 1},
+      {"max_depth", -1, 0},
+      {"leaf_rollout", -1, 0},
+      {"leaf_rollout", MB_SEARCH_MAX_LEAF_ROLLOUT + 1, MB_SEARCH_MAX_LEAF_ROLLOUT},
+      {"gamma", 0, 1e-9},
+      {"gamma", 1.001, 1},
+      {"gamma", NAN, 0.5},
+      {"q_min_range", 0, 1e-12},
+      {"q_min_range", 1.001, 1},
+      {"c_visit", -0.001, 0},
+      {"c_visit", NAN, 0},
+      {"c_scale", -0.001, 0},
+      {"fraction", -0.001, 0},
+      {"fraction", 1.001, 1},
+      {"alpha", 0, 1e-9},
+      {"alpha", NAN, 1e-9},
+      {"c1", 0, 1e-9},
+      {"c2", 0, 1e-9},
+  };
+  mb_error err = {{0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    mb_search_config c;
+    mb_search_config_default(&c);
+    set_field(&c, cases[i].name, cases[i].edge);
+    if (!mb_search_config_check(&c, &err))
+      fail_msg("%s = %g refused: %s", cases[i].name, cases[i].edge, err.message);
+    set_field(&c, cases[i].name, cases[i].bad);
+    assert_false(mb_search_config_check(&c, &err));
+    char want[64];
+    snprintf(want, sizeof want, "%s %g", cases[i].name, cases[i].bad);
+    if (!strstr(err.message, want)) fail_msg("expected '%s' in '%s'", want, err.message);
+  }
+  /* the message says what is expected */
+  mb_search_config c;
+  mb_search_config_default(&c);
+  c.max_depth = -1;
+  assert_false(mb_search_config_check(&c, &err));
+  assert_non_null(strstr(err.message, "max_depth -1: expected >= 0 (0: no limit)"));
+  mb_search_config_default(&c);
+  c.max_considered = 0;
+  assert_false(mb_search_config_check(&c, &err));
+  assert_non_null(strstr(err.message, "max_considered 0: expected >= 1"));
+  mb_search_config_default(&c);
+  c.c_scale = -1;
+  assert_false(mb_search_config_check(&c, &err));
+  assert_non_null(strstr(err.message, "expected >= 0"));
+  mb_search_config_default(&c);
+  c.c2 = 0;
+  assert_false(mb_search_config_check(&c, &err));
+  assert_non_null(strstr(err.message, "expected > 0"));
+  /* the sizes a search is created for */
+  const int32_t actions_ok[] = {1, 4096}, actions_bad[] = {0, 4097};
+  for (int i = 0; i < 2; i++) {
+    mb_search *s = mb_search_create(actions_ok[i], 1, &err);
+    assert_non_null(s);
+    mb_search_free(s);
+    assert_null(mb_search_create(actions_bad[i], 1, &err));
+    assert_non_null(strstr(err.message, "n_actions"));
+  }
+  assert_null(mb_search_create(2, 0, &err));
+  assert_non_null(strstr(err.message, "max simulations 0: expected in [1, 1000000]"));
+  assert_null(mb_search_create(2, 1000001, &err));
+  assert_non_null(strstr(err.message, "max simulations 1000001"));
+}
+
+/* A model that returns a non-finite value, reward or logit is refused, naming which. */
+typedef struct broken {
+  int depth; /* the node at this depth is broken */
+  int what;  /* 0 value, 1 reward, 2 logit */
+} broken;
+
+static bool broken_expand(void *ctx, int32_t node, int32_t parent, int32_t action,
+                          const int32_t *path, int32_t depth, mb_search_eval *out, mb_error *err) {
+  (void)node;
+  (void)parent;
+  (void)action;
+  (void)path;
+  (void)err;
+  const broken *b = ctx;
+  for (int a = 0; a < 3; a++) out->logits[a] = 0;
+  out->value = 0.5f;
+  out->reward = 0.25f;
+  out->terminal = false;
+  out->has_mask = false;
+  if (depth == b->depth) {
+    if (b->what == 0) out->value = NAN;
+    if (b->what == 1) out->reward = INFINITY;
+    if (b->what == 2) out->logits[1] = -INFINITY;
+  }
+  return true;
+}
+
+static void test_non_finite_model(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_search *s = mb_search_create(3, 4, &err);
+  assert_non_null(s);
+  mb_search_config cfg;
+  mb_search_config_default(&cfg);
+  cfg.simulations = 4;
+  const uint8_t mask[3] = {1, 1, 1};
+  const char *says[] = {"non-finite value or reward", "non-finite value or reward",
+                        "non-finite logit for action 1"};
+  for (int depth = 0; depth <= 1; depth++)
+    for (int what = 0; what < 3; what++) {
+      broken b = {.depth = depth, .what = what};
+      mb_search_model m = {.ctx = &b, .expand = broken_expand};
+      mb_rng rng;
+      mb_rng_seed(&rng, 3);
+      mb_search_result r;
+      assert_false(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+      assert_non_null(strstr(err.message, says[what]));
+    }
+  broken fine = {.depth = 99};
+  mb_search_model m = {.ctx = &fine, .expand = broken_expand};
+  mb_rng rng;
+  mb_rng_seed(&rng, 3);
+  mb_search_result r;
+  assert_true(mb_search_run(s, &cfg, &m, mask, &rng, &r, &err));
+  mb_search_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bandit_best_arm),
@@ -507,6 +685,8 @@ int main(void) {
       cmocka_unit_test(test_visits_sum_to_budget),
       cmocka_unit_test(test_halving_schedule),
       cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_config_ranges),
+      cmocka_unit_test(test_non_finite_model),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
