@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Mutation testing: can the tests of a module fail? Makes operator mutants of one C source
+file, one at a time (one operator of one line swapped: < and <=, > and >=, == and !=, + and -,
+* into /, && and ||, + 1 into + 2, - 1 into - 2; comment and preprocessor lines left alone),
+rebuilds the given test executables against each and runs them. A mutant is killed when a test
+fails (or runs past --timeout), survives when every test passes, and is left out when it does
+not build. Prints each survivor (file:line, the line before and after) and a count.
+
+A survivor is a test to write, or an equivalent mutant (one that computes the same values, or
+differs only past an array's end, which an ASan build's tests catch: --build-dir build-asan).
+
+Usage: scripts/mutants.py SOURCE TEST[,TEST...] [--sample N] [--seed S] [--build-dir DIR]
+                          [--timeout SEC]
+  SOURCE      a C file of the project, e.g. suite/stats.c
+  TEST,...    test executables of the build directory, e.g. test_stats
+  --sample N  mutants to try, drawn at random from all candidates (default: all)
+  --seed S    the draw's seed (default 1; the counts quoted in notes used 1)
+  --build-dir an already configured build directory (default build)
+  --timeout   seconds per test run before it counts as failed (default 120)
+
+It edits SOURCE in place and restores it when done, interrupted or not; run it in a worktree
+of its own (git worktree add ../mut HEAD) to go on working meanwhile. Needs python3 (not
+installed by scripts/setup.sh: it is a developer's tool, not used by run.sh or test.sh).
+"""
+import argparse
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+OPERATORS = [(r' < ', ' <= '), (r' <= ', ' < '), (r' > ', ' >= '), (r' >= ', ' > '),
+             (r' == ', ' != '), (r' != ', ' == '), (r' \+ ', ' - '), (r' - ', ' + '),
+             (r' \* ', ' / '), (r'&&', '||'), (r'\|\|', '&&'), (r'\+ 1\b', '+ 2'),
+             (r'- 1\b', '- 2')]
+
+
+def candidates(lines):
+    """(line index, start, end, replacement) of every operator outside comments and #lines."""
+    found = []
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if s.startswith(('/*', '*', '//', '#')):
+            continue
+        for pattern, replacement in OPERATORS:
+            for m in re.finditer(pattern, line):
+                found.append((i, m.start(), m.end(), replacement))
+    return found
+
+
+def build(build_dir, tests):
+    return subprocess.run(['cmake', '--build', build_dir, '--target'] + tests,
+                          capture_output=True).returncode == 0
+
+
+def killed_by(root, build_dir, tests, timeout, env):
+    for t in tests:
+        try:
+            r = subprocess.run([os.path.join(build_dir, t)], cwd=root, env=env,
+                               capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return True
+        if r.returncode != 0:
+            return True
+    return False
+
+
+def interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('source')
+    ap.add_argument('tests')
+    ap.add_argument('--sample', type=int, default=0)
+    ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--build-dir', default='build')
+    ap.add_argument('--timeout', type=float, default=120)
+    args = ap.parse_args()
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
+    source = os.path.join(root, args.source)
+    build_dir = os.path.join(root, args.build_dir)
+    tests = args.tests.split(',')
+    if not os.path.isfile(source):
+        sys.exit(f'mutants: {args.source}: no such file under {root}')
+    if not os.path.isfile(os.path.join(build_dir, 'CMakeCache.txt')):
+        sys.exit(f'mutants: {build_dir}: not a configured build directory '
+                 f'(scripts/build.sh {args.build_dir})')
+    if not build(build_dir, tests) or killed_by(root, build_dir, tests, args.timeout,
+                                                dict(os.environ)):
+        sys.exit(f'mutants: {",".join(tests)} do not build or do not pass unmutated')
+
+    original = open(source).read()
+    lines = original.split('\n')
+    found = candidates(lines)
+    random.seed(args.seed)
+    random.shuffle(found)
+    tried = found[:args.sample] if args.sample > 0 else found
+    tmp = tempfile.mkdtemp(prefix='mbmutants')
+    env = dict(os.environ, TMPDIR=tmp)
+    signal.signal(signal.SIGTERM, interrupted)  # a kill restores the source as Ctrl-C does
+    killed = survived = unbuilt = 0
+    try:
+        for i, start, end, replacement in tried:
+            line = lines[i]
+            mutated = line[:start] + replacement + line[end:]
+            with open(source, 'w') as f:
+                f.write('\n'.join(lines[:i] + [mutated] + lines[i + 1:]))
+            if not build(build_dir, tests):
+                unbuilt += 1
+            elif killed_by(root, build_dir, tests, args.timeout, env):
+                killed += 1
+            else:
+                survived += 1
+                print(f'SURVIVED {args.source}:{i + 1}: {line.strip()}  ->  {mutated.strip()}',
+                      flush=True)
+    finally:
+        with open(source, 'w') as f:
+            f.write(original)
+        build(build_dir, tests)
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f'{args.source}: {killed} killed, {survived} survived, {unbuilt} did not build, '
+          f'of {len(tried)} tried (of {len(found)} candidates)')
+
+
+if __name__ == '__main__':
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit('mutants: interrupted; the source is restored')
