@@ -68,6 +68,11 @@ def killed_by(root, build_dir, tests, timeout, env):
     return False
 
 
+def refuse(message):
+    print(f'mutants: {message}', file=sys.stderr)
+    sys.exit(2)
+
+
 def interrupted(signum, frame):
     raise KeyboardInterrupt
 
@@ -86,13 +91,12 @@ def main():
     build_dir = os.path.join(root, args.build_dir)
     tests = args.tests.split(',')
     if not os.path.isfile(source):
-        sys.exit(f'mutants: {args.source}: no such file under {root}')
+        refuse(f'{args.source}: no such file under {root}')
     if not os.path.isfile(os.path.join(build_dir, 'CMakeCache.txt')):
-        sys.exit(f'mutants: {build_dir}: not a configured build directory '
-                 f'(scripts/build.sh {args.build_dir})')
+        refuse(f'{build_dir}: not a configured build directory (scripts/build.sh {args.build_dir})')
     if not build(build_dir, tests) or killed_by(root, build_dir, tests, args.timeout,
                                                 dict(os.environ)):
-        sys.exit(f'mutants: {",".join(tests)} do not build or do not pass unmutated')
+        refuse(f'{",".join(tests)}: do not build, or fail unmutated')
 
     original = open(source).read()
     lines = original.split('\n')
@@ -131,4 +135,5 @@ if __name__ == '__main__':
     try:
         main()
     except KeyboardInterrupt:
-        sys.exit('mutants: interrupted; the source is restored')
+        print('mutants: interrupted; the source is restored', file=sys.stderr)
+        sys.exit(130)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The scripts' own argument checks, which must refuse bad input before they install, build,
 # train or run anything (each of those takes minutes): reproduce.sh (--profile, --against,
-# --help), finetune-test.sh (the agent, SEEDS) and pinned-blas.sh (the kernel it pins, and
-# one the caller set is kept). A refusal is exit 2 with a message naming the script and the
+# --help), finetune-test.sh (the agent, SEEDS), pinned-blas.sh (the kernel it pins, and
+# one the caller set is kept) and mutants.py (its source and build directory, when python3 is
+# here; a run would edit the sources under the other tests' feet). A refusal is exit 2 with a message naming the script and the
 # value at fault; nothing is written under results/.
 # Usage: scripts.sh MALLOCBENCH_BINARY (run from the source tree; the binary is not used).
 set -u
@@ -44,4 +45,12 @@ fi
 st=0
 ./scripts/pinned-blas.sh bash -c 'exit 3' 2>/dev/null || st=$?
 [ "$st" = 3 ] || fail "pinned-blas.sh bash -c 'exit 3': status $st"
+
+# mutants.py: a missing source, an unconfigured build directory, missing arguments
+if command -v python3 >/dev/null; then
+  expect 2 "^mutants: suite/none.c: no such file under " ./scripts/mutants.py suite/none.c test_stats
+  expect 2 "^mutants: .*/none: not a configured build directory" \
+    ./scripts/mutants.py suite/stats.c test_stats --build-dir "$TMP/none"
+  expect 2 "usage: mutants.py" ./scripts/mutants.py suite/stats.c
+fi
 exit 0
