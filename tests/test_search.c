@@ -472,6 +472,27 @@ static void test_halving_schedule(void **state) {
   assert_true(mb_search_halving_schedule(4, 8, seq));
   int32_t want[8] = {0, 0, 0, 0, 1, 1, 2, 2};
   for (int i = 0; i < 8; i++) assert_int_equal(seq[i], want[i]);
+  /* more, from mctx's get_sequence_of_considered_visits as its source states it: phases of
+   * max(1, n / (ceil(log2 m) considered)) rounds, considered halved to no fewer than 2 */
+  static const struct {
+    int m, n;
+    int32_t want[40];
+  } cases[] = {
+      {4, 16, {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5}},
+      {3, 10, {0, 0, 0, 1, 1, 2, 2, 3, 3, 4}},
+      {5, 12, {0, 0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4}},
+      {8, 32, {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,  2,
+               3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10}},
+      {16, 40, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1,
+                1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7}},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    assert_true(mb_search_halving_schedule(cases[k].m, cases[k].n, seq));
+    for (int i = 0; i < cases[k].n; i++)
+      if (seq[i] != cases[k].want[i])
+        fail_msg("m %d, n %d: visits_at[%d] = %d, expected %d", cases[k].m, cases[k].n, i, seq[i],
+                 cases[k].want[i]);
+  }
 }
 
 static void test_bad_input(void **state) {
