@@ -43,6 +43,7 @@ bool mb_report_parse_formats(const char *list, unsigned *formats, mb_error *err)
     else
       return mb_fail(err, "--format: unknown format '%.*s' (expected md or tex)", (int)len, p);
     p += len + (comma ? 1 : 0);
+    if (comma && !*p) return mb_fail(err, "--format: '%s' ends with a comma", list);
   }
   if (!*formats) return mb_fail(err, "--format: no format given");
   return true;

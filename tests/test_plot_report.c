@@ -520,6 +520,32 @@ static double report_geomean(const char *md, const char *solver) {
   return geomean;
 }
 
+/* Every Markdown table of `text` is well formed: each row (a line starting with '|') has as many
+ * cells as its table's header, counting the '|' that md_cell has not escaped; and the header's
+ * second line is the separator ("---" cells). Returns the number of tables. */
+static int assert_tables_well_formed(const char *text, const char *what) {
+  int tables = 0, header_cells = -1, row = 0;
+  for (const char *line = text; *line;) {
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    if (len > 0 && line[0] == '|') {
+      int cells = 0;
+      for (size_t i = 0; i < len; i++) cells += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+      if (row == 0) header_cells = cells, tables++;
+      if (row == 1 && strncmp(line, "|---", 4))
+        fail_msg("%s: table %d has no separator line: '%.*s'", what, tables, (int)len, line);
+      if (cells != header_cells)
+        fail_msg("%s: table %d, row %d has %d cell borders, its header %d: '%.*s'", what, tables,
+                 row, cells, header_cells, (int)len, line);
+      row++;
+    } else {
+      row = 0;
+    }
+    line += len + (end ? 1 : 0);
+  }
+  return tables;
+}
+
 static void test_report_numbers_match_hdf5(void **state) {
   fixture *fx = *state;
   char md[1200], tex[1024];
@@ -530,6 +556,7 @@ static void test_report_numbers_match_hdf5(void **state) {
   if (!mb_report_write(fx->results, &opt, NULL, &err)) fail_msg("%s", err.message);
   char *text = mb_read_file(md, NULL);
   assert_non_null(text);
+  assert_true(assert_tables_well_formed(text, "REPORT.md") >= 2);
 
   /* independent computation from the raw rows: geometric mean over cases of the per-case
    * geometric mean over seeds */
@@ -857,6 +884,17 @@ static void test_report_errors(void **state) {
   unsigned formats;
   assert_false(mb_report_parse_formats("md,html", &formats, &err));
   assert_string_equal(err.message, "--format: unknown format 'html' (expected md or tex)");
+  /* each name exactly: another of the same length, a prefix or an empty item is refused */
+  const char *bad[] = {"pdf", "mdx", "te", "md,", "", "md,,tex", "MD"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    if (mb_report_parse_formats(bad[i], &formats, &err))
+      fail_msg("--format '%s' accepted (formats %u)", bad[i], formats);
+  assert_false(mb_report_parse_formats("md,", &formats, &err));
+  assert_string_equal(err.message, "--format: 'md,' ends with a comma");
+  assert_true(mb_report_parse_formats("tex", &formats, &err));
+  assert_int_equal(formats, MB_REPORT_TEX);
+  assert_true(mb_report_parse_formats("tex,md", &formats, &err));
+  assert_int_equal(formats, MB_REPORT_TEX | MB_REPORT_MD);
   mb_report_options opt = {.markdown_path = "/proc/no/such/dir/REPORT.md", .formats = MB_REPORT_MD};
   assert_false(mb_report_write(fx->results, &opt, NULL, &err));
   assert_non_null(strstr(err.message, "/proc/no/such/dir"));
@@ -1344,6 +1382,7 @@ static void test_report_test_split_table(void **state) {
   /* both splits: a second table in the Markdown and summary_test.tex */
   if (!mb_report_write(fx->results, &opt, NULL, &err)) fail_msg("%s", err.message);
   char *text = mb_read_file(md, NULL);
+  assert_true(assert_tables_well_formed(text, "REPORT-split.md") >= 3);
   const char *head = "## Test split (workloads unseen in mallocMuZero's training)";
   const char *sec = strstr(text, head);
   assert_non_null(sec);
