@@ -393,6 +393,32 @@ static void test_ties_missing_results_and_agent(void **state) {
                          "The same table over the 1 case whose workload is in the "
                          "catalogue's test split;"));
   free(text);
+  /* figure links: a PNG in the figures folder is linked, relative to the report's folder
+   * when below it (links that work wherever the results folder goes), else by its path */
+  snprintf(path, sizeof path, "%s/speedup_per_workload.png", out);
+  mb_test_write_bytes(path, "png", 3);
+  if (!mb_report_write(results, &ropt, NULL, &err)) fail_msg("%s", err.message);
+  text = mb_read_file(md, NULL);
+  assert_non_null(text);
+  const char *link =
+      "\n![Speedup over the heuristic per workload](figures/speedup_per_workload.png)\n";
+  if (!strstr(text, link)) fail_msg("REPORT.md lacks '%s':\n%s", link, text);
+  assert_null(strstr(text, "memory_map.png")); /* no PNG, no link */
+  free(text);
+  char *elsewhere = mb_test_temp_dir();
+  assert_non_null(elsewhere);
+  snprintf(path, sizeof path, "%s/gap_to_bound.png", elsewhere);
+  mb_test_write_bytes(path, "png", 3);
+  ropt.figures_dir = elsewhere;
+  if (!mb_report_write(results, &ropt, NULL, &err)) fail_msg("%s", err.message);
+  text = mb_read_file(md, NULL);
+  assert_non_null(text);
+  char want_link[1500];
+  snprintf(want_link, sizeof want_link, "](%s)\n", path);
+  if (!strstr(text, want_link)) fail_msg("REPORT.md lacks '%s':\n%s", want_link, text);
+  assert_null(strstr(text, "speedup_per_workload.png"));
+  free(text);
+  mb_test_temp_remove(elsewhere);
 }
 
 /* The summary says which numbers are weaker than the rest: solves stopped by their wall-clock
@@ -546,6 +572,44 @@ static int assert_tables_well_formed(const char *text, const char *what) {
   return tables;
 }
 
+/* Every tabular and longtable of the LaTeX `text` is well formed: each row (a line ending in
+ * "\\\\") has as many cells, counting the '&' not escaped, as the column spec has columns (l,
+ * r, c, or p{...}). Returns the number of tables. */
+static int assert_tex_tables_well_formed(const char *text, const char *what) {
+  int tables = 0;
+  for (const char *t = text; (t = strstr(t, "\\begin{"));) {
+    t += strlen("\\begin{");
+    if (strncmp(t, "tabular}{", 9) && strncmp(t, "longtable}{", 11)) continue;
+    const char *spec = strchr(t, '}') + 2;
+    int columns = 0, depth = 0;
+    for (; *spec && (depth > 0 || *spec != '}'); spec++) {
+      if (*spec == '{')
+        depth++;
+      else if (*spec == '}')
+        depth--;
+      else if (depth == 0 && strchr("lrcp", *spec))
+        columns++;
+    }
+    tables++;
+    const char *end = strstr(spec, "\\end{");
+    assert_non_null(end);
+    for (const char *line = strchr(spec, '\n') + 1; line < end;) {
+      const char *eol = strchr(line, '\n');
+      size_t len = (size_t)(eol - line);
+      if (len >= 2 && line[0] != '\\' && !strncmp(line + len - 2, "\\\\", 2)) {
+        int cells = 1;
+        for (size_t i = 0; i < len; i++) cells += line[i] == '&' && (i == 0 || line[i - 1] != '\\');
+        if (cells != columns)
+          fail_msg("%s: table %d has %d columns, a row %d cells: '%.*s'", what, tables, columns,
+                   cells, (int)len, line);
+      }
+      line = eol + 1;
+    }
+    t = end;
+  }
+  return tables;
+}
+
 static void test_report_numbers_match_hdf5(void **state) {
   fixture *fx = *state;
   char md[1200], tex[1024];
@@ -599,6 +663,12 @@ static void test_report_numbers_match_hdf5(void **state) {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", tex, tables[i]);
     assert_true(file_size(path) > 40);
+    if (strcmp(tables[i], "macros.tex")) {
+      char *tt = mb_read_file(path, NULL);
+      assert_non_null(tt);
+      assert_int_equal(assert_tex_tables_well_formed(tt, tables[i]), 1);
+      free(tt);
+    }
   }
   /* the tables compile where pdflatex exists */
   if (system("command -v pdflatex >/dev/null 2>&1") != 0) {
