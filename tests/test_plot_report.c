@@ -1475,6 +1475,12 @@ static void test_report_test_split_table(void **state) {
   t = mb_read_file(macros, NULL);
   assert_non_null(strstr(t, "\\newcommand{\\NumTestCases}{2}"));
   assert_non_null(strstr(t, "\\newcommand{\\NumTrainCases}{2}"));
+  /* per solver, named in CamelCase of its letters ("with_curve": WithCurve) */
+  const char *named[] = {"\\newcommand{\\GeomeanHeuristic}{1.000}",
+                         "\\newcommand{\\GeomeanGreedy}{", "\\newcommand{\\GeomeanWithCurve}{",
+                         "\\newcommand{\\WinsWithCurve}{"};
+  for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+    if (!strstr(t, named[i])) fail_msg("macros.tex lacks '%s':\n%s", named[i], t);
   free(t);
   bool latex = system("command -v pdflatex >/dev/null 2>&1") == 0;
   if (latex) {
