@@ -27,6 +27,21 @@ mb_hardware mb_test_hardware(int64_t capacity, int64_t alignment) {
   return hw;
 }
 
+mb_workload *mb_test_workload(const char *name, const mb_test_buffer *bufs, size_t n,
+                              int32_t schedule_length, mb_time_ps t_slow) {
+  mb_workload_builder *b = mb_builder_new(name, "tests/support.c");
+  for (size_t i = 0; i < n; i++) {
+    int32_t id = mb_builder_add_buffer(b, bufs[i].name, bufs[i].size, bufs[i].start, bufs[i].end,
+                                       bufs[i].pinned);
+    mb_builder_set_benefit(b, id, bufs[i].benefit);
+  }
+  mb_builder_set_schedule(b, schedule_length, t_slow);
+  mb_error err = {{0}};
+  mb_workload *w = mb_builder_finish(b, &err);
+  if (!w) fail_msg("workload %s: %s", name, err.message);
+  return w;
+}
+
 const char *mb_test_data_dir(void) {
   const char *env = getenv("MALLOCBENCH_DATA");
   return env && *env ? env : MB_TEST_DATA_DIR;

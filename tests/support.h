@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "hardware.h"
+#include "workload.h"
 
 /* A TPU-v4i-like profile (the bandwidths and peak of datasets/hardware/tpu-v4i.txt) with the
  * given fast-memory capacity and alignment: the solver tests' common hardware. */
@@ -36,6 +37,19 @@ void mb_test_append_row(struct mb_results *r, int64_t task, const char *workload
 /* Appends the baseline row of a (workload, hardware) pair with its LP status. */
 void mb_test_append_baseline(struct mb_results *r, const char *workload, const char *hardware,
                              int64_t t_heuristic, int64_t t_bound, const char *bound_status);
+
+/* One buffer of a hand-made op-less workload (mb_test_workload). */
+typedef struct mb_test_buffer {
+  const char *name;
+  int64_t size;
+  int32_t start, end; /* live range, steps */
+  mb_time_ps benefit; /* standalone benefit of keeping it fast */
+  bool pinned;
+} mb_test_buffer;
+/* The op-less workload `name` of the n buffers, in order (ids 0..n-1), over schedule_length
+ * steps with all-slow time t_slow; fails the test when the builder refuses it. */
+mb_workload *mb_test_workload(const char *name, const mb_test_buffer *bufs, size_t n,
+                              int32_t schedule_length, mb_time_ps t_slow);
 
 /* The external data directory (MALLOCBENCH_DATA, else the build-time default). */
 const char *mb_test_data_dir(void);

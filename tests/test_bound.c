@@ -131,13 +131,9 @@ static void test_hand_solved(void **state) {
  * optimum, 500 ps. */
 static void test_alignment(void **state) {
   (void)state;
-  mb_workload_builder *b = mb_builder_new("aligned", "test_bound.c");
-  mb_builder_set_benefit(b, mb_builder_add_buffer(b, "a", 5, 0, 1, false), 500);
-  mb_builder_set_benefit(b, mb_builder_add_buffer(b, "b", 3, 0, 1, false), 300);
-  mb_builder_set_schedule(b, 2, 10000);
+  static const mb_test_buffer bufs[] = {{"a", 5, 0, 1, 500, false}, {"b", 3, 0, 1, 300, false}};
+  mb_workload *w = mb_test_workload("aligned", bufs, 2, 2, 10000);
   mb_error err;
-  mb_workload *w = mb_builder_finish(b, &err);
-  assert_non_null(w);
   mb_bound_result r;
   mb_hardware hw = mb_test_hardware(8, 1);
   assert_true(mb_bound_lp(w, &hw, 10.0, &r, &err));
@@ -172,13 +168,10 @@ static void test_alignment(void **state) {
  * x_a = 1/2, 5.5e11; with its cut x_a + x_b <= 1: 5e11, what a alone saves. */
 static void test_large_savings(void **state) {
   (void)state;
-  mb_workload_builder *b = mb_builder_new("large", "test_bound.c");
-  mb_builder_set_benefit(b, mb_builder_add_buffer(b, "a", 5, 0, 1, false), 500000000000);
-  mb_builder_set_benefit(b, mb_builder_add_buffer(b, "b", 3, 0, 1, false), 300000000000);
-  mb_builder_set_schedule(b, 2, 10000000000000);
+  static const mb_test_buffer bufs[] = {{"a", 5, 0, 1, 500000000000, false},
+                                        {"b", 3, 0, 1, 300000000000, false}};
+  mb_workload *w = mb_test_workload("large", bufs, 2, 2, 10000000000000);
   mb_error err;
-  mb_workload *w = mb_builder_finish(b, &err);
-  assert_non_null(w);
   mb_hardware hw = mb_test_hardware(8, 4);
   mb_bound_result r;
   assert_true(mb_bound_lp_cuts(w, &hw, 10.0, 0, &r, &err));
@@ -236,23 +229,11 @@ static void exact_dfs(exact_search *x, int32_t i, mb_time_ps saving) {
  * 2361 ps (a mutant the random cases' count alone did not catch). */
 static void test_cover_past_exact_fit(void **state) {
   (void)state;
-  static const struct {
-    int64_t size;
-    int32_t start, end;
-    mb_time_ps benefit;
-  } spec[] = {{3, 0, 1, 540}, {7, 0, 1, 306}, {2, 0, 2, 226},
-              {3, 2, 4, 829}, {3, 2, 4, 272}, {5, 0, 2, 699}};
-  mb_workload_builder *b = mb_builder_new("exact_fit", "test_bound.c");
-  for (size_t i = 0; i < sizeof spec / sizeof spec[0]; i++) {
-    char name[8];
-    snprintf(name, sizeof name, "b%d", (int)i);
-    int32_t id = mb_builder_add_buffer(b, name, spec[i].size, spec[i].start, spec[i].end, false);
-    mb_builder_set_benefit(b, id, spec[i].benefit);
-  }
-  mb_builder_set_schedule(b, 5, 100000);
+  static const mb_test_buffer spec[] = {{"b0", 3, 0, 1, 540, false}, {"b1", 7, 0, 1, 306, false},
+                                        {"b2", 2, 0, 2, 226, false}, {"b3", 3, 2, 4, 829, false},
+                                        {"b4", 3, 2, 4, 272, false}, {"b5", 5, 0, 2, 699, false}};
+  mb_workload *w = mb_test_workload("exact_fit", spec, sizeof spec / sizeof spec[0], 5, 100000);
   mb_error err;
-  mb_workload *w = mb_builder_finish(b, &err);
-  assert_non_null(w);
   mb_hardware hw = mb_test_hardware(12, 3);
   exact_search x = {.w = w, .hw = &hw};
   exact_dfs(&x, 0, 0);

@@ -34,28 +34,12 @@
  *   s over [3,3]: a, q, r=[90,98) -> gaps [40,60) (20), [98,100) (2)             -> 40
  *   t over [3,3]: a, s=[40,55), q, r -> gaps [55,60) (5), [98,100) (2)           -> slow */
 static mb_workload *traced_workload(void) {
-  mb_workload_builder *b = mb_builder_new("traced", "test_heuristic.c");
-  struct {
-    const char *name;
-    int64_t size;
-    int32_t start, end;
-    mb_time_ps benefit;
-    bool pinned;
-  } bufs[] = {
+  static const mb_test_buffer bufs[] = {
       {"a", 40, 0, 3, 400, false},  {"b", 20, 0, 1, 250, false},        {"q", 30, 0, 3, 270, false},
       {"r", 8, 2, 3, 100, false},   {"s", 15, 3, 3, 100, false},        {"t", 15, 3, 3, 100, false},
       {"pin", 5, 0, 0, 1000, true}, {"big", 101, 0, 0, 1000000, false}, {"zero", 5, 1, 1, 0, false},
   };
-  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
-    int32_t id = mb_builder_add_buffer(b, bufs[i].name, bufs[i].size, bufs[i].start, bufs[i].end,
-                                       bufs[i].pinned);
-    mb_builder_set_benefit(b, id, bufs[i].benefit);
-  }
-  mb_builder_set_schedule(b, 4, 1000000);
-  mb_error err;
-  mb_workload *w = mb_builder_finish(b, &err);
-  if (!w) fprintf(stderr, "%s\n", err.message);
-  return w;
+  return mb_test_workload("traced", bufs, sizeof bufs / sizeof bufs[0], 4, 1000000);
 }
 
 static void test_hand_traced(void **state) {
@@ -131,26 +115,13 @@ static void test_alignment(void **state) {
  * early and late at t = 3: 50), so all are fast; whole at offset 0. */
 static void test_order_ties(void **state) {
   (void)state;
-  mb_workload_builder *b = mb_builder_new("ties", "test_heuristic.c");
-  struct {
-    const char *name;
-    int64_t size;
-    int32_t start, end;
-    mb_time_ps benefit;
-  } bufs[] = {{"small", 4, 0, 0, 200},
-              {"large", 16, 0, 0, 400},
-              {"late", 25, 3, 5, 500},
-              {"early", 25, 0, 3, 500},
-              {"whole", 100, 6, 6, 1000}};
-  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
-    int32_t id =
-        mb_builder_add_buffer(b, bufs[i].name, bufs[i].size, bufs[i].start, bufs[i].end, false);
-    mb_builder_set_benefit(b, id, bufs[i].benefit);
-  }
-  mb_builder_set_schedule(b, 7, 1000000);
+  static const mb_test_buffer bufs[] = {{"small", 4, 0, 0, 200, false},
+                                        {"large", 16, 0, 0, 400, false},
+                                        {"late", 25, 3, 5, 500, false},
+                                        {"early", 25, 0, 3, 500, false},
+                                        {"whole", 100, 6, 6, 1000, false}};
+  mb_workload *w = mb_test_workload("ties", bufs, sizeof bufs / sizeof bufs[0], 7, 1000000);
   mb_error err;
-  mb_workload *w = mb_builder_finish(b, &err);
-  assert_non_null(w);
   mb_hardware hw = mb_test_hardware(100, 1);
   int32_t order[8];
   const char *want[] = {"whole", "early", "late", "large", "small"};
