@@ -36,6 +36,7 @@
 #include "heap.h"
 #include "occupancy.h"
 #include "packer.h"
+#include "range_max.h"
 #include "solver.h"
 #include "time_intervals.h"
 
@@ -56,50 +57,6 @@
  * clock, bound the repacks, so that a solve that ends before its budget repeats exactly on
  * any machine. */
 #define REPACK_TOTAL_WORK 10000000000LL
-
-/* ---- live fast bytes over time: a segment tree with range add and range max ----
- * Over compressed time: its leaves are the elementary intervals between consecutive distinct
- * boundaries (start and end + 1) of the workload's buffers, within which the live bytes are
- * constant, so a range max equals the per-step one while memory stays O(n), not O(T). */
-typedef struct seg_tree {
-  int32_t n;
-  int64_t *mx, *add;
-} seg_tree;
-
-static bool seg_init(seg_tree *t, int32_t n) {
-  t->n = n > 0 ? n : 1;
-  t->mx = calloc(4 * (size_t)t->n, sizeof *t->mx);
-  t->add = calloc(4 * (size_t)t->n, sizeof *t->add);
-  return t->mx && t->add;
-}
-
-static void seg_free(seg_tree *t) {
-  free(t->mx);
-  free(t->add);
-}
-
-static void seg_update(seg_tree *t, int32_t x, int32_t lo, int32_t hi, int32_t a, int32_t b,
-                       int64_t v) {
-  if (b < lo || hi < a) return;
-  if (a <= lo && hi <= b) {
-    t->mx[x] += v;
-    t->add[x] += v;
-    return;
-  }
-  int32_t mid = lo + (hi - lo) / 2;
-  seg_update(t, 2 * x, lo, mid, a, b, v);
-  seg_update(t, 2 * x + 1, mid + 1, hi, a, b, v);
-  int64_t m = t->mx[2 * x] > t->mx[2 * x + 1] ? t->mx[2 * x] : t->mx[2 * x + 1];
-  t->mx[x] = m + t->add[x];
-}
-
-static int64_t seg_max(const seg_tree *t, int32_t x, int32_t lo, int32_t hi, int32_t a, int32_t b) {
-  if (b < lo || hi < a) return INT64_MIN;
-  if (a <= lo && hi <= b) return t->mx[x];
-  int32_t mid = lo + (hi - lo) / 2;
-  int64_t l = seg_max(t, 2 * x, lo, mid, a, b), r = seg_max(t, 2 * x + 1, mid + 1, hi, a, b);
-  return (l > r ? l : r) + t->add[x];
-}
 
 /* Buffer b's live range [start, end] as elementary intervals [cstart[b], cend[b]]
  * (time_intervals.h); the number of intervals goes to *n_intervals. On short schedules
@@ -124,7 +81,7 @@ typedef struct greedy {
   const mb_hardware *hw;
   mb_cost_state cs;
   mb_occupancy *occ;
-  seg_tree live;          /* fast bytes live at each time (compressed: see compress_times) */
+  mb_range_max *live;     /* fast bytes live in each elementary interval (compress_times) */
   int32_t *cstart, *cend; /* per buffer: live range in elementary intervals */
   int64_t *offset;        /* per buffer, MB_SLOW when slow */
   bool *candidate;        /* may go fast: not pinned, fits the capacity, positive benefit */
@@ -142,7 +99,7 @@ static void g_place(greedy *g, int32_t b, int64_t off) {
   const mb_buffer *buf = &g->w->buffers[b];
   mb_occupancy_place(g->occ, b, buf->start, buf->end, off, buf->size);
   mb_cost_move(&g->cs, b, true);
-  seg_update(&g->live, 1, 0, g->live.n - 1, g->cstart[b], g->cend[b], buf->size);
+  mb_range_max_add(g->live, g->cstart[b], g->cend[b], buf->size);
   g->offset[b] = off;
 }
 
@@ -150,7 +107,7 @@ static void g_remove(greedy *g, int32_t b) {
   const mb_buffer *buf = &g->w->buffers[b];
   mb_occupancy_remove(g->occ, b);
   mb_cost_move(&g->cs, b, false);
-  seg_update(&g->live, 1, 0, g->live.n - 1, g->cstart[b], g->cend[b], -buf->size);
+  mb_range_max_add(g->live, g->cstart[b], g->cend[b], -buf->size);
   g->offset[b] = MB_SLOW;
 }
 
@@ -300,8 +257,7 @@ static bool try_repack(greedy *g, int32_t b, double budget_s, bool *failed_alloc
   const mb_workload *w = g->w;
   const mb_buffer *buf = &w->buffers[b];
   if (g->repack_work_left <= 0) return false;
-  if (seg_max(&g->live, 1, 0, g->live.n - 1, g->cstart[b], g->cend[b]) + buf->size >
-      g->hw->capacity)
+  if (mb_range_max_get(g->live, g->cstart[b], g->cend[b]) + buf->size > g->hw->capacity)
     return false; /* does not fit by capacity: no packing can admit it */
   int32_t n = 0;
   for (int32_t i = 0; i < w->n_buffers; i++)
@@ -399,7 +355,7 @@ static bool local_search(greedy *g, mb_rng *rng, bool *failed_alloc) {
 static void greedy_free(greedy *g) {
   mb_cost_state_free(&g->cs);
   mb_occupancy_free(g->occ);
-  seg_free(&g->live);
+  mb_range_max_free(g->live);
   free(g->cstart);
   free(g->cend);
   free(g->offset);
@@ -423,14 +379,14 @@ bool mb_solve_greedy(const mb_workload *w, const mb_hardware *hw, const mb_solve
   mb_time_ps *benefit = malloc(sizeof *benefit * nb);
   mb_assignment *heur = mb_assignment_new(w->n_buffers);
   int32_t n_intervals = 0;
-  bool ok = benefit && heur && mb_cost_state_init(&g.cs, w, hw) &&
-            (g.occ = mb_occupancy_new(w->schedule_length, hw->capacity, w->n_buffers)) &&
-            (g.cstart = malloc(sizeof *g.cstart * nb)) && (g.cend = malloc(sizeof *g.cend * nb)) &&
-            compress_times(w, g.cstart, g.cend, &n_intervals) && seg_init(&g.live, n_intervals) &&
-            (g.offset = malloc(sizeof *g.offset * nb)) &&
-            (g.candidate = malloc(sizeof *g.candidate * nb)) &&
-            (g.ids = malloc(sizeof *g.ids * nb)) && (g.ids2 = malloc(sizeof *g.ids2 * nb)) &&
-            (g.offs = malloc(sizeof *g.offs * nb));
+  bool ok =
+      benefit && heur && mb_cost_state_init(&g.cs, w, hw) &&
+      (g.occ = mb_occupancy_new(w->schedule_length, hw->capacity, w->n_buffers)) &&
+      (g.cstart = malloc(sizeof *g.cstart * nb)) && (g.cend = malloc(sizeof *g.cend * nb)) &&
+      compress_times(w, g.cstart, g.cend, &n_intervals) &&
+      (g.live = mb_range_max_new(n_intervals)) && (g.offset = malloc(sizeof *g.offset * nb)) &&
+      (g.candidate = malloc(sizeof *g.candidate * nb)) && (g.ids = malloc(sizeof *g.ids * nb)) &&
+      (g.ids2 = malloc(sizeof *g.ids2 * nb)) && (g.offs = malloc(sizeof *g.offs * nb));
   if (!ok) {
     free(benefit);
     mb_assignment_free(heur);
@@ -518,7 +474,8 @@ bool mb_greedy_construct(const mb_workload *w, const mb_hardware *hw, mb_assignm
   bool ok = benefit && mb_cost_state_init(&g.cs, w, hw) &&
             (g.occ = mb_occupancy_new(w->schedule_length, hw->capacity, w->n_buffers)) &&
             (g.cstart = malloc(sizeof *g.cstart * nb)) && (g.cend = malloc(sizeof *g.cend * nb)) &&
-            compress_times(w, g.cstart, g.cend, &n_intervals) && seg_init(&g.live, n_intervals) &&
+            compress_times(w, g.cstart, g.cend, &n_intervals) &&
+            (g.live = mb_range_max_new(n_intervals)) &&
             (g.offset = malloc(sizeof *g.offset * nb)) &&
             (g.candidate = malloc(sizeof *g.candidate * nb));
   if (ok) {

@@ -231,6 +231,37 @@ static void test_evict_to_the_top(void **state) {
   mb_workload_free(w);
 }
 
+/* A repack admits a buffer that fills the capacity exactly. Capacity 6 over three steps: r
+ * (1 B, step 0), q (1 B, steps 0-2) and s (4 B, step 0) go first by density, at 0, 1 and 2,
+ * which leaves step 1 a 5-byte gap above q, one byte short of p (5 B, step 1), and step 2 the
+ * same for u (5 B). No evict-and-insert admits p: q, evicted, finds no byte free over its three
+ * steps. But q + p is 6 bytes, the capacity: the repack packs q at the top and admits p, then
+ * u (all five fit: 6 B live at every step). Found by a random search for a case where the
+ * capacity test 'live + size > capacity' written as '>=' (no exact fits) loses time. */
+static void test_repack_to_exact_capacity(void **state) {
+  (void)state;
+  static const mb_test_buffer bufs[] = {{"p", 5, 1, 1, 66, false},
+                                        {"q", 1, 0, 2, 93, false},
+                                        {"r", 1, 0, 0, 97, false},
+                                        {"s", 4, 0, 0, 55, false},
+                                        {"u", 5, 2, 2, 12, false}};
+  mb_workload *w =
+      mb_test_workload("repack_exact", bufs, sizeof bufs / sizeof bufs[0], 3, MB_TEST_T_SLOW);
+  mb_hardware hw = mb_test_hardware(6, 1);
+  mb_assignment *h = run("heuristic", w, &hw, 1, 1.0, NULL);
+  assert_true(h->offset[0] == MB_SLOW || h->offset[4] == MB_SLOW); /* the start misses one */
+  mb_solver_stats st;
+  memset(&st, 0, sizeof st);
+  mb_assignment *g = run("greedy", w, &hw, 1, 1.0, &st);
+  for (int32_t b = 0; b < w->n_buffers; b++) assert_true(g->offset[b] != MB_SLOW);
+  assert_non_null(strstr(st.note, "0 swaps, "));
+  assert_null(strstr(st.note, " 0 repacks"));
+  mb_solver_stats_free(&st);
+  mb_assignment_free(h);
+  mb_assignment_free(g);
+  mb_workload_free(w);
+}
+
 static void test_deterministic(void **state) {
   (void)state;
   mb_rng rng;
@@ -398,6 +429,7 @@ int main(void) {
       cmocka_unit_test(test_brute_force_optimum),
       cmocka_unit_test(test_random_workloads),
       cmocka_unit_test(test_evict_to_the_top),
+      cmocka_unit_test(test_repack_to_exact_capacity),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_repacks_do_not_depend_on_the_clock),
       cmocka_unit_test(test_spread_schedule),
