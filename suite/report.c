@@ -153,22 +153,17 @@ static const char *tex_replacement(char c, char buf[TEX_REP_MAX]) {
   }
 }
 
-/* LaTeX-escapes text (workload names have underscores). */
-static void tex_escape(const char *s, char *out, size_t n) {
-  size_t j = 0;
+/* Writes s LaTeX-escaped, whole (workload names have underscores; an escape may take 19
+ * bytes for 1, so no fixed buffer would hold every name a results file allows). */
+static void tex_put(FILE *f, const char *s) {
   char buf[TEX_REP_MAX];
-  for (; *s && j + 8 < n; s++) {
+  for (; *s; s++) {
     const char *rep = tex_replacement(*s, buf);
-    if (rep) {
-      size_t l = strlen(rep);
-      if (j + l + 1 >= n) break;
-      memcpy(out + j, rep, l);
-      j += l;
-    } else {
-      out[j++] = *s;
-    }
+    if (rep)
+      fputs(rep, f);
+    else
+      fputc(*s, f);
   }
-  out[j] = '\0';
 }
 
 /* Writes s LaTeX-escaped, whole, for a \texttt cell of a paragraph column. Provenance values
@@ -200,13 +195,20 @@ static void tex_write_breakable(FILE *f, const char *s) {
   }
 }
 
-/* In LaTeX, the en dash used for "no value" and "%" need their own spelling. */
-static void tex_value(const char *v, char *out, size_t n) {
-  if (!strcmp(v, "–")) {
-    snprintf(out, n, "--");
-    return;
-  }
-  tex_escape(v, out, n);
+/* Writes a formatted value: in LaTeX, the en dash used for "no value" and "%" need their own
+ * spelling. */
+static void tex_put_value(FILE *f, const char *v) {
+  if (!strcmp(v, "–"))
+    fputs("--", f);
+  else
+    tex_put(f, v);
+}
+
+/* \newcommand{\<what><macro>}{<value>}, the value a formatted one (tex_put_value). */
+static void tex_put_macro(FILE *f, const char *what, const char *macro, const char *value) {
+  fprintf(f, "\\newcommand{\\%s%s}{", what, macro);
+  tex_put_value(f, value);
+  fputs("}\n", f);
 }
 
 /* A LaTeX macro name from a solver name: letters only, CamelCase ("mallocmuzero-exact" ->
@@ -383,9 +385,8 @@ static bool md_alphatensor(FILE *f, const report_data *d, bool tex) {
         for (int32_t s = 0; s < m->n_solvers; s++) fprintf(f, "r");
         fprintf(f, "}\n\\toprule\nfactorization & hardware & $N$ & dtype");
         for (int32_t s = 0; s < m->n_solvers; s++) {
-          char name[64];
-          tex_escape(m->solvers[s], name, sizeof name);
-          fprintf(f, " & %s", name);
+          fputs(" & ", f);
+          tex_put(f, m->solvers[s]);
         }
         fprintf(f, " \\\\\n\\midrule\n");
       } else {
@@ -400,10 +401,10 @@ static bool md_alphatensor(FILE *f, const report_data *d, bool tex) {
       }
     }
     if (tex) {
-      char fe[128], he[128];
-      tex_escape(fact, fe, sizeof fe);
-      tex_escape(m->cases[c].hardware, he, sizeof he);
-      fprintf(f, "%s & %s & %ld & %s", fe, he, n, dtype);
+      tex_put(f, fact);
+      fputs(" & ", f);
+      tex_put(f, m->cases[c].hardware);
+      fprintf(f, " & %ld & %s", n, dtype);
     } else {
       fputc('|', f);
       md_cell(f, fact);
@@ -413,10 +414,14 @@ static bool md_alphatensor(FILE *f, const report_data *d, bool tex) {
     }
     for (int32_t s = 0; s < m->n_solvers; s++) {
       const mb_matrix_cell *cell = mb_matrix_cell_at(m, c, s);
-      char sp[32], v[32];
+      char sp[32];
       fmt_speedup(cell->present ? cell->speedup_heuristic : NAN, sp, sizeof sp);
-      tex_value(sp, v, sizeof v);
-      fprintf(f, tex ? " & %s" : " %s |", tex ? v : sp);
+      if (tex) {
+        fputs(" & ", f);
+        tex_put_value(f, sp);
+      } else {
+        fprintf(f, " %s |", sp);
+      }
     }
     fprintf(f, tex ? " \\\\\n" : "\n");
   }
@@ -529,18 +534,20 @@ static bool tex_summary(const report_data *d, const char *dir, const char *file,
           "wall (s) \\\\\n\\midrule\n");
   for (int32_t s = 0; s < d->m->n_solvers; s++) {
     const mb_solver_summary *x = &sum[s];
-    char name[64], g[32], ci[64], mx[32], gap[32], gt[32], mt[32], gapt[32], p[32];
+    char g[32], ci[64], mx[32], gap[32], p[32];
     fmt_ci(x, ci, sizeof ci);
-    tex_escape(x->solver, name, sizeof name);
     fmt_speedup(x->geomean_speedup, g, sizeof g);
     fmt_speedup(x->max_speedup, mx, sizeof mx);
     fmt_percent(x->mean_gap_to_bound, gap, sizeof gap);
-    tex_value(g, gt, sizeof gt);
-    tex_value(mx, mt, sizeof mt);
-    tex_value(gap, gapt, sizeof gapt);
     mb_format_p(p, sizeof p, x->sign_p);
-    fprintf(f, "%s & %d & %s & %s & %s & %d/%d/%d & %s & %s & %.1f \\\\\n", name, x->n_cases, gt,
-            ci, mt, x->wins, x->ties, x->losses, p, gapt, x->total_wall_s);
+    tex_put(f, x->solver);
+    fprintf(f, " & %d & ", x->n_cases);
+    tex_put_value(f, g);
+    fprintf(f, " & %s & ", ci);
+    tex_put_value(f, mx);
+    fprintf(f, " & %d/%d/%d & %s & ", x->wins, x->ties, x->losses, p);
+    tex_put_value(f, gap);
+    fprintf(f, " & %.1f \\\\\n", x->total_wall_s);
   }
   fprintf(f, "\\bottomrule\n\\end{tabular}\n");
   return close_listed(d, af, path, err);
@@ -568,25 +575,27 @@ static bool write_tex(const report_data *d, const char *dir, mb_error *err) {
   for (int32_t s = 0; s < m->n_solvers; s++) fprintf(f, "r");
   fprintf(f, "}\n\\toprule\nworkload & hardware & $T_\\mathrm{slow}$ (ms)");
   for (int32_t s = 0; s < m->n_solvers; s++) {
-    char name[64];
-    tex_escape(m->solvers[s], name, sizeof name);
-    fprintf(f, " & %s", name);
+    fputs(" & ", f);
+    tex_put(f, m->solvers[s]);
   }
   fprintf(f, " \\\\\n\\midrule\n\\endhead\n");
   for (int32_t c = 0; c < m->n_cases; c++) {
-    char w[256], h[128], ts[32];
-    tex_escape(m->cases[c].workload, w, sizeof w);
-    tex_escape(m->cases[c].hardware, h, sizeof h);
+    char ts[32];
     fmt_ms(m->cases[c].t_slow_ps, ts, sizeof ts);
-    fprintf(f, "%s & %s & %s", w, h, ts);
+    tex_put(f, m->cases[c].workload);
+    fputs(" & ", f);
+    tex_put(f, m->cases[c].hardware);
+    fprintf(f, " & %s", ts);
     for (int32_t s = 0; s < m->n_solvers; s++) {
       const mb_matrix_cell *cell = mb_matrix_cell_at(m, c, s);
-      char sp[32], gap[32], spt[32], gapt[32];
+      char sp[32], gap[32];
       fmt_speedup(cell->present ? cell->speedup_heuristic : NAN, sp, sizeof sp);
       fmt_percent(cell->present ? cell->gap_to_bound : NAN, gap, sizeof gap);
-      tex_value(sp, spt, sizeof spt);
-      tex_value(gap, gapt, sizeof gapt);
-      fprintf(f, " & %s (%s)", spt, gapt);
+      fputs(" & ", f);
+      tex_put_value(f, sp);
+      fputs(" (", f);
+      tex_put_value(f, gap);
+      fputc(')', f);
     }
     fprintf(f, " \\\\\n");
   }
@@ -603,11 +612,10 @@ static bool write_tex(const report_data *d, const char *dir, mb_error *err) {
           "\\begin{longtable}{lp{0.62\\linewidth}}\n\\toprule\nattribute & value \\\\\n"
           "\\midrule\n\\endhead\n");
   for (int32_t i = 0; i < d->n_attrs; i++) {
-    char k[256];
-    tex_escape(d->attr_keys[i], k, sizeof k);
+    tex_put(f, d->attr_keys[i]);
     /* ragged right: a broken hash or list leaves no spaces to stretch; \tabularnewline ends
      * the row because \raggedright redefines \\ */
-    fprintf(f, "%s & \\raggedright\\texttt{", k);
+    fprintf(f, " & \\raggedright\\texttt{");
     tex_write_breakable(f, d->attr_values[i]);
     fprintf(f, "}\\tabularnewline\n");
   }
@@ -623,17 +631,18 @@ static bool write_tex(const report_data *d, const char *dir, mb_error *err) {
           d->n_test);
   for (int32_t s = 0; s < m->n_solvers; s++) {
     const mb_solver_summary *x = &d->summary[s];
-    char macro[64], g[32], mx[32], gap[32], gapt[32];
+    char macro[64], g[32], mx[32], gap[32];
     tex_macro_name(x->solver, macro, sizeof macro);
     fmt_speedup(x->geomean_speedup, g, sizeof g);
     fmt_speedup(x->max_speedup, mx, sizeof mx);
     fmt_percent(x->mean_gap_to_bound, gap, sizeof gap);
-    tex_value(gap, gapt, sizeof gapt);
+    tex_put_macro(f, "Geomean", macro, g);
+    tex_put_macro(f, "Max", macro, mx);
     fprintf(f,
-            "\\newcommand{\\Geomean%s}{%s}\n\\newcommand{\\Max%s}{%s}\n"
-            "\\newcommand{\\Wins%s}{%d}\n\\newcommand{\\Ties%s}{%d}\n\\newcommand{\\Losses%s}{%d}\n"
-            "\\newcommand{\\Gap%s}{%s}\n",
-            macro, g, macro, mx, macro, x->wins, macro, x->ties, macro, x->losses, macro, gapt);
+            "\\newcommand{\\Wins%s}{%d}\n\\newcommand{\\Ties%s}{%d}\n"
+            "\\newcommand{\\Losses%s}{%d}\n",
+            macro, x->wins, macro, x->ties, macro, x->losses);
+    tex_put_macro(f, "Gap", macro, gap);
   }
   return close_listed(d, af, path, err);
 }

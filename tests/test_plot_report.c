@@ -829,15 +829,17 @@ static void test_report_long_provenance(void **state) {
   free(text);
 }
 
-/* Names from files may hold any byte but NUL. A copy of the fixture's results at `copy` whose
- * rows call mlp_tiny CTL_WORKLOAD and greedy CTL_SOLVER (line breaks and ESC sequences), or,
- * with `ctl` false, PLAIN_WORKLOAD and PLAIN_SOLVER, names of the same length without control
- * bytes: the two print the same number of lines when control bytes are escaped. */
+/* Names from files may hold any byte but NUL. copy_with_names: a copy of the fixture's results
+ * at `copy` whose rows call mlp_tiny `workload` and greedy `solver`. copy_renamed: names with
+ * line breaks and ESC sequences (CTL_WORKLOAD, CTL_SOLVER), or, with `ctl` false, names of the
+ * same length without control bytes (PLAIN_WORKLOAD, PLAIN_SOLVER): the two print the same
+ * number of lines when control bytes are escaped. */
 #define CTL_WORKLOAD "mlp\n\x1b[2Jt\r"
 #define PLAIN_WORKLOAD "mlp_x_y2Jt_"
 #define CTL_SOLVER "gr\x1b[31m\ned"
 #define PLAIN_SOLVER "gr_y31m_ed"
-static void copy_renamed(const fixture *fx, const char *copy, bool ctl) {
+static void copy_with_names(const fixture *fx, const char *copy, const char *workload,
+                            const char *solver) {
   char cmd[2600];
   snprintf(cmd, sizeof cmd, "cp '%s' '%s'", fx->results, copy);
   assert_int_equal(system(cmd), 0);
@@ -850,10 +852,8 @@ static void copy_renamed(const fixture *fx, const char *copy, bool ctl) {
   int renamed = 0;
   for (int64_t i = 0; i < n; i++) {
     bool wl = !strcmp(rows[i].workload, "mlp_tiny"), sv = !strcmp(rows[i].solver, "greedy");
-    if (wl)
-      snprintf(rows[i].workload, sizeof rows[i].workload, "%s",
-               ctl ? CTL_WORKLOAD : PLAIN_WORKLOAD);
-    if (sv) snprintf(rows[i].solver, sizeof rows[i].solver, "%s", ctl ? CTL_SOLVER : PLAIN_SOLVER);
+    if (wl) snprintf(rows[i].workload, sizeof rows[i].workload, "%s", workload);
+    if (sv) snprintf(rows[i].solver, sizeof rows[i].solver, "%s", solver);
     if (wl || sv) {
       assert_true(mb_results_write_row(r, i, &rows[i], &err));
       renamed++;
@@ -862,6 +862,10 @@ static void copy_renamed(const fixture *fx, const char *copy, bool ctl) {
   assert_true(renamed > 0);
   free(rows);
   assert_true(mb_results_close(r, &err));
+}
+
+static void copy_renamed(const fixture *fx, const char *copy, bool ctl) {
+  copy_with_names(fx, copy, ctl ? CTL_WORKLOAD : PLAIN_WORKLOAD, ctl ? CTL_SOLVER : PLAIN_SOLVER);
 }
 
 /* Fails when text holds a control byte other than the line break. */
@@ -946,6 +950,49 @@ static void test_report_control_bytes(void **state) {
   free(decoded);
   free(text);
   compile_provenance_table(tex, "LaTeX compile check");
+}
+
+/* The longest names a results file holds (a 127-byte workload, a 31-byte solver), made of
+ * characters LaTeX escapes, reach every LaTeX table whole: the tables once escaped names into
+ * fixed buffers and cut these short. */
+static void test_report_longest_names(void **state) {
+  fixture *fx = *state;
+  char workload[MB_RES_WORKLOAD], solver[MB_RES_SOLVER], tex_workload[512], tex_solver[128];
+  memset(workload, '_', sizeof workload - 1);
+  memset(solver, '_', sizeof solver - 1);
+  workload[0] = 'w';
+  workload[sizeof workload - 2] = 'z';
+  workload[sizeof workload - 1] = '\0';
+  solver[0] = 'g';
+  solver[sizeof solver - 2] = 'd';
+  solver[sizeof solver - 1] = '\0';
+  snprintf(tex_workload, sizeof tex_workload, "w");
+  for (size_t i = 1; i + 2 < sizeof workload; i++) strcat(tex_workload, "\\_");
+  strcat(tex_workload, "z");
+  snprintf(tex_solver, sizeof tex_solver, "g");
+  for (size_t i = 1; i + 2 < sizeof solver; i++) strcat(tex_solver, "\\_");
+  strcat(tex_solver, "d");
+  char copy[1200], tex[1300], path[1400];
+  snprintf(copy, sizeof copy, "%s/longest.h5", fx->dir);
+  copy_with_names(fx, copy, workload, solver);
+  snprintf(tex, sizeof tex, "%s/longest-tex", fx->dir);
+  mb_report_options opt = {.tex_dir = tex, .formats = MB_REPORT_TEX};
+  mb_error err;
+  if (!mb_report_write(copy, &opt, NULL, &err)) fail_msg("%s", err.message);
+  const struct {
+    const char *file, *name;
+  } want[] = {{"workloads.tex", tex_workload},
+              {"workloads.tex", tex_solver},
+              {"summary.tex", tex_solver},
+              {"alphatensor.tex", tex_solver}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", tex, want[i].file);
+    char *text = mb_read_file(path, NULL);
+    assert_non_null(text);
+    if (!strstr(text, want[i].name))
+      fail_msg("%s lacks '%s':\n%s", want[i].file, want[i].name, text);
+    free(text);
+  }
 }
 
 static void test_report_errors(void **state) {
@@ -1612,6 +1659,7 @@ int main(void) {
       cmocka_unit_test(test_report_numbers_match_hdf5),
       cmocka_unit_test(test_report_errors),
       cmocka_unit_test(test_report_long_provenance),
+      cmocka_unit_test(test_report_longest_names),
       cmocka_unit_test(test_report_control_bytes),
       cmocka_unit_test(test_alphatensor_names),
       cmocka_unit_test(test_split_summary_matches_rows),
