@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Mutation testing: can the tests of a module fail? Makes operator mutants of one C source
 file, one at a time (one operator of one line swapped: < and <=, > and >=, == and !=, + and -,
-* into /, && and ||, + 1 into + 2, - 1 into - 2; comment and preprocessor lines left alone),
-rebuilds the given test executables against each and runs them. A mutant is killed when a test
-fails (or runs past --timeout), survives when every test passes, and is left out when it does
-not build. Prints each survivor (file:line, the line before and after) and a count.
+* into /, && and ||, + 1 into + 2, - 1 into - 2; comments, preprocessor lines and string and
+character literals left alone), rebuilds the given test executables against each and runs
+them. A mutant is killed when a test fails (or runs past --timeout), survives when every test
+passes, and is left out when it does not build. Prints each survivor (file:line, the line
+before and after) and a count.
 
 A survivor is a test to write, or an equivalent mutant (one that computes the same values, or
 differs only past an array's end, which an ASan build's tests catch: --build-dir build-asan).
@@ -38,16 +39,24 @@ OPERATORS = [(r' < ', ' <= '), (r' <= ', ' < '), (r' > ', ' >= '), (r' >= ', ' >
              (r'- 1\b', '- 2')]
 
 
+LITERAL = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
+
+
 def candidates(lines):
-    """(line index, start, end, replacement) of every operator outside comments and #lines."""
+    """(line index, start, end, replacement) of every operator outside comments, #lines and
+    string or character literals (a mutant of a message's text tests nothing)."""
     found = []
     for i, line in enumerate(lines):
         s = line.strip()
         if s.startswith(('/*', '*', '//', '#')):
             continue
+        literal = [False] * len(line)
+        for m in LITERAL.finditer(line):
+            literal[m.start():m.end()] = [True] * (m.end() - m.start())
         for pattern, replacement in OPERATORS:
             for m in re.finditer(pattern, line):
-                found.append((i, m.start(), m.end(), replacement))
+                if not literal[m.start()]:
+                    found.append((i, m.start(), m.end(), replacement))
     return found
 
 

@@ -382,6 +382,12 @@ static void test_ties_missing_results_and_agent(void **state) {
     snprintf(path, sizeof path, "%s/%s", tex, files[i]);
     assert_string_equal(listed->paths[i + 1], path);
   }
+  snprintf(path, sizeof path, "%s/alphatensor.tex", tex);
+  text = mb_read_file(path, NULL);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "\n% no AlphaTensor traces in this results file\n"));
+  assert_null(strstr(text, "tabular"));
+  free(text);
   ropt.formats = MB_REPORT_MD;
   if (!mb_report_write(results, &ropt, listed, &err)) fail_msg("%s", err.message);
   assert_int_equal(listed->n, 1);
@@ -389,6 +395,7 @@ static void test_ties_missing_results_and_agent(void **state) {
   text = mb_read_file(md, NULL);
   assert_non_null(text);
   assert_non_null(strstr(text, "All 2 cases: 1 of the train split, 1 of the test split."));
+  assert_null(strstr(text, "AlphaTensor")); /* no trace, no section */
   assert_non_null(strstr(text,
                          "The same table over the 1 case whose workload is in the "
                          "catalogue's test split;"));
@@ -419,6 +426,21 @@ static void test_ties_missing_results_and_agent(void **state) {
   assert_null(strstr(text, "speedup_per_workload.png"));
   free(text);
   mb_test_temp_remove(elsewhere);
+  /* a folder beside the report's whose path is as long and differs before its slash is not
+   * below it: linked by its path */
+  char beside[1200];
+  snprintf(beside, sizeof beside, "%s/tieZ", fx->dir);
+  assert_int_equal(strlen(beside), strlen(dir));
+  assert_int_equal(mb_mkdir_p(beside), 0);
+  snprintf(path, sizeof path, "%s/gap_to_bound.png", beside);
+  mb_test_write_bytes(path, "png", 3);
+  ropt.figures_dir = beside;
+  if (!mb_report_write(results, &ropt, NULL, &err)) fail_msg("%s", err.message);
+  text = mb_read_file(md, NULL);
+  assert_non_null(text);
+  snprintf(want_link, sizeof want_link, "](%s)\n", path);
+  if (!strstr(text, want_link)) fail_msg("REPORT.md lacks '%s':\n%s", want_link, text);
+  free(text);
 }
 
 /* The summary says which numbers are weaker than the rest: solves stopped by their wall-clock
@@ -610,6 +632,20 @@ static int assert_tex_tables_well_formed(const char *text, const char *what) {
   return tables;
 }
 
+/* Column k (0: the first) of the Markdown table row at `line`: the text after its k-th pipe
+ * up to and including the next pipe (" greedy |"); "" past the row's end. */
+static void md_column(const char *line, int k, char *out, size_t n) {
+  const char *p = line, *end = strchr(line, '\n');
+  if (!end) end = line + strlen(line);
+  for (int i = 0; i <= k && p && p < end; i++) p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL;
+  const char *q = p && p < end ? strchr(p, '|') : NULL;
+  if (!q || q > end) {
+    out[0] = '\0';
+    return;
+  }
+  snprintf(out, n, "%.*s", (int)(q - p + 1), p);
+}
+
 static void test_report_numbers_match_hdf5(void **state) {
   fixture *fx = *state;
   char md[1200], tex[1024];
@@ -645,6 +681,46 @@ static void test_report_numbers_match_hdf5(void **state) {
     log_sum += case_log / seeds;
     cases++;
   }
+  /* each case's greedy cell in the per-workload table: "speedup / gap / wall", the means over
+   * seeds, a gap in percent with one decimal, a wall time under 10 ms in ms */
+  int cells_in_ms = 0;
+  const char *header = strstr(text, "\n| workload | hardware |");
+  assert_non_null(header);
+  int greedy_column = -1;
+  for (int k = 0; k < 20 && greedy_column < 0; k++) {
+    char name[128];
+    md_column(header + 1, k, name, sizeof name);
+    if (!strcmp(name, " greedy |")) greedy_column = k;
+  }
+  assert_true(greedy_column > 2);
+  for (int64_t i = 0; i < n; i++) {
+    if (strcmp(rows[i].solver, "greedy") || rows[i].seed != 0) continue;
+    double case_log = 0, gap = 0, wall = 0;
+    int seeds = 0;
+    for (int64_t j = 0; j < n; j++)
+      if (!strcmp(rows[j].solver, "greedy") && !strcmp(rows[j].workload, rows[i].workload)) {
+        case_log += log(rows[j].t_heuristic_ps / (double)rows[j].t_solver_ps);
+        gap += rows[j].gap_to_bound;
+        wall += rows[j].wall_s;
+        seeds++;
+      }
+    char want[128], line[256];
+    wall /= seeds;
+    if (wall < 0.01)
+      snprintf(want, sizeof want, " %.3f / %.1f%% / %.1f ms |", exp(case_log / seeds),
+               100.0 * gap / seeds, 1e3 * wall);
+    else
+      snprintf(want, sizeof want, " %.3f / %.1f%% / %.2f s |", exp(case_log / seeds),
+               100.0 * gap / seeds, wall);
+    cells_in_ms += wall < 0.01;
+    snprintf(line, sizeof line, "\n| %s | %s |", rows[i].workload, rows[i].hardware);
+    const char *row = strstr(text, line);
+    assert_non_null(row);
+    char cell[128];
+    md_column(row + 1, greedy_column, cell, sizeof cell);
+    if (strcmp(cell, want)) fail_msg("%s: greedy's cell is '%s', not '%s'", line + 1, cell, want);
+  }
+  assert_true(cells_in_ms > 0); /* the fixture's solves take milliseconds */
   free(rows);
   assert_int_equal(cases, 4);
   double expect = exp(log_sum / cases);
@@ -654,6 +730,8 @@ static void test_report_numbers_match_hdf5(void **state) {
   assert_true(fabs(report_geomean(text, "heuristic") - 1.0) < 1e-12);
   assert_non_null(strstr(text, "## AlphaTensor matrix multiplication"));
   assert_non_null(strstr(text, "| Strassen-squared | gpu-l2 | 1024 | f32 |"));
+  assert_null(strstr(text, "\\bottomrule")); /* no LaTeX in the Markdown */
+  assert_null(strstr(text, "no AlphaTensor traces"));
   assert_non_null(strstr(text, "## Provenance"));
   free(text);
 
@@ -667,6 +745,7 @@ static void test_report_numbers_match_hdf5(void **state) {
       char *tt = mb_read_file(path, NULL);
       assert_non_null(tt);
       assert_int_equal(assert_tex_tables_well_formed(tt, tables[i]), 1);
+      assert_null(strstr(tt, "no AlphaTensor traces"));
       free(tt);
     }
   }
@@ -733,6 +812,58 @@ static char *decode_tex_cell(const char *cell, int *longest_run) {
   }
   out[j] = '\0';
   return out;
+}
+
+/* One character of a \texttt{...} provenance cell at p, as decode_tex_cell reads it: its byte
+ * (0 at the cell's end, '\f' for \allowbreak) and its length in the TeX text. */
+static char tex_cell_token(const char *p, size_t *len) {
+  static const struct {
+    const char *macro;
+    char c;
+  } words[] = {{"\\allowbreak{}", '\f'},
+               {"\\textasciicircum{}", '^'},
+               {"\\textasciitilde{}", '~'},
+               {"\\textbackslash{}", '\\'}};
+  if (!*p || !strncmp(p, "}\\tabularnewline", 16)) {
+    *len = 0;
+    return 0;
+  }
+  for (size_t w = 0; w < sizeof words / sizeof words[0]; w++)
+    if (!strncmp(p, words[w].macro, strlen(words[w].macro))) {
+      *len = strlen(words[w].macro);
+      return words[w].c;
+    }
+  *len = *p == '\\' ? 2 : 1; /* \_ \% \& \# \$ \{ \} */
+  return *p == '\\' ? p[1] : *p;
+}
+
+/* The writer's rule for break opportunities in a provenance cell, checked at each: one after
+ * every separator (|,;:=/-) but the last character, and otherwise only where the run since the
+ * last break or space (counted in bytes, a control byte's "\xHH" as 4) could not take the next
+ * character within 16; never at a cell's ends, never inside a UTF-8 sequence. */
+static void assert_breaks_where_needed(const char *cell) {
+  int run = 0;
+  char prev = 0;
+  size_t len;
+  for (const char *p = cell; tex_cell_token(p, &len); p += len) {
+    char c = tex_cell_token(p, &len);
+    size_t next_len;
+    char next = tex_cell_token(p + len, &next_len);
+    bool separator = prev && strchr("|,;:=/-", prev);
+    if (c == '\f') {
+      int width = next == '\\' && p[len + next_len] == 'x' ? 4 : 1; /* "\xHH" or one byte */
+      if (!prev || !next) fail_msg("a break at a cell's end: %.60s", cell);
+      if (((unsigned char)next & 0xC0) == 0x80) fail_msg("a break inside UTF-8: %.60s", p);
+      if (!separator && run < 16 && run + width <= 16)
+        fail_msg("a break after %d bytes, not needed: %.60s", run, p);
+      run = 0;
+    } else {
+      bool continuation = ((unsigned char)c & 0xC0) == 0x80;
+      if (separator && !continuation) fail_msg("no break after '%c': %.60s", prev, p);
+      run = c == ' ' ? 0 : run + 1;
+    }
+    prev = c == '\f' ? 0 : c;
+  }
 }
 
 /* Compiles TEX/provenance.tex alone in a small document with pdflatex, asserting that it
@@ -812,6 +943,7 @@ static void test_report_long_provenance(void **state) {
     int longest;
     char *decoded = decode_tex_cell(p + 8, &longest);
     if (longest > 16) fail_msg("%d characters without a break in: %.60s", longest, decoded);
+    assert_breaks_where_needed(p + 8);
     if (!strcmp(decoded, value)) found = true;
     free(decoded);
     cells++;
@@ -947,6 +1079,7 @@ static void test_report_control_bytes(void **state) {
   assert_string_equal(decoded,
                       "a\\x1b[2Jb\\x0a\\x0ac\\x09d\\x7f_e\\x01\\x02\\x03\\x04\\x05\\x06|f");
   if (longest > 16) fail_msg("%d characters without a break in: %s", longest, decoded);
+  assert_breaks_where_needed(cell + 8);
   free(decoded);
   free(text);
   compile_provenance_table(tex, "LaTeX compile check");
@@ -993,6 +1126,26 @@ static void test_report_longest_names(void **state) {
       fail_msg("%s lacks '%s':\n%s", want[i].file, want[i].name, text);
     free(text);
   }
+}
+
+/* A solver's LaTeX macros are named by its letters in CamelCase: a letter after a non-letter
+ * (or first) upper case, the others as they are; digits and punctuation dropped. The name's
+ * letters include both ends of both ranges (a, z, A, Z). */
+static void test_report_macro_names(void **state) {
+  fixture *fx = *state;
+  char copy[1200], tex[1300], path[1400];
+  snprintf(copy, sizeof copy, "%s/macro-names.h5", fx->dir);
+  copy_with_names(fx, copy, "mlp_tiny", "az_zA-Z9a");
+  snprintf(tex, sizeof tex, "%s/macro-names-tex", fx->dir);
+  mb_report_options opt = {.tex_dir = tex, .formats = MB_REPORT_TEX};
+  mb_error err;
+  if (!mb_report_write(copy, &opt, NULL, &err)) fail_msg("%s", err.message);
+  snprintf(path, sizeof path, "%s/macros.tex", tex);
+  char *text = mb_read_file(path, NULL);
+  assert_non_null(text);
+  if (!strstr(text, "\\newcommand{\\GeomeanAzZAZA}{"))
+    fail_msg("macros.tex lacks \\GeomeanAzZAZA:\n%s", text);
+  free(text);
 }
 
 static void test_report_errors(void **state) {
@@ -1548,20 +1701,37 @@ static void test_report_test_split_table(void **state) {
     fprintf(stderr, "note: pdflatex not installed: LaTeX compile check skipped\n");
   }
 
-  /* one split only, or none recorded: no test table, and a stale one is removed */
-  const char *variants[2] = {"train", NULL};
-  for (int v = 0; v < 2; v++) {
+  /* one split only, or none recorded: no test table, and a stale one is removed; the summary
+   * counts the cases per split and the per-workload table has a split column only when the
+   * file records splits */
+  const char *variants[3] = {"train", "test", NULL};
+  const char *files[3] = {"trainonly.h5", "testonly.h5", "nosplit2.h5"};
+  const char *counts[3] = {" All 4 cases: 4 of the train split, 0 of the test split.\n",
+                           " All 4 cases: 0 of the train split, 4 of the test split.\n", NULL};
+  const char *macro[3] = {"\\newcommand{\\NumTrainCases}{4}\n\\newcommand{\\NumTestCases}{0}",
+                          "\\newcommand{\\NumTrainCases}{0}\n\\newcommand{\\NumTestCases}{4}",
+                          "\\newcommand{\\NumTrainCases}{0}\n\\newcommand{\\NumTestCases}{0}"};
+  for (int v = 0; v < 3; v++) {
     char file[1024];
-    split_variant(fx, v ? "nosplit2.h5" : "trainonly.h5", variants[v], file, sizeof file);
+    split_variant(fx, files[v], variants[v], file, sizeof file);
     assert_true(access(st, F_OK) == 0);
     if (!mb_report_write(file, &opt, NULL, &err)) fail_msg("%s", err.message);
     assert_int_not_equal(access(st, F_OK), 0);
     text = mb_read_file(md, NULL);
     assert_null(strstr(text, head));
     assert_non_null(strstr(text, "## Summary per solver"));
+    if (counts[v] && !strstr(text, counts[v])) fail_msg("%s lacks '%s'", files[v], counts[v]);
+    if (!counts[v]) assert_null(strstr(text, " of the train split"));
+    bool split_column = strstr(text, "\n| workload | hardware | split | buffers |") != NULL;
+    assert_int_equal(split_column, variants[v] != NULL);
+    if (variants[v]) {
+      char row[64];
+      snprintf(row, sizeof row, "\n| mlp_tiny | tpu-v4i | %s | ", variants[v]);
+      if (!strstr(text, row)) fail_msg("%s lacks '%s'", files[v], row);
+    }
     free(text);
     t = mb_read_file(macros, NULL);
-    assert_non_null(strstr(t, "\\newcommand{\\NumTestCases}{0}"));
+    if (!strstr(t, macro[v])) fail_msg("%s: macros.tex lacks '%s':\n%s", files[v], macro[v], t);
     free(t);
     if (latex) assert_true(paper_builds(fx, tex));
     /* put the full file's tables back for the next variant */
@@ -1660,6 +1830,7 @@ int main(void) {
       cmocka_unit_test(test_report_errors),
       cmocka_unit_test(test_report_long_provenance),
       cmocka_unit_test(test_report_longest_names),
+      cmocka_unit_test(test_report_macro_names),
       cmocka_unit_test(test_report_control_bytes),
       cmocka_unit_test(test_alphatensor_names),
       cmocka_unit_test(test_split_summary_matches_rows),
