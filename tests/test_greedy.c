@@ -262,6 +262,26 @@ static void test_repack_to_exact_capacity(void **state) {
   mb_workload_free(w);
 }
 
+/* Only strict improvements are kept: a and b (equal benefit, each filling the capacity over
+ * the same steps) can only swap, which saves nothing, so the local search makes no swap and
+ * stops at once instead of swapping them back and forth until its move limit. */
+static void test_equal_swaps_rejected(void **state) {
+  (void)state;
+  static const mb_test_buffer bufs[] = {{"a", 10, 0, 1, 100, false}, {"b", 10, 0, 1, 100, false}};
+  mb_workload *w = mb_test_workload("equal_swap", bufs, 2, 2, MB_TEST_T_SLOW);
+  mb_hardware hw = mb_test_hardware(10, 1);
+  mb_solver_stats st;
+  memset(&st, 0, sizeof st);
+  mb_assignment *g = run("greedy", w, &hw, 1, 1.0, &st);
+  assert_true((g->offset[0] == MB_SLOW) != (g->offset[1] == MB_SLOW));
+  if (!strstr(st.note, "local search: 0 fills, 0 swaps, 0 repacks, ") ||
+      strstr(st.note, "(move limit)"))
+    fail_msg("%s", st.note);
+  mb_solver_stats_free(&st);
+  mb_assignment_free(g);
+  mb_workload_free(w);
+}
+
 static void test_deterministic(void **state) {
   (void)state;
   mb_rng rng;
@@ -354,10 +374,21 @@ static void test_spread_schedule(void **state) {
         sscanf(r1, "local search: %lld fills, %lld swaps, %lld repacks", &fills, &swaps, &repacks),
         3);
     swaps_or_repacks += swaps + repacks;
+    /* the construction alone: valid, the same on both schedules, and as many fast buffers
+     * as the full solver's note says its construction placed */
+    int constructed = -1;
+    assert_int_equal(sscanf(s1.note, "construct %d/", &constructed), 1);
     mb_error err;
-    assert_true(mb_greedy_construct(w, &hw, a, &err));
-    assert_true(mb_greedy_construct(sw, &hw, b, &err));
-    assert_memory_equal(a->offset, b->offset, sizeof *a->offset * (size_t)n);
+    mb_assignment *c = mb_assignment_new(n), *sc = mb_assignment_new(n);
+    assert_true(mb_greedy_construct(w, &hw, c, &err));
+    assert_true(mb_greedy_construct(sw, &hw, sc, &err));
+    if (!mb_validate(w, &hw, c, &err)) fail_msg("construction invalid: %s", err.message);
+    assert_memory_equal(c->offset, sc->offset, sizeof *c->offset * (size_t)n);
+    int fast = 0;
+    for (int32_t i = 0; i < n; i++) fast += c->offset[i] != MB_SLOW;
+    assert_int_equal(fast, constructed);
+    mb_assignment_free(c);
+    mb_assignment_free(sc);
     mb_solver_stats_free(&s1);
     mb_solver_stats_free(&s2);
     mb_assignment_free(a);
@@ -430,6 +461,7 @@ int main(void) {
       cmocka_unit_test(test_random_workloads),
       cmocka_unit_test(test_evict_to_the_top),
       cmocka_unit_test(test_repack_to_exact_capacity),
+      cmocka_unit_test(test_equal_swaps_rejected),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_repacks_do_not_depend_on_the_clock),
       cmocka_unit_test(test_spread_schedule),
