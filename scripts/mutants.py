@@ -39,23 +39,25 @@ OPERATORS = [(r' < ', ' <= '), (r' <= ', ' < '), (r' > ', ' >= '), (r' >= ', ' >
              (r'- 1\b', '- 2')]
 
 
-LITERAL = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
+# what is not code on a line: string and character literals, and comments (the leftmost match
+# wins, so a "//" inside a string stays a string)
+NOT_CODE = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|/\*.*?(?:\*/|$)|//.*$')
 
 
 def candidates(lines):
     """(line index, start, end, replacement) of every operator outside comments, #lines and
-    string or character literals (a mutant of a message's text tests nothing)."""
+    string or character literals (a mutant of a message's or a comment's text tests nothing)."""
     found = []
     for i, line in enumerate(lines):
         s = line.strip()
         if s.startswith(('/*', '*', '//', '#')):
             continue
-        literal = [False] * len(line)
-        for m in LITERAL.finditer(line):
-            literal[m.start():m.end()] = [True] * (m.end() - m.start())
+        not_code = [False] * len(line)
+        for m in NOT_CODE.finditer(line):
+            not_code[m.start():m.end()] = [True] * (m.end() - m.start())
         for pattern, replacement in OPERATORS:
             for m in re.finditer(pattern, line):
-                if not literal[m.start()]:
+                if not not_code[m.start()]:
                     found.append((i, m.start(), m.end(), replacement))
     return found
 
