@@ -306,6 +306,15 @@ static void test_huge_alignment(void **state) {
   big.size = 1;
   assert_false(mb_pack(&big, 1, &o, off, &r, &err));
   assert_string_equal(err.message, "pack: capacity 9223372036854775807 > 2^61 bytes");
+  o.capacity = MB_PACK_MAX_BYTES + 1;
+  assert_false(mb_pack(&big, 1, &o, off, &r, &err));
+  /* 2^61 itself is taken, as a capacity and as a size: one item fills it */
+  o.capacity = MB_PACK_MAX_BYTES;
+  big.size = MB_PACK_MAX_BYTES;
+  assert_true(mb_pack(&big, 1, &o, off, &r, &err));
+  assert_int_equal(r.status, MB_PACK_SOLVED);
+  assert_int_equal(off[0], 0);
+  assert_true(r.height == MB_PACK_MAX_BYTES);
 }
 
 int main(void) {
