@@ -234,18 +234,94 @@ static void test_capacity_in_transitions(void **state) {
   mb_trajectory_free(&t);
 }
 
+/* Every row holds its own step's fields: observation, policy target, mask, action, reward,
+ * value, rows to the final row, terminal flag; a final row has the final observation, a zero
+ * policy and mask and action -1. Each step's fields differ from every other step's, and a
+ * second trajectory wraps around the ring over the first one's rows. */
+static void test_rows_copy_the_trajectory(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_trajectory t;
+  assert_true(mb_trajectory_init(&t, D, A, &err));
+  mb_replay r;
+  assert_true(mb_replay_init(&r, 6, D, A, &err));
+  for (int ep = 0; ep < 2; ep++) {
+    mb_trajectory_clear(&t);
+    const int len = 4;
+    for (int i = 0; i < len; i++) {
+      float obs[D] = {(float)ep, (float)i, 0.5f};
+      float pol[A] = {0, 0, 0, 0};
+      uint8_t mask[A] = {0, 0, 0, 0};
+      pol[i % A] = 0.75f;
+      pol[(i + 1) % A] = 0.25f;
+      mask[i % A] = mask[(i + 1) % A] = 1;
+      assert_true(mb_trajectory_push(&t, obs, mask, pol, i % A, 0.1f * (float)(i + 1),
+                                     -0.01f * (float)i, &err));
+    }
+    float fin[D] = {(float)ep, (float)len, 1};
+    assert_true(mb_trajectory_finish(&t, fin, ep == 0, &err));
+    int64_t first = r.head;
+    assert_true(mb_replay_add(&r, &t, &err));
+    for (int i = 0; i <= len; i++) {
+      int64_t row = (first + i) % r.capacity;
+      const float *o = r.obs + row * D;
+      assert_true(o[0] == (float)ep && o[1] == (float)i && o[2] == (i < len ? 0.5f : 1.0f));
+      assert_int_equal(r.to_final[row], len - i);
+      for (int a = 0; a < A; a++) {
+        bool first_choice = i < len && a == i % A, second = i < len && a == (i + 1) % A;
+        float want = first_choice ? 0.75f : second ? 0.25f : 0.0f;
+        assert_true(r.policy[row * A + a] == want);
+        assert_int_equal(r.mask[row * A + a], first_choice || second);
+      }
+      if (i < len) {
+        assert_int_equal(r.action[row], i % A);
+        assert_true(r.reward[row] == 0.1f * (float)(i + 1));
+        assert_true(r.value[row] == -0.01f * (float)i);
+        assert_int_equal(r.terminal[row], 0);
+      } else {
+        assert_int_equal(r.action[row], -1);
+        assert_int_equal(r.terminal[row], ep == 0);
+      }
+    }
+  }
+  assert_int_equal(r.count, 6);
+  assert_int_equal(mb_replay_decisions(&r), 4); /* the first's decisions were overwritten */
+  mb_replay_free(&r);
+  mb_trajectory_free(&t);
+}
+
 static void test_bad_input(void **state) {
   (void)state;
   mb_error err = {{0}};
   mb_replay r;
   assert_false(mb_replay_init(&r, 1, D, A, &err));
   assert_non_null(strstr(err.message, "capacity"));
+  assert_false(mb_replay_init(&r, ((int64_t)1 << 30) + 1, D, A, &err));
+  assert_non_null(strstr(err.message, "capacity"));
+  assert_false(mb_replay_init(&r, 4, 0, A, &err));
+  assert_non_null(strstr(err.message, "obs_dim 0"));
+  assert_false(mb_replay_init(&r, 4, D, 0, &err));
+  assert_non_null(strstr(err.message, "actions 0"));
+  assert_true(mb_replay_init(&r, 2, D, A, &err)); /* the smallest: a decision and its final row */
+  assert_false(mb_replay_enable_siblings(&r, 0, &err));
+  assert_non_null(strstr(err.message, "sibling depth 0"));
+  assert_false(mb_replay_enable_siblings(&r, MB_SIBLING_MAX_DEPTH + 1, &err));
+  assert_true(mb_replay_enable_siblings(&r, MB_SIBLING_MAX_DEPTH, &err));
+  mb_replay_free(&r);
   mb_trajectory t;
   assert_true(mb_trajectory_init(&t, D, A, &err));
   float obs[D] = {0}, pol[A] = {1, 0, 0, 0};
   uint8_t mask[A] = {1, 1, 1, 1};
   assert_false(mb_trajectory_push(&t, obs, mask, pol, A, 0, 0, &err));
   assert_non_null(strstr(err.message, "action"));
+  /* sibling paths of the smallest depth, one step */
+  assert_true(mb_trajectory_enable_siblings(&t, 1, &err));
+  assert_true(mb_trajectory_push(&t, obs, mask, pol, 0, 0, 0, &err));
+  int32_t sibling[1] = {2};
+  float sib_reward[1] = {0.5f};
+  if (!mb_trajectory_set_sibling(&t, 1, sibling, sib_reward, obs, true, &err))
+    fail_msg("%s", err.message);
+  assert_int_equal(t.sib_len[0], 1);
   mb_trajectory_free(&t);
 }
 
@@ -695,6 +771,7 @@ int main(void) {
       cmocka_unit_test(test_nstep_terminal),
       cmocka_unit_test(test_nstep_truncated),
       cmocka_unit_test(test_capacity_in_transitions),
+      cmocka_unit_test(test_rows_copy_the_trajectory),
       cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_priority_tree_matches_brute_force),
       cmocka_unit_test(test_priority_frequencies),
