@@ -57,14 +57,11 @@ static int64_t max_at(const mb_range_max *t, int32_t x, int32_t lo, int32_t hi, 
   return m + t->add[x]; /* x overlaps [a, b], so one child does: m is an entry */
 }
 
+/* The recursions clip [first, last] to [0, n) themselves: a node outside the range is skipped. */
 void mb_range_max_add(mb_range_max *t, int32_t first, int32_t last, int64_t v) {
-  if (first < 0) first = 0;
-  if (last > t->n - 1) last = t->n - 1;
   if (first <= last) add_at(t, 1, 0, t->n - 1, first, last, v);
 }
 
 int64_t mb_range_max_get(const mb_range_max *t, int32_t first, int32_t last) {
-  if (first < 0) first = 0;
-  if (last > t->n - 1) last = t->n - 1;
   return first <= last ? max_at(t, 1, 0, t->n - 1, first, last) : INT64_MIN;
 }
