@@ -1,6 +1,8 @@
 /* Tests of the mallocMuZero learner (solvers/muzero/learner.h), on a tiny agent and a replay
  * buffer of a few raw-policy episodes of small synthetic workloads:
  *   - the losses are 0 before the first update and finite after each one;
+ *   - the batch an update trains on holds the replay's rows, targets and weights, entry by
+ *     entry, its value targets bootstrapped from the target network;
  *   - it learns: repeated updates on the same small buffer lower every supervised loss (policy,
  *     value, reward), with and without sibling paths, and with action features (whose weights
  *     in the dynamics' first layer then move);
@@ -228,6 +230,112 @@ static void test_sibling_depth_mismatch(void **state) {
   fixture_free(&f);
 }
 
+/* The batch an update trains on, checked entry by entry against the replay it was drawn
+ * from, over 30 updates (each draws 16 columns of 3 unroll steps): entry (k, b) is the row k
+ * steps after column b's first row, past the final row when k exceeds the rows to it; the
+ * column starts from its first row's observation; a decision entry's policy target is its
+ * row's (weight 1), any other's uniform (weight 0); an unrolled action is the row's own where
+ * it is a decision; a reward target is the row's reward scaled (weight 1), else 0 (weight 1
+ * past the end of an episode that ended, 0 after a truncated one); a value target is the
+ * row's n-step return (mb_replay_nstep) bootstrapped from the target network's value of the
+ * bootstrap row's observation (computed here one observation at a time), scaled, weight 1;
+ * past the final row 0, weighted as the reward. The replay holds one truncated episode too. */
+static void test_batch_matches_replay(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  fixture f;
+  fixture_init(&f, false, false);
+  /* a truncated episode: the first 5 decisions of the replay's first, cut there */
+  int32_t D = f.ag.cfg.obs_dim, A = f.ag.cfg.game.n_actions;
+  mb_trajectory t;
+  assert_true(mb_trajectory_init(&t, D, A, &err));
+  for (int64_t row = 0; row < 5; row++) {
+    assert_true(f.rb.action[row] >= 0);
+    assert_true(mb_trajectory_push(&t, f.rb.obs + row * D, f.rb.mask + row * A,
+                                   f.rb.policy + row * A, f.rb.action[row], f.rb.reward[row],
+                                   f.rb.value[row], &err));
+  }
+  assert_true(mb_trajectory_finish(&t, f.rb.obs + 5 * D, false, &err));
+  assert_true(mb_replay_add(&f.rb, &t, &err));
+  mb_trajectory_free(&t);
+  /* the target network: the agent as the learner was created, never updated here */
+  mb_agent target;
+  mb_rng r0;
+  mb_rng_seed(&r0, 0);
+  assert_true(mb_agent_create(&target, &f.ag.cfg, &r0, &err));
+  assert_true(mb_agent_copy_weights(&target, &f.ag, &err));
+  mb_agent_infer inf;
+  assert_true(mb_agent_infer_create(&inf, &target, &err));
+  float *logits = malloc(sizeof *logits * (size_t)A);
+  assert_non_null(logits);
+  mb_learner *L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, 0, &err);
+  assert_non_null(L);
+  const double scale = f.ag.cfg.value_scale;
+  mb_rng rng;
+  mb_rng_seed(&rng, 21);
+  int past_terminal = 0, past_truncated = 0, bootstrapped = 0;
+  for (int update = 0; update < 30; update++) {
+    if (!mb_learner_step(L, &f.ag, &f.opt, &f.cfg, &f.rb, 1.0, &rng, &err))
+      fail_msg("%s", err.message);
+    mb_learner_batch bt = mb_learner_last_batch(L);
+    assert_int_equal(bt.batch, f.cfg.batch);
+    assert_int_equal(bt.unroll, f.cfg.unroll);
+    for (int32_t b = 0; b < bt.batch; b++) {
+      int64_t row0 = bt.rows[b];
+      assert_memory_equal(mb_tensor_row(bt.observations, b), f.rb.obs + row0 * D,
+                          sizeof(float) * (size_t)D);
+      int64_t fin = (row0 + f.rb.to_final[row0]) % f.rb.capacity;
+      bool terminal = f.rb.terminal[fin] != 0;
+      for (int32_t k = 0; k <= bt.unroll; k++) {
+        int64_t i = (int64_t)k * bt.batch + b, row = bt.rows[i];
+        bool past = k > f.rb.to_final[row0];
+        assert_int_equal(bt.past[i], past);
+        assert_int_equal(row, (row0 + (past ? f.rb.to_final[row0] : k)) % f.rb.capacity);
+        bool decision = !past && f.rb.action[row] >= 0;
+        const float *pt = mb_tensor_row(&bt.policy_targets[k], b);
+        for (int32_t a = 0; a < A; a++)
+          assert_true(pt[a] == (decision ? f.rb.policy[row * A + a] : 1.0f / (float)A));
+        assert_true(bt.policy_weight[i] == (decision ? 1.0f : 0.0f));
+        if (k < bt.unroll) {
+          if (decision) assert_int_equal(bt.actions[i], f.rb.action[row]);
+          assert_true(bt.actions[i] >= 0 && bt.actions[i] < A);
+          assert_true(bt.reward_target[i] == (decision ? f.rb.reward[row] * (float)scale : 0.0f));
+          assert_true(bt.reward_weight[i] == (decision || terminal ? 1.0f : 0.0f));
+        }
+        if (past) {
+          assert_true(bt.value_target[i] == 0.0f);
+          assert_true(bt.value_weight[i] == (terminal ? 1.0f : 0.0f));
+          past_terminal += terminal;
+          past_truncated += !terminal;
+          continue;
+        }
+        double sum, disc, v = 0;
+        int64_t boot;
+        mb_replay_nstep(&f.rb, row, f.cfg.td_steps, f.cfg.gamma, &sum, &boot, &disc);
+        if (boot >= 0) {
+          float value;
+          assert_true(mb_agent_initial(&inf, f.rb.obs + boot * D, NULL, logits, &value, &err));
+          v = value;
+          bootstrapped++;
+        }
+        double want = (sum + disc * v) * scale;
+        if (fabs(bt.value_target[i] - want) > 1e-3 * (1 + fabs(want)))
+          fail_msg("update %d, (k %d, b %d): value target %.6f, want %.6f", update, k, b,
+                   bt.value_target[i], want);
+        assert_true(bt.value_weight[i] == 1.0f);
+      }
+    }
+  }
+  print_message("batch entries past a terminal end %d, past a truncated end %d, bootstrapped %d\n",
+                past_terminal, past_truncated, bootstrapped);
+  assert_true(past_terminal > 0 && bootstrapped > 0);
+  free(logits);
+  mb_agent_infer_free(&inf);
+  mb_agent_free(&target);
+  mb_learner_free(L);
+  fixture_free(&f);
+}
+
 /* The first layer's weights of the representation after `n` updates from draw seed `seed`,
  * with the target network updated after every update when `sync`. */
 static void weights_after(uint64_t seed, int n, bool sync, float *out, size_t count) {
@@ -374,6 +482,7 @@ int main(void) {
       cmocka_unit_test(test_learns),
       cmocka_unit_test(test_learns_with_siblings),
       cmocka_unit_test(test_learns_with_action_features),
+      cmocka_unit_test(test_batch_matches_replay),
       cmocka_unit_test(test_sibling_depth_mismatch),
       cmocka_unit_test(test_deterministic_and_target),
       cmocka_unit_test(test_root_gradient_reaches_only_the_representation),

@@ -334,6 +334,21 @@ static bool learner_batch(mb_learner *L, const mb_replay *rb, const mb_train_con
   return true;
 }
 
+mb_learner_batch mb_learner_last_batch(const mb_learner *L) {
+  return (mb_learner_batch){.batch = L->B,
+                            .unroll = L->K,
+                            .observations = &L->obs,
+                            .rows = L->rows,
+                            .past = L->past,
+                            .policy_targets = L->ptarget,
+                            .policy_weight = L->pw,
+                            .value_target = L->vt,
+                            .value_weight = L->vw,
+                            .actions = L->actions,
+                            .reward_target = L->rt,
+                            .reward_weight = L->rw};
+}
+
 /* The value the network predicts at unroll step 0 for each batch column (scaled units), from
  * the prediction tape of this update's forward pass (before the weights change). */
 static bool learner_value0(mb_learner *L, const mb_agent *ag, mb_error *err) {

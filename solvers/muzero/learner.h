@@ -41,6 +41,24 @@ bool mb_learner_step(mb_learner *L, mb_agent *ag, mb_adam *opt, const mb_train_c
 /* Copies ag's weights into the target network (the bootstrap of the value targets). */
 bool mb_learner_update_target(mb_learner *L, const mb_agent *ag, mb_error *err);
 
+/* The last update's batch as it assembled it, for tests and diagnostics: views into the
+ * learner, valid until its next update or its freeing. Entry i = k * batch + b is unroll step
+ * k (0..unroll) of batch column b. Targets are in the networks' scaled units (value_scale);
+ * weights include prioritised replay's importance weights. */
+typedef struct mb_learner_batch {
+  int32_t batch, unroll;
+  const mb_tensor *observations;   /* batch x obs_dim: the observation column b starts from */
+  const int64_t *rows;             /* replay row of each entry (clamped at the final row) */
+  const bool *past;                /* the entry lies past its trajectory's final row */
+  const mb_tensor *policy_targets; /* unroll + 1 tensors, batch x actions (uniform where not a
+                                      decision) */
+  const float *policy_weight;
+  const float *value_target, *value_weight;
+  const int32_t *actions;                     /* k < unroll: the action unrolled */
+  const float *reward_target, *reward_weight; /* k < unroll */
+} mb_learner_batch;
+mb_learner_batch mb_learner_last_batch(const mb_learner *L);
+
 /* The last update's losses (batch means; all 0 before the first update). */
 typedef struct mb_learner_losses {
   double policy, value, reward, consistency, sibling;
