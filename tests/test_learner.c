@@ -336,6 +336,112 @@ static void test_batch_matches_replay(void **state) {
   fixture_free(&f);
 }
 
+/* Sibling paths of two steps in the batch, checked entry by entry against the replay: a copy
+ * of the fixture's episodes in which every decision but each third has a path (its first
+ * action the first legal one not taken, rewards and observations taken from later rows, every
+ * second path ending its episode). Step j's action and reward target (scaled, weight 1) are the
+ * path's, 0 (weight 0) beyond it; step 0's value target, on paths of two steps, is the second
+ * step's reward plus the discounted target-network value of the path's last observation (none
+ * when the path ended the episode), scaled, weight 1. */
+static void test_batch_sibling_paths(void **state) {
+  (void)state;
+  enum { P = 2 };
+  mb_error err = {{0}};
+  fixture f;
+  fixture_init(&f, false, false);
+  int32_t D = f.ag.cfg.obs_dim, A = f.ag.cfg.game.n_actions;
+  mb_replay rb;
+  assert_true(mb_replay_init(&rb, f.rb.capacity, D, A, &err));
+  assert_true(mb_replay_enable_siblings(&rb, P, &err));
+  mb_trajectory t;
+  assert_true(mb_trajectory_init(&t, D, A, &err));
+  assert_true(mb_trajectory_enable_siblings(&t, P, &err));
+  int paths = 0;
+  for (int64_t row = 0; row < f.rb.count; row++) {
+    if (f.rb.action[row] < 0) { /* the final row: the episode as copied, with its paths */
+      assert_true(mb_trajectory_finish(&t, f.rb.obs + row * D, f.rb.terminal[row], &err));
+      assert_true(mb_replay_add(&rb, &t, &err));
+      mb_trajectory_clear(&t);
+      continue;
+    }
+    const uint8_t *mask = f.rb.mask + row * A;
+    assert_true(mb_trajectory_push(&t, f.rb.obs + row * D, mask, f.rb.policy + row * A,
+                                   f.rb.action[row], f.rb.reward[row], f.rb.value[row], &err));
+    int32_t sib = -1;
+    for (int32_t a = 0; a < A && sib < 0; a++)
+      if (mask[a] && a != f.rb.action[row]) sib = a;
+    if (sib < 0 || row % 3 == 0 || row + 2 >= f.rb.count) continue;
+    int32_t actions[P] = {sib, 0};
+    float rewards[P] = {0.01f * (float)(row % 7), 0.02f};
+    int n = row % 5 == 0 ? 1 : P;
+    assert_true(mb_trajectory_set_sibling(&t, n, actions, rewards, f.rb.obs + (row + 1) * D,
+                                          paths % 2 == 0, &err));
+    paths++;
+  }
+  assert_true(paths > 20);
+  mb_agent target;
+  mb_rng r0;
+  mb_rng_seed(&r0, 0);
+  assert_true(mb_agent_create(&target, &f.ag.cfg, &r0, &err));
+  assert_true(mb_agent_copy_weights(&target, &f.ag, &err));
+  mb_agent_infer inf;
+  assert_true(mb_agent_infer_create(&inf, &target, &err));
+  float *logits = malloc(sizeof *logits * (size_t)A);
+  assert_non_null(logits);
+  mb_learner *L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, P, &err);
+  assert_non_null(L);
+  const double scale = f.ag.cfg.value_scale;
+  mb_rng rng;
+  mb_rng_seed(&rng, 22);
+  int with_value = 0, ended = 0;
+  for (int update = 0; update < 20; update++) {
+    if (!mb_learner_step(L, &f.ag, &f.opt, &f.cfg, &rb, 1.0, &rng, &err))
+      fail_msg("%s", err.message);
+    mb_learner_batch bt = mb_learner_last_batch(L);
+    assert_int_equal(bt.sibling_steps, P);
+    for (int32_t b = 0; b < bt.batch; b++) {
+      int64_t row0 = bt.rows[b], base = row0 * P;
+      int32_t n = rb.sib_len[row0];
+      for (int32_t j = 0; j < P; j++) {
+        int64_t i = (int64_t)j * bt.batch + b;
+        bool has = j < n;
+        assert_int_equal(bt.sibling_actions[i], has ? rb.sib_action[base + j] : 0);
+        assert_true(bt.sibling_reward_target[i] ==
+                    (has ? rb.sib_reward[base + j] * (float)scale : 0.0f));
+        assert_true(bt.sibling_reward_weight[i] == (has ? 1.0f : 0.0f));
+        if (j + 1 >= P) continue;
+        if (j + 1 >= n) {
+          assert_true(bt.sibling_value_target[i] == 0.0f && bt.sibling_value_weight[i] == 0.0f);
+          continue;
+        }
+        double sum, disc;
+        assert_true(mb_replay_sibling_target(&rb, row0, j, f.cfg.gamma, &sum, &disc));
+        float value = 0;
+        if (!rb.sib_terminal[row0])
+          assert_true(
+              mb_agent_initial(&inf, rb.sib_obs + (base + n - 1) * D, NULL, logits, &value, &err));
+        double want = (sum + disc * value) * scale;
+        if (fabs(bt.sibling_value_target[i] - want) > 1e-3 * (1 + fabs(want)))
+          fail_msg("update %d, column %d: sibling value target %.6f, want %.6f", update, b,
+                   bt.sibling_value_target[i], want);
+        assert_true(bt.sibling_value_weight[i] == 1.0f);
+        with_value++;
+        ended += rb.sib_terminal[row0];
+      }
+    }
+  }
+  print_message("sibling value targets checked %d (%d on paths that ended the episode)\n",
+                with_value, ended);
+  assert_true(with_value > 20 && ended > 0 && ended < with_value);
+  free(logits);
+  mb_agent_infer_free(&inf);
+  mb_agent_free(&target);
+  mb_learner_free(L);
+  mb_trajectory_free(&t);
+  mb_replay_free(&rb);
+  fixture_free(&f);
+}
+
 /* The first layer's weights of the representation after `n` updates from draw seed `seed`,
  * with the target network updated after every update when `sync`. */
 static void weights_after(uint64_t seed, int n, bool sync, float *out, size_t count) {
@@ -483,6 +589,7 @@ int main(void) {
       cmocka_unit_test(test_learns_with_siblings),
       cmocka_unit_test(test_learns_with_action_features),
       cmocka_unit_test(test_batch_matches_replay),
+      cmocka_unit_test(test_batch_sibling_paths),
       cmocka_unit_test(test_sibling_depth_mismatch),
       cmocka_unit_test(test_deterministic_and_target),
       cmocka_unit_test(test_root_gradient_reaches_only_the_representation),

@@ -346,7 +346,13 @@ mb_learner_batch mb_learner_last_batch(const mb_learner *L) {
                             .value_weight = L->vw,
                             .actions = L->actions,
                             .reward_target = L->rt,
-                            .reward_weight = L->rw};
+                            .reward_weight = L->rw,
+                            .sibling_steps = L->P,
+                            .sibling_actions = L->sact,
+                            .sibling_reward_target = L->srt,
+                            .sibling_reward_weight = L->sw,
+                            .sibling_value_target = L->svt,
+                            .sibling_value_weight = L->svw};
 }
 
 /* The value the network predicts at unroll step 0 for each batch column (scaled units), from

@@ -56,6 +56,12 @@ typedef struct mb_learner_batch {
   const float *value_target, *value_weight;
   const int32_t *actions;                     /* k < unroll: the action unrolled */
   const float *reward_target, *reward_weight; /* k < unroll */
+  /* Sibling paths (sibling_steps P, 0 without): entry j * batch + b is step j of column b's
+   * path, from its first row; value targets at steps 0..P-2 only (the path continues past). */
+  int32_t sibling_steps;
+  const int32_t *sibling_actions;
+  const float *sibling_reward_target, *sibling_reward_weight;
+  const float *sibling_value_target, *sibling_value_weight;
 } mb_learner_batch;
 mb_learner_batch mb_learner_last_batch(const mb_learner *L);
 
