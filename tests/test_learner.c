@@ -230,6 +230,23 @@ static void test_sibling_depth_mismatch(void **state) {
   fixture_free(&f);
 }
 
+/* Adds to rb a truncated episode: the first 5 decisions of its first, cut there (the
+ * fixture's episodes all end). */
+static void add_truncated_episode(mb_replay *rb) {
+  mb_error err = {{0}};
+  int32_t D = rb->obs_dim, A = rb->A;
+  mb_trajectory t;
+  assert_true(mb_trajectory_init(&t, D, A, &err));
+  for (int64_t row = 0; row < 5; row++) {
+    assert_true(rb->action[row] >= 0);
+    assert_true(mb_trajectory_push(&t, rb->obs + row * D, rb->mask + row * A, rb->policy + row * A,
+                                   rb->action[row], rb->reward[row], rb->value[row], &err));
+  }
+  assert_true(mb_trajectory_finish(&t, rb->obs + 5 * D, false, &err));
+  assert_true(mb_replay_add(rb, &t, &err));
+  mb_trajectory_free(&t);
+}
+
 /* The batch an update trains on, checked entry by entry against the replay it was drawn
  * from, over 30 updates (each draws 16 columns of 3 unroll steps): entry (k, b) is the row k
  * steps after column b's first row, past the final row when k exceeds the rows to it; the
@@ -245,19 +262,8 @@ static void test_batch_matches_replay(void **state) {
   mb_error err = {{0}};
   fixture f;
   fixture_init(&f, false, false);
-  /* a truncated episode: the first 5 decisions of the replay's first, cut there */
+  add_truncated_episode(&f.rb);
   int32_t D = f.ag.cfg.obs_dim, A = f.ag.cfg.game.n_actions;
-  mb_trajectory t;
-  assert_true(mb_trajectory_init(&t, D, A, &err));
-  for (int64_t row = 0; row < 5; row++) {
-    assert_true(f.rb.action[row] >= 0);
-    assert_true(mb_trajectory_push(&t, f.rb.obs + row * D, f.rb.mask + row * A,
-                                   f.rb.policy + row * A, f.rb.action[row], f.rb.reward[row],
-                                   f.rb.value[row], &err));
-  }
-  assert_true(mb_trajectory_finish(&t, f.rb.obs + 5 * D, false, &err));
-  assert_true(mb_replay_add(&f.rb, &t, &err));
-  mb_trajectory_free(&t);
   /* the target network: the agent as the learner was created, never updated here */
   mb_agent target;
   mb_rng r0;
@@ -332,6 +338,128 @@ static void test_batch_matches_replay(void **state) {
   free(logits);
   mb_agent_infer_free(&inf);
   mb_agent_free(&target);
+  mb_learner_free(L);
+  fixture_free(&f);
+}
+
+/* Adds one entry's softmax cross-entropy (policy, A logits) or categorical loss (value or
+ * reward, S logits) with weight w and scale sc to *sum, through the library's loss functions
+ * on a one-row tensor. */
+static void add_policy_loss(const float *logits, const float *target, int32_t A, float w, float sc,
+                            double *sum) {
+  mb_error err = {{0}};
+  mb_tensor l, t, d;
+  assert_true(mb_tensor_init(&l, 1, A, &err) && mb_tensor_init(&t, 1, A, &err) &&
+              mb_tensor_init(&d, 1, A, &err));
+  memcpy(l.data, logits, sizeof(float) * (size_t)A);
+  memcpy(t.data, target, sizeof(float) * (size_t)A);
+  double loss;
+  assert_true(mb_loss_softmax_xent(&l, &t, NULL, &w, sc, &loss, &d, &err));
+  *sum += loss;
+  mb_tensor_free(&l);
+  mb_tensor_free(&t);
+  mb_tensor_free(&d);
+}
+
+static void add_categorical_loss(const mb_support *sup, const float *logits, int32_t S,
+                                 float target, float w, float sc, double *sum) {
+  mb_error err = {{0}};
+  mb_tensor l, d;
+  assert_true(mb_tensor_init(&l, 1, S, &err) && mb_tensor_init(&d, 1, S, &err));
+  memcpy(l.data, logits, sizeof(float) * (size_t)S);
+  double loss;
+  assert_true(mb_loss_categorical(sup, &l, &target, &w, sc, &loss, &d, &err));
+  *sum += loss;
+  mb_tensor_free(&l);
+  mb_tensor_free(&d);
+}
+
+/* The losses an update reports, recomputed from its batch (mb_learner_last_batch) with the
+ * networks as they were before it, one column at a time: the representation of the column's
+ * observation, then the dynamics along the batch's actions (mb_agent_recurrent); at unroll step
+ * k the policy, value and (k >= 1) reward losses against the batch's targets and weights, and
+ * the consistency loss 0.5 ||g^k - h(o_k)||^2 towards the representation of the row reached
+ * (0 past the final row), each scaled 1 / B at step 0 and 1 / (K B) at the others, the value's
+ * by value_weight, the consistency's by consistency_weight (2 here, so a weight used as its
+ * inverse shows). */
+static void test_losses_from_batch(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  fixture f;
+  fixture_init(&f, false, false);
+  f.cfg.consistency_weight = 2.0;
+  add_truncated_episode(&f.rb); /* entries past it weigh 0, past an ending 1 */
+  int32_t D = f.ag.cfg.obs_dim, A = f.ag.cfg.game.n_actions, S = f.ag.cfg.support;
+  int32_t W = f.ag.cfg.latent;
+  mb_agent before;
+  mb_rng r0;
+  mb_rng_seed(&r0, 0);
+  assert_true(mb_agent_create(&before, &f.ag.cfg, &r0, &err));
+  mb_agent_infer inf;
+  assert_true(mb_agent_infer_create(&inf, &before, &err));
+  float *latent = malloc(sizeof(float) * (size_t)W), *next = malloc(sizeof(float) * (size_t)W);
+  float *target = malloc(sizeof(float) * (size_t)W), *logits = malloc(sizeof(float) * (size_t)A);
+  assert_true(latent && next && target && logits);
+  mb_learner *L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, 0, &err);
+  assert_non_null(L);
+  mb_rng rng;
+  mb_rng_seed(&rng, 23);
+  int past_truncated = 0;
+  for (int update = 0; update < 30; update++) {
+    assert_true(mb_agent_copy_weights(&before, &f.ag, &err));
+    if (!mb_learner_step(L, &f.ag, &f.opt, &f.cfg, &f.rb, 1.0, &rng, &err))
+      fail_msg("%s", err.message);
+    mb_learner_batch bt = mb_learner_last_batch(L);
+    mb_learner_losses got = mb_learner_last_losses(L);
+    int32_t B = bt.batch, K = bt.unroll;
+    double lp = 0, lv = 0, lr = 0, lc = 0;
+    for (int32_t b = 0; b < B; b++) {
+      const float *obs = mb_tensor_row(bt.observations, b);
+      float value, reward;
+      for (int32_t k = 0; k < K; k++)
+        past_truncated += bt.past[k * B + b] && bt.reward_weight[k * B + b] == 0;
+      assert_true(mb_agent_initial(&inf, obs, latent, logits, &value, &err));
+      for (int32_t k = 0; k <= K; k++) {
+        int64_t i = (int64_t)k * B + b;
+        float sc = (k == 0 ? 1.0f : 1.0f / (float)K) / (float)B;
+        const float *out = mb_tensor_row(mb_nn_tape_output(&inf.pred), 0);
+        add_policy_loss(out, mb_tensor_row(&bt.policy_targets[k], b), A, bt.policy_weight[i], sc,
+                        &lp);
+        add_categorical_loss(&before.sup, out + A, S, bt.value_target[i], bt.value_weight[i],
+                             sc * (float)f.cfg.value_weight, &lv);
+        if (k == K) break;
+        float sc1 = 1.0f / (float)K / (float)B;
+        assert_true(mb_agent_recurrent(&inf, latent, bt.actions[i], k == 0 ? obs : NULL, next,
+                                       &reward, logits, &value, &err));
+        add_categorical_loss(&before.sup, mb_tensor_row(mb_nn_tape_output(&inf.reward), 0), S,
+                             bt.reward_target[i], bt.reward_weight[i], sc1, &lr);
+        memcpy(latent, next, sizeof(float) * (size_t)W);
+        int64_t row = bt.rows[i + B];
+        if (!bt.past[i + B]) { /* h(o_{k+1}) without disturbing the unroll's tapes: after it */
+          mb_agent_infer hinf;
+          assert_true(mb_agent_infer_create(&hinf, &before, &err));
+          assert_true(mb_agent_initial(&hinf, f.rb.obs + row * D, target, logits, &value, &err));
+          mb_agent_infer_free(&hinf);
+          double sq = 0;
+          for (int32_t j = 0; j < W; j++)
+            sq += (double)(next[j] - target[j]) * (next[j] - target[j]);
+          lc += 0.5 * sc1 * f.cfg.consistency_weight * sq;
+        }
+      }
+    }
+    const double got_v[4] = {got.policy, got.value, got.reward, got.consistency};
+    const double want_v[4] = {lp, lv, lr, lc};
+    const char *names[4] = {"policy", "value", "reward", "consistency"};
+    for (int j = 0; j < 4; j++)
+      if (!(fabs(got_v[j] - want_v[j]) <= 1e-4 * fabs(want_v[j]) + 1e-7))
+        fail_msg("update %d: %s loss %.9g, recomputed %.9g", update, names[j], got_v[j], want_v[j]);
+  }
+  free(latent);
+  free(next);
+  free(target);
+  free(logits);
+  mb_agent_infer_free(&inf);
+  mb_agent_free(&before);
   mb_learner_free(L);
   fixture_free(&f);
 }
@@ -590,6 +718,7 @@ int main(void) {
       cmocka_unit_test(test_learns_with_action_features),
       cmocka_unit_test(test_batch_matches_replay),
       cmocka_unit_test(test_batch_sibling_paths),
+      cmocka_unit_test(test_losses_from_batch),
       cmocka_unit_test(test_sibling_depth_mismatch),
       cmocka_unit_test(test_deterministic_and_target),
       cmocka_unit_test(test_root_gradient_reaches_only_the_representation),
