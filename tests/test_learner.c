@@ -470,7 +470,10 @@ static void test_losses_from_batch(void **state) {
  * second path ending its episode). Step j's action and reward target (scaled, weight 1) are the
  * path's, 0 (weight 0) beyond it; step 0's value target, on paths of two steps, is the second
  * step's reward plus the discounted target-network value of the path's last observation (none
- * when the path ended the episode), scaled, weight 1. */
+ * when the path ended the episode), scaled, weight 1. The sibling loss the update reports is
+ * recomputed from them with the networks as they were before it: dynamics from the column's
+ * representation along the path's actions, reward and value losses and the consistency towards
+ * the representation of each step's observation, each scaled sibling_weight / (B P). */
 static void test_batch_sibling_paths(void **state) {
   (void)state;
   enum { P = 2 };
@@ -519,17 +522,55 @@ static void test_batch_sibling_paths(void **state) {
   mb_learner *L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, P, &err);
   assert_non_null(L);
   const double scale = f.ag.cfg.value_scale;
+  f.cfg.sibling_weight = 1.5;
+  /* the networks before each update, for the sibling loss recomputed column by column */
+  mb_agent before;
+  assert_true(mb_agent_create(&before, &f.ag.cfg, &r0, &err));
+  mb_agent_infer binf;
+  assert_true(mb_agent_infer_create(&binf, &before, &err));
+  int32_t W = f.ag.cfg.latent, S = f.ag.cfg.support;
+  float *latent = malloc(sizeof(float) * (size_t)W), *next = malloc(sizeof(float) * (size_t)W);
+  float *h = malloc(sizeof(float) * (size_t)W);
+  assert_true(latent && next && h);
   mb_rng rng;
   mb_rng_seed(&rng, 22);
   int with_value = 0, ended = 0;
   for (int update = 0; update < 20; update++) {
+    assert_true(mb_agent_copy_weights(&before, &f.ag, &err));
     if (!mb_learner_step(L, &f.ag, &f.opt, &f.cfg, &rb, 1.0, &rng, &err))
       fail_msg("%s", err.message);
     mb_learner_batch bt = mb_learner_last_batch(L);
     assert_int_equal(bt.sibling_steps, P);
+    double sibling_loss = 0;
+    const float sc = (float)f.cfg.sibling_weight / (float)(bt.batch * P);
     for (int32_t b = 0; b < bt.batch; b++) {
       int64_t row0 = bt.rows[b], base = row0 * P;
       int32_t n = rb.sib_len[row0];
+      /* the sibling loss of this column: dynamics from h(o) along the path's actions */
+      const float *obs = mb_tensor_row(bt.observations, b);
+      float value, reward;
+      assert_true(mb_agent_initial(&binf, obs, latent, logits, &value, &err));
+      for (int32_t j = 0; j < P; j++) {
+        int64_t i = (int64_t)j * bt.batch + b;
+        assert_true(mb_agent_recurrent(&binf, latent, bt.sibling_actions[i], j == 0 ? obs : NULL,
+                                       next, &reward, logits, &value, &err));
+        add_categorical_loss(&before.sup, mb_tensor_row(mb_nn_tape_output(&binf.reward), 0), S,
+                             bt.sibling_reward_target[i], bt.sibling_reward_weight[i], sc,
+                             &sibling_loss);
+        if (j + 1 < P)
+          add_categorical_loss(&before.sup, mb_tensor_row(mb_nn_tape_output(&binf.pred), 0) + A, S,
+                               bt.sibling_value_target[i], bt.sibling_value_weight[i],
+                               sc * (float)f.cfg.value_weight, &sibling_loss);
+        memcpy(latent, next, sizeof(float) * (size_t)W);
+        if (bt.sibling_reward_weight[i] == 0) continue; /* no step: no consistency either */
+        mb_agent_infer hinf;
+        assert_true(mb_agent_infer_create(&hinf, &before, &err));
+        assert_true(mb_agent_initial(&hinf, rb.sib_obs + (base + j) * D, h, logits, &value, &err));
+        mb_agent_infer_free(&hinf);
+        double sq = 0;
+        for (int32_t x = 0; x < W; x++) sq += (double)(next[x] - h[x]) * (next[x] - h[x]);
+        sibling_loss += 0.5 * sc * sq;
+      }
       for (int32_t j = 0; j < P; j++) {
         int64_t i = (int64_t)j * bt.batch + b;
         bool has = j < n;
@@ -544,11 +585,11 @@ static void test_batch_sibling_paths(void **state) {
         }
         double sum, disc;
         assert_true(mb_replay_sibling_target(&rb, row0, j, f.cfg.gamma, &sum, &disc));
-        float value = 0;
+        float boot_value = 0;
         if (!rb.sib_terminal[row0])
-          assert_true(
-              mb_agent_initial(&inf, rb.sib_obs + (base + n - 1) * D, NULL, logits, &value, &err));
-        double want = (sum + disc * value) * scale;
+          assert_true(mb_agent_initial(&inf, rb.sib_obs + (base + n - 1) * D, NULL, logits,
+                                       &boot_value, &err));
+        double want = (sum + disc * boot_value) * scale;
         if (fabs(bt.sibling_value_target[i] - want) > 1e-3 * (1 + fabs(want)))
           fail_msg("update %d, column %d: sibling value target %.6f, want %.6f", update, b,
                    bt.sibling_value_target[i], want);
@@ -557,11 +598,19 @@ static void test_batch_sibling_paths(void **state) {
         ended += rb.sib_terminal[row0];
       }
     }
+    double got = mb_learner_last_losses(L).sibling;
+    if (!(fabs(got - sibling_loss) <= 1e-4 * fabs(sibling_loss) + 1e-7))
+      fail_msg("update %d: sibling loss %.9g, recomputed %.9g", update, got, sibling_loss);
   }
   print_message("sibling value targets checked %d (%d on paths that ended the episode)\n",
                 with_value, ended);
   assert_true(with_value > 20 && ended > 0 && ended < with_value);
   free(logits);
+  free(latent);
+  free(next);
+  free(h);
+  mb_agent_infer_free(&binf);
+  mb_agent_free(&before);
   mb_agent_infer_free(&inf);
   mb_agent_free(&target);
   mb_learner_free(L);
