@@ -2,7 +2,9 @@
  * buffer of a few raw-policy episodes of small synthetic workloads:
  *   - the losses are 0 before the first update and finite after each one;
  *   - the batch an update trains on holds the replay's rows, targets and weights, entry by
- *     entry, its value targets bootstrapped from the target network;
+ *     entry, its value targets bootstrapped from the target network (sibling paths too);
+ *   - the losses it reports, and the priorities it sets, equal a recomputation from that batch
+ *     with the networks as they were before it, one column at a time;
  *   - it learns: repeated updates on the same small buffer lower every supervised loss (policy,
  *     value, reward), with and without sibling paths, and with action features (whose weights
  *     in the dynamics' first layer then move);
@@ -464,6 +466,51 @@ static void test_losses_from_batch(void **state) {
   fixture_free(&f);
 }
 
+/* With prioritised replay, an update sets each drawn row's priority to |v - z| + 1e-6: the
+ * value the networks before it predicted for the row's observation against the row's value
+ * target (both scaled; mb_learner_last_batch), recomputed here one observation at a time. */
+static void test_priorities_from_batch(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  fixture f;
+  fixture_init(&f, false, false);
+  f.cfg.priority_alpha = 0.6;
+  assert_true(mb_replay_enable_priority(&f.rb, f.cfg.priority_alpha, &err));
+  int32_t A = f.ag.cfg.game.n_actions;
+  mb_agent before;
+  mb_rng r0;
+  mb_rng_seed(&r0, 0);
+  assert_true(mb_agent_create(&before, &f.ag.cfg, &r0, &err));
+  mb_agent_infer inf;
+  assert_true(mb_agent_infer_create(&inf, &before, &err));
+  float *logits = malloc(sizeof(float) * (size_t)A);
+  assert_non_null(logits);
+  mb_learner *L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, 0, &err);
+  assert_non_null(L);
+  mb_rng rng;
+  mb_rng_seed(&rng, 24);
+  for (int update = 0; update < 10; update++) {
+    assert_true(mb_agent_copy_weights(&before, &f.ag, &err));
+    if (!mb_learner_step(L, &f.ag, &f.opt, &f.cfg, &f.rb, 0.4, &rng, &err))
+      fail_msg("%s", err.message);
+    mb_learner_batch bt = mb_learner_last_batch(L);
+    for (int32_t b = 0; b < bt.batch; b++) {
+      float value;
+      assert_true(
+          mb_agent_initial(&inf, mb_tensor_row(bt.observations, b), NULL, logits, &value, &err));
+      double want = fabs(value * f.ag.cfg.value_scale - bt.value_target[b]) + 1e-6;
+      double got = mb_replay_priority(&f.rb, bt.rows[b]);
+      if (!(fabs(got - want) <= 1e-3 * (1 + want)))
+        fail_msg("update %d, column %d: priority %.6f, want %.6f", update, b, got, want);
+    }
+  }
+  free(logits);
+  mb_agent_infer_free(&inf);
+  mb_agent_free(&before);
+  mb_learner_free(L);
+  fixture_free(&f);
+}
+
 /* Sibling paths of two steps in the batch, checked entry by entry against the replay: a copy
  * of the fixture's episodes in which every decision but each third has a path (its first
  * action the first legal one not taken, rewards and observations taken from later rows, every
@@ -768,6 +815,7 @@ int main(void) {
       cmocka_unit_test(test_batch_matches_replay),
       cmocka_unit_test(test_batch_sibling_paths),
       cmocka_unit_test(test_losses_from_batch),
+      cmocka_unit_test(test_priorities_from_batch),
       cmocka_unit_test(test_sibling_depth_mismatch),
       cmocka_unit_test(test_deterministic_and_target),
       cmocka_unit_test(test_root_gradient_reaches_only_the_representation),
