@@ -232,6 +232,36 @@ static void test_sibling_depth_mismatch(void **state) {
   fixture_free(&f);
 }
 
+/* dst: a network of src's config holding src's weights (a target network, or the networks as
+ * they were before an update), and inf, its inference one observation at a time. */
+static void copy_agent(const mb_agent *src, mb_agent *dst, mb_agent_infer *inf) {
+  mb_error err = {{0}};
+  mb_rng rng;
+  mb_rng_seed(&rng, 0);
+  assert_true(mb_agent_create(dst, &src->cfg, &rng, &err));
+  assert_true(mb_agent_copy_weights(dst, src, &err));
+  assert_true(mb_agent_infer_create(inf, dst, &err));
+}
+
+/* 0.5 ||x - h(obs)||^2 over the latent, h being ag's representation, run through an inference
+ * of its own so that an unroll's tapes in another stay as they are. */
+static double half_sq_to_representation(const mb_agent *ag, const float *x, const float *obs) {
+  mb_error err = {{0}};
+  int32_t W = ag->cfg.latent, A = ag->cfg.game.n_actions;
+  float *h = malloc(sizeof(float) * (size_t)W), *logits = malloc(sizeof(float) * (size_t)A);
+  assert_true(h && logits);
+  float value;
+  mb_agent_infer inf;
+  assert_true(mb_agent_infer_create(&inf, ag, &err));
+  assert_true(mb_agent_initial(&inf, obs, h, logits, &value, &err));
+  mb_agent_infer_free(&inf);
+  double sq = 0;
+  for (int32_t j = 0; j < W; j++) sq += (double)(x[j] - h[j]) * (x[j] - h[j]);
+  free(h);
+  free(logits);
+  return 0.5 * sq;
+}
+
 /* Adds to rb a truncated episode: the first 5 decisions of its first, cut there (the
  * fixture's episodes all end). */
 static void add_truncated_episode(mb_replay *rb) {
@@ -268,12 +298,8 @@ static void test_batch_matches_replay(void **state) {
   int32_t D = f.ag.cfg.obs_dim, A = f.ag.cfg.game.n_actions;
   /* the target network: the agent as the learner was created, never updated here */
   mb_agent target;
-  mb_rng r0;
-  mb_rng_seed(&r0, 0);
-  assert_true(mb_agent_create(&target, &f.ag.cfg, &r0, &err));
-  assert_true(mb_agent_copy_weights(&target, &f.ag, &err));
   mb_agent_infer inf;
-  assert_true(mb_agent_infer_create(&inf, &target, &err));
+  copy_agent(&f.ag, &target, &inf);
   float *logits = malloc(sizeof *logits * (size_t)A);
   assert_non_null(logits);
   mb_learner *L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, 0, &err);
@@ -394,14 +420,11 @@ static void test_losses_from_batch(void **state) {
   int32_t D = f.ag.cfg.obs_dim, A = f.ag.cfg.game.n_actions, S = f.ag.cfg.support;
   int32_t W = f.ag.cfg.latent;
   mb_agent before;
-  mb_rng r0;
-  mb_rng_seed(&r0, 0);
-  assert_true(mb_agent_create(&before, &f.ag.cfg, &r0, &err));
   mb_agent_infer inf;
-  assert_true(mb_agent_infer_create(&inf, &before, &err));
+  copy_agent(&f.ag, &before, &inf);
   float *latent = malloc(sizeof(float) * (size_t)W), *next = malloc(sizeof(float) * (size_t)W);
-  float *target = malloc(sizeof(float) * (size_t)W), *logits = malloc(sizeof(float) * (size_t)A);
-  assert_true(latent && next && target && logits);
+  float *logits = malloc(sizeof(float) * (size_t)A);
+  assert_true(latent && next && logits);
   mb_learner *L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, 0, &err);
   assert_non_null(L);
   mb_rng rng;
@@ -437,16 +460,9 @@ static void test_losses_from_batch(void **state) {
                              bt.reward_target[i], bt.reward_weight[i], sc1, &lr);
         memcpy(latent, next, sizeof(float) * (size_t)W);
         int64_t row = bt.rows[i + B];
-        if (!bt.past[i + B]) { /* h(o_{k+1}) without disturbing the unroll's tapes: after it */
-          mb_agent_infer hinf;
-          assert_true(mb_agent_infer_create(&hinf, &before, &err));
-          assert_true(mb_agent_initial(&hinf, f.rb.obs + row * D, target, logits, &value, &err));
-          mb_agent_infer_free(&hinf);
-          double sq = 0;
-          for (int32_t j = 0; j < W; j++)
-            sq += (double)(next[j] - target[j]) * (next[j] - target[j]);
-          lc += 0.5 * sc1 * f.cfg.consistency_weight * sq;
-        }
+        if (!bt.past[i + B])
+          lc += sc1 * f.cfg.consistency_weight *
+                half_sq_to_representation(&before, next, f.rb.obs + row * D);
       }
     }
     const double got_v[4] = {got.policy, got.value, got.reward, got.consistency};
@@ -458,7 +474,6 @@ static void test_losses_from_batch(void **state) {
   }
   free(latent);
   free(next);
-  free(target);
   free(logits);
   mb_agent_infer_free(&inf);
   mb_agent_free(&before);
@@ -478,11 +493,8 @@ static void test_priorities_from_batch(void **state) {
   assert_true(mb_replay_enable_priority(&f.rb, f.cfg.priority_alpha, &err));
   int32_t A = f.ag.cfg.game.n_actions;
   mb_agent before;
-  mb_rng r0;
-  mb_rng_seed(&r0, 0);
-  assert_true(mb_agent_create(&before, &f.ag.cfg, &r0, &err));
   mb_agent_infer inf;
-  assert_true(mb_agent_infer_create(&inf, &before, &err));
+  copy_agent(&f.ag, &before, &inf);
   float *logits = malloc(sizeof(float) * (size_t)A);
   assert_non_null(logits);
   mb_learner *L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, 0, &err);
@@ -558,12 +570,8 @@ static void test_batch_sibling_paths(void **state) {
   }
   assert_true(paths > 20);
   mb_agent target;
-  mb_rng r0;
-  mb_rng_seed(&r0, 0);
-  assert_true(mb_agent_create(&target, &f.ag.cfg, &r0, &err));
-  assert_true(mb_agent_copy_weights(&target, &f.ag, &err));
   mb_agent_infer inf;
-  assert_true(mb_agent_infer_create(&inf, &target, &err));
+  copy_agent(&f.ag, &target, &inf);
   float *logits = malloc(sizeof *logits * (size_t)A);
   assert_non_null(logits);
   mb_learner *L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, P, &err);
@@ -572,13 +580,11 @@ static void test_batch_sibling_paths(void **state) {
   f.cfg.sibling_weight = 1.5;
   /* the networks before each update, for the sibling loss recomputed column by column */
   mb_agent before;
-  assert_true(mb_agent_create(&before, &f.ag.cfg, &r0, &err));
   mb_agent_infer binf;
-  assert_true(mb_agent_infer_create(&binf, &before, &err));
+  copy_agent(&f.ag, &before, &binf);
   int32_t W = f.ag.cfg.latent, S = f.ag.cfg.support;
   float *latent = malloc(sizeof(float) * (size_t)W), *next = malloc(sizeof(float) * (size_t)W);
-  float *h = malloc(sizeof(float) * (size_t)W);
-  assert_true(latent && next && h);
+  assert_true(latent && next);
   mb_rng rng;
   mb_rng_seed(&rng, 22);
   int with_value = 0, ended = 0;
@@ -610,13 +616,7 @@ static void test_batch_sibling_paths(void **state) {
                                sc * (float)f.cfg.value_weight, &sibling_loss);
         memcpy(latent, next, sizeof(float) * (size_t)W);
         if (bt.sibling_reward_weight[i] == 0) continue; /* no step: no consistency either */
-        mb_agent_infer hinf;
-        assert_true(mb_agent_infer_create(&hinf, &before, &err));
-        assert_true(mb_agent_initial(&hinf, rb.sib_obs + (base + j) * D, h, logits, &value, &err));
-        mb_agent_infer_free(&hinf);
-        double sq = 0;
-        for (int32_t x = 0; x < W; x++) sq += (double)(next[x] - h[x]) * (next[x] - h[x]);
-        sibling_loss += 0.5 * sc * sq;
+        sibling_loss += sc * half_sq_to_representation(&before, next, rb.sib_obs + (base + j) * D);
       }
       for (int32_t j = 0; j < P; j++) {
         int64_t i = (int64_t)j * bt.batch + b;
@@ -655,7 +655,6 @@ static void test_batch_sibling_paths(void **state) {
   free(logits);
   free(latent);
   free(next);
-  free(h);
   mb_agent_infer_free(&binf);
   mb_agent_free(&before);
   mb_agent_infer_free(&inf);
