@@ -472,6 +472,7 @@ static void test_losses_from_batch(void **state) {
       if (!(fabs(got_v[j] - want_v[j]) <= 1e-4 * fabs(want_v[j]) + 1e-7))
         fail_msg("update %d: %s loss %.9g, recomputed %.9g", update, names[j], got_v[j], want_v[j]);
   }
+  assert_true(past_truncated > 0); /* the reward weights of 0 were at stake */
   free(latent);
   free(next);
   free(logits);
