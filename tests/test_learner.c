@@ -243,6 +243,16 @@ static void copy_agent(const mb_agent *src, mb_agent *dst, mb_agent_infer *inf) 
   assert_true(mb_agent_infer_create(inf, dst, &err));
 }
 
+/* The value (in return units) inf's networks give obs. */
+static float value_of(mb_agent_infer *inf, const float *obs) {
+  mb_error err = {{0}};
+  float *logits = malloc(sizeof(float) * (size_t)inf->ag->cfg.game.n_actions), value;
+  assert_non_null(logits);
+  assert_true(mb_agent_initial(inf, obs, NULL, logits, &value, &err));
+  free(logits);
+  return value;
+}
+
 /* 0.5 ||x - h(obs)||^2 over the latent, h being ag's representation, run through an inference
  * of its own so that an unroll's tapes in another stay as they are. */
 static double half_sq_to_representation(const mb_agent *ag, const float *x, const float *obs) {
@@ -300,8 +310,6 @@ static void test_batch_matches_replay(void **state) {
   mb_agent target;
   mb_agent_infer inf;
   copy_agent(&f.ag, &target, &inf);
-  float *logits = malloc(sizeof *logits * (size_t)A);
-  assert_non_null(logits);
   mb_learner *L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, 0, &err);
   assert_non_null(L);
   const double scale = f.ag.cfg.value_scale;
@@ -347,9 +355,7 @@ static void test_batch_matches_replay(void **state) {
         int64_t boot;
         mb_replay_nstep(&f.rb, row, f.cfg.td_steps, f.cfg.gamma, &sum, &boot, &disc);
         if (boot >= 0) {
-          float value;
-          assert_true(mb_agent_initial(&inf, f.rb.obs + boot * D, NULL, logits, &value, &err));
-          v = value;
+          v = value_of(&inf, f.rb.obs + boot * D);
           bootstrapped++;
         }
         double want = (sum + disc * v) * scale;
@@ -363,7 +369,6 @@ static void test_batch_matches_replay(void **state) {
   print_message("batch entries past a terminal end %d, past a truncated end %d, bootstrapped %d\n",
                 past_terminal, past_truncated, bootstrapped);
   assert_true(past_terminal > 0 && bootstrapped > 0);
-  free(logits);
   mb_agent_infer_free(&inf);
   mb_agent_free(&target);
   mb_learner_free(L);
@@ -492,12 +497,9 @@ static void test_priorities_from_batch(void **state) {
   fixture_init(&f, false, false);
   f.cfg.priority_alpha = 0.6;
   assert_true(mb_replay_enable_priority(&f.rb, f.cfg.priority_alpha, &err));
-  int32_t A = f.ag.cfg.game.n_actions;
   mb_agent before;
   mb_agent_infer inf;
   copy_agent(&f.ag, &before, &inf);
-  float *logits = malloc(sizeof(float) * (size_t)A);
-  assert_non_null(logits);
   mb_learner *L = mb_learner_create(&f.ag, f.cfg.batch, f.cfg.unroll, 0, &err);
   assert_non_null(L);
   mb_rng rng;
@@ -508,16 +510,13 @@ static void test_priorities_from_batch(void **state) {
       fail_msg("%s", err.message);
     mb_learner_batch bt = mb_learner_last_batch(L);
     for (int32_t b = 0; b < bt.batch; b++) {
-      float value;
-      assert_true(
-          mb_agent_initial(&inf, mb_tensor_row(bt.observations, b), NULL, logits, &value, &err));
+      double value = value_of(&inf, mb_tensor_row(bt.observations, b));
       double want = fabs(value * f.ag.cfg.value_scale - bt.value_target[b]) + 1e-6;
       double got = mb_replay_priority(&f.rb, bt.rows[b]);
       if (!(fabs(got - want) <= 1e-3 * (1 + want)))
         fail_msg("update %d, column %d: priority %.6f, want %.6f", update, b, got, want);
     }
   }
-  free(logits);
   mb_agent_infer_free(&inf);
   mb_agent_free(&before);
   mb_learner_free(L);
@@ -633,10 +632,8 @@ static void test_batch_sibling_paths(void **state) {
         }
         double sum, disc;
         assert_true(mb_replay_sibling_target(&rb, row0, j, f.cfg.gamma, &sum, &disc));
-        float boot_value = 0;
-        if (!rb.sib_terminal[row0])
-          assert_true(mb_agent_initial(&inf, rb.sib_obs + (base + n - 1) * D, NULL, logits,
-                                       &boot_value, &err));
+        float boot_value =
+            rb.sib_terminal[row0] ? 0 : value_of(&inf, rb.sib_obs + (base + n - 1) * D);
         double want = (sum + disc * boot_value) * scale;
         if (fabs(bt.sibling_value_target[i] - want) > 1e-3 * (1 + fabs(want)))
           fail_msg("update %d, column %d: sibling value target %.6f, want %.6f", update, b,

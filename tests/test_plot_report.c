@@ -768,54 +768,9 @@ static void test_report_numbers_match_hdf5(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
-/* Decodes one \texttt{...} provenance cell back to its text; *longest_run is the most
- * characters TeX would have to set without a break opportunity (a space or \allowbreak). */
-static char *decode_tex_cell(const char *cell, int *longest_run) {
-  char *out = malloc(strlen(cell) + 1);
-  assert_non_null(out);
-  static const struct {
-    const char *macro;
-    char c;
-  } words[] = {
-      {"\\textasciicircum{}", '^'}, {"\\textasciitilde{}", '~'}, {"\\textbackslash{}", '\\'}};
-  size_t j = 0;
-  int run = 0;
-  *longest_run = 0;
-  const char *p = cell;
-  while (*p && strncmp(p, "}\\tabularnewline", 16) != 0) {
-    if (!strncmp(p, "\\allowbreak{}", 13)) {
-      run = 0;
-      p += 13;
-      continue;
-    }
-    char c = 0;
-    size_t len = 0;
-    for (size_t w = 0; w < sizeof words / sizeof words[0] && !len; w++)
-      if (!strncmp(p, words[w].macro, strlen(words[w].macro))) {
-        c = words[w].c;
-        len = strlen(words[w].macro);
-      }
-    if (!len && *p == '\\') {
-      c = p[1]; /* \_ \% \& \# \$ \{ \} */
-      len = 2;
-    } else if (!len) {
-      c = *p;
-      len = 1;
-    }
-    out[j++] = c;
-    p += len;
-    if (c == ' ')
-      run = 0;
-    else if (((unsigned char)c & 0xC0) != 0x80) /* a UTF-8 sequence counts once */
-      run++;
-    if (run > *longest_run) *longest_run = run;
-  }
-  out[j] = '\0';
-  return out;
-}
-
-/* One character of a \texttt{...} provenance cell at p, as decode_tex_cell reads it: its byte
- * (0 at the cell's end, '\f' for \allowbreak) and its length in the TeX text. */
+/* One character of a \texttt{...} provenance cell at p: its byte (0 at the cell's end, '\f'
+ * for \allowbreak, which a cell never holds raw: control bytes are spelled "\xHH") and its
+ * length in the TeX text. */
 static char tex_cell_token(const char *p, size_t *len) {
   static const struct {
     const char *macro;
@@ -837,16 +792,40 @@ static char tex_cell_token(const char *p, size_t *len) {
   return *p == '\\' ? p[1] : *p;
 }
 
+/* Decodes one \texttt{...} provenance cell back to its text; *longest_run is the most
+ * characters TeX would have to set without a break opportunity (a space or \allowbreak). */
+static char *decode_tex_cell(const char *cell, int *longest_run) {
+  char *out = malloc(strlen(cell) + 1);
+  assert_non_null(out);
+  size_t j = 0, len;
+  int run = 0;
+  *longest_run = 0;
+  char c;
+  for (const char *p = cell; (c = tex_cell_token(p, &len)) != 0; p += len) {
+    if (c == '\f') {
+      run = 0;
+      continue;
+    }
+    out[j++] = c;
+    if (c == ' ')
+      run = 0;
+    else if (((unsigned char)c & 0xC0) != 0x80) /* a UTF-8 sequence counts once */
+      run++;
+    if (run > *longest_run) *longest_run = run;
+  }
+  out[j] = '\0';
+  return out;
+}
+
 /* The writer's rule for break opportunities in a provenance cell, checked at each: one after
  * every separator (|,;:=/-) but the last character, and otherwise only where the run since the
  * last break or space (counted in bytes, a control byte's "\xHH" as 4) could not take the next
  * character within 16; never at a cell's ends, never inside a UTF-8 sequence. */
 static void assert_breaks_where_needed(const char *cell) {
   int run = 0;
-  char prev = 0;
+  char prev = 0, c;
   size_t len;
-  for (const char *p = cell; tex_cell_token(p, &len); p += len) {
-    char c = tex_cell_token(p, &len);
+  for (const char *p = cell; (c = tex_cell_token(p, &len)) != 0; p += len) {
     size_t next_len;
     char next = tex_cell_token(p + len, &next_len);
     bool separator = prev && strchr("|,;:=/-", prev);
