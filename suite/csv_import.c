@@ -23,9 +23,9 @@ typedef struct field {
   size_t n;
 } field;
 
-/* Splits one line (without its newline) on commas, trimming spaces and a trailing '\r'. */
+/* Splits one line (without its newline and trailing blanks) on commas, trimming spaces and
+ * tabs around each field. */
 static int split(const char *line, size_t len, field *out, int max) {
-  while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t')) len--;
   int n = 0;
   size_t i = 0;
   for (;;) {
@@ -109,12 +109,13 @@ static bool id_set_insert(id_set *s, row_ref r, int32_t *first_line) {
   return true;
 }
 
+/* The workload's name (csv_import.h). */
 static void name_from_path(const char *path, char *out, size_t n) {
   const char *slash = strrchr(path, '/');
   const char *b = slash ? slash + 1 : path;
   snprintf(out, n, "%s", b);
   size_t len = strlen(out);
-  if (len > 4 && !strcmp(out + len - 4, ".csv")) out[len - 4] = '\0';
+  if (len >= 4 && !strcmp(out + len - 4, ".csv")) out[len - 4] = '\0';
   for (char *c = out; *c; c++)
     if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
           *c == '_' || *c == '.' || *c == '-'))
@@ -238,10 +239,11 @@ static bool read_lines(csv_reader *r, const char *text, size_t len, mb_error *er
   while (mb_text_lines_next(&it, &line, &ll)) {
     if (it.line_no >= INT32_MAX) return mb_fail(err, "%s: more than 2^31 lines", r->path);
     int32_t line_no = (int32_t)it.line_no;
+    /* trailing blanks: spaces, tabs and '\r's (text_lines drops only the one of a CRLF) */
     size_t t = ll;
     while (t > 0 && (line[t - 1] == '\r' || line[t - 1] == ' ' || line[t - 1] == '\t')) t--;
     if (t == 0) continue; /* blank lines (e.g. the last newline) */
-    int nf = split(line, ll, f, MAX_FIELDS);
+    int nf = split(line, t, f, MAX_FIELDS);
     if (!(header_seen ? add_row(r, f, nf, line_no, err) : read_header(r, f, nf, line_no, err)))
       return false;
     header_seen = true;

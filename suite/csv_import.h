@@ -16,6 +16,8 @@
 #include "error.h"
 #include "workload.h"
 
+/* The workload is named after the file: path's last component without ".csv", any byte but
+ * [A-Za-z0-9_.-] written '_', and "csv" when nothing is left ("dir/.csv"). */
 mb_workload *mb_csv_import_text(const char *text, size_t len, const char *path, mb_error *err);
 mb_workload *mb_csv_import_file(const char *path, mb_error *err);
 /* Capacity from a file name like "A.1048576.csv": the number before ".csv"; 0 when absent. */

@@ -99,6 +99,79 @@ static void test_ranges_and_benefits(void **state) {
   mb_workload_free(w);
 }
 
+/* Blanks: spaces and tabs around any field, and trailing '\r's past the one of a CRLF. */
+static void test_blanks(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_workload *w = import_str(
+      "id\t,lower ,upper,\tsize\r\r\n"
+      " \t\r\n"
+      "a\t , 0\t,2 , 4 \t\r\r\n"
+      "b,1,3,8\t\r\n"
+      "\t \n",
+      &err);
+  if (!w) fprintf(stderr, "%s\n", err.message);
+  assert_non_null(w);
+  assert_int_equal(w->n_buffers, 2);
+  assert_string_equal(w->buffers[0].name, "a");
+  assert_int_equal(w->buffers[0].end, 1);
+  assert_int_equal(w->buffers[0].size, 4);
+  assert_int_equal(w->buffers[1].size, 8);
+  mb_workload_free(w);
+}
+
+/* The benefit column may come first (field 0). */
+static void test_benefit_first(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_workload *w = import_str("benefit,id,lower,upper,size\n7,a,0,1,4\n", &err);
+  if (!w) fprintf(stderr, "%s\n", err.message);
+  assert_non_null(w);
+  assert_int_equal(w->buffers[0].benefit_ps, 7);
+  assert_int_equal(w->slow_time_ps, 14);
+  mb_workload_free(w);
+}
+
+static void expect_name(const char *path, const char *name) {
+  mb_error err = {{0}};
+  const char *text = "id,lower,upper,size\na,0,1,4\n";
+  mb_workload *w = mb_csv_import_text(text, strlen(text), path, &err);
+  if (!w) fail_msg("%s: %s", path, err.message);
+  if (strcmp(w->name, name)) fail_msg("%s: named '%s', expected '%s'", path, w->name, name);
+  mb_workload_free(w);
+}
+
+static void test_names(void **state) {
+  (void)state;
+  expect_name("dir/A.1048576.csv", "A.1048576");
+  expect_name("x.csv.txt", "x.csv.txt");
+  /* the first and last of each kept range stay; their neighbours outside become '_' */
+  expect_name("aAzZ09_.-`{@[:+ \xc3\xa9.csv", "aAzZ09_.-_________");
+  expect_name("d/.csv", "csv");
+  expect_name("d/", "csv");
+  expect_name("c.csv", "c");
+}
+
+/* Duplicates are found past the id set's growth (its first 32 entries). */
+static void test_duplicate_after_growth(void **state) {
+  (void)state;
+  char text[4096] = "id,lower,upper,size\n";
+  for (int i = 0; i < 100; i++)
+    snprintf(text + strlen(text), sizeof text - strlen(text), "b%d,0,1,4\n", i);
+  for (int i = 0; i < 100; i += 33) {
+    char dup[4096], message[128];
+    snprintf(dup, sizeof dup, "%sb%d,0,1,4\n", text, i);
+    snprintf(message, sizeof message, "t.csv:102:id: duplicate id 'b%d' (first on line %d)", i,
+             i + 2);
+    expect_error(dup, message);
+  }
+  mb_error err = {{0}};
+  mb_workload *w = import_str(text, &err);
+  assert_non_null(w);
+  assert_int_equal(w->n_buffers, 100);
+  mb_workload_free(w);
+}
+
 static void test_malformed(void **state) {
   (void)state;
   expect_error("", "t.csv:1: expected a header row id,lower,upper,size");
@@ -108,6 +181,13 @@ static void test_malformed(void **state) {
   expect_error("mallocbench-workload 1\nname x\n",
                "t.csv:1: this is a mallocbench workload in the native format (its first line "
                "starts 'mallocbench-workload'), not a buffer CSV: name it .wl");
+  /* the native format's magic is the first field's prefix, all of it */
+  expect_error("mallocbench-workload,x\n",
+               "t.csv:1: this is a mallocbench workload in the native format (its first line "
+               "starts 'mallocbench-workload'), not a buffer CSV: name it .wl");
+  expect_error("mallocbench-workloax\n",
+               "t.csv:1: expected a header row with columns id,lower,upper,size[,benefit]; "
+               "column 1 is 'mallocbench-workloax'");
   expect_error("id,lower,size\n",
                "t.csv:1: expected a header row with columns id,lower,upper,size; 'upper' is "
                "missing");
@@ -204,9 +284,15 @@ static void test_capacity_from_name(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_real_files),         cmocka_unit_test(test_ranges_and_benefits),
-      cmocka_unit_test(test_malformed),          cmocka_unit_test(test_bounds_match_the_reader),
+      cmocka_unit_test(test_real_files),
+      cmocka_unit_test(test_ranges_and_benefits),
+      cmocka_unit_test(test_malformed),
+      cmocka_unit_test(test_bounds_match_the_reader),
       cmocka_unit_test(test_capacity_from_name),
+      cmocka_unit_test(test_blanks),
+      cmocka_unit_test(test_benefit_first),
+      cmocka_unit_test(test_names),
+      cmocka_unit_test(test_duplicate_after_growth),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -216,6 +216,39 @@ static void test_grad_layernorm(void **state) {
   mb_nn_module_free(&m);
 }
 
+/* LayerNorm's forward values by hand: (x - mean) / sqrt(var + 1e-5) * gain + shift, with the
+ * population variance; a constant row (var 0) gives the shift, not NaN. */
+static void test_layernorm_values(void **state) {
+  (void)state;
+  mb_nn_module m;
+  mb_nn_tape t;
+  mb_tensor x;
+  CHECK(mb_nn_module_create(&m, "ln", 4, err));
+  CHECK(mb_nn_add_layernorm(&m, err));
+  const float gain[4] = {1, 2, -1, 0.5f}, shift[4] = {0, 1, 0.25f, -3};
+  memcpy(m.params[0].value.data, gain, sizeof gain);
+  memcpy(m.params[1].value.data, shift, sizeof shift);
+  CHECK(mb_nn_tape_create(&t, &m, 2, err));
+  CHECK(mb_tensor_init(&x, 2, 4, err));
+  const float rows[2][4] = {{1, 2, 3, 6}, {7, 7, 7, 7}};
+  memcpy(x.data, rows, sizeof rows);
+  const mb_tensor *y = mb_nn_forward(&t, &x, NULL);
+  assert_non_null(y);
+  /* row 0: mean 3, squared deviations 4 + 1 + 0 + 9 = 14, var 3.5 */
+  double rstd = 1 / sqrt(3.5 + 1e-5);
+  for (int j = 0; j < 4; j++) {
+    double want0 = (rows[0][j] - 3) * rstd * gain[j] + shift[j];
+    if (!(fabs(mb_tensor_row(y, 0)[j] - want0) <= 1e-5))
+      fail_msg("row 0, column %d: %g, expected %g", j, mb_tensor_row(y, 0)[j], want0);
+    if (!(mb_tensor_row(y, 1)[j] == shift[j]))
+      fail_msg("constant row, column %d: %g, expected the shift %g", j, mb_tensor_row(y, 1)[j],
+               shift[j]);
+  }
+  mb_tensor_free(&x);
+  mb_nn_tape_free(&t);
+  mb_nn_module_free(&m);
+}
+
 static void test_grad_resblock(void **state) {
   (void)state;
   mb_nn_module m;
@@ -451,6 +484,19 @@ static void test_softmax_xent_errors(void **state) {
   memset(mask + 3, 0, 3);
   assert_false(mb_loss_softmax_xent(&z, &t, mask, NULL, 1.0f, &l, NULL, &err));
   assert_non_null(strstr(err.message, "row 1 has no legal action"));
+  /* a gradient tensor with room for fewer entries than the input, in either loss */
+  mb_tensor small;
+  assert_true(mb_tensor_init(&small, 1, 3, &err));
+  memset(mask, 1, sizeof mask);
+  t.data[0] = t.data[3] = 1.0f;
+  assert_false(mb_loss_softmax_xent(&z, &t, mask, NULL, 1.0f, &l, &small, &err));
+  assert_string_equal(err.message, "softmax cross-entropy: gradient needs 2x3, capacity 3");
+  assert_false(mb_loss_mse(&z, &t, NULL, 1.0f, &l, &small, &err));
+  assert_string_equal(err.message, "squared error: gradient needs 2x3, capacity 3");
+  assert_false(mb_loss_mse(&z, &small, NULL, 1.0f, &l, NULL, &err));
+  assert_string_equal(err.message, "squared error: input 2x3, target 1x3");
+  assert_true(mb_loss_softmax_xent(&z, &t, mask, NULL, 1.0f, &l, NULL, &err));
+  mb_tensor_free(&small);
   mb_tensor_free(&z);
   mb_tensor_free(&t);
 }
@@ -490,7 +536,7 @@ static void test_twohot(void **state) {
     assert_true(fabs(sum - 1) < 1e-6 && nonzero <= 2);
     assert_true(clamped == fminf(10.0f, fmaxf(-10.0f, y)));
     float back = mb_twohot_decode(&s, p);
-    if (fabsf(back - clamped) > 1e-5f) fail_msg("two-hot %g decodes to %g", clamped, back);
+    if (!(fabsf(back - clamped) <= 1e-5f)) fail_msg("two-hot %g decodes to %g", clamped, back);
   }
   /* Atoms encode to one-hot. */
   mb_twohot_encode(&s, 3.0f, p);
@@ -505,7 +551,7 @@ static void test_twohot(void **state) {
   }
   CHECK(mb_categorical_decode(&s, &logits, out, err));
   for (int r = 0; r < 3; r++)
-    if (fabsf(out[r] - ys[r]) > 1e-4f * fmaxf(1.0f, fabsf(ys[r])))
+    if (!(fabsf(out[r] - ys[r]) <= 1e-4f * fmaxf(1.0f, fabsf(ys[r])))) /* NaN fails too */
       fail_msg("categorical decode of %g gave %g", ys[r], out[r]);
   mb_tensor_free(&logits);
   mb_error err;
@@ -889,6 +935,9 @@ static void test_accumulate_and_batch(void **state) {
   fill_uniform(&x1, &rng, -1, 1);
   fill_uniform(&x2, &rng, -1, 1);
   fill_uniform(&dy, &rng, -1, 1);
+  mb_error fresh;
+  assert_false(mb_nn_backward(&t1, &dy, NULL, &fresh)); /* before any forward */
+  assert_string_equal(fresh.message, "nn backward: no forward recorded on this tape");
   CHECK(mb_tensor_init(&g1, m.params[0].grad.rows, m.params[0].grad.cols, err));
   mb_nn_forward(&t1, &x1, NULL);
   mb_nn_forward(&t2, &x2, NULL);
@@ -1069,16 +1118,27 @@ static void test_building_errors(void **state) {
 int main(void) {
   mb_blas_set_threads(1);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_grad_linear),          cmocka_unit_test(test_grad_relu),
-      cmocka_unit_test(test_grad_layernorm),       cmocka_unit_test(test_grad_resblock),
-      cmocka_unit_test(test_grad_minmax),          cmocka_unit_test(test_minmax_constant_row),
-      cmocka_unit_test(test_grad_losses),          cmocka_unit_test(test_softmax_xent_errors),
-      cmocka_unit_test(test_value_transform),      cmocka_unit_test(test_twohot),
-      cmocka_unit_test(test_grad_unroll),          cmocka_unit_test(test_adam_least_squares),
-      cmocka_unit_test(test_adam_decay_and_clip),  cmocka_unit_test(test_adam_freeze),
-      cmocka_unit_test(test_accumulate_and_batch), cmocka_unit_test(test_determinism),
-      cmocka_unit_test(test_building_errors),      cmocka_unit_test(test_tensor_ops),
-      cmocka_unit_test(test_blas_threads),         cmocka_unit_test(test_state_resmlp),
+      cmocka_unit_test(test_grad_linear),
+      cmocka_unit_test(test_grad_relu),
+      cmocka_unit_test(test_grad_layernorm),
+      cmocka_unit_test(test_layernorm_values),
+      cmocka_unit_test(test_grad_resblock),
+      cmocka_unit_test(test_grad_minmax),
+      cmocka_unit_test(test_minmax_constant_row),
+      cmocka_unit_test(test_grad_losses),
+      cmocka_unit_test(test_softmax_xent_errors),
+      cmocka_unit_test(test_value_transform),
+      cmocka_unit_test(test_twohot),
+      cmocka_unit_test(test_grad_unroll),
+      cmocka_unit_test(test_adam_least_squares),
+      cmocka_unit_test(test_adam_decay_and_clip),
+      cmocka_unit_test(test_adam_freeze),
+      cmocka_unit_test(test_accumulate_and_batch),
+      cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_building_errors),
+      cmocka_unit_test(test_tensor_ops),
+      cmocka_unit_test(test_blas_threads),
+      cmocka_unit_test(test_state_resmlp),
       cmocka_unit_test(test_gemv_forward),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -120,7 +120,6 @@ bool mb_nn_add_resblock(mb_nn_module *m, mb_error *err) {
       !push_layer(m, MB_LAYER_RES_END, d, err))
     return false;
   m->layers[m->n_layers - 1].partner = begin;
-  m->layers[begin].partner = m->n_layers - 1;
   m->open_res = -1;
   return true;
 }

@@ -79,7 +79,7 @@ typedef struct mb_nn_layer {
   mb_layer_kind kind;
   int32_t in, out; /* widths */
   int32_t param;   /* index of the layer's first parameter, -1 when it has none */
-  int32_t partner; /* res_end: index of its res_begin; res_begin: of its res_end */
+  int32_t partner; /* res_end: index of its res_begin (the skip's input); else -1 */
   mb_init init;    /* linear only */
 } mb_nn_layer;
 
