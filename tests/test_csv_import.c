@@ -195,6 +195,12 @@ static void test_malformed(void **state) {
                "t.csv:1: column 'lower' appears twice in the header");
   expect_error("id,lower,upper,size,a,b,c,d,e,f,g,h,i,j,k,l,m\n",
                "t.csv:1: expected at most 16 columns in the header, got 17");
+  /* 16 columns are read: the first unknown one is named */
+  expect_error("id,lower,upper,size,a,b,c,d,e,f,g,h,i,j,k,l\n",
+               "t.csv:1: expected a header row with columns id,lower,upper,size[,benefit]; "
+               "column 5 is 'a'");
+  expect_error("lower,id,upper,size,lower\n",
+               "t.csv:1: column 'lower' appears twice in the header");
   expect_error("id,lower,upper,size\n",
                "t.csv:1: expected at least one buffer row after the header");
   expect_error("id,lower,upper,size\na,0,1\n", "t.csv:2: expected 4 fields like the header, got 3");
@@ -212,6 +218,17 @@ static void test_malformed(void **state) {
                "t.csv:5:id: duplicate id 'a' (first on line 2)");
   expect_error("id,lower,upper,size\n,0,2,4\n",
                "t.csv:2:id: expected a name of 1 to 127 characters");
+  expect_error("id,lower,upper,size\na, \t,2,4\n",
+               "t.csv:2:lower: expected a non-negative integer below 2^62, got ''");
+  char longest[256], too_long[256];
+  snprintf(longest, sizeof longest, "id,lower,upper,size\n%0127d,0,1,4\n", 7);
+  snprintf(too_long, sizeof too_long, "id,lower,upper,size\n%0128d,0,1,4\n", 7);
+  mb_error err = {{0}};
+  mb_workload *w = import_str(longest, &err);
+  if (!w) fail_msg("a 127-character id: %s", err.message);
+  assert_int_equal(strlen(w->buffers[0].name), 127);
+  mb_workload_free(w);
+  expect_error(too_long, "t.csv:2:id: expected a name of 1 to 127 characters");
   expect_error("id,lower,upper,size\na b,0,2,4\n",
                "t.csv:2:id: expected no spaces, quotes or '#' in 'a b'");
   expect_error("id,lower,upper,size\na,0,3000000000,4\n",
@@ -278,6 +295,11 @@ static void test_capacity_from_name(void **state) {
   assert_int_equal(mb_csv_capacity_from_name("1048576.csv"), 0);
   assert_int_equal(mb_csv_capacity_from_name("A.12x.csv"), 0);
   assert_int_equal(mb_csv_capacity_from_name("A.12.txt"), 0);
+  assert_int_equal(mb_csv_capacity_from_name("A.90.csv"), 90);
+  assert_int_equal(mb_csv_capacity_from_name(".5.csv"), 5);
+  /* up to 18 digits (below 10^18 < 2^63) */
+  assert_int_equal(mb_csv_capacity_from_name("A.999999999999999999.csv"), 999999999999999999);
+  assert_int_equal(mb_csv_capacity_from_name("A.1000000000000000000.csv"), 0);
   assert_int_equal(mb_csv_capacity_from_name("A.99999999999999999999.csv"), 0);
   assert_int_equal(mb_csv_capacity_from_name(NULL), 0);
 }
