@@ -492,6 +492,57 @@ static void test_literals_comments_and_lines(void **state) {
   expect_error(text, "t.hlo:8: expected ',' or ')' in the operands of 'r', got 'c)'");
 }
 
+/* The parser's tree, read directly: '//' comments, a tuple shape nested after an element,
+ * a list of called computations, and the last computation as the entry when none is marked. */
+static void test_parse_tree(void **state) {
+  (void)state;
+  const char *text =
+      "HloModule tree // the module\n"
+      "// a line comment\n"
+      "%a (x: f32[4]) -> f32[4] {\n"
+      "  ROOT %x = f32[4] parameter(0) // the only instruction\n"
+      "}\n"
+      "%b (y: f32[4]) -> f32[4] {\n"
+      "  %y = f32[4] parameter(0)\n"
+      "  ROOT %z = f32[4] negate(%y)\n"
+      "}\n"
+      "%main (i: s32[], t: (f32[4], (f32[2], s8[3]), pred[])) -> f32[4] {\n"
+      "  %i = s32[] parameter(0)\n"
+      "  %t = (f32[4], (f32[2], s8[3]), pred[]) parameter(1)\n"
+      "  %v = f32[4] get-tuple-element(%t), index=0\n"
+      "  ROOT %c = f32[4] conditional(%i, %v, %v), branch_computations={%a, %b}\n"
+      "}\n"
+      "// the end\n";
+  mb_error err = {{0}};
+  mb_hlo_module *m = mb_hlo_parse(text, strlen(text), "t.hlo", &err);
+  if (!m) fail_msg("%s", err.message);
+  assert_int_equal(m->n_comps, 3);
+  assert_int_equal(m->entry, 2); /* unmarked: the last one, as XLA takes it */
+  assert_int_equal(m->comps[0].n_instrs, 1);
+  assert_int_equal(m->comps[0].root, 0);
+  /* %t: 3 elements, the second a tuple of 2; leaves f32[4], f32[2], s8[3], pred[] */
+  const mb_hlo_instr *t = &m->instrs[m->comps[2].first_instr + 1];
+  const mb_hlo_shape *ts = &m->shapes[t->shape];
+  assert_int_equal(ts->etype, MB_HLO_TUPLE);
+  assert_int_equal(ts->n_tuple, 3);
+  assert_int_equal(ts->n_leaves, 4);
+  assert_int_equal(ts->bytes, 16 + 8 + 3 + 1);
+  const mb_hlo_shape *inner = &m->shapes[m->ints[ts->tuple + 1]];
+  assert_int_equal(inner->etype, MB_HLO_TUPLE);
+  assert_int_equal(inner->n_tuple, 2);
+  assert_int_equal(inner->bytes, 11);
+  const int64_t leaf_bytes[4] = {16, 8, 3, 1};
+  for (int k = 0; k < 4; k++)
+    assert_int_equal(m->shapes[mb_hlo_shape_leaf(m, t->shape, k)].bytes, leaf_bytes[k]);
+  assert_int_equal(mb_hlo_shape_leaf(m, t->shape, 4), -1);
+  /* the conditional calls %a then %b */
+  const mb_hlo_instr *c = &m->instrs[m->comps[2].root];
+  assert_int_equal(c->n_called, 2);
+  assert_int_equal(m->refs[c->called], 0);
+  assert_int_equal(m->refs[c->called + 1], 1);
+  mb_hlo_module_free(m);
+}
+
 static void test_malformed_messages(void **state) {
   (void)state;
   expect_error("HloMod x\n", "t.hlo:1: expected 'HloModule' at the start of the module");
@@ -565,6 +616,12 @@ static void test_structure_messages(void **state) {
   snprintf(text, sizeof text, "HloModule m\nENTRY e (p: f32[2] f32[2] {\n%s", body);
   expect_error(text, "t.hlo:2: expected ',' or ')' in the signature of 'e'");
   expect_error("HloModule m\n%x e {\n}\n", "t.hlo:2: expected '{' opening computation 'x'");
+  /* the first ROOT is the module's instruction 0 */
+  expect_error(
+      "HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n  ROOT n = f32[2] negate(p)\n}\n",
+      "t.hlo:4: expected one ROOT in computation 'e' (first at line 3)");
+  expect_error("HloModule m\nENTRY e {\n  /* open\n  ROOT p = f32[2] parameter(0)\n}\n",
+               "t.hlo:3: expected '*/' closing the comment");
   expect_error("HloModule m\nENTRY e {\n  = f32[2] parameter(0)\n}\n",
                "t.hlo:3: expected an instruction name or '}', got '= f32[2] parameter(0)'");
   expect_error("HloModule m\nENTRY e {\n  p = f32[2] (0)\n}\n",
@@ -832,6 +889,7 @@ int main(void) {
       cmocka_unit_test(test_pinning_options),
       cmocka_unit_test(test_unknown_opcode_and_attribute),
       cmocka_unit_test(test_literals_comments_and_lines),
+      cmocka_unit_test(test_parse_tree),
       cmocka_unit_test(test_malformed_messages),
       cmocka_unit_test(test_structure_messages),
       cmocka_unit_test(test_workload_name_and_source),
