@@ -432,7 +432,7 @@ static int32_t parse_tuple_shape(parser *p, int depth) {
       int32_t e = parse_shape(p, depth + 1);
       if (e < 0) return -1;
       const mb_hlo_shape *es = &p->m->shapes[e];
-      if (t.n_leaves > INT32_MAX - es->n_leaves || t.bytes > MAX_VALUE - es->bytes) {
+      if (t.n_leaves > INT32_MAX - es->n_leaves || t.bytes >= MAX_VALUE - es->bytes) {
         FAIL(p, "expected a tuple shape below 2^62 bytes");
         return -1;
       }

@@ -593,6 +593,19 @@ static void test_malformed_messages(void **state) {
                "t.hlo:3: expected an integer below 2^62 after 'index='");
   expect_error("HloModule m\nENTRY e {\n  p = c128[300000000000000000] parameter(0)\n}\n",
                "t.hlo:3: expected a shape below 2^62 bytes");
+  /* a tuple's bytes: 2^61 + 2^61 is refused, 2^61 + (2^61 - 1) parses */
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = (s8[2305843009213693952], s8[2305843009213693952]) "
+      "parameter(0)\n}\n",
+      "t.hlo:3: expected a tuple shape below 2^62 bytes");
+  const char *largest =
+      "HloModule m\nENTRY e {\n  p = (s8[2305843009213693952], "
+      "s8[2305843009213693951]) parameter(0)\n}\n";
+  mb_error err = {{0}};
+  mb_hlo_module *m = mb_hlo_parse(largest, strlen(largest), "t.hlo", &err);
+  if (!m) fail_msg("%s", err.message);
+  assert_int_equal(m->shapes[m->instrs[0].shape].bytes, ((int64_t)1 << 62) - 1);
+  mb_hlo_module_free(m);
   expect_error(
       "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  c = f32[4] convolution(p, p), "
       "window={size=2}\n}\n",
