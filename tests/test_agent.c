@@ -346,6 +346,10 @@ static void test_dynamics_shape(void **state) {
   assert_true(mb_agent_new_model(&plain, 40, 2, &rng, &err));
   assert_true(plain.cfg.dyn_width == 40 && plain.cfg.dyn_blocks == 2);
   assert_int_equal(mb_agent_param_count(&plain), mb_agent_param_count(&wide));
+  /* the count is the four networks' (what `show` and the progress line report) */
+  assert_int_equal(mb_agent_param_count(&plain),
+                   mb_nn_param_count(&plain.repr) + mb_nn_param_count(&plain.dyn) +
+                       mb_nn_param_count(&plain.reward) + mb_nn_param_count(&plain.pred));
   for (int32_t p = 0; p < old.repr.n_params; p++)
     assert_true(mb_tensor_equal(&old.repr.params[p].value, &plain.repr.params[p].value));
   for (int32_t p = 0; p < old.pred.n_params; p++)
@@ -400,6 +404,33 @@ static void test_size_limits(void **state) {
       if (!want && !strstr(err.message, sizes[i].name))
         fail_msg("%s %d: the message does not name it: %s", sizes[i].name, v, err.message);
     }
+  }
+  /* the support's ends and the value scale: support_min <= 0, support_max > 0, scale > 0;
+   * NaN refused */
+  static const struct {
+    size_t off;
+    float value;
+    bool want;
+  } reals[] = {
+      {offsetof(mb_agent_config, support_min), 0.0f, true},
+      {offsetof(mb_agent_config, support_min), 1e-6f, false},
+      {offsetof(mb_agent_config, support_min), NAN, false},
+      {offsetof(mb_agent_config, support_max), 1e-6f, true},
+      {offsetof(mb_agent_config, support_max), 0.0f, false},
+      {offsetof(mb_agent_config, support_max), NAN, false},
+      {offsetof(mb_agent_config, value_scale), 1e-6f, true},
+      {offsetof(mb_agent_config, value_scale), 0.0f, false},
+      {offsetof(mb_agent_config, value_scale), NAN, false},
+  };
+  for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
+    mb_agent_config c;
+    small_config(&c);
+    *(float *)((char *)&c + reals[i].off) = reals[i].value;
+    mb_error err = {{0}};
+    if (mb_agent_config_check(&c, &err) != reals[i].want)
+      fail_msg("real %zu = %g: %s", i, (double)reals[i].value,
+               reals[i].want ? err.message : "accepted");
+    if (!reals[i].want) assert_non_null(strstr(err.message, "support_min"));
   }
 }
 
