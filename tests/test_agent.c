@@ -1007,7 +1007,7 @@ static void test_leaf_rollout(void **state) {
         assert_true(mb_player_decide_record(p, g, &full, true, true, &rng, &d, &err));
         mb_game_observe(g, obs_after);
         assert_memory_equal(obs, obs_after, (size_t)cfg.obs_dim * sizeof(float));
-        if (fabs(d.value - to_go) > 1e-4 * (1 + fabs(to_go)))
+        if (!(fabs(d.value - to_go) <= 1e-4 * (1 + fabs(to_go))))
           fail_msg("seed %llu decision %d: searched value %.6f, raw policy's return to go %.6f",
                    (unsigned long long)seed, t, d.value, to_go);
         checked++;

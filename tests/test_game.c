@@ -719,7 +719,7 @@ static void test_demand_profile(void **state) {
       int32_t b = brute_episode_current(&e);
       brute_demand(e.w, &hw, e.fast, e.visit, e.n_visit, e.cursor, e.benefit, e.total, D, want);
       for (int32_t i = 0; i < D * MB_GAME_OBS_PER_DEMAND_BIN; i++) {
-        if (fabs(obs[at + i] - want[i]) > 1e-5)
+        if (!(fabs(obs[at + i] - want[i]) <= 1e-5))
           fail_msg("iter %d decision %ld: demand value %d is %g, expected %g", iter, (long)checked,
                    (int)i, (double)obs[at + i], want[i]);
         int32_t field = i % MB_GAME_OBS_PER_DEMAND_BIN;

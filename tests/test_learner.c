@@ -359,7 +359,7 @@ static void test_batch_matches_replay(void **state) {
           bootstrapped++;
         }
         double want = (sum + disc * v) * scale;
-        if (fabs(bt.value_target[i] - want) > 1e-3 * (1 + fabs(want)))
+        if (!(fabs(bt.value_target[i] - want) <= 1e-3 * (1 + fabs(want))))
           fail_msg("update %d, (k %d, b %d): value target %.6f, want %.6f", update, k, b,
                    bt.value_target[i], want);
         assert_true(bt.value_weight[i] == 1.0f);
@@ -635,7 +635,7 @@ static void test_batch_sibling_paths(void **state) {
         float boot_value =
             rb.sib_terminal[row0] ? 0 : value_of(&inf, rb.sib_obs + (base + n - 1) * D);
         double want = (sum + disc * boot_value) * scale;
-        if (fabs(bt.sibling_value_target[i] - want) > 1e-3 * (1 + fabs(want)))
+        if (!(fabs(bt.sibling_value_target[i] - want) <= 1e-3 * (1 + fabs(want))))
           fail_msg("update %d, column %d: sibling value target %.6f, want %.6f", update, b,
                    bt.sibling_value_target[i], want);
         assert_true(bt.sibling_value_weight[i] == 1.0f);

@@ -139,7 +139,7 @@ static void test_flops_match_references(void **state) {
     double dev = per_sample / ref - 1;
     print_message("%-28s %10.4f GFLOPs/sample, reference %10.4f (%+.2f%%)\n", s.name,
                   per_sample / 1e9, s.reference_gflops, 100 * dev);
-    if (fabs(dev) > 0.10)
+    if (!(fabs(dev) <= 0.10))
       fail_msg("%s: %.4g GFLOPs per sample, reference %.4g (%s): off by %.1f%%", l->paths[i],
                per_sample / 1e9, s.reference_gflops, s.reference, 100 * dev);
     checked++;

@@ -110,7 +110,7 @@ static void check_grad(const char *what, loss_fn f, pattern_fn pat, void *ctx, f
     }
     double fd = (4 * d2 - d1) / 3, an = analytic[i];
     double tol = 1e-2 * fmax(fabs(fd), fabs(an)) + 1e-3 * amax;
-    if (fabs(fd - an) > tol)
+    if (!(fabs(fd - an) <= tol))
       fail_msg(
           "%s[%lld]: analytic %.6g, finite difference %.6g (tolerance %.3g; steps %.3g, "
           "%.3g: %.6g, %.6g)",
@@ -339,7 +339,7 @@ static void test_gemv_forward(void **state) {
     float scale = 1.0f;
     for (int k = 0; k < 20; k++) scale = fmaxf(scale, fabsf(a->data[k]));
     for (int k = 0; k < 20; k++)
-      if (fabsf(a->data[k] - b->data[k]) > 1e-5f * scale)
+      if (!(fabsf(a->data[k] - b->data[k]) <= 1e-5f * scale))
         fail_msg("trial %d output %d: sgemm %.9g, sgemv %.9g", trial, k, (double)a->data[k],
                  (double)b->data[k]);
     CHECK(mb_tensor_copy(&first, b, err));
@@ -511,7 +511,7 @@ static void test_value_transform(void **state) {
   for (int s = -1; s <= 1; s += 2)
     for (double a = 1e-12; a < 1e9; a *= 1.37) {
       double x = s * a, y = mb_value_transform(x), back = mb_value_inverse(y);
-      if (fabs(back - x) > 1e-12 * fabs(x))
+      if (!(fabs(back - x) <= 1e-12 * fabs(x)))
         fail_msg("inverse(h(%.17g)) = %.17g (h = %.17g)", x, back, y);
       assert_true(y * x > 0 && fabs(y) < fabs(x) + 1e-15 + 1e-3 * fabs(x));
     }
@@ -808,7 +808,7 @@ static void test_adam_least_squares(void **state) {
   }
   assert_int_equal(opt.step, steps);
   for (int j = 0; j < D; j++)
-    if (fabsf(m.params[0].value.data[j] - w_true[j]) > 1e-3f)
+    if (!(fabsf(m.params[0].value.data[j] - w_true[j]) <= 1e-3f))
       fail_msg("w[%d] = %g, solution %g (loss %g)", j, m.params[0].value.data[j], w_true[j], loss);
   assert_true(fabsf(m.params[1].value.data[0] - b_true) < 1e-3f);
   mb_adam_free(&opt);

@@ -1498,11 +1498,11 @@ static void assert_summary_row(const char *text, const char *solver, split_expec
   if (!isnan(lo) &&
       !(lo <= geomean + 1e-4 && geomean <= hi + 1e-4 && fabs(lo * hi - geomean * geomean) <= 5e-4))
     fail_msg("%s: interval [%g, %g] around %g:\n%s", solver, lo, hi, geomean, text);
-  if (fabs(sign_p - sign_test_by_counting(e.wins, e.losses)) > 0.00005 + 1e-12)
+  if (!(fabs(sign_p - sign_test_by_counting(e.wins, e.losses)) <= 0.00005 + 1e-12))
     fail_msg("%s: sign p %g, expected %g for %d wins and %d losses:\n%s", solver, sign_p,
              sign_test_by_counting(e.wins, e.losses), e.wins, e.losses, text);
   if (cases != e.cases || wins != e.wins || ties != e.ties || losses != e.losses ||
-      fabs(geomean - e.geomean) > 0.00005 + 1e-12)
+      !(fabs(geomean - e.geomean) <= 0.00005 + 1e-12))
     fail_msg("%s: table shows %d cases %.4fx %d/%d/%d, rows give %d cases %.6fx %d/%d/%d:\n%s",
              solver, cases, geomean, wins, ties, losses, e.cases, e.geomean, e.wins, e.ties,
              e.losses, text);

@@ -385,7 +385,7 @@ static void compare_on_random_trees(mb_search_kind kind, uint64_t seed) {
     assert_int_equal(got.nodes, want.nodes);
     assert_int_equal(g.expansions, want.nodes);
     for (int a = 0; a < g.A; a++) {
-      if (got.visits[a] != want.visits[a] || fabs(got.policy[a] - want.policy[a]) > 2e-6)
+      if (got.visits[a] != want.visits[a] || !(fabs(got.policy[a] - want.policy[a]) <= 2e-6))
         fail_msg("iter %d, action %d: visits %d (reference %d), policy %.9g (reference %.9g)", iter,
                  a, got.visits[a], want.visits[a], got.policy[a], want.policy[a]);
     }
