@@ -324,6 +324,16 @@ static void test_dot_and_convolution_flops(void **state) {
   /* fusion: the called computation's dot, 2 * 64 * 8 = 1024 */
   assert_true(w->ops[mb_workload_find_op(w, "fu")].flops == 1024);
   mb_workload_free(w);
+  /* two contracting dimensions: 2 * (2*5 = 10 outputs) * 3*7 contracted = 420 */
+  const char *two =
+      "HloModule two\nENTRY %main {\n  %l = f32[2,3,7] parameter(0)\n"
+      "  %r = f32[3,7,5] parameter(1)\n"
+      "  ROOT %d = f32[2,5] dot(%l, %r), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}\n"
+      "}\n";
+  w = import_str(two, true, NULL, &err);
+  if (!w) fail_msg("%s", err.message);
+  assert_true(w->ops[mb_workload_find_op(w, "d")].flops == 420);
+  mb_workload_free(w);
 }
 
 /* Ops that call a computation per element: flops = elements visited x the computation's flops
@@ -886,6 +896,11 @@ static void test_workload_name_and_source(void **state) {
   assert_non_null(w);
   assert_string_equal(w->name, "my_model");
   assert_non_null(strstr(w->source, "module t"));
+  mb_workload_free(w);
+  /* a file name without an extension is the name as it is */
+  w = mb_hlo_import_text(REDUCE_MODULE, strlen(REDUCE_MODULE), "d.v2/module", &opt, NULL, &err);
+  assert_non_null(w);
+  assert_string_equal(w->name, "module");
   mb_workload_free(w);
 }
 

@@ -224,12 +224,33 @@ static void test_append_after_reopen_and_truncate(void **state) {
     assert_int_equal(rows[i].t_solver_ps, 700000 + i);
   }
   free(rows);
+  /* a negative count leaves that table alone; one past the end too */
+  assert_true(mb_results_truncate(r, -1, 0, &err));
+  assert_true(mb_results_truncate(r, 200, 0, &err));
+  assert_true(mb_results_close(r, &err));
+  r = mb_results_open(path, true, &err);
+  assert_true(mb_results_read_rows(r, &rows, &n, &err));
+  assert_int_equal(n, 100);
+  assert_int_equal(mb_results_torn_rows(r), 0); /* not grown with rows of zeros */
+  free(rows);
   assert_true(mb_results_truncate(r, 40, 0, &err));
+  /* rewriting a row in place: the first and the last; none outside the table */
+  mb_result_row first = make_row(7, "greedy", 7, 123), last = make_row(8, "greedy", 8, 456);
+  assert_true(mb_results_write_row(r, 0, &first, &err));
+  assert_true(mb_results_write_row(r, 39, &last, &err));
+  assert_false(mb_results_write_row(r, 40, &last, &err));
+  assert_non_null(strstr(err.message, "cannot rewrite row 40 of /results"));
+  assert_false(mb_results_write_row(r, -1, &last, &err));
   assert_true(mb_results_close(r, &err));
   r = mb_results_open(path, false, &err);
   assert_true(mb_results_read_rows(r, &rows, &n, &err));
   assert_int_equal(n, 40);
-  assert_int_equal(rows[39].task, 39);
+  assert_int_equal(rows[0].task, 7);
+  assert_int_equal(rows[0].t_solver_ps, 123);
+  assert_int_equal(rows[1].task, 1);
+  assert_int_equal(rows[38].task, 38);
+  assert_int_equal(rows[39].task, 8);
+  assert_int_equal(rows[39].t_solver_ps, 456);
   free(rows);
   /* a read-only handle refuses writes with an error, not a crash */
   mb_result_row row = make_row(0, "greedy", 0, 1);
@@ -570,6 +591,13 @@ static void test_workload_split(void **state) {
   assert_non_null(strstr(err.message, path));
   assert_false(mb_results_set_workload_split(r, "plain", "validation", &err));
   assert_non_null(strstr(err.message, "split 'validation'"));
+  /* the longest that fits: MB_RES_SPLIT - 1 bytes */
+  assert_false(mb_results_set_workload_split(r, "plain", "holdouts", &err));
+  assert_non_null(strstr(err.message, "longer than 7 bytes"));
+  assert_true(mb_results_set_workload_split(r, "plain", "holdout", &err));
+  assert_true(mb_results_get_workload_split(r, "plain", split, &err));
+  assert_string_equal(split, "holdout");
+  assert_true(mb_results_set_workload_split(r, "plain", "train", &err));
   assert_false(mb_results_get_workload_split(r, "nosuch", split, &err));
   assert_non_null(strstr(err.message, "'nosuch'"));
   assert_true(mb_results_close(r, &err));
@@ -868,7 +896,19 @@ static void test_matrix_tie_tolerance(void **state) {
 static void test_derive_not_ok(void **state) {
   (void)state;
   mb_result_row row = make_row(0, "greedy", 0, 5);
-  assert_true(row.speedup_heuristic == 800000.0 / 5); /* "ok": derived */
+  /* "ok": derived, each from its own times */
+  assert_true(row.t_solver_s == 5 * 1e-12);
+  assert_true(row.speedup_heuristic == 800000.0 / 5);
+  assert_true(row.speedup_slow == 1000000.0 / 5);
+  assert_true(row.gap_to_bound == (5.0 - 600000) / 600000);
+  /* a missing time leaves its number NaN, the others stay */
+  row.t_heuristic_ps = 0;
+  row.t_slow_ps = 0;
+  row.t_bound_ps = 0;
+  mb_result_row_derive(&row);
+  assert_true(isnan(row.speedup_heuristic) && isnan(row.speedup_slow) && isnan(row.gap_to_bound));
+  assert_true(row.t_solver_s == 5 * 1e-12);
+  row = make_row(0, "greedy", 0, 5);
   snprintf(row.status, sizeof row.status, "invalid");
   row.valid = 0;
   row.t_solver_ps = 5;
