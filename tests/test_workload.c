@@ -198,6 +198,11 @@ static void test_duplicates(void **state) {
   mb_builder_add_op(b, "o1", "dot", 1);
   mb_builder_add_buffer(b, "x", 4, 0, 0, false);
   expect_error(b, "workload 'w': op 'o1': duplicate name (ops 1 and 3)");
+  /* two ops, the first one's name again */
+  b = with_ops(1);
+  mb_builder_add_op(b, "o0", "dot", 1);
+  mb_builder_add_buffer(b, "x", 4, 0, 0, false);
+  expect_error(b, "workload 'w': op 'o0': duplicate name (ops 0 and 1)");
 }
 
 static void test_derived_ranges_and_merged_uses(void **state) {
@@ -313,6 +318,13 @@ static void test_rejections(void **state) {
   mb_builder_add_buffer(b, "x", 4, 0, 0, false);
   mb_builder_add_use(b, 0, 0, INT64_MAX, 1);
   expect_error(b, "workload 'w': buffer 'x': bytes of op 0 overflow int64");
+  /* over two uses: read and written bytes both count (2^62 + 2^61, then 2^61 + 2^61) */
+  b = with_ops(1);
+  mb_builder_add_buffer(b, "x", 4, 0, 0, false);
+  mb_builder_add_buffer(b, "y", 4, 0, 0, false);
+  mb_builder_add_use(b, 0, 0, (int64_t)1 << 62, (int64_t)1 << 61);
+  mb_builder_add_use(b, 1, 0, (int64_t)1 << 61, (int64_t)1 << 61);
+  expect_error(b, "workload 'w': buffer 'y': bytes of op 0 overflow int64");
 }
 
 static void test_opless(void **state) {

@@ -135,6 +135,16 @@ static const reject_case REJECTS[] = {
     {"mallocbench-workload 1 2\n", "t.wl:1: header: expected 'mallocbench-workload 1'"},
     {"mallocbench-workload\n", "t.wl:1: header: expected 'mallocbench-workload 1'"},
     {HEAD "op o2 kind=" K128 " flops=1\n", "t.wl:6: op 'o2': kind longer than 127 bytes"},
+    {HEAD "op\n", "t.wl:6: op: missing name"},
+    {HEAD "op kind=dot flops=1\n", "t.wl:6: op: missing name"},
+    {HEAD "buffer\n", "t.wl:6: buffer: missing name"},
+    {HEAD "buffer size=4 start=0 end=0\n", "t.wl:6: buffer: missing name"},
+    {HEAD "buffer x size=4 start=2 end=2\n",
+     "t.wl:6: buffer 'x': start 2 outside the schedule [0, 2)"},
+    /* each check of a positional directive alone: too many values, or after the body */
+    {"mallocbench-workload 1\nname w\nsource a b\n", "t.wl:3: 'source': unexpected field 'b'"},
+    {"mallocbench-workload 1\nname w\nschedule 3\nslow_time_ps 1 2\n",
+     "t.wl:4: 'slow_time_ps': unexpected field '2'"},
 };
 
 static void test_rejections(void **state) {
