@@ -31,6 +31,9 @@ static void test_round_trip(void **state) {
   assert_non_null(b);
   assert_memory_equal(a->offset, b->offset, 3 * sizeof *a->offset);
   assert_int_equal(mb_assignment_n_fast(b), 2);
+  bool in_fast[3];
+  mb_assignment_fast_flags(b, in_fast);
+  assert_true(in_fast[0] && !in_fast[1] && in_fast[2]);
   mb_test_temp_remove(dir);
   mb_assignment_free(a);
   mb_assignment_free(b);
@@ -232,6 +235,14 @@ static void test_missing_rows_are_slow(void **state) {
 static void test_trailing_carriage_return(void **state) {
   (void)state;
   mb_workload *w = three_buffers();
+  /* after a closing quote too, at the end of the text and before a line break */
+  const char *quoted = "buffer,offset\r\n\"y\" ,\"32\"\r\nz,\"48\"\r";
+  mb_error qerr;
+  mb_assignment *q = mb_assignment_parse_csv(quoted, strlen(quoted), "q.csv", w, &qerr);
+  if (!q) fail_msg("%s", qerr.message);
+  assert_int_equal(q->offset[1], 32);
+  assert_int_equal(q->offset[2], 48);
+  mb_assignment_free(q);
   char *path = mb_test_write_temp(".csv", "buffer,offset\r\nx,16\r");
   mb_error err;
   mb_assignment *a = mb_assignment_load_csv(path, w, &err);

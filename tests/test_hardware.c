@@ -29,6 +29,14 @@ static void test_parse_good(void **state) {
   assert_true(hw.fast_bandwidth == 1e12);
   assert_true(hw.peak_flops == 4e12);
   assert_true(hw.op_overhead_s > 1.999e-6 && hw.op_overhead_s < 2.001e-6);
+  /* indented keys, and the smallest alignment */
+  const char *indented =
+      "name = x\n  capacity = 3 KiB\n\talignment = 1 B\n"
+      "slow_bandwidth = 1 GB/s\nfast_bandwidth = 2 GB/s\n"
+      "peak_flops = 1 TFLOP/s\nop_overhead = 1 us\n";
+  if (!mb_hardware_parse(indented, "i.txt", &hw, &err)) fail_msg("%s", err.message);
+  assert_int_equal(hw.capacity, 3 * 1024);
+  assert_int_equal(hw.alignment, 1);
 }
 
 /* Replaces line `line` (1-based) of GOOD with `text` and expects `message`. */
@@ -138,6 +146,14 @@ static void test_shipped_profiles(void **state) {
   mb_hardware small = mb_hardware_with_capacity(&hw, 4096);
   assert_int_equal(small.capacity, 4096);
   assert_true(small.peak_flops == hw.peak_flops);
+  /* 0 (and below) keeps the profile's capacity */
+  assert_int_equal(mb_hardware_with_capacity(&hw, 0).capacity, 128LL << 20);
+  assert_int_equal(mb_hardware_with_capacity(&hw, -1).capacity, 128LL << 20);
+  /* a name ending in .txt is a path (here relative, and missing); ".txt" alone is a name */
+  assert_false(mb_hardware_find("no-such-chip.txt", NULL, &hw, &err));
+  assert_non_null(strstr(err.message, "no-such-chip.txt: cannot read hardware profile"));
+  assert_false(mb_hardware_find(".txt", NULL, &hw, &err));
+  assert_non_null(strstr(err.message, "hardware profile '.txt' not found"));
 }
 
 /* A last line without a newline but with a carriage return once made the parser loop forever
