@@ -13,6 +13,14 @@ static mb_workload *import_str(const char *text, mb_error *err) {
   return mb_csv_import_text(text, strlen(text), "t.csv", err);
 }
 
+/* Imports text that must import; fails the test with the importer's message otherwise. */
+static mb_workload *import_ok(const char *text) {
+  mb_error err = {{0}};
+  mb_workload *w = import_str(text, &err);
+  if (!w) fail_msg("refused: %s", err.message);
+  return w;
+}
+
 static void expect_error(const char *text, const char *message) {
   mb_error err = {{0}};
   mb_workload *w = import_str(text, &err);
@@ -72,16 +80,12 @@ static void test_real_files(void **state) {
 
 static void test_ranges_and_benefits(void **state) {
   (void)state;
-  mb_error err = {{0}};
   /* columns in any order, a benefit column, CRLF line ends, spaces around fields */
-  mb_workload *w = import_str(
+  mb_workload *w = import_ok(
       "size, id,lower,upper,benefit\r\n"
       "4, b1, 0, 3, 100\r\n"
       "8,b2,3,9,0\r\n"
-      "\r\n",
-      &err);
-  if (!w) fprintf(stderr, "%s\n", err.message);
-  assert_non_null(w);
+      "\r\n");
   assert_int_equal(w->n_buffers, 2);
   assert_string_equal(w->buffers[0].name, "b1");
   /* [0, 3) -> [0, 2] inclusive */
@@ -102,16 +106,12 @@ static void test_ranges_and_benefits(void **state) {
 /* Blanks: spaces and tabs around any field, and trailing '\r's past the one of a CRLF. */
 static void test_blanks(void **state) {
   (void)state;
-  mb_error err = {{0}};
-  mb_workload *w = import_str(
+  mb_workload *w = import_ok(
       "id\t,lower ,upper,\tsize\r\r\n"
       " \t\r\n"
       "a\t , 0\t,2 , 4 \t\r\r\n"
       "b,1,3,8\t\r\n"
-      "\t \n",
-      &err);
-  if (!w) fprintf(stderr, "%s\n", err.message);
-  assert_non_null(w);
+      "\t \n");
   assert_int_equal(w->n_buffers, 2);
   assert_string_equal(w->buffers[0].name, "a");
   assert_int_equal(w->buffers[0].end, 1);
@@ -123,10 +123,7 @@ static void test_blanks(void **state) {
 /* The benefit column may come first (field 0). */
 static void test_benefit_first(void **state) {
   (void)state;
-  mb_error err = {{0}};
-  mb_workload *w = import_str("benefit,id,lower,upper,size\n7,a,0,1,4\n", &err);
-  if (!w) fprintf(stderr, "%s\n", err.message);
-  assert_non_null(w);
+  mb_workload *w = import_ok("benefit,id,lower,upper,size\n7,a,0,1,4\n");
   assert_int_equal(w->buffers[0].benefit_ps, 7);
   assert_int_equal(w->slow_time_ps, 14);
   mb_workload_free(w);
@@ -167,9 +164,7 @@ static void test_duplicate_after_growth(void **state) {
              i + 2);
     expect_error(dup, message);
   }
-  mb_error err = {{0}};
-  mb_workload *w = import_str(text, &err);
-  assert_non_null(w);
+  mb_workload *w = import_ok(text);
   assert_int_equal(w->n_buffers, 100);
   mb_workload_free(w);
 }
@@ -225,9 +220,7 @@ static void test_malformed(void **state) {
   char longest[256], too_long[256];
   snprintf(longest, sizeof longest, "id,lower,upper,size\n%0127d,0,1,4\n", 7);
   snprintf(too_long, sizeof too_long, "id,lower,upper,size\n%0128d,0,1,4\n", 7);
-  mb_error err = {{0}};
-  mb_workload *w = import_str(longest, &err);
-  if (!w) fail_msg("a 127-character id: %s", err.message);
+  mb_workload *w = import_ok(longest);
   assert_int_equal(strlen(w->buffers[0].name), 127);
   mb_workload_free(w);
   expect_error(too_long, "t.csv:2:id: expected a name of 1 to 127 characters");
