@@ -247,6 +247,17 @@ static void test_parse_errors(void **state) {
   assert_int_equal(f.rank, 64);
   assert_true(mb_factorization_check(&f, &err));
   mb_factorization_free(&f);
+  /* blanks around a block header are not part of it */
+  char *v = strstr(good, "\nV\n");
+  assert_non_null(v);
+  size_t spaced_len = strlen(good) + 8;
+  char *spaced = malloc(spaced_len);
+  assert_non_null(spaced);
+  snprintf(spaced, spaced_len, "%.*s\n  V \t%s", (int)(v - good), good, v + 2);
+  assert_true(mb_factorization_parse(spaced, "f.txt", &f, &err));
+  assert_int_equal(f.rank, 64);
+  mb_factorization_free(&f);
+  free(spaced);
   free(good);
   /* Row 20 = V row 4, on line 1 + 1 + 16 + 1 + 5 = 24. */
   char *bad = standard_text(-1, "x7");
@@ -296,6 +307,9 @@ static void test_more_parse_errors(void **state) {
   snprintf(t, cap, "U\n");
   for (int i = 0; i < 4097; i++) strcat(t, "0 ");
   expect_parse_error(t, "f.txt:2: more than 4096 columns: not a 4x4 factorization");
+  snprintf(t, cap, "U\n"); /* 4096 columns are allowed: the parse goes on to the next rows */
+  for (int i = 0; i < 4096; i++) strcat(t, "0 ");
+  expect_parse_error(t, "f.txt:2: block U (from line 1) has 1 rows, expected 16");
   /* a later row with fewer integers than the first (rows count from 1, as in "has 15 rows") */
   expect_parse_error("U\n1 0\n1\n",
                      "f.txt:3: block U row 2: 1 integers, expected 2 (the rank set by the first U "
@@ -358,6 +372,12 @@ static void test_trace_argument_errors(void **state) {
   assert_null(mb_alphatensor_trace(&f, "t", 8190, "bf16", &err));
   assert_non_null(strstr(err.message, "multiple of 4"));
   assert_null(mb_alphatensor_trace(&f, "t", 0, "bf16", &err));
+  assert_null(mb_alphatensor_trace(&f, "t", (1 << 20) + 4, "bf16", &err));
+  assert_non_null(strstr(err.message, "n = 1048580: must be a multiple of 4 in [4, 1048576]"));
+  mb_workload *largest = mb_alphatensor_trace(&f, "t", 1 << 20, "bf16", &err);
+  assert_non_null(largest);
+  assert_int_equal(largest->buffers[0].size, (int64_t)1 << 37); /* (2^18)^2 elements, 2 B each */
+  mb_workload_free(largest);
   assert_null(mb_alphatensor_trace(&f, "t", 8192, "int8", &err));
   assert_non_null(strstr(err.message, "dtype 'int8'"));
   /* dtype scales bytes, not FLOPs */
@@ -405,6 +425,109 @@ static void test_signs_and_scales(void **state) {
   mb_factorization_free(&f);
 }
 
+/* The FLOPs of op `name`, which must exist and be of `kind`. */
+static double op_flops(const mb_workload *w, const char *name, const char *kind) {
+  int32_t o = mb_workload_find_op(w, name);
+  if (o < 0) fail_msg("no op %s", name);
+  if (strcmp(w->ops[o].kind, kind))
+    fail_msg("op %s is a %s, expected %s", name, w->ops[o].kind, kind);
+  return w->ops[o].flops;
+}
+
+/* Coefficients other than +-1 and combinations of several blocks, each with its FLOP rule. The
+ * standard algorithm (term r = 16i + 4j + k adds A_ij B_jk to C_ik, the j = 3 term last) gets
+ * three changes, each cancelled by a new term so that it still decomposes:
+ *  - term 0: L = 2 A00; term 64: L = -A00, the rest as term 0;
+ *  - term 1: L = -A00 - A11 and C01 -= M; term 66: L = -A11, B01, C01 += M;
+ *  - term 63 (C33's last contribution): C33 += 2 M; term 65: as term 63 with C33 -= M. */
+static void test_scaled_coefficients(void **state) {
+  (void)state;
+  mb_factorization std, f;
+  mb_error err;
+  assert_true(mb_factorization_builtin("standard", &std, &err));
+  const int32_t R = 67;
+  f.rank = R;
+  f.u = calloc(16 * R, sizeof *f.u);
+  f.v = calloc(16 * R, sizeof *f.v);
+  f.w = calloc(16 * R, sizeof *f.w);
+  assert_true(f.u && f.v && f.w);
+  for (int s = 0; s < 16; s++)
+    for (int32_t r = 0; r < 64; r++) {
+      f.u[s * R + r] = std.u[s * 64 + r];
+      f.v[s * R + r] = std.v[s * 64 + r];
+      f.w[s * R + r] = std.w[s * 64 + r];
+    }
+  mb_factorization_free(&std);
+  const int A00 = 0, A11 = 5, B00 = 0, B01 = 1, B33 = 15, C00 = 0, C01 = 4, C33 = 15, A33 = 15;
+  f.u[A00 * R + 0] = 2;
+  f.u[A00 * R + 64] = -1, f.v[B00 * R + 64] = 1, f.w[C00 * R + 64] = 1;
+  f.u[A00 * R + 1] = -1, f.u[A11 * R + 1] = -1, f.w[C01 * R + 1] = -1;
+  f.u[A11 * R + 66] = -1, f.v[B01 * R + 66] = 1, f.w[C01 * R + 66] = 1;
+  f.w[C33 * R + 63] = 2;
+  f.u[A33 * R + 65] = 1, f.v[B33 * R + 65] = 1, f.w[C33 * R + 65] = -1;
+  if (!mb_factorization_check(&f, &err)) fail_msg("%s", err.message);
+  const int64_t nb = 8;
+  const double e = (double)(nb * nb);
+  mb_workload *w = mb_alphatensor_trace(&f, "scaled", 4 * nb, "f32", &err);
+  if (!w) fail_msg("%s", err.message);
+  int32_t ops;
+  double flops;
+  expected_counts(&f, nb, &ops, &flops);
+  assert_int_equal(w->n_ops, ops);
+  mb_workload_stats st;
+  mb_workload_stats_compute(w, &st);
+  assert_true(st.total_flops == flops);
+  assert_true(op_flops(w, "make_L00", "multiply") == e);  /* 2 A00: one multiply */
+  assert_true(op_flops(w, "make_L64", "negate") == e);    /* -A00 */
+  assert_true(op_flops(w, "make_L01", "add") == 2 * e);   /* -A00 - A11: add, negate */
+  assert_true(op_flops(w, "make_L66", "negate") == e);    /* -A11 */
+  assert_true(op_flops(w, "init_C01_v1", "negate") == e); /* C01 = -M01 */
+  assert_true(op_flops(w, "acc_C00_v5", "add") == e);     /* C00 += M64 (= -A00 B00) */
+  assert_true(op_flops(w, "acc_C01_v5", "add") == e);     /* C01 += M66 */
+  assert_true(op_flops(w, "acc_C33_v4", "add") == 2 * e); /* C33 += 2 M63: multiply, add */
+  assert_true(op_flops(w, "acc_C33_v5", "add") == e);     /* C33 -= M65 */
+  assert_true(mb_workload_find_op(w, "make_R64") < 0);    /* B00 alone: an alias */
+  mb_workload_free(w);
+  mb_factorization_free(&f);
+}
+
+/* The densest terms (every coefficient nonzero: 16 blocks read per combination, a contribution
+ * to every C block) fit the plan: the standard algorithm plus 30 pairs of all-ones terms whose
+ * W columns are +1 and -1, so each pair cancels. */
+static void test_dense_terms(void **state) {
+  (void)state;
+  mb_factorization std, f;
+  mb_error err;
+  assert_true(mb_factorization_builtin("standard", &std, &err));
+  const int32_t R = 64 + 60;
+  f.rank = R;
+  f.u = calloc(16 * R, sizeof *f.u);
+  f.v = calloc(16 * R, sizeof *f.v);
+  f.w = calloc(16 * R, sizeof *f.w);
+  assert_true(f.u && f.v && f.w);
+  for (int s = 0; s < 16; s++)
+    for (int32_t r = 0; r < R; r++) {
+      f.u[s * R + r] = r < 64 ? std.u[s * 64 + r] : 1;
+      f.v[s * R + r] = r < 64 ? std.v[s * 64 + r] : 1;
+      f.w[s * R + r] = r < 64 ? std.w[s * 64 + r] : (r % 2 ? -1 : 1);
+    }
+  mb_factorization_free(&std);
+  if (!mb_factorization_check(&f, &err)) fail_msg("%s", err.message);
+  const int64_t nb = 4;
+  mb_workload *w = mb_alphatensor_trace(&f, "dense", 4 * nb, "bf16", &err);
+  if (!w) fail_msg("%s", err.message);
+  int32_t ops;
+  double flops;
+  expected_counts(&f, nb, &ops, &flops);
+  assert_int_equal(w->n_ops, ops);
+  assert_int_equal(w->n_ops, 64 + 48 + 60 * 19); /* each dense term: L, R, M, 16 C versions */
+  mb_workload_stats st;
+  mb_workload_stats_compute(w, &st);
+  assert_true(st.total_flops == flops);
+  mb_workload_free(w);
+  mb_factorization_free(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_standard_counts_and_flops),
@@ -414,6 +537,8 @@ int main(void) {
       cmocka_unit_test(test_more_parse_errors),
       cmocka_unit_test(test_trace_argument_errors),
       cmocka_unit_test(test_signs_and_scales),
+      cmocka_unit_test(test_scaled_coefficients),
+      cmocka_unit_test(test_dense_terms),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
