@@ -1,6 +1,7 @@
 /* The catalogue: parsing, the capacity rule, materialising with the cache, and every entry of
  * datasets/catalogue.txt. */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,11 @@ static void test_parse_errors(void **state) {
   expect_error("w csv a.csv n=4 tpu-v4i 1MiB test x", "kind 'csv' takes no arguments");
   expect_error("w alphatensor builtin:standard dtype=bf16 tpu-v4i 1MiB test x", "needs n=N");
   expect_error("w alphatensor builtin:standard n=10,dtype=bf16 tpu-v4i 1MiB test x", "n=10");
+  expect_error("w alphatensor builtin:standard n=1048580,dtype=bf16 tpu-v4i 1MiB test x",
+               "n=1048580: expected a multiple of 4 in [4, 1048576]");
+  /* a key as long as an allowed one is still unknown */
+  expect_error("w alphatensor builtin:standard m=64,dtype=f32 tpu-v4i 1MiB test x",
+               "cat.txt:4:32: field 'args': unknown key 'm'");
   expect_error("w alphatensor builtin:standard n=8,dtype=i8 tpu-v4i 1MiB test x", "dtype=i8");
   expect_error("w alphatensor builtin:winograd n=8,dtype=bf16 tpu-v4i 1MiB test x",
                "cat.txt:4:15: field 'source'");
@@ -89,9 +95,13 @@ static void test_parse_errors(void **state) {
   expect_error("w hlo hlo/a.hlo - tpu-v4i 12XB test x", "cat.txt:4:27: field 'capacity'");
   expect_error("w hlo hlo/a.hlo - tpu-v4i 0 test x", "must be > 0");
   expect_error("w hlo hlo/a.hlo - tpu-v4i 999999999999GiB test x", "overflows");
+  expect_error("w hlo hlo/a.hlo - tpu-v4i 8589934592GiB test x", /* (INT64_MAX >> 30) + 1 */
+               "cat.txt:4:27: field 'capacity': '8589934592GiB' overflows 64 bits");
   expect_error("w hlo hlo/a.hlo - tpu-v4i 1MiB dev x", "cat.txt:4:32: field 'split': 'dev'");
   expect_error("w hlo hlo/a.hlo - tpu-v4i 1MiB test Bad", "cat.txt:4:37: field 'tags'");
-  expect_error("w hlo hlo/a.hlo - tpu-v4i 1MiB test", "field 'tags' missing");
+  /* the column is the one after the line's end */
+  expect_error("w hlo hlo/a.hlo - tpu-v4i 1MiB test",
+               "cat.txt:4:36: 7 fields, expected 8: field 'tags' missing");
   expect_error("w hlo hlo/a.hlo - tpu-v4i 1MiB test x extra", "9 fields, expected 8");
   expect_error("w alphatensor builtin:standard n=8 tpu-v4i 1MiB test x",
                "cat.txt:4:32: field 'args': kind alphatensor needs dtype=bf16|f16|f32");
@@ -102,6 +112,8 @@ static void test_parse_errors(void **state) {
   char long_tags[400];
   snprintf(long_tags, sizeof long_tags, "w hlo hlo/a.hlo - tpu-v4i 1MiB test %0300d", 0);
   expect_error(long_tags, "cat.txt:4:37: field 'tags': 300 characters, at most 255 allowed");
+  snprintf(long_tags, sizeof long_tags, "w hlo hlo/a.hlo - tpu-v4i 1MiB test %0256d", 0);
+  expect_error(long_tags, "cat.txt:4:37: field 'tags': 256 characters, at most 255 allowed");
   mb_error err;
   assert_null(parse("w hlo hlo/a.hlo - tpu-v4i 1MiB test x\n", &err));
   assert_non_null(strstr(err.message, "cat.txt:1:1: expected the header line"));
@@ -111,6 +123,57 @@ static void test_parse_errors(void **state) {
   assert_non_null(strstr(err.message, "cat.txt:2: NUL byte"));
   assert_null(mb_catalogue_load("/nonexistent/catalogue.txt", &err));
   assert_non_null(strstr(err.message, "/nonexistent/catalogue.txt"));
+}
+
+/* The largest values each bounded field takes. */
+static void test_parse_limits(void **state) {
+  (void)state;
+  char text[1024];
+  snprintf(text, sizeof text,
+           HEADER
+           "small alphatensor builtin:standard n=4,dtype=f32 tpu-v4i 8589934591GiB test "
+           "%0255d\n"
+           "large alphatensor builtin:standard n=1048576,dtype=f32 tpu-v4i "
+           "9007199254740991KiB test x\n",
+           0);
+  mb_error err;
+  mb_catalogue *c = parse(text, &err);
+  if (!c) fail_msg("%s", err.message);
+  assert_int_equal(c->n_entries, 2);
+  assert_int_equal(c->entries[0].capacity, (int64_t)8589934591 << 30);
+  assert_int_equal(strlen(c->entries[0].tags), 255);
+  assert_int_equal(c->entries[1].capacity, INT64_MAX - 1023); /* (INT64_MAX >> 10) << 10 */
+  mb_catalogue_free(c);
+}
+
+/* --workloads: a regex searched (not anchored) in every entry's name. */
+static void test_select(void **state) {
+  (void)state;
+  mb_error err;
+  mb_catalogue *c = parse(HEADER
+                          "bert hlo hlo/a.hlo - tpu-v4i 1MiB test x\n"
+                          "gpt2 hlo hlo/b.hlo - tpu-v4i 1MiB test x\n"
+                          "mm-a csv a.csv - tpu-v4i 1MiB test x\n"
+                          "albert hlo hlo/c.hlo - tpu-v4i 1MiB test x\n",
+                          &err);
+  assert_non_null(c);
+  bool selected[4];
+  assert_true(mb_catalogue_select(c, "^mm-|bert$", "--workloads", selected, &err));
+  assert_true(selected[0] && !selected[1] && selected[2] && selected[3]);
+  assert_true(mb_catalogue_select(c, "pt", "--workloads", selected, &err));
+  assert_true(!selected[0] && selected[1] && !selected[2] && !selected[3]);
+  assert_true(mb_catalogue_select(c, NULL, "--workloads", selected, &err));
+  assert_true(selected[0] && selected[1] && selected[2] && selected[3]);
+  assert_false(mb_catalogue_select(c, "bert(", "--workloads", selected, &err));
+  assert_non_null(strstr(err.message, "--workloads 'bert(': column 6: "));
+  mb_catalogue_free(c);
+  /* the same over any array of structs holding names */
+  struct {
+    int pad;
+    char name[12];
+  } rows[3] = {{1, "train-a"}, {2, "test-b"}, {3, "train-c"}};
+  assert_true(mb_names_select(rows[0].name, sizeof *rows, 3, "^train", "--x", selected, &err));
+  assert_true(selected[0] && !selected[1] && selected[2]);
 }
 
 /* A chain of buffers: sizes[i] live on [i, i+1], plus a pinned giant that must not count. */
@@ -158,6 +221,31 @@ static void test_capacity_rule(void **state) {
   int64_t s3[] = {1000000, 1000001};
   w = chain(s3, 2);
   assert_int_equal(mb_catalogue_auto_capacity(w, &hw), 1000448); /* 1954 * 512 */
+  mb_workload_free(w);
+  /* a quarter that is a power of two times the alignment is taken whole; peak exactly 2x the
+   * profile's capacity still takes the quarter */
+  int64_t s4[] = {2 * MiB, 2 * MiB, 4096};
+  w = chain(s4, 3);
+  assert_int_equal(mb_catalogue_auto_capacity(w, &hw), MiB);
+  mb_hardware half = {.capacity = 2 * MiB, .alignment = 512};
+  assert_int_equal(mb_catalogue_auto_capacity(w, &half), MiB);
+  half.capacity = 2 * MiB - 1;
+  assert_int_equal(mb_catalogue_auto_capacity(w, &half), 2 * MiB - 1);
+  mb_workload_free(w);
+}
+
+/* A buffer live at one time only (start == end) counts toward the placeable peak. */
+static void test_peak_of_one_step_buffer(void **state) {
+  (void)state;
+  mb_workload_builder *b = mb_builder_new("one-step", "test");
+  mb_builder_add_op(b, "op0", "add", 1.0);
+  mb_builder_add_op(b, "op1", "add", 1.0);
+  int32_t id = mb_builder_add_buffer(b, "t", 3000, 1, 1, false);
+  mb_builder_add_use(b, id, 1, 0, 3000);
+  mb_error err;
+  mb_workload *w = mb_builder_finish(b, &err);
+  if (!w) fail_msg("%s", err.message);
+  assert_int_equal(mb_catalogue_placeable_peak(w), 3000);
   mb_workload_free(w);
 }
 
@@ -242,6 +330,13 @@ static void test_cache(void **state) {
   assert_non_null(b);
   assert_int_equal(count_files(cache, ".wl"), 2);
   assert_int_equal(b->buffers[0].size * 2, a->buffers[0].size);
+  mb_workload_free(b);
+  /* A cache directory that does not exist yet is made, parents too. */
+  char nested[4200];
+  snprintf(nested, sizeof nested, "%s/new/cache", cache);
+  b = mb_catalogue_load_workload(&c2->entries[0], NULL, nested, &missing, &err);
+  assert_non_null(b);
+  assert_int_equal(count_files(nested, ".wl"), 1);
   mb_workload_free(b);
   /* No cache dir: generates without writing. */
   b = mb_catalogue_load_workload(&c2->entries[0], NULL, NULL, &missing, &err);
@@ -341,6 +436,25 @@ static void test_missing_data(void **state) {
   }
   mb_test_temp_remove(empty);
   mb_catalogue_free(c);
+  /* a file that is there is found, whatever errno an earlier call left */
+  char *dir = mb_test_temp_dir();
+  char file[4200];
+  snprintf(file, sizeof file, "%s/there.csv", dir);
+  FILE *f = fopen(file, "w");
+  assert_non_null(f);
+  fputs("id,lower,upper,size\n0,0,10,64\n", f);
+  fclose(f);
+  c = parse(HEADER "t csv there.csv - tpu-v4i profile test x\n", &err);
+  assert_non_null(c);
+  bool missing = true;
+  errno = ENOENT;
+  mb_workload *w = mb_catalogue_load_workload(&c->entries[0], dir, NULL, &missing, &err);
+  if (!w) fail_msg("%s", err.message);
+  assert_false(missing);
+  assert_int_equal(w->n_buffers, 1);
+  mb_workload_free(w);
+  mb_catalogue_free(c);
+  mb_test_temp_remove(dir);
 }
 
 /* The split names every command's --split accepts: exactly the catalogue's, no prefix or case. */
@@ -441,15 +555,12 @@ static void test_every_entry_loads(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_parse_good),
-      cmocka_unit_test(test_parse_errors),
-      cmocka_unit_test(test_capacity_rule),
-      cmocka_unit_test(test_cache),
-      cmocka_unit_test(test_sha256_independent_of_location),
-      cmocka_unit_test(test_missing_data),
-      cmocka_unit_test(test_hash),
-      cmocka_unit_test(test_split_names),
-      cmocka_unit_test(test_every_entry_loads),
+      cmocka_unit_test(test_parse_good),    cmocka_unit_test(test_parse_errors),
+      cmocka_unit_test(test_parse_limits),  cmocka_unit_test(test_select),
+      cmocka_unit_test(test_capacity_rule), cmocka_unit_test(test_peak_of_one_step_buffer),
+      cmocka_unit_test(test_cache),         cmocka_unit_test(test_sha256_independent_of_location),
+      cmocka_unit_test(test_missing_data),  cmocka_unit_test(test_hash),
+      cmocka_unit_test(test_split_names),   cmocka_unit_test(test_every_entry_loads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
