@@ -85,6 +85,8 @@ static void test_escape_bytes(void **state) {
   char out[16];
   assert_true(mb_journal_unescape("sa%2cb", out, sizeof out, NULL));
   assert_string_equal(out, "a,b");
+  assert_true(mb_journal_unescape("s%af%fa%Fa%aF", out, sizeof out, NULL));
+  assert_string_equal(out, "\xaf\xfa\xfa\xaf");
 }
 
 static void test_unescape_refuses(void **state) {
@@ -407,6 +409,7 @@ static void test_bad_fields(void **state) {
       {"B 0 1 2 3 ok 0.5 0.5 s -1", "bound_status"},
       {"B 0 1 2 3 s0123456789abcdef 0.5 0.5 s -1", "bound_status"}, /* 16 bytes: too long */
       {"B 0 1 2 3 sok zero 0.5 s -1", "heur_wall_s"},
+      {"B 0 1 2 3 sok \t0.5 0.5 s -1", "heur_wall_s"}, /* strtod would skip the tab */
       {"B 0 1 2 3 sok 0.5 0.5e 5 -1", "bound_wall_s"},
       {"B 0 1 2 3 sok 0.5 0.5 s%zz -1", "note"},
       {"B 0 1 2 3 sok 0.5 0.5 s%00 -1", "note"},
@@ -436,6 +439,19 @@ static void test_bad_fields(void **state) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     assert_body_refused(cases[i][0], cases[i][1]);
+  /* a field too many: the message names the kind of line */
+  const char *over[][2] = {
+      {"B 0 1 2 3 sok 0.5 0.5 s -1 7", "field '7': after the last field of a baseline line"},
+      {"J 1 s 1 2 8192 95000000 0.25 17 0 s -1 0 x",
+       "field 'x': after the last field of a job line"}};
+  for (size_t i = 0; i < 2; i++) {
+    char *line = with_sum(over[i][0]);
+    mb_journal_entry e;
+    mb_error err = {{0}};
+    assert_false(mb_journal_decode_record(line, strlen(line), "run.h5.journal", 7, &e, &err));
+    assert_contains(err.message, over[i][1]);
+    free(line);
+  }
 }
 
 /* ---- header lines ---- */
@@ -780,16 +796,17 @@ static void test_reader(void **state) {
   free(l6);
 }
 
-/* More damaged lines than are noted one by one: the first five are, then a count. */
-static void test_reader_many_damaged(void **state) {
-  (void)state;
+/* n_damaged damaged lines, then a good one: the first five are noted one by one, and a count
+ * follows when there were more. */
+static void read_after_damaged(int n_damaged) {
   mb_journal_header h = header_with("");
   char *head = NULL;
   size_t len = 0;
   assert_true(mb_journal_encode_header(&h, &head, &len, NULL));
   char text[8192];
   int n = snprintf(text, sizeof text, "%s", head);
-  for (int i = 0; i < 8; i++) n += snprintf(text + n, sizeof text - (size_t)n, "J %d garbage\n", i);
+  for (int i = 0; i < n_damaged; i++)
+    n += snprintf(text + n, sizeof text - (size_t)n, "J %d garbage\n", i);
   char *good = line_of(9, MB_TASK_JOB, "after");
   snprintf(text + n, sizeof text - (size_t)n, "%s", good);
   journal_file j;
@@ -801,26 +818,36 @@ static void test_reader_many_damaged(void **state) {
   mb_journal_header_free(&back);
   mb_journal_entry e;
   assert_int_equal(mb_journal_next(&rd, &e, NULL), MB_JOURNAL_RECORD);
-  assert_int_equal(e.task, 9); /* read after 8 damaged lines */
+  assert_int_equal(e.task, 9); /* read after the damaged lines */
   assert_string_equal(e.r.note, "after");
   mb_task_record_clear(&e.r);
   assert_int_equal(mb_journal_next(&rd, &e, NULL), MB_JOURNAL_END);
-  assert_int_equal(mb_journal_finish(&rd), 8);
+  assert_int_equal(mb_journal_finish(&rd), n_damaged);
   mb_journal_close(&rd);
   char *notes = log_text(j.log);
   int noted = 0;
   for (const char *p = notes; (p = strstr(p, "damaged line skipped (")) != NULL; p++) noted++;
-  assert_int_equal(noted, 5);
+  assert_int_equal(noted, n_damaged < 5 ? n_damaged : 5);
   char expect[4300];
   snprintf(expect, sizeof expect, "%s:6: damaged line skipped (field 'checksum'", j.path);
   assert_contains(notes, expect);
-  snprintf(expect, sizeof expect, "%s: 8 damaged lines skipped in all", j.path);
-  assert_contains(notes, expect);
+  if (n_damaged > 5) {
+    snprintf(expect, sizeof expect, "%s: %d damaged lines skipped in all", j.path, n_damaged);
+    assert_contains(notes, expect);
+  } else {
+    assert_null(strstr(notes, "in all"));
+  }
   free(notes);
   fclose(j.log);
   mb_test_temp_remove(j.path);
   free(head);
   free(good);
+}
+
+static void test_reader_many_damaged(void **state) {
+  (void)state;
+  read_after_damaged(5); /* all noted: no count */
+  read_after_damaged(8);
 }
 
 static void test_reader_no_journal_or_torn_header(void **state) {
