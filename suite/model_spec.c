@@ -253,7 +253,7 @@ static void default_name(const char *path, char *out, size_t n) {
   const char *base = strrchr(path, '/');
   base = base ? base + 1 : path;
   size_t len = strlen(base);
-  if (len > 5 && !strcmp(base + len - 5, ".spec")) len -= 5;
+  if (len >= 5 && !strcmp(base + len - 5, ".spec")) len -= 5; /* ".spec" alone: "model" */
   if (len >= n) len = n - 1;
   memcpy(out, base, len);
   out[len] = '\0';

@@ -49,7 +49,8 @@ const char *mb_model_family_name(mb_model_family f);
 
 typedef struct mb_model_spec {
   char path[MB_SPEC_TEXT_MAX];
-  char name[MB_NAME_MAX]; /* `name`, else the file name without directory and .spec */
+  char name[MB_NAME_MAX]; /* `name`, else the file name without directory and .spec (cut to
+                           * MB_NAME_MAX - 1 bytes; "model" when nothing is left) */
   mb_model_family family;
   bool training; /* mode = training | inference */
   mb_dtype dtype, opt_dtype;

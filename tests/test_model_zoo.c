@@ -448,6 +448,25 @@ static void test_spec_syntax(void **state) {
   assert_string_equal(s.name, "abc");
   assert_int_equal(s.opt_dtype, MB_DTYPE_F32);
   assert_false(s.has_reference);
+  /* a file called ".spec" leaves no name: the fallback; a long file name is cut */
+  assert_true(mb_model_spec_parse(tiny_mlp, strlen(tiny_mlp), "dir/.spec", &s, &err));
+  assert_string_equal(s.name, "model");
+  char long_path[300];
+  snprintf(long_path, sizeof long_path, "dir/%0200d.spec", 0);
+  assert_true(mb_model_spec_parse(tiny_mlp, strlen(tiny_mlp), long_path, &s, &err));
+  assert_int_equal(strlen(s.name), MB_NAME_MAX - 1);
+  /* every character a name may hold, the bounds of each range included */
+  char named[512];
+  snprintf(named, sizeof named, "%sname = aAzZ09_-.\n", tiny_mlp);
+  if (!mb_model_spec_parse(named, strlen(named), "x.spec", &s, &err)) fail_msg("%s", err.message);
+  assert_string_equal(s.name, "aAzZ09_-.");
+  /* the largest batch; a ViT whose one patch is the whole image */
+  const char *edges =
+      "family = vit\nmode = inference\ndtype = bf16\nbatch = 4096\nimage = 16\npatch = 16\n"
+      "channels = 3\nlayers = 1\nhidden = 8\nheads = 2\nffn = 8\nclasses = 2\n";
+  if (!mb_model_spec_parse(edges, strlen(edges), "v.spec", &s, &err)) fail_msg("%s", err.message);
+  assert_int_equal(s.batch, 4096);
+  assert_int_equal(s.patch, s.image);
   /* lists */
   const char *dlrm =
       "family = dlrm\nmode = inference\ndtype = f32\nbatch = 8\nfeatures = 13\n"
@@ -482,6 +501,8 @@ static void test_malformed_specs(void **state) {
                      "bad.spec:9: key 'reference_gflops': given without 'reference'");
   expect_error_after("reference_gflops = -2\nreference = \"x\"\n",
                      "bad.spec:9: key 'reference_gflops': bad number '-2'");
+  expect_error_after("reference_gflops = 0.0\nreference = \"x\"\n",
+                     "bad.spec:9: key 'reference_gflops': bad number '0.0' (expected a positive");
   expect_error_after("layers 12\n", "bad.spec:9: expected 'key = value'");
   expect_error_after("name = a b\n", "bad.spec:9: key 'name'");
   expect_error_s("family = transformerx\n", "bad.spec:1: key 'family': unknown family");
@@ -494,11 +515,16 @@ static void test_malformed_specs(void **state) {
       {"layers = -3\n", "bad.spec:2: key 'layers': bad number '-3'"},
       {"layers = 99999999999999999999\n", "bad.spec:2: key 'layers': bad number"},
       {"layers = 1e3\n", "bad.spec:2: key 'layers': bad number '1e3'"},
-      {"layers = \"12\"\n", "bad.spec:2: key 'layers': quoted value"},
+      {"layers = \"12\"\n", "bad.spec:2: key 'layers': quoted value where a number is expected"},
+      {"mode = \"training\"\n", "bad.spec:2: key 'mode': quoted value where a word is expected"},
+      {"layers = +3\n", "bad.spec:2: key 'layers': bad number '+3'"},
       {"layers =\n", "bad.spec:2: key 'layers': missing value"},
       {"mode = testing\n", "bad.spec:2: key 'mode': 'testing' is neither"},
       {"dtype = f64\n", "bad.spec:2: key 'dtype': unknown dtype 'f64'"},
       {"batch = 100000\n", "bad.spec:2: key 'batch': bad number '100000'"},
+      {"batch = 4097\n",
+       "bad.spec:2: key 'batch': bad number '4097' (expected an integer in "
+       "[1, 4096])"},
   };
   for (size_t i = 0; i < sizeof bad_values / sizeof *bad_values; i++) {
     /* the bad line replaces the spec's own value of that key, on line 2 */
@@ -586,6 +612,9 @@ static void test_more_malformed_specs(void **state) {
   snprintf(line, sizeof line, "k%062d = 1\n", 0);
   snprintf(want, sizeof want, "bad.spec:9: key 'k%062d': unknown key", 0);
   expect_error_after(line, want);
+  snprintf(line, sizeof line, "  k%063d = 1\n", 0); /* indented: the key, not the blanks */
+  snprintf(want, sizeof want, "bad.spec:9: key 'k%039d...': unknown key", 0);
+  expect_error_after(line, want);
   /* lists: at most 64 entries, each in [1, max], separated by commas */
   char rows[200] = "1";
   for (int i = 1; i < 64; i++) strcat(rows, ",1");
@@ -598,6 +627,12 @@ static void test_more_malformed_specs(void **state) {
   dlrm_rows_parse("10, 17179869185",
                   "bad.spec:7: key 'table_rows': bad number '17179869185' in "
                   "list (expected an integer in [1, 17179869184])");
+  /* list items up to 31 characters (leading zeros count) */
+  snprintf(rows, sizeof rows, "10,%031d", 7);
+  assert_true(dlrm_rows_parse(rows, NULL));
+  snprintf(rows, sizeof rows, "10,%032d", 7);
+  snprintf(want, sizeof want, "bad.spec:7: key 'table_rows': bad list '%s' (expected", rows);
+  dlrm_rows_parse(rows, want);
   dlrm_rows_parse("10 20",
                   "bad.spec:7: key 'table_rows': bad list '10 20' (expected "
                   "comma-separated integers)");
