@@ -644,6 +644,16 @@ static void test_pool(void **state) {
   assert_int_equal(mb_l_pool(n, "p", x, MB_POOL_MAX, 1, 2, 2, 2, 3, 2, 0, NULL, NULL),
                    MB_NO_TENSOR);
   finish_fails(n, "model 'tnet': pool 'p': input 2x2 smaller than the 3x3 window");
+  /* one side too small is enough */
+  for (int tall = 0; tall < 2; tall++) {
+    n = infer(MB_DTYPE_F32);
+    x = mb_net_input(n, "x", 32, MB_DTYPE_F32);
+    assert_int_equal(
+        mb_l_pool(n, "p", x, MB_POOL_MAX, 1, 2, tall ? 8 : 2, tall ? 2 : 8, 3, 1, 0, NULL, NULL),
+        MB_NO_TENSOR);
+    finish_fails(n, tall ? "model 'tnet': pool 'p': input 8x2 smaller than the 3x3 window"
+                         : "model 'tnet': pool 'p': input 2x8 smaller than the 3x3 window");
+  }
   /* bad windows and shapes name the scope and the field */
   struct {
     int64_t numel, h, k, stride, pad;
@@ -1287,6 +1297,36 @@ static void test_shape_checks(void **state) {
                "batch x k x n = 4 x 3 x 2 = 24 (or a divisor of batch times k x n)");
 }
 
+/* The element bound (INT64_MAX / 8, so that 8-byte elements stay in int64): a tensor may have
+ * exactly that many, a concatenation may not sum past it; a layer given one invalid tensor
+ * stops. */
+static void test_size_limits(void **state) {
+  (void)state;
+  const int64_t max_numel = INT64_MAX / 8;
+  mb_net *n = infer(MB_DTYPE_F32);
+  assert_true(mb_net_input(n, "largest", max_numel, MB_DTYPE_F32) >= 0);
+  assert_int_equal(mb_net_input(n, "over", max_numel + 1, MB_DTYPE_F32), MB_NO_TENSOR);
+  char want[160];
+  snprintf(want, sizeof want, "model 'tnet': tensor 'over': %lld elements, more than %lld",
+           (long long)(max_numel + 1), (long long)max_numel);
+  finish_fails(n, want);
+  n = infer(MB_DTYPE_F32);
+  mb_tensor parts[2] = {mb_net_input(n, "a", max_numel / 2 + 1, MB_DTYPE_F32),
+                        mb_net_input(n, "b", max_numel / 2 + 1, MB_DTYPE_F32)};
+  assert_int_equal(mb_l_concat(n, "cat", parts, 2), MB_NO_TENSOR);
+  snprintf(want, sizeof want, "model 'tnet': concat 'cat': parts 0..1: more than %lld elements",
+           (long long)max_numel);
+  finish_fails(n, want);
+  for (int which = 0; which < 2; which++) {
+    n = infer(MB_DTYPE_F32);
+    mb_tensor a = mb_net_input(n, "a", 4, MB_DTYPE_F32);
+    assert_int_equal(
+        mb_l_matmul(n, "mm", which ? a : MB_NO_TENSOR, which ? MB_NO_TENSOR : a, 1, 2, 2, 2),
+        MB_NO_TENSOR);
+    finish_fails(n, "model 'tnet': generator bug: invalid tensor -1 in scope ''");
+  }
+}
+
 static void test_window_out(void **state) {
   (void)state;
   assert_int_equal(mb_window_out(5, 3, 1, 0), 3);
@@ -1296,6 +1336,7 @@ static void test_window_out(void **state) {
   assert_int_equal(mb_window_out(1, 3, 2, 1), 1);
   assert_int_equal(mb_window_out(224, 11, 4, 2), 55); /* AlexNet's first layer */
   assert_int_equal(mb_window_out(0, 1, 1, 0), 0);
+  assert_int_equal(mb_window_out(0, 3, 1, 2), 0); /* no input, though the padding fits a window */
   assert_int_equal(mb_window_out(4, 0, 1, 0), 0);
   assert_int_equal(mb_window_out(4, 2, 0, 0), 0);
   assert_int_equal(mb_window_out(4, 2, 1, 2), 0); /* pad must be < k */
@@ -1327,6 +1368,7 @@ int main(void) {
       cmocka_unit_test(test_names_too_long),
       cmocka_unit_test(test_bad_parameters),
       cmocka_unit_test(test_shape_checks),
+      cmocka_unit_test(test_size_limits),
       cmocka_unit_test(test_window_out),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
