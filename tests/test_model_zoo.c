@@ -149,6 +149,117 @@ static void test_flops_match_references(void **state) {
   free(l);
 }
 
+/* The spec of resnet50_inf_b1 with another depth. */
+static mb_workload *resnet_of_depth(int depth) {
+  char text[256];
+  snprintf(text, sizeof text,
+           "family = resnet\nmode = inference\ndtype = bf16\nbatch = 1\ndepth = %d\n"
+           "image = 224\nchannels = 3\nclasses = 1000\n",
+           depth);
+  return generate_ok(text);
+}
+
+/* ResNet-101 and -152, which no shipped spec uses: torchvision's model table gives 7.80 and 11.51
+ * G multiply-adds per 224x224 image (listed as GFLOPS); their blocks per stage are 3, 4, 23, 3
+ * and 3, 8, 36, 3 (He et al. 2016, Table 1), named s1..s4, b0 first; ReLU after every
+ * convolution but the block's last (before the residual). */
+static void test_resnet_depths(void **state) {
+  (void)state;
+  const struct {
+    int depth;
+    double gmacs;
+    int blocks[4];
+  } nets[] = {{101, 7.80, {3, 4, 23, 3}}, {152, 11.51, {3, 8, 36, 3}}};
+  for (int i = 0; i < 2; i++) {
+    mb_workload *w = resnet_of_depth(nets[i].depth);
+    double dev = forward_product_flops(w) / (2e9 * nets[i].gmacs) - 1;
+    if (!(fabs(dev) <= 0.01)) fail_msg("ResNet-%d: off by %.2f%%", nets[i].depth, 100 * dev);
+    char name[64];
+    for (int stage = 0; stage < 4; stage++) {
+      snprintf(name, sizeof name, "fwd.s%d.b%d.relu", stage + 1, nets[i].blocks[stage] - 1);
+      op(w, name);
+      snprintf(name, sizeof name, "fwd.s%d.b%d.relu", stage + 1, nets[i].blocks[stage]);
+      assert_true(mb_workload_find_op(w, name) < 0);
+    }
+    assert_string_equal(w->ops[op(w, "fwd.s1.b0.a.act")].kind, "relu");
+    assert_true(mb_workload_find_op(w, "fwd.s1.b0.c.act") < 0);
+    mb_workload_free(w);
+  }
+}
+
+/* A shipped spec's workload, datasets/models/NAME.spec. */
+static mb_workload *shipped(const char *name) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/datasets/models/%s.spec", mb_source_dir(), name);
+  mb_error err = {{0}};
+  mb_workload *w = mb_model_generate_file(path, &err);
+  if (!w) fail_msg("%s", err.message);
+  return w;
+}
+
+/* What the FLOPs references do not pin down, checked on the shipped specs by name and size. */
+static void test_family_details(void **state) {
+  (void)state;
+  /* U-Net: one decoder level per encoder level, up3 (deepest) to up0 */
+  mb_workload *w = shipped("unet_inf_b1");
+  for (int l = 0; l < 4; l++) {
+    bool found = false;
+    char prefix[16];
+    snprintf(prefix, sizeof prefix, "fwd.up%d.", l);
+    for (int32_t o = 0; o < w->n_ops && !found; o++) found = starts(w->ops[o].name, prefix);
+    if (!found) fail_msg("no op of decoder level %d", l);
+  }
+  mb_workload_free(w);
+  /* DLRM: ReLU between top layers, none after the last (the logit); an embedding table's Adam
+   * update covers the rows one batch can touch, min(batch = 128, rows) x dim 16 elements */
+  w = shipped("dlrm_kaggle_train_b128");
+  op(w, "fwd.top1.relu");
+  assert_true(mb_workload_find_op(w, "fwd.top2.relu") < 0);
+  double per_element = w->ops[op(w, "adam.top2.fc.b")].flops; /* a bias of one element */
+  assert_true(w->ops[op(w, "adam.emb0.table")].flops == 128 * 16 * per_element); /* 1460 rows */
+  assert_true(w->ops[op(w, "adam.emb8.table")].flops == 3 * 16 * per_element);   /* 3 rows */
+  mb_workload_free(w);
+  /* GCN transforms then aggregates; GraphSAGE aggregates, then self and neighbour products */
+  w = shipped("gcn_arxiv_inf");
+  op(w, "fwd.l0.transform");
+  assert_true(mb_workload_find_op(w, "fwd.l0.neighbours") < 0);
+  mb_workload_free(w);
+  w = shipped("graphsage_reddit_inf");
+  op(w, "fwd.l0.self");
+  op(w, "fwd.l0.neighbours");
+  assert_true(mb_workload_find_op(w, "fwd.l0.transform") < 0);
+  mb_workload_free(w);
+  /* inverted residual blocks have a residual when the stride is 1 and the channels stay: the
+   * second and later blocks of each row of MobileNetV2 (Sandler et al. 2018, Table 2: n = 1, 2,
+   * 3, 4, 3, 3, 1) and EfficientNet-B0 (Tan & Le 2019, Table 1: 1, 2, 2, 3, 3, 4, 1) */
+  const struct {
+    const char *spec;
+    int residuals;
+  } inverted[] = {{"mobilenetv2_inf_b1", 0 + 1 + 2 + 3 + 2 + 2 + 0},
+                  {"efficientnet_b0_inf_b1", 0 + 1 + 1 + 2 + 2 + 3 + 0}};
+  for (int i = 0; i < 2; i++) {
+    w = shipped(inverted[i].spec);
+    int residuals = 0;
+    for (int32_t o = 0; o < w->n_ops; o++) {
+      size_t len = strlen(w->ops[o].name);
+      residuals += starts(w->ops[o].name, "fwd.") && len > 9 &&
+                   !strcmp(w->ops[o].name + len - 9, ".residual");
+    }
+    if (residuals != inverted[i].residuals)
+      fail_msg("%s: %d residuals, expected %d", inverted[i].spec, residuals, inverted[i].residuals);
+    mb_workload_free(w);
+  }
+  /* TinyLlama: cos and sin tables of seq 512 x head dim 2048 / 32 heads, in bf16 */
+  w = shipped("tinyllama_inf_b4");
+  assert_int_equal(buf(w, "rope_table")->size, 512 * 64 * 2);
+  mb_workload_free(w);
+  /* ViT-B/16 at 224: 14 x 14 patches and the class token, batch 8, hidden 768, bf16 */
+  w = shipped("vit_b16_inf_b8");
+  assert_int_equal(buf(w, "embed.position_table")->size, 197 * 768 * 2);
+  assert_int_equal(buf(w, "embed.prepend_cls")->size, 8 * 197 * 768 * 2);
+  mb_workload_free(w);
+}
+
 /* Training: forward, loss, backward, Adam in that order; backward products ~2x forward;
  * the saved activations make training need more memory than inference of the same model. */
 static void test_training_schedule(void **state) {
@@ -709,7 +820,8 @@ int main(void) {
       cmocka_unit_test(test_malformed_specs),      cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_every_spec_generates), cmocka_unit_test(test_flops_match_references),
       cmocka_unit_test(test_training_schedule),    cmocka_unit_test(test_image_sizes_agree),
-      cmocka_unit_test(test_more_malformed_specs),
+      cmocka_unit_test(test_more_malformed_specs), cmocka_unit_test(test_resnet_depths),
+      cmocka_unit_test(test_family_details),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
