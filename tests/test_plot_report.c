@@ -521,6 +521,87 @@ static void test_summary_caveats(void **state) {
   free(text);
 }
 
+/* A copy of plots/ in dir/NAME where each template in `dumped` draws nothing and writes, into
+ * the figure's file, its X range and then its data table: a test can read what a figure would
+ * be drawn from. */
+static void dumping_templates(const fixture *fx, const char *name, const char *const *dumped, int n,
+                              char *tdir, size_t cap) {
+  snprintf(tdir, cap, "%s/%s", fx->dir, name);
+  mb_mkdir_p(tdir);
+  char cmd[3000];
+  snprintf(cmd, sizeof cmd, "cp '%s/plots/'*.gp '%s/'", mb_source_dir(), tdir);
+  assert_int_equal(system(cmd), 0);
+  for (int i = 0; i < n; i++) {
+    char tpl[1200];
+    snprintf(tpl, sizeof tpl, "%s/%s", tdir, dumped[i]);
+    FILE *f = fopen(tpl, "w");
+    assert_non_null(f);
+    fputs(
+        "set print OUT\nprint sprintf(\"XMIN %.9g XMAX %.9g\", XMIN, XMAX)\nunset print\n"
+        "system sprintf(\"cat '%s' >> '%s'\", DATA, OUT)\n",
+        f);
+    fclose(f);
+  }
+}
+
+/* The speedup CDF's table and both speedup figures' x ranges: per solver but the heuristic
+ * (identically 1), the sorted speedups at heights 1/n .. 1 after a first point at 0; ranges
+ * around [min(lo, 1), max(hi, 1)] with margins of 5% + 0.005 (CDF) and 8% + 0.02 (bars),
+ * never below 0 (the figures' variables are written with 6 digits: compared to 2e-5). */
+static void test_plot_data_and_ranges(void **state) {
+  fixture *fx = *state;
+  char out[1024], tdir[1024];
+  snprintf(out, sizeof out, "%s/figures-dumped", fx->dir);
+  const char *dumped[] = {"speedup_cdf.gp", "speedup_bars.gp"};
+  dumping_templates(fx, "dumping-plots", dumped, 2, tdir, sizeof tdir);
+  mb_plot_options opt = {.out_dir = out, .formats = MB_PLOT_SVG, .templates_dir = tdir};
+  mb_plot_outputs outputs;
+  mb_error err;
+  char gnuplot[1024];
+  if (!mb_plot_find_gnuplot(gnuplot, sizeof gnuplot)) skip();
+  if (!mb_plot_all(fx->results, &opt, &outputs, &err)) fail_msg("%s", err.message);
+  char path[1200];
+  snprintf(path, sizeof path, "%s/speedup_distribution.svg", out);
+  char *text = mb_read_file(path, NULL);
+  assert_non_null(text);
+  double xmin, xmax, lo = 1.0, hi = 1.0;
+  int used = 0;
+  assert_int_equal(sscanf(text, "XMIN %lf XMAX %lf\n%n", &xmin, &xmax, &used), 2);
+  int blocks = 0;
+  for (char *p = strstr(text, "# "); p; p = strstr(p, "# ")) {
+    p = strchr(p + 1, '\n') + 1; /* past "# SOLVER" */
+    double v[64], y[64];
+    int n = 0, adv = 0;
+    while (n < 64 && sscanf(p, "%lf %lf\n%n", &v[n], &y[n], &adv) == 2) {
+      p += adv;
+      n++;
+    }
+    assert_true(n >= 2);
+    assert_true(v[0] == v[1] && y[0] == 0); /* the first point, at height 0 */
+    for (int i = 1; i < n; i++) {
+      assert_true(v[i] >= v[i - 1]);
+      if (!(fabs(y[i] - (double)i / (n - 1)) <= 1e-9))
+        fail_msg("point %d of %d: height %g, expected %g", i, n - 1, y[i], (double)i / (n - 1));
+    }
+    lo = fmin(lo, v[0]);
+    hi = fmax(hi, v[n - 1]);
+    blocks++;
+  }
+  assert_int_equal(blocks, 2); /* greedy and with_curve */
+  double pad = (hi - lo) * 0.05 + 0.005;
+  assert_true(fabs(xmin - fmax(0.0, lo - pad)) <= 2e-5 && fabs(xmax - (hi + pad)) <= 2e-5);
+  free(text);
+  snprintf(path, sizeof path, "%s/speedup_per_workload.svg", out);
+  text = mb_read_file(path, NULL);
+  assert_non_null(text);
+  assert_int_equal(sscanf(text, "XMIN %lf XMAX %lf", &xmin, &xmax), 2);
+  pad = (hi - lo) * 0.08 + 0.02;
+  if (!(fabs(xmin - fmax(0.0, lo - pad)) <= 2e-5 && fabs(xmax - (hi + pad)) <= 2e-5))
+    fail_msg("bars: x range [%g, %g], expected [%g, %g]", xmin, xmax, fmax(0.0, lo - pad),
+             hi + pad);
+  free(text);
+}
+
 static void test_plot_errors(void **state) {
   fixture *fx = *state;
   mb_error err;
@@ -542,6 +623,12 @@ static void test_plot_errors(void **state) {
   fputs("plot this_is_not_a_function(x)\n", f);
   fclose(f);
   opt.templates_dir = tdir;
+  assert_false(mb_plot_all(fx->results, &opt, &outputs, &err));
+  assert_non_null(strstr(err.message, "plots/speedup_bars.gp: gnuplot failed"));
+  /* a failure known from the exit status alone (nothing on stderr) */
+  f = fopen(tpl, "w");
+  fputs("exit status 3\n", f);
+  fclose(f);
   assert_false(mb_plot_all(fx->results, &opt, &outputs, &err));
   assert_non_null(strstr(err.message, "plots/speedup_bars.gp: gnuplot failed"));
   unsigned formats;
@@ -1803,6 +1890,7 @@ int main(void) {
       cmocka_unit_test(test_plot_curves_without_reference),
       cmocka_unit_test(test_plot_pdf_fits_text_width),
       cmocka_unit_test(test_summary_caveats),
+      cmocka_unit_test(test_plot_data_and_ranges),
       cmocka_unit_test(test_plot_errors),
       cmocka_unit_test(test_ties_missing_results_and_agent),
       cmocka_unit_test(test_report_numbers_match_hdf5),
