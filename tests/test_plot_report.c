@@ -521,11 +521,11 @@ static void test_summary_caveats(void **state) {
   free(text);
 }
 
-/* A copy of plots/ in dir/NAME where each template in `dumped` draws nothing and writes, into
- * the figure's file, its X range and then its data table: a test can read what a figure would
- * be drawn from. */
-static void dumping_templates(const fixture *fx, const char *name, const char *const *dumped, int n,
-                              char *tdir, size_t cap) {
+/* A copy of plots/ in dir/NAME (its path into tdir) where each template dumped[i][0] is
+ * replaced by dumped[i][1]: templates that draw nothing but write, into the figure's file (a text
+ * file then), what they were given, so that a test can read what a figure is drawn from. */
+static void dumping_templates(const fixture *fx, const char *name, const char *const (*dumped)[2],
+                              int n, char *tdir, size_t cap) {
   snprintf(tdir, cap, "%s/%s", fx->dir, name);
   mb_mkdir_p(tdir);
   char cmd[3000];
@@ -533,16 +533,18 @@ static void dumping_templates(const fixture *fx, const char *name, const char *c
   assert_int_equal(system(cmd), 0);
   for (int i = 0; i < n; i++) {
     char tpl[1200];
-    snprintf(tpl, sizeof tpl, "%s/%s", tdir, dumped[i]);
+    snprintf(tpl, sizeof tpl, "%s/%s", tdir, dumped[i][0]);
     FILE *f = fopen(tpl, "w");
     assert_non_null(f);
-    fputs(
-        "set print OUT\nprint sprintf(\"XMIN %.9g XMAX %.9g\", XMIN, XMAX)\nunset print\n"
-        "system sprintf(\"cat '%s' >> '%s'\", DATA, OUT)\n",
-        f);
+    fputs(dumped[i][1], f);
     fclose(f);
   }
 }
+
+/* Writes the x range, then the data table. */
+static const char DUMP_RANGE_AND_DATA[] =
+    "set print OUT\nprint sprintf(\"XMIN %.9g XMAX %.9g\", XMIN, XMAX)\nunset print\n"
+    "system sprintf(\"cat '%s' >> '%s'\", DATA, OUT)\n";
 
 /* The speedup CDF's table and both speedup figures' x ranges: per solver but the heuristic
  * (identically 1), the sorted speedups at heights 1/n .. 1 after a first point at 0; ranges
@@ -552,8 +554,14 @@ static void test_plot_data_and_ranges(void **state) {
   fixture *fx = *state;
   char out[1024], tdir[1024];
   snprintf(out, sizeof out, "%s/figures-dumped", fx->dir);
-  const char *dumped[] = {"speedup_cdf.gp", "speedup_bars.gp"};
-  dumping_templates(fx, "dumping-plots", dumped, 2, tdir, sizeof tdir);
+  const char *const dumped[][2] = {
+      {"speedup_cdf.gp", DUMP_RANGE_AND_DATA},
+      {"speedup_bars.gp", DUMP_RANGE_AND_DATA},
+      {"memory_map.gp",
+       "set print OUT\nprint LEFT_TITLE\nprint CAPACITY\nunset print\n"
+       "system sprintf(\"cat '%s' >> '%s'\", LEFT, OUT)\nset print OUT append\n"
+       "print RIGHT_TITLE\nunset print\nsystem sprintf(\"cat '%s' >> '%s'\", RIGHT, OUT)\n"}};
+  dumping_templates(fx, "dumping-plots", dumped, 3, tdir, sizeof tdir);
   mb_plot_options opt = {.out_dir = out, .formats = MB_PLOT_SVG, .templates_dir = tdir};
   mb_plot_outputs outputs;
   mb_error err;
@@ -599,6 +607,35 @@ static void test_plot_data_and_ranges(void **state) {
   if (!(fabs(xmin - fmax(0.0, lo - pad)) <= 2e-5 && fabs(xmax - (hi + pad)) <= 2e-5))
     fail_msg("bars: x range [%g, %g], expected [%g, %g]", xmin, xmax, fmax(0.0, lo - pad),
              hi + pad);
+  free(text);
+  /* the memory maps: one row "start end offset size benefit" per buffer in fast memory, as many
+   * as each title counts ("1 buffer", "N buffers"), each inside the capacity */
+  snprintf(path, sizeof path, "%s/memory_map.svg", out);
+  text = mb_read_file(path, NULL);
+  assert_non_null(text);
+  double capacity = 0;
+  char *line = strchr(text, '\n') + 1;
+  assert_int_equal(sscanf(line, "%lf", &capacity), 1);
+  line = strchr(line, '\n') + 1;
+  for (int side = 0; side < 2; side++) {
+    char *title = side ? line : text;
+    int counted = 0, rows = 0;
+    char word[16] = "";
+    const char *count = side ? strstr(title, "): ") + 3 : strstr(title, ": ") + 2;
+    assert_int_equal(sscanf(count, "%d %15[a-z]", &counted, word), 2);
+    assert_string_equal(word, counted == 1 ? "buffer" : "buffers");
+    if (side) line = strchr(line, '\n') + 1;
+    double start, end, offset, size, benefit;
+    while (sscanf(line, "%lf %lf %lf %lf %lf", &start, &end, &offset, &size, &benefit) == 5) {
+      assert_true(offset >= 0 && offset + size <= capacity * (1 + 1e-9));
+      rows++;
+      line = strchr(line, '\n') + 1;
+    }
+    if (counted == 0)
+      assert_int_equal(rows, 1); /* the placeholder of an empty map */
+    else if (rows != counted)
+      fail_msg("map %d: %d rows, its title counts %d", side, rows, counted);
+  }
   free(text);
 }
 
