@@ -1035,6 +1035,47 @@ static void test_muzero_options_reach_solvers_and_resume(void **state) {
   free(wreck);
 }
 
+/* Each mallocMuZero option alone makes another plan than the defaults, and no two of them make
+ * the same: every one enters the plan hash when set (and only then, so that a default plan keeps
+ * the hash of plans made before the options existed). */
+static void test_each_muzero_option_changes_the_plan(void **state) {
+  fixture *f = *state;
+  enum { N_VARIANTS = 7 };
+  char *files[N_VARIANTS];
+  for (int v = 0; v < N_VARIANTS; v++) {
+    char name[32];
+    snprintf(name, sizeof name, "mz_alone%d.h5", v);
+    files[v] = path_in(f, name);
+    mb_run_config cfg;
+    mb_run_stats st;
+    opts_config(f, &cfg, files[v]);
+    if (v == 1) cfg.simulations = 4;
+    if (v == 2) cfg.c_scale = 2.5;
+    if (v == 3) cfg.finetune = 0.25;
+    if (v == 4) cfg.finetune_steps = 300;
+    if (v == 5) cfg.leaf_rollout = 7;
+    if (v == 6) cfg.search = MB_SOLVER_SEARCH_PUCT;
+    run_ok(&cfg, &st);
+    fclose(cfg.log);
+  }
+  for (int a = 0; a < N_VARIANTS; a++)
+    for (int b = a + 1; b < N_VARIANTS; b++)
+      if (same_plan(files[a], files[b])) fail_msg("variants %d and %d: the same plan", a, b);
+  /* The hashes of the default plan and of one with only the oldest option (simulations), pinned:
+   * neither may change when an option is added (nor by anything else not meant to stop older
+   * files from resuming: a change of the results or workload format, of a built-in workload, of
+   * this fixture). Mutants that made the default plan hash its options, an option alone leave
+   * them out, or the search kind enter every plan with options, all kept the variants distinct. */
+  const char *pinned[2] = {"e85332b417e2f9fa2e3e24d3d77fcd0417b5ced46cd53395691373b264bf1135",
+                           "dc3bbf34aa919da50c3f89fb71a4288022b28679f9157bd3c61d2193695ce9a3"};
+  for (int v = 0; v < 2; v++) {
+    char *plan = attr_string(files[v], "plan_sha256");
+    if (strcmp(plan, pinned[v])) fail_msg("variant %d: plan %s, pinned %s", v, plan, pinned[v]);
+    free(plan);
+  }
+  for (int v = 0; v < N_VARIANTS; v++) free(files[v]);
+}
+
 /* Options `muzero` (set_muzero, fine-tuned by updates: finetune 0, 300 steps) survive an
  * interruption: the journal header has `header`; resumed from the file (`part`) and from the
  * journal alone (`wreck`, whose HDF5 file no longer opens), every row was solved with them and
@@ -1345,6 +1386,7 @@ int main(void) {
       cmocka_unit_test(test_curves_invalid_and_errors),
       cmocka_unit_test(test_old_journal_without_reference),
       cmocka_unit_test(test_muzero_options_reach_solvers_and_resume),
+      cmocka_unit_test(test_each_muzero_option_changes_the_plan),
       cmocka_unit_test(test_finetune_steps_plan_and_resume),
       cmocka_unit_test(test_leaf_rollout_plan_and_resume),
       cmocka_unit_test(test_search_plan_and_resume),
