@@ -244,6 +244,7 @@ static void test_resume_equals_uninterrupted(void **state) {
   cfg.stop_after = 4;
   run_ok(&cfg, &st);
   assert_true(st.stopped);
+  assert_int_equal(st.commits, 4); /* exactly stop_after */
   fclose(cfg.log);
   for (int k = 0; k < 2; k++) {
     mb_run_config rc;
@@ -275,6 +276,67 @@ static void test_resume_equals_uninterrupted(void **state) {
   assert_int_equal(s1.st_size, s2.st_size);
   assert_true(s1.st_mtim.tv_sec == s2.st_mtim.tv_sec && s1.st_mtim.tv_nsec == s2.st_mtim.tv_nsec);
   free(full);
+  free(part);
+}
+
+/* The text of a log written to a temporary file (closed here), malloc'd. */
+static char *log_contents(FILE *log) {
+  long n = ftell(log);
+  assert_true(n >= 0);
+  char *text = calloc((size_t)n + 1, 1);
+  assert_non_null(text);
+  rewind(log);
+  assert_int_equal(fread(text, 1, (size_t)n, log), (size_t)n);
+  fclose(log);
+  return text;
+}
+
+/* A damaged line in the journal of an interrupted run is skipped with a note, and the journal is
+ * rewritten without it (appends then follow the last good line); a resume of a file without torn
+ * rows says nothing about dropping rows. */
+static void test_resume_rewrites_damaged_journal(void **state) {
+  fixture *f = *state;
+  char *part = path_in(f, "damaged_journal.h5");
+  mb_run_config cfg;
+  mb_run_stats st;
+  base_config(f, &cfg, part);
+  cfg.stop_after = 1;
+  run_ok(&cfg, &st);
+  fclose(cfg.log);
+  /* its header, a damaged line, and its first task's line: the resume computes the other tasks
+   * again (the file's rows are not taken when a journal exists) */
+  char journal[4200];
+  snprintf(journal, sizeof journal, "%s.journal", part);
+  char *head = mb_read_file(journal, NULL);
+  assert_non_null(head);
+  char *first = strchr(head, '\n') + 1, *rest = strchr(first, '\n') + 1;
+  *rest = '\0';
+  char good[4096];
+  snprintf(good, sizeof good, "%s", first);
+  *first = '\0';
+  FILE *j = fopen(journal, "w");
+  assert_non_null(j);
+  fprintf(j, "%sJ 3 damaged by a test #0123456789abcdef\n%s", head, good);
+  fclose(j);
+  free(head);
+  base_config(f, &cfg, NULL);
+  as_resume(&cfg, part);
+  cfg.jobs = 1;
+  cfg.stop_after = 1;
+  fclose(cfg.log);
+  cfg.log = tmpfile();
+  assert_non_null(cfg.log);
+  run_ok(&cfg, &st);
+  assert_true(st.stopped);
+  char *log = log_contents(cfg.log);
+  if (!strstr(log, "damaged line skipped")) fail_msg("no note of the damaged line in: %s", log);
+  if (strstr(log, "dropped")) fail_msg("a clean file, yet: %s", log);
+  free(log);
+  char *text = mb_read_file(journal, NULL);
+  assert_non_null(text);
+  assert_null(strstr(text, "damaged by a test"));
+  assert_non_null(strstr(text, good)); /* moved up, not cut off */
+  free(text);
   free(part);
 }
 
@@ -1379,6 +1441,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_determinism_and_skip),
       cmocka_unit_test(test_resume_equals_uninterrupted),
+      cmocka_unit_test(test_resume_rewrites_damaged_journal),
       cmocka_unit_test(test_resume_records_its_build),
       cmocka_unit_test(test_errors_leave_files_intact),
       cmocka_unit_test(test_verify_detects_tampering),
