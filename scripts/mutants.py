@@ -11,13 +11,17 @@ A survivor is a test to write, or an equivalent mutant (one that computes the sa
 differs only past an array's end, which an ASan build's tests catch: --build-dir build-asan).
 
 Usage: scripts/mutants.py SOURCE TEST[,TEST...] [--sample N] [--seed S] [--build-dir DIR]
-                          [--timeout SEC]
+                          [--timeout SEC] [--survivors LOG]
   SOURCE      a C file of the project, e.g. suite/stats.c
-  TEST,...    test executables of the build directory, e.g. test_stats
+  TEST,...    test executables of the build directory, e.g. test_stats; or ctest:REGEX, the
+              ctest tests whose names match REGEX (e.g. ctest:e2e_run_, the end-to-end tests of
+              `mallocbench run`), run against a rebuilt mallocbench
   --sample N  mutants to try, drawn at random from all candidates (default: all)
   --seed S    the draw's seed (default 1; the counts quoted in notes used 1)
   --build-dir an already configured build directory (default build)
   --timeout   seconds per test run before it counts as failed (default 120)
+  --survivors LOG  try only the mutants an earlier run printed as SURVIVED in LOG (its output):
+              e.g. a unit test's survivors against the end-to-end tests
 
 It edits SOURCE in place and restores it when done, interrupted or not; run it in a worktree
 of its own (git worktree add ../mut HEAD) to go on working meanwhile. Needs python3 (not
@@ -62,21 +66,43 @@ def candidates(lines):
     return found
 
 
+def targets(tests):
+    """The build targets the tests need: each executable, and mallocbench for ctest:REGEX."""
+    exes = [t for t in tests if not t.startswith('ctest:')]
+    return exes + (['mallocbench'] if len(exes) < len(tests) else [])
+
+
 def build(build_dir, tests):
-    return subprocess.run(['cmake', '--build', build_dir, '--target'] + tests,
+    return subprocess.run(['cmake', '--build', build_dir, '--target'] + targets(tests),
                           capture_output=True).returncode == 0
 
 
 def killed_by(root, build_dir, tests, timeout, env):
     for t in tests:
+        if t.startswith('ctest:'):
+            command = ['ctest', '--test-dir', build_dir, '-R', t[len('ctest:'):],
+                       '--timeout', str(timeout)]
+        else:
+            command = [os.path.join(build_dir, t)]
         try:
-            r = subprocess.run([os.path.join(build_dir, t)], cwd=root, env=env,
-                               capture_output=True, timeout=timeout)
+            r = subprocess.run(command, cwd=root, env=env, capture_output=True,
+                               timeout=timeout * (10 if t.startswith('ctest:') else 1))
         except subprocess.TimeoutExpired:
             return True
         if r.returncode != 0:
             return True
     return False
+
+
+def earlier_survivors(log, source):
+    """(line number, mutated line stripped) of each SURVIVED line of an earlier run's output."""
+    found = set()
+    prefix = f'SURVIVED {source}:'
+    for entry in open(log):
+        if entry.startswith(prefix):
+            number, rest = entry[len(prefix):].split(':', 1)
+            found.add((int(number), rest.split('  ->  ', 1)[1].strip()))
+    return found
 
 
 def refuse(message):
@@ -96,6 +122,7 @@ def main():
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--build-dir', default='build')
     ap.add_argument('--timeout', type=float, default=120)
+    ap.add_argument('--survivors')
     args = ap.parse_args()
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
     source = os.path.join(root, args.source)
@@ -114,6 +141,10 @@ def main():
     found = candidates(lines)
     random.seed(args.seed)
     random.shuffle(found)
+    if args.survivors:
+        wanted = earlier_survivors(args.survivors, args.source)
+        found = [c for c in found if (c[0] + 1, (lines[c[0]][:c[1]] + c[3] +
+                                                 lines[c[0]][c[2]:]).strip()) in wanted]
     tried = found[:args.sample] if args.sample > 0 else found
     tmp = tempfile.mkdtemp(prefix='mbmutants')
     env = dict(os.environ, TMPDIR=tmp)
