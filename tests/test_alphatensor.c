@@ -425,6 +425,26 @@ static void test_signs_and_scales(void **state) {
   mb_factorization_free(&f);
 }
 
+/* The standard algorithm (rank 64) with `extra` all-zero terms after its own, to be filled in. */
+static void standard_widened(int32_t extra, mb_factorization *f) {
+  mb_factorization std;
+  mb_error err;
+  assert_true(mb_factorization_builtin("standard", &std, &err));
+  const int32_t R = 64 + extra;
+  f->rank = R;
+  f->u = calloc((size_t)16 * R, sizeof *f->u);
+  f->v = calloc((size_t)16 * R, sizeof *f->v);
+  f->w = calloc((size_t)16 * R, sizeof *f->w);
+  assert_true(f->u && f->v && f->w);
+  for (int s = 0; s < 16; s++)
+    for (int32_t r = 0; r < 64; r++) {
+      f->u[s * R + r] = std.u[s * 64 + r];
+      f->v[s * R + r] = std.v[s * 64 + r];
+      f->w[s * R + r] = std.w[s * 64 + r];
+    }
+  mb_factorization_free(&std);
+}
+
 /* The FLOPs of op `name`, which must exist and be of `kind`. */
 static double op_flops(const mb_workload *w, const char *name, const char *kind) {
   int32_t o = mb_workload_find_op(w, name);
@@ -442,22 +462,10 @@ static double op_flops(const mb_workload *w, const char *name, const char *kind)
  *  - term 63 (C33's last contribution): C33 += 2 M; term 65: as term 63 with C33 -= M. */
 static void test_scaled_coefficients(void **state) {
   (void)state;
-  mb_factorization std, f;
+  mb_factorization f;
   mb_error err;
-  assert_true(mb_factorization_builtin("standard", &std, &err));
-  const int32_t R = 67;
-  f.rank = R;
-  f.u = calloc(16 * R, sizeof *f.u);
-  f.v = calloc(16 * R, sizeof *f.v);
-  f.w = calloc(16 * R, sizeof *f.w);
-  assert_true(f.u && f.v && f.w);
-  for (int s = 0; s < 16; s++)
-    for (int32_t r = 0; r < 64; r++) {
-      f.u[s * R + r] = std.u[s * 64 + r];
-      f.v[s * R + r] = std.v[s * 64 + r];
-      f.w[s * R + r] = std.w[s * 64 + r];
-    }
-  mb_factorization_free(&std);
+  standard_widened(3, &f);
+  const int32_t R = f.rank;
   const int A00 = 0, A11 = 5, B00 = 0, B01 = 1, B33 = 15, C00 = 0, C01 = 4, C33 = 15, A33 = 15;
   f.u[A00 * R + 0] = 2;
   f.u[A00 * R + 64] = -1, f.v[B00 * R + 64] = 1, f.w[C00 * R + 64] = 1;
@@ -496,22 +504,15 @@ static void test_scaled_coefficients(void **state) {
  * W columns are +1 and -1, so each pair cancels. */
 static void test_dense_terms(void **state) {
   (void)state;
-  mb_factorization std, f;
+  mb_factorization f;
   mb_error err;
-  assert_true(mb_factorization_builtin("standard", &std, &err));
-  const int32_t R = 64 + 60;
-  f.rank = R;
-  f.u = calloc(16 * R, sizeof *f.u);
-  f.v = calloc(16 * R, sizeof *f.v);
-  f.w = calloc(16 * R, sizeof *f.w);
-  assert_true(f.u && f.v && f.w);
+  standard_widened(60, &f);
+  const int32_t R = f.rank;
   for (int s = 0; s < 16; s++)
-    for (int32_t r = 0; r < R; r++) {
-      f.u[s * R + r] = r < 64 ? std.u[s * 64 + r] : 1;
-      f.v[s * R + r] = r < 64 ? std.v[s * 64 + r] : 1;
-      f.w[s * R + r] = r < 64 ? std.w[s * 64 + r] : (r % 2 ? -1 : 1);
+    for (int32_t r = 64; r < R; r++) {
+      f.u[s * R + r] = f.v[s * R + r] = 1;
+      f.w[s * R + r] = r % 2 ? -1 : 1;
     }
-  mb_factorization_free(&std);
   if (!mb_factorization_check(&f, &err)) fail_msg("%s", err.message);
   const int64_t nb = 4;
   mb_workload *w = mb_alphatensor_trace(&f, "dense", 4 * nb, "bf16", &err);
