@@ -132,6 +132,13 @@ def main():
         refuse(f'{args.source}: no such file under {root}')
     if not os.path.isfile(os.path.join(build_dir, 'CMakeCache.txt')):
         refuse(f'{build_dir}: not a configured build directory (scripts/build.sh {args.build_dir})')
+    wanted = None
+    if args.survivors:
+        if not os.path.isfile(args.survivors):
+            refuse(f'--survivors {args.survivors}: no such file')
+        wanted = earlier_survivors(args.survivors, args.source)
+        if not wanted:
+            refuse(f'--survivors {args.survivors}: no SURVIVED line of {args.source}')
     if not build(build_dir, tests) or killed_by(root, build_dir, tests, args.timeout,
                                                 dict(os.environ)):
         refuse(f'{",".join(tests)}: do not build, or fail unmutated')
@@ -142,7 +149,6 @@ def main():
     random.seed(args.seed)
     random.shuffle(found)
     if args.survivors:
-        wanted = earlier_survivors(args.survivors, args.source)
         found = [c for c in found if (c[0] + 1, (lines[c[0]][:c[1]] + c[3] +
                                                  lines[c[0]][c[2]:]).strip()) in wanted]
     tried = found[:args.sample] if args.sample > 0 else found
