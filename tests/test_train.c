@@ -975,9 +975,12 @@ static void test_bad_config(void **state) {
   cfg.lr_end = 2 * cfg.lr;
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   assert_non_null(strstr(err.message, "lr_end"));
-  /* the replay holds at least two segments of segment + 1 transitions */
+  /* the replay holds at least two segments of segment + 1 transitions; priority_beta 1 and
+   * eval_max 1, the ends of their ranges, are taken */
   tiny_config(&cfg, 1, 10);
   cfg.replay_capacity = 2 * (int64_t)(cfg.segment + 1);
+  cfg.priority_beta = 1;
+  cfg.eval_max = 1;
   if (!mb_train_config_check(&cfg, &err)) fail_msg("%s", err.message);
   cfg.replay_capacity--;
   assert_false(mb_train_config_check(&cfg, &err));
