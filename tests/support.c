@@ -73,6 +73,16 @@ void mb_test_write_bytes(const char *path, const void *bytes, size_t n) {
   assert_int_equal(fclose(f), 0);
 }
 
+char *mb_test_stream_text(FILE *f) {
+  long n = ftell(f);
+  assert_true(n >= 0);
+  char *text = calloc((size_t)n + 1, 1);
+  assert_non_null(text);
+  rewind(f);
+  assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+  return text;
+}
+
 char *mb_test_temp_dir(void) {
   const char *tmp = temp_root();
   size_t n = strlen(tmp) + 32;

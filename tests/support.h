@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 /* cmocka.h must follow the headers above. */
 #include <cmocka.h>
 
@@ -64,6 +65,9 @@ char *mb_test_write_temp(const char *suffix, const char *text);
 /* Writes n bytes to `path`, replacing it (fails the test on an I/O error). Read a file back
  * with paths.h's mb_read_file. */
 void mb_test_write_bytes(const char *path, const void *bytes, size_t n);
+/* Everything written so far to `f`, a temporary file opened for update (tmpfile()), malloc'd;
+ * `f` stays open. Fails the test on a read error. */
+char *mb_test_stream_text(FILE *f);
 /* A fresh temporary directory, NULL when it cannot be made. */
 char *mb_test_temp_dir(void);
 /* `name` (one path component) inside a fresh temporary directory; nothing is made at `name`

@@ -279,18 +279,6 @@ static void test_resume_equals_uninterrupted(void **state) {
   free(part);
 }
 
-/* The text of a log written to a temporary file (closed here), malloc'd. */
-static char *log_contents(FILE *log) {
-  long n = ftell(log);
-  assert_true(n >= 0);
-  char *text = calloc((size_t)n + 1, 1);
-  assert_non_null(text);
-  rewind(log);
-  assert_int_equal(fread(text, 1, (size_t)n, log), (size_t)n);
-  fclose(log);
-  return text;
-}
-
 /* A damaged line in the journal of an interrupted run is skipped with a note, and the journal is
  * rewritten without it (appends then follow the last good line); a resume of a file without torn
  * rows says nothing about dropping rows. */
@@ -328,7 +316,8 @@ static void test_resume_rewrites_damaged_journal(void **state) {
   assert_non_null(cfg.log);
   run_ok(&cfg, &st);
   assert_true(st.stopped);
-  char *log = log_contents(cfg.log);
+  char *log = mb_test_stream_text(cfg.log);
+  fclose(cfg.log);
   if (!strstr(log, "damaged line skipped")) fail_msg("no note of the damaged line in: %s", log);
   if (strstr(log, "dropped")) fail_msg("a clean file, yet: %s", log);
   free(log);

@@ -704,15 +704,6 @@ static void write_journal(journal_file *j, const char *text) {
   assert_non_null(j->log);
 }
 
-static char *log_text(FILE *log) {
-  long n = ftell(log);
-  char *s = calloc((size_t)n + 1, 1);
-  assert_non_null(s);
-  rewind(log);
-  assert_int_equal(fread(s, 1, (size_t)n, log), (size_t)n);
-  return s;
-}
-
 static char *line_of(int64_t task, mb_task_kind kind, const char *note) {
   mb_task_record r = mb_task_record_empty();
   snprintf(r.status, sizeof r.status, "ok");
@@ -770,7 +761,7 @@ static void test_reader(void **state) {
   assert_int_equal(kept_len, strlen(want));
   assert_memory_equal(kept, want, kept_len);
   mb_journal_close(&rd);
-  char *notes = log_text(j.log);
+  char *notes = mb_test_stream_text(j.log);
   char expect[4300];
   snprintf(expect, sizeof expect, "%s:3: damaged line skipped (field 'checksum' ", j.path);
   assert_contains(notes, expect);
@@ -824,7 +815,7 @@ static void read_after_damaged(int n_damaged) {
   assert_int_equal(mb_journal_next(&rd, &e, NULL), MB_JOURNAL_END);
   assert_int_equal(mb_journal_finish(&rd), n_damaged);
   mb_journal_close(&rd);
-  char *notes = log_text(j.log);
+  char *notes = mb_test_stream_text(j.log);
   int noted = 0;
   for (const char *p = notes; (p = strstr(p, "damaged line skipped (")) != NULL; p++) noted++;
   assert_int_equal(noted, n_damaged < 5 ? n_damaged : 5);
@@ -897,7 +888,7 @@ static void test_reader_notes_escaped(void **state) {
   mb_journal_header_free(&back);
   assert_int_equal(mb_journal_next(&rd, &e, NULL), MB_JOURNAL_END);
   mb_journal_close(&rd);
-  char *notes = log_text(log);
+  char *notes = mb_test_stream_text(log);
   assert_contains(notes, "/run\\x0a\\x1b[2J.journal:2: damaged line skipped");
   assert_null(strchr(notes, '\x1b'));
   assert_int_equal(strchr(notes, '\n') - notes, (long)strlen(notes) - 1); /* one line */
