@@ -405,20 +405,26 @@ static bool actor_play(trainer *T, actor *a, mb_error *err) {
   mb_workload *own = NULL;
   mb_game *g = NULL;
   mb_hardware synth_hw = T->synth_hw;
+  /* the episode's workload and hardware: the game and the return scale both read these */
+  const mb_workload *w;
+  const mb_hardware *hw;
   bool ok = true;
   if (a->n_synth > 0) {
     own = mb_train_synthetic_workload(&a->rng, a->n_synth, a->synth_packing, NULL, &T->synth_hw,
                                       &synth_hw, err);
     if (!own) return false;
-    g = mb_game_new(own, &synth_hw, &a->ag.cfg.game, err);
+    w = own;
+    hw = &synth_hw;
+    g = mb_game_new(w, hw, &a->ag.cfg.game, err);
     if (!g) {
       mb_workload_free(own);
       return false;
     }
   } else {
+    w = T->wl[a->workload].w;
+    hw = &T->wl[a->workload].hw;
     if (!a->games[a->workload]) {
-      a->games[a->workload] =
-          mb_game_new(T->wl[a->workload].w, &T->wl[a->workload].hw, &a->ag.cfg.game, err);
+      a->games[a->workload] = mb_game_new(w, hw, &a->ag.cfg.game, err);
       if (!a->games[a->workload])
         return mb_fail_prefix(err, "workload '%s'", T->wl[a->workload].name);
     }
@@ -427,8 +433,7 @@ static bool actor_play(trainer *T, actor *a, mb_error *err) {
   mb_game_reset(g);
   mb_trajectory_clear(&a->traj);
   mb_player *p = a->player;
-  mb_player_set_scale(p, mb_return_scale(a->n_synth > 0 ? own : T->wl[a->workload].w,
-                                         a->n_synth > 0 ? &synth_hw : &T->wl[a->workload].hw, g));
+  mb_player_set_scale(p, mb_return_scale(w, hw, g));
   /* decisions of an episode are at most the visitable buffers */
   int32_t start =
       mb_segment_start(mb_game_n_visitable(g), cfg->segment, cfg->segment_cover, &a->rng);
