@@ -352,6 +352,7 @@ static void test_progress_line(void **state) {
     mb_train_config cfg;
     tiny_config(&cfg, 5, limit == 0 ? 30 : 0);
     if (limit == 1) cfg.seconds = 1.5; /* room for some updates under the sanitizers */
+    cfg.eval_every = 10;               /* curve points log the raw policy's return */
     cfg.log = tmpfile();
     assert_non_null(cfg.log);
     cfg.log_every_s = 0;
@@ -362,8 +363,10 @@ static void test_progress_line(void **state) {
     mb_train_result_free(&res);
     rewind(cfg.log);
     char line[1024];
-    int progress = 0, eta = 0, moving = 0, slower = 0;
+    int progress = 0, eta = 0, moving = 0, slower = 0, points = 0;
     while (fgets(line, sizeof line, cfg.log)) {
+      assert_null(strstr(line, "validation")); /* a run without a validation set */
+      points += strstr(line, ": raw policy (greedy, no search) ") != NULL;
       if (!strstr(line, "train: step ") || !strstr(line, " episodes ")) continue;
       progress++;
       const char *p = strstr(line, "steps/s (learner ");
@@ -388,6 +391,7 @@ static void test_progress_line(void **state) {
     }
     fclose(cfg.log);
     assert_true(progress > 0 && moving > 0 && slower > 0);
+    if (limit == 0) assert_int_equal(points, 3); /* steps 10, 20, 30 */
     /* every line with a rate has an ETA under a step limit; none under a time limit */
     assert_true(limit == 0 ? eta >= moving : eta == 0);
   }
@@ -711,13 +715,26 @@ static void test_validation(void **state) {
 typedef struct hook_log {
   int32_t calls, finals;
   int64_t steps[8];
-  mb_agent *seen;  /* NULL: not copied */
-  int32_t fail_at; /* 1-based call that returns false (0: never) */
+  mb_agent *seen;         /* NULL: not copied */
+  int32_t fail_at;        /* 1-based call that returns false (0: never) */
+  const char *checkpoint; /* NULL: not read; else the steps of the checkpoint there at each
+                             call go into checkpoint_steps (-1: none yet) */
+  int64_t checkpoint_steps[8];
 } hook_log;
 
 static bool record_eval(void *ctx, const mb_agent *ag, int64_t step, bool final, mb_error *err) {
   hook_log *h = ctx;
   if (h->calls < 8) h->steps[h->calls] = step;
+  if (h->checkpoint && h->calls < 8) {
+    h->checkpoint_steps[h->calls] = -1;
+    if (access(h->checkpoint, F_OK) == 0) {
+      mb_agent stored;
+      mb_agent_progress prog;
+      if (!mb_agent_load(h->checkpoint, &stored, NULL, &prog, NULL, err)) return false;
+      mb_agent_free(&stored);
+      h->checkpoint_steps[h->calls] = prog.steps;
+    }
+  }
   h->calls++;
   h->finals += final;
   if (h->seen && !mb_agent_copy_weights(h->seen, ag, err)) return false;
@@ -762,6 +779,40 @@ static void test_eval_hook(void **state) {
   assert_non_null(strstr(err.message, "hook refused at step 40"));
   assert_int_equal(f.calls, 2);
   mb_train_result_free(&plain);
+}
+
+/* Checkpoints fall on their grid, at the update that reaches a multiple of checkpoint_every
+ * (not one later), and the curve's seconds are the run's own wall clock. */
+static void test_checkpoint_grid(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  char *path = mb_test_temp_path("grid.h5");
+  mb_train_config cfg;
+  tiny_config(&cfg, 5, 30);
+  cfg.eval_every = 10;
+  cfg.checkpoint_every = 10;
+  cfg.out = path;
+  hook_log h = {.checkpoint = path};
+  cfg.on_eval = record_eval;
+  cfg.on_eval_ctx = &h;
+  mb_train_result res;
+  mb_error err = {{0}};
+  if (!mb_train(&cfg, NULL, 0, NULL, &res, &err)) fail_msg("%s", err.message);
+  /* the hook runs at a curve point, before that step's checkpoint is written */
+  assert_int_equal(h.calls, 4);
+  const int64_t want[4] = {-1, 10, 20, 30};
+  for (int i = 0; i < 4; i++) assert_int_equal(h.checkpoint_steps[i], want[i]);
+  /* the start and steps 10, 20, 30 (the last is the end): within this run's wall time, in
+   * order */
+  assert_int_equal(res.curve.len, 4);
+  for (int64_t i = 0; i < res.curve.len; i++) {
+    double t = res.curve.seconds[i];
+    assert_true(t >= 0 && t <= res.seconds + 1e-6);
+    if (i > 0) assert_true(t >= res.curve.seconds[i - 1]);
+  }
+  mb_train_result_free(&res);
+  remove(path);
+  free(path);
 }
 
 static void assert_same_curve_returns(const mb_agent_curve *a, const mb_agent_curve *b) {
@@ -872,6 +923,44 @@ static void test_state_resume(void **state) {
   mb_test_temp_remove(alone);
 }
 
+static double mean_self_play(const mb_agent_curve *c) {
+  double sum = 0;
+  int n = 0;
+  for (int64_t i = 0; i < c->len; i++)
+    if (!isnan(c->selfplay[i])) sum += c->selfplay[i], n++;
+  return n ? sum / n : NAN;
+}
+
+/* The self-play column of a run played in segments is the segments' own return, not the
+ * episode's return up to the segment's end: with 2-decision segments of 16-48-decision
+ * episodes it is a fraction of the whole episodes' return. The segments are played by an
+ * agent trained first on whole episodes, so that the raw policy's moves before a segment earn
+ * some return. */
+static void test_segment_returns(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  mb_train_config cfg;
+  tiny_config(&cfg, 3, 300);
+  cfg.eval_every = 100;
+  cfg.segment = 64; /* every episode whole */
+  mb_train_result whole, segments;
+  mb_error err = {{0}};
+  if (!mb_train(&cfg, NULL, 0, NULL, &whole, &err)) fail_msg("%s", err.message);
+  cfg.steps = 60;
+  cfg.eval_every = 20;
+  cfg.segment = 2;
+  if (!mb_train(&cfg, NULL, 0, &whole.agent, &segments, &err)) fail_msg("%s", err.message);
+  double mean_whole = whole.curve.selfplay[whole.curve.len - 1]; /* the trained agent's */
+  double mean_segments = mean_self_play(&segments.curve);
+  print_message("self-play return: whole episodes %.4f, then 2-decision segments %.4f\n",
+                mean_whole, mean_segments);
+  assert_true(mean_whole > 0.01);
+  /* measured 0.26 times; the episodes' return up to the segments' end was 3.2 times */
+  assert_true(mean_segments >= 0 && mean_segments < 0.5 * mean_whole);
+  mb_train_result_free(&whole);
+  mb_train_result_free(&segments);
+}
+
 /* Segment starts: how often each decision of an episode is stored. Uniform starts store the
  * first decision S times less often than a middle one; covering starts store every
  * decision at least as often as a middle one (those near either end up to twice); both stay
@@ -963,10 +1052,36 @@ static void test_bad_config(void **state) {
   cfg.sibling_weight = -1;
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   assert_non_null(strstr(err.message, "sibling weight"));
-  tiny_config(&cfg, 1, 10);
-  cfg.sibling_depth = MB_SIBLING_MAX_DEPTH + 1;
-  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
-  assert_non_null(strstr(err.message, "sibling depth"));
+  /* the ends of the batch's and the sibling depth's ranges are taken, one past them refused
+   * by the configuration check itself; a learning rate of 0 is refused */
+  const struct {
+    int32_t batch, sibling_depth;
+    double lr;
+    const char *error; /* NULL: taken */
+  } edges[] = {
+      {1, 1, 1e-3, NULL},
+      {4096, MB_SIBLING_MAX_DEPTH, 1e-3, NULL},
+      {4097, 1, 1e-3, "train config: batch 4097: expected in [1, 4096]"},
+      {32, 0, 1e-3, "train config: sibling depth 0: expected 1.."},
+      {32, MB_SIBLING_MAX_DEPTH + 1, 1e-3, "train config: sibling depth "},
+      {32, 1, 0, "train config: lr 0, "},
+  };
+  for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+    tiny_config(&cfg, 1, 10);
+    cfg.batch = edges[i].batch;
+    cfg.sibling_depth = edges[i].sibling_depth;
+    cfg.lr = edges[i].lr;
+    cfg.lr_end = NAN;
+    mb_error_clear(&err);
+    bool ok = mb_train_config_check(&cfg, &err);
+    if (!edges[i].error) {
+      if (!ok) fail_msg("edge %zu: %s", i, err.message);
+    } else {
+      assert_false(ok);
+      if (strncmp(err.message, edges[i].error, strlen(edges[i].error)) != 0)
+        fail_msg("edge %zu: '%s', expected '%s...'", i, err.message, edges[i].error);
+    }
+  }
   tiny_config(&cfg, 1, 10);
   cfg.priority_beta = -0.1;
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
@@ -1006,9 +1121,11 @@ int main(void) {
       cmocka_unit_test(test_synth_packing),
       cmocka_unit_test(test_validation),
       cmocka_unit_test(test_eval_hook),
+      cmocka_unit_test(test_checkpoint_grid),
       cmocka_unit_test(test_no_decisions),
       cmocka_unit_test(test_state_resume),
       cmocka_unit_test(test_segment_start),
+      cmocka_unit_test(test_segment_returns),
       cmocka_unit_test(test_lr_schedule),
       cmocka_unit_test(test_progress_line),
   };

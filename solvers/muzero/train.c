@@ -905,7 +905,7 @@ static bool curve_point(trainer *T, mb_error *err) {
       mb_agent_curve_push(&res->curve, (double)res->prog.steps, (double)res->prog.episodes,
                           k->selfplay_n ? k->selfplay_sum / k->selfplay_n : NAN, pol,
                           k->loss_n ? k->loss_sum / k->loss_n : NAN, seconds, err);
-  ok = ok && validate(cfg, res, res->prog.seconds + (mb_wall_seconds() - T->t_start), err);
+  ok = ok && validate(cfg, res, seconds, err);
   ok = ok &&
        (!cfg->on_eval || cfg->on_eval(cfg->on_eval_ctx, &res->agent, res->prog.steps, false, err));
   k->selfplay_sum = k->loss_sum = 0;
