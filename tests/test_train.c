@@ -564,6 +564,46 @@ static void test_synth_packing(void **state) {
   assert_option_reaches_weights(&cfg);
 }
 
+/* The synthetic workloads' fast memory: a program gets the catalogue's capacity rule; a packing
+ * instance the perfect packing's height half the time, otherwise a whole number of quanta in
+ * [1/4, 1) of it. */
+static void test_synthetic_capacity(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_hardware base, hw;
+  assert_true(mb_hardware_find("tpu-v4i", NULL, &base, &err));
+  mb_packing_options po;
+  mb_packing_options_default(&po);
+  mb_rng rng;
+  mb_rng_seed(&rng, 21);
+  enum { DRAWS = 4000 }; /* each of the 768 drawn capacities about 2.6 times */
+  int full = 0;
+  int64_t lo = INT64_MAX, hi = 0;
+  for (int i = 0; i < DRAWS; i++) {
+    mb_workload *w = mb_train_synthetic_workload(&rng, 12, true, NULL, &base, &hw, &err);
+    if (!w) fail_msg("%s", err.message);
+    assert_true(hw.capacity <= po.height);
+    if (hw.capacity == po.height) {
+      full++;
+    } else {
+      assert_int_equal(hw.capacity % po.quantum, 0);
+      lo = hw.capacity < lo ? hw.capacity : lo;
+      hi = hw.capacity > hi ? hw.capacity : hi;
+    }
+    mb_workload_free(w);
+  }
+  assert_true(full > DRAWS * 2 / 5 && full < DRAWS * 3 / 5);
+  assert_true(lo >= po.height / 4 && lo < po.height / 4 + po.height / 16);
+  assert_true(hi < po.height && hi > po.height - po.height / 16);
+  for (int i = 0; i < 20; i++) {
+    mb_workload *w = mb_train_synthetic_workload(&rng, 10 + i, false, NULL, &base, &hw, &err);
+    if (!w) fail_msg("%s", err.message);
+    int64_t rule = mb_catalogue_auto_capacity(w, &base);
+    assert_int_equal(hw.capacity, rule > 0 ? rule : base.capacity);
+    mb_workload_free(w);
+  }
+}
+
 /* Held-out random programs on the TPU-v4-like profile with the catalogue's capacity rule. */
 static void make_validation(mb_train_workload *tw, mb_workload **w, int32_t n) {
   mb_error err = {{0}};
@@ -811,8 +851,42 @@ static void test_checkpoint_grid(void **state) {
     if (i > 0) assert_true(t >= res.curve.seconds[i - 1]);
   }
   mb_train_result_free(&res);
-  remove(path);
-  free(path);
+  mb_test_temp_remove(path);
+}
+
+/* The log says when a training state is written, and removes a state an earlier run left at
+ * state_out only when there is one. */
+static void test_state_log(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  char *st = mb_test_temp_path("log.state.h5");
+  for (int earlier = 1; earlier >= 0; earlier--) {
+    if (earlier) mb_test_write_bytes(st, "not a state", 11);
+    mb_train_config cfg;
+    tiny_config(&cfg, 5, 20);
+    cfg.target_period = 10;
+    cfg.state_every = 10;
+    cfg.state_out = st;
+    cfg.log = tmpfile();
+    assert_non_null(cfg.log);
+    mb_train_result res;
+    mb_error err = {{0}};
+    if (!mb_train(&cfg, NULL, 0, NULL, &res, &err)) fail_msg("%s", err.message);
+    mb_train_result_free(&res);
+    char *log = mb_test_stream_text(cfg.log);
+    fclose(cfg.log);
+    char want[4200];
+    snprintf(want, sizeof want, "train: removed %s, the training state of an earlier run\n", st);
+    if (earlier)
+      assert_non_null(strstr(log, want));
+    else
+      assert_null(strstr(log, "train: removed "));
+    snprintf(want, sizeof want, "train: step 10: training state written to %s (", st);
+    assert_non_null(strstr(log, want));
+    assert_int_equal(access(st, F_OK), -1); /* removed when the run ends normally */
+    free(log);
+  }
+  mb_test_temp_remove(st);
 }
 
 static void assert_same_curve_returns(const mb_agent_curve *a, const mb_agent_curve *b) {
@@ -1052,44 +1126,63 @@ static void test_bad_config(void **state) {
   cfg.sibling_weight = -1;
   assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   assert_non_null(strstr(err.message, "sibling weight"));
-  /* the ends of the batch's and the sibling depth's ranges are taken, one past them refused
-   * by the configuration check itself; a learning rate of 0 is refused */
+  /* the ends of ranges are taken, one past them refused by the configuration check itself
+   * (not by a later one that happens to name the field too) */
   const struct {
-    int32_t batch, sibling_depth;
-    double lr;
+    const char *field;
+    double value;
     const char *error; /* NULL: taken */
   } edges[] = {
-      {1, 1, 1e-3, NULL},
-      {4096, MB_SIBLING_MAX_DEPTH, 1e-3, NULL},
-      {4097, 1, 1e-3, "train config: batch 4097: expected in [1, 4096]"},
-      {32, 0, 1e-3, "train config: sibling depth 0: expected 1.."},
-      {32, MB_SIBLING_MAX_DEPTH + 1, 1e-3, "train config: sibling depth "},
-      {32, 1, 0, "train config: lr 0, "},
+      {"batch", 1, NULL},
+      {"batch", 4096, NULL},
+      {"batch", 4097, "train config: batch 4097: expected in [1, 4096]"},
+      {"sibling_depth", 1, NULL},
+      {"sibling_depth", MB_SIBLING_MAX_DEPTH, NULL},
+      {"sibling_depth", 0, "train config: sibling depth 0: expected 1.."},
+      {"sibling_depth", MB_SIBLING_MAX_DEPTH + 1, "train config: sibling depth "},
+      {"lr", 0, "train config: lr 0, "},
+      {"gamma", 1, NULL},
+      {"gamma", 0, "train config: gamma 0: expected in (0, 1]"},
+      {"actors_per_round", 1, NULL},
+      {"actors_per_round", 0, "train config: target period 1000, actors 0,"},
+      {"state_every", 0, NULL},
+      {"synth_min", 2, NULL},
+      {"synth_min", 1, "train config: synthetic sizes 1..48: expected 2 <= min <= max"},
+      {"synth_max", 15, "train config: synthetic sizes 16..15: expected 2 <= min <= max"},
   };
   for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
     tiny_config(&cfg, 1, 10);
-    cfg.batch = edges[i].batch;
-    cfg.sibling_depth = edges[i].sibling_depth;
-    cfg.lr = edges[i].lr;
-    cfg.lr_end = NAN;
+    cfg.target_period = 1000;
+    const char *f = edges[i].field;
+    double v = edges[i].value;
+    if (!strcmp(f, "batch"))
+      cfg.batch = (int32_t)v;
+    else if (!strcmp(f, "sibling_depth"))
+      cfg.sibling_depth = (int32_t)v;
+    else if (!strcmp(f, "lr"))
+      cfg.lr = v;
+    else if (!strcmp(f, "gamma"))
+      cfg.gamma = v;
+    else if (!strcmp(f, "actors_per_round"))
+      cfg.actors_per_round = (int32_t)v;
+    else if (!strcmp(f, "state_every"))
+      cfg.state_every = (int32_t)v;
+    else if (!strcmp(f, "synth_min"))
+      cfg.synth_min = (int32_t)v;
+    else if (!strcmp(f, "synth_max"))
+      cfg.synth_max = (int32_t)v;
+    else
+      fail_msg("edge %zu: no field %s", i, f);
     mb_error_clear(&err);
     bool ok = mb_train_config_check(&cfg, &err);
     if (!edges[i].error) {
-      if (!ok) fail_msg("edge %zu: %s", i, err.message);
+      if (!ok) fail_msg("%s %g: %s", f, v, err.message);
     } else {
       assert_false(ok);
       if (strncmp(err.message, edges[i].error, strlen(edges[i].error)) != 0)
-        fail_msg("edge %zu: '%s', expected '%s...'", i, err.message, edges[i].error);
+        fail_msg("%s %g: '%s', expected '%s...'", f, v, err.message, edges[i].error);
     }
   }
-  tiny_config(&cfg, 1, 10);
-  cfg.priority_beta = -0.1;
-  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
-  assert_non_null(strstr(err.message, "priority_beta"));
-  tiny_config(&cfg, 1, 10);
-  cfg.lr_end = 2 * cfg.lr;
-  assert_false(mb_train(&cfg, NULL, 0, NULL, &res, &err));
-  assert_non_null(strstr(err.message, "lr_end"));
   /* the replay holds at least two segments of segment + 1 transitions; priority_beta 1 and
    * eval_max 1, the ends of their ranges, are taken */
   tiny_config(&cfg, 1, 10);
@@ -1122,9 +1215,11 @@ int main(void) {
       cmocka_unit_test(test_validation),
       cmocka_unit_test(test_eval_hook),
       cmocka_unit_test(test_checkpoint_grid),
+      cmocka_unit_test(test_state_log),
       cmocka_unit_test(test_no_decisions),
       cmocka_unit_test(test_state_resume),
       cmocka_unit_test(test_segment_start),
+      cmocka_unit_test(test_synthetic_capacity),
       cmocka_unit_test(test_segment_returns),
       cmocka_unit_test(test_lr_schedule),
       cmocka_unit_test(test_progress_line),
