@@ -1921,6 +1921,58 @@ static void test_empty_file_and_bad_directories(void **state) {
   assert_non_null(strstr(err.message, want));
 }
 
+/* One agent's curve played by two or by three solvers is drawn once, its legend naming them
+ * "a and b" or "a, b and c". */
+static void test_curve_shared_by_solvers(void **state) {
+  fixture *fx = *state;
+  char gnuplot[1024];
+  if (!mb_plot_find_gnuplot(gnuplot, sizeof gnuplot)) skip();
+  const mb_solver extra[] = {
+      {.name = "with_curve", .summary = "heuristic plus a training curve", .solve = curve_solver},
+      {.name = "curve_b", .summary = "the same", .solve = curve_solver},
+      {.name = "curve_c", .summary = "the same", .solve = curve_solver}};
+  const char *solvers[] = {"heuristic,with_curve,curve_b", "heuristic,with_curve,curve_b,curve_c"};
+  const char *legends[] = {"played by with_curve and curve_b<",
+                           "played by with_curve, curve_b and curve_c<"};
+  for (int k = 0; k < 2; k++) {
+    char dir[1100], catalogue[1200], results[1200], out[1200], path[1300];
+    snprintf(dir, sizeof dir, "%s/shared%d", fx->dir, k);
+    assert_int_equal(mb_mkdir_p(dir), 0);
+    snprintf(catalogue, sizeof catalogue, "%s/catalogue.txt", dir);
+    snprintf(results, sizeof results, "%s/results.h5", dir);
+    snprintf(out, sizeof out, "%s/figures", dir);
+    FILE *f = fopen(catalogue, "w");
+    assert_non_null(f);
+    fputs(
+        "name kind source args hardware capacity split tags\n"
+        "mlp_tiny native datasets/samples/mlp_tiny.wl - tpu-v4i 1048576 train mlp\n",
+        f);
+    fclose(f);
+    mb_run_config cfg = {.profile = "quick",
+                         .workloads = ".",
+                         .solvers = solvers[k],
+                         .extra_solvers = extra,
+                         .n_extra_solvers = 3,
+                         .seeds = 1,
+                         .jobs = 1,
+                         .budget = 0.2,
+                         .catalogue = catalogue,
+                         .out = results,
+                         .command_line = "test_plot_report"};
+    mb_error err;
+    if (!run_quietly(&cfg, &err)) fail_msg("mb_run: %s", err.message);
+    mb_plot_options opt = {.out_dir = out, .formats = MB_PLOT_SVG};
+    mb_plot_outputs outputs;
+    if (!mb_plot_all(results, &opt, &outputs, &err)) fail_msg("%s", err.message);
+    snprintf(path, sizeof path, "%s/training_curves.svg", out);
+    char *text = mb_read_file(path, NULL);
+    assert_non_null(text);
+    if (!strstr(text, legends[k])) fail_msg("training_curves.svg lacks '%s'", legends[k]);
+    assert_int_equal(count_in(text, "played by "), 1);
+    free(text);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_plot_writes_every_figure),
@@ -1930,6 +1982,7 @@ int main(void) {
       cmocka_unit_test(test_plot_data_and_ranges),
       cmocka_unit_test(test_plot_errors),
       cmocka_unit_test(test_ties_missing_results_and_agent),
+      cmocka_unit_test(test_curve_shared_by_solvers),
       cmocka_unit_test(test_report_numbers_match_hdf5),
       cmocka_unit_test(test_report_errors),
       cmocka_unit_test(test_report_long_provenance),
