@@ -690,15 +690,31 @@ static void test_validation(void **state) {
 
   cfg.validation = val;
   cfg.n_validation = NV;
+  cfg.log = tmpfile();
+  assert_non_null(cfg.log);
   assert_true(mb_train(&cfg, NULL, 0, NULL, &res, &err));
   /* evaluation draws from no training stream: the same weights as without validation */
   assert_true(same_weights(&plain.agent, &res.agent));
-  /* every evaluation point (0, 20, 40, 60) has a validation return */
+  /* every evaluation point (0, 20, 40, 60) has a validation return, and the log gives it */
   assert_int_equal(res.curve.len, 4);
+  char *log = mb_test_stream_text(cfg.log);
+  fclose(cfg.log);
+  cfg.log = NULL;
   for (int64_t i = 0; i < res.curve.len; i++) {
     assert_true(res.curve.step[i] == 20.0 * (double)i);
     assert_true(isfinite(res.curve.validation[i]));
+    char want[160];
+    if (i == 0)
+      snprintf(want, sizeof want, "train: validation set %d workloads: raw policy %.4f (step 0)\n",
+               NV, res.curve.validation[0]);
+    else
+      snprintf(want, sizeof want,
+               "train: step %lld: raw policy (greedy, no search) %.4f on the eval set, validation "
+               "%.4f\n",
+               (long long)(20 * i), res.curve.policy[i], res.curve.validation[i]);
+    if (!strstr(log, want)) fail_msg("the log lacks '%s'", want);
   }
+  free(log);
   double direct;
   assert_true(mb_eval_policy(&res.agent, val, NV, MB_EVAL_POLICY, cfg.seed, &direct, &err));
   assert_true(res.curve.validation[res.curve.len - 1] == direct);
