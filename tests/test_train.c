@@ -648,6 +648,16 @@ static double series_max(const double *x, int64_t n) {
   return m;
 }
 
+/* Lines of `text` that contain `needle`. */
+static int count_lines(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, needle)) != NULL; n++) {
+    p = strchr(p, '\n');
+    if (!p) return n + 1;
+  }
+  return n;
+}
+
 static void test_validation(void **state) {
   (void)state;
   mb_blas_set_threads(1);
@@ -713,6 +723,16 @@ static void test_validation(void **state) {
                "%.4f\n",
                (long long)(20 * i), res.curve.policy[i], res.curve.validation[i]);
     if (!strstr(log, want)) fail_msg("the log lacks '%s'", want);
+  }
+  /* a new best only when strictly better: at step 0, then at 40 (20 ties step 0's 0.0000) */
+  assert_int_equal(count_lines(log, "best validation return so far"), 2);
+  char best_line[4200];
+  for (int k = 0; k < 2; k++) {
+    snprintf(best_line, sizeof best_line,
+             "train: step %d: best validation return so far %.4f, "
+             "written to %s\n",
+             40 * k, res.curve.validation[2 * k], best);
+    if (!strstr(log, best_line)) fail_msg("the log lacks '%s'", best_line);
   }
   free(log);
   double direct;
@@ -796,6 +816,42 @@ static bool record_eval(void *ctx, const mb_agent *ag, int64_t step, bool final,
   if (h->seen && !mb_agent_copy_weights(h->seen, ag, err)) return false;
   if (h->calls == h->fail_at) return mb_fail(err, "hook refused at step %lld", (long long)step);
   return true;
+}
+
+static bool finite_weights(mb_agent *ag) {
+  mb_nn_module *m[4];
+  mb_agent_modules(ag, m);
+  for (int i = 0; i < 4; i++)
+    for (int32_t p = 0; p < m[i]->n_params; p++) {
+      const mb_tensor *t = &m[i]->params[p].value;
+      for (int64_t j = 0; j < mb_tensor_size(t); j++)
+        if (!isfinite(t->data[j])) return false;
+    }
+  return true;
+}
+
+/* A run bounded by time alone, with prioritised replay: the curriculum grows from synth_min
+ * to synth_max by the clock (test_schedules has the exact sizes), and training stays finite. */
+static void test_time_limit(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  mb_train_config cfg;
+  tiny_config(&cfg, 5, 0);
+  cfg.seconds = 1.5;
+  cfg.synth_min = 4;
+  cfg.synth_max = 64;
+  cfg.priority_alpha = 0.6;
+  mb_train_result res;
+  mb_error err = {{0}};
+  if (!mb_train(&cfg, NULL, 0, NULL, &res, &err)) fail_msg("%s", err.message);
+  double per_episode = (double)res.prog.decisions / (double)res.prog.episodes;
+  print_message("time limit: %lld updates, %lld episodes, %.1f decisions each\n",
+                (long long)res.updates, (long long)res.prog.episodes, per_episode);
+  assert_true(res.updates > 0);
+  /* 4-buffer episodes have at most 4 decisions; past half the time sizes reach 64 */
+  assert_true(per_episode > 6);
+  assert_true(finite_weights(&res.agent));
+  mb_train_result_free(&res);
 }
 
 static void test_eval_hook(void **state) {
@@ -1086,7 +1142,8 @@ static void test_segment_start(void **state) {
 /* The cosine schedule: lr at the start, lr_end at the step limit, their mean half-way,
  * non-increasing; constant without lr_end or without a step limit. Training applies it: the
  * optimiser ends at the last update's rate and the weights differ from a constant-rate run. */
-static void test_lr_schedule(void **state) {
+/* The schedules over a run: learning rate, importance exponent, curriculum. */
+static void test_schedules(void **state) {
   (void)state;
   mb_train_config cfg;
   tiny_config(&cfg, 9, 1000);
@@ -1099,6 +1156,31 @@ static void test_lr_schedule(void **state) {
   for (int64_t s = 1; s <= 1000; s++) assert_true(mb_train_lr(&cfg, s) <= mb_train_lr(&cfg, s - 1));
   cfg.steps = 0;
   assert_true(mb_train_lr(&cfg, 500) == cfg.lr);
+
+  /* the importance exponent: priority_beta to 1 over the step limit; constant by time */
+  tiny_config(&cfg, 9, 1000);
+  cfg.priority_beta = 0.4;
+  assert_true(mb_train_priority_beta(&cfg, 0) == 0.4);
+  assert_true(fabs(mb_train_priority_beta(&cfg, 500) - 0.7) < 1e-12);
+  assert_true(mb_train_priority_beta(&cfg, 1000) == 1 && mb_train_priority_beta(&cfg, 5000) == 1);
+  cfg.steps = 0;
+  cfg.seconds = 10;
+  assert_true(mb_train_priority_beta(&cfg, 0) == 0.4 && mb_train_priority_beta(&cfg, 500) == 0.4);
+
+  /* the curriculum: synth_min to synth_max over the first half, by updates or else by time */
+  tiny_config(&cfg, 9, 1000); /* sizes 16..48 */
+  const int64_t at_step[] = {0, 125, 250, 499, 500, 999, 5000};
+  const int32_t by_step[] = {16, 24, 32, 48, 48, 48, 48};
+  for (int i = 0; i < 7; i++)
+    assert_int_equal(mb_train_curriculum_max(&cfg, at_step[i], 1e9), by_step[i]);
+  cfg.steps = 0;
+  cfg.seconds = 10;
+  const double at_s[] = {0, 1.25, 2.5, 5, 100};
+  const int32_t by_s[] = {16, 24, 32, 48, 48};
+  for (int i = 0; i < 5; i++) {
+    assert_int_equal(mb_train_curriculum_max(&cfg, 0, at_s[i]), by_s[i]);
+    assert_int_equal(mb_train_curriculum_max(&cfg, 777, at_s[i]), by_s[i]);
+  }
 
   mb_blas_set_threads(1);
   mb_train_result constant, cosine;
@@ -1231,13 +1313,14 @@ int main(void) {
       cmocka_unit_test(test_validation),
       cmocka_unit_test(test_eval_hook),
       cmocka_unit_test(test_checkpoint_grid),
+      cmocka_unit_test(test_time_limit),
       cmocka_unit_test(test_state_log),
       cmocka_unit_test(test_no_decisions),
       cmocka_unit_test(test_state_resume),
       cmocka_unit_test(test_segment_start),
       cmocka_unit_test(test_synthetic_capacity),
       cmocka_unit_test(test_segment_returns),
-      cmocka_unit_test(test_lr_schedule),
+      cmocka_unit_test(test_schedules),
       cmocka_unit_test(test_progress_line),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

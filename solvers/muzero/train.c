@@ -566,13 +566,19 @@ double mb_train_lr(const mb_train_config *c, int64_t step) {
   return c->lr_end + (c->lr - c->lr_end) * 0.5 * (1.0 + cos(M_PI * f));
 }
 
-/* Importance-weight exponent at update `step`: linear from priority_beta to 1 over the step
- * limit (full correction at the end), constant without one. */
-static double priority_beta(const mb_train_config *cfg, int64_t step) {
-  if (cfg->steps <= 0) return cfg->priority_beta;
-  double f = (double)step / (double)cfg->steps;
+double mb_train_priority_beta(const mb_train_config *c, int64_t step) {
+  if (c->steps <= 0) return c->priority_beta;
+  double f = (double)step / (double)c->steps;
   if (f > 1) f = 1;
-  return cfg->priority_beta + (1.0 - cfg->priority_beta) * f;
+  return c->priority_beta + (1.0 - c->priority_beta) * f;
+}
+
+int32_t mb_train_curriculum_max(const mb_train_config *c, int64_t step, double seconds) {
+  double f =
+      c->steps > 0 ? (double)step / (double)c->steps : seconds / (c->seconds > 0 ? c->seconds : 1);
+  if (!(f * 2 < 1)) f = 0.5;
+  if (f < 0) f = 0;
+  return c->synth_min + (int32_t)lround(2 * f * (c->synth_max - c->synth_min));
 }
 
 static bool save(const mb_train_config *cfg, mb_train_result *res, mb_error *err) {
@@ -962,7 +968,7 @@ static bool learn(trainer *T, mb_error *err) {
   while (ok && T->k.owed >= 1 && !step_limit_reached(T)) {
     res->opt.cfg.lr = mb_train_lr(cfg, res->prog.steps);
     ok = mb_learner_step(T->learner, &res->agent, &res->opt, cfg, &T->replay,
-                         priority_beta(cfg, res->prog.steps), &T->k.learner_rng, err);
+                         mb_train_priority_beta(cfg, res->prog.steps), &T->k.learner_rng, err);
     T->k.owed -= 1;
     res->prog.steps++;
     T->updates++;
@@ -1021,9 +1027,7 @@ static bool self_play_round(trainer *T, mb_error *err) {
   mb_train_result *res = T->res;
   const int32_t NA = cfg->actors_per_round;
   double t0 = mb_wall_seconds();
-  double progress = cfg->steps > 0
-                        ? (double)res->prog.steps / (double)cfg->steps
-                        : (mb_wall_seconds() - T->t_start) / (cfg->seconds > 0 ? cfg->seconds : 1);
+  int32_t largest = mb_train_curriculum_max(cfg, res->prog.steps, mb_wall_seconds() - T->t_start);
   bool ok = true;
   for (int32_t i = 0; ok && i < NA; i++) {
     actor *a = &T->actors[i];
@@ -1034,9 +1038,7 @@ static bool self_play_round(trainer *T, mb_error *err) {
     a->n_synth = 0;
     a->synth_packing = false;
     if (synth) {
-      double f = progress * 2 > 1 ? 1 : progress * 2;
-      int32_t hi = cfg->synth_min + (int32_t)lround(f * (cfg->synth_max - cfg->synth_min));
-      a->n_synth = (int32_t)mb_rng_range(&a->rng, cfg->synth_min, hi);
+      a->n_synth = (int32_t)mb_rng_range(&a->rng, cfg->synth_min, largest);
       /* drawn only when asked for, so that runs without packing keep their random stream */
       a->synth_packing =
           cfg->synth_packing_share > 0 && mb_rng_uniform(&a->rng) < cfg->synth_packing_share;

@@ -287,5 +287,13 @@ int32_t mb_segment_start(int32_t n, int32_t segment, bool cover, mb_rng *rng);
  * run bounded only by time (steps 0), whose end is not known in updates. A function of the step
  * alone, so a resumed run follows the same schedule. */
 double mb_train_lr(const mb_train_config *c, int64_t step);
+/* Prioritised replay's importance exponent at update `step`: linear from priority_beta to 1 over
+ * the step limit (full correction at the end), then 1; priority_beta for a run bounded only by
+ * time. */
+double mb_train_priority_beta(const mb_train_config *c, int64_t step);
+/* The most buffers a synthetic episode may draw (from synth_min up) at update `step`, `seconds`
+ * into the run: synth_min + (synth_max - synth_min) * min(1, 2 f), rounded, where f, the share of
+ * the run done, is step / steps, or seconds / the time limit for a run bounded only by time. */
+int32_t mb_train_curriculum_max(const mb_train_config *c, int64_t step, double seconds);
 
 #endif
