@@ -83,3 +83,13 @@ double mb_rng_gamma(mb_rng *rng, double shape) {
     if (log(u) < 0.5 * x * x + d * (1.0 - v + log(v))) return d * v;
   }
 }
+
+int32_t mb_rng_pick(mb_rng *rng, const uint8_t *mask, int32_t n, int32_t except) {
+  int32_t count = 0;
+  for (int32_t i = 0; i < n; i++) count += mask[i] && i != except;
+  if (count == 0) return -1;
+  int32_t k = (int32_t)mb_rng_below(rng, (uint64_t)count);
+  for (int32_t i = 0; i < n; i++)
+    if (mask[i] && i != except && k-- == 0) return i;
+  return -1; /* not reached: k < count */
+}

@@ -26,5 +26,9 @@ double mb_rng_normal(mb_rng *rng);
 double mb_rng_gumbel(mb_rng *rng);
 /* Gamma(shape, 1) sample (Marsaglia-Tsang); used for Dirichlet noise. */
 double mb_rng_gamma(mb_rng *rng, double shape);
+/* A uniformly drawn index i in [0, n) with mask[i] != 0 and i != except (-1: exclude none), by
+ * one mb_rng_below over their count (the k-th such index); -1, drawing nothing, when there is
+ * none. Random legal play, for one: mb_rng_pick(rng, legal_mask, n_actions, -1). */
+int32_t mb_rng_pick(mb_rng *rng, const uint8_t *mask, int32_t n, int32_t except);
 
 #endif

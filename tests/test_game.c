@@ -438,10 +438,8 @@ static void test_next_buffers(void **state) {
     uint8_t mask[16];
     while (!mb_game_done(g)) {
       mb_game_observe(g, prev);
-      int32_t legal = mb_game_legal_mask(g, mask), k = (int32_t)mb_rng_below(&rng, (uint64_t)legal);
-      int32_t act = 0;
-      for (; act < c.n_actions; act++)
-        if (mask[act] && k-- == 0) break;
+      mb_game_legal_mask(g, mask);
+      int32_t act = mb_rng_pick(&rng, mask, c.n_actions, -1);
       double r;
       assert_true(mb_game_step(g, act, &r, &err));
       const float *next = prev + next_at;
@@ -627,10 +625,8 @@ static void test_gain_features(void **state) {
       positive += gf[MB_GAME_G_GAIN] > 0;
       reduced += gf[MB_GAME_G_GAIN] < gf[MB_GAME_G_SHARE] - 1e-6f;
       checked++;
-      int32_t legal = mb_game_legal_mask(e.g, mask);
-      int32_t k = (int32_t)mb_rng_below(&rng, (uint64_t)legal), act = 0;
-      for (; act < c.n_actions; act++)
-        if (mask[act] && k-- == 0) break;
+      mb_game_legal_mask(e.g, mask);
+      int32_t act = mb_rng_pick(&rng, mask, c.n_actions, -1);
       brute_episode_step(&e, b, act);
     }
     mb_game_observe(e.g, obs);

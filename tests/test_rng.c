@@ -1,4 +1,4 @@
-/* The deterministic RNG: fixed streams, unbiased ranges, sane distributions. */
+/* The deterministic RNG: fixed streams, unbiased ranges, sane distributions, uniform picks. */
 #include <math.h>
 
 #include "rng.h"
@@ -46,10 +46,48 @@ static void test_ranges(void **state) {
   assert_true(fabs(gum / 1e5 - 0.5772) < 0.02); /* Euler-Mascheroni */
 }
 
+/* mb_rng_pick: uniform over the set entries but `except`, the k-th of them for one
+ * mb_rng_below over their count, and -1 drawing nothing when there is none. */
+static void test_pick(void **state) {
+  (void)state;
+  const uint8_t mask[8] = {0, 1, 1, 0, 1, 0, 0, 1}; /* 1, 2, 4, 7 */
+  mb_rng r, twin;
+  mb_rng_seed(&r, 8);
+  for (int32_t except = -1; except < 8; except++) {
+    int32_t set = 0;
+    for (int32_t i = 0; i < 8; i++) set += mask[i] && i != except;
+    int counts[8] = {0};
+    enum { DRAWS = 40000 };
+    for (int i = 0; i < DRAWS; i++) {
+      twin = r;
+      int32_t got = mb_rng_pick(&r, mask, 8, except);
+      assert_true(got >= 0 && got < 8 && mask[got] && got != except);
+      int32_t k = (int32_t)mb_rng_below(&twin, (uint64_t)set), nth = -1;
+      for (int32_t j = 0; j <= got; j++) nth += mask[j] && j != except;
+      assert_int_equal(nth, k);                              /* the k-th set entry */
+      assert_int_equal(mb_rng_next(&twin), mb_rng_next(&r)); /* one draw, as mb_rng_below */
+      counts[got]++;
+    }
+    for (int32_t i = 0; i < 8; i++) {
+      if (!mask[i] || i == except) continue;
+      double share = (double)counts[i] / DRAWS;
+      assert_true(fabs(share - 1.0 / set) < 0.02);
+    }
+  }
+  const uint8_t one[3] = {0, 0, 1}, none[3] = {0, 0, 0};
+  twin = r;
+  assert_int_equal(mb_rng_pick(&r, one, 3, 2), -1);
+  assert_int_equal(mb_rng_pick(&r, none, 3, -1), -1);
+  assert_int_equal(mb_rng_pick(&r, none, 0, -1), -1);
+  assert_int_equal(mb_rng_next(&twin), mb_rng_next(&r)); /* nothing drawn */
+  assert_int_equal(mb_rng_pick(&r, one, 3, -1), 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_ranges),
+      cmocka_unit_test(test_pick),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -223,9 +223,8 @@ bool mb_eval_policy(const mb_agent *ag, const mb_train_workload *workloads, int3
       if (mode == MB_EVAL_HEURISTIC) {
         a = mb_game_heuristic_action(g);
       } else if (mode == MB_EVAL_RANDOM) {
-        int32_t nl = mb_game_legal_mask(g, mask), k = (int32_t)mb_rng_below(&rng, (uint64_t)nl);
-        for (a = 0; a < mb_game_n_actions(g); a++)
-          if (mask[a] && k-- == 0) break;
+        mb_game_legal_mask(g, mask);
+        a = mb_rng_pick(&rng, mask, mb_game_n_actions(g), -1);
       } else {
         mb_player_decision d;
         ok = mb_player_decide_record(p, g, NULL, false, false, &rng, &d, err);
@@ -358,22 +357,17 @@ int32_t mb_segment_start(int32_t n, int32_t segment, bool cover, mb_rng *rng) {
 static bool sibling_path(actor *a, mb_player *p, const mb_player_decision *root, mb_game *g,
                          int32_t depth, bool from_search, int32_t *len, bool *terminal,
                          mb_error *err) {
-  int32_t A = mb_game_n_actions(g), n = 0, D = a->ag.cfg.obs_dim, taken = root->action;
-  for (int32_t b = 0; b < A; b++) n += root->mask[b] && b != taken;
+  int32_t A = mb_game_n_actions(g), D = a->ag.cfg.obs_dim, taken = root->action;
   *len = 0;
   *terminal = false;
-  if (n == 0) return true;
   int32_t b = -1, tree_len = 0;
   if (from_search) {
     const mb_search *s = mb_player_search(p);
     b = mb_search_best_alternative(s, taken);
     if (b >= 0) tree_len = mb_search_tree_path(s, b, a->sib_tree, depth);
   }
-  if (b < 0) {
-    int32_t k = (int32_t)mb_rng_below(&a->rng, (uint64_t)n);
-    for (b = 0; b < A; b++)
-      if (root->mask[b] && b != taken && k-- == 0) break;
-  }
+  if (b < 0) b = mb_rng_pick(&a->rng, root->mask, A, taken);
+  if (b < 0) return true; /* no other legal action */
   mb_game_snapshot snap = mb_game_snapshot_take(g);
   bool ok = true;
   for (int32_t j = 0; ok && j < depth; j++) {

@@ -83,13 +83,9 @@ static void scan_largest(const char *dir, const char *suffix, mb_workload **best
 }
 
 static int32_t random_action(const mb_game *g, mb_rng *rng, uint8_t *mask) {
-  int32_t n = mb_game_legal_mask(g, mask);
-  if (n == 0) return mb_game_slow_action(g); /* done: the caller's step reports it */
-  int32_t k = (int32_t)mb_rng_below(rng, (uint64_t)n);
-  int32_t a;
-  for (a = 0; a < mb_game_n_actions(g); a++)
-    if (mask[a] && k-- == 0) break;
-  return a;
+  mb_game_legal_mask(g, mask);
+  int32_t a = mb_rng_pick(rng, mask, mb_game_n_actions(g), -1);
+  return a >= 0 ? a : mb_game_slow_action(g); /* none when done: the caller's step reports it */
 }
 
 typedef struct rate {

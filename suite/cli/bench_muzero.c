@@ -251,9 +251,8 @@ static double random_return(mb_game *g, uint64_t seed) {
   uint8_t mask[1024];
   mb_game_reset(g);
   while (!mb_game_done(g)) {
-    int32_t n = mb_game_legal_mask(g, mask), k = (int32_t)mb_rng_below(&rng, (uint64_t)n), a;
-    for (a = 0; a < mb_game_n_actions(g); a++)
-      if (mask[a] && k-- == 0) break;
+    mb_game_legal_mask(g, mask);
+    int32_t a = mb_rng_pick(&rng, mask, mb_game_n_actions(g), -1);
     if (!mb_game_step(g, a, NULL, NULL)) break;
   }
   return mb_game_return(g);

@@ -64,10 +64,8 @@ static bool play_episode(mb_game *g, policy pol, mb_rng *rng, uint8_t *mask, mb_
     } else if (pol == POLICY_SLOW) {
       act = mb_game_slow_action(g);
     } else {
-      /* Uniform over the legal actions: the k-th legal one. */
-      int32_t n = mb_game_legal_mask(g, mask), k = (int32_t)mb_rng_below(rng, (uint64_t)n);
-      for (act = 0; act < mb_game_n_actions(g); act++)
-        if (mask[act] && k-- == 0) break;
+      mb_game_legal_mask(g, mask); /* uniform over the legal actions */
+      act = mb_rng_pick(rng, mask, mb_game_n_actions(g), -1);
     }
     if (!mb_game_step(g, act, NULL, err)) return false;
   }
