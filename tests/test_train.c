@@ -1100,6 +1100,9 @@ static void test_segment_returns(void **state) {
   double mean_segments = mean_self_play(&segments.curve);
   print_message("self-play return: whole episodes %.4f, then 2-decision segments %.4f\n",
                 mean_whole, mean_segments);
+  /* a segment stores its 2 decisions, or fewer at an episode's end */
+  assert_true(segments.prog.decisions <= 2 * segments.prog.episodes);
+  assert_true(segments.prog.decisions > segments.prog.episodes);
   assert_true(mean_whole > 0.01);
   /* measured 0.26 times; the episodes' return up to the segments' end was 3.2 times */
   assert_true(mean_segments >= 0 && mean_segments < 0.5 * mean_whole);
@@ -1247,6 +1250,10 @@ static void test_bad_config(void **state) {
       {"synth_min", 2, NULL},
       {"synth_min", 1, "train config: synthetic sizes 1..48: expected 2 <= min <= max"},
       {"synth_max", 15, "train config: synthetic sizes 16..15: expected 2 <= min <= max"},
+      {"root_gradient", 0, NULL},
+      {"root_gradient", 1, NULL},
+      {"root_gradient", 1.5, "train config: root gradient 1.5: expected in [0, 1]"},
+      {"replay_ratio", 0, "train config: replay ratio 0: expected > 0"},
   };
   for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
     tiny_config(&cfg, 1, 10);
@@ -1267,6 +1274,10 @@ static void test_bad_config(void **state) {
       cfg.state_every = (int32_t)v;
     else if (!strcmp(f, "synth_min"))
       cfg.synth_min = (int32_t)v;
+    else if (!strcmp(f, "root_gradient"))
+      cfg.root_gradient = v;
+    else if (!strcmp(f, "replay_ratio"))
+      cfg.replay_ratio = v;
     else if (!strcmp(f, "synth_max"))
       cfg.synth_max = (int32_t)v;
     else
