@@ -277,6 +277,24 @@ static void test_plot_curves_without_reference(void **state) {
   free(text);
 }
 
+/* The paths of a run of its own: <fixture>/<name>/, its catalogue.txt and results.h5. */
+typedef struct own_run {
+  char dir[1100], catalogue[1200], results[1200];
+} own_run;
+
+/* Makes <fixture>/<name>/ with a catalogue.txt holding `catalogue_text`. */
+static void own_run_make(const fixture *fx, const char *name, const char *catalogue_text,
+                         own_run *o) {
+  snprintf(o->dir, sizeof o->dir, "%s/%s", fx->dir, name);
+  assert_int_equal(mb_mkdir_p(o->dir), 0);
+  snprintf(o->catalogue, sizeof o->catalogue, "%s/catalogue.txt", o->dir);
+  snprintf(o->results, sizeof o->results, "%s/results.h5", o->dir);
+  FILE *f = fopen(o->catalogue, "w");
+  assert_non_null(f);
+  fputs(catalogue_text, f);
+  fclose(f);
+}
+
 /* A run of its own: with_curve ties the heuristic everywhere (speedup exactly 1, a bar of length
  * zero), fails_on_attention fails on one workload (no result), the agent is a named file.
  * - the speedup and gap figures draw a dot at every result, so a tie is seen, and a cross with
@@ -289,22 +307,17 @@ static void test_ties_missing_results_and_agent(void **state) {
   fixture *fx = *state;
   char gnuplot[1024];
   if (!mb_plot_find_gnuplot(gnuplot, sizeof gnuplot)) skip();
-  char dir[1100], catalogue[1200], results[1200], agent[1200];
-  snprintf(dir, sizeof dir, "%s/ties", fx->dir);
-  assert_int_equal(mb_mkdir_p(dir), 0);
-  snprintf(catalogue, sizeof catalogue, "%s/catalogue.txt", dir);
-  snprintf(results, sizeof results, "%s/results.h5", dir);
+  own_run o;
+  own_run_make(fx, "ties",
+               "name kind source args hardware capacity split tags\n"
+               "mlp_tiny native datasets/samples/mlp_tiny.wl - tpu-v4i 1048576 train mlp\n"
+               "attention_block native datasets/samples/attention_block.wl - tpu-v4i 8388608 "
+               "test attention\n",
+               &o);
+  const char *dir = o.dir, *catalogue = o.catalogue, *results = o.results;
+  char agent[1200];
   snprintf(agent, sizeof agent, "%s/my'agent.h5", dir);
-  FILE *f = fopen(catalogue, "w");
-  assert_non_null(f);
-  fputs(
-      "name kind source args hardware capacity split tags\n"
-      "mlp_tiny native datasets/samples/mlp_tiny.wl - tpu-v4i 1048576 train mlp\n"
-      "attention_block native datasets/samples/attention_block.wl - tpu-v4i 8388608 test "
-      "attention\n",
-      f);
-  fclose(f);
-  f = fopen(agent, "w");
+  FILE *f = fopen(agent, "w");
   assert_non_null(f);
   fputs("stands for an agent checkpoint: only its name and hash are recorded\n", f);
   fclose(f);
@@ -448,19 +461,13 @@ static void test_ties_missing_results_and_agent(void **state) {
  * bounds cut short by their time limit: tests/e2e/run_bound_budget.sh.) */
 static void test_summary_caveats(void **state) {
   fixture *fx = *state;
-  char dir[1100], catalogue[1200], results[1200];
-  snprintf(dir, sizeof dir, "%s/caveats", fx->dir);
-  assert_int_equal(mb_mkdir_p(dir), 0);
-  snprintf(catalogue, sizeof catalogue, "%s/catalogue.txt", dir);
-  snprintf(results, sizeof results, "%s/results.h5", dir);
-  FILE *f = fopen(catalogue, "w");
-  assert_non_null(f);
-  fputs(
-      "name kind source args hardware capacity split tags\n"
-      "mlp_tiny native datasets/samples/mlp_tiny.wl - tpu-v4i 1048576 train mlp\n"
-      "conv_block native datasets/samples/conv_block.wl - tpu-v4i 3211264 test conv\n",
-      f);
-  fclose(f);
+  own_run o;
+  own_run_make(fx, "caveats",
+               "name kind source args hardware capacity split tags\n"
+               "mlp_tiny native datasets/samples/mlp_tiny.wl - tpu-v4i 1048576 train mlp\n"
+               "conv_block native datasets/samples/conv_block.wl - tpu-v4i 3211264 test conv\n",
+               &o);
+  const char *dir = o.dir, *catalogue = o.catalogue, *results = o.results;
   const mb_solver extra[] = {{.name = "stops_on_mlp",
                               .summary = "heuristic, budget hit on mlp_tiny",
                               .solve = stops_on_mlp}};
@@ -1935,19 +1942,14 @@ static void test_curve_shared_by_solvers(void **state) {
   const char *legends[] = {"played by with_curve and curve_b<",
                            "played by with_curve, curve_b and curve_c<"};
   for (int k = 0; k < 2; k++) {
-    char dir[1100], catalogue[1200], results[1200], out[1200], path[1300];
-    snprintf(dir, sizeof dir, "%s/shared%d", fx->dir, k);
-    assert_int_equal(mb_mkdir_p(dir), 0);
-    snprintf(catalogue, sizeof catalogue, "%s/catalogue.txt", dir);
-    snprintf(results, sizeof results, "%s/results.h5", dir);
-    snprintf(out, sizeof out, "%s/figures", dir);
-    FILE *f = fopen(catalogue, "w");
-    assert_non_null(f);
-    fputs(
-        "name kind source args hardware capacity split tags\n"
-        "mlp_tiny native datasets/samples/mlp_tiny.wl - tpu-v4i 1048576 train mlp\n",
-        f);
-    fclose(f);
+    own_run o;
+    char name[16], out[1200], path[1300];
+    snprintf(name, sizeof name, "shared%d", k);
+    own_run_make(fx, name,
+                 "name kind source args hardware capacity split tags\n"
+                 "mlp_tiny native datasets/samples/mlp_tiny.wl - tpu-v4i 1048576 train mlp\n",
+                 &o);
+    snprintf(out, sizeof out, "%s/figures", o.dir);
     mb_run_config cfg = {.profile = "quick",
                          .workloads = ".",
                          .solvers = solvers[k],
@@ -1956,14 +1958,14 @@ static void test_curve_shared_by_solvers(void **state) {
                          .seeds = 1,
                          .jobs = 1,
                          .budget = 0.2,
-                         .catalogue = catalogue,
-                         .out = results,
+                         .catalogue = o.catalogue,
+                         .out = o.results,
                          .command_line = "test_plot_report"};
     mb_error err;
     if (!run_quietly(&cfg, &err)) fail_msg("mb_run: %s", err.message);
     mb_plot_options opt = {.out_dir = out, .formats = MB_PLOT_SVG};
     mb_plot_outputs outputs;
-    if (!mb_plot_all(results, &opt, &outputs, &err)) fail_msg("%s", err.message);
+    if (!mb_plot_all(o.results, &opt, &outputs, &err)) fail_msg("%s", err.message);
     snprintf(path, sizeof path, "%s/training_curves.svg", out);
     char *text = mb_read_file(path, NULL);
     assert_non_null(text);
