@@ -1180,6 +1180,7 @@ static void test_schedules(void **state) {
   cfg.seconds = 10;
   const double at_s[] = {0, 1.25, 2.5, 5, 100};
   const int32_t by_s[] = {16, 24, 32, 48, 48};
+  assert_int_equal(mb_train_curriculum_max(&cfg, 0, -1), 16); /* clamped, not below synth_min */
   for (int i = 0; i < 5; i++) {
     assert_int_equal(mb_train_curriculum_max(&cfg, 0, at_s[i]), by_s[i]);
     assert_int_equal(mb_train_curriculum_max(&cfg, 777, at_s[i]), by_s[i]);

@@ -570,8 +570,7 @@ double mb_train_priority_beta(const mb_train_config *c, int64_t step) {
 int32_t mb_train_curriculum_max(const mb_train_config *c, int64_t step, double seconds) {
   double f =
       c->steps > 0 ? (double)step / (double)c->steps : seconds / (c->seconds > 0 ? c->seconds : 1);
-  if (!(f * 2 < 1)) f = 0.5;
-  if (f < 0) f = 0;
+  f = f < 0 ? 0 : f < 0.5 ? f : 0.5; /* sizes grow over the first half of the run */
   return c->synth_min + (int32_t)lround(2 * f * (c->synth_max - c->synth_min));
 }
 
