@@ -1136,16 +1136,19 @@ static void test_segment_start(void **state) {
         assert_true(stored[d] < 2.1 * middle);
       }
       assert_true(stored[S - 1] > 1.8 * middle); /* S - 1 + S starts of 2S - 1 reach it */
+      /* the first and the last decision: S starts each, as a middle one (sd 0.5%) */
+      assert_true(fabs(stored[0] / middle - 1) < 0.02);
+      assert_true(fabs(stored[N - 1] / middle - 1) < 0.02);
     }
     assert_int_equal(mb_segment_start(S, S, cover, &rng), 0);
     assert_int_equal(mb_segment_start(3, S, cover, &rng), 0);
   }
 }
 
-/* The cosine schedule: lr at the start, lr_end at the step limit, their mean half-way,
- * non-increasing; constant without lr_end or without a step limit. Training applies it: the
- * optimiser ends at the last update's rate and the weights differ from a constant-rate run. */
-/* The schedules over a run: learning rate, importance exponent, curriculum. */
+/* The schedules over a run. The cosine learning rate: lr at the start, lr_end at the step
+ * limit, their mean half-way, non-increasing; constant without lr_end or without a step limit.
+ * Training applies it: the optimiser ends at the last update's rate and the weights differ from a
+ * constant-rate run. The importance exponent and the curriculum's sizes, by step and by time. */
 static void test_schedules(void **state) {
   (void)state;
   mb_train_config cfg;
