@@ -1218,6 +1218,32 @@ static void test_search_plan_and_resume(void **state) {
   assert_true(mb_results_set_attr_string(r, "run_search", "mcts", &err));
   mb_results_close(r, NULL);
   resume_refused(f, unknown, "run_search 'mcts': expected gumbel or puct");
+  /* stored numbers past their ranges: refused with the file and the attribute named */
+  const struct {
+    const char *attr;
+    int64_t value;
+    const char *why;
+  } bad[] = {
+      {"run_simulations", MB_SOLVER_MAX_SIMULATIONS + 1, "run_simulations 1000001: expected"},
+      {"run_finetune_steps", MB_SOLVER_MAX_FINETUNE_STEPS + 1,
+       "run_finetune_steps 100000001: expected updates in 0..100000000"},
+      {"run_leaf_rollout", MB_SOLVER_MAX_LEAF_ROLLOUT + 1,
+       "run_leaf_rollout 100001: expected steps in 0..100000"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    r = mb_results_open(unknown, true, &err);
+    if (!r) fail_msg("%s", err.message);
+    assert_true(mb_results_set_attr_string(r, "run_search", "gumbel", &err));
+    assert_true(mb_results_set_attr_int(r, bad[i].attr, bad[i].value, &err));
+    mb_results_close(r, NULL);
+    char why[256];
+    snprintf(why, sizeof why, "%s: %s", unknown, bad[i].why);
+    resume_refused(f, unknown, why);
+    r = mb_results_open(unknown, true, &err);
+    if (!r) fail_msg("%s", err.message);
+    assert_true(mb_results_set_attr_int(r, bad[i].attr, 0, &err));
+    mb_results_close(r, NULL);
+  }
   free(part);
   free(wreck);
   free(gumbel);
