@@ -1140,8 +1140,10 @@ static void test_segment_start(void **state) {
       assert_true(fabs(stored[0] / middle - 1) < 0.02);
       assert_true(fabs(stored[N - 1] / middle - 1) < 0.02);
     }
+    mb_rng twin = rng; /* an episode no longer than a segment draws nothing */
     assert_int_equal(mb_segment_start(S, S, cover, &rng), 0);
     assert_int_equal(mb_segment_start(3, S, cover, &rng), 0);
+    assert_true(mb_rng_next(&twin) == mb_rng_next(&rng));
   }
 }
 
