@@ -74,6 +74,16 @@ static bool same_weights(mb_agent *a, mb_agent *b) {
   return true;
 }
 
+/* Lines of `text` that contain `needle`. */
+static int count_lines(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, needle)) != NULL; n++) {
+    p = strchr(p, '\n');
+    if (!p) return n + 1;
+  }
+  return n;
+}
+
 static void test_policy_learns(void **state) {
   (void)state;
   mb_blas_set_threads(1);
@@ -395,6 +405,21 @@ static void test_progress_line(void **state) {
     /* every line with a rate has an ETA under a step limit; none under a time limit */
     assert_true(limit == 0 ? eta >= moving : eta == 0);
   }
+  /* log_every_s apart: a 30-update run an hour apart logs no progress line */
+  mb_train_config cfg;
+  tiny_config(&cfg, 5, 30);
+  cfg.log = tmpfile();
+  assert_non_null(cfg.log);
+  cfg.log_every_s = 3600;
+  mb_train_result res;
+  mb_error err = {{0}};
+  if (!mb_train(&cfg, NULL, 0, NULL, &res, &err)) fail_msg("%s", err.message);
+  mb_train_result_free(&res);
+  char *log = mb_test_stream_text(cfg.log);
+  fclose(cfg.log);
+  assert_non_null(strstr(log, "train: "));             /* it logs, */
+  assert_int_equal(count_lines(log, " episodes "), 0); /* but no progress line */
+  free(log);
 }
 
 static void test_determinism(void **state) {
@@ -648,16 +673,6 @@ static double series_max(const double *x, int64_t n) {
   return m;
 }
 
-/* Lines of `text` that contain `needle`. */
-static int count_lines(const char *text, const char *needle) {
-  int n = 0;
-  for (const char *p = text; (p = strstr(p, needle)) != NULL; n++) {
-    p = strchr(p, '\n');
-    if (!p) return n + 1;
-  }
-  return n;
-}
-
 static void test_validation(void **state) {
   (void)state;
   mb_blas_set_threads(1);
@@ -796,6 +811,7 @@ typedef struct hook_log {
   const char *checkpoint; /* NULL: not read; else the steps of the checkpoint there at each
                              call go into checkpoint_steps (-1: none yet) */
   int64_t checkpoint_steps[8];
+  double checkpoint_seconds[8]; /* its training seconds */
 } hook_log;
 
 static bool record_eval(void *ctx, const mb_agent *ag, int64_t step, bool final, mb_error *err) {
@@ -809,6 +825,7 @@ static bool record_eval(void *ctx, const mb_agent *ag, int64_t step, bool final,
       if (!mb_agent_load(h->checkpoint, &stored, NULL, &prog, NULL, err)) return false;
       mb_agent_free(&stored);
       h->checkpoint_steps[h->calls] = prog.steps;
+      h->checkpoint_seconds[h->calls] = prog.seconds;
     }
   }
   h->calls++;
@@ -914,6 +931,8 @@ static void test_checkpoint_grid(void **state) {
   assert_int_equal(h.calls, 4);
   const int64_t want[4] = {-1, 10, 20, 30};
   for (int i = 0; i < 4; i++) assert_int_equal(h.checkpoint_steps[i], want[i]);
+  for (int i = 1; i < 4; i++) /* the training seconds so far, stored with each checkpoint */
+    assert_true(h.checkpoint_seconds[i] >= 0 && h.checkpoint_seconds[i] <= res.seconds + 1e-6);
   /* the start and steps 10, 20, 30 (the last is the end): within this run's wall time, in
    * order */
   assert_int_equal(res.curve.len, 4);
@@ -1260,6 +1279,12 @@ static void test_bad_config(void **state) {
       {"root_gradient", 1, NULL},
       {"root_gradient", 1.5, "train config: root gradient 1.5: expected in [0, 1]"},
       {"replay_ratio", 0, "train config: replay ratio 0: expected > 0"},
+      {"priority_beta", -0.1, "train config: priority_beta -0.1: expected in [0, 1]"},
+      {"priority_beta", 1.5, "train config: priority_beta 1.5: expected in [0, 1]"},
+      {"lr_end", 0, NULL},
+      {"lr_end", 1, "train config: lr_end 1: expected in [0, lr = "},
+      {"value_weight", 0, NULL},
+      {"value_weight", -1, "train config: lr 0.001, weight decay"},
   };
   for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
     tiny_config(&cfg, 1, 10);
@@ -1284,6 +1309,12 @@ static void test_bad_config(void **state) {
       cfg.root_gradient = v;
     else if (!strcmp(f, "replay_ratio"))
       cfg.replay_ratio = v;
+    else if (!strcmp(f, "priority_beta"))
+      cfg.priority_beta = v;
+    else if (!strcmp(f, "lr_end"))
+      cfg.lr_end = v;
+    else if (!strcmp(f, "value_weight"))
+      cfg.value_weight = v;
     else if (!strcmp(f, "synth_max"))
       cfg.synth_max = (int32_t)v;
     else
