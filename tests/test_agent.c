@@ -12,6 +12,8 @@
  *   - the exact-game search is real: with the same (untrained) network, searching the real
  *     game gives a higher total return than the raw policy on small random workloads;
  *   - the player's raw-policy decision and what it records for self-play; the oracle parts;
+ *   - the player's searches are mb_search_run's on reference models written from player.h
+ *     (learned and exact, with and without leaf rollouts); R_ref by hand;
  *   - the checkpoint described in words (agent_describe.h: `mallocbench show AGENT.h5`);
  *   - the agent's digest: its networks and config, nothing of the run that trained them. */
 #include "support.h"
@@ -1045,6 +1047,293 @@ static void test_leaf_rollout(void **state) {
   mb_agent_free(&ag);
 }
 
+/* R_ref by hand: the standalone benefits of the visitable buffers (not pinned, no larger than
+ * the capacity, benefit above 0) over the all-slow time; 1 when no buffer is visitable, and a
+ * player given a scale of 0 or below keeps the reward unit 1. */
+static void test_return_scale(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_agent_config cfg;
+  small_config(&cfg);
+  mb_hardware hw = mb_test_hardware(100, 1);
+  const mb_test_buffer bufs[] = {
+      {"a", 40, 0, 1, 1000, false},     {"b", 60, 1, 2, 2500, false},
+      {"huge", 200, 0, 2, 5000, false}, /* larger than the capacity */
+      {"pinned", 10, 0, 0, 700, true},  {"idle", 10, 2, 2, 0, false},
+  };
+  struct {
+    size_t first, n;
+    double scale;
+  } cases[] = {{0, 5, 3500.0 / 10000}, {2, 3, 1.0}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    mb_workload *w = mb_test_workload("scale", bufs + cases[c].first, cases[c].n, 3, 10000);
+    mb_game *g = mb_game_new(w, &hw, &cfg.game, &err);
+    if (!g) fail_msg("%s", err.message);
+    double scale = mb_return_scale(w, &hw, g);
+    if (!(fabs(scale - cases[c].scale) <= 1e-15))
+      fail_msg("case %zu: R_ref %.17g, expected %.17g", c, scale, cases[c].scale);
+    mb_game_free(g);
+    mb_workload_free(w);
+  }
+  mb_rng rng;
+  mb_rng_seed(&rng, 41);
+  mb_agent ag;
+  assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
+  mb_player *p = mb_player_create(&ag, 1, &err);
+  assert_non_null(p);
+  const double scales[] = {0.25, 0, -2};
+  const double units[] = {4, 1, 1};
+  for (int i = 0; i < 3; i++) {
+    mb_player_set_scale(p, scales[i]);
+    assert_true(mb_player_reward_unit(p) == units[i]);
+  }
+  mb_player_free(p);
+  mb_agent_free(&ag);
+}
+
+/* The player's two models written again from player.h's contract, as models for mb_search_run
+ * itself: the learned one keeps each node's latent in a row of its own and unrolls a leaf
+ * rollout in the dynamics no further than the buffers the real episode has left to visit (the
+ * current one's place in the visiting order gives them); the exact one
+ * replays the moves played so far on a game of its own from its reset (no snapshots) and sums a
+ * rollout's shaped rewards step by step. */
+typedef struct ref_model {
+  mb_agent_infer inf;
+  const mb_agent_config *cfg;
+  mb_game *game;          /* exact: the reference's own game */
+  const int32_t *history; /* the moves played before the root */
+  int32_t n_history, leaf_rollout;
+  int32_t to_visit;                 /* buffers the real episode has left to visit at the root */
+  double unit;                      /* 1 / R_ref */
+  float *latents, *root_obs, *roll; /* (simulations + 1) x W; the root's observation; 2 x W */
+  float *obs, *roll_logits;
+  uint8_t *all_legal, *roll_mask;
+  int64_t rollouts, cut_short, ended; /* rollouts; those cut by the episode's end: learned,
+                                          exact */
+} ref_model;
+
+static bool ref_expand_learned(void *ctx, int32_t node, int32_t parent, int32_t action,
+                               const int32_t *path, int32_t depth, mb_search_eval *out,
+                               mb_error *err) {
+  (void)path;
+  ref_model *m = ctx;
+  const int32_t W = m->cfg->latent, A = m->cfg->game.n_actions;
+  float *lat = m->latents + (size_t)node * (size_t)W;
+  out->has_mask = false;
+  out->terminal = false;
+  out->reward = 0;
+  if (parent < 0) return mb_agent_initial(&m->inf, m->root_obs, lat, out->logits, &out->value, err);
+  if (!mb_agent_recurrent(&m->inf, m->latents + (size_t)parent * (size_t)W, action,
+                          depth == 1 ? m->root_obs : NULL, lat, &out->reward, out->logits,
+                          &out->value, err))
+    return false;
+  if (m->leaf_rollout == 0) return true;
+  m->rollouts++;
+  int32_t left = m->to_visit - depth, steps = m->leaf_rollout;
+  if (left < steps) {
+    steps = left;
+    m->cut_short++;
+  }
+  float *cur = m->roll, *next = m->roll + W, r, v = out->value;
+  memcpy(cur, lat, (size_t)W * sizeof(float));
+  memcpy(m->roll_logits, out->logits, (size_t)A * sizeof(float));
+  double sum = 0;
+  for (int32_t k = 0; k < steps; k++) {
+    int32_t a = mb_agent_greedy(m->roll_logits, m->all_legal, A);
+    if (!mb_agent_recurrent(&m->inf, cur, a, NULL, next, &r, m->roll_logits, &v, err)) return false;
+    sum += r;
+    float *t = cur;
+    cur = next;
+    next = t;
+  }
+  out->value = (float)(sum + v);
+  return true;
+}
+
+static bool ref_expand_exact(void *ctx, int32_t node, int32_t parent, int32_t action,
+                             const int32_t *path, int32_t depth, mb_search_eval *out,
+                             mb_error *err) {
+  (void)node, (void)parent, (void)action;
+  ref_model *m = ctx;
+  const int32_t A = m->cfg->game.n_actions;
+  mb_game_reset(m->game);
+  for (int32_t i = 0; i < m->n_history; i++)
+    if (!mb_game_step(m->game, m->history[i], NULL, err)) return false;
+  double r = 0;
+  for (int32_t i = 0; i < depth; i++)
+    if (!mb_game_step(m->game, path[i], &r, err)) return false;
+  out->reward = (float)(r * m->unit);
+  out->terminal = mb_game_done(m->game);
+  out->has_mask = !out->terminal;
+  if (out->terminal) {
+    out->value = 0;
+    memset(out->logits, 0, (size_t)A * sizeof(float));
+    return true;
+  }
+  mb_game_observe(m->game, m->obs);
+  mb_game_legal_mask(m->game, out->mask);
+  if (!mb_agent_initial(&m->inf, m->obs, NULL, out->logits, &out->value, err)) return false;
+  if (m->leaf_rollout == 0) return true;
+  m->rollouts++;
+  memcpy(m->roll_logits, out->logits, (size_t)A * sizeof(float));
+  memcpy(m->roll_mask, out->mask, (size_t)A);
+  double sum = 0;
+  float v = out->value;
+  for (int32_t k = 0; k < m->leaf_rollout; k++) {
+    if (!mb_game_step(m->game, mb_agent_greedy(m->roll_logits, m->roll_mask, A), &r, err))
+      return false;
+    sum += r;
+    if (mb_game_done(m->game)) {
+      v = 0;
+      m->ended++;
+      break;
+    }
+    mb_game_observe(m->game, m->obs);
+    mb_game_legal_mask(m->game, m->roll_mask);
+    if (!mb_agent_initial(&m->inf, m->obs, NULL, m->roll_logits, &v, err)) return false;
+  }
+  out->value = (float)(sum * m->unit + v);
+  return true;
+}
+
+/* Plays one episode of a small workload with the player, searching every decision, and checks
+ * each against mb_search_run on the reference model from the same state and random stream: the
+ * same move, and the same policy and value (bit for bit in the learned model; to float rounding
+ * in the real game, where the reference sums a rollout's rewards step by step). Returns the
+ * decisions; adds the reference's rollouts, and those cut by the episode's end, to counts[0..3)
+ * (all; learned, cut short; exact, ended). */
+static int32_t check_against_reference(const mb_agent *ag, bool exact, int32_t leaf_rollout,
+                                       uint64_t seed, int64_t counts[3]) {
+  enum { SIMS = 8 };
+  mb_error err = {{0}};
+  const mb_agent_config *cfg = &ag->cfg;
+  const int32_t A = cfg->game.n_actions, W = cfg->latent, D = cfg->obs_dim;
+  mb_hardware hw;
+  mb_workload *w = small_workload(seed, 24, &hw);
+  mb_game *g = mb_game_new(w, &hw, &cfg->game, &err);
+  assert_non_null(g);
+  mb_player *p = mb_player_create(ag, SIMS, &err);
+  assert_non_null(p);
+  double scale = mb_return_scale(w, &hw, g);
+  mb_player_set_scale(p, scale);
+  int32_t *history = malloc((size_t)mb_game_n_visitable(g) * sizeof *history);
+  ref_model m = {.cfg = cfg,
+                 .game = mb_game_new(w, &hw, &cfg->game, &err),
+                 .history = history,
+                 .leaf_rollout = leaf_rollout,
+                 .unit = 1.0 / scale,
+                 .latents = malloc((size_t)(SIMS + 1) * (size_t)W * sizeof(float)),
+                 .root_obs = malloc((size_t)D * sizeof(float)),
+                 .roll = malloc((size_t)2 * (size_t)W * sizeof(float)),
+                 .obs = malloc((size_t)D * sizeof(float)),
+                 .roll_logits = malloc((size_t)A * sizeof(float)),
+                 .all_legal = malloc((size_t)A),
+                 .roll_mask = malloc((size_t)A)};
+  uint8_t *root_mask = malloc((size_t)A);
+  assert_true(history && m.game && m.latents && m.root_obs && m.roll && m.obs && m.roll_logits &&
+              m.all_legal && m.roll_mask && root_mask);
+  assert_true(mb_agent_infer_create(&m.inf, ag, &err));
+  memset(m.all_legal, 1, (size_t)A);
+  mb_search *search = mb_search_create(A, SIMS, &err);
+  assert_non_null(search);
+  mb_search_model model = {.ctx = &m, .expand = exact ? ref_expand_exact : ref_expand_learned};
+  mb_search_config sc;
+  mb_search_config_evaluation(&sc, exact);
+  sc.simulations = SIMS;
+  sc.gumbel_noise = true; /* the random stream matters too */
+  sc.leaf_rollout = leaf_rollout;
+  mb_rng rng;
+  mb_rng_seed(&rng, seed);
+  const int32_t *order = mb_game_visit_order(g), n_visitable = mb_game_n_visitable(g);
+  while (!mb_game_done(g)) {
+    mb_rng ref_rng = rng;
+    m.to_visit = n_visitable;
+    while (order[n_visitable - m.to_visit] != mb_game_current_buffer(g)) m.to_visit--;
+    mb_game_observe(g, m.root_obs);
+    mb_game_legal_mask(g, root_mask);
+    mb_search_result res;
+    if (!mb_search_run(search, &sc, &model, root_mask, &ref_rng, &res, &err))
+      fail_msg("reference search: %s", err.message);
+    mb_player_decision d;
+    if (!mb_player_decide_record(p, g, &sc, exact, true, &rng, &d, &err))
+      fail_msg("player: %s", err.message);
+    int32_t t = m.n_history;
+    if (d.action != res.action)
+      fail_msg(
+          "%s search, rollout %d, seed %llu, decision %d: the player plays %d, the "
+          "reference %d",
+          exact ? "exact" : "learned", leaf_rollout, (unsigned long long)seed, t, d.action,
+          res.action);
+    float tol = exact ? 1e-5f : 0.0f;
+    if (!(fabsf(d.value - res.search_value) <= tol * (1 + fabsf(res.search_value))))
+      fail_msg("%s search, rollout %d, seed %llu, decision %d: value %.8g, the reference's %.8g",
+               exact ? "exact" : "learned", leaf_rollout, (unsigned long long)seed, t, d.value,
+               res.search_value);
+    for (int32_t a = 0; a < A; a++)
+      if (!(fabsf(d.policy[a] - res.policy[a]) <= tol))
+        fail_msg(
+            "%s search, rollout %d, seed %llu, decision %d: policy[%d] %.8g, the "
+            "reference's %.8g",
+            exact ? "exact" : "learned", leaf_rollout, (unsigned long long)seed, t, a, d.policy[a],
+            res.policy[a]);
+    assert_true(mb_game_step(g, d.action, NULL, &err));
+    history[m.n_history++] = d.action;
+  }
+  counts[0] += m.rollouts;
+  counts[1] += m.cut_short;
+  counts[2] += m.ended;
+  mb_search_free(search);
+  mb_agent_infer_free(&m.inf);
+  free(root_mask);
+  free(m.latents);
+  free(m.root_obs);
+  free(m.roll);
+  free(m.obs);
+  free(m.roll_logits);
+  free(m.all_legal);
+  free(m.roll_mask);
+  mb_game_free(m.game);
+  free(history);
+  mb_player_free(p);
+  mb_game_free(g);
+  mb_workload_free(w);
+  return m.n_history;
+}
+
+/* The player's searches are mb_search_run's on the models player.h describes: in the learned
+ * model and in the real game, without and with leaf rollouts (3 steps: a rollout that stops
+ * inside the episode, and near its end one cut by it), for an agent without action features or
+ * shaping and one with both (the root's children get the root's action features; the real
+ * game's rollouts add their shaping terms). */
+static void test_player_against_reference(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_agent_config plain, featured;
+  small_config(&plain);
+  featured = plain;
+  featured.action_features = true;
+  featured.game.shaping = 0.5;
+  const mb_agent_config *configs[] = {&plain, &featured};
+  mb_rng rng;
+  mb_rng_seed(&rng, 37);
+  for (int c = 0; c < 2; c++) {
+    mb_agent ag;
+    assert_true(mb_agent_create(&ag, configs[c], &rng, &err));
+    for (int exact = 0; exact <= 1; exact++)
+      for (int32_t rollout = 0; rollout <= 3; rollout += 3) {
+        int64_t counts[3] = {0};
+        int32_t decisions = 0;
+        for (uint64_t seed = 1; seed <= 2; seed++)
+          decisions += check_against_reference(&ag, exact, rollout, 900 + seed, counts);
+        assert_true(decisions >= 20);
+        /* both kinds of rollout were met: cut by the episode's end, and not */
+        int64_t cut = exact ? counts[2] : counts[1];
+        if (rollout > 0) assert_true(cut > 0 && cut < counts[0]);
+      }
+    mb_agent_free(&ag);
+  }
+}
+
 /* describe_to_string: mb_agent_describe's output as a string (caller frees); NULL on failure. */
 static char *describe_to_string(const char *path, mb_error *err) {
   char *text = NULL;
@@ -1273,6 +1562,8 @@ int main(void) {
       cmocka_unit_test(test_exact_search_beats_raw_policy),
       cmocka_unit_test(test_player_decision),
       cmocka_unit_test(test_leaf_rollout),
+      cmocka_unit_test(test_player_against_reference),
+      cmocka_unit_test(test_return_scale),
       cmocka_unit_test(test_describe),
       cmocka_unit_test(test_digest),
   };

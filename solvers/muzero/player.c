@@ -21,8 +21,9 @@ struct mb_player {
   /* leaf rollouts (mb_search_config.leaf_rollout): their own buffers, so that the node's
    * logits and mask stay the node's */
   int32_t leaf_rollout;
-  int32_t remaining; /* decisions left in the real episode at the root (bounds learned rollouts,
-                        since the learned model has no end) */
+  int32_t remaining; /* buffers the real episode has left to visit at the root, an upper bound
+                        on its decisions left (bounds learned rollouts, since the learned model
+                        has no end) */
   float *roll_latent, *roll_logits;
   uint8_t *roll_mask;
   double rscale; /* 1 / R_ref: rewards are multiplied by it */

@@ -30,8 +30,9 @@ double mb_return_scale(const mb_workload *w, const mb_hardware *hw, const mb_gam
  * Leaf values: the value network's, or with scfg->leaf_rollout > 0 a rollout of the raw policy
  * (greedy) from the new node: in the real game up to leaf_rollout steps with exact rewards and
  * masks, then the value network (0 at the episode's end), the game restored afterwards; in the
- * learned model up to leaf_rollout dynamics steps (and no further than the decisions left in the
- * real episode, since the learned model has no end) with predicted rewards, then the value head.
+ * learned model up to leaf_rollout dynamics steps (and no further than the buffers the real
+ * episode has left to visit, an upper bound on its decisions left, since the learned model has no
+ * end) with predicted rewards, then the value head.
  * The search sees only the resulting value. */
 typedef struct mb_player mb_player;
 /* A player for searches of up to max_simulations per decision. */
