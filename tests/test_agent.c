@@ -21,6 +21,7 @@
 #include <hdf5.h>
 #include <sys/stat.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -609,6 +610,15 @@ static void test_action_features(void **state) {
   mb_agent_free(&a_off);
 }
 
+/* The "S of D decisions searched" of a mallocMuZero solver's note. */
+static void note_searched(const char *note, long long *searched, long long *decisions) {
+  const char *at = strstr(note, " decisions searched");
+  assert_non_null(at);
+  while (at > note && at[-1] != ':') at--;
+  if (sscanf(at, " %lld of %lld", searched, decisions) != 2) fail_msg("note: %s", note);
+}
+
+/* The mallocMuZero solvers: valid plays, and a note, stats and curve that say what was played. */
 static void test_solvers_valid(void **state) {
   (void)state;
   mb_error err = {{0}};
@@ -622,6 +632,7 @@ static void test_solvers_valid(void **state) {
   mb_agent_curve curve;
   mb_agent_curve_init(&curve);
   assert_true(mb_agent_curve_push(&curve, 0, 0, NAN, 0.0, NAN, 0, &err));
+  assert_true(mb_agent_curve_push(&curve, 500, 20, 0.1, 0.0625, 1.5, 3, &err));
   curve.heuristic = 0.25;
   char *path = mb_test_temp_path("solver-agent.h5");
   assert_true(mb_agent_save(path, &ag, NULL, &prog, &curve, NULL, &err));
@@ -639,13 +650,32 @@ static void test_solvers_valid(void **state) {
       opt.seed = seed;
       mb_assignment *a = mb_assignment_new(w->n_buffers);
       mb_solver_stats st = {0};
+      errno = ENOENT; /* a stale errno does not make the checkpoint missing */
       assert_true(s->solve(w, &hw, &opt, &rng, a, &st, &err));
       assert_true(mb_validate(w, &hw, a, &err));
-      assert_non_null(strstr(st.note, "decisions searched"));
+      /* every decision searched within the budget, 4 simulations each */
+      long long searched = -1, decisions = -1;
+      note_searched(st.note, &searched, &decisions);
+      assert_true(decisions > 0 && searched == decisions);
+      assert_false(st.budget_hit);
+      assert_null(strstr(st.note, "budget hit"));
+      assert_int_equal(st.iterations, 4 * decisions);
       assert_null(strstr(st.note, "pUCT"));
-      assert_int_equal(st.curve_len, 1);
-      assert_true(st.curve_heuristic == 0.25); /* the curve's reference, from the checkpoint */
+      /* the checkpoint's curve and its reference */
+      assert_int_equal(st.curve_len, 2);
+      assert_true(st.curve_step[0] == 0 && st.curve_step[1] == 500);
+      assert_true(st.curve_return[0] == 0 && st.curve_return[1] == 0.0625);
+      assert_true(st.curve_heuristic == 0.25);
       mb_solver_stats_free(&st);
+      /* a budget gone before the first decision: the raw policy plays them all, and says so */
+      opt.budget_seconds = 1e-9;
+      assert_true(s->solve(w, &hw, &opt, &rng, a, &st, &err));
+      assert_true(mb_validate(w, &hw, a, &err));
+      note_searched(st.note, &searched, &decisions);
+      assert_true(searched == 0 && decisions > 0 && st.budget_hit && st.iterations == 0);
+      assert_non_null(strstr(st.note, "(budget hit: the rest played by the raw policy net)"));
+      mb_solver_stats_free(&st);
+      opt.budget_seconds = 0;
       /* pUCT instead of Gumbel MuZero: still the agent's own valid play, searched with pUCT's
        * constants; an unknown kind is an error, not a silent Gumbel search */
       opt.search = MB_SOLVER_SEARCH_PUCT;
@@ -659,6 +689,36 @@ static void test_solvers_valid(void **state) {
       mb_solver_stats_free(&st);
       opt.search = MB_SOLVER_SEARCH_GUMBEL;
       if (seed == 1) {
+        /* the search options: each default is the evaluation setting (search.h), each option
+         * given replaces its default alone */
+        const char *model = k ? "exact-game" : "learned-model";
+        struct {
+          int32_t sims;
+          double c_scale;
+          int32_t leaf_rollout;
+          char note[96];
+        } settings[] = {{0, 0, 0, ""}, {4, 2, MB_SOLVER_NO_LEAF_ROLLOUT, ""}, {4, 0, 5, ""}};
+        snprintf(settings[0].note, sizeof settings[0].note,
+                 "%s search, %d sims/decision, c_scale 1, Q spread floor 0.1, leaf rollout %d:",
+                 model, MB_SEARCH_EVAL_SIMULATIONS, k ? MB_SEARCH_EVAL_EXACT_LEAF_ROLLOUT : 0);
+        snprintf(
+            settings[1].note, sizeof settings[1].note,
+            "%s search, 4 sims/decision, c_scale 2, Q spread floor 0.1, leaf rollout 0:", model);
+        snprintf(
+            settings[2].note, sizeof settings[2].note,
+            "%s search, 4 sims/decision, c_scale 1, Q spread floor 0.1, leaf rollout 5:", model);
+        for (int i = 0; i < 3; i++) {
+          opt.simulations = settings[i].sims;
+          opt.c_scale = settings[i].c_scale;
+          opt.leaf_rollout = settings[i].leaf_rollout;
+          assert_true(s->solve(w, &hw, &opt, &rng, a, &st, &err));
+          if (!strstr(st.note, settings[i].note))
+            fail_msg("note '%s' lacks '%s'", st.note, settings[i].note);
+          mb_solver_stats_free(&st);
+        }
+        opt.simulations = 4;
+        opt.c_scale = 0;
+        opt.leaf_rollout = 0;
         /* per-workload fine-tuning: still the agent's own (valid) play, the best of the
          * episodes played (the first one and those during fine-tuning), and the assignment
          * returned is that best episode's */
@@ -701,6 +761,9 @@ static void test_solvers_valid(void **state) {
           mb_solver_stats_free(&st);
         }
         assert_non_null(strstr(notes[0], "fine-tuned 40 updates, 8 more plays"));
+        /* the plays during fine-tuning search too: the best one searched every decision */
+        note_searched(notes[0], &searched, &decisions);
+        assert_true(decisions > 0 && searched == decisions);
         assert_string_equal(notes[0], notes[1]);
         assert_memory_equal(a->offset, again->offset, (size_t)w->n_buffers * sizeof *a->offset);
         assert_true(mb_validate(w, &hw, a, &err));
@@ -710,6 +773,15 @@ static void test_solvers_valid(void **state) {
         opt.finetune_steps = 808;
         assert_true(s->solve(w, &hw, &opt, &rng, a, &st, &err));
         assert_non_null(strstr(st.note, "fine-tuned 808 updates, 8 more plays"));
+        note_searched(st.note, &searched, &decisions);
+        assert_true(decisions > 0 && searched == decisions);
+        mb_solver_stats_free(&st);
+        /* fewer updates than plays: one play after each */
+        opt.finetune_steps = 4;
+        assert_true(s->solve(w, &hw, &opt, &rng, a, &st, &err));
+        assert_non_null(strstr(st.note, "fine-tuned 4 updates, 4 more plays"));
+        note_searched(st.note, &searched, &decisions);
+        assert_true(decisions > 0 && searched == decisions);
         mb_solver_stats_free(&st);
         /* a workload without a decision (fast memory smaller than every buffer): nothing to
          * fine-tune on, said in the note (fine-tuning by updates would otherwise never end) */

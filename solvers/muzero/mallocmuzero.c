@@ -15,11 +15,11 @@
  * budget (opt->budget_seconds, default MB_MUZERO_DEFAULT_BUDGET_S) runs out mid-episode, the
  * remaining decisions are played by the agent's raw policy network (greedy, no search) and
  * stats->note says how many. With opt->finetune_seconds > 0 the agent then trains on this workload
- * alone (self-play
- * + updates) for that long; at evaluation points FINETUNE_PLAYS times spread over that time, and
- * once more at its end, it plays the whole episode again with the same search, and the best episode
- * found is returned (the issue's "reporting the best episode found"). opt->finetune_steps > 0 does
- * the same for a fixed number of updates, with the plays spread over updates: the same answer on
+ * alone (self-play + updates) for that long, playing the whole episode again with the same search
+ * about FINETUNE_PLAYS times (at evaluation points spread over that time, the last at its end), and
+ * the best episode found is returned (the issue's "reporting the best episode found").
+ * opt->finetune_steps = N > 0 does the same for N updates, playing after every N / FINETUNE_PLAYS
+ * of them (after each when N < FINETUNE_PLAYS) and at the end: the same answer on
  * any machine with the same OpenBLAS kernel (tensor.h, "Determinism"), unless a play hits the time
  * budget, where seconds depend on the machine's speed and load. Fine-tuning self-play searches the
  * model the solver searches: the learned one, or the real game for mallocmuzero-exact. The answer
