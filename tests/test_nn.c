@@ -819,6 +819,85 @@ static void test_adam_least_squares(void **state) {
   mb_tensor_free(&dy);
 }
 
+/* Adam step by step against the textbook AdamW in double (Kingma and Ba's bias-corrected
+ * moments, Loshchilov and Hutter's decoupled decay): p <- p (1 - lr wd) - lr m^ / (sqrt(v^) +
+ * eps), m^ = m / (1 - beta1^t), v^ = v / (1 - beta2^t); weights decayed, biases not. Betas and
+ * eps far from their defaults, so that every term shows. The config's ranges are checked at
+ * each end; clipping to 0 or below clips nothing. */
+static void test_adam_by_hand(void **state) {
+  (void)state;
+  enum { STEPS = 4, P = 8 }; /* linear 3 -> 2: 6 weights, then 2 biases */
+  mb_nn_module m;
+  mb_rng rng;
+  mb_rng_seed(&rng, 17);
+  CHECK(mb_nn_module_create(&m, "h", 3, err));
+  CHECK(mb_nn_add_linear(&m, 2, MB_INIT_HE, err));
+  mb_nn_module_init_params(&m, &rng);
+  assert_int_equal(mb_tensor_size(&m.params[0].value) + mb_tensor_size(&m.params[1].value), P);
+  mb_adam_config cfg = {.lr = 0.05, .beta1 = 0.7, .beta2 = 0.9, .eps = 0.03, .weight_decay = 0.4};
+  mb_nn_module *mods[] = {&m};
+  mb_adam opt;
+  CHECK(mb_adam_create(&opt, mods, 1, &cfg, err));
+  double p[P], mo[P] = {0}, v[P] = {0};
+  for (int k = 0; k < P; k++)
+    p[k] = k < 6 ? m.params[0].value.data[k] : m.params[1].value.data[k - 6];
+  for (int t = 1; t <= STEPS; t++) {
+    for (int k = 0; k < P; k++) {
+      double g = (k % 3 - 1) * 0.8 + 0.3 * t * (k % 2 ? 1 : -1) + 0.05 * k;
+      float *grad = k < 6 ? &m.params[0].grad.data[k] : &m.params[1].grad.data[k - 6];
+      *grad = (float)g;
+      g = *grad;
+      mo[k] = cfg.beta1 * mo[k] + (1 - cfg.beta1) * g;
+      v[k] = cfg.beta2 * v[k] + (1 - cfg.beta2) * g * g;
+      double mhat = mo[k] / (1 - pow(cfg.beta1, t)), vhat = v[k] / (1 - pow(cfg.beta2, t));
+      double decay = k < 6 ? 1 - cfg.lr * cfg.weight_decay : 1;
+      p[k] = p[k] * decay - cfg.lr * mhat / (sqrt(vhat) + cfg.eps);
+    }
+    CHECK(mb_adam_step(&opt, err));
+    for (int k = 0; k < P; k++) {
+      float got = k < 6 ? m.params[0].value.data[k] : m.params[1].value.data[k - 6];
+      if (!(fabs(got - p[k]) <= 1e-6 * (1 + fabs(p[k]))))
+        fail_msg("step %d, parameter %d: %.9g, by hand %.9g", t, k, got, p[k]);
+    }
+  }
+  /* clipping to 0 or below: none */
+  m.params[0].grad.data[0] = 3.0f;
+  assert_true(mb_adam_clip_grad_norm(&opt, 0) > 0);
+  assert_true(m.params[0].grad.data[0] == 3.0f);
+  mb_adam_free(&opt);
+  /* the ranges: lr >= 0, betas in [0, 1), eps > 0, weight decay >= 0 */
+  struct {
+    double lr, beta1, beta2, eps, wd;
+    bool ok;
+  } cases[] = {
+      {0, 0, 0, 1e-8, 0, true},
+      {-1e-9, 0.9, 0.999, 1e-8, 0, false},
+      {1e-3, -1e-9, 0.999, 1e-8, 0, false},
+      {1e-3, 1, 0.999, 1e-8, 0, false},
+      {1e-3, 0.9, -1e-9, 1e-8, 0, false},
+      {1e-3, 0.9, 1, 1e-8, 0, false},
+      {1e-3, 0.9, 0.999, 0, 0, false},
+      {1e-3, 0.9, 0.999, 1e-8, -1e-9, false},
+      {1e-3, 0.9, 0.999, 1e-8, NAN, false},
+      {NAN, 0.9, 0.999, 1e-8, 0, false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    mb_adam_config c = {.lr = cases[i].lr,
+                        .beta1 = cases[i].beta1,
+                        .beta2 = cases[i].beta2,
+                        .eps = cases[i].eps,
+                        .weight_decay = cases[i].wd};
+    mb_error e = {{0}};
+    if (mb_adam_create(&opt, mods, 1, &c, &e) != cases[i].ok)
+      fail_msg("case %zu: %s", i, cases[i].ok ? e.message : "taken");
+    if (cases[i].ok)
+      mb_adam_free(&opt);
+    else
+      assert_non_null(strstr(e.message, "adam: lr"));
+  }
+  mb_nn_module_free(&m);
+}
+
 /* Decoupled decay: with zero gradients, decayed weights shrink by exactly (1 - lr wd) and
  * undecayed biases stay; a non-finite gradient is refused without touching parameters. */
 static void test_adam_decay_and_clip(void **state) {
@@ -1131,6 +1210,7 @@ int main(void) {
       cmocka_unit_test(test_twohot),
       cmocka_unit_test(test_grad_unroll),
       cmocka_unit_test(test_adam_least_squares),
+      cmocka_unit_test(test_adam_by_hand),
       cmocka_unit_test(test_adam_decay_and_clip),
       cmocka_unit_test(test_adam_freeze),
       cmocka_unit_test(test_accumulate_and_batch),
