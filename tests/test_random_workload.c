@@ -1,6 +1,7 @@
 /* Random workloads (suite/random_workload.h): deterministic for a seed, valid, shaped as
  * documented (size range and quantum, range lengths, pinned share, compute-bound ops), and
- * bad options rejected with a message naming the option. */
+ * bad options rejected with a message naming the option; each knob at its ends, buffer by
+ * buffer. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,112 @@ static void test_shape(void **state) {
   }
   assert_true(fabs((double)compute_bound / with_bytes - o.compute_bound_fraction) < 0.02);
   mb_workload_free(w);
+}
+
+/* A random workload of n buffers with options o changed by the caller (the test fails if it is
+ * refused). */
+static mb_workload *workload_with(const mb_random_options *o, int32_t n, uint64_t seed) {
+  mb_rng rng;
+  mb_rng_seed(&rng, seed);
+  mb_error err = {{0}};
+  mb_workload *w = mb_random_workload(&rng, n, o, NULL, &err);
+  if (!w) fail_msg("refused: %s", err.message);
+  return w;
+}
+
+/* Each knob at its ends, checked buffer by buffer: sizes rounded up to the quantum (one byte
+ * over a quantum takes two), each class of live range over exactly its documented lengths
+ * (short 1..4 ops, medium 5..medium_max_ops, long medium_max_ops..long_max_ops; every length
+ * drawn), clipped to the schedule; no extra reads; all or no ops compute-bound, all or no
+ * buffers pinned. Fractions past 1 are refused. */
+static void test_knobs_at_their_ends(void **state) {
+  (void)state;
+  enum { N = 400 };
+  mb_random_options o;
+  /* sizes: [s, s] in quanta of q */
+  const int64_t sizes[][3] = {{256, 256, 256}, {257, 256, 512}, {1, 1, 1}, {1000, 1, 1000}};
+  for (int c = 0; c < 4; c++) {
+    mb_random_options_default(&o);
+    o.min_size = o.max_size = sizes[c][0];
+    o.size_quantum = sizes[c][1];
+    mb_workload *w = workload_with(&o, 50, 1);
+    for (int32_t b = 0; b < w->n_buffers; b++)
+      if (w->buffers[b].size != sizes[c][2])
+        fail_msg("size %lld in quanta of %lld: buffer %d has %lld bytes, expected %lld",
+                 (long long)sizes[c][0], (long long)sizes[c][1], b, (long long)w->buffers[b].size,
+                 (long long)sizes[c][2]);
+    mb_workload_free(w);
+  }
+  /* live ranges: short, long, medium alone (end - start = ops - 1) */
+  const struct {
+    double short_fraction, long_fraction;
+    int32_t lo, hi; /* ops */
+  } classes[] = {{1, 0, 1, 4}, {0, 1, 6, 9}, {0, 0, 5, 6}};
+  for (int c = 0; c < 3; c++) {
+    mb_random_options_default(&o);
+    o.n_ops = 1000;
+    o.short_fraction = classes[c].short_fraction;
+    o.long_fraction = classes[c].long_fraction;
+    o.medium_max_ops = 6;
+    o.long_max_ops = 9;
+    o.extra_reads = 0;
+    mb_workload *w = workload_with(&o, N, 2);
+    int32_t seen[10] = {0};
+    for (int32_t b = 0; b < N; b++) {
+      const mb_buffer *buf = &w->buffers[b];
+      int32_t ops = buf->end - buf->start + 1;
+      if (ops < classes[c].lo || ops > classes[c].hi)
+        fail_msg("class %d: buffer %d lives %d ops, not %d..%d", c, b, ops, classes[c].lo,
+                 classes[c].hi);
+      seen[ops]++;
+      assert_true(buf->n_uses <= 2); /* no extra reads */
+    }
+    for (int32_t ops = classes[c].lo; ops <= classes[c].hi; ops++)
+      if (seen[ops] == 0) fail_msg("class %d: no buffer lives %d ops", c, ops);
+    mb_workload_free(w);
+  }
+  /* long ranges in a 3-op schedule: clipped to all of it */
+  mb_random_options_default(&o);
+  o.n_ops = 3;
+  o.short_fraction = 0;
+  o.long_fraction = 1;
+  mb_workload *w = workload_with(&o, 20, 3);
+  for (int32_t b = 0; b < 20; b++) assert_true(w->buffers[b].start == 0 && w->buffers[b].end == 2);
+  mb_workload_free(w);
+  /* ops all compute-bound or none; buffers all pinned or none */
+  for (int all = 0; all <= 1; all++) {
+    mb_random_options_default(&o);
+    o.compute_bound_fraction = all;
+    o.pinned_fraction = all;
+    w = workload_with(&o, 200, 4);
+    for (int32_t b = 0; b < w->n_buffers; b++) assert_int_equal(w->buffers[b].pinned, all);
+    for (int32_t op = 0; op < w->n_ops; op++) {
+      int64_t bytes = 0;
+      for (int32_t k = w->op_use_start[op]; k < w->op_use_start[op + 1]; k++) {
+        const mb_use *u = &w->uses[w->op_uses[k]];
+        bytes += u->bytes_read + u->bytes_written;
+      }
+      if (bytes > 0)
+        assert_int_equal(w->ops[op].flops / (double)bytes > o.ridge_flops_per_byte, all);
+    }
+    mb_workload_free(w);
+  }
+  /* fractions past 1 (and short + long past 1) refused, naming the knob */
+  const char *knob[] = {"compute_bound_fraction", "pinned_fraction", "short_fraction",
+                        "short_fraction"};
+  for (int c = 0; c < 4; c++) {
+    mb_random_options_default(&o);
+    if (c == 0) o.compute_bound_fraction = 1.5;
+    if (c == 1) o.pinned_fraction = 1.5;
+    if (c == 2) o.long_fraction = 1.5, o.short_fraction = 0;
+    if (c == 3) o.short_fraction = 0.5, o.long_fraction = 0.51;
+    mb_rng rng;
+    mb_rng_seed(&rng, 5);
+    mb_error err = {{0}};
+    assert_null(mb_random_workload(&rng, 10, &o, NULL, &err));
+    if (!strstr(err.message, knob[c]))
+      fail_msg("case %d: '%s' does not name %s", c, err.message, knob[c]);
+  }
 }
 
 static void test_bad_options(void **state) {
@@ -326,6 +433,7 @@ int main(void) {
       cmocka_unit_test(test_deterministic),        cmocka_unit_test(test_shape),
       cmocka_unit_test(test_bad_options),          cmocka_unit_test(test_packing),
       cmocka_unit_test(test_packing_matches_scan), cmocka_unit_test(test_packing_large),
+      cmocka_unit_test(test_knobs_at_their_ends),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
