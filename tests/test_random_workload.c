@@ -161,6 +161,8 @@ static void test_knobs_at_their_ends(void **state) {
         const mb_use *u = &w->uses[w->op_uses[k]];
         bytes += u->bytes_read + u->bytes_written;
       }
+      /* kinds by what an op does: a dot above the ridge, a fusion below, a copy of nothing */
+      assert_string_equal(w->ops[op].kind, bytes == 0 ? "copy" : all ? "dot" : "fusion");
       if (bytes > 0)
         assert_int_equal(w->ops[op].flops / (double)bytes > o.ridge_flops_per_byte, all);
     }
