@@ -130,6 +130,16 @@ static void test_round_trip(void **state) {
   CHECK(mb_adam_step(&b.opt, err));
   for (int i = 0; i < a.opt.n; i++)
     assert_true(mb_tensor_equal(&a.opt.slots[i].param->value, &b.opt.slots[i].param->value));
+  /* an optimiser saved before its first step loads with step 0 */
+  agent c;
+  agent_build(&c, 8, 2, 3, 0);
+  save(&c, path, 1.0);
+  b.opt.step = 7;
+  CHECK((f = mb_nn_file_open(path, err)) != NULL);
+  CHECK(mb_nn_file_read_adam(f, &b.opt, err));
+  assert_int_equal(b.opt.step, 0);
+  mb_nn_file_close(f);
+  agent_free(&c);
   agent_free(&a);
   agent_free(&b);
   mb_test_temp_remove(path);
@@ -317,6 +327,18 @@ static void test_arrays_and_counts(void **state) {
   assert_true(mb_nn_file_set_double(f, "n.ok", 12345, &err));
   assert_true(mb_nn_file_set_double(f, "n.neg", -1, &err));
   assert_true(mb_nn_file_set_double(f, "n.frac", 2.5, &err));
+  assert_true(mb_nn_file_set_double(f, "n.max", 9007199254740992.0, &err)); /* 2^53 */
+  assert_true(mb_nn_file_set_double(f, "n.past", 9007199254740994.0, &err));
+  /* an element type outside the enum; keys of 200 characters taken, 201 refused */
+  assert_false(mb_nn_file_write_array(f, "a.odd", (mb_nn_dtype)4, u8, 5, &err));
+  assert_non_null(strstr(err.message, "/arrays/a.odd: unknown type 4"));
+  char key[202];
+  memset(key, 'k', 201);
+  key[201] = '\0';
+  assert_false(mb_nn_file_write_array(f, key, MB_NN_U8, u8, 5, &err));
+  assert_non_null(strstr(err.message, "1..200 characters"));
+  key[200] = '\0';
+  assert_true(mb_nn_file_write_array(f, key, MB_NN_U8, u8, 5, &err));
   assert_true(mb_nn_file_commit(f, &err));
 
   f = mb_nn_file_open(path, &err);
@@ -346,6 +368,11 @@ static void test_arrays_and_counts(void **state) {
   assert_false(mb_nn_file_get_count(f, "n.neg", &n, &err));
   assert_non_null(strstr(err.message, "n.neg = -1: expected an integer >= 0"));
   assert_false(mb_nn_file_get_count(f, "n.frac", &n, &err));
+  assert_true(mb_nn_file_get_count(f, "n.max", &n, &err)); /* the largest exact count */
+  assert_true(n == 9007199254740992LL);
+  assert_false(mb_nn_file_get_count(f, "n.past", &n, &err));
+  assert_true(mb_nn_file_read_array(f, key, MB_NN_U8, u8b, 5, &err));
+  assert_memory_equal(u8, u8b, sizeof u8);
   assert_false(mb_nn_file_get_count(f, "n.none", &n, &err));
   assert_non_null(strstr(err.message, "missing"));
   mb_nn_file_close(f);
