@@ -1166,9 +1166,9 @@ static void test_return_scale(void **state) {
 /* The player's two models written again from player.h's contract, as models for mb_search_run
  * itself: the learned one keeps each node's latent in a row of its own and unrolls a leaf
  * rollout in the dynamics no further than the buffers the real episode has left to visit (the
- * current one's place in the visiting order gives them); the exact one
- * replays the moves played so far on a game of its own from its reset (no snapshots) and sums a
- * rollout's shaped rewards step by step. */
+ * current one's place in the visiting order gives them); the exact one replays the moves played
+ * so far on a game of its own from its reset (no snapshots) and sums a rollout's shaped rewards
+ * step by step. */
 typedef struct ref_model {
   mb_agent_infer inf;
   const mb_agent_config *cfg;
