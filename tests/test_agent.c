@@ -1329,25 +1329,17 @@ static int32_t check_against_reference(const mb_agent *ag, bool exact, int32_t l
     mb_player_decision d;
     if (!mb_player_decide_record(p, g, &sc, exact, true, &rng, &d, &err))
       fail_msg("player: %s", err.message);
-    int32_t t = m.n_history;
+    char at[96]; /* where a mismatch is */
+    snprintf(at, sizeof at, "%s search, rollout %d, seed %llu, decision %d",
+             exact ? "exact" : "learned", leaf_rollout, (unsigned long long)seed, m.n_history);
     if (d.action != res.action)
-      fail_msg(
-          "%s search, rollout %d, seed %llu, decision %d: the player plays %d, the "
-          "reference %d",
-          exact ? "exact" : "learned", leaf_rollout, (unsigned long long)seed, t, d.action,
-          res.action);
+      fail_msg("%s: the player plays %d, the reference %d", at, d.action, res.action);
     float tol = exact ? 1e-5f : 0.0f;
     if (!(fabsf(d.value - res.search_value) <= tol * (1 + fabsf(res.search_value))))
-      fail_msg("%s search, rollout %d, seed %llu, decision %d: value %.8g, the reference's %.8g",
-               exact ? "exact" : "learned", leaf_rollout, (unsigned long long)seed, t, d.value,
-               res.search_value);
+      fail_msg("%s: value %.8g, the reference's %.8g", at, d.value, res.search_value);
     for (int32_t a = 0; a < A; a++)
       if (!(fabsf(d.policy[a] - res.policy[a]) <= tol))
-        fail_msg(
-            "%s search, rollout %d, seed %llu, decision %d: policy[%d] %.8g, the "
-            "reference's %.8g",
-            exact ? "exact" : "learned", leaf_rollout, (unsigned long long)seed, t, a, d.policy[a],
-            res.policy[a]);
+        fail_msg("%s: policy[%d] %.8g, the reference's %.8g", at, a, d.policy[a], res.policy[a]);
     assert_true(mb_game_step(g, d.action, NULL, &err));
     history[m.n_history++] = d.action;
   }

@@ -819,6 +819,14 @@ static void test_adam_least_squares(void **state) {
   mb_tensor_free(&dy);
 }
 
+/* Entry k of a one-layer module's weights then biases, as one vector: the value or the
+ * gradient. */
+static float *flat_param(mb_nn_module *m, int k, bool grad) {
+  int64_t n0 = mb_tensor_size(&m->params[0].value);
+  mb_nn_param *par = &m->params[k < n0 ? 0 : 1];
+  return (grad ? par->grad.data : par->value.data) + (k < n0 ? k : k - n0);
+}
+
 /* Adam step by step against the textbook AdamW in double (Kingma and Ba's bias-corrected
  * moments, Loshchilov and Hutter's decoupled decay): p <- p (1 - lr wd) - lr m^ / (sqrt(v^) +
  * eps), m^ = m / (1 - beta1^t), v^ = v / (1 - beta2^t); weights decayed, biases not. Betas and
@@ -839,12 +847,11 @@ static void test_adam_by_hand(void **state) {
   mb_adam opt;
   CHECK(mb_adam_create(&opt, mods, 1, &cfg, err));
   double p[P], mo[P] = {0}, v[P] = {0};
-  for (int k = 0; k < P; k++)
-    p[k] = k < 6 ? m.params[0].value.data[k] : m.params[1].value.data[k - 6];
+  for (int k = 0; k < P; k++) p[k] = *flat_param(&m, k, false);
   for (int t = 1; t <= STEPS; t++) {
     for (int k = 0; k < P; k++) {
       double g = (k % 3 - 1) * 0.8 + 0.3 * t * (k % 2 ? 1 : -1) + 0.05 * k;
-      float *grad = k < 6 ? &m.params[0].grad.data[k] : &m.params[1].grad.data[k - 6];
+      float *grad = flat_param(&m, k, true);
       *grad = (float)g;
       g = *grad;
       mo[k] = cfg.beta1 * mo[k] + (1 - cfg.beta1) * g;
@@ -855,7 +862,7 @@ static void test_adam_by_hand(void **state) {
     }
     CHECK(mb_adam_step(&opt, err));
     for (int k = 0; k < P; k++) {
-      float got = k < 6 ? m.params[0].value.data[k] : m.params[1].value.data[k - 6];
+      float got = *flat_param(&m, k, false);
       if (!(fabs(got - p[k]) <= 1e-6 * (1 + fabs(p[k]))))
         fail_msg("step %d, parameter %d: %.9g, by hand %.9g", t, k, got, p[k]);
     }

@@ -31,6 +31,16 @@ static void test_deterministic(void **state) {
   mb_workload_free(z);
 }
 
+/* Bytes op `op` of w moves: its uses' reads and writes. */
+static int64_t op_bytes(const mb_workload *w, int32_t op) {
+  int64_t bytes = 0;
+  for (int32_t k = w->op_use_start[op]; k < w->op_use_start[op + 1]; k++) {
+    const mb_use *u = &w->uses[w->op_uses[k]];
+    bytes += u->bytes_read + u->bytes_written;
+  }
+  return bytes;
+}
+
 static void test_shape(void **state) {
   (void)state;
   mb_rng rng;
@@ -65,11 +75,7 @@ static void test_shape(void **state) {
   /* Ops above the ridge point (compute-bound on the target hardware): about 20%. */
   int32_t compute_bound = 0, with_bytes = 0;
   for (int32_t op = 0; op < w->n_ops; op++) {
-    int64_t bytes = 0;
-    for (int32_t k = w->op_use_start[op]; k < w->op_use_start[op + 1]; k++) {
-      const mb_use *u = &w->uses[w->op_uses[k]];
-      bytes += u->bytes_read + u->bytes_written;
-    }
+    int64_t bytes = op_bytes(w, op);
     if (bytes == 0) continue;
     with_bytes++;
     compute_bound += w->ops[op].flops / (double)bytes > o.ridge_flops_per_byte;
@@ -156,11 +162,7 @@ static void test_knobs_at_their_ends(void **state) {
     w = workload_with(&o, 200, 4);
     for (int32_t b = 0; b < w->n_buffers; b++) assert_int_equal(w->buffers[b].pinned, all);
     for (int32_t op = 0; op < w->n_ops; op++) {
-      int64_t bytes = 0;
-      for (int32_t k = w->op_use_start[op]; k < w->op_use_start[op + 1]; k++) {
-        const mb_use *u = &w->uses[w->op_uses[k]];
-        bytes += u->bytes_read + u->bytes_written;
-      }
+      int64_t bytes = op_bytes(w, op);
       /* kinds by what an op does: a dot above the ridge, a fusion below, a copy of nothing */
       assert_string_equal(w->ops[op].kind, bytes == 0 ? "copy" : all ? "dot" : "fusion");
       if (bytes > 0)
