@@ -1182,6 +1182,64 @@ static void test_tensor_ops(void **state) {
   mb_tensor_free(&part);
 }
 
+/* Each tensor helper at the edges of what it accepts: a dimension of 0 either way, one column,
+ * column 0, the last columns, shapes that differ in one dimension only; the errors name the
+ * columns asked for; equality looks at every element. */
+static void test_tensor_bounds(void **state) {
+  (void)state;
+  mb_tensor t, u, part;
+  mb_error e;
+  assert_false(mb_tensor_init(&t, 0, 5, &e));
+  assert_non_null(strstr(e.message, "shape 0x5"));
+  assert_false(mb_tensor_init(&t, 5, 0, &e));
+  assert_non_null(strstr(e.message, "shape 5x0"));
+  assert_false(mb_tensor_init(&t, 1 << 20, 1 << 20, &e));
+  assert_non_null(strstr(e.message, "too large"));
+  CHECK(mb_tensor_init(&t, 2, 3, err));
+  CHECK(mb_tensor_init(&u, 2, 3, err));
+  CHECK(mb_tensor_init(&part, 2, 3, err));
+
+  /* axpy: the columns differ, the rows do not (and the other way) */
+  CHECK(mb_tensor_reshape(&u, 2, 2, err));
+  assert_false(mb_tensor_axpy(&t, 1.0f, &u, &e));
+  assert_non_null(strstr(e.message, "shape 2x3 += 2x2"));
+  CHECK(mb_tensor_reshape(&u, 1, 3, err));
+  assert_false(mb_tensor_axpy(&t, 1.0f, &u, &e));
+
+  /* one-hot: one column, at column 0, and at the last column; one past it refused */
+  int32_t zero[2] = {0, 0}, act[2] = {2, 1};
+  mb_tensor_fill(&t, 7.0f);
+  CHECK(mb_tensor_set_onehot(&t, 0, 1, zero, err));
+  assert_true(t.data[0] == 1.0f && t.data[3] == 1.0f && t.data[1] == 7.0f);
+  CHECK(mb_tensor_set_onehot(&t, 2, 1, zero, err));
+  assert_true(t.data[2] == 1.0f && t.data[5] == 1.0f);
+  CHECK(mb_tensor_set_onehot(&t, 0, 3, act, err));
+  float want[6] = {0, 0, 1, 0, 1, 0};
+  assert_memory_equal(t.data, want, sizeof want);
+  assert_false(mb_tensor_set_onehot(&t, 1, 3, act, &e));
+  assert_non_null(strstr(e.message, "columns [1, 4) of 2x3"));
+  assert_false(mb_tensor_set_onehot(&t, -1, 2, act, &e));
+  assert_false(mb_tensor_set_onehot(&t, 0, 0, act, &e));
+
+  /* get_cols: one column, the first and the last; one past the end refused */
+  CHECK(mb_tensor_get_cols(&part, &t, 0, 1, err));
+  assert_true(part.rows == 2 && part.cols == 1 && part.data[0] == 0.0f && part.data[1] == 0.0f);
+  CHECK(mb_tensor_get_cols(&part, &t, 2, 1, err));
+  assert_true(part.data[0] == 1.0f && part.data[1] == 0.0f);
+  assert_false(mb_tensor_get_cols(&part, &t, 2, 2, &e));
+  assert_non_null(strstr(e.message, "columns [2, 4) of 2x3"));
+  assert_false(mb_tensor_get_cols(&part, &t, 0, 0, &e));
+
+  /* equal: a difference in the last element counts */
+  CHECK(mb_tensor_copy(&u, &t, err));
+  assert_true(mb_tensor_equal(&t, &u));
+  u.data[5] = 0.5f;
+  assert_false(mb_tensor_equal(&t, &u));
+  mb_tensor_free(&t);
+  mb_tensor_free(&u);
+  mb_tensor_free(&part);
+}
+
 static void test_building_errors(void **state) {
   (void)state;
   mb_nn_module m;
@@ -1224,6 +1282,7 @@ int main(void) {
       cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_building_errors),
       cmocka_unit_test(test_tensor_ops),
+      cmocka_unit_test(test_tensor_bounds),
       cmocka_unit_test(test_blas_threads),
       cmocka_unit_test(test_state_resmlp),
       cmocka_unit_test(test_gemv_forward),

@@ -5,7 +5,9 @@
  * rows never drawn, importance weights against their formula, equal priorities = uniform; saving
  * and restoring (train_state.h): a wrapped buffer with priorities and sibling paths comes back
  * field for field, draws the same rows and grows the same way afterwards, and a buffer of another
- * shape or a damaged row is refused with the field named.
+ * shape or a damaged row is refused with the field named; a training state's counters come back
+ * exactly, and a wrong format, learner stream or update debt is refused with the attribute named;
+ * the names of files beside a checkpoint, at their edges.
  * Expected values are computed here from the definitions. */
 #include "support.h"
 
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent.h"
 #include "nn_io.h"
 #include "replay.h"
 #include "rng.h"
@@ -691,6 +694,127 @@ static void test_checkpoint_beside(void **state) {
   assert_string_equal(out, "a.state.h5");
   assert_false(
       mb_checkpoint_beside("a-name-much-too-long-for-it.h5", ".state.h5", out, sizeof out));
+  /* ".h5" alone is the extension; "h5" without its dot is a name */
+  assert_true(mb_train_state_path(".h5", out, sizeof out));
+  assert_string_equal(out, ".state.h5");
+  assert_true(mb_train_state_path("h5", out, sizeof out));
+  assert_string_equal(out, "h5.state.h5");
+  /* the terminating zero counts: "a.state.h5" needs 11 bytes; nothing at all needs 1 */
+  assert_true(mb_train_state_path("a.h5", out, 11));
+  assert_false(mb_train_state_path("a.h5", out, 10));
+  assert_true(mb_checkpoint_beside("", "", out, 1));
+  assert_string_equal(out, "");
+}
+
+/* The state attributes mb_train_state_load reads, written by hand (with an empty replay buffer
+ * of the default shape) so that each can be made wrong on its own. */
+static char *write_state(const char *name, const char *format, const char *rng_hex, double owed) {
+  mb_error err = {{0}};
+  char *path = mb_test_temp_path(name);
+  mb_nn_file *f = mb_nn_file_create(path, &err);
+  assert_non_null(f);
+  mb_replay empty;
+  shaped(&empty, 11, 0, 0);
+  assert_true(mb_nn_file_set_string(f, "state.format", format, &err) &&
+              mb_nn_file_set_string(f, "state.learner_rng", rng_hex, &err) &&
+              mb_nn_file_set_double(f, "state.owed", owed, &err) &&
+              mb_nn_file_set_double(f, "state.selfplay_sum", 0, &err) &&
+              mb_nn_file_set_double(f, "state.selfplay_n", 0, &err) &&
+              mb_nn_file_set_double(f, "state.loss_sum", 0, &err) &&
+              mb_nn_file_set_double(f, "state.loss_n", 0, &err) &&
+              mb_replay_save(&empty, f, &err));
+  assert_true(mb_nn_file_commit(f, &err));
+  mb_replay_free(&empty);
+  return path;
+}
+
+/* A training state: the counters come back exactly (the learner's stream through every hex
+ * digit, a debt of 0 updates, counts past 2^32), the buffer field for field, and the agent parts
+ * load as a checkpoint; a state whose format, stream or debt is wrong is refused, naming the file
+ * and the attribute. */
+static void test_train_state_round_trip(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_agent_config cfg;
+  mb_test_agent_config(&cfg, 24, 8, 8);
+  mb_rng init;
+  mb_rng_seed(&init, 3);
+  mb_agent ag;
+  assert_true(mb_agent_create(&ag, &cfg, &init, &err));
+  mb_trajectory t;
+  assert_true(mb_trajectory_init(&t, D, A, &err));
+  assert_true(mb_trajectory_enable_siblings(&t, 2, &err));
+  mb_replay r, back;
+  shaped(&r, 11, 2, 0.7);
+  fill_for_saving(&r, &t, 0, 6);
+  mb_train_counters c = {.owed = 0,
+                         .learner_rng = {{0x0123456789abcdefULL, 0xfedcba9876543210ULL,
+                                          UINT64_MAX, 0}},
+                         .selfplay_sum = -2.75,
+                         .selfplay_n = 3,
+                         .loss_sum = 0.125,
+                         .loss_n = (int64_t)1 << 40};
+  char *path = mb_test_temp_path("agent.state.h5");
+  assert_true(mb_train_state_save(path, &ag, NULL, NULL, NULL, "unit test", &r, &c, &err));
+
+  mb_train_counters got;
+  memset(&got, 0xff, sizeof got);
+  shaped(&back, 11, 2, 0.7);
+  if (!mb_train_state_load(path, &back, &got, &err)) fail_msg("%s", err.message);
+  assert_memory_equal(got.learner_rng.s, c.learner_rng.s, sizeof c.learner_rng.s);
+  assert_true(got.owed == 0 && got.selfplay_sum == -2.75 && got.loss_sum == 0.125);
+  assert_int_equal(got.selfplay_n, 3);
+  assert_int_equal(got.loss_n, (int64_t)1 << 40);
+  assert_same_buffers(&r, &back);
+  mb_replay_free(&back);
+  mb_agent same;
+  if (!mb_agent_load(path, &same, NULL, NULL, NULL, &err)) fail_msg("%s", err.message);
+  assert_int_equal(mb_agent_param_count(&same), mb_agent_param_count(&ag));
+  mb_agent_free(&same);
+  mb_test_temp_remove(path);
+
+  const char *digits = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+  char upper[65], letter_g[65];
+  snprintf(upper, sizeof upper, "%s", digits);
+  upper[10] = 'A';
+  snprintf(letter_g, sizeof letter_g, "%s", digits);
+  letter_g[63] = 'g';
+  const struct {
+    const char *format, *rng;
+    double owed;
+    const char *fault; /* NULL: loads */
+  } cases[] = {
+      {"mallocmuzero-train-state-1", digits, 0, NULL},
+      {"mallocmuzero-train-state-1", digits, 999999999.5, NULL},
+      {"mallocmuzero-train-state-1", digits, 1e9, "attribute state.owed = 1e+09"},
+      {"mallocmuzero-train-state-1", digits, -0.5, "attribute state.owed = -0.5"},
+      {"mallocmuzero-train-state-1", digits, NAN, "attribute state.owed = nan"},
+      {"mallocmuzero-train-state-1", upper, 0, "attribute state.learner_rng"},
+      {"mallocmuzero-train-state-1", letter_g, 0, "attribute state.learner_rng"},
+      {"mallocmuzero-train-state-1", digits + 1, 0, "expected 64 hex digits"},
+      {"mallocmuzero-train-state-2", digits, 0, "attribute state.format"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    path = write_state("handmade.state.h5", cases[i].format, cases[i].rng, cases[i].owed);
+    shaped(&back, 11, 0, 0);
+    memset(&got, 0, sizeof got);
+    bool ok = mb_train_state_load(path, &back, &got, &err);
+    if (!cases[i].fault) {
+      if (!ok) fail_msg("case %zu: %s", i, err.message);
+      assert_true(got.owed == cases[i].owed);
+      assert_int_equal(got.learner_rng.s[0], 0x0123456789abcdefULL);
+    } else {
+      if (ok) fail_msg("case %zu loaded; expected '%s'", i, cases[i].fault);
+      assert_non_null(strstr(err.message, cases[i].fault));
+      assert_non_null(strstr(err.message, path));
+    }
+    mb_replay_free(&back);
+    mb_test_temp_remove(path);
+  }
+
+  mb_replay_free(&r);
+  mb_trajectory_free(&t);
+  mb_agent_free(&ag);
 }
 
 static void test_save_load(void **state) {
@@ -782,6 +906,7 @@ int main(void) {
       cmocka_unit_test(test_sibling_transitions),
       cmocka_unit_test(test_checkpoint_beside),
       cmocka_unit_test(test_save_load),
+      cmocka_unit_test(test_train_state_round_trip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
