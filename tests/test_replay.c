@@ -721,8 +721,7 @@ static char *write_state(const char *name, const char *format, const char *rng_h
               mb_nn_file_set_double(f, "state.selfplay_sum", 0, &err) &&
               mb_nn_file_set_double(f, "state.selfplay_n", 0, &err) &&
               mb_nn_file_set_double(f, "state.loss_sum", 0, &err) &&
-              mb_nn_file_set_double(f, "state.loss_n", 0, &err) &&
-              mb_replay_save(&empty, f, &err));
+              mb_nn_file_set_double(f, "state.loss_n", 0, &err) && mb_replay_save(&empty, f, &err));
   assert_true(mb_nn_file_commit(f, &err));
   mb_replay_free(&empty);
   return path;
@@ -747,13 +746,13 @@ static void test_train_state_round_trip(void **state) {
   mb_replay r, back;
   shaped(&r, 11, 2, 0.7);
   fill_for_saving(&r, &t, 0, 6);
-  mb_train_counters c = {.owed = 0,
-                         .learner_rng = {{0x0123456789abcdefULL, 0xfedcba9876543210ULL,
-                                          UINT64_MAX, 0}},
-                         .selfplay_sum = -2.75,
-                         .selfplay_n = 3,
-                         .loss_sum = 0.125,
-                         .loss_n = (int64_t)1 << 40};
+  mb_train_counters c = {
+      .owed = 0,
+      .learner_rng = {{0x0123456789abcdefULL, 0xfedcba9876543210ULL, UINT64_MAX, 0}},
+      .selfplay_sum = -2.75,
+      .selfplay_n = 3,
+      .loss_sum = 0.125,
+      .loss_n = (int64_t)1 << 40};
   char *path = mb_test_temp_path("agent.state.h5");
   assert_true(mb_train_state_save(path, &ag, NULL, NULL, NULL, "unit test", &r, &c, &err));
 
