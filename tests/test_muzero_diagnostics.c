@@ -606,9 +606,10 @@ static void ref_next_window(const mb_agent *ag, const mb_train_workload *set, in
   want_phrase(x, "over %lld decisions with some)", occupied);
 }
 
-/* slow_bias: added to the policy's logit of "slow" (the prediction's output bias), so that the
- * raw policy plays slow where a search may not: the search changes of kind "slow to fast". */
-static void probes_match_the_reference(bool action_features, float slow_bias) {
+/* lean: added to the policy's logit of action `favoured` (-1: "slow") through the prediction's
+ * output bias, so that the raw policy plays it where a search may not (leaning to slow: the
+ * search changes of kind "slow to fast"), or where the plain agent's logits never favour it. */
+static void probes_match_the_reference(bool action_features, int32_t favoured, float lean) {
   mb_workload *w[N_SET];
   mb_train_workload set[N_SET];
   make_set(w, set, 0);
@@ -618,7 +619,7 @@ static void probes_match_the_reference(bool action_features, float slow_bias) {
   mb_agent_modules(&ag, mods);
   mb_tensor *out_bias = &mods[3]->params[mods[3]->n_params - 1].value;
   assert_int_equal(out_bias->cols, mods[3]->out_dim);
-  out_bias->data[ag.cfg.game.n_actions - 1] += slow_bias;
+  out_bias->data[favoured < 0 ? ag.cfg.game.n_actions - 1 : favoured] += lean;
   mb_search_config scfg[2];
   mb_search_config_evaluation(&scfg[0], false);
   mb_search_config_evaluation(&scfg[1], true);
@@ -645,17 +646,22 @@ static void probes_match_the_reference(bool action_features, float slow_bias) {
 
 static void test_probes_match_the_reference(void **state) {
   (void)state;
-  probes_match_the_reference(false, 0);
+  probes_match_the_reference(false, -1, 0);
 }
 
 static void test_probes_match_the_reference_with_action_features(void **state) {
   (void)state;
-  probes_match_the_reference(true, 0);
+  probes_match_the_reference(true, -1, 0);
 }
 
 static void test_probes_match_the_reference_leaning_slow(void **state) {
   (void)state;
-  probes_match_the_reference(false, 2.5f);
+  probes_match_the_reference(false, -1, 2.5f);
+}
+
+static void test_probes_match_the_reference_leaning_to_action_0(void **state) {
+  (void)state;
+  probes_match_the_reference(false, 0, 2.0f);
 }
 
 int main(void) {
@@ -666,6 +672,7 @@ int main(void) {
       cmocka_unit_test(test_probes_match_the_reference),
       cmocka_unit_test(test_probes_match_the_reference_with_action_features),
       cmocka_unit_test(test_probes_match_the_reference_leaning_slow),
+      cmocka_unit_test(test_probes_match_the_reference_leaning_to_action_0),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,6 +45,8 @@ static void test_u64(void **state) {
   assert_true(v == 0);
   assert_true(mb_parse_u64("18446744073709551615", &v));
   assert_true(v == UINT64_MAX);
+  assert_true(mb_parse_u64("9", &v)); /* each end of the leading digit's range */
+  assert_true(v == 9);
   v = 7;
   const char *bad[] = {"", "-1", "+1", " 1", "1 ", "1x", "18446744073709551616", "1e3"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -100,6 +102,8 @@ static void test_bytes(void **state) {
   }
   /* the range is in bytes, after the unit */
   assert_false(mb_parse_bytes("2KiB", 0, 2047, &v));
+  assert_true(mb_parse_bytes("2KiB", 0, 2048, &v)); /* the largest value allowed, in units */
+  assert_int_equal(v, 2048);
   assert_false(mb_parse_bytes("1KB", 1001, INT64_MAX, &v));
   assert_false(mb_parse_bytes("9000000000GiB", 0, INT64_MAX, &v)); /* would overflow */
 }

@@ -20,6 +20,7 @@ static void test_join(void **state) {
   assert_string_equal(mb_path_join(out, sizeof out, "a", "/abs"), "/abs"); /* absolute wins */
   assert_string_equal(mb_path_join(out, sizeof out, "0123456", "0123456"), "0123456/0123456");
   assert_null(mb_path_join(out, sizeof out, "0123456", "01234567")); /* 16 + NUL */
+  assert_string_equal(mb_path_join(out, 1, "", ""), ""); /* nothing fits in the NUL's byte */
 }
 
 /* MALLOCBENCH_HOME relocates the source tree, the cache and the default catalogue with it (run,
@@ -67,6 +68,16 @@ static void test_mkdir_p(void **state) {
   snprintf(path, sizeof path, "%s/a/file/below", dir);
   assert_int_equal(mb_mkdir_p(path), -1); /* a file in the way */
   assert_int_equal(errno, ENOTDIR);
+  /* a name of 4096 bytes does not fit its copy (4096 with the NUL): refused before any mkdir */
+  char *long_name = malloc(4097);
+  assert_non_null(long_name);
+  memset(long_name, 'x', 4096);
+  long_name[4096] = '\0';
+  errno = 0;
+  assert_int_equal(mb_mkdir_p(long_name), -1);
+  assert_int_equal(errno, ENAMETOOLONG);
+  free(long_name);
+  assert_int_equal(mb_mkdir_p(""), -1);
   mb_test_temp_remove(dir);
 }
 
