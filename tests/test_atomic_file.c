@@ -280,6 +280,11 @@ static void test_mode_follows_umask(void **state) {
     assert_true(mb_atomic_file_commit(a, &err));
     assert_mode(named, CASES[i].want);
   }
+  /* the largest umask there is: no permission at all */
+  umask(0777);
+  unlink(path);
+  assert_true(mb_atomic_file_write(path, "x", 1, NULL, &err));
+  assert_mode(path, 0);
   /* keep_mode: the replaced file's permissions; without it, a new file's */
   umask(022);
   assert_int_equal(chmod(path, 0600), 0);
