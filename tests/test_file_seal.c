@@ -1,13 +1,15 @@
 /* File seals (file_seal.h) on plain files shaped like a sealed HDF5 file (a 512-byte block,
  * then the HDF5 signature and some bytes), without libhdf5: the states a seal goes through,
- * every one-byte change of a sealed file refused or harmless, a changed length refused, and
- * no block ever written over data that does not start with the HDF5 signature. */
+ * every one-byte change of a sealed file refused or harmless, a changed length refused, no
+ * block ever written over data that does not start with the HDF5 signature, blocks written by
+ * hand at each edge of what the check accepts, and a file longer than one read of the hash. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "file_seal.h"
 #include "paths.h"
+#include "sha256.h"
 #include "support.h"
 
 static const unsigned char SIGNATURE[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
@@ -160,12 +162,136 @@ static void test_never_over_foreign_data(void **state) {
   mb_test_temp_remove(path);
 }
 
+/* A file whose first 512 bytes are `text` NUL-padded to the header line, then the header line
+ * with its true checksum (a block the seal's own checksum does not tell from a written one),
+ * then body_len bytes (the HDF5 signature first when they fit). */
+static void write_block_file(const char *path, const char *text, size_t body_len) {
+  enum { CHECK_AT = MB_SEAL_BLOCK - 80 };
+  unsigned char *bytes = calloc(MB_SEAL_BLOCK + body_len + 1, 1);
+  assert_non_null(bytes);
+  assert_true(strlen(text) < CHECK_AT);
+  memcpy(bytes, text, strlen(text));
+  char hex[65];
+  mb_sha256_hex(bytes, CHECK_AT, hex);
+  snprintf((char *)bytes + CHECK_AT, 81, "header-sha256: %s\n", hex);
+  for (size_t i = 0; i < body_len; i++)
+    bytes[MB_SEAL_BLOCK + i] = i < sizeof SIGNATURE ? SIGNATURE[i] : (unsigned char)(i * 13);
+  mb_test_write_bytes(path, bytes, MB_SEAL_BLOCK + body_len);
+  free(bytes);
+}
+
+/* Blocks written by hand, each at an edge of what the check accepts: without a state or with
+ * one it does not know; a file of the block alone, open or sealed (its body empty); a size of
+ * 31 characters (read) and of 32 (more than the field holds); a first line that is not the
+ * seal's. And the kinds a block has room for. */
+static void test_hand_made_blocks(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("seal_hand.h5");
+  mb_error err;
+  mb_seal_state st;
+  char kind[MB_SEAL_KIND_MAX];
+  char empty_sha[65], text[400];
+  mb_sha256_hex("", 0, empty_sha);
+
+  const char *no_state[] = {"mallocbench-seal 1\nkind: results\n",
+                            "mallocbench-seal 1\nkind: results\nstate: closed\n",
+                            "mallocbench-seal 1\nkind: results\nstate:open\n"};
+  for (size_t i = 0; i < sizeof no_state / sizeof no_state[0]; i++) {
+    write_block_file(path, no_state[i], 100);
+    assert_false(mb_seal_check(path, &st, kind, &err));
+    assert_non_null(strstr(err.message, "its seal block has no valid state"));
+    assert_non_null(strstr(err.message, path));
+  }
+
+  write_block_file(path, "mallocbench-seal 1\nkind: agent\nstate: open\n", 0);
+  assert_true(mb_seal_check(path, &st, kind, &err));
+  assert_int_equal(st, MB_SEAL_OPEN);
+  assert_string_equal(kind, "agent");
+  assert_true(mb_seal_has_block(path));
+  assert_false(mb_seal_says_sealed(path));
+
+  snprintf(text, sizeof text,
+           "mallocbench-seal 1\nkind: results\nstate: sealed\nsize: %d\nsha256: %s\n",
+           MB_SEAL_BLOCK, empty_sha);
+  write_block_file(path, text, 0);
+  if (!mb_seal_check(path, &st, kind, &err)) fail_msg("%s", err.message);
+  assert_int_equal(st, MB_SEAL_OK);
+  assert_true(mb_seal_says_sealed(path));
+
+  /* the size field holds 31 characters: zero-padded to 31 it is read, to 32 it is not */
+  for (int width = 31; width <= 32; width++) {
+    snprintf(text, sizeof text,
+             "mallocbench-seal 1\nkind: results\nstate: sealed\nsize: %0*d\nsha256: %s\n", width,
+             MB_SEAL_BLOCK, empty_sha);
+    write_block_file(path, text, 0);
+    bool ok = mb_seal_check(path, &st, NULL, &err);
+    if (width == 31) {
+      if (!ok) fail_msg("a size of 31 characters: %s", err.message);
+      assert_int_equal(st, MB_SEAL_OK);
+    } else {
+      assert_false(ok);
+      assert_non_null(strstr(err.message, "its seal block lacks the size or SHA-256"));
+    }
+  }
+
+  /* the seal's first line is "mallocbench-seal " and a version: one letter more is another
+   * file's */
+  write_block_file(path, "mallocbench-sealed\nkind: results\nstate: open\n", 100);
+  assert_false(mb_seal_has_block(path));
+  assert_true(mb_seal_check(path, &st, kind, &err));
+  assert_int_equal(st, MB_SEAL_NONE);
+  mb_test_temp_remove(path);
+
+  /* the open block's text ("mallocbench-seal 1\nkind: K\nstate: open\n", 38 bytes and K)
+   * must end before the header line, at byte 432: a kind of 393 bytes fits, 394 does not */
+  path = mb_test_temp_path("seal_kind.h5");
+  write_fake_hdf5(path);
+  char long_kind[400];
+  memset(long_kind, 'k', sizeof long_kind);
+  long_kind[394] = '\0';
+  assert_false(mb_seal_mark_open(path, long_kind, &err));
+  assert_non_null(strstr(err.message, "too long"));
+  assert_false(mb_seal_has_block(path)); /* nothing written */
+  long_kind[393] = '\0';
+  assert_true(mb_seal_mark_open(path, long_kind, &err));
+  assert_true(mb_seal_check(path, &st, kind, &err));
+  assert_int_equal(st, MB_SEAL_OPEN);
+  assert_string_equal(kind, ""); /* longer than a kind is read (127 bytes): not told */
+  long_kind[40] = '\0';
+  assert_true(mb_seal_mark_open(path, long_kind, &err));
+  assert_true(mb_seal_check(path, &st, kind, &err));
+  assert_int_equal(strlen(kind), MB_SEAL_KIND_MAX - 1); /* told, cut to its buffer */
+  mb_test_temp_remove(path);
+}
+
+/* A file larger than the hash's 1 MiB reads: sealed and checked across them, and a change in the
+ * second read refused. */
+static void test_more_than_one_read(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("seal_large.h5");
+  size_t body = ((size_t)1 << 20) + 1000;
+  write_block_file(path, "", body); /* an empty block: zeros, then the header line */
+  unsigned char zeros[MB_SEAL_BLOCK] = {0};
+  FILE *f = fopen(path, "r+b");
+  assert_non_null(f);
+  assert_int_equal(fwrite(zeros, 1, sizeof zeros, f), sizeof zeros); /* a block of zeros */
+  assert_int_equal(fclose(f), 0);
+  mb_error err;
+  mb_seal_state st;
+  if (!mb_seal_close(path, "results", &err)) fail_msg("%s", err.message);
+  assert_true(mb_seal_check(path, &st, NULL, &err));
+  assert_int_equal(st, MB_SEAL_OK);
+  flip_byte(path, MB_SEAL_BLOCK + (1L << 20) + 500);
+  assert_false(mb_seal_check(path, &st, NULL, &err));
+  assert_non_null(strstr(err.message, "its contents no longer match their SHA-256"));
+  mb_test_temp_remove(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_states),
-      cmocka_unit_test(test_every_byte),
-      cmocka_unit_test(test_length),
-      cmocka_unit_test(test_never_over_foreign_data),
+      cmocka_unit_test(test_states),           cmocka_unit_test(test_every_byte),
+      cmocka_unit_test(test_length),           cmocka_unit_test(test_never_over_foreign_data),
+      cmocka_unit_test(test_hand_made_blocks), cmocka_unit_test(test_more_than_one_read),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
