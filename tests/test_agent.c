@@ -1467,6 +1467,8 @@ static void test_describe(void **state) {
   };
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) assert_contains(text, want[i]);
   assert_null(strstr(text, "validation"));
+  assert_null(strstr(text, "run options"));   /* the run had none */
+  assert_null(strstr(text, "the dynamics:")); /* the representation's width and depth */
   free(text);
 
   /* a validation series and a training state beside the checkpoint */
@@ -1506,6 +1508,66 @@ static void test_describe(void **state) {
 
   mb_agent_curve_free(&curve);
   mb_agent_free(&ag);
+  mb_test_temp_remove(path);
+}
+
+/* The other branches of the description: a dynamics network of its own width or depth, no next
+ * buffers nor demand profile, reward shaping on and off, a resumed run's history line by line,
+ * the run's options, one eval-set reference alone, and a tie for the best point (the first
+ * wins). */
+static void test_describe_other_configs(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  char *path = mb_test_temp_path("described-other.h5");
+  const struct {
+    int32_t dyn_width, dyn_blocks;
+    double shaping;
+    const char *dynamics, *shaping_text;
+  } cases[] = {{40, 0, 0, " (the dynamics: 40 wide, 1 block)", "no reward shaping\n"},
+               {0, 2, 0.5, " (the dynamics: 24 wide, 2 blocks)", "reward shaping 0.5\n"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    mb_agent_config cfg;
+    small_config(&cfg);
+    cfg.dyn_width = cases[i].dyn_width;
+    cfg.dyn_blocks = cases[i].dyn_blocks;
+    cfg.game.next_buffers = 0;
+    cfg.game.demand_bins = 0;
+    cfg.game.shaping = cases[i].shaping;
+    cfg.obs_dim = mb_game_observation_size(&cfg.game);
+    mb_rng rng;
+    mb_rng_seed(&rng, 9);
+    mb_agent ag;
+    assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
+    mb_agent_progress prog = {.steps = 3, .seed = 1};
+    snprintf(prog.options, sizeof prog.options, "--workloads conv --synthetic");
+    mb_agent_curve curve;
+    mb_agent_curve_init(&curve);
+    assert_true(mb_agent_curve_push(&curve, 0, 0, NAN, 0.05, NAN, 0, &err));
+    assert_true(mb_agent_curve_push(&curve, 21, 4, 0.02, 0.05, NAN, 0.7, &err));
+    assert_true(mb_agent_curve_push(&curve, 42, 7, 0.02, 0.03, NAN, 1.5, &err));
+    curve.heuristic = 0.0625; /* random play not measured */
+    assert_true(mb_agent_save(path, &ag, NULL, &prog, &curve,
+                              "mallocbench train --seed 5\nmallocbench train --resume a.h5", &err));
+    char *text = describe_to_string(path, &err);
+    if (!text) fail_msg("%s", err.message);
+    const char *want[] = {
+        "trained by       mallocbench train --seed 5\n",
+        "resumed by       mallocbench train --resume a.h5\n",
+        "run options      --workloads conv --synthetic\n",
+        cases[i].dynamics,
+        cases[i].shaping_text,
+        ", 7 candidate slots, ",
+        "eval set references: heuristic 0.0625, random play nan",
+        "step 0 0.0500, step 42 (last) 0.0300, best 0.0500 at step 0\n",
+        "checksums        SHA-256 of each dataset: all ",
+    };
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) assert_contains(text, want[k]);
+    assert_null(strstr(text, "the next"));
+    assert_null(strstr(text, "demand profile"));
+    free(text);
+    mb_agent_curve_free(&curve);
+    mb_agent_free(&ag);
+  }
   mb_test_temp_remove(path);
 }
 
@@ -1629,6 +1691,7 @@ int main(void) {
       cmocka_unit_test(test_player_against_reference),
       cmocka_unit_test(test_return_scale),
       cmocka_unit_test(test_describe),
+      cmocka_unit_test(test_describe_other_configs),
       cmocka_unit_test(test_digest),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
