@@ -1564,6 +1564,22 @@ static void test_describe_other_configs(void **state) {
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) assert_contains(text, want[k]);
     assert_null(strstr(text, "the next"));
     assert_null(strstr(text, "demand profile"));
+    /* one dataset's checksum removed (as in a checkpoint written before checksums): counted
+     * among all the datasets read */
+    long long datasets = 0;
+    const char *all = strstr(text, "SHA-256 of each dataset: all ");
+    assert_true(sscanf(all + strlen("SHA-256 of each dataset: all "), "%lld", &datasets) == 1);
+    free(text);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    assert_true(H5Adelete_by_name(f, "/repr/l0.weight", "sha256", H5P_DEFAULT) >= 0);
+    assert_true(H5Fclose(f) >= 0);
+    text = describe_to_string(path, &err);
+    if (!text) fail_msg("%s", err.message);
+    char unchecked[128];
+    snprintf(unchecked, sizeof unchecked,
+             "checksums        1 of %lld datasets read have no SHA-256", datasets);
+    assert_contains(text, unchecked);
     free(text);
     mb_agent_curve_free(&curve);
     mb_agent_free(&ag);
