@@ -78,6 +78,19 @@ static void test_mkdir_p(void **state) {
   assert_int_equal(errno, ENAMETOOLONG);
   free(long_name);
   assert_int_equal(mb_mkdir_p(""), -1);
+
+  /* a relative name whose first folder is one letter and new: each folder made in turn (errno
+   * 0 before: a made folder is success whatever errno held) */
+  char cwd[4096];
+  assert_non_null(getcwd(cwd, sizeof cwd));
+  assert_int_equal(chdir(dir), 0);
+  errno = 0;
+  int made = mb_mkdir_p("p/q");
+  int made_errno = errno;
+  bool is_dir = stat("p/q", &st) == 0 && S_ISDIR(st.st_mode);
+  assert_int_equal(chdir(cwd), 0);
+  if (made != 0) fail_msg("mb_mkdir_p(\"p/q\") in %s: %s", dir, strerror(made_errno));
+  assert_true(is_dir);
   mb_test_temp_remove(dir);
 }
 
