@@ -119,8 +119,20 @@ static void test_round_trip(void **state) {
   assert_non_null(strstr(e.message, "attribute 'nope' is missing"));
   assert_false(mb_nn_file_has(f, "nope"));
   assert_true(mb_nn_file_has(f, "config"));
+  assert_true(mb_nn_file_has_series(f, "curve_return"));
+  assert_true(mb_nn_file_has_series(f, "empty"));
+  assert_false(mb_nn_file_has_series(f, "nope"));
   assert_false(mb_nn_file_write_module(f, &a.repr, &e)); /* opened for reading */
   mb_nn_file_close(f);
+  /* a file without any series (no /series group) has none */
+  char *bare = mb_test_temp_path("no-series.h5");
+  CHECK((f = mb_nn_file_create(bare, err)) != NULL);
+  CHECK(mb_nn_file_write_module(f, &a.repr, err));
+  CHECK(mb_nn_file_commit(f, err));
+  CHECK((f = mb_nn_file_open(bare, err)) != NULL);
+  assert_false(mb_nn_file_has_series(f, "curve_return"));
+  mb_nn_file_close(f);
+  mb_test_temp_remove(bare);
   /* Training continues identically from the loaded state. */
   for (int i = 0; i < a.opt.n; i++) {
     mb_tensor_fill(&a.opt.slots[i].param->grad, 0.25f);
