@@ -163,13 +163,14 @@ static void test_probes_refuse_a_set_without_decisions(void **state) {
  * known. The probe's table must show the same counts and, in every decimal it prints, the same
  * value to one unit in the last printed place (the sums may be taken in another order). */
 
-enum { MAX_VALUES = 128, UNROLL_DEPTH = 12 };
+enum { MAX_VALUES = 128, MAX_PHRASES = 48, UNROLL_DEPTH = 12 };
 
 /* What a probe's table must show: its decimals in order, and lines or phrases with its counts. */
 typedef struct expected_table {
   double value[MAX_VALUES];
   int n;
-  char phrase[48][96], line[48][48]; /* each phrase in the line containing line[i] ("": any) */
+  char phrase[MAX_PHRASES][96],
+      line[MAX_PHRASES][48]; /* each phrase in the line containing line[i] ("": any) */
   int n_phrases;
 } expected_table;
 
@@ -179,7 +180,7 @@ static void want_value(expected_table *x, double v) {
 }
 
 static void want_in_line(expected_table *x, const char *line, const char *fmt, long long a) {
-  assert_true(x->n_phrases < 48);
+  assert_true(x->n_phrases < MAX_PHRASES);
   snprintf(x->line[x->n_phrases], sizeof x->line[0], "%s", line);
   snprintf(x->phrase[x->n_phrases++], sizeof x->phrase[0], fmt, a);
 }
