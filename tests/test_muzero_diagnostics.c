@@ -9,7 +9,8 @@
  *   - each table's numbers are those of a reference written here from the probes' contracts
  *     (states reached by replaying moves, no snapshot; ops counted one by one), for an agent
  *     without and with action features and one whose raw policy leans to "slow" (so that the
- *     searches change moves of each kind). */
+ *     searches change moves of each kind), and on a tight fast memory (decisions of two legal
+ *     moves). */
 #include "support.h"
 
 #include <math.h>
@@ -610,10 +611,11 @@ static void ref_next_window(const mb_agent *ag, const mb_train_workload *set, in
 /* lean: added to the policy's logit of action `favoured` (-1: "slow") through the prediction's
  * output bias, so that the raw policy plays it where a search may not (leaning to slow: the
  * search changes of kind "slow to fast"), or where the plain agent's logits never favour it. */
-static void probes_match_the_reference(bool action_features, int32_t favoured, float lean) {
+static void probes_match_the_reference(bool action_features, int32_t favoured, float lean,
+                                       int64_t capacity) {
   mb_workload *w[N_SET];
   mb_train_workload set[N_SET];
-  make_set(w, set, 0);
+  make_set(w, set, capacity);
   mb_agent ag;
   make_agent(&ag, action_features);
   mb_nn_module *mods[4];
@@ -647,22 +649,28 @@ static void probes_match_the_reference(bool action_features, int32_t favoured, f
 
 static void test_probes_match_the_reference(void **state) {
   (void)state;
-  probes_match_the_reference(false, -1, 0);
+  probes_match_the_reference(false, -1, 0, 0);
 }
 
 static void test_probes_match_the_reference_with_action_features(void **state) {
   (void)state;
-  probes_match_the_reference(true, -1, 0);
+  probes_match_the_reference(true, -1, 0, 0);
 }
 
 static void test_probes_match_the_reference_leaning_slow(void **state) {
   (void)state;
-  probes_match_the_reference(false, -1, 2.5f);
+  probes_match_the_reference(false, -1, 2.5f, 0);
 }
 
 static void test_probes_match_the_reference_leaning_to_action_0(void **state) {
   (void)state;
-  probes_match_the_reference(false, 0, 2.0f);
+  probes_match_the_reference(false, 0, 2.0f, 0);
+}
+
+/* 64 KiB of fast memory: many decisions have two legal moves, one offset and slow */
+static void test_probes_match_the_reference_in_a_tight_memory(void **state) {
+  (void)state;
+  probes_match_the_reference(false, -1, 0, 65536);
 }
 
 int main(void) {
@@ -674,6 +682,7 @@ int main(void) {
       cmocka_unit_test(test_probes_match_the_reference_with_action_features),
       cmocka_unit_test(test_probes_match_the_reference_leaning_slow),
       cmocka_unit_test(test_probes_match_the_reference_leaning_to_action_0),
+      cmocka_unit_test(test_probes_match_the_reference_in_a_tight_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
