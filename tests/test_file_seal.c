@@ -15,16 +15,19 @@
 static const unsigned char SIGNATURE[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
 enum { BODY = 3000 };
 
-/* Writes `path`: MB_SEAL_BLOCK zero bytes (an empty user block), the signature, then a body. */
-static void write_fake_hdf5(const char *path) {
+/* Writes `path`: MB_SEAL_BLOCK zero bytes (an empty user block), the signature, then `body`
+ * bytes. */
+static void write_fake_hdf5_of(const char *path, long body) {
   FILE *f = fopen(path, "wb");
   assert_non_null(f);
   static unsigned char zeros[MB_SEAL_BLOCK];
   assert_int_equal(fwrite(zeros, 1, sizeof zeros, f), sizeof zeros);
   assert_int_equal(fwrite(SIGNATURE, 1, sizeof SIGNATURE, f), sizeof SIGNATURE);
-  for (int i = 0; i < BODY; i++) fputc((i * 37 + 11) & 0xff, f);
+  for (long i = 0; i < body; i++) fputc((int)((i * 37 + 11) & 0xff), f);
   assert_int_equal(fclose(f), 0);
 }
+
+static void write_fake_hdf5(const char *path) { write_fake_hdf5_of(path, BODY); }
 
 static long file_size(const char *path) {
   size_t n = 0;
@@ -269,13 +272,7 @@ static void test_hand_made_blocks(void **state) {
 static void test_more_than_one_read(void **state) {
   (void)state;
   char *path = mb_test_temp_path("seal_large.h5");
-  size_t body = ((size_t)1 << 20) + 1000;
-  write_block_file(path, "", body); /* an empty block: zeros, then the header line */
-  unsigned char zeros[MB_SEAL_BLOCK] = {0};
-  FILE *f = fopen(path, "r+b");
-  assert_non_null(f);
-  assert_int_equal(fwrite(zeros, 1, sizeof zeros, f), sizeof zeros); /* a block of zeros */
-  assert_int_equal(fclose(f), 0);
+  write_fake_hdf5_of(path, (1L << 20) + 1000);
   mb_error err;
   mb_seal_state st;
   if (!mb_seal_close(path, "results", &err)) fail_msg("%s", err.message);

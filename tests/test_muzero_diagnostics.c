@@ -8,9 +8,9 @@
  *     nothing;
  *   - each table's numbers are those of a reference written here from the probes' contracts
  *     (states reached by replaying moves, no snapshot; ops counted one by one), for an agent
- *     without and with action features and one whose raw policy leans to "slow" (so that the
- *     searches change moves of each kind), and on a tight fast memory (decisions of two legal
- *     moves). */
+ *     without and with action features, ones whose raw policy leans to "slow" (so that the
+ *     searches change moves of each kind) or to action 0, and on a tight fast memory (decisions
+ *     of two legal moves). */
 #include "support.h"
 
 #include <math.h>
@@ -56,30 +56,38 @@ static void free_set(mb_workload *w[N_SET]) {
   for (int e = 0; e < N_SET; e++) mb_workload_free(w[e]);
 }
 
+enum { STRIDE = 2 }; /* every probe examines every STRIDE-th decision */
+
+/* The searches --search-regret compares: evaluation searches of 4 simulations, [0] in the learned
+ * model, [1] in the real game. */
+static void probe_searches(mb_search_config scfg[2]) {
+  mb_search_config_evaluation(&scfg[0], false);
+  mb_search_config_evaluation(&scfg[1], true);
+  scfg[0].simulations = scfg[1].simulations = 4;
+}
+
 /* Probe k (0 model error, 1 search regret, 2 unroll error, 3 next window) of the set with
- * stride 2, its table in *text (caller frees). */
+ * stride STRIDE, its table in *text (caller frees). */
 static bool run_probe(int k, const mb_agent *ag, const mb_train_workload *set, char **text,
                       mb_error *err) {
   size_t len = 0;
   FILE *out = open_memstream(text, &len);
   assert_non_null(out);
   mb_search_config scfg[2];
-  mb_search_config_evaluation(&scfg[0], false);
-  mb_search_config_evaluation(&scfg[1], true);
-  scfg[0].simulations = scfg[1].simulations = 4;
+  probe_searches(scfg);
   bool ok = false;
   switch (k) {
     case 0:
-      ok = mb_muzero_probe_model_error(ag, set, N_SET, 2, "the set", out, err);
+      ok = mb_muzero_probe_model_error(ag, set, N_SET, STRIDE, "the set", out, err);
       break;
     case 1:
-      ok = mb_muzero_probe_search_regret(ag, set, N_SET, 2, scfg, "the set", out, err);
+      ok = mb_muzero_probe_search_regret(ag, set, N_SET, STRIDE, scfg, "the set", out, err);
       break;
     case 2:
-      ok = mb_muzero_probe_unroll_error(ag, set, N_SET, 2, "the set", out, err);
+      ok = mb_muzero_probe_unroll_error(ag, set, N_SET, STRIDE, "the set", out, err);
       break;
     default:
-      ok = mb_muzero_probe_next_window(ag, set, N_SET, 2, "the set", out, err);
+      ok = mb_muzero_probe_next_window(ag, set, N_SET, STRIDE, "the set", out, err);
       break;
   }
   assert_int_equal(fclose(out), 0);
@@ -223,7 +231,6 @@ static void assert_table(const char *table, const expected_table *x, const char 
 
 /* A game replayed by the reference, with the agent's networks. */
 typedef struct ref_game {
-  const mb_agent *ag;
   mb_agent_infer inf;
   mb_game *g;
   int32_t A, D, W, slow;
@@ -235,7 +242,6 @@ typedef struct ref_game {
 
 static void ref_open(ref_game *r, const mb_agent *ag, const mb_train_workload *wl) {
   mb_error err = {{0}};
-  r->ag = ag;
   assert_true(mb_agent_infer_create(&r->inf, ag, &err));
   r->g = mb_game_new(wl->w, &wl->hw, &ag->cfg.game, &err);
   assert_non_null(r->g);
@@ -624,18 +630,16 @@ static void probes_match_the_reference(bool action_features, int32_t favoured, f
   assert_int_equal(out_bias->cols, mods[3]->out_dim);
   out_bias->data[favoured < 0 ? ag.cfg.game.n_actions - 1 : favoured] += lean;
   mb_search_config scfg[2];
-  mb_search_config_evaluation(&scfg[0], false);
-  mb_search_config_evaluation(&scfg[1], true);
-  scfg[0].simulations = scfg[1].simulations = 4;
+  probe_searches(scfg);
   static const char *const name[N_PROBES] = {"--model-error", "--search-regret", "--unroll-error",
                                              "--next-window"};
   for (int k = 0; k < N_PROBES; k++) {
     expected_table *x = calloc(1, sizeof *x);
     assert_non_null(x);
-    if (k == 0) ref_model_error(&ag, set, 2, x);
-    if (k == 1) ref_search_regret(&ag, set, 2, scfg, x);
-    if (k == 2) ref_unroll_error(&ag, set, 2, x);
-    if (k == 3) ref_next_window(&ag, set, 2, x);
+    if (k == 0) ref_model_error(&ag, set, STRIDE, x);
+    if (k == 1) ref_search_regret(&ag, set, STRIDE, scfg, x);
+    if (k == 2) ref_unroll_error(&ag, set, STRIDE, x);
+    if (k == 3) ref_next_window(&ag, set, STRIDE, x);
     mb_error err = {{0}};
     char *table = NULL;
     if (!run_probe(k, &ag, set, &table, &err)) fail_msg("%s: %s", name[k], err.message);
