@@ -99,7 +99,8 @@ bool mb_seal_check(const char *path, mb_seal_state *state, char *kind, mb_error 
     return ok || mb_fail(err, "%s: cannot read: %s", path, strerror(e));
   }
   block[MB_SEAL_BLOCK] = '\0';
-  char hex[65], want[65], text[CHECK_AT + 1], value[128];
+  /* value holds any line of the block: a kind longer than the caller's buffer is cut, not lost */
+  char hex[65], want[65], text[CHECK_AT + 1], value[CHECK_AT + 1];
   mb_sha256_hex(block, CHECK_AT, hex);
   memcpy(text, block, CHECK_AT);
   text[CHECK_AT] = '\0';
@@ -162,8 +163,18 @@ bool mb_seal_says_sealed(const char *path) {
 
 typedef enum block_kind { BLOCK_OPEN, BLOCK_SEALED, BLOCK_ZERO } block_kind;
 
+/* The sealed block's text is at most 139 bytes and its kind (with a size of 19 digits): it ends
+ * before the header line */
+_Static_assert(139 + MB_SEAL_KIND_MAX <= CHECK_AT,
+               "a sealed block's text must fit before its check");
+
 /* Writes the block: open, sealed (with the size and hash of the file as it is) or zeros. */
 static bool write_block(const char *path, const char *kind, block_kind what, mb_error *err) {
+  /* a kind is read back whole only if it fits mb_seal_check's buffer, and a newline in it would
+   * write a line of its own into the block */
+  if (strlen(kind) >= MB_SEAL_KIND_MAX || strchr(kind, '\n'))
+    return mb_fail(err, "%s: seal kind '%.40s' is not a name of at most %d bytes on one line", path,
+                   kind, MB_SEAL_KIND_MAX - 1);
   int fd = open(path, O_RDWR);
   if (fd < 0) return mb_fail(err, "%s: cannot open to seal it: %s", path, strerror(errno));
   unsigned char sig[8];
@@ -176,21 +187,16 @@ static bool write_block(const char *path, const char *kind, block_kind what, mb_
   }
   char block[MB_SEAL_BLOCK], hex[65];
   memset(block, 0, sizeof block);
-  int k = 0;
   if (what == BLOCK_SEALED) {
     if (!hash_body(fd, (int64_t)st.st_size, hex)) {
       int e = errno;
       close(fd);
       return mb_fail(err, "%s: cannot read it to seal it: %s", path, strerror(e));
     }
-    k = snprintf(block, CHECK_AT, "%skind: %s\nstate: sealed\nsize: %" PRId64 "\nsha256: %s\n",
-                 MAGIC, kind, (int64_t)st.st_size, hex);
+    snprintf(block, CHECK_AT, "%skind: %s\nstate: sealed\nsize: %" PRId64 "\nsha256: %s\n", MAGIC,
+             kind, (int64_t)st.st_size, hex);
   } else if (what == BLOCK_OPEN) {
-    k = snprintf(block, CHECK_AT, "%skind: %s\nstate: open\n", MAGIC, kind);
-  }
-  if (k < 0 || k >= CHECK_AT) {
-    close(fd);
-    return mb_fail(err, "%s: seal kind '%s' too long", path, kind);
+    snprintf(block, CHECK_AT, "%skind: %s\nstate: open\n", MAGIC, kind);
   }
   if (what != BLOCK_ZERO) {
     char check[MB_SEAL_BLOCK - CHECK_AT + 1]; /* the last line, and snprintf's NUL */

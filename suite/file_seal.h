@@ -38,8 +38,8 @@
 
 #include "error.h"
 
-#define MB_SEAL_BLOCK 512 /* bytes; a power of two >= 512, as HDF5 user blocks are */
-#define MB_SEAL_KIND_MAX 32
+#define MB_SEAL_BLOCK 512   /* bytes; a power of two >= 512, as HDF5 user blocks are */
+#define MB_SEAL_KIND_MAX 32 /* bytes of a kind with its NUL: writers refuse longer kinds */
 
 typedef enum mb_seal_state {
   MB_SEAL_NONE = 0, /* no seal block: written before seals, or not by mallocbench */
@@ -49,10 +49,12 @@ typedef enum mb_seal_state {
 
 /* Checks the seal of `path`. False with err set ("PATH: the file is damaged: ...") when the
  * block is damaged or a sealed file no longer matches its seal, or on an I/O error; otherwise
- * true with *state, and the block's kind in kind (MB_SEAL_KIND_MAX bytes; "" without a block;
- * may be NULL). Reads the whole file when it is sealed. */
+ * true with *state, and the block's kind in kind (MB_SEAL_KIND_MAX bytes, a longer kind that
+ * another program wrote cut to fit; "" without a block; may be NULL). Reads the whole file when it
+ * is sealed. */
 bool mb_seal_check(const char *path, mb_seal_state *state, char *kind, mb_error *err);
-/* Writes the block "open" (of the given kind). The file's HDF5 data must start at MB_SEAL_BLOCK
+/* Writes the block "open" (of the given kind: at most MB_SEAL_KIND_MAX - 1 bytes, no newline;
+ * refused otherwise, before anything is written). The file's HDF5 data must start at MB_SEAL_BLOCK
  * (its signature is checked there): never writes over the data of a file without the block. */
 bool mb_seal_mark_open(const char *path, const char *kind, mb_error *err);
 /* Hashes the file and writes the block "sealed", then fdatasync; call after the writer closed

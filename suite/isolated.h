@@ -30,6 +30,9 @@ typedef enum mb_isolated_end {
 
 /* Runs fn(ctx) in a forked child whose stdout and stderr go to /dev/null (a sanitizer's report
  * or a library's messages about the damage are not the caller's output), and waits for it.
+ * In the child, blocks malloc takes from its heap are filled with non-zero garbage (glibc's
+ * M_PERTURB; not the small blocks its per-thread cache hands back), so that a library's read
+ * of memory it never wrote crashes there more often than in the caller.
  * RETURNED: *code is fn's value. Otherwise err says what happened, e.g. "crashed with signal 11
  * (Segmentation fault) in a child process", or "exit status 1" after a sanitizer caught the
  * fault. Call it from a thread that holds no lock that fn needs: the child has the calling

@@ -863,6 +863,9 @@ bool mb_results_is_foreign(const char *path) {
 /* Reads, in a child, everything a reader of the file may read; it returns 0 whether the reads
  * succeed or fail cleanly (the caller's own reads then fail the same way). */
 static int read_everything_isolated(void *path_arg) {
+  /* libhdf5's own free lists hand out blocks with what they held before: emptied, its next
+   * blocks come from malloc, which perturbs them in this child (isolated.h) */
+  H5garbage_collect();
   mb_results *r = open_hdf5(path_arg, false, false, NULL);
   if (r) {
     mb_results_read_all(r, NULL);

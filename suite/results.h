@@ -31,8 +31,10 @@
  * sees the file: a sealed file with any byte changed is refused ("PATH: the file is damaged:
  * ..."), never parsed. A file left open by a kill, and one written before seals, are parsed
  * unchecked; libhdf5 first reads them whole in a child process (mb_results_open), so that its
- * crashes on their damage end in an error. (The newer HDF5 formats, whose metadata checksums would
- * do for part of this, lost committed tasks under kill -9: file_seal.h says how.) */
+ * crashes on their damage end in an error (all but rare ones that depend on what the reading
+ * process did before: the CLI reads such files in a supervised child, cli/main.c). (The newer HDF5
+ * formats, whose metadata checksums would do for part of this, lost committed tasks under kill -9:
+ * file_seal.h says how.) */
 #ifndef MB_RESULTS_H
 #define MB_RESULTS_H
 

@@ -186,14 +186,14 @@ static void write_block_file(const char *path, const char *text, size_t body_len
 /* Blocks written by hand, each at an edge of what the check accepts: without a state or with
  * one it does not know; a file of the block alone, open or sealed (its body empty); a size of
  * 31 characters (read) and of 32 (more than the field holds); a first line that is not the
- * seal's. And the kinds a block has room for. */
+ * seal's. And the kinds written, and read. */
 static void test_hand_made_blocks(void **state) {
   (void)state;
   char *path = mb_test_temp_path("seal_hand.h5");
   mb_error err;
   mb_seal_state st;
   char kind[MB_SEAL_KIND_MAX];
-  char empty_sha[65], text[400];
+  char empty_sha[65], text[MB_SEAL_BLOCK];
   mb_sha256_hex("", 0, empty_sha);
 
   const char *no_state[] = {"mallocbench-seal 1\nkind: results\n",
@@ -245,25 +245,41 @@ static void test_hand_made_blocks(void **state) {
   assert_int_equal(st, MB_SEAL_NONE);
   mb_test_temp_remove(path);
 
-  /* the open block's text ("mallocbench-seal 1\nkind: K\nstate: open\n", 38 bytes and K)
-   * must end before the header line, at byte 432: a kind of 393 bytes fits, 394 does not */
+  /* a kind is written only if mb_seal_check can give it back whole (31 bytes) and on one line;
+   * a refused kind writes nothing */
   path = mb_test_temp_path("seal_kind.h5");
   write_fake_hdf5(path);
-  char long_kind[400];
+  char long_kind[MB_SEAL_KIND_MAX + 1];
   memset(long_kind, 'k', sizeof long_kind);
-  long_kind[394] = '\0';
+  long_kind[MB_SEAL_KIND_MAX] = '\0';
   assert_false(mb_seal_mark_open(path, long_kind, &err));
-  assert_non_null(strstr(err.message, "too long"));
+  assert_non_null(strstr(err.message, "is not a name of at most 31 bytes on one line"));
+  assert_non_null(strstr(err.message, path));
+  assert_false(mb_seal_close(path, long_kind, &err));
+  assert_false(mb_seal_mark_open(path, "results\nstate: sealed", &err));
   assert_false(mb_seal_has_block(path)); /* nothing written */
-  long_kind[393] = '\0';
+  long_kind[MB_SEAL_KIND_MAX - 1] = '\0';
   assert_true(mb_seal_mark_open(path, long_kind, &err));
   assert_true(mb_seal_check(path, &st, kind, &err));
   assert_int_equal(st, MB_SEAL_OPEN);
-  assert_string_equal(kind, ""); /* longer than a kind is read (127 bytes): not told */
-  long_kind[40] = '\0';
-  assert_true(mb_seal_mark_open(path, long_kind, &err));
+  assert_string_equal(kind, long_kind);
+  assert_true(mb_seal_close(path, long_kind, &err));
   assert_true(mb_seal_check(path, &st, kind, &err));
-  assert_int_equal(strlen(kind), MB_SEAL_KIND_MAX - 1); /* told, cut to its buffer */
+  assert_int_equal(st, MB_SEAL_OK);
+  assert_string_equal(kind, long_kind);
+
+  /* a longer kind (another program's block, here as long as the block has room for) is read,
+   * cut to the caller's buffer */
+  char hand_kind[400];
+  memset(hand_kind, 'h', sizeof hand_kind);
+  hand_kind[393] = '\0';
+  snprintf(text, sizeof text, "mallocbench-seal 1\nkind: %s\nstate: open\n", hand_kind);
+  assert_int_equal(strlen(text), 431); /* the last byte before the header line, and its NUL */
+  write_block_file(path, text, 0);
+  assert_true(mb_seal_check(path, &st, kind, &err));
+  assert_int_equal(st, MB_SEAL_OPEN);
+  hand_kind[MB_SEAL_KIND_MAX - 1] = '\0';
+  assert_string_equal(kind, hand_kind);
   mb_test_temp_remove(path);
 }
 

@@ -13,6 +13,8 @@
 #include "paths.h"
 #include "support.h"
 
+enum { BLOCK = 4096 }; /* bytes: beyond glibc's per-thread cache, within ASan's malloc fill */
+
 static int return_ctx(void *ctx) { return *(int *)ctx; }
 
 static int write_and_return(void *ctx) {
@@ -38,6 +40,18 @@ static int aborts(void *ctx) {
 static int exits(void *ctx) {
   (void)ctx;
   exit(0); /* a library that exits: fn did not return */
+}
+
+/* Whether a fresh 4 KiB block holds a zero byte. Reading what malloc returned before writing
+ * it is what the perturbation is for: unsigned char has no trap values, so it reads garbage. */
+static int block_has_zeros(void *ctx) {
+  (void)ctx;
+  /* through a volatile: the compiler would otherwise fold a read of a fresh block it knows
+   * nothing was written to */
+  unsigned char *volatile fresh = malloc(BLOCK);
+  unsigned char *block = fresh;
+  if (!block) return MB_ISOLATED_MAX_CODE;
+  return memchr(block, 0, BLOCK) != NULL;
 }
 
 static void test_returns_code(void **state) {
@@ -118,6 +132,19 @@ static int supervise_and_end(int how) {
   _exit(99);
 }
 
+/* A library's read of memory it never wrote meets garbage in the child, not the zeros a fresh
+ * heap or the caller's freed blocks may hold there: a 4 KiB block (larger than glibc's
+ * per-thread cache keeps as it is) that the caller has just freed zeroed comes back filled. */
+static void test_child_memory_is_garbage(void **state) {
+  (void)state;
+  unsigned char *volatile zeroed = calloc(1, BLOCK);
+  free(zeroed);
+  mb_error err = {{0}};
+  int code = -1;
+  assert_int_equal(mb_isolated_run(block_has_zeros, NULL, &code, &err), MB_ISOLATED_RETURNED);
+  assert_int_equal(code, 0);
+}
+
 static void test_supervise(void **state) {
   (void)state;
   /* the child's exit status comes back as it is */
@@ -149,9 +176,8 @@ static void test_supervise(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_returns_code),
-      cmocka_unit_test(test_reports_how_the_child_died),
-      cmocka_unit_test(test_caller_unaffected),
+      cmocka_unit_test(test_returns_code),      cmocka_unit_test(test_reports_how_the_child_died),
+      cmocka_unit_test(test_caller_unaffected), cmocka_unit_test(test_child_memory_is_garbage),
       cmocka_unit_test(test_supervise),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
