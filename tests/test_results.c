@@ -1146,9 +1146,10 @@ enum { READ_OK = 10, REFUSED_NAMED, REFUSED_CHILD_CRASHED, REFUSED_UNNAMED };
  * 100 copies crashed dump_results inside libhdf5 (HDF5 1.10.8); the test requires at least one
  * such copy, so that it fails rather than passes untested if the layout or the library changes.
  * Some of libhdf5's crashes depend on memory it reads without having written it, and so on what
- * the process did before: with TMPDIR /work/devtmp (a file layout of its own) one copy crashed
- * dump_results though the child had read it whole, until the child's malloc filled its blocks
- * with garbage (isolated.h). */
+ * the process did before: with the test's TMPDIR at a path of another length (the file's layout
+ * changes with it), one copy crashed dump_results though the child had read it whole, until the
+ * child emptied libhdf5's free lists and its malloc filled new blocks with garbage
+ * (read_everything_isolated in results.c, isolated.h). */
 static void test_unsealed_damage_never_crashes(void **state) {
   (void)state;
   char *path = mb_test_temp_path("unsealed.h5");
