@@ -1712,7 +1712,10 @@ bool mb_run(const mb_run_config *cfg, mb_run_stats *stats, mb_error *err) {
       ok = mb_fail(err, "--resume %s: --out names another file (%s)", cfg->resume, cfg->out);
     copy_str(R.out_path, sizeof R.out_path, cfg->resume);
     if (ok) {
-      old = mb_results_open(cfg->resume, false, err);
+      /* only its root attributes are read here (the rows come from the journal, or from the
+       * file reopened for writing when it has none); through a copy when unsealed, since this
+       * process goes on to run the solvers (results.h) */
+      old = mb_results_open_provenance(cfg->resume, err);
       /* a file that does not open at all is rebuilt from its journal below, using the
        * plan options given on the command line */
       if (old)

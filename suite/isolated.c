@@ -64,13 +64,52 @@ int mb_supervise(mb_error *err) {
   return MB_SUPERVISED_CRASHED;
 }
 
+/* Writes the whole buffer to fd; false when it cannot (the caller then gets no message). */
+static bool write_all(int fd, const char *buf, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, buf, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    buf += n;
+    len -= (size_t)n;
+  }
+  return true;
+}
+
+/* Reads fd until its end into buf (at most cap - 1 bytes, NUL-terminated; the rest is read and
+ * dropped), so that a writer that ends is never blocked by a full pipe. */
+static void read_all(int fd, char *buf, size_t cap) {
+  size_t len = 0;
+  char drop[256];
+  for (;;) {
+    bool room = len + 1 < cap;
+    ssize_t n = room ? read(fd, buf + len, cap - 1 - len) : read(fd, drop, sizeof drop);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (room) len += (size_t)n;
+  }
+  buf[len] = '\0';
+}
+
 mb_isolated_end mb_isolated_run(mb_isolated_fn fn, void *ctx, int *code, mb_error *err) {
+  /* the child's error message comes back through a pipe, which ends when the child does;
+   * close-on-exec, so that a program another thread starts meanwhile does not keep it open */
+  int message[2];
+  if (pipe(message) != 0) {
+    mb_fail(err, "cannot start a child process: pipe: %s", strerror(errno));
+    return MB_ISOLATED_NOT_RUN;
+  }
+  fcntl(message[0], F_SETFD, FD_CLOEXEC);
+  fcntl(message[1], F_SETFD, FD_CLOEXEC);
   pid_t pid = fork();
   if (pid < 0) {
     mb_fail(err, "cannot start a child process: %s", strerror(errno));
+    close(message[0]);
+    close(message[1]);
     return MB_ISOLATED_NOT_RUN;
   }
   if (pid == 0) {
+    close(message[0]);
     /* a fault ends the child: no handler of the caller's (a test framework's, which would go
      * on running the caller's code in the child) gets to recover from it */
     for (size_t i = 0; i < N_FAULTS; i++) signal(FAULTS[i], SIG_DFL);
@@ -86,15 +125,22 @@ mb_isolated_end mb_isolated_run(mb_isolated_fn fn, void *ctx, int *code, mb_erro
      * caller. glibc's per-thread cache of small freed blocks (up to 1032 bytes) still hands
      * those out as they are: a filter, not a proof (the CLI runs such reads supervised). */
     mallopt(M_PERTURB, CHILD_MALLOC_PERTURB);
-    int c = fn(ctx);
+    mb_error child_err = {{0}};
+    int c = fn(ctx, &child_err);
+    if (c != 0) write_all(message[1], child_err.message, strlen(child_err.message));
     /* _exit: no atexit handlers and no flush of stdio buffers the parent also holds */
     _exit(c >= 0 && c <= MB_ISOLATED_MAX_CODE ? RETURNED + c : 1);
   }
+  close(message[1]);
+  mb_error child_err = {{0}};
+  read_all(message[0], child_err.message, sizeof child_err.message);
+  close(message[0]);
   int status = 0;
   if (!wait_child(pid, &status, err)) return MB_ISOLATED_NOT_RUN;
   int s = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (s >= RETURNED && s <= RETURNED + MB_ISOLATED_MAX_CODE) {
     *code = s - RETURNED;
+    if (*code != 0 && child_err.message[0] && err) *err = child_err;
     return MB_ISOLATED_RETURNED;
   }
   describe_death(status, err);

@@ -19,8 +19,9 @@
 #define MB_ISOLATED_MAX_CODE 63
 
 /* Work to run isolated: returns a code in 0..MB_ISOLATED_MAX_CODE (anything else counts as an
- * abnormal end of the child). */
-typedef int (*mb_isolated_fn)(void *ctx);
+ * abnormal end of the child). err is the child's own, empty at the start: a message fn leaves
+ * there with a non-zero code reaches the caller (why the work failed, not just that it did). */
+typedef int (*mb_isolated_fn)(void *ctx, mb_error *err);
 
 typedef enum mb_isolated_end {
   MB_ISOLATED_RETURNED, /* fn returned its code */
@@ -28,12 +29,13 @@ typedef enum mb_isolated_end {
   MB_ISOLATED_NOT_RUN   /* no child could be started (fork failed) */
 } mb_isolated_end;
 
-/* Runs fn(ctx) in a forked child whose stdout and stderr go to /dev/null (a sanitizer's report
+/* Runs fn(ctx, child's err) in a forked child whose stdout and stderr go to /dev/null (a sanitizer's report
  * or a library's messages about the damage are not the caller's output), and waits for it.
  * In the child, blocks malloc takes from its heap are filled with non-zero garbage (glibc's
  * M_PERTURB; not the small blocks its per-thread cache hands back), so that a library's read
  * of memory it never wrote crashes there more often than in the caller.
- * RETURNED: *code is fn's value. Otherwise err says what happened, e.g. "crashed with signal 11
+ * RETURNED: *code is fn's value, and when it is not 0 and fn left a message, err holds that
+ * message (err is left alone otherwise). Otherwise err says what happened, e.g. "crashed with signal 11
  * (Segmentation fault) in a child process", or "exit status 1" after a sanitizer caught the
  * fault. Call it from a thread that holds no lock that fn needs: the child has the calling
  * thread only. */

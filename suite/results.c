@@ -832,7 +832,8 @@ static mb_results *open_hdf5(const char *path, bool writable, bool sealable, mb_
 
 /* is_foreign's test once the seal is known: 1 when the file is foreign, 0 when not (also when it
  * does not open), so that it can run isolated. */
-static int foreign_hdf5(void *path_arg) {
+static int foreign_hdf5(void *path_arg, mb_error *err) {
+  (void)err;
   const char *path = path_arg;
   if (H5Fis_hdf5(path) <= 0) return 0;
   hid_t fapl = file_access(false);
@@ -853,7 +854,7 @@ bool mb_results_is_foreign(const char *path) {
   char seal_kind[MB_SEAL_KIND_MAX];
   /* a damaged sealed file is not known to be intact; a sealed results file is no other kind */
   if (!mb_seal_check(path, &seal, seal_kind, NULL) || !strcmp(seal_kind, SEAL_KIND)) return false;
-  if (seal == MB_SEAL_OK) return foreign_hdf5((void *)path);
+  if (seal == MB_SEAL_OK) return foreign_hdf5((void *)path, NULL);
   /* no seal vouches for it: a file libhdf5 crashes on is damaged, not known to be intact */
   int foreign = 0;
   return mb_isolated_run(foreign_hdf5, (void *)path, &foreign, NULL) == MB_ISOLATED_RETURNED &&
@@ -862,7 +863,8 @@ bool mb_results_is_foreign(const char *path) {
 
 /* Reads, in a child, everything a reader of the file may read; it returns 0 whether the reads
  * succeed or fail cleanly (the caller's own reads then fail the same way). */
-static int read_everything_isolated(void *path_arg) {
+static int read_everything_isolated(void *path_arg, mb_error *err) {
+  (void)err;
   /* libhdf5's own free lists hand out blocks with what they held before: emptied, its next
    * blocks come from malloc, which perturbs them in this child (isolated.h). Measured on 1,200
    * damaged copies (tests/test_results.c's, 3 seeds): the caller crashed on 3 after a child
@@ -885,6 +887,7 @@ bool mb_results_unchecked(const char *path) {
 }
 
 bool mb_results_fail_crashed(mb_error *err, const char *path) {
+  if (!err) return false;
   return mb_fail(err,
                  "%s: the file is damaged: libhdf5 reading it %s (the file has no seal, which "
                  "would have caught the damage: a killed run's file, or one written before "
@@ -909,39 +912,119 @@ static bool survives_reading(const char *path, mb_error *err) {
                         path);
 }
 
-mb_results *mb_results_open(const char *path, bool writable, mb_error *err) {
-  quiet_hdf5();
+/* What mb_results_open checks before libhdf5 sees the file: that no other process is writing
+ * it, and its seal (*sealable: it has a results seal block, to be kept when written). */
+static bool check_before_parsing(const char *path, bool writable, mb_seal_state *seal,
+                                 bool *sealable, mb_error *err) {
   /* O_NONBLOCK: a FIFO's open would wait for a writer; the seal check below refuses it */
   int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_NONBLOCK);
-  if (fd < 0) {
-    mb_fail(err, "%s: cannot open the results file: %s", path, strerror(errno));
-    return NULL;
-  }
+  if (fd < 0) return mb_fail(err, "%s: cannot open the results file: %s", path, strerror(errno));
   /* HDF5 flocks the files it opens (exclusively for writing): a file a run is still writing
    * cannot be opened elsewhere until that run ends. Say so, rather than let HDF5's refusal read
    * like a damaged file. */
   bool busy = flock(fd, (writable ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 && errno == EWOULDBLOCK;
   close(fd); /* closing drops the probe's lock */
-  if (busy) {
-    mb_fail(err,
-            "%s: the file is open in another process (a run still writing it?); HDF5 locks it "
-            "until that process ends: read it then, or read a copy (cp) of it",
-            path);
-    return NULL;
-  }
+  if (busy)
+    return mb_fail(err,
+                   "%s: the file is open in another process (a run still writing it?); HDF5 "
+                   "locks it until that process ends: read it then, or read a copy (cp) of it",
+                   path);
   /* A sealed file is checked before libhdf5 parses anything in it (file_seal.h); one opened for
    * writing is marked open until it is closed and sealed again. */
-  mb_seal_state seal;
   char seal_kind[MB_SEAL_KIND_MAX];
-  if (!mb_seal_check(path, &seal, seal_kind, err)) return NULL;
-  bool sealable = seal != MB_SEAL_NONE && !strcmp(seal_kind, SEAL_KIND);
-  if (seal != MB_SEAL_OK && !survives_reading(path, err)) return NULL;
+  if (!mb_seal_check(path, seal, seal_kind, err)) return false;
+  *sealable = *seal != MB_SEAL_NONE && !strcmp(seal_kind, SEAL_KIND);
+  return true;
+}
+
+/* mb_results_open once the file may be given to libhdf5 in this process. */
+static mb_results *open_parsable(const char *path, bool writable, bool sealable, mb_error *err) {
   if (H5Fis_hdf5(path) <= 0) {
     mb_fail(err, "%s: not an HDF5 file (or damaged beyond opening)", path);
     return NULL;
   }
   if (writable && sealable && !mb_seal_mark_open(path, SEAL_KIND, err)) return NULL;
   return open_hdf5(path, writable, sealable, err);
+}
+
+mb_results *mb_results_open(const char *path, bool writable, mb_error *err) {
+  quiet_hdf5();
+  mb_seal_state seal;
+  bool sealable = false;
+  if (!check_before_parsing(path, writable, &seal, &sealable, err)) return NULL;
+  if (seal != MB_SEAL_OK && !survives_reading(path, err)) return NULL;
+  return open_parsable(path, writable, sealable, err);
+}
+
+typedef struct provenance_copy {
+  const char *path; /* the file no seal vouches for */
+  const char *copy; /* the new file its root attributes go to */
+} provenance_copy;
+
+/* In a child (mb_isolated_run): copies the root attributes of a results file no seal vouches
+ * for into a new sealed results file. 0 when copied; 1 with err set when not. */
+static int copy_provenance_isolated(void *arg, mb_error *err) {
+  const provenance_copy *c = arg;
+  H5garbage_collect(); /* as in read_everything_isolated */
+  mb_results *src = open_parsable(c->path, false, false, err);
+  if (!src) return 1;
+  mb_results *dst = mb_results_create(c->copy, true, err);
+  bool ok = dst && mb_results_copy_attrs(dst, src, err);
+  mb_results_close(src, NULL);
+  ok = mb_results_close(dst, ok ? err : NULL) && ok;
+  return ok ? 0 : 1;
+}
+
+mb_results *mb_results_open_provenance(const char *path, mb_error *err) {
+  quiet_hdf5();
+  mb_seal_state seal;
+  bool sealable = false;
+  if (!check_before_parsing(path, false, &seal, &sealable, err)) return NULL;
+  if (seal == MB_SEAL_OK) return open_parsable(path, false, sealable, err);
+  size_t n = strlen(path) + sizeof ".provenance";
+  char *copy = malloc(n);
+  if (!copy) {
+    mb_fail(err, "%s: out of memory", path);
+    return NULL;
+  }
+  snprintf(copy, n, "%s.provenance", path);
+  provenance_copy c = {.path = path, .copy = copy};
+  int code = 0;
+  mb_results *r = NULL;
+  mb_error why = {{0}};
+  switch (mb_isolated_run(copy_provenance_isolated, &c, &code, &why)) {
+    case MB_ISOLATED_RETURNED:
+      /* the copy was sealed by its writer: opened checked, never parsed unchecked */
+      if (code == 0)
+        r = mb_results_open(copy, false, err);
+      else if (why.message[0] && err)
+        *err = why;
+      else
+        mb_fail(err, "%s: its root attributes could not be read", path);
+      break;
+    case MB_ISOLATED_DIED:
+      if (err) *err = why;
+      mb_results_fail_crashed(err, path);
+      break;
+    case MB_ISOLATED_NOT_RUN:
+      if (err) *err = why;
+      mb_fail_prefix(err, "%s: not read, since it has no seal and is read only in a child", path);
+      break;
+  }
+  unlink(copy); /* an open handle keeps reading it */
+  free(copy);
+  char *own = r ? strdup(path) : NULL;
+  if (r && !own) {
+    mb_results_close(r, NULL);
+    mb_fail(err, "%s: out of memory", path);
+    return NULL;
+  }
+  if (r) {
+    /* messages about the handle name the file the attributes came from */
+    free(r->path);
+    r->path = own;
+  }
+  return r;
 }
 
 /* mb_results_open once the file may be given to libhdf5: opens it and checks that it is a

@@ -32,9 +32,10 @@
  * ..."), never parsed. A file left open by a kill, and one written before seals, are parsed
  * unchecked; libhdf5 first reads them whole in a child process (mb_results_open), so that its
  * crashes on their damage end in an error (all but rare ones that depend on what the reading
- * process did before: the CLI reads such files in a supervised child, cli/main.c). (The newer HDF5
- * formats, whose metadata checksums would do for part of this, lost committed tasks under kill -9:
- * file_seal.h says how.) */
+ * process did before: the CLI reads such files in a supervised child, cli/main.c, and `run
+ * --resume` their root attributes through a copy a child makes, mb_results_open_provenance). (The
+ * newer HDF5 formats, whose metadata checksums would do for part of this, lost committed tasks
+ * under kill -9: file_seal.h says how.) */
 #ifndef MB_RESULTS_H
 #define MB_RESULTS_H
 
@@ -130,6 +131,15 @@ mb_results *mb_results_create(const char *path, bool force, mb_error *err);
  * before seals) is first read whole (mb_results_read_all) in a child process (isolated.h): if
  * libhdf5 crashes on it there, the file is refused as damaged and the caller goes on. */
 mb_results *mb_results_open(const char *path, bool writable, mb_error *err);
+/* Opens `path` read-only for its root attributes (the provenance) alone, and never lets this
+ * process's libhdf5 parse a file no seal vouches for: a sealed file opens as with
+ * mb_results_open; an unsealed one (a killed run's) is read by a child, which copies its root
+ * attributes into a new sealed file beside it (PATH.provenance, removed once opened), and the
+ * handle reads that copy. For a caller that goes on working after the read (`run --resume`):
+ * libhdf5 crashes on some damaged attribute messages only where the heap holds the wrong bytes,
+ * which mb_results_open's child can miss. The handle's messages name `path`; its tables are
+ * empty. A crash of the child gives mb_results_fail_crashed's error. */
+mb_results *mb_results_open_provenance(const char *path, mb_error *err);
 /* Whether `path` is an intact HDF5 file of another kind (an agent checkpoint, a file of one's
  * own): it opens, and has neither the results file's root attribute nor its /results table.
  * A results file damaged by a kill is not foreign: `run --resume` rebuilds that one from its

@@ -15,9 +15,27 @@
 
 enum { BLOCK = 4096 }; /* bytes: beyond glibc's per-thread cache, within ASan's malloc fill */
 
-static int return_ctx(void *ctx) { return *(int *)ctx; }
+static int return_ctx(void *ctx, mb_error *err) {
+  (void)err;
+  return *(int *)ctx;
+}
 
-static int write_and_return(void *ctx) {
+/* Fails as a reader does, with a message: the code is *ctx. */
+static int fails_saying_why(void *ctx, mb_error *err) {
+  mb_fail(err, "data.h5: attribute 'x': \x01 is not a number");
+  return *(int *)ctx;
+}
+
+/* Fails with a message of the longest length an mb_error holds. */
+static int fails_at_length(void *ctx, mb_error *err) {
+  (void)ctx;
+  memset(err->message, 'm', sizeof err->message - 1);
+  err->message[sizeof err->message - 1] = '\0';
+  return 1;
+}
+
+static int write_and_return(void *ctx, mb_error *err) {
+  (void)err;
   *(int *)ctx = 99; /* the caller's copy stays as it was */
   /* unbuffered, as a library's messages or a sanitizer's report are */
   const char text[] = "child output\n";
@@ -26,25 +44,29 @@ static int write_and_return(void *ctx) {
   return 5;
 }
 
-static int segfault(void *ctx) {
+static int segfault(void *ctx, mb_error *err) {
+  (void)err;
   (void)ctx;
   raise(SIGSEGV); /* what a crash inside a library does, without undefined behaviour here */
   return 0;
 }
 
-static int aborts(void *ctx) {
+static int aborts(void *ctx, mb_error *err) {
+  (void)err;
   (void)ctx;
   abort();
 }
 
-static int exits(void *ctx) {
+static int exits(void *ctx, mb_error *err) {
+  (void)err;
   (void)ctx;
   exit(0); /* a library that exits: fn did not return */
 }
 
 /* Whether a fresh 4 KiB block holds a zero byte. Reading what malloc returned before writing
  * it is what the perturbation is for: unsigned char has no trap values, so it reads garbage. */
-static int block_has_zeros(void *ctx) {
+static int block_has_zeros(void *ctx, mb_error *err) {
+  (void)err;
   (void)ctx;
   /* through a volatile: the compiler would otherwise fold a read of a fresh block it knows
    * nothing was written to */
@@ -66,6 +88,30 @@ static void test_returns_code(void **state) {
   assert_int_equal(mb_isolated_run(write_and_return, &x, &code, &err), MB_ISOLATED_RETURNED);
   assert_int_equal(code, 5);
   assert_int_equal(x, 7);
+}
+
+/* A failing child's message reaches the caller; a child that succeeds, or fails without one,
+ * leaves the caller's err as it was. */
+static void test_returns_message(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  int code = -1, fail = 3, succeed = 0, x = 1;
+  assert_int_equal(mb_isolated_run(fails_saying_why, &fail, &code, &err), MB_ISOLATED_RETURNED);
+  assert_int_equal(code, 3);
+  assert_string_equal(err.message, "data.h5: attribute 'x': \\x01 is not a number");
+  mb_fail(&err, "earlier");
+  assert_int_equal(mb_isolated_run(fails_saying_why, &succeed, &code, &err), MB_ISOLATED_RETURNED);
+  assert_int_equal(code, 0);
+  assert_string_equal(err.message, "earlier");
+  assert_int_equal(mb_isolated_run(write_and_return, &x, &code, &err), MB_ISOLATED_RETURNED);
+  assert_int_equal(code, 5);
+  assert_string_equal(err.message, "earlier");
+  assert_int_equal(mb_isolated_run(fails_saying_why, &fail, &code, NULL), MB_ISOLATED_RETURNED);
+  assert_int_equal(code, 3);
+  assert_int_equal(mb_isolated_run(fails_at_length, NULL, &code, &err), MB_ISOLATED_RETURNED);
+  assert_int_equal(code, 1);
+  assert_int_equal(strlen(err.message), sizeof err.message - 1);
+  assert_int_equal(strspn(err.message, "m"), sizeof err.message - 1);
 }
 
 static void test_reports_how_the_child_died(void **state) {
@@ -180,8 +226,11 @@ static void test_supervise(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_returns_code),      cmocka_unit_test(test_reports_how_the_child_died),
-      cmocka_unit_test(test_caller_unaffected), cmocka_unit_test(test_child_memory_is_garbage),
+      cmocka_unit_test(test_returns_code),
+      cmocka_unit_test(test_returns_message),
+      cmocka_unit_test(test_reports_how_the_child_died),
+      cmocka_unit_test(test_caller_unaffected),
+      cmocka_unit_test(test_child_memory_is_garbage),
       cmocka_unit_test(test_supervise),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1137,6 +1137,86 @@ static void test_damaged_byte_never_loads_silently(void **state) {
 }
 
 /* How one read of a damaged unsealed copy ended, as the exit code of the child that read it. */
+/* The root attributes as mb_results_open_provenance reads them, in dump_results' lines. */
+static char *dump_provenance(const char *path, mb_error *err) {
+  mb_results *r = mb_results_open_provenance(path, err);
+  char **keys = NULL, **vals = NULL;
+  int32_t n = 0;
+  if (!r || !mb_results_list_attrs(r, &keys, &vals, &n, err)) {
+    mb_results_close(r, NULL);
+    return NULL;
+  }
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  for (int32_t i = 0; i < n; i++) fprintf(out, "attr %s=%s\n", keys[i], vals[i]);
+  fclose(out);
+  mb_results_free_strings(keys, n);
+  mb_results_free_strings(vals, n);
+  mb_results_close(r, NULL);
+  return text;
+}
+
+/* mb_results_open_provenance gives the root attributes that mb_results_open gives, sealed or
+ * not; an unsealed file's come through a copy that is gone once the handle is open, and the
+ * handle names the file itself. Files that do not open give mb_results_open's error. */
+static void test_provenance_copy(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("provenance.h5");
+  write_full_file(path);
+  mb_error err = {{0}};
+  char *whole = dump_results(path, &err);
+  assert_non_null(whole);
+  char *sealed = dump_provenance(path, &err);
+  assert_non_null(sealed);
+  assert_true(strlen(sealed) > 100);
+  /* dump_results writes the attributes first, then the rows */
+  assert_memory_equal(whole, sealed, strlen(sealed));
+  assert_true(strncmp(whole + strlen(sealed), "attr ", 5) != 0);
+  assert_true(mb_results_unseal(path, &err));
+  assert_true(mb_results_unchecked(path));
+  char *unsealed = dump_provenance(path, &err);
+  assert_non_null(unsealed);
+  assert_string_equal(unsealed, sealed);
+  char copy[1200];
+  snprintf(copy, sizeof copy, "%s.provenance", path);
+  assert_int_equal(access(copy, F_OK), -1);
+  mb_results *r = mb_results_open_provenance(path, &err);
+  assert_non_null(r);
+  assert_string_equal(mb_results_path(r), path);
+  mb_result_row *rows = NULL;
+  int64_t n = -1;
+  assert_true(mb_results_read_rows(r, &rows, &n, &err));
+  assert_int_equal(n, 0); /* the copy holds attributes only */
+  free(rows);
+  assert_false(mb_results_has_attr(r, "no_such_attribute"));
+  assert_null(mb_results_get_attr_string(r, "no_such_attribute", &err));
+  assert_non_null(strstr(err.message, path));
+  assert_null(strstr(err.message, ".provenance"));
+  mb_results_close(r, NULL);
+  /* the file unchanged: still unsealed, nothing written into it */
+  assert_true(mb_results_unchecked(path));
+  free(whole);
+  free(sealed);
+  free(unsealed);
+
+  /* files that do not open: the same error as mb_results_open's, from the child */
+  char *txt = mb_test_write_temp(".h5", "this is not hdf5\n");
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  assert_int_equal(truncate(path, st.st_size / 2), 0);
+  const char *bad[] = {txt, path, "/nonexistent-dir/x.h5"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    mb_error e1 = {{0}}, e2 = {{0}};
+    assert_null(mb_results_open(bad[i], false, &e1));
+    assert_null(mb_results_open_provenance(bad[i], &e2));
+    assert_string_equal(e2.message, e1.message);
+    assert_non_null(strstr(e2.message, bad[i]));
+  }
+  mb_test_temp_remove(txt);
+  mb_test_temp_remove(path);
+}
+
 enum { READ_OK = 10, REFUSED_NAMED, REFUSED_CHILD_CRASHED, REFUSED_UNNAMED };
 
 /* One byte changed in the root group's attributes of a file without a seal (a killed run's, or
@@ -1168,7 +1248,10 @@ static void test_unsealed_damage_never_crashes(void **state) {
   snprintf(bad, sizeof bad, "%s.bad", path);
   mb_rng rng;
   mb_rng_seed(&rng, 20261129);
-  int count[REFUSED_UNNAMED + 1] = {0};
+  /* per reader: dump_results (everything), dump_provenance (the root attributes, for resume) */
+  int count[2][REFUSED_UNNAMED + 1] = {{0}};
+  char copy[1300];
+  snprintf(copy, sizeof copy, "%s.provenance", bad);
   enum { COPIES = 100 };
   for (int i = 0; i < COPIES; i++) {
     size_t at = from + (size_t)mb_rng_below(&rng, span);
@@ -1176,35 +1259,43 @@ static void test_unsealed_damage_never_crashes(void **state) {
     bytes[at] ^= flip;
     mb_test_write_bytes(bad, bytes, size);
     bytes[at] ^= flip;
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-      signal(SIGSEGV, SIG_DFL); /* cmocka's handler would go on running the tests here */
-      signal(SIGBUS, SIG_DFL);
-      mb_error e = {{0}};
-      char *got = dump_results(bad, &e);
-      _exit(got                                       ? READ_OK
-            : strstr(e.message, "in a child process") ? REFUSED_CHILD_CRASHED
-            : strstr(e.message, bad)                  ? REFUSED_NAMED
-                                                      : REFUSED_UNNAMED);
+    for (int reader = 0; reader < 2; reader++) {
+      fflush(NULL);
+      pid_t pid = fork();
+      assert_true(pid >= 0);
+      if (pid == 0) {
+        signal(SIGSEGV, SIG_DFL); /* cmocka's handler would go on running the tests here */
+        signal(SIGBUS, SIG_DFL);
+        mb_error e = {{0}};
+        char *got = reader == 0 ? dump_results(bad, &e) : dump_provenance(bad, &e);
+        _exit(got                                       ? READ_OK
+              : strstr(e.message, "in a child process") ? REFUSED_CHILD_CRASHED
+              : strstr(e.message, bad)                  ? REFUSED_NAMED
+                                                        : REFUSED_UNNAMED);
+      }
+      int status = 0;
+      assert_true(waitpid(pid, &status, 0) == pid);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) < READ_OK)
+        fail_msg("byte %zu ^ 0x%02x, reader %d: the read crashed (wait status %d)", at, flip,
+                 reader, status);
+      if (WEXITSTATUS(status) == REFUSED_UNNAMED)
+        fail_msg("byte %zu ^ 0x%02x, reader %d: an error without the file's name", at, flip,
+                 reader);
+      if (access(copy, F_OK) == 0) fail_msg("byte %zu ^ 0x%02x: %s left behind", at, flip, copy);
+      count[reader][WEXITSTATUS(status)]++;
     }
-    int status = 0;
-    assert_true(waitpid(pid, &status, 0) == pid);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) < READ_OK)
-      fail_msg("byte %zu ^ 0x%02x: the read crashed (wait status %d)", at, flip, status);
-    if (WEXITSTATUS(status) == REFUSED_UNNAMED)
-      fail_msg("byte %zu ^ 0x%02x: an error without the file's name", at, flip);
-    count[WEXITSTATUS(status)]++;
   }
-  printf(
-      "unsealed, one byte of the root's attributes changed: %d read, %d refused, %d refused "
-      "after libhdf5 crashed in the child\n",
-      count[READ_OK], count[REFUSED_NAMED], count[REFUSED_CHILD_CRASHED]);
-  if (count[REFUSED_CHILD_CRASHED] < 1)
-    fail_msg(
-        "no damaged copy crashed libhdf5, so the child's guard went untested (another HDF5 "
-        "version or file layout? choose other bytes)");
+  for (int reader = 0; reader < 2; reader++) {
+    printf(
+        "unsealed, one byte of the root's attributes changed, %s: %d read, %d refused, %d "
+        "refused after libhdf5 crashed in the child\n",
+        reader == 0 ? "everything" : "the provenance", count[reader][READ_OK],
+        count[reader][REFUSED_NAMED], count[reader][REFUSED_CHILD_CRASHED]);
+    if (count[reader][REFUSED_CHILD_CRASHED] < 1)
+      fail_msg(
+          "no damaged copy crashed libhdf5, so the child's guard went untested (another HDF5 "
+          "version or file layout? choose other bytes)");
+  }
   free(bytes);
   mb_test_temp_remove(path);
 }
@@ -1336,6 +1427,7 @@ int main(void) {
       cmocka_unit_test(test_damaged_byte_never_loads_silently),
       cmocka_unit_test(test_seal_states),
       cmocka_unit_test(test_unsealed_damage_never_crashes),
+      cmocka_unit_test(test_provenance_copy),
       cmocka_unit_test(test_read_all),
       cmocka_unit_test(test_baseline_hardware),
   };
