@@ -351,6 +351,13 @@ static void test_arrays_and_counts(void **state) {
   assert_non_null(strstr(err.message, "1..200 characters"));
   key[200] = '\0';
   assert_true(mb_nn_file_write_array(f, key, MB_NN_U8, u8, 5, &err));
+  /* every end of the allowed ranges taken; the characters just outside them refused */
+  assert_true(mb_nn_file_write_array(f, "AZaz09_.-", MB_NN_U8, u8, 5, &err));
+  const char *outside[] = {"a@", "a[", "a`", "a{", "a/", "a:", "a,"};
+  for (size_t i = 0; i < sizeof outside / sizeof *outside; i++) {
+    assert_false(mb_nn_file_write_array(f, outside[i], MB_NN_U8, u8, 5, &err));
+    assert_non_null(strstr(err.message, "not in [A-Za-z0-9_.-]"));
+  }
   assert_true(mb_nn_file_commit(f, &err));
 
   f = mb_nn_file_open(path, &err);
@@ -385,8 +392,18 @@ static void test_arrays_and_counts(void **state) {
   assert_false(mb_nn_file_get_count(f, "n.past", &n, &err));
   assert_true(mb_nn_file_read_array(f, key, MB_NN_U8, u8b, 5, &err));
   assert_memory_equal(u8, u8b, sizeof u8);
+  assert_true(mb_nn_file_read_array(f, "AZaz09_.-", MB_NN_U8, u8b, 5, &err));
   assert_false(mb_nn_file_get_count(f, "n.none", &n, &err));
   assert_non_null(strstr(err.message, "missing"));
+  mb_nn_file_close(f);
+  /* a file without any array: each is missing */
+  f = mb_nn_file_create(path, &err);
+  assert_true(mb_nn_file_set_double(f, "n.ok", 1, &err));
+  assert_true(mb_nn_file_commit(f, &err));
+  f = mb_nn_file_open(path, &err);
+  assert_non_null(f);
+  assert_false(mb_nn_file_read_array(f, "a.u8", MB_NN_U8, u8b, 5, &err));
+  assert_non_null(strstr(err.message, "/arrays/a.u8: missing"));
   mb_nn_file_close(f);
   mb_test_temp_remove(path);
 }
@@ -588,9 +605,24 @@ static void test_checksums(void **state) {
   f = mb_nn_file_create(path, &err);
   assert_true(mb_nn_file_write_array(f, "x", MB_NN_F32, v, 4, &err));
   assert_true(mb_nn_file_write_array(f, "y", MB_NN_F32, v, 4, &err));
+  assert_true(mb_nn_file_write_array(f, "z", MB_NN_F32, v, 4, &err));
   assert_true(mb_nn_file_commit(f, &err));
   raw_overwrite(path, "/arrays/x", -1.0);
   hid_t h = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  /* z's checksum the right string type, one hex digit short */
+  assert_true(H5Adelete_by_name(h, "/arrays/z", "sha256", H5P_DEFAULT) >= 0);
+  char short_sum[65];
+  memset(short_sum, '0', 63);
+  short_sum[63] = short_sum[64] = '\0';
+  hid_t st = H5Tcopy(H5T_C_S1);
+  assert_true(st >= 0 && H5Tset_size(st, sizeof short_sum) >= 0);
+  hid_t ssp = H5Screate(H5S_SCALAR);
+  hid_t sat =
+      H5Acreate_by_name(h, "/arrays/z", "sha256", st, ssp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(sat >= 0 && H5Awrite(sat, st, short_sum) >= 0);
+  H5Aclose(sat);
+  H5Sclose(ssp);
+  H5Tclose(st);
   assert_true(H5Adelete_by_name(h, "/arrays/y", "sha256", H5P_DEFAULT) >= 0);
   hid_t sp = H5Screate(H5S_SCALAR);
   hid_t at = H5Acreate_by_name(h, "/arrays/y", "sha256", H5T_NATIVE_INT, sp, H5P_DEFAULT,
@@ -605,6 +637,8 @@ static void test_checksums(void **state) {
   assert_non_null(strstr(err.message, "/arrays/x: the data do not match their SHA-256"));
   assert_false(mb_nn_file_read_array(f, "y", MB_NN_F32, back, 4, &err));
   assert_non_null(strstr(err.message, "/arrays/y: attribute 'sha256' is not a SHA-256"));
+  assert_false(mb_nn_file_read_array(f, "z", MB_NN_F32, back, 4, &err));
+  assert_non_null(strstr(err.message, "/arrays/z: attribute 'sha256' is not a SHA-256"));
   mb_nn_file_close(f);
   /* written before checksums: every sha256 attribute gone, the checkpoint loads the same */
   save(&a, path, 1.0);
