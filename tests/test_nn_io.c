@@ -6,6 +6,7 @@
  * are refused naming the dataset; checkpoints written before checksums still load. */
 #include <dirent.h>
 #include <hdf5.h>
+#include <hdf5_hl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,11 +183,25 @@ static void test_wrong_architecture(void **state) {
   assert_non_null(strstr(e.message, "tensor missing from the file"));
   assert_false(mb_nn_file_read_module(f, &shallow.repr, &e)); /* the file has more */
   assert_non_null(strstr(e.message, "tensor in the file is not in the model"));
+  char arch[4096], want[4200];
+  mb_nn_describe(&a.repr, arch, sizeof arch);
+  snprintf(want, sizeof want, "(file: %s)", arch);
+  assert_non_null(strstr(e.message, want)); /* the file's own architecture, from its attribute */
   mb_nn_module other;
   CHECK(mb_nn_build_resmlp(&other, "value", 8, 8, 0, 3, MB_INIT_ZERO, err));
   assert_false(mb_nn_file_read_module(f, &other, &e));
   assert_non_null(strstr(e.message, "/value: no network of that name"));
   mb_nn_module_free(&other);
+  mb_nn_file_close(f);
+  /* an architecture attribute that is not a string is not read as one */
+  hid_t h = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(H5Adelete_by_name(h, "/repr", "architecture", H5P_DEFAULT) >= 0);
+  int not_text = 7;
+  assert_true(H5LTset_attribute_int(h, "/repr", "architecture", &not_text, 1) >= 0);
+  H5Fclose(h);
+  CHECK((f = mb_nn_file_open(path, err)) != NULL);
+  assert_false(mb_nn_file_read_module(f, &shallow.repr, &e));
+  assert_non_null(strstr(e.message, "not in the model (file: unknown)"));
   mb_nn_file_close(f);
   mb_tensor_free(&keep);
   agent_free(&a);
