@@ -114,6 +114,11 @@ static void test_round_trip(void **state) {
   assert_false(mb_nn_file_get_double(f, "config", &d, &e)); /* a string, not a number */
   assert_non_null(strstr(e.message, "'config' is not a number"));
   assert_false(mb_nn_file_get_string(f, "config", s, 8, &e)); /* does not fit */
+  /* the text and its NUL fill the buffer exactly; one byte less does not do */
+  int fits = (int)strlen("{\"simulations\": 32, \"K\": 5}") + 1;
+  assert_true(mb_nn_file_get_string(f, "config", s, fits, &e));
+  assert_false(mb_nn_file_get_string(f, "config", s, fits - 1, &e));
+  assert_non_null(strstr(e.message, "room for"));
   assert_false(mb_nn_file_get_double(f, "nope", &d, &e));
   assert_non_null(strstr(e.message, "attribute 'nope' is missing"));
   assert_false(mb_nn_file_get_string(f, "nope", s, sizeof s, &e)); /* worded as results.c does */
@@ -253,6 +258,17 @@ static void test_bad_files(void **state) {
   mb_error e;
   assert_null(mb_nn_file_open("/nonexistent/dir/x.h5", &e));
   assert_non_null(strstr(e.message, "/nonexistent/dir/x.h5: cannot read"));
+  /* paths of up to 1023 bytes are taken (this one then does not exist), longer ones refused */
+  char long_path[1026];
+  memset(long_path, 'p', sizeof long_path - 1);
+  long_path[0] = '/';
+  long_path[1023] = '\0';
+  assert_null(mb_nn_file_open(long_path, &e));
+  assert_memory_equal(e.message, "/ppp", 4); /* "PATH: cannot read the file", cut */
+  long_path[1023] = 'p';
+  long_path[1024] = '\0';
+  assert_null(mb_nn_file_open(long_path, &e));
+  assert_memory_equal(e.message, "checkpoint: path '/ppp", 22); /* "... empty or too long" */
   char *junk = mb_test_write_temp(".h5", "this is not HDF5\n");
   assert_null(mb_nn_file_open(junk, &e));
   assert_non_null(strstr(e.message, "not an HDF5 file"));
@@ -352,6 +368,7 @@ static void test_arrays_and_counts(void **state) {
   assert_non_null(strstr(err.message, "/arrays/a.u8"));
   assert_false(mb_nn_file_write_array(f, "bad/name", MB_NN_U8, u8, 5, &err));
   assert_true(mb_nn_file_set_double(f, "n.ok", 12345, &err));
+  assert_true(mb_nn_file_set_double(f, "n.zero", 0, &err));
   assert_true(mb_nn_file_set_double(f, "n.neg", -1, &err));
   assert_true(mb_nn_file_set_double(f, "n.frac", 2.5, &err));
   assert_true(mb_nn_file_set_double(f, "n.max", 9007199254740992.0, &err)); /* 2^53 */
@@ -399,6 +416,8 @@ static void test_arrays_and_counts(void **state) {
   int64_t n = 0;
   assert_true(mb_nn_file_get_count(f, "n.ok", &n, &err));
   assert_int_equal(n, 12345);
+  assert_true(mb_nn_file_get_count(f, "n.zero", &n, &err));
+  assert_int_equal(n, 0);
   assert_false(mb_nn_file_get_count(f, "n.neg", &n, &err));
   assert_non_null(strstr(err.message, "n.neg = -1: expected an integer >= 0"));
   assert_false(mb_nn_file_get_count(f, "n.frac", &n, &err));
@@ -415,10 +434,25 @@ static void test_arrays_and_counts(void **state) {
   f = mb_nn_file_create(path, &err);
   assert_true(mb_nn_file_set_double(f, "n.ok", 1, &err));
   assert_true(mb_nn_file_commit(f, &err));
+  /* numbers as other writers store them: a scalar (rank 0) is one value, a pair is not */
+  hid_t h = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  hid_t scalar = H5Screate(H5S_SCALAR);
+  double half = 0.5, pair[2] = {1, 2};
+  hid_t at = H5Acreate2(h, "n.scalar", H5T_NATIVE_DOUBLE, scalar, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_DOUBLE, &half) >= 0);
+  H5Aclose(at);
+  H5Sclose(scalar);
+  assert_true(H5LTset_attribute_double(h, "/", "n.pair", pair, 2) >= 0);
+  H5Fclose(h);
   f = mb_nn_file_open(path, &err);
   assert_non_null(f);
   assert_false(mb_nn_file_read_array(f, "a.u8", MB_NN_U8, u8b, 5, &err));
   assert_non_null(strstr(err.message, "/arrays/a.u8: missing"));
+  double got = 0;
+  assert_true(mb_nn_file_get_double(f, "n.scalar", &got, &err));
+  assert_true(got == 0.5);
+  assert_false(mb_nn_file_get_double(f, "n.pair", &got, &err));
+  assert_non_null(strstr(err.message, "attribute 'n.pair': 2 values, expected 1"));
   mb_nn_file_close(f);
   mb_test_temp_remove(path);
 }
