@@ -33,9 +33,10 @@
 
 enum { N_SET = 3, N_PROBES = 4 };
 
-/* N_SET random workloads of 32, 48 and 64 buffers with the catalogue's capacity rule, or with
- * `capacity` bytes of fast memory when it is > 0. */
-static void make_set(mb_workload *w[N_SET], mb_train_workload set[N_SET], int64_t capacity) {
+/* N_SET random workloads of `first`, first + step, ... buffers with the catalogue's capacity
+ * rule, or with `capacity` bytes of fast memory when it is > 0. */
+static void make_set_of(mb_workload *w[N_SET], mb_train_workload set[N_SET], int64_t capacity,
+                        int32_t first, int32_t step) {
   mb_error err = {{0}};
   mb_hardware base;
   assert_true(mb_hardware_find("tpu-v4i", NULL, &base, &err));
@@ -44,12 +45,17 @@ static void make_set(mb_workload *w[N_SET], mb_train_workload set[N_SET], int64_
     mb_rng_seed(&rng, 500 + (uint64_t)e);
     mb_random_options o;
     mb_random_options_default(&o);
-    w[e] = mb_random_workload(&rng, 32 + 16 * e, &o, "probe", &err);
+    w[e] = mb_random_workload(&rng, first + step * e, &o, "probe", &err);
     assert_non_null(w[e]);
     int64_t cap = capacity > 0 ? capacity : mb_catalogue_auto_capacity(w[e], &base);
     set[e] = (mb_train_workload){
         .name = w[e]->name, .w = w[e], .hw = mb_hardware_with_capacity(&base, cap)};
   }
+}
+
+/* Workloads of 32, 48 and 64 buffers. */
+static void make_set(mb_workload *w[N_SET], mb_train_workload set[N_SET], int64_t capacity) {
+  make_set_of(w, set, capacity, 32, 16);
 }
 
 static void free_set(mb_workload *w[N_SET]) {
@@ -124,6 +130,8 @@ static void probes_print_their_tables(bool action_features) {
     if (!ok) fail_msg("probe %d: %s", k, err.message);
     assert_true(!strncmp(first, TITLES[k], strlen(TITLES[k])));
     assert_true(strchr(first, '\n') < first + strlen(first) - 1); /* a title and rows */
+    /* every number printed is one: no row for what was never measured (0 / 0) */
+    if (strstr(first, "nan") || strstr(first, "inf")) fail_msg("probe %d: %s", k, first);
     assert_true(run_probe(k, &ag, set, &second, &err));
     assert_string_equal(first, second);
     free(first);
@@ -141,6 +149,26 @@ static void test_probes_print_their_tables(void **state) {
 static void test_probes_with_action_features(void **state) {
   (void)state;
   probes_print_their_tables(true);
+}
+
+/* Episodes shorter than the deepest path the unroll probe measures (12 steps): its table ends
+ * at the deepest path measured, with no row for the depths never reached. */
+static void test_unroll_probe_on_short_episodes(void **state) {
+  (void)state;
+  mb_workload *w[N_SET];
+  mb_train_workload set[N_SET];
+  make_set_of(w, set, 0, 6, 1); /* at most 8 decisions */
+  mb_agent ag;
+  make_agent(&ag, false);
+  mb_error err = {{0}};
+  char *text = NULL;
+  if (!run_probe(2, &ag, set, &text, &err)) fail_msg("%s", err.message);
+  if (strstr(text, "nan") || strstr(text, "inf")) fail_msg("%s", text);
+  assert_non_null(strstr(text, "\n   0 "));
+  assert_null(strstr(text, "\n   8 ")); /* no path is longer than its episode (8 decisions) */
+  free(text);
+  mb_agent_free(&ag);
+  free_set(w);
 }
 
 static void test_probes_refuse_a_set_without_decisions(void **state) {
@@ -682,6 +710,7 @@ int main(void) {
       cmocka_unit_test(test_probes_print_their_tables),
       cmocka_unit_test(test_probes_with_action_features),
       cmocka_unit_test(test_probes_refuse_a_set_without_decisions),
+      cmocka_unit_test(test_unroll_probe_on_short_episodes),
       cmocka_unit_test(test_probes_match_the_reference),
       cmocka_unit_test(test_probes_match_the_reference_with_action_features),
       cmocka_unit_test(test_probes_match_the_reference_leaning_slow),
