@@ -29,16 +29,17 @@ typedef enum mb_isolated_end {
   MB_ISOLATED_NOT_RUN   /* no child could be started (fork failed) */
 } mb_isolated_end;
 
-/* Runs fn(ctx, child's err) in a forked child whose stdout and stderr go to /dev/null (a sanitizer's report
- * or a library's messages about the damage are not the caller's output), and waits for it.
- * In the child, blocks malloc takes from its heap are filled with non-zero garbage (glibc's
- * M_PERTURB; not the small blocks its per-thread cache hands back), so that a library's read
- * of memory it never wrote crashes there more often than in the caller.
- * RETURNED: *code is fn's value, and when it is not 0 and fn left a message, err holds that
- * message (err is left alone otherwise). Otherwise err says what happened, e.g. "crashed with signal 11
- * (Segmentation fault) in a child process", or "exit status 1" after a sanitizer caught the
- * fault. Call it from a thread that holds no lock that fn needs: the child has the calling
- * thread only. */
+/* Runs fn(ctx, child's err) in a forked child whose stdout and stderr go to /dev/null (a
+ * sanitizer's report or a library's messages about the damage are not the caller's output), and
+ * waits for it. In the child, blocks malloc takes from its heap are filled with non-zero garbage
+ * (glibc's M_PERTURB; not the small blocks its per-thread cache hands back), so that a library's
+ * read of memory it never wrote crashes there more often than in the caller. RETURNED: *code is
+ * fn's value, and when it is not 0 and fn left a message, err holds that message (err is left alone
+ * otherwise). Otherwise err says what happened, e.g. "crashed with signal 11 (Segmentation fault)
+ * in a child process", or "exit status 1" after a sanitizer caught the fault. Call it from a thread
+ * that holds no lock that fn needs: the child has the calling thread only. The message comes back
+ * through a pipe that the caller reads to its end: a process that fn starts and leaves running
+ * would keep the caller waiting. */
 mb_isolated_end mb_isolated_run(mb_isolated_fn fn, void *ctx, int *code, mb_error *err);
 
 /* What mb_supervise returns in the child, which goes on with the work. */
