@@ -1175,12 +1175,23 @@ static void test_provenance_copy(void **state) {
   assert_true(strncmp(whole + strlen(sealed), "attr ", 5) != 0);
   assert_true(mb_results_unseal(path, &err));
   assert_true(mb_results_unchecked(path));
+  size_t size_before = 0, size_after = 0;
+  char *before = mb_read_file(path, &size_before);
+  assert_non_null(before);
+  /* a copy left by a resume killed while making it is replaced */
+  char copy[1200];
+  snprintf(copy, sizeof copy, "%s.provenance", path);
+  mb_test_write_bytes(copy, (const unsigned char *)"left over\n", 10);
   char *unsealed = dump_provenance(path, &err);
   assert_non_null(unsealed);
   assert_string_equal(unsealed, sealed);
-  char copy[1200];
-  snprintf(copy, sizeof copy, "%s.provenance", path);
   assert_int_equal(access(copy, F_OK), -1);
+  char *after = mb_read_file(path, &size_after);
+  assert_non_null(after);
+  assert_int_equal(size_after, size_before); /* the file itself is not written */
+  assert_memory_equal(after, before, size_before);
+  free(before);
+  free(after);
   mb_results *r = mb_results_open_provenance(path, &err);
   assert_non_null(r);
   assert_string_equal(mb_results_path(r), path);
