@@ -1136,7 +1136,6 @@ static void test_damaged_byte_never_loads_silently(void **state) {
   mb_test_temp_remove(path);
 }
 
-/* How one read of a damaged unsealed copy ended, as the exit code of the child that read it. */
 /* The root attributes as mb_results_open_provenance reads them, in dump_results' lines. */
 static char *dump_provenance(const char *path, mb_error *err) {
   mb_results *r = mb_results_open_provenance(path, err);
@@ -1205,7 +1204,7 @@ static void test_provenance_copy(void **state) {
   assert_non_null(strstr(err.message, path));
   assert_null(strstr(err.message, ".provenance"));
   mb_results_close(r, NULL);
-  /* the file unchanged: still unsealed, nothing written into it */
+  /* still unsealed once the handle is closed */
   assert_true(mb_results_unchecked(path));
   free(whole);
   free(sealed);
@@ -1228,6 +1227,7 @@ static void test_provenance_copy(void **state) {
   mb_test_temp_remove(path);
 }
 
+/* How one read of a damaged unsealed copy ended, as the exit code of the child that read it. */
 enum { READ_OK = 10, REFUSED_NAMED, REFUSED_CHILD_CRASHED, REFUSED_UNNAMED };
 
 /* One byte changed in the root group's attributes of a file without a seal (a killed run's, or
@@ -1240,7 +1240,9 @@ enum { READ_OK = 10, REFUSED_NAMED, REFUSED_CHILD_CRASHED, REFUSED_UNNAMED };
  * the process did before: with the test's TMPDIR at a path of another length (the file's layout
  * changes with it), one copy crashed dump_results though the child had read it whole, until the
  * child emptied libhdf5's free lists and its malloc filled new blocks with garbage
- * (read_everything_isolated in results.c, isolated.h). */
+ * (read_everything_isolated in results.c, isolated.h). Each copy is also read as `run --resume`
+ * reads it, its root attributes alone through mb_results_open_provenance, whose child must crash
+ * on at least one copy too. */
 static void test_unsealed_damage_never_crashes(void **state) {
   (void)state;
   char *path = mb_test_temp_path("unsealed.h5");
