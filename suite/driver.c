@@ -889,28 +889,13 @@ static bool take_header_options(run *R, const mb_journal_header *h, mb_error *er
   return true;
 }
 
-/* Writes all of text to fd (retrying short writes); false with errno set. */
-static bool write_all(int fd, const char *text, size_t len) {
-  size_t off = 0;
-  while (off < len) {
-    ssize_t w = write(fd, text + off, len - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      if (w == 0) errno = EIO;
-      return false;
-    }
-    off += (size_t)w;
-  }
-  return true;
-}
-
 static bool journal_write(run *R, int64_t i, mb_error *err) {
   const task *t = &R->tasks[i];
   char *line = NULL;
   size_t len = 0;
   if (!mb_journal_encode_record(i, t->kind, &t->out, &line, &len, err))
     return mb_fail_prefix(err, "%s", R->journal_path);
-  bool ok = write_all(R->journal_fd, line, len);
+  bool ok = mb_write_all(R->journal_fd, line, len);
   int e = errno;
   free(line);
   if (!ok)
@@ -931,7 +916,7 @@ static bool journal_create(run *R, mb_error *err) {
   size_t len = 0;
   if (!mb_journal_encode_header(&h, &head, &len, err))
     return mb_fail_prefix(err, "%s", R->journal_path);
-  bool ok = write_all(R->journal_fd, head, len) && fsync(R->journal_fd) == 0;
+  bool ok = mb_write_all(R->journal_fd, head, len) && fsync(R->journal_fd) == 0;
   free(head);
   if (!ok)
     return mb_fail(err, "%s: cannot write the journal: %s", R->journal_path, strerror(errno));

@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "paths.h"
+
 /* A returning child exits with RETURNED + its code, so that an exit status the child's code did
  * not choose (1 from a sanitizer, 127 from the shell, ...) is not read as a returned value. */
 #define RETURNED 64
@@ -64,18 +66,6 @@ int mb_supervise(mb_error *err) {
   return MB_SUPERVISED_CRASHED;
 }
 
-/* Writes the whole buffer to fd; false when it cannot (the caller then gets no message). */
-static bool write_all(int fd, const char *buf, size_t len) {
-  while (len > 0) {
-    ssize_t n = write(fd, buf, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    buf += n;
-    len -= (size_t)n;
-  }
-  return true;
-}
-
 /* Reads fd until its end into buf (at most cap - 1 bytes, NUL-terminated; the rest is read and
  * dropped), so that a writer that ends is never blocked by a full pipe. */
 static void read_all(int fd, char *buf, size_t cap) {
@@ -127,7 +117,8 @@ mb_isolated_end mb_isolated_run(mb_isolated_fn fn, void *ctx, int *code, mb_erro
     mallopt(M_PERTURB, CHILD_MALLOC_PERTURB);
     mb_error child_err = {{0}};
     int c = fn(ctx, &child_err);
-    if (c != 0) write_all(message[1], child_err.message, strlen(child_err.message));
+    /* a failed write leaves the caller without the message, nothing worse */
+    if (c != 0) mb_write_all(message[1], child_err.message, strlen(child_err.message));
     /* _exit: no atexit handlers and no flush of stdio buffers the parent also holds */
     _exit(c >= 0 && c <= MB_ISOLATED_MAX_CODE ? RETURNED + c : 1);
   }

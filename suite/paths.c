@@ -108,6 +108,21 @@ static FILE *open_for_reading(const char *path) {
   return f;
 }
 
+bool mb_write_all(int fd, const void *buf, size_t len) {
+  const char *at = buf;
+  while (len > 0) {
+    ssize_t w = write(fd, at, len);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      if (w == 0) errno = EIO;
+      return false;
+    }
+    at += w;
+    len -= (size_t)w;
+  }
+  return true;
+}
+
 char *mb_read_file(const char *path, size_t *len) {
   FILE *f = open_for_reading(path);
   if (!f) return NULL;

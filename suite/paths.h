@@ -37,5 +37,8 @@ bool mb_path_check_replaceable(const char *path, mb_error *err);
 /* Reads a whole file into a NUL-terminated malloc'd buffer; NULL (errno set) on failure: EISDIR
  * for a directory. A FIFO without a writer reads as empty at once instead of blocking. */
 char *mb_read_file(const char *path, size_t *len);
+/* Writes all len bytes of buf to fd, retrying short and interrupted writes; false (errno set,
+ * EIO when the file takes no byte) when it cannot. */
+bool mb_write_all(int fd, const void *buf, size_t len);
 
 #endif

@@ -1,6 +1,7 @@
 /* paths.h: where things are, reading whole files, and the checks on files a command reads or
  * replaces. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,36 @@ static void test_read_file(void **state) {
 
 /* Same file: by device and inode, so a hard link, a symbolic link and another spelling of the
  * path are the same file, a copy is not. */
+/* Every byte reaches the file, in order, and an empty write succeeds; a descriptor that takes no
+ * writes is refused with errno set. */
+static void test_write_all(void **state) {
+  (void)state;
+  enum { N = 300000 };
+  char *bytes = malloc(N);
+  assert_non_null(bytes);
+  for (int i = 0; i < N; i++) bytes[i] = (char)(i * 7 + i / 256);
+  char *path = mb_test_temp_path("write_all.bin");
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  assert_true(fd >= 0);
+  assert_true(mb_write_all(fd, bytes, N));
+  assert_true(mb_write_all(fd, bytes, 0));
+  close(fd);
+  size_t len = 0;
+  char *back = mb_read_file(path, &len);
+  assert_non_null(back);
+  assert_int_equal(len, N);
+  assert_memory_equal(back, bytes, N);
+  free(back);
+  fd = open(path, O_RDONLY);
+  assert_true(fd >= 0);
+  errno = 0;
+  assert_false(mb_write_all(fd, bytes, 10));
+  assert_int_equal(errno, EBADF);
+  close(fd);
+  free(bytes);
+  mb_test_temp_remove(path);
+}
+
 static void test_same_file(void **state) {
   (void)state;
   char *dir = mb_test_temp_dir(), a[4096], b[4096], link_path[4096], hard[4096], other[4096];
@@ -188,6 +219,7 @@ int main(void) {
       cmocka_unit_test(test_join),      cmocka_unit_test(test_environment),
       cmocka_unit_test(test_mkdir_p),   cmocka_unit_test(test_read_file),
       cmocka_unit_test(test_same_file), cmocka_unit_test(test_kinds),
+      cmocka_unit_test(test_write_all),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
