@@ -23,7 +23,8 @@ Usage: scripts/mutants.py SOURCE TEST[,TEST...] [--sample N] [--seed S] [--build
   --survivors LOG  try only the mutants an earlier run printed as SURVIVED in LOG (its output):
               e.g. a unit test's survivors against the end-to-end tests
 
-It edits SOURCE in place and restores it when done, interrupted or not; run it in a worktree
+It edits SOURCE in place and restores it when done, interrupted or not (then its counts are
+those of the mutants finished, the first ones of the same draw as --sample); run it in a worktree
 of its own (git worktree add ../mut HEAD) to go on working meanwhile. Needs python3 (not
 installed by scripts/setup.sh: it is a developer's tool, not used by run.sh or test.sh).
 """
@@ -156,6 +157,7 @@ def main():
     env = dict(os.environ, TMPDIR=tmp)
     signal.signal(signal.SIGTERM, interrupted)  # a kill restores the source as Ctrl-C does
     killed = survived = unbuilt = 0
+    finished = False
     try:
         for i, start, end, replacement in tried:
             line = lines[i]
@@ -170,13 +172,19 @@ def main():
                 survived += 1
                 print(f'SURVIVED {args.source}:{i + 1}: {line.strip()}  ->  {mutated.strip()}',
                       flush=True)
+        finished = True
     finally:
         with open(source, 'w') as f:
             f.write(original)
         build(build_dir, tests)
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f'{args.source}: {killed} killed, {survived} survived, {unbuilt} did not build, '
-          f'of {len(tried)} tried (of {len(found)} candidates)')
+        # also when interrupted: the mutants done so far are the first ones of --sample's
+        # draw, so a stopped run's counts are those of `--sample DONE`
+        done = killed + survived + unbuilt
+        print(f'{args.source}: {killed} killed, {survived} survived, {unbuilt} did not build, '
+              f'of {done} tried (of {len(found)} candidates)'
+              + ('' if finished else f'; interrupted: the counts of --sample {done}'),
+              flush=True)
 
 
 if __name__ == '__main__':
