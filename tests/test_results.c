@@ -358,6 +358,12 @@ static void raw_add_pairs(const char *path) {
   a = H5Acreate2(f, "pair_int", H5T_NATIVE_INT64, sp, H5P_DEFAULT, H5P_DEFAULT);
   assert_true(a >= 0 && H5Awrite(a, H5T_NATIVE_INT64, v) >= 0);
   H5Aclose(a);
+  /* an integer attribute with no value at all (a null dataspace: zero points) */
+  hid_t none = H5Screate(H5S_NULL);
+  a = H5Acreate2(f, "no_int", H5T_NATIVE_INT64, none, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(a >= 0);
+  H5Aclose(a);
+  H5Sclose(none);
   H5Tclose(t);
   H5Sclose(sp);
   assert_true(H5Fclose(f) >= 0);
@@ -419,6 +425,10 @@ static void test_attr_errors(void **state) {
   assert_false(mb_results_get_attr_int(r, "pair_int", &v, &err));
   assert_string_equal(err.message, want);
   assert_false(mb_results_get_attr_double(r, "pair_int", &d, &err));
+  /* no value is a shape the attribute has, not an HDF5 error */
+  snprintf(want, sizeof want, "%s: attribute 'no_int' is not an integer", path);
+  assert_false(mb_results_get_attr_int(r, "no_int", &v, &err));
+  assert_string_equal(err.message, want);
   /* listed all the same, the pairs as what they are */
   char **keys = NULL, **vals = NULL;
   int32_t n = 0;
@@ -547,6 +557,179 @@ static void test_name_encoding(void **state) {
   }
   char small[4];
   assert_null(mb_results_encode_name("abcdef", small, sizeof small));
+
+  /* what the escapes are, and the room each needs with its NUL */
+  const struct {
+    const char *name, *enc;
+  } exact[] = {{"a/b", "a%2Fb"}, {".x", "%2Ex"}, {"x.", "x."}, {"%", "%25"}, {"", "%00"}};
+  for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) {
+    char enc[16], dec[16];
+    size_t room = strlen(exact[i].enc) + 1;
+    assert_non_null(mb_results_encode_name(exact[i].name, enc, room));
+    assert_string_equal(enc, exact[i].enc);
+    assert_null(mb_results_encode_name(exact[i].name, enc, room - 1));
+    room = strlen(exact[i].name) + 1;
+    assert_non_null(mb_results_decode_name(exact[i].enc, dec, room));
+    assert_string_equal(dec, exact[i].name);
+    assert_null(mb_results_decode_name(exact[i].enc, dec, room - 1));
+  }
+
+  /* every byte round-trips as the first character, where '.' is escaped too; and an escape
+   * of any byte decodes, in upper- or lower-case hex (what another writer may have made) */
+  for (int c = 1; c < 256; c++) {
+    char name[3] = {(char)c, 'z', '\0'}, enc[16], dec[16];
+    assert_non_null(mb_results_encode_name(name, enc, sizeof enc));
+    assert_non_null(mb_results_decode_name(enc, dec, sizeof dec));
+    assert_string_equal(dec, name);
+    const char *cases[] = {"%%%02X", "%%%02x"};
+    for (int k = 0; k < 2; k++) {
+      snprintf(enc, sizeof enc, cases[k], c);
+      assert_non_null(mb_results_decode_name(enc, dec, sizeof dec));
+      assert_int_equal((unsigned char)dec[0], c);
+      assert_int_equal(dec[1], '\0');
+    }
+  }
+  /* what is not an escape stays as written */
+  const char *raw[] = {"%", "%4", "%G1", "%1G", "50%", "%%41"};
+  const char *want[] = {"%", "%4", "%G1", "%1G", "50%", "%A"};
+  for (size_t i = 0; i < sizeof raw / sizeof *raw; i++) {
+    char dec[16];
+    assert_non_null(mb_results_decode_name(raw[i], dec, sizeof dec));
+    assert_string_equal(dec, want[i]);
+  }
+}
+
+/* Names longer than the store's fields are refused naming the workload and the limit; the
+ * longest that fit are stored. */
+static void test_long_names(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("long.h5");
+  mb_error err = {{0}};
+  mb_results *r = mb_results_create(path, false, &err);
+  assert_non_null(r);
+  mb_workload *w = make_workload("w");
+  assert_non_null(w);
+  /* the key: at most 3 * MB_RES_WORKLOAD - 1 bytes once encoded */
+  char key[3 * MB_RES_WORKLOAD + 1];
+  memset(key, 'k', sizeof key - 1);
+  key[sizeof key - 1] = '\0';
+  assert_false(mb_results_put_workload(r, key, w, "", &err));
+  assert_non_null(strstr(err.message, "' is too long"));
+  key[3 * MB_RES_WORKLOAD - 1] = '\0';
+  assert_true(mb_results_put_workload(r, key, w, "", &err));
+  char sha[MB_RES_SHA];
+  mb_workload *back = mb_results_get_workload(r, key, sha, &err);
+  assert_non_null(back);
+  assert_int_equal(back->n_buffers, w->n_buffers);
+  mb_workload_free(back);
+  /* an op's name or kind, a buffer's name: at most MB_NAME_MAX - 1 bytes */
+  char name[MB_NAME_MAX + 1];
+  memset(name, 'n', MB_NAME_MAX);
+  name[MB_NAME_MAX] = '\0';
+  char want[256];
+  for (int part = 0; part < 3; part++) {
+    for (int len = MB_NAME_MAX - 1; len <= MB_NAME_MAX; len++) {
+      name[len] = '\0';
+      mb_workload_builder *b = mb_builder_new("long", "test_results");
+      int32_t o = mb_builder_add_op(b, part == 0 ? name : "op", part == 1 ? name : "dot", 1);
+      int32_t x = mb_builder_add_buffer(b, part == 2 ? name : "x", 64, 0, 0, false);
+      mb_builder_add_use(b, x, o, 64, 0);
+      mb_workload *lw = mb_builder_finish(b, &err);
+      assert_non_null(lw);
+      bool stored = mb_results_put_workload(r, "long", lw, "", &err);
+      mb_workload_free(lw);
+      name[len] = 'n';
+      if (len < MB_NAME_MAX) {
+        assert_true(stored);
+        continue;
+      }
+      assert_false(stored);
+      snprintf(want, sizeof want, "workload 'long': %s 0: name%s longer than %d bytes",
+               part == 2 ? "buffer" : "op", part == 2 ? "" : " or kind", MB_NAME_MAX - 1);
+      assert_non_null(strstr(err.message, want));
+    }
+  }
+  mb_workload_free(w);
+  assert_true(mb_results_close(r, &err));
+  mb_test_temp_remove(path);
+}
+
+/* A raw HDF5 file (no writer of the store's): with a user block for a seal when `block`, the
+ * root attribute mallocbench_file = `kind` unless NULL, and an empty dataset /results when
+ * `table`. */
+static void raw_hdf5_file(const char *path, bool block, const char *kind, bool table) {
+  hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+  if (block) H5Pset_userblock(fcpl, MB_SEAL_BLOCK);
+  hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+  H5Pclose(fcpl);
+  assert_true(f >= 0);
+  if (kind) {
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, strlen(kind) + 1);
+    hid_t a = H5Acreate2(f, "mallocbench_file", t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(a >= 0 && H5Awrite(a, t, kind) >= 0);
+    H5Aclose(a);
+    H5Tclose(t);
+    H5Sclose(sp);
+  }
+  if (table) {
+    hsize_t one[1] = {1};
+    hid_t sp = H5Screate_simple(1, one, NULL);
+    hid_t d = H5Dcreate2(f, "results", H5T_NATIVE_INT, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(d >= 0);
+    H5Dclose(d);
+    H5Sclose(sp);
+  }
+  assert_true(H5Fclose(f) >= 0);
+}
+
+/* mb_results_is_foreign: which files `run --resume` leaves alone. Either mark of a results file
+ * (its root attribute, its table) makes it not foreign; a damaged file is not known to be
+ * foreign, whatever its seal's kind says. */
+static void test_is_foreign(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("foreign.h5");
+  mb_error err = {{0}};
+  const struct {
+    const char *kind;
+    bool table, foreign;
+  } raw[] = {{NULL, false, true}, {"agent", false, true}, {"results", false, false},
+             {NULL, true, false}, {"agent", true, false}, {"results", true, false}};
+  for (size_t i = 0; i < sizeof raw / sizeof *raw; i++) {
+    raw_hdf5_file(path, false, raw[i].kind, raw[i].table);
+    assert_int_equal(mb_results_is_foreign(path), raw[i].foreign);
+  }
+  /* a file of another kind sealed by its writer, then damaged past the block */
+  raw_hdf5_file(path, true, "agent", false);
+  assert_true(mb_seal_mark_open(path, "agent", &err));
+  assert_true(mb_seal_close(path, "agent", &err));
+  assert_true(mb_results_is_foreign(path));
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  int fd = open(path, O_RDWR);
+  assert_true(fd >= 0);
+  unsigned char byte;
+  off_t at = st.st_size - 1;
+  assert_int_equal(pread(fd, &byte, 1, at), 1);
+  byte ^= 0x5a;
+  assert_int_equal(pwrite(fd, &byte, 1, at), 1);
+  close(fd);
+  mb_seal_state seal;
+  assert_false(mb_seal_check(path, &seal, NULL, &err));
+  assert_false(mb_results_is_foreign(path));
+  /* results files, sealed or not; what is not HDF5; nothing */
+  mb_results *r = mb_results_create(path, true, &err);
+  assert_non_null(r);
+  assert_true(mb_results_close(r, &err));
+  assert_false(mb_results_is_foreign(path));
+  assert_true(mb_results_unseal(path, &err));
+  assert_false(mb_results_is_foreign(path));
+  mb_test_temp_remove(path);
+  assert_false(mb_results_is_foreign(path));
+  char *txt = mb_test_write_temp(".h5", "not hdf5\n");
+  assert_false(mb_results_is_foreign(txt));
+  mb_test_temp_remove(txt);
 }
 
 /* Opens /workloads/<enc> of a closed file with the raw HDF5 API (to play an older writer). */
@@ -672,15 +855,19 @@ static void test_curve_heuristic(void **state) {
   mb_results *r = mb_results_create(path, false, &err);
   assert_non_null(r);
   double steps[2] = {0, 50}, rets[2] = {0.125, 0.25};
-  mb_result_row rows[3] = {make_row(0, "mallocmuzero", 0, 650000),
-                           make_row(1, "mallocmuzero", 1, 650000),
-                           make_row(2, "mallocmuzero", 2, 650000)};
+  mb_result_row rows[4] = {
+      make_row(0, "mallocmuzero", 0, 650000), make_row(1, "mallocmuzero", 1, 650000),
+      make_row(2, "mallocmuzero", 2, 650000), make_row(3, "mallocmuzero", 3, 650000)};
   assert_true(mb_results_append(r, &rows[0], NULL, steps, rets, 2, 1.0 / 3.0, &err));
   assert_true(mb_results_append(r, &rows[1], NULL, steps, rets, 2, NAN, &err));
   assert_true(mb_results_append(r, &rows[2], NULL, steps, rets, 2, 0.5, &err));
+  /* curve_len 0: no curve at all, not an empty one */
+  assert_true(mb_results_append(r, &rows[3], NULL, steps, rets, 0, 0.5, &err));
   assert_true(mb_results_close(r, &err));
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   assert_true(f >= 0);
+  assert_int_equal(H5Lexists(f, "/curves/net%2Fa%25b/tpu-v4i/mallocmuzero", H5P_DEFAULT), 1);
+  assert_int_equal(H5Lexists(f, "/curves/net%2Fa%25b/tpu-v4i/mallocmuzero/3", H5P_DEFAULT), 0);
   assert_int_equal(H5Aexists_by_name(f, "/curves/net%2Fa%25b/tpu-v4i/mallocmuzero/0",
                                      "heuristic_return", H5P_DEFAULT),
                    1);
@@ -1429,6 +1616,8 @@ int main(void) {
       cmocka_unit_test(test_truncated_file),
       cmocka_unit_test(test_busy_file),
       cmocka_unit_test(test_name_encoding),
+      cmocka_unit_test(test_long_names),
+      cmocka_unit_test(test_is_foreign),
       cmocka_unit_test(test_workload_split),
       cmocka_unit_test(test_curve_heuristic),
       cmocka_unit_test(test_matrix_split),
