@@ -1249,7 +1249,10 @@ static void test_train_set_load(void **state) {
   assert_true(mb_train_set_load(NULL, data, "^strassen2_", "train", INT64_MAX, NULL, &set, &err));
   assert_int_equal(set.n, 0);
   mb_train_set_free(&set);
-  /* more buffers than the limit: skipped, each with a note */
+  /* as many buffers as the limit: loaded; more: skipped, each with a note */
+  assert_true(mb_train_set_load(NULL, data, "^strassen2_8192", NULL, smallest, NULL, &set, &err));
+  assert_int_equal(set.n, 1);
+  mb_train_set_free(&set);
   char *log_path = mb_test_temp_path("skip.log");
   FILE *log = fopen(log_path, "w+");
   assert_non_null(log);
@@ -1269,6 +1272,27 @@ static void test_train_set_load(void **state) {
   mb_test_temp_remove(log_path);
   assert_false(mb_train_set_load(NULL, data, "(", NULL, INT64_MAX, NULL, &set, &err));
   assert_non_null(strstr(err.message, "--workloads"));
+}
+
+/* --freeze's list: the agent's network names, comma-separated, each once or more; anything
+ * else (an unknown or empty name, a stray comma) refused naming the list and the names. */
+static void test_freeze_check(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  const char *good[] = {"repr",      "dyn",    "reward", "pred", "repr,dyn,reward,pred",
+                        "pred,repr", "dyn,dyn"};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+    if (!mb_train_freeze_check(good[i], &err)) fail_msg("'%s': %s", good[i], err.message);
+  const char *bad[] = {"",          "dy",        "dynamics", "dyn,",     ",dyn",
+                       "dyn,,pred", "repr,nope", "DYN",      "dyn pred", "dyn,pred,"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    mb_error_clear(&err);
+    assert_false(mb_train_freeze_check(bad[i], &err));
+    char want[160];
+    snprintf(want, sizeof want, "--freeze '%s': expected networks among repr, dyn, reward, pred",
+             bad[i]);
+    assert_string_equal(err.message, want);
+  }
 }
 
 static void test_bad_config(void **state) {
@@ -1419,6 +1443,7 @@ int main(void) {
       cmocka_unit_test(test_sibling_transitions),
       cmocka_unit_test(test_bad_config),
       cmocka_unit_test(test_train_set_load),
+      cmocka_unit_test(test_freeze_check),
       cmocka_unit_test(test_self_play_exact),
       cmocka_unit_test(test_synth_packing),
       cmocka_unit_test(test_validation),
