@@ -732,6 +732,130 @@ static void test_is_foreign(void **state) {
   mb_test_temp_remove(txt);
 }
 
+/* A closed results file edited with the raw HDF5 API (a damaged or hand-made file): the link
+ * `name` deleted, and replaced by a 2 x 2 integer dataset when `as_matrix`; then unsealed, as
+ * an edit outside mallocbench leaves it. */
+static void raw_replace_table(const char *path, const char *name, bool as_matrix) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0);
+  assert_true(H5Ldelete(f, name, H5P_DEFAULT) >= 0);
+  if (as_matrix) {
+    hsize_t dims[2] = {2, 2};
+    int v[4] = {1, 2, 3, 4};
+    hid_t sp = H5Screate_simple(2, dims, NULL);
+    hid_t d = H5Dcreate2(f, name, H5T_NATIVE_INT, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(d >= 0 && H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    H5Dclose(d);
+    H5Sclose(sp);
+  }
+  assert_true(H5Fclose(f) >= 0);
+  assert_true(mb_results_unseal(path, NULL));
+}
+
+/* Damaged or hand-made files, each refused with what is wrong or read without a crash: either
+ * table missing; a table of two dimensions (read as empty, never past the one dimension the
+ * reader holds); a workload's checksum longer than its field. Many root attributes are all
+ * listed. A FIFO is never waited on. */
+static void test_damaged_tables(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("tables.h5");
+  mb_error err = {{0}};
+  char want[1200];
+  const char *tables[] = {"results", "baselines"};
+  for (int t = 0; t < 2; t++) {
+    mb_results *r = mb_results_create(path, true, &err);
+    assert_non_null(r);
+    assert_true(mb_results_close(r, &err));
+    raw_replace_table(path, tables[t], false);
+    assert_null(mb_results_open(path, false, &err));
+    snprintf(want, sizeof want, "%s: damaged results file: table /results or /baselines is missing",
+             path);
+    assert_string_equal(err.message, want);
+  }
+  mb_results *r = mb_results_create(path, true, &err);
+  assert_non_null(r);
+  assert_true(mb_results_close(r, &err));
+  raw_replace_table(path, "baselines", true);
+  r = mb_results_open(path, false, &err);
+  if (r) {
+    mb_baseline_row *base = NULL;
+    int64_t nb = -1;
+    if (mb_results_read_baselines(r, &base, &nb, &err)) assert_int_equal(nb, 0);
+    free(base);
+    mb_results_close(r, NULL);
+  }
+
+  /* a checksum that does not fit sha256[MB_RES_SHA] */
+  r = mb_results_create(path, true, &err);
+  assert_non_null(r);
+  mb_workload *w = make_workload("w");
+  assert_non_null(w);
+  char sha[MB_RES_SHA + 1];
+  memset(sha, 'a', MB_RES_SHA - 1);
+  sha[MB_RES_SHA - 1] = '\0';
+  assert_true(mb_results_put_workload(r, "w", w, sha, &err));
+  char back[MB_RES_SHA];
+  mb_workload *got = mb_results_get_workload(r, "w", back, &err);
+  assert_non_null(got);
+  assert_string_equal(back, sha);
+  mb_workload_free(got);
+  /* as many root attributes as a long provenance has, every one listed */
+  for (int i = 0; i < 100; i++) {
+    char key[16];
+    snprintf(key, sizeof key, "k%03d", i);
+    assert_true(mb_results_set_attr_int(r, key, i, &err));
+  }
+  char **keys = NULL, **vals = NULL;
+  int32_t n = 0, found = 0;
+  assert_true(mb_results_list_attrs(r, &keys, &vals, &n, &err));
+  for (int32_t i = 0; i < n; i++) {
+    int k = -1;
+    if (sscanf(keys[i], "k%d", &k) == 1 && k >= 0 && k < 100) {
+      char v[16];
+      snprintf(v, sizeof v, "%d", k);
+      found += !strcmp(vals[i], v);
+    }
+  }
+  assert_int_equal(found, 100);
+  mb_results_free_strings(keys, n);
+  mb_results_free_strings(vals, n);
+  assert_true(mb_results_close(r, &err));
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0);
+  hid_t g = H5Gopen2(f, "/workloads/w", H5P_DEFAULT);
+  assert_true(g >= 0 && H5Adelete(g, "sha256") >= 0);
+  hid_t sp = H5Screate(H5S_SCALAR), t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, MB_RES_SHA + 1);
+  sha[MB_RES_SHA - 1] = 'a';
+  sha[MB_RES_SHA] = '\0';
+  hid_t a = H5Acreate2(g, "sha256", t, sp, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(a >= 0 && H5Awrite(a, t, sha) >= 0);
+  H5Aclose(a);
+  H5Tclose(t);
+  H5Sclose(sp);
+  H5Gclose(g);
+  assert_true(H5Fclose(f) >= 0);
+  assert_true(mb_results_unseal(path, NULL));
+  r = mb_results_open(path, false, &err);
+  assert_non_null(r);
+  assert_false(mb_results_get_workload_sha256(r, "w", back, &err));
+  snprintf(want, sizeof want, "attribute 'sha256' is missing or longer than %d bytes",
+           MB_RES_SHA - 1);
+  assert_non_null(strstr(err.message, want));
+  mb_results_close(r, NULL);
+  mb_workload_free(w);
+  mb_test_temp_remove(path);
+
+  /* a FIFO: not a file a run left unchecked, and said at once (libhdf5 would wait for a
+   * writer); the alarm fails the test instead of hanging it */
+  char *fifo = mb_test_temp_path("fifo.h5");
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  alarm(20);
+  assert_false(mb_results_unchecked(fifo));
+  alarm(0);
+  mb_test_temp_remove(fifo);
+}
+
 /* Opens /workloads/<enc> of a closed file with the raw HDF5 API (to play an older writer). */
 static void raw_split_edit(const char *path, const char *group, bool delete_it, bool as_int) {
   hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
@@ -1618,6 +1742,7 @@ int main(void) {
       cmocka_unit_test(test_name_encoding),
       cmocka_unit_test(test_long_names),
       cmocka_unit_test(test_is_foreign),
+      cmocka_unit_test(test_damaged_tables),
       cmocka_unit_test(test_workload_split),
       cmocka_unit_test(test_curve_heuristic),
       cmocka_unit_test(test_matrix_split),
