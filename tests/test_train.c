@@ -778,6 +778,18 @@ static void test_validation(void **state) {
   mb_agent_curve_free(&curve);
   mb_agent_free(&ag);
 
+  /* the final validation return is the last point's: checked on a 40-step run, where it is
+   * not 0 as the 60-step run's is (an array slot past the curve's end could read as 0 too) */
+  mb_train_config shorter = cfg;
+  shorter.steps = 40;
+  shorter.out = shorter.best_out = NULL;
+  mb_train_result short_run;
+  assert_true(mb_train(&shorter, NULL, 0, NULL, &short_run, &err));
+  assert_int_equal(short_run.curve.len, 3);
+  assert_true(short_run.final_validation == short_run.curve.validation[2]);
+  assert_true(short_run.final_validation > 0);
+  mb_train_result_free(&short_run);
+
   /* resumed: the series continues; the best so far starts from the resumed curve's */
   cfg.resume = out;
   cfg.steps = 100;
@@ -1356,6 +1368,10 @@ static void test_bad_config(void **state) {
       {"lr_end", 1, "train config: lr_end 1: expected in [0, lr = "},
       {"value_weight", 0, NULL},
       {"value_weight", -1, "train config: lr 0.001, weight decay"},
+      {"unroll", 0, NULL},
+      {"unroll", 32, NULL},
+      {"unroll", 33, "train config: unroll 33: expected in [0, 32]"},
+      {"lr_end", 1e-3, NULL}, /* = lr */
       {"synth_share", 0, NULL},
       {"synth_share", 1, NULL},
       {"synth_share", -0.1, "train config: synth_share -0.1: expected in [0, 1]"},
@@ -1397,6 +1413,8 @@ static void test_bad_config(void **state) {
       cfg.value_weight = v;
     else if (!strcmp(f, "synth_max"))
       cfg.synth_max = (int32_t)v;
+    else if (!strcmp(f, "unroll"))
+      cfg.unroll = (int32_t)v;
     else if (!strcmp(f, "synth_share"))
       cfg.synth_share = v;
     else if (!strcmp(f, "synth_packing_share"))
