@@ -20,6 +20,14 @@
  *   workload-table    the stored copy of baseline row 0's workload: its first pinned buffer (the
  *                     first buffer when none is) grows by 512 bytes; its sha256 is kept. A pinned
  *                     buffer's size changes no time and no validation, only the hash.
+ *   row-speedup-nan   the first ok row's speedup_heuristic becomes NaN (a number lost)
+ *   row-seconds-ulp   the first ok row's t_solver_s x (1 + 1e-9): far below any rounding of a
+ *                     time's unit, far above the 1e-12 relative tolerance of the comparison
+ *   row-assignment-missing  the first ok row's assignment is deleted, its row kept
+ *   every-row         every result row's stored numbers, each changed: more mismatches than
+ *                     verify prints
+ *   workload-broken   the stored copy of baseline row 0's workload: its first use names buffer
+ *                     9999, so that it can no longer be rebuilt
  * Result rows, their assignments, the length of /baselines and workload copies are changed
  * through suite/results.h; baseline rows and baseline assignments, which it cannot rewrite, with
  * the raw HDF5 API. The file is then unsealed (mb_results_unseal), as one changed
@@ -28,6 +36,8 @@
  * (message on stderr). */
 #include <hdf5.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +55,7 @@ typedef struct raw_edit {
   const char *field; /* NULL: write `offsets` over the whole dataset */
   int64_t value;
   mb_assignment *offsets;
+  bool delete_it; /* instead: delete the dataset */
 } raw_edit;
 
 typedef struct tamper {
@@ -304,9 +315,111 @@ static bool workload_table(tamper *t, mb_error *err) {
   return ok;
 }
 
+static bool row_speedup_nan(tamper *t, mb_error *err) {
+  mb_result_row *rows = NULL;
+  int64_t i = 0;
+  bool ok = first_ok_row(t, &rows, &i, err);
+  if (ok) {
+    mb_result_row row = rows[i];
+    row.speedup_heuristic = NAN;
+    printf("results row %" PRId64 ": speedup_heuristic %.17g -> nan\n", i,
+           rows[i].speedup_heuristic);
+    ok = mb_results_write_row(t->r, i, &row, err);
+  }
+  free(rows);
+  return ok;
+}
+
+static bool row_seconds_ulp(tamper *t, mb_error *err) {
+  mb_result_row *rows = NULL;
+  int64_t i = 0;
+  bool ok = first_ok_row(t, &rows, &i, err);
+  if (ok) {
+    mb_result_row row = rows[i];
+    row.t_solver_s *= 1 + 1e-9;
+    printf("results row %" PRId64 ": t_solver_s %.17g -> %.17g\n", i, rows[i].t_solver_s,
+           row.t_solver_s);
+    ok = mb_results_write_row(t->r, i, &row, err);
+  }
+  free(rows);
+  return ok;
+}
+
+static bool row_assignment_missing(tamper *t, mb_error *err) {
+  mb_result_row *rows = NULL;
+  int64_t i = 0;
+  bool ok = first_ok_row(t, &rows, &i, err);
+  if (ok) {
+    const mb_result_row *row = &rows[i];
+    char w[3 * MB_RES_WORKLOAD], h[3 * MB_RES_HARDWARE], s[3 * MB_RES_SOLVER];
+    ok = (mb_results_encode_name(row->workload, w, sizeof w) &&
+          mb_results_encode_name(row->hardware, h, sizeof h) &&
+          mb_results_encode_name(row->solver, s, sizeof s)) ||
+         mb_fail(err, "%s: row names too long", t->path);
+    if (ok) {
+      snprintf(t->raw.dataset, sizeof t->raw.dataset, "/assignments/%s/%s/%s/%" PRId64, w, h, s,
+               row->seed);
+      t->raw.delete_it = true;
+      printf("results row %" PRId64 ": %s deleted\n", i, t->raw.dataset);
+    }
+  }
+  free(rows);
+  return ok;
+}
+
+/* Every stored number a result row holds, each off what verify recomputes or copies: 12 checks
+ * per row (5 copies from its baseline row and workload, 3 integers and 4 doubles recomputed). */
+static bool every_row(tamper *t, mb_error *err) {
+  mb_result_row *rows = NULL;
+  int64_t n = 0;
+  bool ok = mb_results_read_rows(t->r, &rows, &n, err);
+  for (int64_t i = 0; ok && i < n; i++) {
+    mb_result_row row = rows[i];
+    if (strcmp(row.status, "ok")) {
+      ok = mb_fail(err, "%s: row %" PRId64 " is not ok", t->path, i);
+      break;
+    }
+    row.capacity += 1;
+    row.n_buffers += 1;
+    row.t_slow_ps += 1000;
+    row.t_heuristic_ps += 1000;
+    row.t_bound_ps += 1000;
+    row.t_solver_ps += 1000;
+    row.n_fast += 1;
+    row.fast_bytes += 1;
+    row.t_solver_s *= 2;
+    row.speedup_heuristic *= 2;
+    row.speedup_slow *= 2;
+    row.gap_to_bound = isfinite(row.gap_to_bound) ? 2 * row.gap_to_bound + 1 : 1;
+    ok = mb_results_write_row(t->r, i, &row, err);
+  }
+  if (ok) printf("every result row (%" PRId64 "): 12 stored numbers changed\n", n);
+  free(rows);
+  return ok;
+}
+
+static bool workload_broken(tamper *t, mb_error *err) {
+  mb_baseline_row b;
+  if (!baseline0(t, &b, err)) return false;
+  char w[3 * MB_RES_WORKLOAD];
+  if (!mb_results_encode_name(b.workload, w, sizeof w))
+    return mb_fail(err, "%s: workload name too long", t->path);
+  snprintf(t->raw.dataset, sizeof t->raw.dataset, "/workloads/%s/uses", w);
+  t->raw.row = 0;
+  t->raw.field = "buffer";
+  t->raw.value = 9999;
+  printf("workload '%s': uses row 0 names buffer 9999\n", b.workload);
+  return true;
+}
+
 static bool apply_raw(const char *path, const raw_edit *e, mb_error *err) {
   hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
   if (f < 0) return mb_fail(err, "%s: H5Fopen failed", path);
+  if (e->delete_it) {
+    bool ok = H5Ldelete(f, e->dataset, H5P_DEFAULT) >= 0;
+    if (H5Fclose(f) < 0) ok = false;
+    return ok || mb_fail(err, "%s: cannot delete %s", path, e->dataset);
+  }
   hid_t d = H5Dopen2(f, e->dataset, H5P_DEFAULT);
   bool ok = d >= 0;
   if (ok && e->field) {
@@ -351,6 +464,11 @@ static const struct {
     {"baseline-heuristic", baseline_heuristic},
     {"baseline-invalid", baseline_invalid},
     {"workload-table", workload_table},
+    {"row-speedup-nan", row_speedup_nan},
+    {"row-seconds-ulp", row_seconds_ulp},
+    {"row-assignment-missing", row_assignment_missing},
+    {"every-row", every_row},
+    {"workload-broken", workload_broken},
 };
 
 int main(int argc, char **argv) {

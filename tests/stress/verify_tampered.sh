@@ -24,13 +24,14 @@ grep -q "$SUMMARY.*: 0 mismatches$" "$TMP/verify.txt" ||
   fail "verify of the run: $(cat "$TMP/verify.txt")"
 
 # tamper WHAT: a tampered copy $TMP/WHAT.h5, verified into $TMP/WHAT.txt (exit 1 expected);
-# OLD and NEW are the numbers tamper printed ("... OLD -> NEW"), when it printed some
+# OLD and NEW are the numbers tamper printed ("... OLD -> NEW"; a number or nan), when it printed
+# some
 tamper() {
   WHAT=$1
   cp "$TMP/ref.h5" "$TMP/$WHAT.h5"
   "$TAMPER" "$TMP/$WHAT.h5" "$WHAT" >"$TMP/$WHAT.tamper" 2>"$TMP/err" ||
     fail "tamper $WHAT: $(cat "$TMP/err")"
-  read -r OLD NEW < <(sed -nE 's/.* ([0-9.e+-]+) -> ([0-9.e+-]+)( .*)?$/\1 \2/p' "$TMP/$WHAT.tamper")
+  read -r OLD NEW < <(sed -nE 's/.* ([0-9.e+-]+|nan) -> ([0-9.e+-]+|nan)( .*)?$/\1 \2/p' "$TMP/$WHAT.tamper")
   "$MB" verify "$TMP/$WHAT.h5" >"$TMP/$WHAT.txt" 2>&1
   local got=$?
   OUT="$(cat "$TMP/$WHAT.tamper")
@@ -113,6 +114,47 @@ read -r SHA1 SHA2 < <(sed -nE "s/^MISMATCH workload 'mlp_tiny': stored sha256 ([
 [ -n "${SHA2:-}" ] && [ "$SHA1" != "$SHA2" ] || fail "$WHAT: not two different SHA-256: $OUT"
 mismatches 1
 
+tamper row-speedup-nan
+line "$ROW0: speedup_heuristic stored nan, recomputed $OLD" "" # a NaN is no match for a number
+mismatches 1
+
+tamper row-seconds-ulp
+line "$ROW0: t_solver_s stored $NEW, recomputed $OLD" "" # a billionth off is not rounding
+mismatches 1
+
+tamper row-assignment-missing
+line "$ROW0: assignment: $TMP/$WHAT.h5: /assignments/mlp_tiny/tpu-v4i/heuristic/0 is missing" ""
+mismatches 1
+
+# 12 checks fail on each of the 12 rows: the first 100 are printed, then how many more
+tamper every-row
+[ "$(grep -c '^MISMATCH ' "$TMP/$WHAT.txt")" = 100 ] || fail "$WHAT: not 100 lines shown: $OUT"
+line "... 44 more mismatches not shown" ""
+line "$ROW0: gap_to_bound stored " "[0-9.e+-]+, recomputed .*"
+# in check order: the 100th line is row 8's fourth check, and nothing of row 9 is shown
+tail_line=$(grep '^MISMATCH ' "$TMP/$WHAT.txt" | tail -n 1)
+case $tail_line in
+"MISMATCH results row 8 (attention@tpu-v4i heuristic seed 2): capacity stored "*) ;;
+*) fail "$WHAT: the 100th line is not row 8's capacity: $tail_line" ;;
+esac
+grep -q '^MISMATCH results row 9 ' "$TMP/$WHAT.txt" && fail "$WHAT: row 9 shown: $OUT"
+mismatches 144
+
+# a line longer than verify's 1024-byte buffer is printed whole: the file's path is in it
+tamper workload-broken
+LONG=$TMP/$(printf 'd%.0s' $(seq 200))/$(printf 'e%.0s' $(seq 200))/$(printf 'f%.0s' $(seq 200))
+LONG=$LONG/$(printf 'g%.0s' $(seq 250))
+mkdir -p "$LONG" || fail "mkdir $LONG"
+cp "$TMP/$WHAT.h5" "$LONG/broken.h5"
+"$MB" verify "$LONG/broken.h5" >"$TMP/$WHAT.txt" 2>&1
+[ $? = 1 ] || fail "$WHAT: verify did not exit 1: $(cat "$TMP/$WHAT.txt")"
+WHAT_LINE="MISMATCH workload 'mlp_tiny': cannot rebuild it from the file: $LONG/broken.h5: \
+/workloads/mlp_tiny/uses row 0: op 0 or buffer 9999 out of range"
+grep -qxF "$WHAT_LINE" "$TMP/$WHAT.txt" || fail "$WHAT: no line '$WHAT_LINE': $(cat "$TMP/$WHAT.txt")"
+[ ${#WHAT_LINE} -gt 1024 ] || fail "$WHAT: the line is only ${#WHAT_LINE} bytes"
+grep -q ": 1 mismatch$" "$TMP/$WHAT.txt" || fail "$WHAT: not 1 mismatch: $(cat "$TMP/$WHAT.txt")"
+rm -rf "$TMP/$(printf 'd%.0s' $(seq 200))"
+
 # tamper refuses what it does not know
 expect 1 "usage: tamper RESULTS.h5 WHAT" "$TAMPER" "$TMP/ref.h5" bogus
 # the file every copy came from is untouched and still verifies
@@ -120,4 +162,4 @@ cmp -s "$TMP/ref.h5" "$TMP/pristine.h5" || fail "the reference file changed"
 "$MB" verify "$TMP/ref.h5" >"$TMP/verify.txt" 2>&1 || fail "verify of the run: $(cat "$TMP/verify.txt")"
 grep -q "$SUMMARY.*: 0 mismatches$" "$TMP/verify.txt" ||
   fail "verify of the run after tampering its copies: $(cat "$TMP/verify.txt")"
-echo "ok: verify reports each of 12 tamperings with its MISMATCH line"
+echo "ok: verify reports each of 17 tamperings with its MISMATCH line"
