@@ -1372,6 +1372,8 @@ static void test_bad_config(void **state) {
       {"unroll", 32, NULL},
       {"unroll", 33, "train config: unroll 33: expected in [0, 32]"},
       {"lr_end", 1e-3, NULL}, /* = lr */
+      {"td_steps", 0, NULL},  /* the target network's value of the state itself */
+      {"td_steps", -1, "train config: td_steps -1: expected >= 0"},
       {"synth_share", 0, NULL},
       {"synth_share", 1, NULL},
       {"synth_share", -0.1, "train config: synth_share -0.1: expected in [0, 1]"},
@@ -1413,6 +1415,8 @@ static void test_bad_config(void **state) {
       cfg.value_weight = v;
     else if (!strcmp(f, "synth_max"))
       cfg.synth_max = (int32_t)v;
+    else if (!strcmp(f, "td_steps"))
+      cfg.td_steps = (int32_t)v;
     else if (!strcmp(f, "unroll"))
       cfg.unroll = (int32_t)v;
     else if (!strcmp(f, "synth_share"))
