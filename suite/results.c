@@ -1046,28 +1046,38 @@ static mb_results *open_hdf5(const char *path, bool writable, bool sealable, mb_
   r->seal = writable && sealable;
   char *kind = get_str_attr(file, "mallocbench_file");
   int64_t fmt = 0;
-  bool ok = kind && !strcmp(kind, "results") && get_int_attr(file, "format_version", &fmt);
-  bool has_kind = kind != NULL; /* a pointer's value may not be used once it is freed */
-  free(kind);
+  bool is_results = kind && !strcmp(kind, "results");
+  bool ok = is_results && get_int_attr(file, "format_version", &fmt);
   if (!ok) {
     /* the other HDF5 files mallocbench writes: say which one it is */
-    char *format = has_kind ? NULL : get_str_attr(file, "format");
+    char *format = kind ? NULL : get_str_attr(file, "format");
     if (format && !strcmp(format, MB_AGENT_FORMAT))
       mb_fail(err,
               "%s: a mallocMuZero agent checkpoint, not a results file ('mallocbench show' "
               "describes it)",
               path);
+    else if (is_results)
+      mb_fail(err,
+              "%s: damaged results file: root attribute 'format_version' is missing or not an "
+              "integer",
+              path);
+    else if (kind)
+      mb_fail(err,
+              "%s: not a mallocbench results file (root attribute 'mallocbench_file' is not "
+              "'results')",
+              path);
     else
       mb_fail(err, "%s: not a mallocbench results file (root attribute 'mallocbench_file' missing)",
               path);
     free(format);
-  } else if (fmt != MB_RESULTS_FORMAT) {
+  }
+  free(kind);
+  if (ok && fmt != MB_RESULTS_FORMAT)
     ok = mb_fail(err, "%s: results format %" PRId64 ", this mallocbench reads format %d", path, fmt,
                  MB_RESULTS_FORMAT);
-  } else if (H5Lexists(file, "results", H5P_DEFAULT) <= 0 ||
-             H5Lexists(file, "baselines", H5P_DEFAULT) <= 0) {
+  else if (ok && (H5Lexists(file, "results", H5P_DEFAULT) <= 0 ||
+                  H5Lexists(file, "baselines", H5P_DEFAULT) <= 0))
     ok = mb_fail(err, "%s: damaged results file: table /results or /baselines is missing", path);
-  }
   if (!ok) {
     mb_results_close(r, NULL);
     return NULL;

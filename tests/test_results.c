@@ -684,6 +684,103 @@ static void raw_hdf5_file(const char *path, bool block, const char *kind, bool t
   assert_true(H5Fclose(f) >= 0);
 }
 
+/* Sets a root attribute of a closed HDF5 file with the raw API: a string, or an integer when
+ * `text` is NULL. */
+static void raw_root_attr(const char *path, const char *key, const char *text, int64_t value) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0);
+  if (H5Aexists(f, key) > 0) assert_true(H5Adelete(f, key) >= 0);
+  hid_t sp = H5Screate(H5S_SCALAR), t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, text ? strlen(text) + 1 : 1);
+  hid_t a = text ? H5Acreate2(f, key, t, sp, H5P_DEFAULT, H5P_DEFAULT)
+                 : H5Acreate2(f, key, H5T_NATIVE_INT64, sp, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(a >= 0);
+  assert_true(text ? H5Awrite(a, t, text) >= 0 : H5Awrite(a, H5T_NATIVE_INT64, &value) >= 0);
+  H5Aclose(a);
+  H5Tclose(t);
+  H5Sclose(sp);
+  assert_true(H5Fclose(f) >= 0);
+}
+
+/* HDF5 files that are not results files, each refused saying what it is or what is wrong with
+ * its root attributes. */
+static void test_not_results_files(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("other.h5");
+  mb_error err = {{0}};
+  char want[1200];
+  raw_hdf5_file(path, false, NULL, false);
+  assert_null(mb_results_open(path, false, &err));
+  snprintf(want, sizeof want,
+           "%s: not a mallocbench results file (root attribute 'mallocbench_file' missing)", path);
+  assert_string_equal(err.message, want);
+  raw_root_attr(path, "format", MB_AGENT_FORMAT, 0);
+  assert_null(mb_results_open(path, false, &err));
+  snprintf(want, sizeof want,
+           "%s: a mallocMuZero agent checkpoint, not a results file ('mallocbench show' "
+           "describes it)",
+           path);
+  assert_string_equal(err.message, want);
+  raw_root_attr(path, "mallocbench_file", "catalogue", 0);
+  assert_null(mb_results_open(path, false, &err));
+  snprintf(want, sizeof want,
+           "%s: not a mallocbench results file (root attribute 'mallocbench_file' is not "
+           "'results')",
+           path);
+  assert_string_equal(err.message, want);
+  raw_root_attr(path, "mallocbench_file", "results", 0);
+  snprintf(want, sizeof want,
+           "%s: damaged results file: root attribute 'format_version' is missing or not an "
+           "integer",
+           path);
+  assert_null(mb_results_open(path, false, &err));
+  assert_string_equal(err.message, want);
+  raw_root_attr(path, "format_version", "1", 0);
+  assert_null(mb_results_open(path, false, &err));
+  assert_string_equal(err.message, want);
+  raw_root_attr(path, "format_version", NULL, MB_RESULTS_FORMAT + 1);
+  assert_null(mb_results_open(path, false, &err));
+  snprintf(want, sizeof want, "%s: results format %d, this mallocbench reads format %d", path,
+           MB_RESULTS_FORMAT + 1, MB_RESULTS_FORMAT);
+  assert_string_equal(err.message, want);
+  raw_root_attr(path, "format_version", NULL, MB_RESULTS_FORMAT);
+  assert_null(mb_results_open(path, false, &err));
+  snprintf(want, sizeof want, "%s: damaged results file: table /results or /baselines is missing",
+           path);
+  assert_string_equal(err.message, want);
+  mb_test_temp_remove(path);
+}
+
+/* An assignment written again replaces the stored one (as tests/stress/tamper.c relies on). */
+static void test_put_assignment(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("put.h5");
+  mb_error err = {{0}};
+  mb_results *r = mb_results_create(path, false, &err);
+  assert_non_null(r);
+  mb_result_row row = make_row(0, "greedy", 0, 5);
+  mb_assignment *a = mb_assignment_new(3);
+  a->offset[0] = 0;
+  a->offset[1] = -1;
+  a->offset[2] = 64;
+  assert_true(mb_results_append(r, &row, a, NULL, NULL, 0, NAN, &err));
+  a->offset[1] = 128;
+  assert_true(mb_results_put_assignment(r, &row, a, &err));
+  assert_true(mb_results_close(r, &err));
+  r = mb_results_open(path, false, &err);
+  assert_non_null(r);
+  bool absent = true;
+  mb_assignment *back = mb_results_get_assignment(r, &row, &absent, &err);
+  assert_non_null(back);
+  assert_false(absent);
+  assert_int_equal(back->n_buffers, 3);
+  for (int i = 0; i < 3; i++) assert_int_equal(back->offset[i], a->offset[i]);
+  mb_assignment_free(back);
+  mb_assignment_free(a);
+  mb_results_close(r, NULL);
+  mb_test_temp_remove(path);
+}
+
 /* mb_results_is_foreign: which files `run --resume` leaves alone. Either mark of a results file
  * (its root attribute, its table) makes it not foreign; a damaged file is not known to be
  * foreign, whatever its seal's kind says. */
@@ -799,6 +896,9 @@ static void test_damaged_tables(void **state) {
   assert_non_null(got);
   assert_string_equal(back, sha);
   mb_workload_free(got);
+  memset(back, 'x', sizeof back);
+  assert_true(mb_results_get_workload_sha256(r, "w", back, &err));
+  assert_string_equal(back, sha);
   /* as many root attributes as a long provenance has, every one listed */
   for (int i = 0; i < 100; i++) {
     char key[16];
@@ -1743,6 +1843,8 @@ int main(void) {
       cmocka_unit_test(test_long_names),
       cmocka_unit_test(test_is_foreign),
       cmocka_unit_test(test_damaged_tables),
+      cmocka_unit_test(test_not_results_files),
+      cmocka_unit_test(test_put_assignment),
       cmocka_unit_test(test_workload_split),
       cmocka_unit_test(test_curve_heuristic),
       cmocka_unit_test(test_matrix_split),
