@@ -38,6 +38,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,19 +147,43 @@ static bool row_time(tamper *t, mb_error *err) {
   return ok;
 }
 
-static bool row_speedup(tamper *t, mb_error *err) {
+/* The first ok row with its double `name` (at `offset` in the row) replaced by change(old). */
+static bool change_first_ok(tamper *t, const char *name, size_t offset, double (*change)(double),
+                            mb_error *err) {
   mb_result_row *rows = NULL;
   int64_t i = 0;
   bool ok = first_ok_row(t, &rows, &i, err);
   if (ok) {
     mb_result_row row = rows[i];
-    row.speedup_heuristic *= 1.5;
-    printf("results row %" PRId64 ": speedup_heuristic %.17g -> %.17g\n", i,
-           rows[i].speedup_heuristic, row.speedup_heuristic);
+    double *field = (double *)((char *)&row + offset), old = *field;
+    *field = change(old);
+    printf("results row %" PRId64 ": %s %.17g -> %.17g\n", i, name, old, *field);
     ok = mb_results_write_row(t->r, i, &row, err);
   }
   free(rows);
   return ok;
+}
+
+static double times_one_and_a_half(double x) { return x * 1.5; }
+static double not_a_number(double x) {
+  (void)x;
+  return NAN;
+}
+static double one_billionth_more(double x) { return x * (1 + 1e-9); }
+
+static bool row_speedup(tamper *t, mb_error *err) {
+  return change_first_ok(t, "speedup_heuristic", offsetof(mb_result_row, speedup_heuristic),
+                         times_one_and_a_half, err);
+}
+
+static bool row_speedup_nan(tamper *t, mb_error *err) {
+  return change_first_ok(t, "speedup_heuristic", offsetof(mb_result_row, speedup_heuristic),
+                         not_a_number, err);
+}
+
+static bool row_seconds_ulp(tamper *t, mb_error *err) {
+  return change_first_ok(t, "t_solver_s", offsetof(mb_result_row, t_solver_s), one_billionth_more,
+                         err);
 }
 
 static bool row_invalid(tamper *t, mb_error *err) {
@@ -312,36 +337,6 @@ static bool workload_table(tamper *t, mb_error *err) {
     }
   }
   mb_workload_free(w);
-  return ok;
-}
-
-static bool row_speedup_nan(tamper *t, mb_error *err) {
-  mb_result_row *rows = NULL;
-  int64_t i = 0;
-  bool ok = first_ok_row(t, &rows, &i, err);
-  if (ok) {
-    mb_result_row row = rows[i];
-    row.speedup_heuristic = NAN;
-    printf("results row %" PRId64 ": speedup_heuristic %.17g -> nan\n", i,
-           rows[i].speedup_heuristic);
-    ok = mb_results_write_row(t->r, i, &row, err);
-  }
-  free(rows);
-  return ok;
-}
-
-static bool row_seconds_ulp(tamper *t, mb_error *err) {
-  mb_result_row *rows = NULL;
-  int64_t i = 0;
-  bool ok = first_ok_row(t, &rows, &i, err);
-  if (ok) {
-    mb_result_row row = rows[i];
-    row.t_solver_s *= 1 + 1e-9;
-    printf("results row %" PRId64 ": t_solver_s %.17g -> %.17g\n", i, rows[i].t_solver_s,
-           row.t_solver_s);
-    ok = mb_results_write_row(t->r, i, &row, err);
-  }
-  free(rows);
   return ok;
 }
 
