@@ -751,6 +751,38 @@ static void test_not_results_files(void **state) {
   mb_test_temp_remove(path);
 }
 
+/* A workload without ops (an imported buffer CSV, a packing instance) is stored and rebuilt with
+ * its own schedule length and all-slow time, hashing as before. */
+static void test_opless_workload(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("opless.h5");
+  mb_error err = {{0}};
+  const mb_test_buffer bufs[] = {
+      {"a", 4096, 0, 9, 700, false}, {"b", 1024, 3, 20, 300, true}, {"c", 64, 15, 29, 5, false}};
+  mb_workload *w = mb_test_workload("packing", bufs, 3, 30, 123456);
+  assert_int_equal(w->n_ops, 0);
+  char sha[65], back_sha[MB_RES_SHA], again[65];
+  assert_true(mb_workload_sha256_hex(w, sha));
+  mb_results *r = mb_results_create(path, false, &err);
+  assert_non_null(r);
+  assert_true(mb_results_put_workload(r, "packing", w, sha, &err));
+  assert_true(mb_results_close(r, &err));
+  r = mb_results_open(path, false, &err);
+  assert_non_null(r);
+  mb_workload *back = mb_results_get_workload(r, "packing", back_sha, &err);
+  if (!back) fail_msg("%s", err.message);
+  assert_int_equal(back->n_ops, 0);
+  assert_int_equal(back->n_buffers, 3);
+  assert_int_equal(back->schedule_length, 30);
+  assert_true(mb_workload_sha256_hex(back, again));
+  assert_string_equal(again, sha);
+  assert_string_equal(back_sha, sha);
+  mb_workload_free(back);
+  mb_workload_free(w);
+  mb_results_close(r, NULL);
+  mb_test_temp_remove(path);
+}
+
 /* An assignment written again replaces the stored one (as tests/stress/tamper.c relies on). */
 static void test_put_assignment(void **state) {
   (void)state;
@@ -1845,6 +1877,7 @@ int main(void) {
       cmocka_unit_test(test_damaged_tables),
       cmocka_unit_test(test_not_results_files),
       cmocka_unit_test(test_put_assignment),
+      cmocka_unit_test(test_opless_workload),
       cmocka_unit_test(test_workload_split),
       cmocka_unit_test(test_curve_heuristic),
       cmocka_unit_test(test_matrix_split),
