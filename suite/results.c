@@ -1252,6 +1252,9 @@ mb_workload *mb_results_get_workload(mb_results *r, const char *key, char sha256
                  "%s: %s: attribute workload_name, source, sha256, schedule_length or "
                  "slow_time_ps is missing",
                  r->path, path);
+  else if (ok && strlen(sha) >= MB_RES_SHA) /* not cut to fit: a cut hash could match */
+    ok = mb_fail(err, "%s: %s: attribute 'sha256' is longer than %d bytes", r->path, path,
+                 MB_RES_SHA - 1);
   for (int64_t i = 0; ok && i < n_ops; i++) {
     TERMINATE(ops[i].name);
     TERMINATE(ops[i].kind);

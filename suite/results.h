@@ -194,7 +194,8 @@ bool mb_results_put_workload(mb_results *r, const char *key, const mb_workload *
                              const char *sha256, mb_error *err);
 bool mb_results_has_workload(mb_results *r, const char *key);
 /* Rebuilds the workload from the stored tables (through the workload builder, so a tampered
- * table is rejected like bad input) and returns the stored SHA-256 in sha256 (may be NULL). */
+ * table is rejected like bad input) and returns the stored SHA-256 in sha256 (may be NULL); a
+ * stored checksum longer than MB_RES_SHA - 1 bytes is refused, not cut to fit. */
 mb_workload *mb_results_get_workload(mb_results *r, const char *key, char sha256[MB_RES_SHA],
                                      mb_error *err);
 /* Keys (decoded) of every stored workload, in name order. */
