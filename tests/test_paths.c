@@ -134,8 +134,6 @@ static void test_read_file(void **state) {
   mb_test_temp_remove(dir);
 }
 
-/* Same file: by device and inode, so a hard link, a symbolic link and another spelling of the
- * path are the same file, a copy is not. */
 /* Every byte reaches the file, in order, and an empty write succeeds; a descriptor that takes no
  * writes is refused with errno set. */
 static void test_write_all(void **state) {
@@ -166,6 +164,8 @@ static void test_write_all(void **state) {
   mb_test_temp_remove(path);
 }
 
+/* Same file: by device and inode, so a hard link, a symbolic link and another spelling of the
+ * path are the same file, a copy is not. */
 static void test_same_file(void **state) {
   (void)state;
   char *dir = mb_test_temp_dir(), a[4096], b[4096], link_path[4096], hard[4096], other[4096];

@@ -654,6 +654,28 @@ static void test_long_names(void **state) {
   mb_test_temp_remove(path);
 }
 
+/* Sets attribute `key` of the object at `object` ("/" for the root) of a closed HDF5 file with
+ * the raw API, replacing one of that name: a string, or an integer when `text` is NULL. */
+static void raw_set_attr(const char *path, const char *object, const char *key, const char *text,
+                         int64_t value) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0);
+  hid_t o = H5Oopen(f, object, H5P_DEFAULT);
+  assert_true(o >= 0);
+  if (H5Aexists(o, key) > 0) assert_true(H5Adelete(o, key) >= 0);
+  hid_t sp = H5Screate(H5S_SCALAR), t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, text ? strlen(text) + 1 : 1);
+  hid_t a = text ? H5Acreate2(o, key, t, sp, H5P_DEFAULT, H5P_DEFAULT)
+                 : H5Acreate2(o, key, H5T_NATIVE_INT64, sp, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(a >= 0);
+  assert_true(text ? H5Awrite(a, t, text) >= 0 : H5Awrite(a, H5T_NATIVE_INT64, &value) >= 0);
+  H5Aclose(a);
+  H5Tclose(t);
+  H5Sclose(sp);
+  H5Oclose(o);
+  assert_true(H5Fclose(f) >= 0);
+}
+
 /* A raw HDF5 file (no writer of the store's): with a user block for a seal when `block`, the
  * root attribute mallocbench_file = `kind` unless NULL, and an empty dataset /results when
  * `table`. */
@@ -663,16 +685,6 @@ static void raw_hdf5_file(const char *path, bool block, const char *kind, bool t
   hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
   H5Pclose(fcpl);
   assert_true(f >= 0);
-  if (kind) {
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, strlen(kind) + 1);
-    hid_t a = H5Acreate2(f, "mallocbench_file", t, sp, H5P_DEFAULT, H5P_DEFAULT);
-    assert_true(a >= 0 && H5Awrite(a, t, kind) >= 0);
-    H5Aclose(a);
-    H5Tclose(t);
-    H5Sclose(sp);
-  }
   if (table) {
     hsize_t one[1] = {1};
     hid_t sp = H5Screate_simple(1, one, NULL);
@@ -682,24 +694,7 @@ static void raw_hdf5_file(const char *path, bool block, const char *kind, bool t
     H5Sclose(sp);
   }
   assert_true(H5Fclose(f) >= 0);
-}
-
-/* Sets a root attribute of a closed HDF5 file with the raw API: a string, or an integer when
- * `text` is NULL. */
-static void raw_root_attr(const char *path, const char *key, const char *text, int64_t value) {
-  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-  assert_true(f >= 0);
-  if (H5Aexists(f, key) > 0) assert_true(H5Adelete(f, key) >= 0);
-  hid_t sp = H5Screate(H5S_SCALAR), t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, text ? strlen(text) + 1 : 1);
-  hid_t a = text ? H5Acreate2(f, key, t, sp, H5P_DEFAULT, H5P_DEFAULT)
-                 : H5Acreate2(f, key, H5T_NATIVE_INT64, sp, H5P_DEFAULT, H5P_DEFAULT);
-  assert_true(a >= 0);
-  assert_true(text ? H5Awrite(a, t, text) >= 0 : H5Awrite(a, H5T_NATIVE_INT64, &value) >= 0);
-  H5Aclose(a);
-  H5Tclose(t);
-  H5Sclose(sp);
-  assert_true(H5Fclose(f) >= 0);
+  if (kind) raw_set_attr(path, "/", "mallocbench_file", kind, 0);
 }
 
 /* HDF5 files that are not results files, each refused saying what it is or what is wrong with
@@ -714,36 +709,36 @@ static void test_not_results_files(void **state) {
   snprintf(want, sizeof want,
            "%s: not a mallocbench results file (root attribute 'mallocbench_file' missing)", path);
   assert_string_equal(err.message, want);
-  raw_root_attr(path, "format", MB_AGENT_FORMAT, 0);
+  raw_set_attr(path, "/", "format", MB_AGENT_FORMAT, 0);
   assert_null(mb_results_open(path, false, &err));
   snprintf(want, sizeof want,
            "%s: a mallocMuZero agent checkpoint, not a results file ('mallocbench show' "
            "describes it)",
            path);
   assert_string_equal(err.message, want);
-  raw_root_attr(path, "mallocbench_file", "catalogue", 0);
+  raw_set_attr(path, "/", "mallocbench_file", "catalogue", 0);
   assert_null(mb_results_open(path, false, &err));
   snprintf(want, sizeof want,
            "%s: not a mallocbench results file (root attribute 'mallocbench_file' is not "
            "'results')",
            path);
   assert_string_equal(err.message, want);
-  raw_root_attr(path, "mallocbench_file", "results", 0);
+  raw_set_attr(path, "/", "mallocbench_file", "results", 0);
   snprintf(want, sizeof want,
            "%s: damaged results file: root attribute 'format_version' is missing or not an "
            "integer",
            path);
   assert_null(mb_results_open(path, false, &err));
   assert_string_equal(err.message, want);
-  raw_root_attr(path, "format_version", "1", 0);
+  raw_set_attr(path, "/", "format_version", "1", 0);
   assert_null(mb_results_open(path, false, &err));
   assert_string_equal(err.message, want);
-  raw_root_attr(path, "format_version", NULL, MB_RESULTS_FORMAT + 1);
+  raw_set_attr(path, "/", "format_version", NULL, MB_RESULTS_FORMAT + 1);
   assert_null(mb_results_open(path, false, &err));
   snprintf(want, sizeof want, "%s: results format %d, this mallocbench reads format %d", path,
            MB_RESULTS_FORMAT + 1, MB_RESULTS_FORMAT);
   assert_string_equal(err.message, want);
-  raw_root_attr(path, "format_version", NULL, MB_RESULTS_FORMAT);
+  raw_set_attr(path, "/", "format_version", NULL, MB_RESULTS_FORMAT);
   assert_null(mb_results_open(path, false, &err));
   snprintf(want, sizeof want, "%s: damaged results file: table /results or /baselines is missing",
            path);
@@ -834,16 +829,12 @@ static void test_is_foreign(void **state) {
   assert_true(mb_seal_mark_open(path, "agent", &err));
   assert_true(mb_seal_close(path, "agent", &err));
   assert_true(mb_results_is_foreign(path));
-  struct stat st;
-  assert_int_equal(stat(path, &st), 0);
-  int fd = open(path, O_RDWR);
-  assert_true(fd >= 0);
-  unsigned char byte;
-  off_t at = st.st_size - 1;
-  assert_int_equal(pread(fd, &byte, 1, at), 1);
-  byte ^= 0x5a;
-  assert_int_equal(pwrite(fd, &byte, 1, at), 1);
-  close(fd);
+  size_t size = 0;
+  unsigned char *bytes = (unsigned char *)mb_read_file(path, &size);
+  assert_non_null(bytes);
+  bytes[size - 1] ^= 0x5a;
+  mb_test_write_bytes(path, bytes, size);
+  free(bytes);
   mb_seal_state seal;
   assert_false(mb_seal_check(path, &seal, NULL, &err));
   assert_false(mb_results_is_foreign(path));
@@ -952,21 +943,9 @@ static void test_damaged_tables(void **state) {
   mb_results_free_strings(keys, n);
   mb_results_free_strings(vals, n);
   assert_true(mb_results_close(r, &err));
-  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-  assert_true(f >= 0);
-  hid_t g = H5Gopen2(f, "/workloads/w", H5P_DEFAULT);
-  assert_true(g >= 0 && H5Adelete(g, "sha256") >= 0);
-  hid_t sp = H5Screate(H5S_SCALAR), t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, MB_RES_SHA + 1);
   sha[MB_RES_SHA - 1] = 'a';
   sha[MB_RES_SHA] = '\0';
-  hid_t a = H5Acreate2(g, "sha256", t, sp, H5P_DEFAULT, H5P_DEFAULT);
-  assert_true(a >= 0 && H5Awrite(a, t, sha) >= 0);
-  H5Aclose(a);
-  H5Tclose(t);
-  H5Sclose(sp);
-  H5Gclose(g);
-  assert_true(H5Fclose(f) >= 0);
+  raw_set_attr(path, "/workloads/w", "sha256", sha, 0);
   assert_true(mb_results_unseal(path, NULL));
   r = mb_results_open(path, false, &err);
   assert_non_null(r);
