@@ -81,8 +81,9 @@ def build(build_dir, tests):
 def killed_by(root, build_dir, tests, timeout, env):
     for t in tests:
         if t.startswith('ctest:'):
+            # the first failing test kills the mutant: no need to run the others
             command = ['ctest', '--test-dir', build_dir, '-R', t[len('ctest:'):],
-                       '--timeout', str(timeout)]
+                       '--timeout', str(timeout), '--stop-on-failure']
         else:
             command = [os.path.join(build_dir, t)]
         try:
