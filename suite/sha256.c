@@ -111,23 +111,27 @@ void mb_sha256_hex(const void *data, size_t n, char out[65]) {
   mb_sha256_digest_hex(digest, out);
 }
 
+void mb_sha256_update_reversed(mb_sha256 *h, const void *x, int64_t n, size_t size) {
+  unsigned char stage[4096];
+  const unsigned char *p = x;
+  size_t per = sizeof stage / size, at = 0;
+  for (int64_t i = 0; i < n; i++, p += size) {
+    for (size_t b = 0; b < size; b++) stage[at * size + b] = p[size - 1 - b];
+    if (++at == per || i == n - 1) {
+      mb_sha256_update(h, stage, at * size);
+      at = 0;
+    }
+  }
+}
+
 void mb_sha256_le_hex(const void *x, int64_t n, size_t size, char hex[65]) {
   mb_sha256 h;
   mb_sha256_init(&h);
   const uint16_t probe = 1;
-  if (n > 0 && (size == 1 || *(const unsigned char *)&probe == 1)) {
-    mb_sha256_update(&h, x, (size_t)n * size);
-  } else { /* a big-endian host: each element's bytes reversed */
-    unsigned char stage[4096];
-    const unsigned char *p = x;
-    size_t per = sizeof stage / size, at = 0;
-    for (int64_t i = 0; i < n; i++, p += size) {
-      for (size_t b = 0; b < size; b++) stage[at * size + b] = p[size - 1 - b];
-      if (++at == per || i == n - 1) {
-        mb_sha256_update(&h, stage, at * size);
-        at = 0;
-      }
-    }
+  if (size == 1 || *(const unsigned char *)&probe == 1) {
+    if (n > 0) mb_sha256_update(&h, x, (size_t)n * size);
+  } else { /* a big-endian host */
+    mb_sha256_update_reversed(&h, x, n, size);
   }
   uint8_t d[32];
   mb_sha256_final(&h, d);

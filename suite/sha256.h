@@ -22,5 +22,9 @@ void mb_sha256_digest_hex(const uint8_t digest[32], char out[65]);
  * little-endian whatever the host's byte order: the same digest on every machine (checkpoint
  * checksums, agent digests). */
 void mb_sha256_le_hex(const void *x, int64_t n, size_t size, char hex[65]);
+/* Feeds n elements of `size` bytes each (1 <= size <= 4096) with each element's bytes in
+ * reverse order: how mb_sha256_le_hex reads them on a big-endian host. A function of its own so
+ * that a little-endian machine's tests run it too. */
+void mb_sha256_update_reversed(mb_sha256 *h, const void *x, int64_t n, size_t size);
 
 #endif
