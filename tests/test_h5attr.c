@@ -120,6 +120,10 @@ static void test_not_one_string(void **state) {
     assert_null(read_string(f, cases[i].key, &st, &err));
     assert_string_equal(err.message, cases[i].message);
     assert_int_equal(st, cases[i].state);
+    /* the state is optional: the same refusal without one */
+    err.message[0] = '\0';
+    assert_null(mb_h5attr_read_string(f, cases[i].key, NULL, &err));
+    assert_string_equal(err.message, cases[i].message);
   }
   assert_int_equal(mb_h5attr_find(f, "missing"), MB_H5ATTR_ABSENT);
 
