@@ -224,6 +224,36 @@ static void test_escape_text(void **state) {
   assert_int_equal(mb_escape_text(out, 3, "\xc3\xa9x"), 2);
   assert_string_equal(out, "\xc3\xa9");
   assert_int_equal(mb_escape_text(out, 2, "\xc3\xa9x"), 0);
+
+  /* "\xHH" already in a text is one piece for every hex digit at either end of its ranges (two
+   * bytes of room keep none of it); a near miss on either side of a range is not, and keeps
+   * its "\x" */
+  static const char *const escapes[] = {"\\x09", "\\x90", "\\xaf", "\\xfa", "\\xAF", "\\xFA"};
+  for (size_t i = 0; i < sizeof escapes / sizeof *escapes; i++) {
+    assert_int_equal(mb_escape_text(out, 3, escapes[i]), 0);
+    assert_int_equal(mb_escape_text(out, 5, escapes[i]), 4);
+    assert_string_equal(out, escapes[i]);
+  }
+  static const char *const near[] = {"\\x/0", "\\x:0", "\\x`0", "\\xg0",
+                                     "\\x@0", "\\xG0", "\\x0/", "\\x0G"};
+  for (size_t i = 0; i < sizeof near / sizeof *near; i++) {
+    assert_int_equal(mb_escape_text(out, 3, near[i]), 2);
+    assert_string_equal(out, "\\x");
+  }
+  /* a control byte after "\x" is escaped, not taken as a hex digit */
+  assert_int_equal(mb_escape_text(out, sizeof out,
+                                  "\\x\x01"
+                                  "0"),
+                   7);
+  assert_string_equal(out, "\\x\\x010");
+
+  /* UTF-8 sequences from the first lead byte (0xc0) to the last continuation byte (0xbf) are
+   * one piece; 0xbf alone is no lead */
+  assert_int_equal(mb_escape_text(out, 2, "\xc2\xbf"), 0);
+  assert_int_equal(mb_escape_text(out, 3, "\xc2\xbf"), 2);
+  assert_int_equal(mb_escape_text(out, 2, "\xc0\x80"), 0);
+  assert_int_equal(mb_escape_text(out, 2, "\xbf\x80"), 1);
+  assert_string_equal(out, "\xbf");
 }
 
 /* Reads what mb_diag wrote to a temporary file. */
