@@ -403,33 +403,46 @@ static bool stored_source(const add_command *A, const char *data_dir, char *stor
   return true;
 }
 
-/* Formats the catalogue line of A's entry with the given source and capacity into line[n].
- * False if it does not fit. */
+/* Formats the catalogue line of A's entry with the given source and capacity into line[n]
+ * (n may be 0); returns its length, as snprintf does. */
+static int format_entry(const add_command *A, const char *stored, const char *capacity, char *line,
+                        size_t n) {
+  return snprintf(line, n, "%s %s %s %s %s %s %s %s", A->name, A->kind, stored, A->args,
+                  A->hardware, capacity, A->split, A->tags);
+}
+
+/* format_entry into line[n]; false if it does not fit. */
 static bool format_line(const add_command *A, const char *stored, const char *capacity, char *line,
                         size_t n) {
-  int len = snprintf(line, n, "%s %s %s %s %s %s %s %s", A->name, A->kind, stored, A->args,
-                     A->hardware, capacity, A->split, A->tags);
+  int len = format_entry(A, stored, capacity, line, n);
   return len >= 0 && (size_t)len < n;
 }
 
 /* Checks the new entry with the catalogue's own parser (its capacity not known yet) and
  * returns it in *entry. False after an error line naming the option at fault. */
 static bool check_entry(const add_command *A, const char *stored, mb_catalogue_entry *entry) {
-  char line[2048];
-  bool fits = format_line(A, stored, strcmp(A->capacity, "auto") ? A->capacity : "profile", line,
-                          sizeof line);
-  if (!fits || strpbrk(A->name, " \t\n#") || strpbrk(A->args, " \t\n#") ||
-      strpbrk(A->tags, " \t\n#") || strpbrk(A->hardware, " \t\n#") ||
-      strpbrk(A->capacity, " \t\n#")) {
+  if (strpbrk(A->name, " \t\n#") || strpbrk(A->args, " \t\n#") || strpbrk(A->tags, " \t\n#") ||
+      strpbrk(A->hardware, " \t\n#") || strpbrk(A->capacity, " \t\n#")) {
     fprintf(stderr,
             "mallocbench add: arguments may not contain blanks or '#' (the catalogue is "
             "whitespace-separated)\n");
     return false;
   }
-  char probe[2200];
-  snprintf(probe, sizeof probe, HEADER "\n%s\n", line);
+  /* the whole entry, however long: the parser names the field over its limit */
+  const char *capacity = strcmp(A->capacity, "auto") ? A->capacity : "profile";
+  int len = format_entry(A, stored, capacity, NULL, 0);
+  size_t head = strlen(HEADER "\n");
+  char *probe = len >= 0 ? malloc(head + (size_t)len + 2) : NULL;
+  if (!probe) {
+    fprintf(stderr, "mallocbench add: out of memory\n");
+    return false;
+  }
+  memcpy(probe, HEADER "\n", head);
+  format_entry(A, stored, capacity, probe + head, (size_t)len + 1);
+  memcpy(probe + head + len, "\n", 2);
   mb_error err;
   mb_catalogue *one = mb_catalogue_parse(probe, strlen(probe), "new entry", &err);
+  free(probe);
   if (!one) {
     /* The position in the synthetic line means nothing to the user: name the option. */
     const char *f = strstr(err.message, "field '");

@@ -70,6 +70,15 @@ expect 2 "$MB" add x builtin:standard --args n=63,dtype=f32 $C
 # a key given twice is refused, not resolved silently in favour of the first
 expect 2 "$MB" add x builtin:standard --args n=64,dtype=f32,n=128 $C
 grep -q "\--args: field 'args': duplicate key 'n'" "$T/out" || fail "duplicate --args key: $(cat "$T/out")"
+# an option over its field's limit is named with the limit, even when the whole entry would be
+# longer than any catalogue line (it was once refused as "may not contain blanks")
+for n in 256 3000; do
+  expect 2 "$MB" add x builtin:standard --args n=64,dtype=f32 --tags "$(printf "%${n}s" | tr ' ' t)" $C
+  grep -q "^mallocbench add: --tags: field 'tags': $n characters, at most 255 allowed" "$T/out" ||
+    fail "--tags of $n characters: $(cat "$T/out")"
+done
+expect 2 "$MB" add x builtin:standard --args n=64,dtype=f32 --tags 'a b' $C
+grep -q "may not contain blanks" "$T/out" || fail "blank in --tags: $(cat "$T/out")"
 expect 2 "$MB" add x builtin:standard --args n=64,dtype=f32 --split dev $C
 expect 2 "$MB" add x builtin:standard --args n=64,dtype=f32 --hardware no-such-hw $C
 expect 2 "$MB" add x "$T/none.hlo" $C
