@@ -81,11 +81,32 @@ static void test_options_default(void **state) {
   assert_int_equal(o.finetune_steps, 0);
 }
 
+/* The search kinds by name, both ways, as runs store and resume them. */
+static void test_search_names(void **state) {
+  (void)state;
+  int search = -7;
+  assert_true(mb_solver_search_parse("gumbel", &search));
+  assert_int_equal(search, MB_SOLVER_SEARCH_GUMBEL);
+  assert_true(mb_solver_search_parse("puct", &search));
+  assert_int_equal(search, MB_SOLVER_SEARCH_PUCT);
+  static const char *const bad[] = {"", "Gumbel", "gumbel ", "pucT", "mcts"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    search = -7;
+    assert_false(mb_solver_search_parse(bad[i], &search));
+    assert_int_equal(search, -7);
+  }
+  assert_string_equal(mb_solver_search_name(MB_SOLVER_SEARCH_GUMBEL), "gumbel");
+  assert_string_equal(mb_solver_search_name(MB_SOLVER_SEARCH_PUCT), "puct");
+  assert_null(mb_solver_search_name(-1));
+  assert_null(mb_solver_search_name(2));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_registry_entries),
       cmocka_unit_test(test_macro_rule),
       cmocka_unit_test(test_options_default),
+      cmocka_unit_test(test_search_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
