@@ -254,6 +254,9 @@ static void test_escape_text(void **state) {
   assert_int_equal(mb_escape_text(out, 2, "\xc0\x80"), 0);
   assert_int_equal(mb_escape_text(out, 2, "\xbf\x80"), 1);
   assert_string_equal(out, "\xbf");
+  /* a piece is at most 4 bytes: a fifth continuation byte starts a piece of its own */
+  assert_int_equal(mb_escape_text(out, 5, "\xf8\x80\x80\x80\x80"), 4);
+  assert_string_equal(out, "\xf8\x80\x80\x80");
 }
 
 /* Reads what mb_diag wrote to a temporary file. */
@@ -291,8 +294,19 @@ static void test_diag(void **state) {
   assert_int_equal(s[strlen(s) - 1], '\n');
   assert_null(strchr(s, '\r'));
   free(s);
+  /* texts of 511, 512 and 513 bytes, about the first buffer's size, whole */
+  for (size_t n = 511; n <= 513; n++) {
+    f = tmpfile();
+    assert_non_null(f);
+    fill(big, 'm', n);
+    mb_diag(f, "%s", big);
+    s = diag_text(f);
+    assert_int_equal(strlen(s), n + 1);
+    assert_int_equal(strspn(s, "m"), n);
+    free(s);
+    fclose(f);
+  }
   free(big);
-  fclose(f);
   mb_diag(NULL, "nothing %d", 1);
 }
 
