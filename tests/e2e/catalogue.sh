@@ -70,6 +70,11 @@ expect 2 "$MB" add x builtin:standard --args n=63,dtype=f32 $C
 # a key given twice is refused, not resolved silently in favour of the first
 expect 2 "$MB" add x builtin:standard --args n=64,dtype=f32,n=128 $C
 grep -q "\--args: field 'args': duplicate key 'n'" "$T/out" || fail "duplicate --args key: $(cat "$T/out")"
+# NAME and SOURCE are both required: either missing prints the usage
+expect 2 "$MB" add $C
+grep -q "^usage: mallocbench add NAME SOURCE" "$T/out" || fail "add without arguments: $(cat "$T/out")"
+expect 2 "$MB" add only-a-name $C
+grep -q "^usage: mallocbench add NAME SOURCE" "$T/out" || fail "add without SOURCE: $(cat "$T/out")"
 # an option over its field's limit is named with the limit, even when the whole entry would be
 # longer than any catalogue line (it was once refused as "may not contain blanks")
 for n in 256 3000; do
