@@ -16,6 +16,9 @@
 #   --force), named before a --bogus after it;
 # - a value that must be one of a few words is refused with the same line in every command:
 #   "mallocbench CMD: FLAG 'VALUE': expected A, B or C" (mb_option_choice).
+# - a command missing an argument it requires (none given, or the first of two) says what is
+#   missing or prints its usage on stderr, exit 2 (not a crash: add once read past a missing
+#   SOURCE under a mutant no test caught).
 # Usage: cli_usage.sh MALLOCBENCH_BINARY (run from the source tree).
 set -u
 MB=${1:?usage: cli_usage.sh MALLOCBENCH_BINARY}
@@ -75,6 +78,19 @@ for cmd in "${COMMANDS[@]}"; do
     esac
     checked=$((checked + 1))
   done
+done
+# A command missing an argument it requires says so (its usage, or what is missing) on stderr,
+# exit 2, nothing on stdout: given none at all, and given the first of two.
+for args in show check "import hlo" "import csv" "generate alphatensor" "generate model" \
+  "generate packing" add solve pack verify export summary plot report play "check w.wl" \
+  "import hlo f.hlo" "import csv f.csv" "add name" "solve w.wl" "export f.h5"; do
+  # shellcheck disable=SC2086
+  "$MB" $args >out 2>err </dev/null
+  rc=$?
+  [ "$rc" = 2 ] || fail "'$args': exit $rc, expected 2 ($(head -1 err))"
+  [ -s out ] && fail "'$args' printed on stdout: $(head -3 out)"
+  grep -qE "^usage: mallocbench ${args%% *}|^mallocbench ${args%% *}.*(required|need|missing)" err ||
+    fail "'$args' said '$(head -1 err)'"
 done
 # "--flag=VALUE" is "--flag VALUE" (mb_option_arg_read, suite/cli/commands.h), in every command.
 attached=0
