@@ -108,6 +108,8 @@ tail -1 "$BIG" | grep -Eqx 'big-one alphatensor builtin:standard n=64,dtype=f32 
 # native and real sources; paths under the data dir are stored relative to it
 expect 0 "$MB" add mine "$T/std.wl" --capacity 64KiB $C
 grep -q "^mine native $T/std.wl - tpu-v4i 64KiB test generated$" "$CAT" || fail "native line: $(tail -1 "$CAT")"
+grep -q "^note: .*/std.wl is outside .*: stored as an absolute path$" "$T/out" ||
+  fail "no note on the absolute path: $(cat "$T/out")"
 # --capacity takes the units of the other commands: decimal ones are stored in bytes (the
 # catalogue has no KB/MB/GB), and a bad value names every form it accepts
 expect 0 "$MB" add mine-mb "$T/std.wl" --capacity 2MB $C
@@ -121,6 +123,7 @@ if [ -f "$DATA/hlo/mlp_pt_xla.hlo" ]; then
   expect 0 "$MB" add mlp-real "$DATA/hlo/mlp_pt_xla.hlo" --data "$DATA" $C
   grep -q "^mlp-real hlo hlo/mlp_pt_xla.hlo - tpu-v4i [0-9]* test real$" "$CAT" ||
     fail "hlo line: $(tail -1 "$CAT")"
+  grep -q "note:" "$T/out" && fail "a path under the data dir had a note: $(cat "$T/out")"
   # missing external data: skipped with one line, exit 0
   mkdir -p "$T/empty"
   expect 0 "$MB" list $C --stats --data "$T/empty"
