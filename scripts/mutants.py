@@ -81,9 +81,11 @@ def build(build_dir, tests):
 def killed_by(root, build_dir, tests, timeout, env):
     for t in tests:
         if t.startswith('ctest:'):
-            # the first failing test kills the mutant: no need to run the others
+            # the first failing test kills the mutant: no need to run the others. Without
+            # test_tmp_check (-FC): it looks at /tmp, which tests in other worktrees share (a
+            # test of theirs in flight there would kill this mutant)
             command = ['ctest', '--test-dir', build_dir, '-R', t[len('ctest:'):],
-                       '--timeout', str(timeout), '--stop-on-failure']
+                       '--timeout', str(timeout), '--stop-on-failure', '-FC', 'mb_test_tmp']
         else:
             command = [os.path.join(build_dir, t)]
         try:
