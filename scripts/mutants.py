@@ -98,6 +98,13 @@ def killed_by(root, build_dir, tests, timeout, env):
     return False
 
 
+def changed_tracked(root):
+    """The files git tracks under root that differ from the index."""
+    r = subprocess.run(['git', '-C', root, 'diff', '--name-only'], capture_output=True,
+                       text=True)
+    return [f for f in r.stdout.split('\n') if f]
+
+
 def earlier_survivors(log, source):
     """(line number, mutated line stripped) of each SURVIVED line of an earlier run's output."""
     found = set()
@@ -143,6 +150,12 @@ def main():
         wanted = earlier_survivors(args.survivors, args.source)
         if not wanted:
             refuse(f'--survivors {args.survivors}: no SURVIVED line of {args.source}')
+    # A mutant's tests may write where they should not (a mutant of option parsing made a test's
+    # -o name a source file of the tree): every later mutant would then fail for that, so the
+    # tree must start clean, and what a mutant changes in it is put back after it.
+    if changed_tracked(root):
+        refuse(f'{root}: files differ from git ({", ".join(changed_tracked(root))}): commit or '
+               'restore them first')
     if not build(build_dir, tests) or killed_by(root, build_dir, tests, args.timeout,
                                                 dict(os.environ)):
         refuse(f'{",".join(tests)}: do not build, or fail unmutated')
@@ -175,6 +188,12 @@ def main():
                 survived += 1
                 print(f'SURVIVED {args.source}:{i + 1}: {line.strip()}  ->  {mutated.strip()}',
                       flush=True)
+            strays = [f for f in changed_tracked(root)
+                      if os.path.realpath(os.path.join(root, f)) != os.path.realpath(source)]
+            if strays:
+                subprocess.run(['git', '-C', root, 'checkout', '--'] + strays)
+                print(f'RESTORED {", ".join(strays)}: changed by the tests of '
+                      f'{args.source}:{i + 1}: {mutated.strip()}', flush=True)
         finished = True
     finally:
         with open(source, 'w') as f:
