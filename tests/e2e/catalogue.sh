@@ -110,6 +110,12 @@ expect 0 "$MB" add mine "$T/std.wl" --capacity 64KiB $C
 grep -q "^mine native $T/std.wl - tpu-v4i 64KiB test generated$" "$CAT" || fail "native line: $(tail -1 "$CAT")"
 grep -q "^note: .*/std.wl is outside .*: stored as an absolute path$" "$T/out" ||
   fail "no note on the absolute path: $(cat "$T/out")"
+grep -q "^added 'mine' .*, capacity 65536 B (" "$T/out" || fail "--capacity 64KiB said: $(cat "$T/out")"
+# --capacity profile is stored as the word, and the profile's capacity (tpu-v4i: 128 MiB) is said
+expect 0 "$MB" add mine-profile "$T/std.wl" --capacity profile $C
+grep -q "^mine-profile native $T/std.wl - tpu-v4i profile test generated$" "$CAT" ||
+  fail "--capacity profile line: $(tail -1 "$CAT")"
+grep -q "^added 'mine-profile' .*, capacity 134217728 B (" "$T/out" || fail "--capacity profile said: $(cat "$T/out")"
 # --capacity takes the units of the other commands: decimal ones are stored in bytes (the
 # catalogue has no KB/MB/GB), and a bad value names every form it accepts
 expect 0 "$MB" add mine-mb "$T/std.wl" --capacity 2MB $C
