@@ -78,6 +78,14 @@ expect 0 "$MB" show mine --catalogue "$T/my_catalogue.txt"
 has "file            entry 'mine' of $T/my_catalogue.txt"
 expect 2 "$MB" show other --catalogue "$T/my_catalogue.txt"
 has "other: no such file, nor an entry of $T/my_catalogue.txt ('mallocbench list --catalogue $T/my_catalogue.txt' lists them)"
+# a name missing from a catalogue of exactly 64 entries, which fill the parser's first
+# allocation: the lookup stops at the last entry (an ASan build catches a read past it)
+{
+  echo 'name kind source args hardware capacity split tags'
+  for i in $(seq 1 64); do echo "w$i alphatensor builtin:standard n=64,dtype=f32 tpu-v4i profile test generated"; done
+} >"$T/full_catalogue.txt"
+expect 2 "$MB" show other --catalogue "$T/full_catalogue.txt"
+has "other: no such file, nor an entry of $T/full_catalogue.txt"
 printf 'name kind source args hardware capacity split tags\nreal hlo hlo/mlp_pt_xla.hlo - tpu-v4i 65536 test own\n' \
   >"$T/hlo_catalogue.txt"
 expect 2 "$MB" show real --catalogue "$T/hlo_catalogue.txt" --data "$T/no_data"
