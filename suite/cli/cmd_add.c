@@ -487,12 +487,15 @@ static void print_added(const add_command *A, const mb_workload *w, const commit
   mb_workload_stats st;
   mb_workload_stats_compute(w, &st);
   int64_t placeable = mb_catalogue_placeable_peak(w);
+  char ratio[64] = "no non-pinned bytes to place"; /* a ratio to 0 B means nothing */
+  if (placeable > 0)
+    snprintf(ratio, sizeof ratio, "%.3f of the non-pinned peak",
+             (double)capacity / (double)placeable);
   printf(
       "added '%s' to %s%s (line %d): %d ops, %d buffers, peak live %lld B (non-pinned %lld B), "
-      "capacity %lld B (%.3f of the non-pinned peak)\n",
+      "capacity %lld B (%s)\n",
       A->name, A->cat_path, res->created ? " (new file)" : "", res->line_no, st.n_ops, st.n_buffers,
-      (long long)st.peak_live_bytes, (long long)placeable, (long long)capacity,
-      placeable > 0 ? (double)capacity / (double)placeable : 0.0);
+      (long long)st.peak_live_bytes, (long long)placeable, (long long)capacity, ratio);
 }
 
 int mb_cmd_add(int argc, char **argv) {

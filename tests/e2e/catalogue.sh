@@ -94,13 +94,13 @@ grep -q "$T/no/such/dir/c.txt" "$T/out" || fail "unwritable catalogue: $(cat "$T
 expect 2 "$MB" add x "$T/std.wl.unknown" $C
 cmp -s "$CAT" "$T/before" || fail "a refused add changed the catalogue"
 
-# a catalogue larger than add's first read buffer (64 KiB): read whole, kept byte for byte,
-# the entry appended after it
+# a catalogue larger than add's first two read buffers (64 KiB, then 128 KiB): read whole, kept
+# byte for byte, the entry appended after it
 BIG=$T/big.txt
-{ cat "$CAT"; for i in $(seq 1 1500); do printf '# padding comment line %04d of a large catalogue\n' "$i"; done; } >"$BIG"
+{ cat "$CAT"; for i in $(seq 1 3000); do printf '# padding comment line %04d of a large catalogue\n' "$i"; done; } >"$BIG"
 cp "$BIG" "$T/big-before"
 expect 0 "$MB" add big-one builtin:standard --args n=64,dtype=f32 --catalogue "$BIG" --cache "$T/cache"
-[ "$(stat -c %s "$T/big-before")" -gt 65536 ] || fail "the large catalogue is only $(stat -c %s "$T/big-before") bytes"
+[ "$(stat -c %s "$T/big-before")" -gt 131072 ] || fail "the large catalogue is only $(stat -c %s "$T/big-before") bytes"
 head -c "$(stat -c %s "$T/big-before")" "$BIG" | cmp -s - "$T/big-before" || fail "add changed a large catalogue's text"
 tail -1 "$BIG" | grep -Eqx 'big-one alphatensor builtin:standard n=64,dtype=f32 tpu-v4i [0-9]+ test generated' ||
   fail "large catalogue's new line: $(tail -1 "$BIG")"
@@ -111,6 +111,11 @@ grep -q "^mine native $T/std.wl - tpu-v4i 64KiB test generated$" "$CAT" || fail 
 grep -q "^note: .*/std.wl is outside .*: stored as an absolute path$" "$T/out" ||
   fail "no note on the absolute path: $(cat "$T/out")"
 grep -q "^added 'mine' .*, capacity 65536 B (" "$T/out" || fail "--capacity 64KiB said: $(cat "$T/out")"
+# a workload whose buffers are all pinned has nothing to place: no ratio to a 0-byte peak
+printf 'mallocbench-workload 1\nname pinned_only\nsource "every buffer pinned"\nop o1 kind=add flops=1\nbuffer a size=1024 start=0 end=0 pinned\nuse a op=0 read=1024\n' >"$T/pinned.wl"
+expect 0 "$MB" add pinned-only "$T/pinned.wl" --capacity 4KiB $C
+grep -q "^added 'pinned-only' .*: 1 ops, 1 buffers, peak live 1024 B (non-pinned 0 B), capacity 4096 B (no non-pinned bytes to place)$" "$T/out" ||
+  fail "all pinned said: $(cat "$T/out")"
 # --capacity profile is stored as the word, and the profile's capacity (tpu-v4i: 128 MiB) is said
 expect 0 "$MB" add mine-profile "$T/std.wl" --capacity profile $C
 grep -q "^mine-profile native $T/std.wl - tpu-v4i profile test generated$" "$CAT" ||

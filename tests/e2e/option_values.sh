@@ -59,6 +59,9 @@ expect 2 "^mallocbench generate packing: --height '1x': expected bytes in 1\.\.1
   "$MB" generate packing --buffers 4 --height 1x -o "$TMP/x.wl"
 expect 2 "^mallocbench generate packing: --quantum '0': expected bytes in 1\.\.1099511627776, e\.g\. " \
   "$MB" generate packing --buffers 4 --quantum=0 -o "$TMP/x.wl"
+# play takes 0 bytes too: no range to state
+expect 2 "^mallocbench play: --capacity '1x': expected bytes, e\.g\. 1048576 or 4MiB\$" \
+  "$MB" play "$WL" --capacity 1x
 
 # and good values still pass, units included
 "$MB" solve "$WL" --solver heuristic --capacity 64KiB --seed 18446744073709551615 >"$TMP/out" \
