@@ -59,8 +59,8 @@ expect 2 "^mallocbench generate packing: --height '1x': expected bytes in 1\.\.1
   "$MB" generate packing --buffers 4 --height 1x -o "$TMP/x.wl"
 expect 2 "^mallocbench generate packing: --quantum '0': expected bytes in 1\.\.1099511627776, e\.g\. " \
   "$MB" generate packing --buffers 4 --quantum=0 -o "$TMP/x.wl"
-# "--NAME=VALUE" with NAME about the longest an option's name may be read into (63 bytes with
-# the "--"): an unknown option, named whole (an ASan build catches a write past that buffer)
+# "--NAME=VALUE" with "--NAME" of 62 to 65 bytes, about the longest that the buffer an option's
+# name is read into holds (63 bytes and its NUL): an unknown option, named whole either way
 for k in 60 61 62 63; do
   long="--$(printf "%${k}s" | tr ' ' a)"
   expect 2 "^mallocbench summary: unknown option '$long=1' \(see mallocbench summary --help\)\$" \
