@@ -82,7 +82,8 @@ static bool normalise_source(const char *source, const char *base, char *out, si
   if (rbase && !strncmp(real, rbase, bl) && real[bl] == '/') rel = real + bl + 1;
   bool ok = (size_t)snprintf(out, n, "%s", rel) < n;
   if (ok && rel == real)
-    mb_diag(stderr, "note: %s is outside %s: stored as an absolute path", real, base);
+    mb_diag(stderr, "note: %s is outside %s: stored as an absolute path", real,
+            rbase ? rbase : base);
   free(real);
   free(rbase);
   return ok;
