@@ -60,6 +60,20 @@ expect 0 "$MB" list $C --tags real
 grep -q "0 listed" "$T/out" || fail "--tags real: $(cat "$T/out")"
 expect 2 "$MB" list $C --workloads '(unclosed'
 
+# list shows a capacity in the largest unit that divides it, below 10240 of it; else in one
+# decimal of the largest unit below it
+SIZES=$T/sizes.txt
+{
+  echo 'name kind source args hardware capacity split tags'
+  for c in 1024 1536 10240 10241 10485761 16106127360 1125899906842624; do
+    echo "c$c alphatensor builtin:standard n=64,dtype=f32 tpu-v4i $c test generated"
+  done
+} >"$SIZES"
+expect 0 "$MB" list --catalogue "$SIZES"
+got=$(awk '$1 ~ /^c[0-9]/ { printf "%s=%s ", $1, $5 }' "$T/out")
+[ "$got" = "c1024=1KiB c1536=1536B c10240=10KiB c10241=10.0KiB c10485761=10.0MiB c16106127360=15GiB c1125899906842624=1024TiB " ] ||
+  fail "list's capacities: $got"
+
 # add refuses bad input and leaves the file byte for byte unchanged
 cp "$CAT" "$T/before"
 expect 2 "$MB" add std64 builtin:standard --args n=64,dtype=f32 $C
@@ -102,8 +116,19 @@ cp "$BIG" "$T/big-before"
 expect 0 "$MB" add big-one builtin:standard --args n=64,dtype=f32 --catalogue "$BIG" --cache "$T/cache"
 [ "$(stat -c %s "$T/big-before")" -gt 131072 ] || fail "the large catalogue is only $(stat -c %s "$T/big-before") bytes"
 head -c "$(stat -c %s "$T/big-before")" "$BIG" | cmp -s - "$T/big-before" || fail "add changed a large catalogue's text"
+[ "$(wc -l <"$BIG")" = "$(($(wc -l <"$T/big-before") + 1))" ] || fail "add wrote more than one line"
 tail -1 "$BIG" | grep -Eqx 'big-one alphatensor builtin:standard n=64,dtype=f32 tpu-v4i [0-9]+ test generated' ||
   fail "large catalogue's new line: $(tail -1 "$BIG")"
+
+# a catalogue whose last line has no line break: the entry goes on a line of its own after it
+NOEOL=$T/noeol.txt
+printf '%s' "$(cat "$CAT")" >"$NOEOL"
+cp "$NOEOL" "$T/noeol-before"
+expect 0 "$MB" add after-noeol builtin:standard --args n=64,dtype=f32 --catalogue "$NOEOL" --cache "$T/cache"
+head -c "$(stat -c %s "$T/noeol-before")" "$NOEOL" | cmp -s - "$T/noeol-before" || fail "add changed the text of a catalogue without a final line break"
+[ "$(wc -l <"$NOEOL")" = "$(($(wc -l <"$T/noeol-before") + 2))" ] || fail "no final line break: $(tail -2 "$NOEOL")"
+tail -1 "$NOEOL" | grep -Eqx 'after-noeol alphatensor builtin:standard n=64,dtype=f32 tpu-v4i [0-9]+ test generated' ||
+  fail "no final line break: new line $(tail -1 "$NOEOL")"
 
 # native and real sources; paths under the data dir are stored relative to it
 expect 0 "$MB" add mine "$T/std.wl" --capacity 64KiB $C
