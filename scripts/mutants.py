@@ -20,8 +20,9 @@ Usage: scripts/mutants.py SOURCE TEST[,TEST...] [--sample N] [--seed S] [--build
   --seed S    the draw's seed (default 1; the counts quoted in notes used 1)
   --build-dir an already configured build directory (default build)
   --timeout   seconds per test run before it counts as failed (default 120)
-  --survivors LOG  try only the mutants an earlier run printed as SURVIVED in LOG (its output):
-              e.g. a unit test's survivors against the end-to-end tests
+  --survivors LOG  try only the mutants an earlier run printed as SURVIVED in LOG (its output),
+              found by their lines' text (lines moved by edits elsewhere are found): e.g. a
+              unit test's survivors against the end-to-end tests
 
 It edits SOURCE in place and restores it when done, interrupted or not (then its counts are
 those of the mutants finished, the first ones of the same draw as --sample); run it in a worktree
@@ -106,13 +107,16 @@ def changed_tracked(root):
 
 
 def earlier_survivors(log, source):
-    """(line number, mutated line stripped) of each SURVIVED line of an earlier run's output."""
+    """(line before, line after), both stripped, of each SURVIVED line of an earlier run's
+    output: matched by text, not line number, so that a run after the source changed elsewhere
+    still finds them."""
     found = set()
     prefix = f'SURVIVED {source}:'
     for entry in open(log):
         if entry.startswith(prefix):
-            number, rest = entry[len(prefix):].split(':', 1)
-            found.add((int(number), rest.split('  ->  ', 1)[1].strip()))
+            rest = entry[len(prefix):].split(':', 1)[1]
+            before, after = rest.split('  ->  ', 1)
+            found.add((before.strip(), after.strip()))
     return found
 
 
@@ -166,8 +170,8 @@ def main():
     random.seed(args.seed)
     random.shuffle(found)
     if args.survivors:
-        found = [c for c in found if (c[0] + 1, (lines[c[0]][:c[1]] + c[3] +
-                                                 lines[c[0]][c[2]:]).strip()) in wanted]
+        found = [c for c in found if (lines[c[0]].strip(), (lines[c[0]][:c[1]] + c[3] +
+                                                            lines[c[0]][c[2]:]).strip()) in wanted]
     tried = found[:args.sample] if args.sample > 0 else found
     tmp = tempfile.mkdtemp(prefix='mbmutants')
     env = dict(os.environ, TMPDIR=tmp)
