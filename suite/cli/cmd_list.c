@@ -63,7 +63,8 @@ static bool has_all_tags(const char *tags, const char *want) {
   const char *p = want;
   while (*p) {
     size_t len = strcspn(p, ",");
-    if (len && len < sizeof item) {
+    if (len >= sizeof item) return false; /* longer than any catalogue tag: none has it */
+    if (len) {
       memcpy(item, p, len);
       item[len] = '\0';
       bool found = false;

@@ -73,6 +73,11 @@ SIZES=$T/sizes.txt
 } >"$SIZES"
 expect 0 "$MB" list --catalogue "$SIZES"
 got=$(awk '$1 ~ /^c[0-9]/ { printf "%s=%s ", $1, $5 }' "$T/out")
+# a wanted tag longer than any tag can be matches nothing (it was skipped, and matched all)
+expect 0 "$MB" list --catalogue "$SIZES" --tags "generated,$(printf '%300s' | tr ' ' g)"
+grep -q "^# 0 listed of 7 in" "$T/out" || fail "list --tags with a 300-byte tag: $(tail -1 "$T/out")"
+expect 0 "$MB" list --catalogue "$SIZES" --tags "generated,,"
+grep -q "^# 7 listed of 7 in" "$T/out" || fail "list --tags with empty items: $(tail -1 "$T/out")"
 [ "$got" = "c1024=1KiB c1536=1536B c10240=10KiB c10241=10.0KiB c10485761=10.0MiB c16106127360=15GiB c1125899906842624=1024TiB " ] ||
   fail "list's capacities: $got"
 
@@ -143,6 +148,8 @@ printf 'mallocbench-workload 1\nname pinned_only\nsource "every buffer pinned"\n
 expect 0 "$MB" add pinned-only "$T/pinned.wl" --capacity 4KiB $C
 grep -q "^added 'pinned-only' .*: 1 ops, 1 buffers, peak live 1024 B (non-pinned 0 B), capacity 4096 B (no non-pinned bytes to place)$" "$T/out" ||
   fail "all pinned said: $(cat "$T/out")"
+expect 0 "$MB" list $C --stats --workloads '^pinned-only$'
+grep -Eq '^pinned-only +test +tpu-v4i +1 +1 +1KiB +4KiB +- ' "$T/out" || fail "list --stats of nothing to place: $(cat "$T/out")"
 # --capacity profile is stored as the word, and the profile's capacity (tpu-v4i: 128 MiB) is said
 expect 0 "$MB" add mine-profile "$T/std.wl" --capacity profile $C
 grep -q "^mine-profile native $T/std.wl - tpu-v4i profile test generated$" "$CAT" ||
