@@ -86,6 +86,8 @@ has "other: no such file, nor an entry of $T/my_catalogue.txt ('mallocbench list
 } >"$T/full_catalogue.txt"
 expect 2 "$MB" show other --catalogue "$T/full_catalogue.txt"
 has "other: no such file, nor an entry of $T/full_catalogue.txt"
+expect 0 "$MB" list --catalogue "$T/full_catalogue.txt"
+has "# 64 listed of 64 in $T/full_catalogue.txt"
 printf 'name kind source args hardware capacity split tags\nreal hlo hlo/mlp_pt_xla.hlo - tpu-v4i 65536 test own\n' \
   >"$T/hlo_catalogue.txt"
 expect 2 "$MB" show real --catalogue "$T/hlo_catalogue.txt" --data "$T/no_data"
