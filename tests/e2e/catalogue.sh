@@ -74,7 +74,7 @@ SIZES=$T/sizes.txt
 expect 0 "$MB" list --catalogue "$SIZES"
 got=$(awk '$1 ~ /^c[0-9]/ { printf "%s=%s ", $1, $5 }' "$T/out")
 # a wanted tag longer than any tag can be matches nothing (it was skipped, and matched all)
-expect 0 "$MB" list --catalogue "$SIZES" --tags "generated,$(printf '%300s' | tr ' ' g)"
+expect 0 "$MB" list --catalogue "$SIZES" --tags "generated,$(printf '%300s' '' | tr ' ' g)"
 grep -q "^# 0 listed of 7 in" "$T/out" || fail "list --tags with a 300-byte tag: $(tail -1 "$T/out")"
 expect 0 "$MB" list --catalogue "$SIZES" --tags "generated,,"
 grep -q "^# 7 listed of 7 in" "$T/out" || fail "list --tags with empty items: $(tail -1 "$T/out")"
@@ -99,7 +99,7 @@ grep -q "^usage: mallocbench add NAME SOURCE" "$T/out" || fail "add without SOUR
 # an option over its field's limit is named with the limit, even when the whole entry would be
 # longer than any catalogue line (it was once refused as "may not contain blanks")
 for n in 256 3000; do
-  expect 2 "$MB" add x builtin:standard --args n=64,dtype=f32 --tags "$(printf "%${n}s" | tr ' ' t)" $C
+  expect 2 "$MB" add x builtin:standard --args n=64,dtype=f32 --tags "$(printf "%${n}s" '' | tr ' ' t)" $C
   grep -q "^mallocbench add: --tags: field 'tags': $n characters, at most 255 allowed" "$T/out" ||
     fail "--tags of $n characters: $(cat "$T/out")"
 done

@@ -62,7 +62,7 @@ expect 2 "^mallocbench generate packing: --quantum '0': expected bytes in 1\.\.1
 # "--NAME=VALUE" with "--NAME" of 62 to 65 bytes, about the longest that the buffer an option's
 # name is read into holds (63 bytes and its NUL): an unknown option, named whole either way
 for k in 60 61 62 63; do
-  long="--$(printf "%${k}s" | tr ' ' a)"
+  long="--$(printf "%${k}s" '' | tr ' ' a)"
   expect 2 "^mallocbench summary: unknown option '$long=1' \(see mallocbench summary --help\)\$" \
     "$MB" summary x.h5 "$long=1"
 done
