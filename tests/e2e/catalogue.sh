@@ -67,7 +67,7 @@ expect 2 "$MB" list $C --workloads '(unclosed'
 SIZES=$T/sizes.txt
 {
   echo 'name kind source args hardware capacity split tags'
-  for c in 1024 1536 10240 10241 10485761 16106127360 1125899906842624; do
+  for c in 1024 1536 10240 10241 10485761 16106127360 1125899906842624 1125899906842625; do
     echo "c$c alphatensor builtin:standard n=64,dtype=f32 tpu-v4i $c test generated"
   done
 } >"$SIZES"
@@ -75,10 +75,16 @@ expect 0 "$MB" list --catalogue "$SIZES"
 got=$(awk '$1 ~ /^c[0-9]/ { printf "%s=%s ", $1, $5 }' "$T/out")
 # a wanted tag longer than any tag can be matches nothing (it was skipped, and matched all)
 expect 0 "$MB" list --catalogue "$SIZES" --tags "generated,$(printf '%300s' '' | tr ' ' g)"
-grep -q "^# 0 listed of 7 in" "$T/out" || fail "list --tags with a 300-byte tag: $(tail -1 "$T/out")"
+grep -q "^# 0 listed of 8 in" "$T/out" || fail "list --tags with a 300-byte tag: $(tail -1 "$T/out")"
 expect 0 "$MB" list --catalogue "$SIZES" --tags "generated,,"
-grep -q "^# 7 listed of 7 in" "$T/out" || fail "list --tags with empty items: $(tail -1 "$T/out")"
-[ "$got" = "c1024=1KiB c1536=1536B c10240=10KiB c10241=10.0KiB c10485761=10.0MiB c16106127360=15GiB c1125899906842624=1024TiB " ] ||
+grep -q "^# 8 listed of 8 in" "$T/out" || fail "list --tags with empty items: $(tail -1 "$T/out")"
+# a tag of the same length as the entries' tag, but another, matches nothing; so does one of
+# 256 bytes, one more than a tag may have
+expect 0 "$MB" list --catalogue "$SIZES" --tags generatex
+grep -q "^# 0 listed of 8 in" "$T/out" || fail "list --tags generatex: $(tail -1 "$T/out")"
+expect 0 "$MB" list --catalogue "$SIZES" --tags "$(printf '%256s' '' | tr ' ' g)"
+grep -q "^# 0 listed of 8 in" "$T/out" || fail "list --tags with a 256-byte tag: $(tail -1 "$T/out")"
+[ "$got" = "c1024=1KiB c1536=1536B c10240=10KiB c10241=10.0KiB c10485761=10.0MiB c16106127360=15GiB c1125899906842624=1024TiB c1125899906842625=1024.0TiB " ] ||
   fail "list's capacities: $got"
 
 # add refuses bad input and leaves the file byte for byte unchanged
