@@ -157,9 +157,10 @@ def main():
     # A mutant's tests may write where they should not (a mutant of option parsing made a test's
     # -o name a source file of the tree): every later mutant would then fail for that, so the
     # tree must start clean, and what a mutant changes in it is put back after it.
-    if changed_tracked(root):
-        refuse(f'{root}: files differ from git ({", ".join(changed_tracked(root))}): commit or '
-               'restore them first')
+    changed = changed_tracked(root)
+    if changed:
+        refuse(f'{root}: files differ from git ({", ".join(changed)}): commit or restore them '
+               'first')
     if not build(build_dir, tests) or killed_by(root, build_dir, tests, args.timeout,
                                                 dict(os.environ)):
         refuse(f'{",".join(tests)}: do not build, or fail unmutated')

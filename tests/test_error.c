@@ -294,6 +294,7 @@ static void test_diag(void **state) {
   assert_int_equal(s[strlen(s) - 1], '\n');
   assert_null(strchr(s, '\r'));
   free(s);
+  fclose(f);
   /* texts of 511, 512 and 513 bytes, about the first buffer's size, whole */
   for (size_t n = 511; n <= 513; n++) {
     f = tmpfile();

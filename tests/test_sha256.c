@@ -97,17 +97,22 @@ static void test_little_endian_elements(void **state) {
   assert_string_equal(hex, empty);
 }
 
+/* The hex digest of n elements of `size` bytes fed with mb_sha256_update_reversed. */
+static void reversed_hex(const void *x, int64_t n, size_t size, char hex[65]) {
+  mb_sha256 h;
+  uint8_t d[32];
+  mb_sha256_init(&h);
+  mb_sha256_update_reversed(&h, x, n, size);
+  mb_sha256_final(&h, d);
+  mb_sha256_digest_hex(d, hex);
+}
+
 /* The big-endian host's path, run here too: each element's bytes reversed, in batches of the
  * 4096-byte stage, hashes as the bytes put in that order by hand. */
 static void test_reversed_elements(void **state) {
   (void)state;
   char hex[65], want[65];
-  mb_sha256 h;
-  uint8_t d[32];
-  mb_sha256_init(&h);
-  mb_sha256_update_reversed(&h, "dcbahgfe", 2, 4);
-  mb_sha256_final(&h, d);
-  mb_sha256_digest_hex(d, hex);
+  reversed_hex("dcbahgfe", 2, 4, hex);
   mb_sha256_hex("abcdefgh", 8, want);
   assert_string_equal(hex, want);
 
@@ -125,10 +130,7 @@ static void test_reversed_elements(void **state) {
       for (size_t i = 0; i < bytes; i++) plain[i] = (unsigned char)(i * 131 + i / 7 + k);
       for (size_t e = 0; e < (size_t)n; e++)
         for (size_t b = 0; b < size; b++) reversed[e * size + b] = plain[e * size + size - 1 - b];
-      mb_sha256_init(&h);
-      mb_sha256_update_reversed(&h, reversed, n, size);
-      mb_sha256_final(&h, d);
-      mb_sha256_digest_hex(d, hex);
+      reversed_hex(reversed, n, size, hex);
       mb_sha256_hex(plain, bytes, want);
       assert_string_equal(hex, want);
       free(plain);

@@ -404,19 +404,24 @@ static bool stored_source(const add_command *A, const char *data_dir, char *stor
   return true;
 }
 
-/* Formats the catalogue line of A's entry with the given source and capacity into line[n]
- * (n may be 0); returns its length, as snprintf does. */
-static int format_entry(const add_command *A, const char *stored, const char *capacity, char *line,
-                        size_t n) {
-  return snprintf(line, n, "%s %s %s %s %s %s %s %s", A->name, A->kind, stored, A->args,
-                  A->hardware, capacity, A->split, A->tags);
+/* prefix, the catalogue line of A's entry with the given source and capacity, and suffix, into
+ * out[n] (n may be 0); returns the text's length, as snprintf does. */
+static int print_entry(char *out, size_t n, const add_command *A, const char *prefix,
+                       const char *stored, const char *capacity, const char *suffix) {
+  return snprintf(out, n, "%s%s %s %s %s %s %s %s %s%s", prefix, A->name, A->kind, stored, A->args,
+                  A->hardware, capacity, A->split, A->tags, suffix);
 }
 
-/* format_entry into line[n]; false if it does not fit. */
-static bool format_line(const add_command *A, const char *stored, const char *capacity, char *line,
-                        size_t n) {
-  int len = format_entry(A, stored, capacity, line, n);
-  return len >= 0 && (size_t)len < n;
+/* print_entry's text, however long, malloc'd; NULL after a message when memory runs out. */
+static char *entry_text(const add_command *A, const char *prefix, const char *stored,
+                        const char *capacity, const char *suffix) {
+  int len = print_entry(NULL, 0, A, prefix, stored, capacity, suffix);
+  char *text = len >= 0 ? malloc((size_t)len + 1) : NULL;
+  if (text)
+    print_entry(text, (size_t)len + 1, A, prefix, stored, capacity, suffix);
+  else
+    fprintf(stderr, "mallocbench add: out of memory\n");
+  return text;
 }
 
 /* Checks the new entry with the catalogue's own parser (its capacity not known yet) and
@@ -430,17 +435,9 @@ static bool check_entry(const add_command *A, const char *stored, mb_catalogue_e
     return false;
   }
   /* the whole entry, however long: the parser names the field over its limit */
-  const char *capacity = strcmp(A->capacity, "auto") ? A->capacity : "profile";
-  int len = format_entry(A, stored, capacity, NULL, 0);
-  size_t head = strlen(HEADER "\n");
-  char *probe = len >= 0 ? malloc(head + (size_t)len + 2) : NULL;
-  if (!probe) {
-    fprintf(stderr, "mallocbench add: out of memory\n");
-    return false;
-  }
-  memcpy(probe, HEADER "\n", head);
-  format_entry(A, stored, capacity, probe + head, (size_t)len + 1);
-  memcpy(probe + head + len, "\n", 2);
+  char *probe = entry_text(A, HEADER "\n", stored,
+                           strcmp(A->capacity, "auto") ? A->capacity : "profile", "\n");
+  if (!probe) return false;
   mb_error err;
   mb_catalogue *one = mb_catalogue_parse(probe, strlen(probe), "new entry", &err);
   free(probe);
@@ -526,7 +523,7 @@ int mb_cmd_add(int argc, char **argv) {
     return 2;
   }
   int rc = 2;
-  char auto_capacity[32], line[2048];
+  char auto_capacity[32];
   const char *capacity = A->capacity;
   if (!strcmp(capacity, "auto")) {
     snprintf(auto_capacity, sizeof auto_capacity, "%lld",
@@ -534,12 +531,12 @@ int mb_cmd_add(int argc, char **argv) {
     capacity = auto_capacity;
   }
   commit_result res;
-  if (!format_line(A, stored, capacity, line, sizeof line)) {
-    fprintf(stderr, "mallocbench add: the entry is longer than %zu bytes\n", sizeof line - 1);
-  } else {
+  char *line = entry_text(A, "", stored, capacity, "");
+  if (line) {
     rc = commit_entry(A->cat_path, A->name, line, &res);
     if (rc == 0) print_added(A, w, &res, res.capacity != 0 ? res.capacity : hw.capacity);
   }
+  free(line);
   mb_workload_free(w);
   return rc;
 }
