@@ -975,7 +975,9 @@ static bool journal_resume(run *R, int64_t *n_found, mb_error *err) {
   }
   bool same_plan = !strcmp(head.plan, R->plan_sha);
   if (!same_plan)
-    mb_fail(err, "%s: the journal belongs to another plan (hash %.12s, expected %.12s)",
+    mb_fail(err,
+            "%s: the journal belongs to another plan (hash %.12s, expected %.12s): move it "
+            "away to resume from the rows the file holds",
             R->journal_path, head.plan, R->plan_sha);
   mb_journal_header_free(&head);
   if (!same_plan) {

@@ -437,6 +437,81 @@ static void test_size_limits(void **state) {
   }
 }
 
+/* Occurrences of needle in text. */
+static int occurrences(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *at = strstr(text, needle); at; at = strstr(at + 1, needle)) n++;
+  return n;
+}
+
+/* A checkpoint damaged in each part the reader looks at is refused with a message that names
+ * the file once and what is wrong (it named it twice, "a.h5: a.h5: ...", for everything read
+ * after the config). */
+static void test_checkpoint_errors_name_the_file_once(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_agent_config cfg;
+  small_config(&cfg);
+  mb_rng rng;
+  mb_rng_seed(&rng, 13);
+  mb_agent ag;
+  assert_true(mb_agent_create(&ag, &cfg, &rng, &err));
+  mb_adam opt;
+  mb_agent_curve curve;
+  training_extras(&ag, &opt, &curve);
+  mb_agent_progress prog = TRAINING_PROGRESS;
+  char *path = mb_test_temp_path("agent_damaged.h5");
+  /* each damage: an attribute deleted, or a dataset deleted or overwritten (its checksum then
+   * no longer matches), and what the message must say about it */
+  static const struct {
+    const char *attr, *dataset;
+    bool overwrite;
+    const char *want;
+  } cases[] = {
+      {"format", NULL, false,
+       ": not a mallocMuZero agent checkpoint: root attribute 'format' is missing"},
+      {"cfg.latent", NULL, false, "cfg.latent"},
+      {"train.steps", NULL, false, "train.steps"},
+      {NULL, "/repr/l0.weight", true, "/repr/l0.weight: the data do not match their SHA-256"},
+      {NULL, "/reward/l0.bias", false, "reward"},
+      {NULL, "/adam/dyn/l0.bias.m", false, "l0.bias.m"},
+      {NULL, "/series/curve_loss", false, "curve_loss"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    assert_true(mb_agent_save(path, &ag, &opt, &prog, &curve, "unit test", &err));
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    if (cases[i].attr) {
+      assert_true(H5Adelete(f, cases[i].attr) >= 0);
+    } else if (cases[i].overwrite) {
+      hid_t ds = H5Dopen2(f, cases[i].dataset, H5P_DEFAULT);
+      hid_t space = H5Dget_space(ds);
+      float *x = calloc((size_t)H5Sget_simple_extent_npoints(space), sizeof *x);
+      assert_true(ds >= 0 && x &&
+                  H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+      free(x);
+      H5Sclose(space);
+      H5Dclose(ds);
+    } else {
+      assert_true(H5Ldelete(f, cases[i].dataset, H5P_DEFAULT) >= 0);
+    }
+    H5Fclose(f);
+    mb_agent back;
+    mb_adam opt2;
+    memset(&opt2, 0, sizeof opt2);
+    mb_agent_progress prog2;
+    mb_agent_curve curve2;
+    assert_false(mb_agent_load(path, &back, &opt2, &prog2, &curve2, &err));
+    if (occurrences(err.message, path) != 1 || strncmp(err.message, path, strlen(path)) ||
+        !strstr(err.message, cases[i].want))
+      fail_msg("%s: %s", cases[i].attr ? cases[i].attr : cases[i].dataset, err.message);
+  }
+  mb_adam_free(&opt);
+  mb_agent_curve_free(&curve);
+  mb_agent_free(&ag);
+  mb_test_temp_remove(path);
+}
+
 /* Reward shaping and the signed support it needs: a checkpoint keeps both, one written before
  * them (no attributes) reads as unshaped on [0, support_max], and a value neither can have is
  * refused, naming it. */
@@ -1697,6 +1772,7 @@ int main(void) {
       cmocka_unit_test(test_oracle_parts),
       cmocka_unit_test(test_checkpoint_layout_options),
       cmocka_unit_test(test_checkpoint_shaping),
+      cmocka_unit_test(test_checkpoint_errors_name_the_file_once),
       cmocka_unit_test(test_size_limits),
       cmocka_unit_test(test_dynamics_shape),
       cmocka_unit_test(test_action_features),

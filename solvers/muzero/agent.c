@@ -470,7 +470,7 @@ bool mb_agent_save(const char *path, const mb_agent *ag, const mb_adam *opt,
 
 static bool get_int(mb_nn_file *f, const char *path, const char *key, int32_t *out, mb_error *err) {
   double v;
-  if (!mb_nn_file_get_double(f, key, &v, err)) return mb_fail_prefix(err, "%s", path);
+  if (!mb_nn_file_get_double(f, key, &v, err)) return false; /* its message names the file */
   if (!(v >= -2147483647.0 && v <= 2147483647.0) || v != floor(v))
     return mb_fail(err, "%s: attribute %s = %g: expected an integer", path, key, v);
   *out = (int32_t)v;
@@ -484,11 +484,13 @@ static bool read_config(mb_nn_file *f, const char *path, mb_agent_config *c, mb_
   mb_agent_config_default(c);
   int32_t auto_slow = 1;
   double smax = 0, vscale = 0;
-  bool ok = mb_nn_file_get_string(f, "format", fmt, sizeof fmt, err);
+  bool ok =
+      mb_nn_file_has(f, "format") ||
+      mb_fail(err, "%s: not a mallocMuZero agent checkpoint: root attribute 'format' is missing",
+              path);
+  ok = ok && mb_nn_file_get_string(f, "format", fmt, sizeof fmt, err);
   if (ok && strcmp(fmt, MB_AGENT_FORMAT))
     ok = mb_fail(err, "%s: attribute format '%s': expected " MB_AGENT_FORMAT, path, fmt);
-  else if (!ok)
-    mb_fail_prefix(err, "%s: not a mallocMuZero agent checkpoint", path);
   ok = ok && get_int(f, path, "cfg.latent", &c->latent, err) &&
        get_int(f, path, "cfg.blocks", &c->blocks, err) &&
        get_int(f, path, "cfg.support", &c->support, err) &&
@@ -633,7 +635,7 @@ bool mb_agent_read(mb_nn_file *f, mb_agent *ag, mb_adam *opt, mb_agent_progress 
   if (ok && opt) {
     mb_adam_config ac;
     mb_adam_config_default(&ac);
-    ok = mb_adam_create(opt, mods, 4, &ac, err);
+    ok = mb_adam_create(opt, mods, 4, &ac, err) || mb_fail_prefix(err, "%s", path);
     if (ok && !mb_nn_file_read_adam(f, opt, err)) {
       mb_adam_free(opt);
       memset(opt, 0, sizeof *opt);
@@ -642,8 +644,7 @@ bool mb_agent_read(mb_nn_file *f, mb_agent *ag, mb_adam *opt, mb_agent_progress 
   }
   if (ok && prog) ok = read_progress(f, prog, err);
   if (ok && curve) ok = read_curve(f, path, curve, err);
-  if (!ok) {
-    mb_fail_prefix(err, "%s", path);
+  if (!ok) { /* every message above names the file */
     if (opt && opt->slots) mb_adam_free(opt);
     mb_agent_free(ag);
     return false;

@@ -16,6 +16,7 @@
 #include "error.h"
 #include "file_seal.h"
 #include "hardware.h"
+#include "nn_io.h"
 #include "results.h"
 #include "workload.h"
 #include "workload_io.h"
@@ -66,6 +67,19 @@ static bool starts_like_hdf5(const char *path) {
   return mb_seal_has_block(path) || hdf5_signature_at(path) >= 0;
 }
 
+/* Whether the file's root attribute `format` names an agent checkpoint, however damaged the
+ * rest of it is. */
+static bool declares_agent(const char *path) {
+  mb_error ignored;
+  mb_nn_file *f = mb_nn_file_open(path, &ignored);
+  char format[64];
+  bool agent = f && mb_nn_file_has(f, "format") &&
+               mb_nn_file_get_string(f, "format", format, sizeof format, &ignored) &&
+               !strcmp(format, MB_AGENT_FORMAT);
+  mb_nn_file_close(f);
+  return agent;
+}
+
 static int show_hdf5(const char *path) {
   mb_error err;
   /* a sealed file is checked before libhdf5 parses it, and is no agent */
@@ -74,10 +88,9 @@ static int show_hdf5(const char *path) {
     mb_diag(stderr, "mallocbench show: %s", err.message);
     return 2;
   }
-  /* an agent checkpoint has its superblock at 0; a file with a user block is a results file,
-   * whose seal block was removed or never written */
-  bool maybe_agent = seal == MB_SEAL_NONE && hdf5_signature_at(path) == 0;
-  if (maybe_agent && mb_agent_describe(path, stdout, &err)) return 0;
+  /* Any other may be an agent checkpoint: its superblock is at 0, or after a user block that
+   * another program added (h5jam), which the agent's readers accept too. */
+  if (seal == MB_SEAL_NONE && mb_agent_describe(path, stdout, &err)) return 0;
   mb_error results_err;
   mb_results *r = mb_results_open(path, false, &results_err);
   if (r) {
@@ -86,9 +99,12 @@ static int show_hdf5(const char *path) {
             "mallocbench show: %s is a results file, not a workload or an agent: 'mallocbench "
             "summary %s' prints its table",
             path, path);
-  } else {
-    mb_diag(stderr, "mallocbench show: %s", maybe_agent ? err.message : results_err.message);
+    return 2;
   }
+  /* Neither: say what is wrong with what the file seems to be. A results file has a user block
+   * (its seal block's place), so one without is taken for an agent unless it says otherwise. */
+  bool seems_agent = seal == MB_SEAL_NONE && (hdf5_signature_at(path) == 0 || declares_agent(path));
+  mb_diag(stderr, "mallocbench show: %s", seems_agent ? err.message : results_err.message);
   return 2;
 }
 

@@ -28,6 +28,21 @@ head -c 512 "$TMP/good.h5" | grep -qa "^state: sealed$" || fail "the finished re
 "$MB" show "$TMP/agent.h5" >"$TMP/show" 2>&1 || fail "show agent: $(cat "$TMP/show")"
 grep -qE '^checksums +SHA-256 of each dataset: all [0-9]+ read match$' "$TMP/show" ||
   fail "show agent: no checksums line: $(cat "$TMP/show")"
+# A checkpoint behind a user block that another program added (h5jam pads this one to 1 MiB,
+# the furthest show looks for HDF5's signature) is still a checkpoint: run and train read it, and
+# show describes it as the original. Damaged, it is refused as a checkpoint (not as a results
+# file, which is what files with a user block usually are), naming the file once.
+head -c 600000 /dev/zero >"$TMP/block"
+h5jam -i "$TMP/agent.h5" -u "$TMP/block" -o "$TMP/jammed.h5" >/dev/null || fail "test setup: h5jam"
+"$MB" show "$TMP/jammed.h5" >"$TMP/show.jammed" 2>&1 ||
+  fail "show of a checkpoint behind a user block: $(cat "$TMP/show.jammed")"
+diff <(sed "1s#$TMP/agent.h5#FILE#" "$TMP/show") <(sed "1s#$TMP/jammed.h5#FILE#" "$TMP/show.jammed") \
+  >"$TMP/diff" || fail "show of a checkpoint behind a user block differs: $(head -6 "$TMP/diff")"
+at=$(h5dump -p -H -d /repr/l0.weight "$TMP/jammed.h5" | sed -n 's/^ *OFFSET \([0-9]*\)$/\1/p')
+[ "${at:-0}" -gt 1048576 ] || fail "test setup: /repr/l0.weight at '$at', expected after the user block"
+printf '\125' | dd of="$TMP/jammed.h5" bs=1 seek="$at" conv=notrunc status=none
+expect 2 "^mallocbench show: $TMP/jammed.h5: /repr/l0.weight: the data do not match their SHA-256: the file is damaged$" \
+  "$MB" show "$TMP/jammed.h5"
 
 # flip FILE POS XOR: changes one byte of FILE (a copy) in place
 flip() {

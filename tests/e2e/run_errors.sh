@@ -192,6 +192,25 @@ expect 2 "^mallocbench run: no workload to run: the quick profile takes $TMP/cat
 "$MB" run "${OPTS[@]}" --workloads '^mlp_tiny$' --solvers heuristic --seeds 1 --out "$TMP/one.h5" \
   >"$TMP/out" 2>"$TMP/err" || fail "one-workload run: $(cat "$TMP/err")"
 grep -q "^run: 2 tasks (1 job + 1 baseline), 2 computed here" "$TMP/out" || fail "one task: $(cat "$TMP/out")"
+grep -q "; 0 entries skipped for missing data$" "$TMP/out" || fail "no entry skipped: $(cat "$TMP/out")"
+# entries whose data are missing are skipped, each named, and counted: one, then two
+mkdir -p "$TMP/no-data"
+{
+  cat "$TMP/cat.txt"
+  echo "gone hlo hlo/not_there.hlo - tpu-v4i 1MiB test quick"
+  echo "gone2 hlo hlo/not_there2.hlo - tpu-v4i 1MiB test quick"
+} >"$TMP/cat_gone.txt"
+for n in 1 2; do
+  [ $n = 1 ] && pick='^(mlp_tiny|gone)$' || pick='^(mlp_tiny|gone|gone2)$'
+  [ $n = 1 ] && said="1 entry" || said="2 entries"
+  "$MB" run "${OPTS[@]}" --catalogue "$TMP/cat_gone.txt" --data "$TMP/no-data" --workloads "$pick" \
+    --solvers heuristic --seeds 1 --out "$TMP/gone$n.h5" >"$TMP/out" 2>"$TMP/err" ||
+    fail "run with $n entries missing their data: $(cat "$TMP/err")"
+  grep -q "^run: 2 tasks (1 job + 1 baseline), 2 computed here, 0 reused; $said skipped for missing data$" \
+    "$TMP/out" || fail "$n skipped: $(cat "$TMP/out")"
+  [ "$(grep -c "^mallocbench run: skipping gone2\?: workload 'gone2\?': missing data file $TMP/no-data/hlo/not_there2\?\.hlo" "$TMP/err")" = $n ] ||
+    fail "$n skipped: not each named: $(cat "$TMP/err")"
+done
 grep -qx "In this case the heuristic is within 0.001% of the LP bound, so no solver can beat it by more than that." \
   "$TMP/out" || fail "one case at the bound: $(cat "$TMP/out")"
 

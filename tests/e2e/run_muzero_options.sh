@@ -60,6 +60,21 @@ h_puct=$(attr "$TMP/puct.h5" plan_sha256)
 "$MB" run "${OPTS[@]}" --search gumbel --out "$TMP/gumbel.h5" >/dev/null 2>"$TMP/err" ||
   fail "run with --search gumbel: $(cat "$TMP/err")"
 [ "$(attr "$TMP/gumbel.h5" plan_sha256)" = "$h_plain" ] || fail "--search gumbel is not the default plan"
+# leaf rollouts: 0 turns them off (stored as -1), which is not the default (0: each solver's
+# own, mallocmuzero-exact's rollouts); N is stored as N; each is another plan
+[ "$(attr "$TMP/plain.h5" run_leaf_rollout)" = 0 ] ||
+  fail "run_leaf_rollout by default: '$(attr "$TMP/plain.h5" run_leaf_rollout)'"
+hashes="$h_plain $h_mz $h_fs $h_puct"
+for lr in 0:-1 8:8; do
+  "$MB" run "${OPTS[@]}" --leaf-rollout "${lr%:*}" --out "$TMP/lr.h5" >/dev/null 2>"$TMP/err" ||
+    fail "run with --leaf-rollout ${lr%:*}: $(cat "$TMP/err")"
+  [ "$(attr "$TMP/lr.h5" run_leaf_rollout)" = "${lr#*:}" ] ||
+    fail "--leaf-rollout ${lr%:*}: run_leaf_rollout '$(attr "$TMP/lr.h5" run_leaf_rollout)', expected ${lr#*:}"
+  h=$(attr "$TMP/lr.h5" plan_sha256)
+  case " $hashes " in *" $h "*) fail "--leaf-rollout ${lr%:*} is the plan of another run" ;; esac
+  hashes="$hashes $h"
+  rm -f "$TMP/lr.h5"
+done
 
 
 # the journal header: the options only when set, in the same place as budget; at the defaults

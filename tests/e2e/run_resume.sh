@@ -26,8 +26,19 @@ CAT
 OPTS=(--catalogue "$TMP/cat.txt" --workloads . --solvers heuristic,greedy --seeds 50
       --budget 1 --no-progress)
 
-"$MB" run "${OPTS[@]}" --jobs 2 --out "$TMP/ref.h5" >/dev/null 2>"$TMP/ref.err" ||
+"$MB" run "${OPTS[@]}" --jobs 2 --out "$TMP/ref.h5" >"$TMP/ref.out" 2>"$TMP/ref.err" ||
   fail "reference run: $(cat "$TMP/ref.err")"
+# per_task WHAT OUT: the time per task that run's report OUT gives WHAT (store or journal) is
+# its total over the tasks computed here, both as printed (%.3f s, %.2f ms)
+per_task() {
+  awk -v what="$1" '/ computed here,/ { for (i = 1; i < NF; i++) if ($(i + 1) == "computed") n = $i }
+    / journal [0-9.]+ s \(/ { for (i = 1; i < NF; i++) if ($i == what) { s = $(i + 1); ms = substr($(i + 3), 2) } }
+    END { slack = 0.5 / n + 0.006
+          if (n < 1 || ms == "" || ms - 1e3 * s / n > slack || 1e3 * s / n - ms > slack) exit 1 }' \
+    "$2" || fail "$1 time per task: $(tail -3 "$2")"
+}
+per_task store "$TMP/ref.out" # a fresh run stores every task it computes
+per_task journal "$TMP/ref.out"
 # show is for workloads and agents; of a results file it names the command that reads it
 "$MB" show "$TMP/ref.h5" >/dev/null 2>"$TMP/show.err" && fail "show of a results file exited 0"
 grep -q "is a results file, not a workload or an agent: 'mallocbench summary $TMP/ref.h5'" \
@@ -67,6 +78,12 @@ done
   fail "final resume: $(cat "$TMP/final.err")"
 "$MB" verify "$TMP/part.h5" >"$TMP/verify.out" || fail "verify after resume: $(cat "$TMP/verify.out")"
 [ ! -e "$TMP/part.h5.journal" ] || fail "journal left behind after completion"
+# resuming a complete run does nothing, and says so: no task, no time per task
+"$MB" run --resume "$TMP/part.h5" --no-progress >"$TMP/again.out" 2>"$TMP/again.err" ||
+  fail "resume of a complete run: $(cat "$TMP/again.err")"
+grep -qE "^run: [0-9]+ tasks \([0-9]+ jobs \+ 4 baselines\), 0 computed here, [0-9]+ reused; " "$TMP/again.out" &&
+  grep -qE "store [0-9.]+ s \(0\.00 ms per task\), journal [0-9.]+ s \(0\.00 ms per task\)$" "$TMP/again.out" ||
+  fail "resume of a complete run: $(tail -3 "$TMP/again.out")"
 # every resume recorded its build, here always the build that started the run: no note
 attr() { h5dump -a "/$2" "$1" 2>/dev/null | sed -n 's/^ *(0): *//p' | tr -d '"'; }
 build=$(attr "$TMP/part.h5" git_commit)
@@ -141,6 +158,55 @@ grep -qE "resuming .*tamper.h5: $((lines - 2)) of [0-9]+ tasks already done" "$T
 tables tamper
 diff "$TMP/ref.results" "$TMP/tamper.results" >"$TMP/diff.txt" ||
   fail "the run resumed past a damaged journal line differs from the uninterrupted run: $(head -20 "$TMP/diff.txt")"
+
+# A solve that failed before the kill is reported by the resume that finishes the run: its rows
+# are listed by solver and status, and the run exits 1 with its results written. No solver here
+# fails on its own, so the journal's first job line is rewritten as a failed solve and sealed
+# with its checksum (run_journal.h: the first 16 hex digits of the SHA-256 of the line before
+# " #").
+run_killed "$TMP/failed.h5" 5 "${OPTS[@]}" --jobs 2
+first_job=$(grep -m1 '^J ' "$TMP/failed.h5.journal") || fail "no job line in the journal"
+task=$(echo "$first_job" | cut -d' ' -f2)
+failed_line="J $task serror 0 0 0 -1 0.001 0 0 scrafted%20failure -1 0"
+sum=$(printf '%s' "$failed_line" | sha256sum | cut -c1-16)
+grep -v "^J $task " "$TMP/failed.h5.journal" >"$TMP/failed.journal"
+echo "$failed_line #$sum" >>"$TMP/failed.journal"
+mv "$TMP/failed.journal" "$TMP/failed.h5.journal"
+"$MB" run --resume "$TMP/failed.h5" --no-progress >"$TMP/failed.out" 2>"$TMP/failed.err"
+[ $? = 1 ] || fail "resume with a failed solve: expected exit 1: $(cat "$TMP/failed.err")"
+grep -qE "^mallocbench run: (heuristic|greedy): 1 row\(s\) 'error', first \((mlp_tiny|attention|conv|train)\): crafted failure$" \
+  "$TMP/failed.err" || fail "the failed solve is not listed: $(cat "$TMP/failed.err")"
+grep -q "^mallocbench run: 0 invalid and 1 failed solve(s); see the rows' status and note$" \
+  "$TMP/failed.err" || fail "no count of failed solves: $(cat "$TMP/failed.err")"
+grep -q "^results: $TMP/failed.h5$" "$TMP/failed.out" || fail "no results line: $(cat "$TMP/failed.out")"
+"$MB" verify "$TMP/failed.h5" >/dev/null || fail "verify after a resume with a failed solve"
+[ "$("$MB" export "$TMP/failed.h5" --csv "$TMP/failed-csv" >/dev/null &&
+  grep -c ',error,0,.*,crafted failure$' "$TMP/failed-csv/results.csv")" = 1 ] ||
+  fail "the failed solve's row is not stored once"
+per_task journal "$TMP/failed.out" # a resume's stores also count the journal's rows
+
+# A journal of another plan beside the file (here: another run's, of other seeds) is refused,
+# the file kept as it is and named with what to do; moved away, the run resumes from the rows
+# the file holds.
+run_killed "$TMP/mine.h5" 5 "${OPTS[@]}" --jobs 2
+run_killed "$TMP/other.h5" 5 "${OPTS[@]/#50/3}" --jobs 2 # --seeds 3, not 50
+cmp -s "$TMP/mine.h5.journal" "$TMP/other.h5.journal" && fail "test setup: the two journals are the same"
+cp "$TMP/other.h5.journal" "$TMP/mine.h5.journal"
+cp "$TMP/mine.h5" "$TMP/mine.copy"
+"$MB" run --resume "$TMP/mine.h5" --no-progress >/dev/null 2>"$TMP/mine.err"
+[ $? = 2 ] || fail "resume with another plan's journal: expected exit 2: $(cat "$TMP/mine.err")"
+grep -qE "^mallocbench run: $TMP/mine.h5.journal: the journal belongs to another plan \(hash [0-9a-f]{12}, expected [0-9a-f]{12}\): move it away to resume from the rows the file holds$" \
+  "$TMP/mine.err" || fail "another plan's journal: $(cat "$TMP/mine.err")"
+grep -qF "mallocbench run: results finished so far are in $TMP/mine.h5 (continue with mallocbench run --resume $TMP/mine.h5)" \
+  "$TMP/mine.err" || fail "another plan's journal: the file is not named: $(cat "$TMP/mine.err")"
+cmp -s "$TMP/mine.h5" "$TMP/mine.copy" || fail "resume with another plan's journal changed the file"
+"$MB" verify "$TMP/mine.h5" >/dev/null || fail "verify after refusing another plan's journal"
+mv "$TMP/mine.h5.journal" "$TMP/mine.journal.away"
+"$MB" run --resume "$TMP/mine.h5" --no-progress >/dev/null 2>"$TMP/mine.err" ||
+  fail "resume after moving another plan's journal away: $(cat "$TMP/mine.err")"
+tables mine
+diff "$TMP/ref.results" "$TMP/mine.results" >"$TMP/diff.txt" ||
+  fail "the run resumed without its journal differs from the uninterrupted run: $(head -20 "$TMP/diff.txt")"
 
 # an intact HDF5 file of another kind is never taken for a damaged run, even with a journal
 # beside it: --resume refuses it and leaves it (and the journal) as they are

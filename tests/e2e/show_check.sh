@@ -76,6 +76,21 @@ for cmd in show "solve --solver heuristic" "play -q" "check all-slow.csv"; do
 done
 expect 0 "$MB" show mine --catalogue "$T/my_catalogue.txt"
 has "file            entry 'mine' of $T/my_catalogue.txt"
+# a buffer exactly as large as fast memory fits it (mlp_tiny's three candidates are 1 MiB each),
+# and 1 MiB is said in MiB, not as 1024 KiB
+printf 'name kind source args hardware capacity split tags\ntiny native %s - tpu-v4i 1MiB test own\n' \
+  "$S/mlp_tiny.wl" >"$T/tiny_catalogue.txt"
+expect 0 "$MB" show tiny --catalogue "$T/tiny_catalogue.txt"
+has "buffers fitting 3 of 3 candidates fit in fast memory alone (size <= 1048576 B (1.00 MiB))"
+# the benefit's share of T_slow is the ratio of the two times printed (to their rounding)
+awk '/^T_slow / { t = $2 } /^benefit sum / { b = $3; share = substr($11, 1, length($11) - 1) }
+     END { if (!(t > 0) || share == "" || share - 100 * b / t > 0.06 || 100 * b / t - share > 0.06) exit 1 }' \
+  "$T/out" || fail "benefit share of T_slow: $(grep -E '^(T_slow|benefit)' "$T/out")"
+# sizes up to the last unit: 1024 TiB is no PiB
+printf 'mallocbench-workload 1\nname huge\nschedule 2\nslow_time_ps 1000\nbuffer b0 size=1125899906842624 start=0 end=1 benefit=10\n' \
+  >"$T/huge.wl"
+expect 0 "$MB" show "$T/huge.wl"
+has "largest buffer  1125899906842624 B (1024.00 TiB) ('b0')"
 expect 2 "$MB" show other --catalogue "$T/my_catalogue.txt"
 has "other: no such file, nor an entry of $T/my_catalogue.txt ('mallocbench list --catalogue $T/my_catalogue.txt' lists them)"
 # a name missing from a catalogue of exactly 64 entries, which fill the parser's first
