@@ -26,6 +26,7 @@ expect 0 "$MB" show --help
 has "usage: mallocbench show WORKLOAD"
 expect 2 "$MB" show
 expect 2 "$MB" show "$S/mlp_tiny.wl" --bogus
+has "mallocbench show: unknown option '--bogus' (see mallocbench show --help)"
 expect 2 "$MB" show "$S/mlp_tiny.wl" --hardware no-such-profile
 expect 2 "$MB" show "$T/missing.wl"
 has "missing.wl: cannot read"
