@@ -162,6 +162,15 @@ has "at time 2 (rows on lines 3 and 4)"
 printf 'buffer,offset\nh1,0\n# w1 is a parameter\nw1,0\n' >"$T/pinned.csv"
 expect 1 "$MB" check "$W" "$T/pinned.csv"
 has "pinned.csv:4: field 'offset': invalid assignment for 'mlp_tiny' on tpu-v4i: buffer 'w1': pinned"
+# a fault of one row names that row's line alone: no second line
+grep -q "rows on lines" "$T/out" && fail "a one-row fault names two lines: $(cat "$T/out")"
+# the overlap's rows are named in the message's order, also when the second is buffer 0 (index 0
+# of the workload: b0 lies above b1, so the message names it second)
+printf 'mallocbench-workload 1\nname two\nschedule 6\nslow_time_ps 1000\nbuffer b0 size=1024 start=2 end=4 benefit=10\nbuffer b1 size=1024 start=1 end=3 benefit=10\n' \
+  >"$T/two.wl"
+printf 'b1,0\nb0,512\n' >"$T/first_below.csv"
+expect 1 "$MB" check "$T/two.wl" "$T/first_below.csv"
+has "first_below.csv:2: field 'offset': invalid assignment for 'two' on tpu-v4i: buffer 'b1' [0, 1024) and buffer 'b0' [512, 1536) overlap in fast memory at time 2 (rows on lines 1 and 2)"
 printf 'buffer,offset\nh1,100\n' >"$T/misaligned.csv"
 expect 1 "$MB" check "$W" "$T/misaligned.csv"
 has "misaligned.csv:2: field 'offset': invalid assignment"
