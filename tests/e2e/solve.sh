@@ -44,6 +44,23 @@ th=$(t_of "$TMP/g" T_heuristic)
 grep -Eq '^  T_bound +[0-9]+ ps  \(LP upper bound on the saving, [0-9]+ cover cuts, 1 capped ops: solved, ' "$TMP/b" ||
   fail "solve's bound line: $(grep T_bound "$TMP/b")"
 
+# the gaps to the bound are (T - T_bound) / T_bound of the times printed (train_step at 1 MiB:
+# 3.8%, not 0), and the wall time is the solve's own (a clock's start added to it once passed)
+"$MB" solve datasets/samples/train_step.wl --solver greedy --capacity 1MiB >"$TMP/gap" ||
+  fail "solve train_step at 1MiB"
+awk '$1 == "T_bound" { b = $2 } $1 == "T_greedy" { g = $2 } $1 == "T_heuristic" { h = $2 }
+     /^  gap to bound  greedy / { pg = $5; ph = $7; sub(/%,$/, "", pg); sub(/%$/, "", ph) }
+     /^solver    greedy, seed 1, wall / { wall = $6 }
+     function off(p, t) { d = p - 100 * (t - b) / b; return d < -0.0006 || d > 0.0006 }
+     END { if (!(b > 0) || pg == "" || ph == "" || off(pg, g) || off(ph, h) || !(h > b) ||
+               wall == "" || !(wall >= 0 && wall < 100)) exit 1 }' "$TMP/gap" ||
+  fail "solve's gaps or wall time: $(grep -E '^(solver|  T_|  gap)' "$TMP/gap")"
+# --budget's help lists every solver's default once, the last closing the list
+"$MB" solve --help >"$TMP/help" || fail "solve --help"
+sed -n '/^--budget SEC/,/^--bound-budget/p' "$TMP/help" | sed '$d' | tr -s ' \n' ' ' |
+  grep -qE "^--budget SEC solver wall-clock budget \(default: the solver's own, heuristic none, greedy [0-9.]+ s, mallocmuzero [0-9.]+ s, mallocmuzero-exact [0-9.]+ s\) \$" ||
+  fail "solve --help, --budget: $(sed -n '/^--budget SEC/,/^--bound-budget/p' "$TMP/help")"
+
 # Same seed, same assignment.
 "$MB" solve datasets/samples/train_step.wl --solver greedy --capacity 2MiB --seed 9 \
   --out "$TMP/a1.csv" >/dev/null || fail "solve a1"
