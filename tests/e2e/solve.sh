@@ -61,6 +61,17 @@ sed -n '/^--budget SEC/,/^--bound-budget/p' "$TMP/help" | sed '$d' | tr -s ' \n'
   grep -qE "^--budget SEC solver wall-clock budget \(default: the solver's own, heuristic none, greedy [0-9.]+ s, mallocmuzero [0-9.]+ s, mallocmuzero-exact [0-9.]+ s\) \$" ||
   fail "solve --help, --budget: $(sed -n '/^--budget SEC/,/^--bound-budget/p' "$TMP/help")"
 
+# and its lines fit 88 columns, as every other line of the help
+awk 'length > 88 { print; bad = 1 } END { exit bad }' "$TMP/help" >"$TMP/long" ||
+  fail "solve --help: lines over 88 columns: $(cat "$TMP/long")"
+# fine-tuning by updates alone is no conflict (the heuristic ignores it); with seconds it is
+expect_status 0 "--finetune-steps alone" "$MB" solve datasets/samples/mlp_tiny.wl --solver heuristic \
+  --finetune-steps 10
+expect_status 2 "--finetune with --finetune-steps" "$MB" solve datasets/samples/mlp_tiny.wl \
+  --solver heuristic --finetune 1 --finetune-steps 10
+grep -qx "mallocbench solve: --finetune and --finetune-steps: give one of them" "$TMP/err" ||
+  fail "--finetune with --finetune-steps: $(cat "$TMP/err")"
+
 # Same seed, same assignment.
 "$MB" solve datasets/samples/train_step.wl --solver greedy --capacity 2MiB --seed 9 \
   --out "$TMP/a1.csv" >/dev/null || fail "solve a1"
