@@ -713,6 +713,14 @@ static bool read_table(mb_results *r, hid_t loc, const char *name, hid_t type, s
   *n = 0;
   hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
   if (d < 0) return h5_fail(err, r, "table %s is missing", name);
+  /* every table is a list of rows: any other shape would read as an empty table */
+  hid_t space = H5Dget_space(d);
+  bool listed = space >= 0 && H5Sget_simple_extent_ndims(space) == 1;
+  if (space >= 0) H5Sclose(space);
+  if (!listed) {
+    H5Dclose(d);
+    return h5_fail(err, r, "table %s is not a list of rows (damaged file?)", name);
+  }
   hsize_t count = table_rows(d);
   bool ok = true;
   if (count > 0) {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "file_seal.h"
 #include "paths.h"
 #include "results.h"
 #include "sha256.h"
@@ -641,6 +642,14 @@ static void fake_config(const fixture *f, mb_run_config *cfg, const char *out) {
   cfg->n_extra_solvers = 3;
 }
 
+/* H5Ovisit: the path of the first curve dataset (under /curves) into data; stops there. */
+static herr_t first_curve(hid_t obj, const char *name, const H5O_info_t *info, void *data) {
+  (void)obj;
+  if (info->type != H5O_TYPE_DATASET || strncmp(name, "curves/", 7)) return 0;
+  snprintf(data, 1024, "/%s", name);
+  return 1;
+}
+
 /* Resumes the fake-solver run in `file`. */
 static void fake_resume(const fixture *f, const char *file, mb_run_stats *st) {
   mb_run_config cfg;
@@ -819,6 +828,33 @@ static void test_curves_invalid_and_errors(void **state) {
     }
     fclose(in);
   }
+  /* A curve that does not read (the file edited by another program after its seal was removed:
+   * here a curve stored as text) fails the export, and curves.csv stays as the last export
+   * wrote it. */
+  snprintf(path, sizeof path, "%s/curves.csv", dir);
+  size_t len_before = 0, len_after = 0;
+  char *curves_before = mb_read_file(path, &len_before);
+  assert_non_null(curves_before);
+  mb_error serr;
+  assert_true(mb_seal_remove(part, &serr));
+  hid_t h = H5Fopen(part, H5F_ACC_RDWR, H5P_DEFAULT);
+  char curve[1024] = "";
+  assert_true(h >= 0 && H5Ovisit(h, H5_INDEX_NAME, H5_ITER_INC, first_curve, curve) >= 0);
+  assert_true(curve[0] && H5Ldelete(h, curve, H5P_DEFAULT) >= 0);
+  hid_t text = H5Tcopy(H5T_C_S1), scalar = H5Screate(H5S_SCALAR);
+  assert_true(H5Tset_size(text, 4) >= 0);
+  hid_t d = H5Dcreate2(h, curve, text, scalar, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(d >= 0 && H5Dwrite(d, text, H5S_ALL, H5S_ALL, H5P_DEFAULT, "text") >= 0);
+  H5Dclose(d);
+  H5Sclose(scalar);
+  H5Tclose(text);
+  H5Fclose(h);
+  assert_int_equal(cli(args), 2);
+  char *curves_after = mb_read_file(path, &len_after);
+  assert_non_null(curves_after);
+  assert_true(len_after == len_before && !memcmp(curves_after, curves_before, len_before));
+  free(curves_before);
+  free(curves_after);
   free_tables(&a);
   free_tables(&b);
   free(full);

@@ -296,6 +296,41 @@ static void test_torn_tail(void **state) {
   mb_test_temp_remove(path);
 }
 
+/* A table of another shape than a list of rows (a file edited by another program: here /results
+ * stored as one text) is refused as damaged, naming the file and the table; it read as a table
+ * without rows. */
+static void test_table_not_a_list(void **state) {
+  (void)state;
+  char *path = mb_test_temp_path("scalar_table.h5");
+  mb_error err = {{0}};
+  mb_results *r = mb_results_create(path, false, &err);
+  assert_non_null(r);
+  append_rows(r, 0, 3);
+  assert_true(mb_results_close(r, &err));
+  assert_true(mb_seal_remove(path, &err));
+  hid_t h = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(h >= 0 && H5Ldelete(h, "/results", H5P_DEFAULT) >= 0);
+  hid_t text = H5Tcopy(H5T_C_S1), scalar = H5Screate(H5S_SCALAR);
+  assert_true(H5Tset_size(text, 4) >= 0);
+  hid_t d = H5Dcreate2(h, "/results", text, scalar, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(d >= 0 && H5Dwrite(d, text, H5S_ALL, H5S_ALL, H5P_DEFAULT, "text") >= 0);
+  H5Dclose(d);
+  H5Sclose(scalar);
+  H5Tclose(text);
+  H5Fclose(h);
+  r = mb_results_open(path, false, &err);
+  assert_non_null(r);
+  mb_result_row *rows = NULL;
+  int64_t n = -1;
+  assert_false(mb_results_read_rows(r, &rows, &n, &err));
+  assert_null(rows);
+  char want[4400];
+  snprintf(want, sizeof want, "%s: table results is not a list of rows (damaged file?)", path);
+  if (strncmp(err.message, want, strlen(want))) fail_msg("%s", err.message);
+  mb_results_close(r, NULL);
+  mb_test_temp_remove(path);
+}
+
 static void test_provenance(void **state) {
   (void)state;
   char *path = mb_test_temp_path("prov.h5");
@@ -1863,6 +1898,7 @@ int main(void) {
       cmocka_unit_test(test_not_results_files),
       cmocka_unit_test(test_put_assignment),
       cmocka_unit_test(test_opless_workload),
+      cmocka_unit_test(test_table_not_a_list),
       cmocka_unit_test(test_workload_split),
       cmocka_unit_test(test_curve_heuristic),
       cmocka_unit_test(test_matrix_split),
