@@ -117,6 +117,9 @@ h5dump -a /run_workloads "$TMP/split.h5" | grep -qF '"^(mlp_tiny)$"' ||
 "$MB" export "$TMP/split.h5" --csv "$TMP/split" >/dev/null 2>"$TMP/err" || fail "export: $(cat "$TMP/err")"
 grep -q attention "$TMP/split/results.csv" && fail "--split train ran a test entry"
 grep -q mlp_tiny "$TMP/split/results.csv" || fail "--split train did not run its entry"
+# --csv=DIR is --csv DIR
+"$MB" export "$TMP/split.h5" --csv="$TMP/split-eq" >/dev/null 2>"$TMP/err" || fail "export --csv=: $(cat "$TMP/err")"
+diff -r "$TMP/split" "$TMP/split-eq" >/dev/null || fail "export --csv=DIR differs from --csv DIR"
 expect 2 "--split 'valid': expected train or test" "$MB" run "${OPTS[@]}" --split valid --out "$TMP/x.h5"
 expect 2 "--split train: no selected catalogue entry is in split 'train'" \
   "$MB" run "${OPTS[@]}" --split train --out "$TMP/x.h5"
