@@ -64,9 +64,11 @@ sed -n '/^--budget SEC/,/^--bound-budget/p' "$TMP/help" | sed '$d' | tr -s ' \n'
 # and its lines fit 88 columns, as every other line of the help
 awk 'length > 88 { print; bad = 1 } END { exit bad }' "$TMP/help" >"$TMP/long" ||
   fail "solve --help: lines over 88 columns: $(cat "$TMP/long")"
-# fine-tuning by updates alone is no conflict (the heuristic ignores it); with seconds it is
+# fine-tuning by updates or by seconds alone is no conflict (the heuristic ignores both); both are
 expect_status 0 "--finetune-steps alone" "$MB" solve datasets/samples/mlp_tiny.wl --solver heuristic \
   --finetune-steps 10
+expect_status 0 "--finetune alone" "$MB" solve datasets/samples/mlp_tiny.wl --solver heuristic \
+  --finetune 1
 expect_status 2 "--finetune with --finetune-steps" "$MB" solve datasets/samples/mlp_tiny.wl \
   --solver heuristic --finetune 1 --finetune-steps 10
 grep -qx "mallocbench solve: --finetune and --finetune-steps: give one of them" "$TMP/err" ||
