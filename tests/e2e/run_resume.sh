@@ -164,7 +164,7 @@ diff "$TMP/ref.results" "$TMP/tamper.results" >"$TMP/diff.txt" ||
 # fails on its own, so the journal's first job line is rewritten as a failed solve and sealed
 # with its checksum (run_journal.h: the first 16 hex digits of the SHA-256 of the line before
 # " #").
-run_killed "$TMP/failed.h5" 5 "${OPTS[@]}" --jobs 2
+run_killed "$TMP/failed.h5" 10 "${OPTS[@]}" --jobs 2 # past the 4 baselines
 first_job=$(grep -m1 '^J ' "$TMP/failed.h5.journal") || fail "no job line in the journal"
 task=$(echo "$first_job" | cut -d' ' -f2)
 failed_line="J $task serror 0 0 0 -1 0.001 0 0 scrafted%20failure -1 0"
