@@ -384,6 +384,13 @@ cols=$(grep -E '^  T_(slow|heuristic|mallocmuzero-exact|bound) ' "$TMP/out" |
   awk '{ print index($0, $2) }' | sort -u)
 [ "$(grep -cE '^  T_(slow|heuristic|mallocmuzero-exact|bound) ' "$TMP/out")" = 4 ] &&
   [ "$(echo "$cols" | wc -l)" = 1 ] || fail "solve: times not in one column: $(cat "$TMP/out")"
+# --leaf-rollout N plays N rollout steps at the exact search's leaves, 0 none (the default is
+# the solver's own): the note says which
+for lr in 0 3; do
+  "$MB" solve datasets/samples/conv_block.wl --solver mallocmuzero-exact --agent "$TMP/a.h5" \
+    --simulations 4 --leaf-rollout $lr >"$TMP/out" 2>"$TMP/err" || fail "solve --leaf-rollout $lr: $(cat "$TMP/err")"
+  grep -q ", leaf rollout $lr: " "$TMP/out" || fail "solve --leaf-rollout $lr: $(grep -F 'leaf rollout' "$TMP/out")"
+done
 # the demand profile (--demand-bins, off by default): 3 inputs per bin, recorded in the
 # checkpoint, changes what is learned, and both solvers play with it
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --demand-bins 4 --out "$TMP/d4.h5" \
