@@ -58,12 +58,22 @@ AwsNeuronTransferWithStaticRing x22, AwsNeuronGelu)" "$T/out" || fail "gpt2 cust
     fail "gpt2 summary: $(cat "$T/out")"
   expect 0 "$MB" import hlo "$DATA/hlo/graphsage_tf.hlo" -o "$T/g.wl"
   grep -q "custom-calls with unknown cost" "$T/out" && fail "graphsage warning: $(cat "$T/out")"
+  # it has no unknown attribute either: no warning of 0, and no import timing unasked
+  grep -q ", 0 unknown attributes$" "$T/out" || fail "graphsage attributes: $(cat "$T/out")"
+  grep -q "unknown attributes (e.g." "$T/out" && fail "graphsage attribute warning: $(cat "$T/out")"
+  grep -q "wall time" "$T/out" && fail "import timed without --repeat: $(cat "$T/out")"
   # pinning flags: mlp has 9 parameters and 8 outputs (see the file's root tuple)
   expect 0 "$MB" import hlo "$DATA/hlo/mlp_pt_xla.hlo" -o "$T/m.wl" --no-pin-params --no-pin-outputs
   grep -q "(0 pinned)" "$T/out" || fail "no pinning: $(head -1 "$T/out")"
   # --repeat times the import (wall clock) and still succeeds
   expect 0 "$MB" import hlo "$DATA/hlo/mlp_pt_xla.hlo" -o "$T/m.wl" --repeat 3
   grep -q "MB/s (median)" "$T/out" || fail "--repeat: $(cat "$T/out")"
+  # its times are the imports' own: min <= median, under 10 s, and the rate is bytes / median
+  awk '/wall time \(not simulated\): / { bytes = $5; med = $8; min = $11; n = $14; rate = $17 }
+       END { want = bytes / (med / 1e3) / 1e6
+             if (n != 3 || !(min > 0 && min <= med && med < 1e4) || rate - want > 0.05 * want + 0.1 ||
+                 want - rate > 0.05 * want + 0.1) exit 1 }' "$T/out" ||
+    fail "--repeat times: $(grep 'wall time' "$T/out")"
 else
   echo "note: $DATA/hlo missing; real-file checks skipped (see SOURCES.md)"
 fi
@@ -76,6 +86,12 @@ if [ -d "$DATA/minimalloc" ]; then
   expect 0 "$MB" import csv "$DATA/minimalloc/input.12.csv" -o "$T/i.wl" --capacity 16
   grep -q "capacity 16 bytes" "$T/out" || fail "--capacity: $(cat "$T/out")"
 fi
+
+# a CSV without a capacity in its name, nor --capacity: said to be unknown
+printf 'id,lower,upper,size\n0,0,3,4\n' >"$T/plain.csv"
+expect 0 "$MB" import csv "$T/plain.csv" -o "$T/plain.wl"
+grep -q "^  capacity unknown (no --capacity, no number before .csv); slow_time_ps " "$T/out" ||
+  fail "no capacity: $(cat "$T/out")"
 
 # malformed input: exit 2 and a file:line message
 printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  q = f32[2] negate p\n}\n' >"$T/bad.hlo"

@@ -110,5 +110,17 @@ expect 0 "$MB" bench game "$T/ctl.wl" --seconds 0.05
 grep -qF 'workload ctl\x0a\x1b[2Jname (' "$T/out" || fail "bench game: name not escaped"
 if LC_ALL=C grep -q $'\x1b' "$T/out"; then fail "bench game: raw ESC on its output"; fi
 
+# A buffer CSV takes its capacity from its name (as import and pack do), unless --capacity is
+# given; the policy is named, and random play prints one row per episode.
+printf 'id,lower,upper,size\n0,0,3,512\n1,1,4,768\n' >"$T/in.1024.csv"
+expect 0 "$MB" play "$T/in.1024.csv" --policy heuristic
+grep -q "^hardware tpu-v4i: fast memory 1024 B, " "$T/out" || fail "capacity from the CSV's name: $(cat "$T/out")"
+grep -qx "policy heuristic, 1 episode(s), seed 0" "$T/out" || fail "heuristic policy line: $(cat "$T/out")"
+expect 0 "$MB" play "$T/in.1024.csv" --policy heuristic --capacity 4096
+grep -q "^hardware tpu-v4i: fast memory 4096 B, " "$T/out" || fail "--capacity over the CSV's name: $(cat "$T/out")"
+expect 0 "$MB" play "$T/in.1024.csv" --policy random --episodes 3
+grep -qx "policy random, 3 episode(s), seed 0" "$T/out" || fail "random policy line: $(cat "$T/out")"
+[ "$(awk '$1 ~ /^[0-9]+$/ && NF == 5' "$T/out" | wc -l)" = 3 ] || fail "3 episodes, rows: $(cat "$T/out")"
+
 [ "$fails" -eq 0 ] && echo "play.sh: all checks passed"
 exit $((fails > 0))
