@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <hdf5.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "file_seal.h"
 #include "results.h"
 
 mb_hardware mb_test_hardware(int64_t capacity, int64_t alignment) {
@@ -226,4 +228,19 @@ void mb_test_append_baseline(mb_results *r, const char *workload, const char *ha
   snprintf(b.bound_status, sizeof b.bound_status, "%s", bound_status);
   mb_error err = {{0}};
   if (!mb_results_append_baseline(r, &b, NULL, &err)) fail_msg("%s", err.message);
+}
+
+void mb_test_h5_replace_with_text(const char *path, const char *dataset) {
+  mb_error err;
+  if (!mb_seal_remove(path, &err)) fail_msg("%s", err.message);
+  hid_t h = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(h >= 0 && H5Ldelete(h, dataset, H5P_DEFAULT) >= 0);
+  hid_t text = H5Tcopy(H5T_C_S1), scalar = H5Screate(H5S_SCALAR);
+  assert_true(H5Tset_size(text, 4) >= 0);
+  hid_t d = H5Dcreate2(h, dataset, text, scalar, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(d >= 0 && H5Dwrite(d, text, H5S_ALL, H5S_ALL, H5P_DEFAULT, "text") >= 0);
+  H5Dclose(d);
+  H5Sclose(scalar);
+  H5Tclose(text);
+  H5Fclose(h);
 }

@@ -84,5 +84,9 @@ char *mb_test_temp_path(const char *name);
  * nothing in it is open; a test that fails before it leaves its files (ctest empties its TMPDIR,
  * test-tmp/, before the tests run). */
 void mb_test_temp_remove(char *path);
+/* Damages an HDF5 file mallocbench wrote as another program could: removes its seal block (if
+ * any) and puts a scalar text where the dataset `dataset` (an absolute path) was. Fails the test
+ * when it cannot. */
+void mb_test_h5_replace_with_text(const char *path, const char *dataset);
 
 #endif

@@ -307,17 +307,7 @@ static void test_table_not_a_list(void **state) {
   assert_non_null(r);
   append_rows(r, 0, 3);
   assert_true(mb_results_close(r, &err));
-  assert_true(mb_seal_remove(path, &err));
-  hid_t h = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-  assert_true(h >= 0 && H5Ldelete(h, "/results", H5P_DEFAULT) >= 0);
-  hid_t text = H5Tcopy(H5T_C_S1), scalar = H5Screate(H5S_SCALAR);
-  assert_true(H5Tset_size(text, 4) >= 0);
-  hid_t d = H5Dcreate2(h, "/results", text, scalar, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  assert_true(d >= 0 && H5Dwrite(d, text, H5S_ALL, H5S_ALL, H5P_DEFAULT, "text") >= 0);
-  H5Dclose(d);
-  H5Sclose(scalar);
-  H5Tclose(text);
-  H5Fclose(h);
+  mb_test_h5_replace_with_text(path, "/results");
   r = mb_results_open(path, false, &err);
   assert_non_null(r);
   mb_result_row *rows = NULL;
