@@ -65,6 +65,28 @@ WL=$(ls "$SAMPLES"/*.wl | head -1)
 expect 0 "$MB" play "$WL" --policy random --episodes 5 --out "$T/best.csv"
 head -1 "$T/best.csv" | grep -q "^buffer,offset" || fail "--out: no CSV header"
 
+# Of equally good episodes --out keeps the first. Twin buffers, room for one: a random episode
+# puts the first visited in fast memory (1 decision: the second has only "slow" left) or the
+# second (2 decisions), with the same return. With seed 0 the first of 10 episodes is a best
+# one and the last a best one of the other kind, so 10 episodes must write what 1 writes.
+cat >"$T/twins.wl" <<'EOF'
+mallocbench-workload 1
+name twins
+op o kind=add flops=1024
+buffer a size=65536 start=0 end=0
+use a op=0 read=65536
+buffer b size=65536 start=0 end=0
+use b op=0 read=65536
+EOF
+expect 0 "$MB" play "$T/twins.wl" --capacity 64KiB --policy random --episodes 10 --out "$T/t10.csv"
+awk '$1 ~ /^[0-9]+$/ && NF == 5 { n++; r[n] = $2; d[n] = $4 }
+     END { if (n != 10) exit 1
+           for (i = 2; i <= n; i++) if (r[i] > r[1]) exit 1 # episode 0 is a best one
+           exit !(r[n] == r[1] && d[n] != d[1]) }' "$T/out" ||
+  fail "twins: seed 0 no longer plays two kinds of best episode: $(cat "$T/out")"
+expect 0 "$MB" play "$T/twins.wl" --capacity 64KiB --policy random --episodes 1 --out "$T/t1.csv"
+cmp -s "$T/t1.csv" "$T/t10.csv" || fail "--out keeps a later equally good episode, not the first"
+
 # Bad input: exit 2 and a message naming the problem.
 expect 2 "$MB" play "$T/missing.wl"
 grep -q "missing.wl" "$T/out" || fail "missing file not named: $(cat "$T/out")"
