@@ -65,4 +65,47 @@ for g in "${AT[*]}" "generate model $SPEC" "generate packing --buffers 4"; do
   "$MB" show "$TMP/ok.wl" >/dev/null 2>"$TMP/err" || fail "$cmd: a 127-byte name does not read back: $(cat "$TMP/err")"
 done
 [ ! -e "$TMP/bad.wl" ] || fail "a refused --name wrote a file"
+
+# Without --name, alphatensor names the workload after its file: the base name without its
+# last extension ("a dotfile" keeps its name), then --n and --dtype. A lone "-" is a FILE, not
+# an option.
+DATA=${MALLOCBENCH_DATA:-$SRC/../shared/data}
+if [ -f "$DATA/alphatensor/strassen_squared.txt" ]; then
+  mkdir -p "$TMP/d.x"
+  cp "$DATA/alphatensor/strassen_squared.txt" "$TMP/d.x/s2.v1.txt"
+  cp "$DATA/alphatensor/strassen_squared.txt" "$TMP/d.x/.s2"
+  for f in s2.v1.txt:s2.v1_n64_bf16 .s2:.s2_n64_bf16; do
+    "$MB" generate alphatensor "$TMP/d.x/${f%%:*}" --n 64 -o "$TMP/named.wl" >"$TMP/out" 2>"$TMP/err" ||
+      fail "alphatensor ${f%%:*}: $(cat "$TMP/err")"
+    grep -q "workload '${f#*:}', 267 ops" "$TMP/out" || fail "alphatensor ${f%%:*}: $(cat "$TMP/out")"
+  done
+else
+  echo "note: $DATA/alphatensor/strassen_squared.txt missing: derived-name checks skipped"
+fi
+expect 2 "^mallocbench generate alphatensor: -: " "$MB" generate alphatensor - --n 64 -o "$TMP/x.wl"
+expect 2 "^mallocbench generate packing: unexpected argument 'extra'$" \
+  "$MB" generate packing extra --buffers 4 -o "$TMP/x.wl"
+
+# A generator without its options says what it needs (exit 2), not its help (exit 0).
+expect 2 "need exactly one of FILE or --builtin" "$MB" generate alphatensor
+expect 2 "need SPEC and -o OUT" "$MB" generate model "$SPEC"
+expect 2 "need --buffers N and -o OUT" "$MB" generate packing
+[ ! -s "$TMP/out" ] || fail "generate packing without options printed on stdout"
+
+# --solution and -o may not name one file, spelled alike or not (it would replace the workload).
+"$MB" generate packing --buffers 4 -o "$TMP/p.wl" >/dev/null 2>"$TMP/err" || fail "packing: $(cat "$TMP/err")"
+cp "$TMP/p.wl" "$TMP/p.before"
+for o in "$TMP/p.wl" "$TMP/./p.wl"; do
+  expect 2 "--solution '$TMP/p.wl' and -o '$o' name the same file" \
+    "$MB" generate packing --buffers 4 --solution "$TMP/p.wl" -o "$o"
+done
+cmp -s "$TMP/p.wl" "$TMP/p.before" || fail "a refused --solution changed the workload"
+
+# -o - to a full device: exit 1 and a message (the write itself only fails at the flush)
+if [ -w /dev/full ]; then
+  "$MB" "${AT[@]}" -o - >/dev/full 2>"$TMP/err"
+  st=$?
+  [ $st = 1 ] && grep -q "cannot write to stdout" "$TMP/err" ||
+    fail "-o - to /dev/full: exit $st, $(cat "$TMP/err")"
+fi
 echo "generate: ok"

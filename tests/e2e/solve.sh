@@ -97,9 +97,14 @@ expect_status 0 "pack --help" "$MB" pack --help
 # pack: MiniMalloc's example fits in 12 bytes, not in 11.
 if [ -f "$DATA/minimalloc/input.12.csv" ]; then
   expect_status 0 "pack input.12" "$MB" pack "$DATA/minimalloc/input.12.csv" --out "$TMP/p.csv"
-  grep -q '^packer      solved' "$TMP/out" || fail "pack input.12 not solved"
+  grep -q '^packer      solved in .*, height 12 B$' "$TMP/out" || fail "pack input.12 not solved"
   expect_status 1 "pack input.12 at 11" "$MB" pack "$DATA/minimalloc/input.12.csv" --capacity 11
-  grep -q 'infeasible' "$TMP/out" || fail "pack at 11 not infeasible"
+  # the slack is capacity - peak live (12 B), best fit's height a share of the capacity, and
+  # an infeasible packing has no height
+  grep -q 'peak live 12 B, capacity 11 B (slack at peak -1 B)$' "$TMP/out" &&
+    grep -q '^best fit    2 of 5 buffers left out at capacity; needs 12 B to fit all (109.1% of capacity)$' "$TMP/out" &&
+    grep -q '^packer      infeasible in [0-9.]* s wall (0 search nodes)$' "$TMP/out" ||
+    fail "pack at 11: $(cat "$TMP/out")"
 else
   echo "note: $DATA/minimalloc/input.12.csv missing: pack checks skipped"
 fi
