@@ -54,26 +54,39 @@ awk '$1 == 1000 && $3 == "wall" { fast = $2; for (i = 4; i <= 8; i++) wall[i] = 
 [ -s "$TMP/why" ] && fail "bench core: $(cat "$TMP/why"): $(cat "$TMP/core")"
 
 # ---- bench solvers ----
-"$MB" bench solvers --max 1000 --budget 0.05 --bound-budget 5 --data "$TMP/nodata" >"$TMP/solvers" \
+# (one MiniMalloc file, B, is MiniMalloc's 5-buffer example in its place: section 3 packs it)
+mkdir "$TMP/mmdata" "$TMP/mmdata/minimalloc"
+printf 'id,lower,upper,size\n0,0,3,4\n1,3,9,4\n2,0,9,4\n3,9,21,4\n4,0,21,4\n' \
+  >"$TMP/mmdata/minimalloc/B.1048576.csv"
+"$MB" bench solvers --max 1000 --budget 0.05 --bound-budget 5 --data "$TMP/mmdata" >"$TMP/solvers" \
   2>"$TMP/err" || fail "bench solvers: $(cat "$TMP/err")"
 for s in "== 1. scaling on random workloads" "== 2. quality on the catalogue" "== 3. exact packer"; do
   grep -q "^$s" "$TMP/solvers" || fail "bench solvers: no section '$s'"
 done
-# section 1: the 1000-buffer row, T ratio = T_heuristic / T_greedy >= 1
-awk '/^== 1/ { f = 1; next } /^\(T ratio/ { f = 0 } f && $1 == 1000 { found = 1; if ($9 + 0 < 1) print "T ratio " $9 }
+# section 1: the 1000-buffer row, T ratio = T_heuristic / T_greedy >= 1; the construction's
+# time per buffer (us) and per n log2 n (ns) agree to rounding; wall times below a minute
+awk '/^== 1/ { f = 1; next } /^\(T ratio/ { f = 0 } f && $1 == 1000 { found = 1; if ($9 + 0 < 1) print "T ratio " $9
+       want = $6 * 1000 / (log(1000) / log(2))
+       if ($7 - want > 0.52 || want - $7 > 0.52) print "constr ns/nlgn " $7 " != " want
+       if ($3 >= 60 || $4 >= 60 || $5 >= 60) print "wall times " $3 ", " $4 ", " $5 }
      END { if (!found) print "no 1000-buffer row" }' "$TMP/solvers" >"$TMP/why"
 [ -s "$TMP/why" ] && fail "bench solvers scaling: $(cat "$TMP/why")"
 # section 2: columns workload buffers capacity heur/grd gap_h gap_g heur_s greedy_s bound_s LP
 awk '/^== 2/ { f = 1; next } /^== 3/ { f = 0 }
      f && $NF == "solved" { n++
        if ($4 + 0 < 1) print $1 ": heur/grd " $4 " < 1"
+       r = (100 + $5) / (100 + $6) # T_h / T_g from the gaps to the same bound
+       if ($4 - r > 0.0002 || r - $4 > 0.0002) print $1 ": heur/grd " $4 " != " r " from the gaps"
        if ($6 > $5 + 1e-9) print $1 ": greedy gap " $6 " > heuristic gap " $5 }
      f && / skipped: / { skipped++ }
      END { if (n < 20) print "only " n + 0 " solved catalogue rows"; if (skipped < 1) print "no skipped row" }' \
   "$TMP/solvers" >"$TMP/why"
 [ -s "$TMP/why" ] && fail "bench solvers quality: $(cat "$TMP/why")"
-grep -qE "^A +skipped: $TMP/nodata/minimalloc/A\.1048576\.csv: cannot read" "$TMP/solvers" ||
+grep -qE "^A +skipped: $TMP/mmdata/minimalloc/A\.1048576\.csv: cannot read" "$TMP/solvers" ||
   fail "bench solvers: missing MiniMalloc data not reported as skipped"
+# section 3: the example packs into its 12 bytes, as best fit does (exit 0: solved)
+grep -qE "^B +5 +solved +[0-9.]+ +[0-9]+ +0 +12$" "$TMP/solvers" ||
+  fail "bench solvers: section 3: $(sed -n '/^== 3/,$p' "$TMP/solvers")"
 # section 2 names every catalogue entry in full (solved or skipped), never cut: two entries share
 # their first 28 characters (bert_pt_xla_adam_step_nofusion-tpu and -edge)
 awk 'NR == FNR { if ($1 !~ /^#/ && NF && $1 != "name") want[$1] = 1; next }
@@ -83,6 +96,29 @@ awk 'NR == FNR { if ($1 !~ /^#/ && NF && $1 != "name") want[$1] = 1; next }
 [ -s "$TMP/why" ] && fail "bench solvers: catalogue entries without a row of their full name: $(cat "$TMP/why")"
 grep -q "bert_pt_xla_adam_step_nofusion-edge" datasets/catalogue.txt ||
   fail "the catalogue no longer has the two long names this checks"
+# Without a catalogue (an unreadable or an empty one, under MALLOCBENCH_HOME), section 2 measures
+# the samples (*.wl; the HLO dumps too, none here), with fast memory a quarter of their peak live
+# bytes in 512 B steps, and no other file of the folder
+H=$TMP/home
+mkdir -p "$H/datasets/samples" "$H/results"
+cp datasets/samples/mlp_tiny.wl datasets/samples/train_step.wl "$H/datasets/samples/"
+echo "not a workload" >"$H/datasets/samples/notes.txt"
+echo "not a workload" >"$H/datasets/samples/.wl"
+for catalogue in "" "name kind source args hardware capacity split tags"; do
+  if [ -n "$catalogue" ]; then echo "$catalogue"; fi >"$H/datasets/catalogue.txt"
+  env MALLOCBENCH_HOME="$H" "$MB" bench solvers --max 1000 --budget 0.05 --bound-budget 5 \
+    --data "$TMP/nodata" >"$TMP/solvers2" 2>"$TMP/err" || fail "bench solvers without a catalogue: $(cat "$TMP/err")"
+  why=${catalogue:+empty}
+  grep -qF "== 2. quality on the samples and HLO files (no catalogue: ${why:-$H/datasets/catalogue.txt:0: no header line}" \
+    "$TMP/solvers2" || fail "bench solvers, catalogue '$catalogue': $(grep '^== 2' "$TMP/solvers2")"
+  for wl in mlp_tiny:9699328 train_step:10485760; do # name:peak live bytes (mallocbench show)
+    cap=$((${wl#*:} / 4 / 512 * 512))
+    grep -qE "^${wl%%:*} +[0-9]+ +$cap +[0-9.]+ .* solved$" "$TMP/solvers2" ||
+      fail "bench solvers without a catalogue: no row '${wl%%:*}' at $cap B: $(sed -n '/^== 2/,/^== 3/p' "$TMP/solvers2")"
+  done
+  [ "$(sed -n '/^== 2/,/^== 3/p' "$TMP/solvers2" | grep -cE "solved$|skipped")" = 2 ] ||
+    fail "bench solvers without a catalogue measured other files: $(sed -n '/^== 2/,/^== 3/p' "$TMP/solvers2")"
+done
 
 # ---- bench nn ----
 "$MB" bench nn --width 32 --obs 40 --batch 8 --seconds 0.01 >"$TMP/nn" 2>"$TMP/err" ||
