@@ -135,6 +135,35 @@ for net in representation dynamics prediction; do
   done
 done
 [ "$(grep -c "^CBLAS sgemm n=1024" "$TMP/nn")" = 2 ] || fail "bench nn: sgemm not measured before and after"
+# its numbers hold together: % peak is GFLOP/s over the first sgemm's; the drift in percent is
+# that of the two sgemm rates; the sgemv rows are batch 1's, one per network, and the sgemv
+# speed-ups are their samples/s over batch 1's forward; every forward row of a network counts
+# the same FLOPs per sample; the dynamics is the representation's network with width + actions
+# inputs instead of obs (here 48 instead of 40: 8 x 32 more weights)
+awk 'function off(x, want, tol) { return x - want > tol || want - x > tol }
+     /^CBLAS sgemm n=1024: / { peak = $4; if (peak < 0.5 || peak > 1e5) print "sgemm " peak " GFLOP/s" }
+     /^CBLAS sgemm n=1024 again/ { drift = substr($10, 2) + 0
+       if (off(drift, 100 * ($8 / peak - 1), 0.6 + 0.002 * $8 / peak * 100)) print "drift " $10 " for " peak " -> " $8 }
+     /^  [a-z]+ +[0-9]+ parameters$/ { params[$1] = $2 }
+     $2 ~ /^[0-9]+$/ && $NF ~ /%$/ { rows++
+       if (off($NF + 0, 100 * $(NF - 1) / peak, 0.06 + 0.002 * $NF)) print $0 ": % peak of " peak
+       if ($4 == "sgemv") { sgemv[$1] = $(NF - 2); if ($2 != 1) print $0 ": sgemv at batch " $2 }
+       if ($3 == "forward" && $2 == 1) fwd1[$1] = $(NF - 2)
+       if ($3 == "forward" || $4 == "sgemv") {
+         f = $(NF - 1) * 1e9 / $(NF - 2)
+         if ($1 in per) { if (off(f, per[$1], 0.01 * f + 2)) print $0 ": " f " FLOPs per sample, not " per[$1] }
+         else per[$1] = f } }
+     /faster \(sgemm packs/ || /sgemv instead of sgemm/ { para = 1 }
+     para { text = text " " $0 } /float rounding/ { para = 0 }
+     END {
+       if (length(sgemv) != 3) print length(sgemv) " sgemv rows"
+       for (net in sgemv) {
+         if (!match(text, net " [0-9.]+x")) { print "no sgemv speed-up for " net; continue }
+         x = substr(text, RSTART + length(net) + 1, RLENGTH - length(net) - 2) + 0
+         if (off(x, sgemv[net] / fwd1[net], 0.006 + 0.003 * x)) print net " sgemv " x "x, rows give " sgemv[net] / fwd1[net] }
+       if (params["dynamics"] - params["representation"] != 8 * 32) print "parameters " params["representation"] " / " params["dynamics"] }' \
+  "$TMP/nn" >"$TMP/why"
+[ -s "$TMP/why" ] && fail "bench nn: $(cat "$TMP/why"): $(cat "$TMP/nn")"
 
 # ---- bench core --help: every column, the cpu clock the measuring thread's ----
 "$MB" bench core --help >"$TMP/core_help" || fail "bench core --help"
