@@ -222,6 +222,15 @@ awk 'function off(ratio, want) { return ratio - want > 0.01 * want + 0.011 || wa
   fail "bench game --fraction 0: $(cat "$TMP/err")"
 grep -q "^hardware tpu-v4i, fast memory 134217728 B (profile), 16 actions" "$TMP/game4" ||
   fail "bench game --fraction 0: $(cat "$TMP/game4")"
+# --fraction F: fast memory F x the peak live bytes (mlp_tiny: 9699328 B); with room for all, every
+# buffer is a decision, and the walk back along an episode visits as many states as it has
+"$MB" bench game datasets/samples/mlp_tiny.wl --seconds 0.01 --fraction 0.5 >"$TMP/game6" 2>"$TMP/err" &&
+  grep -q "^hardware tpu-v4i, fast memory 4849664 B (fraction of peak live bytes)" "$TMP/game6" ||
+  fail "bench game --fraction 0.5: $(cat "$TMP/game6" "$TMP/err")"
+"$MB" generate packing --buffers 30 -o "$TMP/p30.wl" >/dev/null || fail "generate packing"
+"$MB" bench game "$TMP/p30.wl" --seconds 0.01 --fraction 100 >"$TMP/game6" 2>"$TMP/err" &&
+  grep -q "^workload packing_n30_s0 ($TMP/p30.wl): 30 buffers, 30 visited, 30 decisions" "$TMP/game6" ||
+  fail "bench game, every buffer a decision: $(cat "$TMP/game6" "$TMP/err")"
 # Without a workload, bench game takes the sample or HLO dump with the most buffers: not a file of
 # the HLO folder with another extension, even a bigger workload
 HLO=${MALLOCBENCH_DATA:-../shared/data}/hlo/gpt2_pt_xla.hlo
