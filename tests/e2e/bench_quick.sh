@@ -138,8 +138,10 @@ done
 # its numbers hold together: % peak is GFLOP/s over the first sgemm's; the drift in percent is
 # that of the two sgemm rates; the sgemv rows are batch 1's, one per network, and the sgemv
 # speed-ups are their samples/s over batch 1's forward; every forward row of a network counts
-# the same FLOPs per sample; the dynamics is the representation's network with width + actions
-# inputs instead of obs (here 48 instead of 40: 8 x 32 more weights)
+# the same FLOPs per sample, and fwd+bwd three times that (dW and dx), less the representation
+# first layer's dx (2 x 40 x 32); the dynamics is the representation's network with width +
+# actions inputs instead of obs (here 48 instead of 40: 8 x 32 more weights); sgemv is faster
+# at batch 1 (about 2x here) and its outputs differ from sgemm's by float rounding only
 awk 'function off(x, want, tol) { return x - want > tol || want - x > tol }
      /^CBLAS sgemm n=1024: / { peak = $4; if (peak < 0.5 || peak > 1e5) print "sgemm " peak " GFLOP/s" }
      /^CBLAS sgemm n=1024 again/ { drift = substr($10, 2) + 0
@@ -152,7 +154,8 @@ awk 'function off(x, want, tol) { return x - want > tol || want - x > tol }
        if ($3 == "forward" || $4 == "sgemv") {
          f = $(NF - 1) * 1e9 / $(NF - 2)
          if ($1 in per) { if (off(f, per[$1], 0.01 * f + 2)) print $0 ": " f " FLOPs per sample, not " per[$1] }
-         else per[$1] = f } }
+         else per[$1] = f }
+       if ($3 == "fwd+bwd") bwd[$1] = $(NF - 1) * 1e9 / $(NF - 2) }
      /faster \(sgemm packs/ || /sgemv instead of sgemm/ { para = 1 }
      para { text = text " " $0 } /float rounding/ { para = 0 }
      END {
@@ -160,7 +163,13 @@ awk 'function off(x, want, tol) { return x - want > tol || want - x > tol }
        for (net in sgemv) {
          if (!match(text, net " [0-9.]+x")) { print "no sgemv speed-up for " net; continue }
          x = substr(text, RSTART + length(net) + 1, RLENGTH - length(net) - 2) + 0
-         if (off(x, sgemv[net] / fwd1[net], 0.006 + 0.003 * x)) print net " sgemv " x "x, rows give " sgemv[net] / fwd1[net] }
+         if (off(x, sgemv[net] / fwd1[net], 0.006 + 0.003 * x)) print net " sgemv " x "x, rows give " sgemv[net] / fwd1[net]
+         if (x < 1) print net ": sgemv " x "x, not faster"
+         want = 3 * per[net] - (net == "representation" ? 2 * 40 * 32 : 0)
+         if (off(bwd[net], want, 0.01 * want)) print net " fwd+bwd: " bwd[net] " FLOPs per sample, not " want }
+       if (!match(text, /at most [^ ]+, [^ ]+, [^ ]+ of/)) print "no output differences"
+       else { split(substr(text, RSTART + 8, RLENGTH - 11), d, ", ")
+              for (i = 1; i <= 3; i++) if (d[i] + 0 < 0 || d[i] + 0 > 1e-4) print "sgemv output difference " d[i] }
        if (params["dynamics"] - params["representation"] != 8 * 32) print "parameters " params["representation"] " / " params["dynamics"] }' \
   "$TMP/nn" >"$TMP/why"
 [ -s "$TMP/why" ] && fail "bench nn: $(cat "$TMP/why"): $(cat "$TMP/nn")"
