@@ -81,4 +81,19 @@ grep -q "train: --priority-beta: given 0.4, $TMP/a.h5's run had 0.3 (a new run b
   "$TMP/err" || fail "branch: $(cat "$TMP/err")"
 [ "$(run_options "$TMP/b.h5")" = "${want/--priority-beta 0.3/--priority-beta 0.4} --steps 5" ] ||
   fail "options of the branch: $(run_options "$TMP/b.h5")"
+
+# --out in the current folder (no slash), and in folders that do not exist yet; --flag=VALUE
+# for a value, never for a switch; the plan line says "uniform replay" without --priority
+MB_ABS=$(cd "$(dirname "$MB")" && pwd)/$(basename "$MB")
+(cd "$TMP" && "$MB_ABS" train --latent 16 --actions 8 --workloads 'p-h.*' --catalogue "$TMP/cat.txt" \
+  --steps=2 --out here.h5 >out 2>err) || fail "--out here.h5: $(cat "$TMP/err")"
+grep -q "in total: 2 updates" "$TMP/out" && [ -f "$TMP/here.h5" ] || fail "--out here.h5: $(cat "$TMP/out")"
+grep -q " 8 simulations; uniform replay; out here.h5$" "$TMP/err" || fail "plan line: $(head -1 "$TMP/err")"
+expect 2 "^mallocbench train: unknown option '--synthetic=1'" "$MB" train --synthetic=1 --out "$TMP/x.h5"
+# a resume limited by --minutes instead of --steps trains (the stored --steps does not apply)
+"$MB" train -q --minutes 0.01 --resume "$TMP/here.h5" --out "$TMP/new/deeper/m.h5" >"$TMP/out" \
+  2>"$TMP/err" || fail "resume --minutes into new folders: $(cat "$TMP/err")"
+awk '/in total: / { for (i = 1; i < NF; i++) if ($(i + 1) == "updates," && $(i - 1) == "total:") n = $i }
+     END { exit !(n > 2) }' "$TMP/out" && [ -f "$TMP/new/deeper/m.h5" ] ||
+  fail "resume --minutes: $(cat "$TMP/out")"
 echo "train options e2e: ok"
