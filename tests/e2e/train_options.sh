@@ -90,9 +90,13 @@ MB_ABS=$(cd "$(dirname "$MB")" && pwd)/$(basename "$MB")
 grep -q "in total: 2 updates" "$TMP/out" && [ -f "$TMP/here.h5" ] || fail "--out here.h5: $(cat "$TMP/out")"
 grep -q " 8 simulations; uniform replay; out here.h5$" "$TMP/err" || fail "plan line: $(head -1 "$TMP/err")"
 expect 2 "^mallocbench train: unknown option '--synthetic=1'" "$MB" train --synthetic=1 --out "$TMP/x.h5"
-# a resume limited by --minutes instead of --steps trains (the stored --steps does not apply)
+# a resume limited by --minutes instead of --steps trains (the stored --steps does not apply),
+# for those minutes (0.01: at least 0.6 s)
+start=$(date +%s%N)
 "$MB" train -q --minutes 0.01 --resume "$TMP/here.h5" --out "$TMP/new/deeper/m.h5" >"$TMP/out" \
   2>"$TMP/err" || fail "resume --minutes into new folders: $(cat "$TMP/err")"
+ms=$((($(date +%s%N) - start) / 1000000))
+[ "$ms" -ge 600 ] || fail "train --minutes 0.01 took $ms ms"
 awk '/in total: / { for (i = 1; i < NF; i++) if ($(i + 1) == "updates," && $(i - 1) == "total:") n = $i }
      END { exit !(n > 2) }' "$TMP/out" && [ -f "$TMP/new/deeper/m.h5" ] ||
   fail "resume --minutes: $(cat "$TMP/out")"
