@@ -225,6 +225,8 @@ expect 2 "--support '2': expected an integer in 3\.\.1001" \
 [ ! -e "$TMP/x.h5" ] || fail "a refused --support wrote a checkpoint"
 "$MB" train "${TINY[@]}" --steps 1 --support 2 --shaping 1 --out "$TMP/s2.h5" >/dev/null \
   2>"$TMP/err" || fail "--support 2 --shaping 1 (3 atoms): $(cat "$TMP/err")"
+"$MB" train "${TINY[@]}" --steps 1 --support 1001 --out "$TMP/s1001.h5" >/dev/null \
+  2>"$TMP/err" || fail "--support 1001 (the most atoms): $(cat "$TMP/err")"
 
 # a run killed (SIGKILL) once its training state exists resumes from it bit for bit: the same
 # weights, optimiser and curve returns as the run that never stopped, which leaves no state

@@ -61,6 +61,9 @@ got=$(run_options "$TMP/a.h5")
 "$MB" train -q --steps 3 --resume "$TMP/a.h5" --out "$TMP/a.h5" >"$TMP/out" 2>"$TMP/err" ||
   fail "resume without options: $(cat "$TMP/err")"
 grep -q "in total: 3 updates" "$TMP/out" || fail "resume: $(cat "$TMP/out")"
+# (its new step limit changes --lr-end's schedule, planned over 2 updates: it says so)
+grep -q "warning: --steps 3: $TMP/a.h5's run was planned for 2 updates, over which --lr-end decays" \
+  "$TMP/err" || fail "resume with other --steps: no schedule warning: $(cat "$TMP/err")"
 got=$(run_options "$TMP/a.h5")
 [ "$got" = "$want --steps 3" ] ||
   fail "options after a resume: $(diff <(pairs "$want --steps 3") <(pairs "$got") | grep '^[<>]')"
