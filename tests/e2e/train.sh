@@ -528,6 +528,28 @@ grep -q "^paired per-workload differences" "$TMP/out" || fail "no paired table: 
 [ "$(grep -cE '^  [0-9]+ vs [0-9]+ ' "$TMP/out")" = 3 ] || fail "paired rows: $(cat "$TMP/out")"
 grep -E '^  [0-9]+ vs [0-9]+ ' "$TMP/out" | awk '{ for (i = 4; i <= 12; i++) if ($i != $(i + 9))
   bad = 1 } END { exit bad }' || fail "--oracle all: paired columns differ: $(cat "$TMP/out")"
+# the oracle's share of nodes off the real game is the rest of the nodes, in percent
+awk '/^  oracle all: .* at [0-9]+ of$/ { n = $(NF - 1) } /^  the [0-9]+ nodes its searches/ { m = $2
+       p = substr($0, index($0, "(") + 1) + 0; want = 100 * (m - n) / m }
+     END { exit !(m > 0 && p - want <= 0.006 && want - p <= 0.006) }' "$TMP/out" ||
+  fail "--oracle all: the share off the game: $(grep -A2 '^  oracle' "$TMP/out")"
+# the returns table of the issue's acceptance (0, 2, 8, 32 in the notes; 0, 2, 4, 6 here): each
+# budget against the raw policy and against the one before, and the largest against the smallest
+# search budget; a paired mean is the difference of the two rows' means (to rounding)
+"$MB" bench muzero --agent "$TMP/a.h5" --returns 0,2,4,6 --catalogue "$TMP/cat.txt" --split train \
+  >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --returns 0,2,4,6: $(cat "$TMP/err")"
+[ "$(grep -oE '^  [0-9]+ vs [0-9]+ ' "$TMP/out" | tr -s ' ' | tr '\n' ,)" = \
+  " 2 vs 0 , 4 vs 0 , 6 vs 0 , 4 vs 2 , 6 vs 4 , 6 vs 2 ," ] || fail "paired rows: $(cat "$TMP/out")"
+awk '/^  0 \(raw policy/ { l[0] = $6; x[0] = $(NF - 2) }
+     /^  [0-9]+ +[0-9.]+ \( *[0-9.]+\) +[0-9.]+ \( *[0-9.]+\)$/ { l[$1] = $2; x[$1] = $(NF - 2) }
+     / vs / && NF == 21 { a = $1; b = $3; rows++
+       if ($4 - (l[a] - l[b]) > 0.00015 || l[a] - l[b] - $4 > 0.00015) print $0 ": learned"
+       if ($13 - (x[a] - x[b]) > 0.00015 || x[a] - x[b] - $13 > 0.00015) print $0 ": exact" }
+     END { if (rows != 6) print rows + 0 " paired rows" }' "$TMP/out" >"$TMP/why"
+[ -s "$TMP/why" ] && fail "paired means: $(cat "$TMP/why"): $(cat "$TMP/out")"
+# an oracle with --leaf-rollout 0 (no rollouts, the learned model's own setting) is accepted
+"$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --catalogue "$TMP/cat.txt" --split train \
+  --oracle values --leaf-rollout 0 >"$TMP/out" 2>"$TMP/err" || fail "--oracle --leaf-rollout 0: $(cat "$TMP/err")"
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --catalogue "$TMP/cat.txt" --split train \
   --oracle values,masks >"$TMP/out" 2>"$TMP/err" || fail "--oracle values,masks: $(cat "$TMP/err")"
 grep -q "^  oracle values,masks: the learned-model column takes them" "$TMP/out" ||
