@@ -547,9 +547,12 @@ awk '/^  0 \(raw policy/ { l[0] = $6; x[0] = $(NF - 2) }
        if ($13 - (x[a] - x[b]) > 0.00015 || x[a] - x[b] - $13 > 0.00015) print $0 ": exact" }
      END { if (rows != 6) print rows + 0 " paired rows" }' "$TMP/out" >"$TMP/why"
 [ -s "$TMP/why" ] && fail "paired means: $(cat "$TMP/why"): $(cat "$TMP/out")"
-# an oracle with --leaf-rollout 0 (no rollouts, the learned model's own setting) is accepted
+# an oracle with --leaf-rollout 0 (no rollouts, the learned model's own setting) is accepted, and
+# at its default weight (1, real parts alone) no weight is mentioned
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --catalogue "$TMP/cat.txt" --split train \
-  --oracle values --leaf-rollout 0 >"$TMP/out" 2>"$TMP/err" || fail "--oracle --leaf-rollout 0: $(cat "$TMP/err")"
+  --oracle values --leaf-rollout 0 >"$TMP/out" 2>"$TMP/err" ||
+  fail "--oracle --leaf-rollout 0: $(cat "$TMP/err")"
+! grep -q "at weight" "$TMP/out" || fail "--oracle at weight 1 names a weight: $(cat "$TMP/out")"
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --catalogue "$TMP/cat.txt" --split train \
   --oracle values,masks >"$TMP/out" 2>"$TMP/err" || fail "--oracle values,masks: $(cat "$TMP/err")"
 grep -q "^  oracle values,masks: the learned-model column takes them" "$TMP/out" ||
