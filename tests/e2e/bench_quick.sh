@@ -141,8 +141,10 @@ done
 # speed-ups are their samples/s over batch 1's forward; every forward row of a network counts
 # the same FLOPs per sample, and fwd+bwd three times that (dW and dx), less the representation
 # first layer's dx (2 x 40 x 32); the dynamics is the representation's network with width +
-# actions inputs instead of obs (here 48 instead of 40: 8 x 32 more weights); sgemv is faster
-# at batch 1 (about 2x here) and its outputs differ from sgemm's by float rounding only
+# actions inputs instead of obs (here 48 instead of 40: 8 x 32 more weights); sgemv is not
+# slower at batch 1 (about 2x faster in a release build, 1.15x under ASan, whose checks slow the
+# code around both; 0.8 leaves room for a noisy machine) and its outputs differ from sgemm's by
+# float rounding only
 awk 'function off(x, want, tol) { return x - want > tol || want - x > tol }
      /^CBLAS sgemm n=1024: / { peak = $4; if (peak < 0.5 || peak > 1e5) print "sgemm " peak " GFLOP/s" }
      /^CBLAS sgemm n=1024 again/ { drift = substr($10, 2) + 0
@@ -165,7 +167,7 @@ awk 'function off(x, want, tol) { return x - want > tol || want - x > tol }
          if (!match(text, net " [0-9.]+x")) { print "no sgemv speed-up for " net; continue }
          x = substr(text, RSTART + length(net) + 1, RLENGTH - length(net) - 2) + 0
          if (off(x, sgemv[net] / fwd1[net], 0.006 + 0.003 * x)) print net " sgemv " x "x, rows give " sgemv[net] / fwd1[net]
-         if (x < 1) print net ": sgemv " x "x, not faster"
+         if (x < 0.8) print net ": sgemv " x "x, slower than sgemm"
          want = 3 * per[net] - (net == "representation" ? 2 * 40 * 32 : 0)
          if (off(bwd[net], want, 0.01 * want)) print net " fwd+bwd: " bwd[net] " FLOPs per sample, not " want }
        if (!match(text, /at most [^ ]+, [^ ]+, [^ ]+ of/)) print "no output differences"
