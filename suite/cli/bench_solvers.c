@@ -107,7 +107,6 @@ static int scaling(const bench_opts *bo) {
       "simulated)\n");
   printf("%9s %9s %10s %10s %12s %12s %14s %10s %10s\n", "buffers", "uses", "heur s", "greedy s",
          "construct s", "constr us/b", "constr ns/nlgn", "greedy/heur", "T ratio");
-  double first_nlogn = 0;
   for (int64_t n = 1000; n <= bo->max_n; n *= 10) {
     mb_rng rng;
     mb_rng_seed(&rng, bo->seed + (uint64_t)n);
@@ -138,7 +137,6 @@ static int scaling(const bench_opts *bo) {
       return 1;
     }
     double nlogn = (double)n * log2((double)n);
-    if (first_nlogn == 0) first_nlogn = tc / nlogn;
     mb_time_ps t_h = time_of(w, &hw, h), t_g = time_of(w, &hw, g);
     printf("%9" PRId64 " %9d %10.3f %10.3f %12.3f %12.2f %14.2f %10.2f %10.4f%s\n", n, w->n_uses,
            th, tg, tc, tc / (double)n * 1e6, tc / nlogn * 1e9, tg / th,
