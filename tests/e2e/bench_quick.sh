@@ -38,8 +38,8 @@ grep -q "^check: round trip write->parse equal, incremental cost == full cost, p
   "$TMP/core" || fail "bench core: no check line: $(cat "$TMP/core")"
 # its numbers are plausible and hold together: every time below 1 ms per buffer (about 10 us
 # under ASan), the measuring thread's CPU time above 0 and never above the wall time (1% and
-# 0.5 ns for the clocks' reads), val/log2n validate / log2(1000) to rounding, and the random packing puts
-# 50-80% of the buffers in fast memory ("~70% of the unpinned ones", 5% pinned)
+# 0.5 ns for the clocks' reads), val/log2n validate / log2(1000) to rounding, and the random
+# packing puts 50-80% of the buffers in fast memory ("~70% of the unpinned ones", 5% pinned)
 awk '$1 == 1000 && $3 == "wall" { fast = $2; for (i = 4; i <= 8; i++) wall[i] = $i; rows++; next }
      rows == 1 && $1 == "cpu" { rows++
        for (i = 2; i <= 6; i++) cpu[i + 2] = $i
