@@ -556,7 +556,8 @@ awk '/^  0 \(raw policy/ { l[0] = $6; x[0] = $(NF - 2) }
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --catalogue "$TMP/cat.txt" --split train \
   --oracle values --leaf-rollout 0 >"$TMP/out" 2>"$TMP/err" ||
   fail "--oracle --leaf-rollout 0: $(cat "$TMP/err")"
-! grep -q "at weight" "$TMP/out" || fail "--oracle at weight 1 names a weight: $(cat "$TMP/out")"
+! grep -q "at weight" "$TMP/out" && grep -q " learned + oracle values (wall s) " "$TMP/out" ||
+  fail "--oracle at weight 1 names a weight: $(cat "$TMP/out")"
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --catalogue "$TMP/cat.txt" --split train \
   --oracle values,masks >"$TMP/out" 2>"$TMP/err" || fail "--oracle values,masks: $(cat "$TMP/err")"
 grep -q "^  oracle values,masks: the learned-model column takes them" "$TMP/out" ||
