@@ -189,7 +189,7 @@ per_task journal "$TMP/failed.out" # a resume's stores also count the journal's 
 # the file kept as it is and named with what to do; moved away, the run resumes from the rows
 # the file holds.
 run_killed "$TMP/mine.h5" 5 "${OPTS[@]}" --jobs 2
-run_killed "$TMP/other.h5" 5 "${OPTS[@]/#50/3}" --jobs 2 # --seeds 3, not 50
+run_killed "$TMP/other.h5" 5 "${OPTS[@]/#50/49}" --jobs 2 # --seeds 49, not 50: another plan as long
 cmp -s "$TMP/mine.h5.journal" "$TMP/other.h5.journal" && fail "test setup: the two journals are the same"
 cp "$TMP/other.h5.journal" "$TMP/mine.h5.journal"
 cp "$TMP/mine.h5" "$TMP/mine.copy"
