@@ -26,6 +26,9 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 mkdir "$TMP/nodata"
+# OFF, for the awk programs that check printed numbers: off(x, want, tol) is true when x is
+# more than tol away from want
+OFF='function off(x, want, tol) { return x - want > tol || want - x > tol }'
 
 # ---- bench core ----
 "$MB" bench core --max 1000 >"$TMP/core" 2>"$TMP/err" || fail "bench core: $(cat "$TMP/err")"
@@ -40,14 +43,14 @@ grep -q "^check: round trip write->parse equal, incremental cost == full cost, p
 # under ASan), the measuring thread's CPU time above 0 and never above the wall time (1% and
 # 0.5 ns for the clocks' reads), val/log2n validate / log2(1000) to rounding, and the random
 # packing puts 50-80% of the buffers in fast memory ("~70% of the unpinned ones", 5% pinned)
-awk '$1 == 1000 && $3 == "wall" { fast = $2; for (i = 4; i <= 8; i++) wall[i] = $i; rows++; next }
+awk "$OFF"'$1 == 1000 && $3 == "wall" { fast = $2; for (i = 4; i <= 8; i++) wall[i] = $i; rows++; next }
      rows == 1 && $1 == "cpu" { rows++
        for (i = 2; i <= 6; i++) cpu[i + 2] = $i
        for (i = 4; i <= 8; i++) {
          if (wall[i] >= 1e6 || cpu[i] >= 1e6) print "column " i ": " wall[i] " / " cpu[i] " ns"
          if (cpu[i] > 1.01 * wall[i] + 0.5 || cpu[i] <= 0) print "column " i ": cpu " cpu[i] ", wall " wall[i] }
        l = $NF; v = $(NF - 1) / log(1000) * log(2)
-       if (l - v > 0.006 + 0.001 * v || v - l > 0.006 + 0.001 * v) print "cpu val/log2n " l " != " v }
+       if (off(l, v, 0.006 + 0.001 * v)) print "cpu val/log2n " l " != " v }
      END { if (rows != 2) print "no wall and cpu rows for 1000 buffers"
            else if (fast < 500 || fast > 800) print fast " of 1000 buffers in fast memory" }' \
   "$TMP/core" >"$TMP/why"
@@ -66,18 +69,18 @@ done
 # section 1: the 1000-buffer row, T ratio = T_heuristic / T_greedy >= 1; the construction's
 # time per buffer (us, > 0: it ran) and per n log2 n (ns) agree to rounding; wall times below a
 # minute
-awk '/^== 1/ { f = 1; next } /^\(T ratio/ { f = 0 } f && $1 == 1000 { found = 1; if ($9 + 0 < 1) print "T ratio " $9
+awk "$OFF"'/^== 1/ { f = 1; next } /^\(T ratio/ { f = 0 } f && $1 == 1000 { found = 1; if ($9 + 0 < 1) print "T ratio " $9
        want = $6 * 1000 / (log(1000) / log(2))
-       if ($7 - want > 0.52 || want - $7 > 0.52) print "constr ns/nlgn " $7 " != " want
+       if (off($7, want, 0.52)) print "constr ns/nlgn " $7 " != " want
        if ($3 >= 60 || $4 >= 60 || $5 >= 60 || $6 <= 0) print "wall times " $3 ", " $4 ", " $5 ", " $6 " us/b" }
      END { if (!found) print "no 1000-buffer row" }' "$TMP/solvers" >"$TMP/why"
 [ -s "$TMP/why" ] && fail "bench solvers scaling: $(cat "$TMP/why")"
 # section 2: columns workload buffers capacity heur/grd gap_h gap_g heur_s greedy_s bound_s LP
-awk '/^== 2/ { f = 1; next } /^== 3/ { f = 0 }
+awk "$OFF"'/^== 2/ { f = 1; next } /^== 3/ { f = 0 }
      f && $NF == "solved" { n++
        if ($4 + 0 < 1) print $1 ": heur/grd " $4 " < 1"
        r = (100 + $5) / (100 + $6) # T_h / T_g from the gaps to the same bound
-       if ($4 - r > 0.0002 || r - $4 > 0.0002) print $1 ": heur/grd " $4 " != " r " from the gaps"
+       if (off($4, r, 0.0002)) print $1 ": heur/grd " $4 " != " r " from the gaps"
        if ($6 > $5 + 1e-9) print $1 ": greedy gap " $6 " > heuristic gap " $5 }
      f && / skipped: / { skipped++ }
      END { if (n < 20) print "only " n + 0 " solved catalogue rows"; if (skipped < 1) print "no skipped row" }' \
@@ -145,7 +148,7 @@ done
 # slower at batch 1 (about 2x faster in a release build, 1.15x under ASan, whose checks slow the
 # code around both; 0.8 leaves room for a noisy machine) and its outputs differ from sgemm's by
 # float rounding only
-awk 'function off(x, want, tol) { return x - want > tol || want - x > tol }
+awk "$OFF"'
      /^CBLAS sgemm n=1024: / { peak = $4; if (peak < 0.5 || peak > 1e5) print "sgemm " peak " GFLOP/s" }
      /^CBLAS sgemm n=1024 again/ { drift = substr($10, 2) + 0
        if (off(drift, 100 * ($8 / peak - 1), 0.6 + 0.002 * $8 / peak * 100)) print "drift " $10 " for " peak " -> " $8 }
@@ -198,13 +201,12 @@ grep -qE "^  raw policy \(no search\) +- +- +[1-9][0-9]* +1\.00$" "$TMP/mz" ||
   fail "bench muzero: raw policy row: $(cat "$TMP/mz")"
 grep -qE "^  learned-model search, 2 sims +[1-9][0-9]* +1\.00 +[1-9][0-9]* +[0-9.]+$" "$TMP/mz" ||
   fail "bench muzero: learned-model search row: $(cat "$TMP/mz")"
-awk 'function off(ratio, x, ref) { return ratio - x / ref > 0.01 * x / ref + 0.001 ||
-                                          x / ref - ratio > 0.01 * x / ref + 0.001 }
+awk "$OFF"'
      / sims/ && /search/ && NF >= 8 { rows++; s = $(NF - 3); d = $(NF - 1)
        if (/^  learned-model search/) { ref_s = s }
        if (ref_s == "") { print "the learned-model row is not the first search row"; exit }
-       if (off($(NF - 2), s, ref_s)) print $0 ": vs learned " $(NF - 2) " != " s " / " ref_s
-       if (off($NF, d, ref_d)) print $0 ": vs raw " $NF " != " d " / " ref_d }
+       w = s / ref_s; if (off($(NF - 2), w, 0.01 * w + 0.001)) print $0 ": vs learned " $(NF - 2) " != " s " / " ref_s
+       w = d / ref_d; if (off($NF, w, 0.01 * w + 0.001)) print $0 ": vs raw " $NF " != " d " / " ref_d }
      /^  raw policy \(no search\)/ { ref_d = $(NF - 1) }
      /^  training / { if (!match($0, /self-play decisions\/s \(vs raw [0-9.]+\)$/)) print "training: " $0 }
      END { if (rows != 3) print rows + 0 " search rows, expected 3" }' "$TMP/mz" >"$TMP/why"
@@ -217,15 +219,16 @@ awk 'function off(ratio, x, ref) { return ratio - x / ref > 0.01 * x / ref + 0.0
 # printed rates
 "$MB" bench game --random 40 --seconds 0.2 >"$TMP/game3" 2>"$TMP/err" ||
   fail "bench game --seconds 0.2: $(cat "$TMP/err")"
-awk 'function off(ratio, want) { return ratio - want > 0.01 * want + 0.011 || want - ratio > 0.01 * want + 0.011 }
+awk "$OFF"'
      / s\)$/ { n++; r = $(NF - 5); c = substr($(NF - 3), 2); t = $(NF - 1); rate[$(NF - 4)] = r
        if (t < 0.05 || t > 1) print $0 ": ran " t " s, --seconds 0.2"
-       else if (r - c / t > 0.04 * r || c / t - r > 0.04 * r) print $0 ": rate != count / seconds"
+       else if (off(r, c / t, 0.04 * r)) print $0 ": rate != count / seconds"
        if ($(NF - 4) == "steps/s") { if (steps) obs = r; else steps = r } }
-     /observe\(\) cost per step/ && off($(NF - 4), steps / obs - 1) { print $0 " (" steps / obs - 1 ")" }
-     /branches per second/ && off($NF, rate["branches/s"] / steps) { print $0 }
-     /undo vs copy for a full/ && off($(NF - 7), rate["rollbacks/s"] / rate["copies/s"]) { print $0 }
-     /undo vs copy to branch/ && off($(NF - 7), rate["branches/s"] / rate["copies/s"]) { print $0 }
+     /observe\(\) cost per step/ { w = steps / obs - 1; x = $(NF - 4) }
+     /branches per second/ { w = rate["branches/s"] / steps; x = $NF }
+     /undo vs copy for a full/ { w = rate["rollbacks/s"] / rate["copies/s"]; x = $(NF - 7) }
+     /undo vs copy to branch/ { w = rate["branches/s"] / rate["copies/s"]; x = $(NF - 7) }
+     /^  (observe|branches per|undo vs)/ && off(x, w, 0.01 * w + 0.011) { print $0 " (" w ")" }
      /^ratios/ { ratios = 1 }
      END { if (n != 5 || !ratios) print n + 0 " rate lines, ratios " ratios + 0 }' "$TMP/game3" >"$TMP/why"
 [ -s "$TMP/why" ] && fail "bench game: $(cat "$TMP/why"): $(cat "$TMP/game3")"
