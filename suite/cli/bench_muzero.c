@@ -84,7 +84,8 @@ static void usage(FILE *out) {
       "error, workloads higher / level / lower and a two-sided exact sign test (is a rise\n"
       "more than noise?). Workloads: the catalogue's --split (train or test) or --workloads\n"
       "(--catalogue FILE and --data DIR as for run), else --episodes synthetic ones of\n"
-      "32..--buffers buffers from seed --seed (keep them apart from training's streams).\n"
+      "32..--buffers buffers, spread evenly, from seed --seed (keep them apart from training's\n"
+      "streams; one episode has 32 buffers).\n"
       "--search puct plays MuZero's pUCT instead of Gumbel MuZero (the most visited move, no\n"
       "root noise; c_scale, --considered and --rescale are then unused; --c-puct 1.25 is its\n"
       "c1, the weight of the prior against Q); --rescale node|tree picks the Gumbel Q\n"
@@ -346,7 +347,7 @@ typedef struct returns_measured {
   double heur, rnd, untrained;
   double t_learned[MAX_BUDGETS], t_exact[MAX_BUDGETS];
   double *per_wl;
-  int64_t decisions;
+  int64_t buffers, decisions; /* the set's, summed */
   oracle_use oracle;
 } returns_measured;
 
@@ -374,6 +375,7 @@ static int measure_returns(const mb_agent *ag, const int *sims, int n,
       break;
     }
     double scale = mb_return_scale(set[e].w, &set[e].hw, g), r = 0;
+    m->buffers += set[e].w->n_buffers;
     while (!mb_game_done(g)) {
       mb_game_step(g, mb_game_heuristic_action(g), NULL, &err);
       m->decisions++;
@@ -404,9 +406,9 @@ static void print_returns(const mb_agent *ag, const int *sims, int n,
                           const mb_search_config scfg[2], int32_t n_set, const char *what,
                           const returns_measured *m) {
   printf(
-      "mean episode return (T_slow - T) / T_slow over %s: %d workloads, %lld decisions per "
-      "pass (simulated by the cost model)\n",
-      what, n_set, (long long)m->decisions);
+      "mean episode return (T_slow - T) / T_slow over %s: %d workloads (%lld buffers), %lld "
+      "decisions per pass (simulated by the cost model)\n",
+      what, n_set, (long long)m->buffers, (long long)m->decisions);
   printf("  random legal play              %.4f\n", m->rnd / n_set);
   printf("  untrained network (raw policy) %.4f\n", m->untrained / n_set);
   /* Best fit in the agent's order is the heuristic solver only in the heuristic order. */
@@ -657,8 +659,13 @@ static int evaluate(const bench_options *O, mb_agent *ag) {
              O->split ? O->split : O->regex);
   } else {
     rc = synthetic_set(O->episodes, O->buffers, O->seed, &set) ? 0 : 1;
-    snprintf(what, sizeof what, "synthetic workloads of 32..%d buffers (seeds %lld..%lld)",
-             O->buffers, (long long)O->seed, (long long)(O->seed + O->episodes - 1));
+    /* one episode is the first size of the spread, 32 */
+    if (O->episodes == 1)
+      snprintf(what, sizeof what, "a synthetic workload of 32 buffers (seed %lld)",
+               (long long)O->seed);
+    else
+      snprintf(what, sizeof what, "synthetic workloads of 32..%d buffers (seeds %lld..%lld)",
+               O->buffers, (long long)O->seed, (long long)(O->seed + O->episodes - 1));
   }
   if (rc == 0 && set.n == 0) {
     fprintf(stderr, "mallocbench bench muzero: no workload selected\n");

@@ -103,10 +103,11 @@ static mb_hardware bench_hw(int64_t capacity) {
 static int scaling(const bench_opts *bo) {
   printf(
       "== 1. scaling on random workloads (mb_random_workload defaults; tpu-v4i profile, "
-      "fast memory = 1/4 of peak live bytes; the *s columns are wall clock, T ratio is "
-      "simulated)\n");
-  printf("%9s %9s %10s %10s %12s %12s %14s %10s %10s\n", "buffers", "uses", "heur s", "greedy s",
-         "construct s", "constr us/b", "constr ns/nlgn", "greedy/heur", "T ratio");
+      "capacity = fast memory, 1/4 of the peak live bytes rounded down to the 512 B alignment, "
+      "both in bytes; the *s columns are wall clock, T ratio is simulated)\n");
+  printf("%9s %9s %12s %11s %10s %10s %12s %12s %14s %10s %10s\n", "buffers", "uses", "peak live",
+         "capacity", "heur s", "greedy s", "construct s", "constr us/b", "constr ns/nlgn",
+         "greedy/heur", "T ratio");
   for (int64_t n = 1000; n <= bo->max_n; n *= 10) {
     mb_rng rng;
     mb_rng_seed(&rng, bo->seed + (uint64_t)n);
@@ -138,9 +139,11 @@ static int scaling(const bench_opts *bo) {
     }
     double nlogn = (double)n * log2((double)n);
     mb_time_ps t_h = time_of(w, &hw, h), t_g = time_of(w, &hw, g);
-    printf("%9" PRId64 " %9d %10.3f %10.3f %12.3f %12.2f %14.2f %10.2f %10.4f%s\n", n, w->n_uses,
-           th, tg, tc, tc / (double)n * 1e6, tc / nlogn * 1e9, tg / th,
-           t_g > 0 ? (double)t_h / (double)t_g : 0.0, st.budget_hit ? "  (greedy budget hit)" : "");
+    printf("%9" PRId64 " %9d %12" PRId64 " %11" PRId64
+           " %10.3f %10.3f %12.3f %12.2f %14.2f %10.2f %10.4f%s\n",
+           n, w->n_uses, ws.peak_live_bytes, hw.capacity, th, tg, tc, tc / (double)n * 1e6,
+           tc / nlogn * 1e9, tg / th, t_g > 0 ? (double)t_h / (double)t_g : 0.0,
+           st.budget_hit ? "  (greedy budget hit)" : "");
     fflush(stdout);
     mb_solver_stats_free(&st);
     mb_assignment_free(h);

@@ -547,10 +547,15 @@ awk '/^  0 \(raw policy/ { l[0] = $6; x[0] = $(NF - 2) }
        if ($13 - (x[a] - x[b]) > 0.00015 || x[a] - x[b] - $13 > 0.00015) print $0 ": exact" }
      END { if (rows != 6) print rows + 0 " paired rows" }' "$TMP/out" >"$TMP/why"
 [ -s "$TMP/why" ] && fail "paired means: $(cat "$TMP/why"): $(cat "$TMP/out")"
-# one synthetic workload (--episodes 1: the sizes' spread over 32..--buffers has one step)
+# one synthetic workload (--episodes 1: the sizes' spread over 32..--buffers has one step, the
+# first, 32 buffers)
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 0 --episodes 1 --buffers 40 >"$TMP/out" 2>"$TMP/err" &&
-  grep -q "over synthetic workloads of 32\.\.40 buffers (seeds 1000\.\.1000): 1 workloads" "$TMP/out" ||
-  fail "bench muzero --episodes 1: $(cat "$TMP/out" "$TMP/err")"
+  grep -q "over a synthetic workload of 32 buffers (seed 1000): 1 workloads (32 buffers)," \
+    "$TMP/out" || fail "bench muzero --episodes 1: $(cat "$TMP/out" "$TMP/err")"
+# four: sizes spread evenly over 32..40, rounded down: 32 + 34 + 37 + 40 buffers
+"$MB" bench muzero --agent "$TMP/a.h5" --returns 0 --episodes 4 --buffers 40 >"$TMP/out" 2>"$TMP/err" &&
+  grep -q "(seeds 1000\.\.1003): 4 workloads (143 buffers)," "$TMP/out" ||
+  fail "bench muzero --episodes 4: $(cat "$TMP/out" "$TMP/err")"
 # an oracle with --leaf-rollout 0 (no rollouts, the learned model's own setting) is accepted, and
 # at its default weight (1, real parts alone) no weight is mentioned
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --catalogue "$TMP/cat.txt" --split train \
