@@ -10,14 +10,16 @@ before and after) and a count.
 A survivor is a test to write, or an equivalent mutant (one that computes the same values, or
 differs only past an array's end, which an ASan build's tests catch: --build-dir build-asan).
 
-Usage: scripts/mutants.py SOURCE TEST[,TEST...] [--sample N] [--seed S] [--build-dir DIR]
-                          [--timeout SEC] [--survivors LOG]
+Usage: scripts/mutants.py SOURCE TEST[,TEST...] [--sample N] [--seed S] [--skip K]
+                          [--build-dir DIR] [--timeout SEC] [--survivors LOG]
   SOURCE      a C file of the project, e.g. suite/stats.c
   TEST,...    test executables of the build directory, e.g. test_stats; or ctest:REGEX, the
               ctest tests whose names match REGEX (e.g. ctest:e2e_run_, the end-to-end tests of
               `mallocbench run`), run against a rebuilt mallocbench
   --sample N  mutants to try, drawn at random from all candidates (default: all)
   --seed S    the draw's seed (default 1; the counts quoted in notes used 1)
+  --skip K    leave out the draw's first K mutants: `--skip 30 --sample 40` tries the next 40
+              after a `--sample 30` run of the same source and seed
   --build-dir an already configured build directory (default build)
   --timeout   seconds per test run before it counts as failed (default 120)
   --survivors LOG  try only the mutants an earlier run printed as SURVIVED in LOG (its output),
@@ -135,6 +137,7 @@ def main():
     ap.add_argument('tests')
     ap.add_argument('--sample', type=int, default=0)
     ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--skip', type=int, default=0)
     ap.add_argument('--build-dir', default='build')
     ap.add_argument('--timeout', type=float, default=120)
     ap.add_argument('--survivors')
@@ -173,7 +176,7 @@ def main():
     if args.survivors:
         found = [c for c in found if (lines[c[0]].strip(), (lines[c[0]][:c[1]] + c[3] +
                                                             lines[c[0]][c[2]:]).strip()) in wanted]
-    tried = found[:args.sample] if args.sample > 0 else found
+    tried = found[args.skip:args.skip + args.sample] if args.sample > 0 else found[args.skip:]
     tmp = tempfile.mkdtemp(prefix='mbmutants')
     env = dict(os.environ, TMPDIR=tmp)
     signal.signal(signal.SIGTERM, interrupted)  # a kill restores the source as Ctrl-C does
@@ -210,7 +213,8 @@ def main():
         done = killed + survived + unbuilt
         print(f'{args.source}: {killed} killed, {survived} survived, {unbuilt} did not build, '
               f'of {done} tried (of {len(found)} candidates)'
-              + ('' if finished else f'; interrupted: the counts of --sample {done}'),
+              + ('' if finished else '; interrupted: the counts of '
+                 + (f'--skip {args.skip} ' if args.skip else '') + f'--sample {done}'),
               flush=True)
 
 
