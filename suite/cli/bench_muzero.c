@@ -75,17 +75,17 @@ static void usage(FILE *out) {
       "(latent 128, 1 residual block) is used.\n\n"
       "--returns LIST plays one episode per workload with the agent at each number of\n"
       "simulations per decision (0: the raw policy network alone, no search; at most %d\n"
-      "numbers, each 0..%d), in the learned model and in the exact game, and prints mean\n"
-      "returns (simulated) beside random play, the untrained network training starts from\n"
-      "(seed 0) and the heuristic (best fit in the agent's buffer order; the heuristic solver\n"
-      "in the default order). Then, since the same workloads are played at every budget,\n"
-      "paired per-workload differences: each budget against the first listed, each against\n"
-      "the one before and the largest against the smallest search budget, as mean +- standard\n"
-      "error, workloads higher / level / lower and a two-sided exact sign test (is a rise\n"
-      "more than noise?). Workloads: the catalogue's --split (train or test) or --workloads\n"
-      "(--catalogue FILE and --data DIR as for run), else --episodes synthetic ones of\n"
-      "32..--buffers buffers, spread evenly, from seed --seed (keep them apart from training's\n"
-      "streams; one episode has 32 buffers).\n"
+      "different numbers, each 0..%d), in the learned model and in the exact game, and\n"
+      "prints mean returns (simulated) beside random play, the untrained network training\n"
+      "starts from (seed 0) and the heuristic (best fit in the agent's buffer order; the\n"
+      "heuristic solver in the default order). Then, since the same workloads are played at\n"
+      "every budget, paired per-workload differences: each budget against the first listed,\n"
+      "each against the one before and the largest against the smallest search budget, as\n"
+      "mean +- standard error, workloads higher / level / lower and a two-sided exact sign\n"
+      "test (is a rise more than noise?). Workloads: the catalogue's --split (train or\n"
+      "test) or --workloads (--catalogue FILE and --data DIR as for run), else --episodes\n"
+      "synthetic ones of 32..--buffers buffers, spread evenly, from seed --seed (keep them\n"
+      "apart from training's streams; one episode has 32 buffers).\n"
       "--search puct plays MuZero's pUCT instead of Gumbel MuZero (the most visited move, no\n"
       "root noise; c_scale, --considered and --rescale are then unused; --c-puct 1.25 is its\n"
       "c1, the weight of the prior against Q); --rescale node|tree picks the Gumbel Q\n"
@@ -334,6 +334,13 @@ static bool parse_simulation_list(const char *list, int sims[MAX_BUDGETS], int *
               list, MAX_SIMULATIONS);
       return false;
     }
+    for (int k = 0; k < *n; k++)
+      if (sims[k] == (int)v) {
+        /* the same count twice plays the same episodes twice: only a duplicate row */
+        mb_diag(stderr, "mallocbench bench muzero: --returns '%s': %d is listed twice", list,
+                (int)v);
+        return false;
+      }
     sims[(*n)++] = (int)v;
     p += len;
     if (!*p) return true;

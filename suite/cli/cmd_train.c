@@ -563,8 +563,13 @@ static bool render_option(const train_command *T, const train_option *o, char *b
  * it (as mb_command_line quotes). False when it does not fit. */
 static bool append_word(char *buf, size_t n, size_t *used, const char *text) {
   bool quote = !text[0] || strpbrk(text, " \t\n'\"$\\|&;()<>*?[]{}`~#!") != NULL;
-  size_t need = strlen(text) * 4 + 4;
-  if (*used + need >= n) return false;
+  /* the separating space, the text, its quotes (a quote inside becomes '\'') and the NUL */
+  size_t need = (*used > 0) + strlen(text) + 1;
+  if (quote) {
+    need += 2;
+    for (const char *q = text; *q; q++) need += *q == '\'' ? 3 : 0;
+  }
+  if (*used + need > n) return false;
   char *p = buf + *used;
   if (*used > 0) *p++ = ' ';
   if (quote) *p++ = '\'';
@@ -589,10 +594,11 @@ static bool format_options(const train_command *T, bool workloads_only, char *bu
   buf[0] = '\0';
   for (int k = 0; k < TRAIN_OPTIONS_N; k++) {
     const train_option *o = &TRAIN_OPTIONS[k];
-    char v[4096];
+    char v[MB_AGENT_OPTIONS_MAX];
     if (o->run == RUN_NONE || (workloads_only && o->run != RUN_WORKLOADS) ||
         !render_option(T, o, v, sizeof v))
       continue;
+    if (strlen(v) + 1 >= sizeof v) return false; /* cut short: it cannot fit beside its flag */
     if (!append_word(buf, n, &used, o->flag)) return false;
     if (o->kind != OPT_SWITCH && !append_word(buf, n, &used, v)) return false;
   }
@@ -746,7 +752,7 @@ static int apply_stored(int argc, char **argv, train_command *T, resumed *R) {
     return 0;
   }
   /* the options given, against the run's: the workloads as one, then each kept option */
-  char given[4096], stored[4096];
+  char given[MB_AGENT_OPTIONS_MAX], stored[MB_AGENT_OPTIONS_MAX];
   bool workloads_given = false;
   for (int k = 0; k < TRAIN_OPTIONS_N; k++)
     workloads_given |= TRAIN_OPTIONS[k].run == RUN_WORKLOADS && T->seen[k];
@@ -946,10 +952,14 @@ static int prepare_output(const train_command *T) {
 
 static void print_plan(const train_command *T, int32_t n_catalogue) {
   const mb_train_config *cfg = &T->cfg;
-  char replay[96] = "uniform replay";
+  char replay[128];
   if (cfg->priority_alpha > 0)
-    snprintf(replay, sizeof replay, "prioritised replay alpha %g, beta %g%s", cfg->priority_alpha,
-             cfg->priority_beta, cfg->steps > 0 ? " -> 1" : "");
+    snprintf(replay, sizeof replay, "prioritised replay of %lld transitions, alpha %g, beta %g%s",
+             (long long)cfg->replay_capacity, cfg->priority_alpha, cfg->priority_beta,
+             cfg->steps > 0 ? " -> 1" : "");
+  else
+    snprintf(replay, sizeof replay, "uniform replay of %lld transitions",
+             (long long)cfg->replay_capacity);
   char leaves[64] = "";
   if (cfg->search.leaf_rollout > 0)
     snprintf(leaves, sizeof leaves, ", %d-step leaf rollouts", cfg->search.leaf_rollout);
@@ -1035,7 +1045,15 @@ int mb_cmd_train(int argc, char **argv) {
   /* one run continued in place: its curve's eval set must stay the same */
   cfg->keep_eval_set = cfg->resume && mb_path_same_file(cfg->resume, cfg->out);
   cfg->agent.obs_dim = mb_game_observation_size(&cfg->agent.game);
-  if (cfg->segment + 1 > cfg->replay_capacity / 2) cfg->replay_capacity = 2 * (cfg->segment + 1);
+  /* the replay holds two trajectories at least (mb_train_config_check) */
+  int64_t two_trajectories = 2 * ((int64_t)cfg->segment + 1);
+  if (cfg->replay_capacity < two_trajectories) {
+    mb_diag(stderr,
+            "mallocbench train: note: --replay %lld raised to %lld, two trajectories of --segment "
+            "%d decisions, each with its final observation",
+            (long long)cfg->replay_capacity, (long long)two_trajectories, cfg->segment);
+    cfg->replay_capacity = two_trajectories;
+  }
   mb_blas_set_threads(1); /* determinism; the batches are small */
   mb_train_set L = {0};
   mb_error err = {{0}};

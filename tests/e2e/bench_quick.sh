@@ -14,7 +14,8 @@
 # - bench muzero's throughput: every rate beside its ratio to a reference measured in the same
 #   run (simulations/s to the learned-model search's, decisions/s to the raw policy's);
 # - bench muzero --returns LIST: more than 16 counts are refused naming the bound, 16 accepted, a
-#   malformed list (a bad, empty or out-of-range count) refused quoting it;
+#   count listed twice refused naming it, a malformed list (a bad, empty or out-of-range count)
+#   refused quoting it;
 # - a value given as --flag=VALUE reaches the run (bench game's workload, seed and actions, bench
 #   core's sizes and seed; cli_usage.sh checks every option's errors in both spellings).
 # The external data directory is an empty one here: the packer on MiniMalloc's instances takes
@@ -301,6 +302,15 @@ for v in 0,2x 0,,2 "0,2," "" " 2" 4097 -1; do
   rc=$?
   [ $rc = 2 ] || fail "bench muzero --returns '$v': exit $rc, expected 2"
   [ "$(cat "$TMP/err")" = "mallocbench bench muzero: --returns '$v': expected simulation counts in 0..4096 separated by commas, like 0,2,8,32" ] ||
+    fail "bench muzero --returns '$v': $(cat "$TMP/err")"
+done
+# a count listed twice would play the same episodes twice: refused, naming it (also 0)
+for case in 0,2,2:2 0,2,8,0:0; do
+  v=${case%:*}
+  "$MB" bench muzero --returns "$v" >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+  [ $rc = 2 ] || fail "bench muzero --returns '$v': exit $rc, expected 2"
+  [ "$(cat "$TMP/err")" = "mallocbench bench muzero: --returns '$v': ${case#*:} is listed twice" ] ||
     fail "bench muzero --returns '$v': $(cat "$TMP/err")"
 done
 echo "bench_quick: ok"

@@ -529,9 +529,14 @@ grep -q "^paired per-workload differences" "$TMP/out" || fail "no paired table: 
 grep -E '^  [0-9]+ vs [0-9]+ ' "$TMP/out" | awk '{ for (i = 4; i <= 12; i++) if ($i != $(i + 9))
   bad = 1 } END { exit bad }' || fail "--oracle all: paired columns differ: $(cat "$TMP/out")"
 # the oracle's share of nodes off the real game is the rest of the nodes, in percent
-awk '/^  oracle all: .* at [0-9]+ of$/ { n = $(NF - 1) } /^  the [0-9]+ nodes its searches/ { m = $2
-       p = substr($0, index($0, "(") + 1) + 0; want = 100 * (m - n) / m }
-     END { exit !(m > 0 && p - want <= 0.006 && want - p <= 0.006) }' "$TMP/out" ||
+# (oracle_off FILE: checks that, and prints the number of nodes off the game)
+oracle_off() {
+  awk '/^  oracle [a-z,]+: .* at [0-9]+ of$/ { n = $(NF - 1) }
+       /^  the [0-9]+ nodes its searches/ { m = $2
+         p = substr($0, index($0, "(") + 1) + 0; want = 100 * (m - n) / m }
+       END { if (!(m > 0 && p - want <= 0.006 && want - p <= 0.006)) exit 1; print m - n }' "$1"
+}
+oracle_off "$TMP/out" >/dev/null ||
   fail "--oracle all: the share off the game: $(grep -A2 '^  oracle' "$TMP/out")"
 # the returns table of the issue's acceptance (0, 2, 8, 32 in the notes; 0, 2, 4, 6 here): each
 # budget against the raw policy and against the one before, and the largest against the smallest
@@ -556,6 +561,21 @@ awk '/^  0 \(raw policy/ { l[0] = $6; x[0] = $(NF - 2) }
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 0 --episodes 4 --buffers 40 >"$TMP/out" 2>"$TMP/err" &&
   grep -q "(seeds 1000\.\.1003): 4 workloads (143 buffers)," "$TMP/out" ||
   fail "bench muzero --episodes 4: $(cat "$TMP/out" "$TMP/err")"
+# workload e of a synthetic set is drawn from seed --seed + e: two of 32 buffers from seed 1000
+# are the one of seed 1000 and the one of seed 1001 (decisions add up, the means average)
+refs() { # decisions per pass, then the heuristic's mean return
+  "$MB" bench muzero --agent "$TMP/a.h5" --returns 0 "$@" |
+    awk '/decisions per pass/ { for (i = 2; i <= NF; i++) if ($i == "decisions") d = $(i - 1) }
+         /^  heuristic \(reference\)/ { h = $NF } END { print d, h }'
+}
+read -r d2 h2 < <(refs --episodes 2 --buffers 32 --seed 1000)
+read -r d0 h0 < <(refs --episodes 1 --seed 1000)
+read -r d1 h1 < <(refs --episodes 1 --seed 1001)
+awk -v d2="$d2" -v h2="$h2" -v d0="$d0" -v h0="$h0" -v d1="$d1" -v h1="$h1" 'BEGIN {
+  want = (h0 + h1) / 2
+  exit !(d2 > 0 && d2 == d0 + d1 && h2 - want <= 0.00015 && want - h2 <= 0.00015) }' ||
+  fail "synthetic seeds: 2 workloads from 1000: $d2 decisions, heuristic $h2; seed 1000" \
+    "alone: $d0, $h0; 1001: $d1, $h1"
 # an oracle with --leaf-rollout 0 (no rollouts, the learned model's own setting) is accepted, and
 # at its default weight (1, real parts alone) no weight is mentioned
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --catalogue "$TMP/cat.txt" --split train \
@@ -571,12 +591,15 @@ expect 2 "--oracle 'values,depth': unknown part 'depth'" "$MB" bench muzero --ag
   --returns 2 --oracle values,depth
 expect 2 "--oracle applies to --returns LIST only" "$MB" bench muzero --agent "$TMP/a.h5" \
   --oracle values
-# --oracle-weight mixes the oracle's values and rewards with the learned ones: it needs one
-"$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --catalogue "$TMP/cat.txt" --split train \
+# --oracle-weight mixes the oracle's values and rewards with the learned ones: it needs one.
+# Without exact masks, 8 simulations reach nodes the real game does not allow (14 of 296 here).
+"$MB" bench muzero --agent "$TMP/a.h5" --returns 8 --catalogue "$TMP/cat.txt" --split train \
   --oracle values --oracle-weight 0.5 >"$TMP/out" 2>"$TMP/err" ||
   fail "--oracle-weight 0.5: $(cat "$TMP/err")"
 grep -q "^  at weight 0.5: its values and rewards there are 0.5 x learned + 0.5 x real" \
   "$TMP/out" || fail "--oracle-weight 0.5: $(cat "$TMP/out")"
+off=$(oracle_off "$TMP/out") && [ "$off" -gt 0 ] ||
+  fail "--oracle values: the share off the game: $(grep -A2 '^  oracle' "$TMP/out")"
 expect 2 "--oracle-weight 0.5 needs --oracle values or rewards" "$MB" bench muzero \
   --agent "$TMP/a.h5" --returns 2 --oracle priors --oracle-weight 0.5
 # one step of policy improvement by search, judged by rollouts (bench muzero --search-regret)
@@ -645,6 +668,9 @@ echo "q-half native $TMP/q.wl - tpu-v4i 512KiB test packing" >>"$TMP/cat.txt"
 expect 2 "--validate 'half': 2 validation workloads are also trained on: p-half, q-half" \
   "$MB" train --catalogue "$TMP/cat.txt" --workloads . --latent 16 --steps 5 -q \
   --validate half --out "$TMP/x.h5"
+expect 2 "--validate 'q-': 1 validation workload is also trained on: q-half" \
+  "$MB" train --catalogue "$TMP/cat.txt" --workloads . --latent 16 --steps 5 -q \
+  --validate q- --out "$TMP/x.h5"
 expect 2 "--validate 'nothing-matches': no catalogue workload selected" \
   "$MB" train "${TINY[@]}" --steps 5 --validate nothing-matches \
   --validate-catalogue "$TMP/cat.txt" --out "$TMP/x.h5"

@@ -91,8 +91,49 @@ MB_ABS=$(cd "$(dirname "$MB")" && pwd)/$(basename "$MB")
 (cd "$TMP" && "$MB_ABS" train --latent 16 --actions 8 --workloads 'p-h.*' --catalogue "$TMP/cat.txt" \
   --steps=2 --out here.h5 >out 2>err) || fail "--out here.h5: $(cat "$TMP/err")"
 grep -q "in total: 2 updates" "$TMP/out" && [ -f "$TMP/here.h5" ] || fail "--out here.h5: $(cat "$TMP/out")"
-grep -q " 8 simulations; uniform replay; out here.h5$" "$TMP/err" || fail "plan line: $(head -1 "$TMP/err")"
+grep -q " 8 simulations; uniform replay of 50000 transitions; out here.h5$" "$TMP/err" ||
+  fail "plan line: $(head -1 "$TMP/err")"
+# the replay holds two trajectories of --segment decisions, each with its final observation: 42
+# rows for --segment 20; a smaller --replay is raised to that, and says so
+for r in 41 42; do
+  "$MB" train --latent 16 --actions 8 --workloads 'p-h.*' --catalogue "$TMP/cat.txt" --steps 1 \
+    --segment 20 --replay $r --priority 0.5 --out "$TMP/r$r.h5" >"$TMP/out" 2>"$TMP/err" ||
+    fail "--replay $r: $(cat "$TMP/err")"
+  grep -q "; prioritised replay of 42 transitions, alpha 0.5, beta 0.4 -> 1; out $TMP/r$r.h5$" \
+    "$TMP/err" || fail "--replay $r plan line: $(cat "$TMP/err")"
+  note="mallocbench train: note: --replay 41 raised to 42, two trajectories of --segment 20 decisions"
+  if [ $r = 41 ]; then grep -q "^$note" "$TMP/err"; else ! grep -q "note: --replay" "$TMP/err"; fi ||
+    fail "--replay $r: $(cat "$TMP/err")"
+done
 expect 2 "^mallocbench train: unknown option '--synthetic=1'" "$MB" train --synthetic=1 --out "$TMP/x.h5"
+# the run's options fill the 8191 characters a checkpoint stores, no fewer: a --workloads REGEX
+# of L characters makes them L longer; a REGEX of single quotes takes 4 each (' -> '\'') and 2
+# for the quotes around it. One character more is refused, and says so.
+xs() { printf "%${1}s" | tr ' ' "$2"; }
+SYN=(--synthetic --latent 16 --actions 8 --synth-min 16 --synth-max 24 -q --steps 1)
+"$MB" train "${SYN[@]}" --workloads "$(xs 100 x)" --out "$TMP/w.h5" >/dev/null 2>"$TMP/err" ||
+  fail "--workloads of 100 characters: $(cat "$TMP/err")"
+base=$(run_options "$TMP/w.h5" | awk '{ print length($0) }')
+longest=$((100 + 8191 - base))
+too_long="the options that define the run take more than the 8191 characters a checkpoint stores"
+"$MB" train "${SYN[@]}" --workloads "$(xs $longest x)" --out "$TMP/w.h5" --force >/dev/null \
+  2>"$TMP/err" || fail "--workloads of $longest characters: $(cat "$TMP/err")"
+[ "$(run_options "$TMP/w.h5" | awk '{ print length($0) }')" = 8191 ] ||
+  fail "run options of --workloads of $longest characters: not 8191 long"
+expect 2 "$too_long" "$MB" train "${SYN[@]}" --workloads "$(xs $((longest + 1)) x)" \
+  --out "$TMP/w1.h5"
+quotes=$(((longest - 2) / 4))
+"$MB" train "${SYN[@]}" --workloads "$(xs $quotes "'")" --out "$TMP/q.h5" >/dev/null \
+  2>"$TMP/err" || fail "--workloads of $quotes quotes: $(cat "$TMP/err")"
+expect 2 "$too_long" "$MB" train "${SYN[@]}" --workloads "$(xs $((quotes + 1)) "'")" \
+  --out "$TMP/q1.h5"
+# ... and a resume reads such a REGEX back whole (its options are the run's, but --steps)
+before=$(run_options "$TMP/q.h5")
+[ "${before:0:15}" = "--workloads ''\\" ] || fail "stored quotes: ${before:0:40}..."
+"$MB" train --resume "$TMP/q.h5" --out "$TMP/q.h5" --steps 2 -q >/dev/null 2>"$TMP/err" ||
+  fail "resume of --workloads of $quotes quotes: $(cat "$TMP/err")"
+[ "$(run_options "$TMP/q.h5")" = "${before% --steps 1} --steps 2" ] ||
+  fail "resume of --workloads of $quotes quotes: the options changed"
 # a resume limited by --minutes instead of --steps trains (the stored --steps does not apply),
 # for those minutes (0.01: at least 0.6 s)
 start=$(date +%s%N)
