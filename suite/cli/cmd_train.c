@@ -594,11 +594,10 @@ static bool format_options(const train_command *T, bool workloads_only, char *bu
   buf[0] = '\0';
   for (int k = 0; k < TRAIN_OPTIONS_N; k++) {
     const train_option *o = &TRAIN_OPTIONS[k];
-    char v[MB_AGENT_OPTIONS_MAX];
+    char v[MB_AGENT_OPTIONS_MAX]; /* a value cut short here cannot fit beside its flag anyway */
     if (o->run == RUN_NONE || (workloads_only && o->run != RUN_WORKLOADS) ||
         !render_option(T, o, v, sizeof v))
       continue;
-    if (strlen(v) + 1 >= sizeof v) return false; /* cut short: it cannot fit beside its flag */
     if (!append_word(buf, n, &used, o->flag)) return false;
     if (o->kind != OPT_SWITCH && !append_word(buf, n, &used, v)) return false;
   }

@@ -483,12 +483,17 @@ attr() { h5dump -a "$2" "$1" | sed -n 's/.*(0): \([-0-9.e]*\).*/\1/p'; }
   >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --catalogue: $(cat "$TMP/err")"
 grep -q "catalogue split 'train': 2 workloads" "$TMP/out" || fail "bench muzero: $(cat "$TMP/out")"
 grep -q "heuristic (reference)" "$TMP/out" || fail "bench muzero: no heuristic row: $(cat "$TMP/out")"
+# one search budget: one paired row, 2 against the raw policy (not 2 against itself)
+[ "$(grep -cE '^  [0-9]+ vs [0-9]+ ' "$TMP/out")" = 1 ] && grep -qE '^  2 vs 0 ' "$TMP/out" ||
+  fail "bench muzero --returns 0,2: paired rows: $(cat "$TMP/out")"
 grep -q "leaf rollouts: learned model 0 steps, exact game 64 steps" "$TMP/out" ||
   fail "bench muzero: the solvers' leaf rollouts not stated: $(cat "$TMP/out")"
 # --leaf-rollout sets both columns' rollouts; with --oracle it is refused (the oracle replaces
 # parts of the learned model's nodes, not of its rollouts)
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --catalogue "$TMP/cat.txt" --split train \
   --leaf-rollout 5 >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --leaf-rollout: $(cat "$TMP/err")"
+# (one count: nothing to pair)
+! grep -q "paired" "$TMP/out" || fail "bench muzero --returns 2: a paired table: $(cat "$TMP/out")"
 grep -q "leaf rollouts: learned model 5 steps, exact game 5 steps" "$TMP/out" ||
   fail "bench muzero --leaf-rollout 5: $(cat "$TMP/out")"
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 0,2 --catalogue "$TMP/cat.txt" --split train \

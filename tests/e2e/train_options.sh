@@ -122,6 +122,8 @@ too_long="the options that define the run take more than the 8191 characters a c
   fail "run options of --workloads of $longest characters: not 8191 long"
 expect 2 "$too_long" "$MB" train "${SYN[@]}" --workloads "$(xs $((longest + 1)) x)" \
   --out "$TMP/w1.h5"
+# (longer than a checkpoint's whole text: the same)
+expect 2 "$too_long" "$MB" train "${SYN[@]}" --workloads "$(xs 9000 x)" --out "$TMP/w1.h5"
 quotes=$(((longest - 2) / 4))
 "$MB" train "${SYN[@]}" --workloads "$(xs $quotes "'")" --out "$TMP/q.h5" >/dev/null \
   2>"$TMP/err" || fail "--workloads of $quotes quotes: $(cat "$TMP/err")"
