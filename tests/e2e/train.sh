@@ -496,6 +496,12 @@ grep -q "leaf rollouts: learned model 0 steps, exact game 64 steps" "$TMP/out" |
 ! grep -q "paired" "$TMP/out" || fail "bench muzero --returns 2: a paired table: $(cat "$TMP/out")"
 grep -q "leaf rollouts: learned model 5 steps, exact game 5 steps" "$TMP/out" ||
   fail "bench muzero --leaf-rollout 5: $(cat "$TMP/out")"
+# budgets out of order (2, 8, 4): against the first, against the one before; the smallest (2)
+# is the first, so "largest against smallest" is "8 vs 2", already there
+"$MB" bench muzero --agent "$TMP/a.h5" --returns 2,8,4 --episodes 2 --buffers 40 >"$TMP/out" \
+  2>"$TMP/err" || fail "bench muzero --returns 2,8,4: $(cat "$TMP/err")"
+[ "$(grep -E '^  [0-9]+ vs [0-9]+ ' "$TMP/out" | awk '{ printf "%s %s %s;", $1, $2, $3 }')" = \
+  "8 vs 2;4 vs 2;4 vs 8;" ] || fail "bench muzero --returns 2,8,4: paired rows: $(cat "$TMP/out")"
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 0,2 --catalogue "$TMP/cat.txt" --split train \
   --search puct >"$TMP/out" 2>"$TMP/err" || fail "bench muzero --search puct: $(cat "$TMP/err")"
 grep -q "search: pUCT (c1 1.25, c2 19652), the most visited move, no root noise" "$TMP/out" ||
@@ -562,6 +568,10 @@ awk '/^  0 \(raw policy/ { l[0] = $6; x[0] = $(NF - 2) }
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 0 --episodes 1 --buffers 40 >"$TMP/out" 2>"$TMP/err" &&
   grep -q "over a synthetic workload of 32 buffers (seed 1000): 1 workloads (32 buffers)," \
     "$TMP/out" || fail "bench muzero --episodes 1: $(cat "$TMP/out" "$TMP/err")"
+# --seed 0 given is seed 0 (1000 is only the default of --returns)
+"$MB" bench muzero --agent "$TMP/a.h5" --returns 0 --episodes 1 --seed 0 >"$TMP/out" 2>"$TMP/err" &&
+  grep -q "over a synthetic workload of 32 buffers (seed 0): " "$TMP/out" ||
+  fail "bench muzero --seed 0: $(cat "$TMP/out" "$TMP/err")"
 # four: sizes spread evenly over 32..40, rounded down: 32 + 34 + 37 + 40 buffers
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 0 --episodes 4 --buffers 40 >"$TMP/out" 2>"$TMP/err" &&
   grep -q "(seeds 1000\.\.1003): 4 workloads (143 buffers)," "$TMP/out" ||
