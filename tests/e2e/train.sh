@@ -94,6 +94,7 @@ expect 2 "--resume: $TMP/text.h5: not an HDF5 file" \
 grep -q "trained 30 updates in [0-9]* s (in total: 30 updates" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
 grep -q "throughput: learner [0-9.]* updates/s, self-play [0-9]* decisions/s; [0-9.]* updates per second of this run's wall time" \
   "$TMP/out" || fail "throughput line: $(cat "$TMP/out")"
+! grep -q "validation" "$TMP/out" || fail "a validation line without --validate: $(cat "$TMP/out")"
 # the note that the policy is not above the heuristic yet appears exactly when it is not
 after=$(sed -n 's/.*before [0-9.]*, after \([0-9.]*\);.*/\1/p' "$TMP/out")
 heur=$(sed -n 's/.*heuristic (reference) \([0-9.]*\)$/\1/p' "$TMP/out")
