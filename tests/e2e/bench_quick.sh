@@ -6,7 +6,7 @@
 #   slower than the heuristic (it starts from the heuristic's answer and only accepts
 #   improvements), so heur/grd >= 1 and its gap to the LP bound is at most the heuristic's; data
 #   that is missing is reported as skipped, not as a failure; every catalogue entry's row shows
-#   its full name;
+#   its full name; section 1's capacity is a quarter of its peak live bytes;
 # - bench nn: a row per network x batch x pass, with positive rates, and sgemm measured before
 #   and after;
 # - --seconds of bench game, nn and muzero: fractional seconds accepted (bench muzero's throughput
