@@ -179,7 +179,8 @@ typedef struct mb_train_config {
   int32_t eval_every;       /* updates between raw-policy evaluations (0: only at start and end) */
   int32_t eval_max;         /* evaluation workloads (first ones) */
   int32_t checkpoint_every; /* updates between checkpoints (0: only at the end) */
-  int32_t state_every;      /* with state_out: updates between training states (0: none) */
+  int32_t state_every;      /* with state_out: updates between training states (0: none
+                               written) */
   uint64_t seed;
   const char *out;          /* checkpoint path (NULL: none written) */
   const char *resume;       /* continue from this checkpoint (NULL: fresh) */
@@ -190,7 +191,10 @@ typedef struct mb_train_config {
                                agent.dyn_blocks, initialised from the seed, with a fresh
                                optimiser (mb_agent_new_model); not with resume_state */
   const char *state_out;    /* training state written every state_every updates, removed when
-                               the run ends normally (NULL: none) */
+                               the run ends normally (NULL: none). A state found there at the
+                               start belongs to an earlier run and is removed, unless it is
+                               resume_state; also with state_every 0, or a later resume would
+                               take it for this run's */
   const char *note;         /* stored as the checkpoint's `training` attribute */
   const char *options;      /* stored as the checkpoint's train.options (the options that
                                define the run, mb_agent_progress.options; NULL: a resumed

@@ -1080,17 +1080,18 @@ int mb_cmd_train(int argc, char **argv) {
   }
   cfg->validation = V.tw;
   cfg->n_validation = V.n;
-  /* the training state beside the checkpoint: written for OUT, resumed from beside FILE */
-  if (cfg->state_every > 0) {
-    if (!mb_train_state_path(cfg->out, T->state_out, sizeof T->state_out)) {
-      mb_diag(stderr, "mallocbench train: --out %s: path too long", cfg->out);
-      mb_train_set_free(&V);
-      mb_train_set_free(&L);
-      resumed_free(&R);
-      return 2;
-    }
-    cfg->state_out = T->state_out;
+  /* the training state beside the checkpoint: written for OUT, resumed from beside FILE. Also
+   * named with --state-every 0, which writes none: an earlier run's state there goes (at the
+   * start, or at the end when this run resumed from it), or a later --resume would take it for
+   * this run's and go back to its step */
+  if (!mb_train_state_path(cfg->out, T->state_out, sizeof T->state_out)) {
+    mb_diag(stderr, "mallocbench train: --out %s: path too long", cfg->out);
+    mb_train_set_free(&V);
+    mb_train_set_free(&L);
+    resumed_free(&R);
+    return 2;
   }
+  cfg->state_out = T->state_out;
   /* the training state beside FILE when there is one (read_resumed read it: an agent) */
   if (cfg->resume && R.state[0]) cfg->resume_state = R.state;
   /* bad input is exit 2, as for the options: the settings together (mb_train would fail on

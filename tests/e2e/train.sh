@@ -243,6 +243,7 @@ done
 kill -9 "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 [ -e "$TMP/k.state.h5" ] || fail "test setup: the run ended before it could be killed"
+cp "$TMP/k.state.h5" "$TMP/z.state.h5" # (for --state-every 0, below)
 # the training state is a checkpoint with more in it: show says how far the killed run got
 "$MB" show "$TMP/k.state.h5" >"$TMP/out" 2>"$TMP/err" || fail "show of a state: $(cat "$TMP/err")"
 grep -qE "^training         [1-9][0-9]+ updates, " "$TMP/out" ||
@@ -260,6 +261,19 @@ for x in /adam /series/curve_policy /series/curve_selfplay /series/curve_loss; d
   h5diff -d 0 "$TMP/u.h5" "$TMP/k.h5" "$x" "$x" >/dev/null || fail "resumed from the state: $x differs"
 done
 [ ! -e "$TMP/k.state.h5" ] || fail "the resumed run left its training state"
+# --state-every 0 writes no state, and leaves none of an earlier run behind: resumed from one,
+# the run removes it when it ends (a later resume would go back to its step); a new run removes
+# one it finds at the start
+"$MB" train --resume "$TMP/z.h5" --out "$TMP/z.h5" --state-every 0 >"$TMP/out" 2>"$TMP/err" ||
+  fail "resume with --state-every 0: $(cat "$TMP/err")"
+grep -q "resumed at step [1-9][0-9]* from the training state $TMP/z.state.h5" "$TMP/err" &&
+  [ ! -e "$TMP/z.state.h5" ] ||
+  fail "a resume with --state-every 0 left the state it resumed from: $(ls "$TMP"/z*)"
+same_weights "$TMP/u.h5" "$TMP/z.h5" || fail "resumed with --state-every 0: other weights"
+cp "$TMP/u.h5" "$TMP/y.state.h5"
+"$MB" train "${TINY[@]}" --steps 5 --state-every 0 --out "$TMP/y.h5" >/dev/null 2>"$TMP/err" ||
+  fail "--state-every 0: $(cat "$TMP/err")"
+[ ! -e "$TMP/y.state.h5" ] || fail "--state-every 0 left an earlier run's state: $(ls "$TMP"/y*)"
 # the agent's digest names its networks, not its file: the two runs' files differ (wall times)
 # and their digests agree; runs that play each record it, and compare says the files hold the
 # same networks (the results themselves are identical)
