@@ -701,6 +701,14 @@ expect 2 "--validate 'half': 2 validation workloads are also trained on: p-half,
 expect 2 "--validate 'q-': 1 validation workload is also trained on: q-half" \
   "$MB" train --catalogue "$TMP/cat.txt" --workloads . --latent 16 --steps 5 -q \
   --validate q- --out "$TMP/x.h5"
+# more than three are named by the first three
+{
+  echo "name kind source args hardware capacity split tags"
+  for i in 1 2 3 4; do echo "v$i native $TMP/q.wl - tpu-v4i 512KiB train packing"; done
+} >"$TMP/cat4.txt"
+expect 2 "--validate 'v': 4 validation workloads are also trained on: v1, v2, v3, \.\.\.$" \
+  "$MB" train --catalogue "$TMP/cat4.txt" --workloads . --latent 16 --steps 5 -q \
+  --validate v --out "$TMP/x.h5"
 expect 2 "--validate 'nothing-matches': no catalogue workload selected" \
   "$MB" train "${TINY[@]}" --steps 5 --validate nothing-matches \
   --validate-catalogue "$TMP/cat.txt" --out "$TMP/x.h5"
