@@ -275,10 +275,10 @@ static void paired_row(const int *sims, int from, int to, const double *per_wl, 
     mb_paired_stats s =
         mb_paired_compare(per_wl + (size_t)(from * 2 + ex) * (size_t)n_set,
                           per_wl + (size_t)(to * 2 + ex) * (size_t)n_set, n_set, 1e-12);
-    char p[32];
+    char p[32], se[32] = "-"; /* one workload has no standard error */
     mb_format_p(p, sizeof p, s.sign_p);
-    printf("  %+.4f +- %.4f %3d / %3d / %3d  %6s", s.mean, s.std_error, s.higher, s.level, s.lower,
-           p);
+    if (n_set > 1) snprintf(se, sizeof se, "%.4f", s.std_error);
+    printf("  %+.4f +- %6s %3d / %3d / %3d  %6s", s.mean, se, s.higher, s.level, s.lower, p);
   }
   printf("\n");
 }

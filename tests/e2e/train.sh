@@ -579,9 +579,12 @@ awk '/^  0 \(raw policy/ { l[0] = $6; x[0] = $(NF - 2) }
      END { if (rows != 6) print rows + 0 " paired rows" }' "$TMP/out" >"$TMP/why"
 [ -s "$TMP/why" ] && fail "paired means: $(cat "$TMP/why"): $(cat "$TMP/out")"
 # one synthetic workload (--episodes 1: the sizes' spread over 32..--buffers has one step, the
-# first, 32 buffers)
-"$MB" bench muzero --agent "$TMP/a.h5" --returns 0 --episodes 1 --buffers 40 >"$TMP/out" 2>"$TMP/err" &&
+# first, 32 buffers), whose paired row has counts and a sign test but no standard error
+"$MB" bench muzero --agent "$TMP/a.h5" --returns 0,2 --episodes 1 --buffers 40 >"$TMP/out" \
+  2>"$TMP/err" &&
   grep -q "over a synthetic workload of 32 buffers (seed 1000): 1 workloads (32 buffers)," \
+    "$TMP/out" &&
+  grep -qE '^  2 vs 0 +[-+][0-9.]+ \+- +- +[01] / +[01] / +[01]  1\.0000  [-+][0-9.]+ \+- +- ' \
     "$TMP/out" || fail "bench muzero --episodes 1: $(cat "$TMP/out" "$TMP/err")"
 # --seed 0 given is seed 0 (1000 is only the default of --returns)
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 0 --episodes 1 --seed 0 >"$TMP/out" 2>"$TMP/err" &&
