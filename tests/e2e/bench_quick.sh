@@ -288,29 +288,23 @@ done
 # ---- bench muzero --returns LIST: at most 16 simulation counts, each 0..4096 ----
 # 17 are refused with the bound named (they were cut to the first 16 without a word); 16 pass the
 # list's checks (the next complaint is the missing --agent); a malformed list is quoted whole
+# refused_returns LIST MESSAGE: bench muzero --returns LIST exits 2 with exactly MESSAGE
+refused_returns() {
+  "$MB" bench muzero --returns "$1" >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  [ $rc = 2 ] || fail "bench muzero --returns '$1': exit $rc, expected 2"
+  [ "$(cat "$TMP/err")" = "mallocbench bench muzero: --returns '$1': $2" ] ||
+    fail "bench muzero --returns '$1': $(cat "$TMP/err")"
+}
 seventeen=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16
-"$MB" bench muzero --returns "$seventeen" >"$TMP/out" 2>"$TMP/err"
-rc=$?
-[ $rc = 2 ] || fail "bench muzero --returns with 17 counts: exit $rc, expected 2"
-[ "$(cat "$TMP/err")" = "mallocbench bench muzero: --returns '$seventeen': 17 simulation counts, at most 16 in one run" ] ||
-  fail "bench muzero --returns with 17 counts: $(cat "$TMP/err")"
+refused_returns "$seventeen" "17 simulation counts, at most 16 in one run"
 "$MB" bench muzero --returns "${seventeen%,16}" >"$TMP/out" 2>"$TMP/err"
 [ "$(cat "$TMP/err")" = "mallocbench bench muzero: --returns needs --agent FILE" ] ||
   fail "bench muzero --returns with 16 counts: $(cat "$TMP/err")"
 for v in 0,2x 0,,2 "0,2," "" " 2" 4097 -1; do
-  "$MB" bench muzero --returns "$v" >"$TMP/out" 2>"$TMP/err"
-  rc=$?
-  [ $rc = 2 ] || fail "bench muzero --returns '$v': exit $rc, expected 2"
-  [ "$(cat "$TMP/err")" = "mallocbench bench muzero: --returns '$v': expected simulation counts in 0..4096 separated by commas, like 0,2,8,32" ] ||
-    fail "bench muzero --returns '$v': $(cat "$TMP/err")"
+  refused_returns "$v" "expected simulation counts in 0..4096 separated by commas, like 0,2,8,32"
 done
 # a count listed twice would play the same episodes twice: refused, naming it (also 0)
-for case in 0,2,2:2 0,2,8,0:0; do
-  v=${case%:*}
-  "$MB" bench muzero --returns "$v" >"$TMP/out" 2>"$TMP/err"
-  rc=$?
-  [ $rc = 2 ] || fail "bench muzero --returns '$v': exit $rc, expected 2"
-  [ "$(cat "$TMP/err")" = "mallocbench bench muzero: --returns '$v': ${case#*:} is listed twice" ] ||
-    fail "bench muzero --returns '$v': $(cat "$TMP/err")"
-done
+refused_returns 0,2,2 "2 is listed twice"
+refused_returns 0,2,8,0 "0 is listed twice"
 echo "bench_quick: ok"
