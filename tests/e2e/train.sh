@@ -14,10 +14,12 @@
 # agent's sizes (--support, --dyn-blocks) are refused where the agent would refuse them;
 # bench muzero evaluates an agent on a catalogue file of one's own (--catalogue) (with pUCT
 # too: --search puct) and measures search's one-step evaluations (--model-error) and policy
-# improvement (--search-regret); a validation set
+# improvement (--search-regret), and its returns table holds together (budgets paired as
+# documented, in any order; the set's buffers, sizes and seeds); a validation set
 # (--validate) is refused when it overlaps the training workloads, is stored as the curve's
 # validation series, leaves the weights alone, and --keep-best writes the best agent; a run
-# killed with SIGKILL resumes from its training state (--state-every) bit for bit, its digest
+# killed with SIGKILL resumes from its training state (--state-every) bit for bit (and with
+# --state-every 0, which leaves no state behind, neither its own nor an earlier run's), its digest
 # (`show`) equal to the uninterrupted run's though the files differ, which runs with each record
 # (agent_networks_sha256) and compare reports as the same networks, and a killed run resumes
 # with the other file (noted, recorded as resume_agent_sha256) but not with other networks; the checkpoint

@@ -5,8 +5,9 @@
 # with all of them (the line it stores again is the same, --steps aside), one that gives them all
 # again with the same values (in other spellings too: 1e-4, 017) trains, and one that gives one
 # other value is refused naming it. Before train's option table, a stored option that the writer
-# did not know was stored as "--flag 0", and a resume applied 0. tests/test_train_options.c
-# checks the table itself, entry by entry.
+# did not know was stored as "--flag 0", and a resume applied 0. The options fill the 8,191
+# characters a checkpoint stores, to the character. tests/test_train_options.c checks the table
+# itself, entry by entry.
 # Usage: train_options.sh MALLOCBENCH_BINARY (run from the source tree).
 set -u
 MB=${1:?usage: train_options.sh MALLOCBENCH_BINARY}
