@@ -699,6 +699,9 @@ whole native $TMP/whole.wl - tpu-v4i 256KiB train whole" >"$TMP/whole.txt"
 expect 2 "--next-window needs --agent FILE" "$MB" bench muzero --next-window 1
 expect 2 "no-such-catalogue.txt" "$MB" bench muzero --agent "$TMP/a.h5" --returns 0 \
   --catalogue "$TMP/no-such-catalogue.txt" --split train
+# a selection of no workload is refused, not measured as an empty set
+expect 2 "^mallocbench bench muzero: no workload selected$" "$MB" bench muzero \
+  --agent "$TMP/a.h5" --returns 0 --catalogue "$TMP/cat.txt" --workloads nothing-matches
 # validation: held-out catalogue workloads, never trained on
 "$MB" generate packing --buffers 20 --length 64 --seed 5 -o "$TMP/q.wl" >/dev/null ||
   fail "generate packing (validation)"
