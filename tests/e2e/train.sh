@@ -513,6 +513,13 @@ grep -q "leaf rollouts: learned model 0 steps, exact game 64 steps" "$TMP/out" |
 ! grep -q "paired" "$TMP/out" || fail "bench muzero --returns 2: a paired table: $(cat "$TMP/out")"
 grep -q "leaf rollouts: learned model 5 steps, exact game 5 steps" "$TMP/out" ||
   fail "bench muzero --leaf-rollout 5: $(cat "$TMP/out")"
+# --rescale node is the default Q normalisation: the same returns to the digit (wall times aside)
+returns_of() {
+  "$MB" bench muzero --agent "$TMP/a.h5" --returns 0,4,8 --episodes 3 --buffers 48 "$@" |
+    sed 's/([^)]*)//g'
+}
+[ "$(returns_of --rescale node)" = "$(returns_of)" ] ||
+  fail "bench muzero --rescale node is not the default: $(returns_of --rescale node)"
 # budgets out of order: each against the first and against the one before; "largest against
 # smallest" is not repeated when the first is the smallest (2,8,4) or the largest (8,2,4,6)
 for case in "2,8,4:8 vs 2;4 vs 2;4 vs 8;" "8,2,4,6:2 vs 8;4 vs 8;6 vs 8;4 vs 2;6 vs 4;"; do
@@ -622,9 +629,11 @@ awk -v d2="$d2" -v h2="$h2" -v d0="$d0" -v h0="$h0" -v d1="$d1" -v h1="$h1" 'BEG
 ! grep -q "at weight" "$TMP/out" && grep -q " learned + oracle values (wall s) " "$TMP/out" ||
   fail "--oracle at weight 1 names a weight: $(cat "$TMP/out")"
 "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --catalogue "$TMP/cat.txt" --split train \
-  --oracle values,masks >"$TMP/out" 2>"$TMP/err" || fail "--oracle values,masks: $(cat "$TMP/err")"
-grep -q "^  oracle values,masks: the learned-model column takes them" "$TMP/out" ||
-  fail "--oracle values,masks: $(cat "$TMP/out")"
+  --oracle values,masks,terminals >"$TMP/out" 2>"$TMP/err" ||
+  fail "--oracle values,masks,terminals: $(cat "$TMP/err")"
+# (each part named, the last one of the list too)
+grep -q "^  oracle values,masks,terminals: the learned-model column takes them" "$TMP/out" ||
+  fail "--oracle values,masks,terminals: $(cat "$TMP/out")"
 expect 2 "--oracle 'values,depth': unknown part 'depth'" "$MB" bench muzero --agent "$TMP/a.h5" \
   --returns 2 --oracle values,depth
 expect 2 "--oracle applies to --returns LIST only" "$MB" bench muzero --agent "$TMP/a.h5" \
