@@ -1441,6 +1441,7 @@ static void test_bad_config(void **state) {
    * eval_max 1, the ends of their ranges, are taken */
   tiny_config(&cfg, 1, 10);
   cfg.replay_capacity = 2 * (int64_t)(cfg.segment + 1);
+  assert_int_equal(mb_train_replay_floor(cfg.segment), cfg.replay_capacity); /* train's raise */
   cfg.priority_beta = 1;
   cfg.eval_max = 1;
   if (!mb_train_config_check(&cfg, &err)) fail_msg("%s", err.message);

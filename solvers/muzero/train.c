@@ -65,6 +65,8 @@ void mb_train_config_default(mb_train_config *c) {
   c->log_every_s = 5.0;
 }
 
+int64_t mb_train_replay_floor(int32_t segment) { return 2 * ((int64_t)segment + 1); }
+
 bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
   if (!mb_search_config_check(&c->search, err)) return mb_fail_prefix(err, "train config");
   if (c->steps < 0 || c->seconds < 0)
@@ -93,7 +95,7 @@ bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
   if (c->sibling_depth < 1 || c->sibling_depth > MB_SIBLING_MAX_DEPTH)
     return mb_fail(err, "train config: sibling depth %d: expected 1..%d", c->sibling_depth,
                    MB_SIBLING_MAX_DEPTH);
-  if (c->replay_capacity < 2 * (int64_t)(c->segment + 1))
+  if (c->replay_capacity < mb_train_replay_floor(c->segment))
     return mb_fail(err, "train config: replay capacity %lld < two segments of %d",
                    (long long)c->replay_capacity, c->segment);
   if (!(c->replay_ratio > 0))

@@ -228,6 +228,9 @@ typedef struct mb_train_config {
 #define MB_TRAIN_STATE_EVERY 5000
 void mb_train_config_default(mb_train_config *c);
 bool mb_train_config_check(const mb_train_config *c, mb_error *err);
+/* The smallest replay capacity (rows) mb_train_config_check accepts for `segment`: two
+ * trajectories of segment decisions, each with its final observation row. */
+int64_t mb_train_replay_floor(int32_t segment);
 
 /* What a training run leaves. The agent (and optimiser) belong to the result. */
 typedef struct mb_train_result {

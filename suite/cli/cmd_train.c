@@ -1046,14 +1046,13 @@ int mb_cmd_train(int argc, char **argv) {
   /* one run continued in place: its curve's eval set must stay the same */
   cfg->keep_eval_set = cfg->resume && mb_path_same_file(cfg->resume, cfg->out);
   cfg->agent.obs_dim = mb_game_observation_size(&cfg->agent.game);
-  /* the replay holds two trajectories at least (mb_train_config_check) */
-  int64_t two_trajectories = 2 * ((int64_t)cfg->segment + 1);
-  if (cfg->replay_capacity < two_trajectories) {
+  int64_t replay_floor = mb_train_replay_floor(cfg->segment);
+  if (cfg->replay_capacity < replay_floor) {
     mb_diag(stderr,
             "mallocbench train: note: --replay %lld raised to %lld, two trajectories of --segment "
             "%d decisions, each with its final observation",
-            (long long)cfg->replay_capacity, (long long)two_trajectories, cfg->segment);
-    cfg->replay_capacity = two_trajectories;
+            (long long)cfg->replay_capacity, (long long)replay_floor, cfg->segment);
+    cfg->replay_capacity = replay_floor;
   }
   mb_blas_set_threads(1); /* determinism; the batches are small */
   mb_train_set L = {0};
