@@ -13,7 +13,12 @@ for target in "$build"/fuzz_*; do
   corpus=$(mktemp -d)
   case "$name" in
     fuzz_native) cp datasets/samples/*.wl "$corpus"/ 2>/dev/null || true ;;
-    fuzz_hlo) cp "$data"/hlo/*.hlo "$corpus"/ 2>/dev/null || true ;;
+    fuzz_hlo) cp "$data"/hlo/*.hlo "$corpus"/ 2>/dev/null || true
+      # a TPU dump's layouts: tiles, L(n), E(n) and the items that are skipped
+      printf '%s\n' 'HloModule t, is_scheduled=true' 'ENTRY e {' \
+        '  a = f32[3,5]{1,0:T(8,128)S(1)} parameter(0)' '  s = s4[5]{0:E(4)} parameter(1)' \
+        '  b = bf16[3,5]{0,1:T(8,128)(2,1)L(32)#(s64)P(f32[4]{0})} exponential(a)' \
+        '  ROOT r = (bf16[3,5]{0,1:(2,2)}, s4[5]{0:E(4)}) tuple(b, s)' '}' >"$corpus"/tpu.hlo ;;
     fuzz_csv) cp "$data"/minimalloc/*.csv "$corpus"/ 2>/dev/null || true ;;
     fuzz_catalogue) cp datasets/catalogue.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_hardware) cp datasets/hardware/*.txt "$corpus"/ 2>/dev/null || true ;;

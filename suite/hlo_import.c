@@ -212,6 +212,7 @@ typedef struct buffer_info {
   int32_t def;  /* entry-relative index of the defining instruction */
   int32_t leaf; /* leaf index within the definer's shape */
   int64_t size;
+  int64_t padding; /* bytes of size its layout adds to its elements' own (hlo_parse.h) */
   bool output;
   bool dead;        /* fused away */
   int_list readers; /* entry-relative instructions that read it (may hold fused ones) */
@@ -774,6 +775,7 @@ static bool define_leaves(importer *im, int32_t e) {
     if (ls->bytes > 0) {
       out[k] = new_buffer(im, e, k, ls->bytes);
       if (out[k] < 0) return mb_fail(im->err, "%s: out of memory", im->path);
+      im->bufs[out[k]].padding = ls->bytes - ls->data_bytes;
     }
   }
   return true;
@@ -930,6 +932,10 @@ static mb_workload *build(importer *im) {
     buffer_info *bi = &im->bufs[i];
     wb[i] = -1;
     if (bi->dead) continue;
+    if (bi->padding > 0) {
+      im->rep->n_padded_buffers++;
+      im->rep->padding_bytes += bi->padding;
+    }
     int32_t def_op = im->op_of[bi->def];
     int32_t start = def_op >= 0 ? def_op : 0; /* parameters and constants exist from the start */
     int32_t end = start;

@@ -43,7 +43,11 @@ typedef struct mb_hlo_report {
   int32_t n_unknown_targets; /* entries used in unknown_targets (<= MB_HLO_MAX_TARGETS) */
   mb_hlo_target_count unknown_targets[MB_HLO_MAX_TARGETS]; /* distinct targets, first met first */
   int32_t n_gemm_custom_calls; /* library GEMM custom-calls given 2*M*N*K FLOPs */
-  bool is_scheduled;           /* the module header says is_scheduled=true */
+  /* buffers whose layout makes XLA allocate more than their elements' bits (tiles, L(n), a
+   * sub-byte type without E(n): hlo_parse.h's mb_hlo_array_bytes), and the bytes added */
+  int32_t n_padded_buffers;
+  int64_t padding_bytes;
+  bool is_scheduled; /* the module header says is_scheduled=true */
 } mb_hlo_report;
 
 void mb_hlo_options_default(mb_hlo_options *opt);

@@ -1,6 +1,7 @@
 #include "hlo_parse.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
+#include <inttypes.h>
 #include <pcre2.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -64,6 +65,51 @@ int mb_hlo_etype_bits(mb_hlo_etype t) {
   for (int i = 0; i < N_ETYPES; i++)
     if (ETYPES[i].type == t) return ETYPES[i].bits;
   return 0;
+}
+
+/* a * b, false when it reaches MAX_VALUE (a, b >= 0) */
+static bool mul_below_max(int64_t a, int64_t b, int64_t *out) {
+  if (b != 0 && a >= MAX_VALUE / b) return false;
+  *out = a * b;
+  return true;
+}
+
+/* x rounded up to a multiple of m (m >= 1), false when it reaches MAX_VALUE */
+static bool round_up_below_max(int64_t x, int64_t m, int64_t *out) {
+  int64_t q = x / m + (x % m != 0);
+  return mul_below_max(q, m, out);
+}
+
+bool mb_hlo_array_bytes(mb_hlo_etype t, const int64_t *dims, int32_t rank,
+                        const mb_hlo_layout *layout, int64_t *bytes) {
+  int bits = mb_hlo_etype_bits(t);
+  *bytes = 0;
+  if (bits == 0) return true;
+  int64_t count = 1;
+  bool tiled = layout && layout->tile_rank > 0 && layout->rank == rank;
+  if (tiled) {
+    /* XLA's ArraySize: the k-th minor-most dim (minor_to_major[k]) meets the tile's k-th dim
+     * from its minor end; dims the shape lacks count as 1 */
+    int32_t k = 0;
+    for (; k < layout->tile_rank; k++) {
+      int64_t d = k < rank ? dims[layout->minor_to_major[k]] : 1;
+      if (!round_up_below_max(d, layout->tile[layout->tile_rank - 1 - k], &d) ||
+          !mul_below_max(count, d, &count))
+        return false;
+    }
+    for (; k < rank; k++)
+      if (!mul_below_max(count, dims[layout->minor_to_major[k]], &count)) return false;
+    if (!round_up_below_max(count, layout->tail_alignment, &count)) return false;
+  } else {
+    for (int32_t k = 0; k < rank; k++)
+      if (!mul_below_max(count, dims[k], &count)) return false;
+  }
+  int64_t element_bits =
+      layout && layout->element_bits > 0 ? layout->element_bits : (bits + 7) / 8 * 8;
+  /* ceil(count * element_bits / 8) without overflowing */
+  if (count / 8 >= MAX_VALUE / element_bits) return false;
+  *bytes = (count / 8) * element_bits + ((count % 8) * element_bits + 7) / 8;
+  return *bytes < MAX_VALUE;
 }
 
 /* Attributes whose meaning XLA defines. The parser interprets a few of them (see
@@ -438,6 +484,7 @@ static int32_t parse_tuple_shape(parser *p, int depth) {
       }
       t.n_leaves += es->n_leaves;
       t.bytes += es->bytes;
+      t.data_bytes += es->data_bytes;
       if (!mb_array_reserve((void **)&p->stack, &p->cap_stack, (int64_t)p->n_stack + 1,
                             sizeof *p->stack)) {
         oom(p);
@@ -467,6 +514,117 @@ static int32_t parse_tuple_shape(parser *p, int depth) {
   p->n_stack = base;
   if (layout_follows(p) && !skip_balanced(p)) return -1;
   return add_shape(p, &t);
+}
+
+/* excerpt() cut after the layout's closing '}' at `close`: a message shows the layout only. */
+static const char *layout_excerpt(const parser *p, int32_t close, int32_t pos, char *out,
+                                  size_t n) {
+  excerpt(p, pos, out, n);
+  if (pos <= close && (size_t)(close - pos + 1) < strlen(out)) out[close - pos + 1] = '\0';
+  return out;
+}
+
+/* Parses an array layout at '{': "{1,0}", "{}", "{1,0:T(8,128)(2,1)L(4)E(4)S(1)}". The minor-to-
+ * major list must be a permutation of the shape's `rank` dims (or empty); after ':' come items
+ * NAME(...)(...)...: T (tiles), L and E are read, every other item (D, #, *, S, SC, P, M, and
+ * any later XLA adds) is skipped as balanced groups. */
+static bool parse_layout(parser *p, int32_t rank, mb_hlo_layout *out) {
+  *out = (mb_hlo_layout){.tail_alignment = 1};
+  int32_t open_line = p->line, start = p->pos, close = p->pos;
+  /* the closing '}' on the same line: braces nest only in a P(shape{layout}) item */
+  for (int32_t depth = 0; close < p->n && p->s[close] != '\n'; close++) {
+    depth += p->s[close] == '{';
+    depth -= p->s[close] == '}';
+    if (depth == 0) break;
+  }
+  if (close >= p->n || p->s[close] != '}') return FAIL(p, "expected '}' closing the layout");
+  advance(p, close + 1 - start);
+  int32_t i = start + 1;
+  char ex[32];
+  /* minor_to_major */
+  while (i < close && p->s[i] != ':') {
+    int64_t d;
+    if (p->s[i] == ' ') {
+      i++;
+      continue;
+    }
+    if (p->s[i] == ',' && out->rank > 0) i++;
+    if (out->rank >= MB_HLO_MAX_LAYOUT_RANK)
+      return fail_at(p, open_line, "expected a layout of at most %d dimensions",
+                     MB_HLO_MAX_LAYOUT_RANK);
+    int32_t dim_at = i;
+    if (!parse_int_at(p, &i, close, &d) || d < 0 || d >= rank)
+      return fail_at(p, open_line,
+                     "expected a dimension number below %d in the layout's minor-to-major list, "
+                     "got '%s'",
+                     rank, layout_excerpt(p, close, dim_at, ex, sizeof ex));
+    for (int32_t k = 0; k < out->rank; k++)
+      if (out->minor_to_major[k] == d)
+        return fail_at(p, open_line,
+                       "expected each dimension once in the layout, got %" PRId64 " twice", d);
+    out->minor_to_major[out->rank++] = d;
+  }
+  if (out->rank != 0 && out->rank != rank)
+    return fail_at(p, open_line, "expected a layout of the shape's %d dimensions, got %d", rank,
+                   out->rank);
+  if (i < close) i++; /* ':' */
+  while (i < close) {
+    int32_t name = i;
+    while (i < close && p->s[i] != '(') i++;
+    if (i >= close)
+      return fail_at(p, open_line, "expected a layout item like T(8,128) or S(1), got '%s'",
+                     layout_excerpt(p, close, name, ex, sizeof ex));
+    /* a single letter names the item; none is the tiles of older XLA ("{1,0:(2,2)}") */
+    char item = i == name ? 'T' : i - name == 1 ? p->s[name] : '\0';
+    for (int32_t group_no = 0; i < close && p->s[i] == '('; group_no++) {
+      int32_t group = i, end = group;
+      /* the group's closing ')' (items may nest, P(...) holds a shape) */
+      for (int64_t depth = 0; end < close; end++) {
+        depth += p->s[end] == '(';
+        depth -= p->s[end] == ')';
+        if (depth == 0) break;
+      }
+      if (end >= close)
+        return fail_at(p, open_line, "expected ')' closing the layout item '%s'",
+                       layout_excerpt(p, close, name, ex, sizeof ex));
+      if (item == 'T' && group_no == 0) {
+        /* the first tile: positive dims, '*' (combined, no padding) counting as 1 */
+        int32_t k = group + 1;
+        while (k < end) {
+          if (out->tile_rank >= MB_HLO_MAX_LAYOUT_RANK)
+            return fail_at(p, open_line, "expected a tile of at most %d dimensions",
+                           MB_HLO_MAX_LAYOUT_RANK);
+          int64_t t = 1;
+          int32_t dim_at = k;
+          if (p->s[k] == '*')
+            k++;
+          else if (!parse_int_at(p, &k, end, &t) || t < 1)
+            return fail_at(p, open_line, "expected a positive tile dimension, got '%s'",
+                           layout_excerpt(p, close, dim_at, ex, sizeof ex));
+          out->tile[out->tile_rank++] = t;
+          if (k < end && p->s[k] == ',')
+            k++;
+          else if (k < end)
+            return fail_at(p, open_line, "expected ',' or ')' in the tile, got '%s'",
+                           layout_excerpt(p, close, k, ex, sizeof ex));
+        }
+      } else if ((item == 'L' || item == 'E') && group_no == 0) {
+        int32_t k = group + 1;
+        int64_t v;
+        if (!parse_int_at(p, &k, end, &v) || k != end || v < 0 || (item == 'L' && v < 1) ||
+            (item == 'E' && v > 1024))
+          return fail_at(p, open_line, "expected %s in the layout's %c(...), got '%s'",
+                         item == 'L' ? "a positive element count" : "a number of bits (0..1024)",
+                         item, layout_excerpt(p, close, group + 1, ex, sizeof ex));
+        if (item == 'L')
+          out->tail_alignment = v;
+        else
+          out->element_bits = (int32_t)v;
+      }
+      i = end + 1;
+    }
+  }
+  return true;
 }
 
 /* Tries to parse an array shape at pos ("f32[2,3]{1,0}", "token[]", "pred[]"). Returns the
@@ -513,15 +671,21 @@ static int32_t parse_array_shape(parser *p) {
     }
     s.elements *= d;
   }
-  /* bytes = ceil(elements * bits / 8) without overflowing */
+  /* data_bytes = ceil(elements * bits / 8) without overflowing */
   if (bits > 0 && s.elements / 8 > (MAX_VALUE - 128) / bits) {
     FAIL(p, "expected a shape below 2^62 bytes");
     return -1;
   }
-  s.bytes = (s.elements / 8) * bits + ((s.elements % 8) * bits + 7) / 8;
-  if (bits == 0) s.bytes = 0;
+  s.data_bytes = (s.elements / 8) * bits + ((s.elements % 8) * bits + 7) / 8;
+  if (bits == 0) s.data_bytes = 0;
   advance(p, len);
-  if (layout_follows(p) && !skip_balanced(p)) return -1;
+  mb_hlo_layout layout;
+  bool has_layout = layout_follows(p);
+  if (has_layout && !parse_layout(p, s.rank, &layout)) return -1;
+  if (!mb_hlo_array_bytes(et, p->m->ints + s.dims, s.rank, has_layout ? &layout : NULL, &s.bytes)) {
+    FAIL(p, "expected a shape below 2^62 bytes as laid out");
+    return -1;
+  }
   return add_shape(p, &s);
 }
 

@@ -67,17 +67,42 @@ typedef enum mb_hlo_etype {
 /* Bits per element (pred is stored in one byte as XLA does); 0 for token, opaque, tuple. */
 int mb_hlo_etype_bits(mb_hlo_etype t);
 
-/* A shape: an array (etype, dims) or a tuple of shapes. Layouts (incl. tiling) are parsed and
- * ignored: sizes are logical (elements * bits / 8, rounded up). */
+/* The most dimensions an array layout may list (XLA's shapes have far fewer). */
+#define MB_HLO_MAX_LAYOUT_RANK 64
+
+/* The parts of an array's layout ("{1,0:T(8,128)(2,1)L(4)E(4)S(1)}") that decide how many bytes
+ * XLA allocates for it; the other parts (memory space, index types, split configs, ...) are read
+ * and skipped. */
+typedef struct mb_hlo_layout {
+  int32_t rank;                                   /* entries of minor_to_major (0: "{}") */
+  int64_t minor_to_major[MB_HLO_MAX_LAYOUT_RANK]; /* a permutation of 0..rank-1 */
+  int32_t tile_rank;                              /* dims of the first tile; 0: not tiled */
+  int64_t tile[MB_HLO_MAX_LAYOUT_RANK];           /* the first tile, major to minor; 1 for '*' */
+  int64_t tail_alignment;                         /* L(n): elements rounded up to n; 1 absent */
+  int32_t element_bits;                           /* E(n): bits per element; 0 absent */
+} mb_hlo_layout;
+
+/* The bytes XLA allocates for an array of `rank` dims of type t under `layout` (NULL: none),
+ * following its ShapeUtil::ArraySize: with a tile, each of the minor-most dims (in
+ * minor_to_major order; dims beyond the rank count as 1) is padded up to a multiple of the first
+ * tile's matching dim (later tiles, such as bf16's (2,1), subdivide a tile without padding), then
+ * the element count up to a multiple of L(n). Each element takes E(n) bits when given, else
+ * whole bytes (s4 and pred take one). False when the size reaches 2^62 bytes. */
+bool mb_hlo_array_bytes(mb_hlo_etype t, const int64_t *dims, int32_t rank,
+                        const mb_hlo_layout *layout, int64_t *bytes);
+
+/* A shape: an array (etype, dims) or a tuple of shapes. An array's bytes are what XLA allocates
+ * for it under its layout (mb_hlo_array_bytes); data_bytes is what its elements' own bits need. */
 typedef struct mb_hlo_shape {
   mb_hlo_etype etype;
-  int32_t rank;     /* arrays: number of dims */
-  int32_t dims;     /* arrays: index of the first dim in module->ints */
-  int32_t n_tuple;  /* tuples: number of elements */
-  int32_t tuple;    /* tuples: index of the first element's shape id in module->ints */
-  int32_t n_leaves; /* non-tuple leaves (arrays, tokens) in this shape tree */
-  int64_t elements; /* arrays: product of dims */
-  int64_t bytes;    /* arrays: elements * bits / 8 rounded up; tuples: sum of leaves */
+  int32_t rank;       /* arrays: number of dims */
+  int32_t dims;       /* arrays: index of the first dim in module->ints */
+  int32_t n_tuple;    /* tuples: number of elements */
+  int32_t tuple;      /* tuples: index of the first element's shape id in module->ints */
+  int32_t n_leaves;   /* non-tuple leaves (arrays, tokens) in this shape tree */
+  int64_t elements;   /* arrays: product of dims */
+  int64_t bytes;      /* arrays: as allocated (layout padding included); tuples: sum of leaves */
+  int64_t data_bytes; /* arrays: ceil(elements * bits / 8); tuples: sum of leaves */
 } mb_hlo_shape;
 
 /* A list of integers stored in module->ints. */

@@ -263,10 +263,11 @@ static void test_shapes_and_aliasing(void **state) {
   mb_workload *w = import_str(text, true, NULL, &err);
   if (!w) fprintf(stderr, "%s\n", err.message);
   assert_non_null(w);
-  /* bytes = ceil(elements * bits / 8): bf16 3x5 = 30, s4[3] = 12 bits -> 2, pred[7] = 7,
-   * f8[10] = 10, c64[2] = 16, f8e5m2[4] = 4; tuple leaves t#0 f32[2] = 8, t#1 s32[3] = 12,
-   * t#2 u4[5] = 20 bits -> 3; the token defines no buffer */
-  assert_int_equal(buffer(w, "a")->size, 30);
+  /* bytes as XLA allocates them: bf16 3x5 tiled (8,128) = 8 * 128 * 2 = 2048; s4[3] packed by
+   * E(4) = 12 bits -> 2, pred[7] = 7, f8[10] = 10, c64[2] = 16, f8e5m2[4] = 4; tuple leaves
+   * t#0 f32[2] = 8, t#1 s32[3] = 12, t#2 u4[5] without E(4) one byte each = 5; the token
+   * defines no buffer */
+  assert_int_equal(buffer(w, "a")->size, 2048);
   assert_int_equal(buffer(w, "b")->size, 2);
   assert_int_equal(buffer(w, "c")->size, 7);
   assert_int_equal(buffer(w, "d")->size, 10);
@@ -274,14 +275,148 @@ static void test_shapes_and_aliasing(void **state) {
   assert_int_equal(buffer(w, "f")->size, 4);
   assert_int_equal(buffer(w, "t#0")->size, 8);
   assert_int_equal(buffer(w, "t#1")->size, 12);
-  assert_int_equal(buffer(w, "t#2")->size, 3);
+  assert_int_equal(buffer(w, "t#2")->size, 5);
   assert_int_equal(w->n_buffers, 10);
   /* ops: after-all, custom-call, negate; get-tuple-element/reshape/bitcast alias t#1 */
   assert_int_equal(w->n_ops, 3);
   assert_int_equal(use_of(w, "t#1", "r")->bytes_read, 12);
   assert_int_equal(buffer(w, "t#1")->end, 2);
-  assert_int_equal(use_of(w, "a", "t")->bytes_read, 30);
+  assert_int_equal(use_of(w, "a", "t")->bytes_read, 2048);
   mb_workload_free(w);
+}
+
+/* mb_hlo_array_bytes against sizes worked out by hand from XLA's ShapeUtil::ArraySize. */
+static void test_layout_bytes_rule(void **state) {
+  (void)state;
+  int64_t bytes = -1;
+  int64_t d35[] = {3, 5}, d3[] = {3}, d3x200[] = {3, 200}, d2x3x5[] = {2, 3, 5};
+  /* no layout, and an untiled one: elements * whole bytes (s4 and pred take a byte each) */
+  assert_true(mb_hlo_array_bytes(MB_HLO_F32, d35, 2, NULL, &bytes));
+  assert_int_equal(bytes, 60);
+  assert_true(mb_hlo_array_bytes(MB_HLO_S4, d35, 2, NULL, &bytes));
+  assert_int_equal(bytes, 15);
+  mb_hlo_layout row = {.rank = 2, .minor_to_major = {1, 0}, .tail_alignment = 1};
+  assert_true(mb_hlo_array_bytes(MB_HLO_PRED, d35, 2, &row, &bytes));
+  assert_int_equal(bytes, 15);
+  /* E(4) packs s4 two to a byte: 15 * 4 bits = 60 bits -> 8 bytes */
+  mb_hlo_layout packed = row;
+  packed.element_bits = 4;
+  assert_true(mb_hlo_array_bytes(MB_HLO_S4, d35, 2, &packed, &bytes));
+  assert_int_equal(bytes, 8);
+  /* T(8,128) on f32[3,5]{1,0}: 5 -> 128 (minor), 3 -> 8: 1024 elements, 4096 B */
+  mb_hlo_layout tiled = {
+      .rank = 2, .minor_to_major = {1, 0}, .tile_rank = 2, .tile = {8, 128}, .tail_alignment = 1};
+  assert_true(mb_hlo_array_bytes(MB_HLO_F32, d35, 2, &tiled, &bytes));
+  assert_int_equal(bytes, 4096);
+  /* the same tile on {0,1}: dim 0 (3) is minor -> 128, dim 1 (200) -> 200: 102400 B */
+  mb_hlo_layout col = tiled;
+  col.minor_to_major[0] = 0;
+  col.minor_to_major[1] = 1;
+  assert_true(mb_hlo_array_bytes(MB_HLO_F32, d3x200, 2, &col, &bytes));
+  assert_int_equal(bytes, 128 * 200 * 4);
+  /* a tile with more dims than the shape: f32[3] under T(8,128) is 8 x 128 elements */
+  mb_hlo_layout one = {
+      .rank = 1, .minor_to_major = {0}, .tile_rank = 2, .tile = {8, 128}, .tail_alignment = 1};
+  assert_true(mb_hlo_array_bytes(MB_HLO_F32, d3, 1, &one, &bytes));
+  assert_int_equal(bytes, 4096);
+  /* a tile with fewer dims: the major dim 2 of {2,1,0} stays as it is: 2 * 8 * 128 * 2 B */
+  mb_hlo_layout three = {.rank = 3,
+                         .minor_to_major = {2, 1, 0},
+                         .tile_rank = 2,
+                         .tile = {8, 128},
+                         .tail_alignment = 1};
+  assert_true(mb_hlo_array_bytes(MB_HLO_BF16, d2x3x5, 3, &three, &bytes));
+  assert_int_equal(bytes, 2 * 8 * 128 * 2);
+  /* '*' (stored as 1) pads nothing; L(1000) rounds 15 elements up to 1000; E(4) after tiling */
+  mb_hlo_layout star = {.rank = 2,
+                        .minor_to_major = {1, 0},
+                        .tile_rank = 2,
+                        .tile = {1, 8},
+                        .tail_alignment = 1000,
+                        .element_bits = 4};
+  assert_true(mb_hlo_array_bytes(MB_HLO_S4, d35, 2, &star, &bytes));
+  assert_int_equal(bytes, 1000 * 4 / 8);
+  /* too large once padded: refused, where the elements alone would fit */
+  int64_t huge[] = {(int64_t)1 << 55, 3}; /* 3 * 2^55 B; padded 2^55 * 128 = 2^62 */
+  assert_true(mb_hlo_array_bytes(MB_HLO_S8, huge, 2, NULL, &bytes));
+  assert_false(mb_hlo_array_bytes(MB_HLO_S8, huge, 2, &tiled, &bytes));
+  /* no data: token */
+  assert_true(mb_hlo_array_bytes(MB_HLO_TOKEN, NULL, 0, NULL, &bytes));
+  assert_int_equal(bytes, 0);
+}
+
+/* Layouts as printed in dumps: what the parser reads from them, the import's report of the
+ * bytes they add, and the items it skips. */
+static void test_layouts_in_text(void **state) {
+  (void)state;
+  const char *text =
+      "HloModule tpu, is_scheduled=true\n"
+      "ENTRY %e {\n"
+      "  %a = f32[3,5]{1,0:T(8,128)S(1)} parameter(0)\n"
+      "  %b = bf16[1024]{0:T(1024)(128)(2,1)} parameter(1)\n"
+      "  %c = f32[3,5]{0,1:T(2,2)} exponential(f32[3,5]{1,0:T(8,128)S(1)} %a)\n"
+      "  %d = f32[3,5]{1,0:(2,2)L(32)#(s64)*(s64)SC(0:4)P(f32[4,6]{1,0})M(8)} negate(%c)\n"
+      "  %s = s4[5]{0:E(4)} convert(%d)\n"
+      "  ROOT %r = (f32[3,5]{1,0}, s4[5]{0:E(4)}) tuple(%d, %s)\n"
+      "}\n";
+  mb_error err = {{0}};
+  mb_hlo_report rep;
+  mb_workload *w = import_str(text, false, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  /* a: 8 x 128 x 4; b: 1024 bf16, its tiles exact; c: {0,1} puts dim 0 (3) minor: 4 x 6 x 4;
+   * d: (2,2) as older XLA printed tiles, 24 elements up to L(32): 128 B; s: 20 bits -> 3 B */
+  assert_int_equal(buffer(w, "a")->size, 4096);
+  assert_int_equal(buffer(w, "b")->size, 2048);
+  assert_int_equal(buffer(w, "c")->size, 96);
+  assert_int_equal(buffer(w, "d")->size, 128);
+  assert_int_equal(buffer(w, "s")->size, 3);
+  assert_int_equal(rep.n_padded_buffers, 3);
+  assert_int_equal(rep.padding_bytes, (4096 - 60) + (96 - 60) + (128 - 60));
+  mb_workload_free(w);
+  /* refusals name the line and what was expected */
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[3,5]{1} parameter(0)\n  q = f32[3,5] "
+      "negate(p)\n}\n",
+      "t.hlo:3: expected a layout of the shape's 2 dimensions, got 1");
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[3,5]{1,1} parameter(0)\n  q = f32[3,5] "
+      "negate(p)\n}\n",
+      "t.hlo:3: expected each dimension once in the layout, got 1 twice");
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[3,5]{2,0} parameter(0)\n  q = f32[3,5] "
+      "negate(p)\n}\n",
+      "t.hlo:3: expected a dimension number below 2 in the layout's minor-to-major "
+      "list, got '2,0}'");
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[3,5]{1,0:T(8,0)} parameter(0)\n  q = "
+      "f32[3,5] negate(p)\n}\n",
+      "t.hlo:3: expected a positive tile dimension, got '0)}'");
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[3,5]{1,0:T(8;128)} parameter(0)\n  q = "
+      "f32[3,5] negate(p)\n}\n",
+      "t.hlo:3: expected ',' or ')' in the tile, got ';128)}'");
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[3,5]{1,0:L(0)} parameter(0)\n  q = "
+      "f32[3,5] negate(p)\n}\n",
+      "t.hlo:3: expected a positive element count in the layout's L(...), got '0)}'");
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[3,5]{1,0:E(x)} parameter(0)\n  q = "
+      "f32[3,5] negate(p)\n}\n",
+      "t.hlo:3: expected a number of bits (0..1024) in the layout's E(...), got 'x)}'");
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[3,5]{1,0:T} parameter(0)\n  q = "
+      "f32[3,5] negate(p)\n}\n",
+      "t.hlo:3: expected a layout item like T(8,128) or S(1), got 'T}'");
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[3,5]{1,0:T((8,128)} parameter(0)\n  q = "
+      "f32[3,5] negate(p)\n}\n",
+      "t.hlo:3: expected ')' closing the layout item 'T((8,128)}'");
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = s8[36028797018963968,3]{1,0:T(8,128)} "
+      "parameter(0)\n  q = s8[1] negate(p)\n}\n",
+      "t.hlo:3: expected a shape below 2^62 bytes as laid out");
+  expect_error("HloModule m\nENTRY e {\n  p = f32[3,5]{1,0:T(8,128)\n  q = f32[3,5] negate(p)\n}\n",
+               "t.hlo:3: expected '}' closing the layout");
 }
 
 static void test_dot_and_convolution_flops(void **state) {
@@ -911,6 +1046,8 @@ int main(void) {
       cmocka_unit_test(test_fusion_rule),
       cmocka_unit_test(test_fusion_keeps_outputs_and_large_constants),
       cmocka_unit_test(test_shapes_and_aliasing),
+      cmocka_unit_test(test_layout_bytes_rule),
+      cmocka_unit_test(test_layouts_in_text),
       cmocka_unit_test(test_dot_and_convolution_flops),
       cmocka_unit_test(test_called_computation_flops),
       cmocka_unit_test(test_control_flow),

@@ -2,6 +2,7 @@
  * format, with a one-line summary. The import rules are in datasets/HLO_IMPORT.md ("HLO
  * import", "Buffer CSV import"). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,11 @@ int mb_cmd_import(int argc, char **argv) {
         rep.n_instructions, rep.n_computations, rep.n_fused, rep.n_unknown_opcodes,
         rep.n_unknown_custom_calls, rep.n_gemm_custom_calls, rep.n_unknown_attributes,
         rep.is_scheduled ? ", is_scheduled" : "");
+    if (rep.n_padded_buffers > 0)
+      printf(
+          "  layouts: %d buffers sized as XLA allocates them (tiles, L(n), sub-byte types), "
+          "%" PRId64 " B more than their elements take\n",
+          rep.n_padded_buffers, rep.padding_bytes);
   } else {
     w = mb_csv_import_file(in, &err);
     if (!w) {

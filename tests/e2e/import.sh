@@ -65,6 +65,7 @@ AwsNeuronTransferWithStaticRing x22, AwsNeuronGelu)" "$T/out" || fail "gpt2 cust
   grep -q ", 0 unknown attributes$" "$T/out" || fail "graphsage attributes: $(cat "$T/out")"
   grep -q "^warning:" "$T/out" && fail "graphsage warning: $(cat "$T/out")"
   grep -q "wall time" "$T/out" && fail "import timed without --repeat: $(cat "$T/out")"
+  grep -q "layouts:" "$T/out" && fail "graphsage (no tiles) said its layouts pad: $(cat "$T/out")"
   # pinning flags: mlp has 9 parameters and 8 outputs (see the file's root tuple)
   expect 0 "$MB" import hlo "$DATA/hlo/mlp_pt_xla.hlo" -o "$T/m.wl" --no-pin-params --no-pin-outputs
   grep -q "(0 pinned)" "$T/out" || fail "no pinning: $(head -1 "$T/out")"
@@ -136,6 +137,26 @@ __onednn\$softmax)" "$T/out" || fail "custom-call warning: $(cat "$T/out")"
 grep -q ", 1024 FLOPs ->" "$T/out" || fail "GEMM FLOPs: $(cat "$T/out")"
 grep -q " 3 custom-calls of unknown cost, 1 GEMM custom-calls estimated," "$T/out" ||
   fail "custom-call summary: $(cat "$T/out")"
+
+# a TPU dump's tiled layouts size its buffers as XLA allocates them: f32[3,5] under T(8,128) takes
+# 8 x 128 x 4 = 4096 B where its elements take 60, bf16[8,128] under T(8,128)(2,1) is exact
+printf '%s\n' 'HloModule tpu, is_scheduled=true' 'ENTRY e {' \
+  '  a = f32[3,5]{1,0:T(8,128)} parameter(0)' '  w = bf16[8,128]{1,0:T(8,128)(2,1)} parameter(1)' \
+  '  b = f32[3,5]{1,0:T(8,128)S(1)} exponential(a)' '  c = bf16[8,128]{1,0:T(8,128)(2,1)} negate(w)' \
+  '  ROOT r = (f32[3,5]{1,0:T(8,128)}, bf16[8,128]{1,0:T(8,128)(2,1)}) tuple(b, c)' '}' >"$T/tpu.hlo"
+expect 0 "$MB" import hlo "$T/tpu.hlo" -o "$T/tpu.wl" --no-fusion
+grep -q "imported tpu: 2 ops, 4 buffers (4 pinned), 12288 bytes total" "$T/out" ||
+  fail "tpu import: $(cat "$T/out")"
+grep -qx "  layouts: 2 buffers sized as XLA allocates them (tiles, L(n), sub-byte types), 8072 B \
+more than their elements take" "$T/out" || fail "tpu layouts line: $(cat "$T/out")"
+expect 0 "$MB" show "$T/tpu.wl"
+grep -q "^largest buffer  4096 B" "$T/out" || fail "tpu show: $(cat "$T/out")"
+# a layout that does not fit its shape is refused by line
+sed 's/{1,0:T(8,128)} parameter(0)/{0:T(8,128)} parameter(0)/' "$T/tpu.hlo" >"$T/tpu.bad.hlo"
+expect 2 "$MB" import hlo "$T/tpu.bad.hlo" -o "$T/x.wl"
+grep -q "tpu.bad.hlo:3: expected a layout of the shape's 2 dimensions, got 1" "$T/out" ||
+  fail "tpu.bad.hlo: $(cat "$T/out")"
+[ -e "$T/x.wl" ] && fail "a failed import wrote its output"
 
 # A schedule of 2 x 10^9 steps with three buffers (MB_WORKLOAD_MAX_SCHEDULE is 2^31 - 2):
 # nothing may cost memory or time per step. Under a 3 GB address-space limit (none under
