@@ -29,15 +29,16 @@ typedef enum op_class {
   C_BROADCAST,   /* broadcast, iota: 0 FLOPs; fusible producer */
   C_DOT,
   C_CONVOLUTION,
-  C_REDUCE,        /* to_apply once per element of operand 0 */
-  C_REDUCE_WINDOW, /* to_apply once per output element per window element */
-  C_MAP,           /* to_apply once per output element */
-  C_SCATTER,       /* to_apply once per element of the updates (last operand) */
-  C_WHILE,         /* body + condition, counted once (trip count unknown) */
-  C_CONDITIONAL,   /* the most expensive branch */
-  C_CALLER,        /* fusion, call, async-start, custom-call...: sum of called computations */
-  C_DATA,          /* data movement and other known ops: 0 FLOPs, bytes only */
-  C_OPAQUE,        /* known ops a fusion cannot enter (control flow, collectives, I/O) */
+  C_REDUCE,             /* to_apply once per element of operand 0 */
+  C_REDUCE_WINDOW,      /* to_apply once per output element per window element */
+  C_MAP,                /* to_apply once per output element */
+  C_SCATTER,            /* to_apply once per element of the updates (last operand) */
+  C_SELECT_AND_SCATTER, /* per source element: select (window - 1) times, scatter once */
+  C_WHILE, /* body N times, condition N + 1 times (N: known_trip_count); once each if unknown */
+  C_CONDITIONAL, /* the most expensive branch */
+  C_CALLER,      /* fusion, call, async-start, custom-call...: sum of called computations */
+  C_DATA,        /* data movement and other known ops: 0 FLOPs, bytes only */
+  C_OPAQUE,      /* known ops a fusion cannot enter (control flow, collectives, I/O) */
 } op_class;
 
 typedef struct {
@@ -63,7 +64,7 @@ static const opcode_info OPCODES[] = {
     {"reduce-window", C_REDUCE_WINDOW},
     {"map", C_MAP},
     {"scatter", C_SCATTER},
-    {"select-and-scatter", C_SCATTER},
+    {"select-and-scatter", C_SELECT_AND_SCATTER},
     {"sort", C_REDUCE},
     {"while", C_WHILE},
     {"conditional", C_CONDITIONAL},
@@ -229,6 +230,8 @@ typedef struct importer {
   mb_hlo_span listed[MB_HLO_MAX_TARGETS]; /* the targets in rep->unknown_targets */
   pcre2_code *re_dnums; /* compiled at the first GEMM custom-call with a backend_config */
   pcre2_match_data *md;
+  pcre2_code *re_trips; /* compiled at the first while with a backend_config */
+  pcre2_match_data *md_trips;
   double *comp_flops;
   int8_t *comp_state; /* 0 not computed, 1 in progress, 2 done */
   /* entry computation */
@@ -598,6 +601,44 @@ char *mb_hlo_report_targets(const mb_hlo_report *r, char *out, size_t n) {
   return out;
 }
 
+/* "known_trip_count":{"n":"10"} in a backend_config, as JSON or inside a JSON string (with \"),
+ * the count as a string or a number. */
+static const char TRIPS_PATTERN[] =
+    "\\\\?\"known_trip_count\\\\?\"\\s*:\\s*\\{\\s*\\\\?\"n\\\\?\"\\s*:"
+    "\\s*\\\\?\"?([0-9]{1,18})";
+
+/* A while's trip count as XLA's WhileLoopTripCountAnnotator writes it into the backend_config:
+ * {"known_trip_count":{"n":"10"}}. 1 found (*n), 0 absent or unreadable, -1 internal error. */
+static int known_trip_count(importer *im, const mb_hlo_instr *ins, int64_t *n) {
+  if (ins->backend_config.len == 0) return 0;
+  if (!im->re_trips) {
+    int code;
+    PCRE2_SIZE off;
+    im->re_trips =
+        pcre2_compile((PCRE2_SPTR)TRIPS_PATTERN, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
+    if (!im->re_trips) {
+      PCRE2_UCHAR buf[256];
+      pcre2_get_error_message(code, buf, sizeof buf);
+      mb_fail(im->err, "%s: internal error compiling the trip count pattern: %s", im->path,
+              (const char *)buf);
+      return -1;
+    }
+    im->md_trips = pcre2_match_data_create_from_pattern(im->re_trips, NULL);
+    if (!im->md_trips) {
+      mb_fail(im->err, "%s: out of memory", im->path);
+      return -1;
+    }
+  }
+  const char *subject = im->m->text + ins->backend_config.off;
+  int rc = pcre2_match(im->re_trips, (PCRE2_SPTR)subject, (PCRE2_SIZE)ins->backend_config.len, 0, 0,
+                       im->md_trips, NULL);
+  if (rc < 0) return 0;
+  const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(im->md_trips);
+  *n = 0;
+  for (PCRE2_SIZE i = ov[2]; i < ov[3]; i++) *n = *n * 10 + (subject[i] - '0');
+  return 1;
+}
+
 /* FLOPs of one instruction, including the computations it calls. */
 static bool instr_flops(importer *im, int32_t g, int depth, double *out) {
   const mb_hlo_instr *ins = &im->m->instrs[g];
@@ -635,13 +676,44 @@ static bool instr_flops(importer *im, int32_t g, int depth, double *out) {
                  ? elements_of(shape_of(im, operand(im, ins, ins->n_operands - 1))) * per_call
                  : 0;
       return true;
+    case C_SELECT_AND_SCATTER: {
+      /* XLA's cost analysis: per element of the source (operand 1), the select computation
+       * compares the window's elements (window - 1 calls) and the scatter one adds */
+      double window = 1, select = 0, scatter = 0;
+      for (int32_t k = 0; k < ins->window_size.n; k++)
+        window *= (double)im->m->ints[ins->window_size.first + k];
+      for (int32_t k = 0; k < ins->n_called; k++) {
+        double f = 0;
+        if (!computation_flops(im, im->m->refs[ins->called + k], depth + 1, &f)) return false;
+        if (k == ins->select_call)
+          select += f;
+        else
+          scatter += f;
+      }
+      double source = ins->n_operands > 1 ? elements_of(shape_of(im, operand(im, ins, 1))) : 0;
+      *out = source * (fmax(window - 1, 0) * select + scatter);
+      return true;
+    }
+    case C_WHILE: {
+      int64_t trips = 1;
+      int found = known_trip_count(im, ins, &trips);
+      if (found < 0) return false;
+      if (found) im->rep->n_counted_loops++;
+      im->rep->n_loops++;
+      for (int32_t k = 0; k < ins->n_called; k++) {
+        double f = 0;
+        if (!computation_flops(im, im->m->refs[ins->called + k], depth + 1, &f)) return false;
+        /* the condition runs once more than the body, when the count is known */
+        *out += f * (double)(k == ins->condition_call && found ? trips + 1 : trips);
+      }
+      return true;
+    }
     case C_CONDITIONAL:
       return called_flops(im, ins, depth, true, out);
     case C_CALLER:
       if (!called_flops(im, ins, depth, false, out)) return false;
       *out += im->cc_flops[g]; /* 0 except for estimated GEMM custom-calls */
       return true;
-    case C_WHILE:
     case C_OPAQUE:
     case C_DATA:
     case C_UNKNOWN:
@@ -793,7 +865,8 @@ static bool fusible_producer(const importer *im, int32_t e) {
 
 static bool fusible_consumer(op_class c) {
   return c == C_ELEMENTWISE || c == C_BROADCAST || c == C_DOT || c == C_CONVOLUTION ||
-         c == C_REDUCE || c == C_REDUCE_WINDOW || c == C_MAP || c == C_SCATTER || c == C_DATA;
+         c == C_REDUCE || c == C_REDUCE_WINDOW || c == C_MAP || c == C_SCATTER ||
+         c == C_SELECT_AND_SCATTER || c == C_DATA;
 }
 
 static bool fuse(importer *im) {
@@ -885,6 +958,8 @@ static void importer_free(importer *im) {
   free(im->cc_flops);
   pcre2_code_free(im->re_dnums);
   pcre2_match_data_free(im->md);
+  pcre2_code_free(im->re_trips);
+  pcre2_match_data_free(im->md_trips);
   free(im->comp_flops);
   free(im->comp_state);
 }

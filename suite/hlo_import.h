@@ -46,6 +46,9 @@ typedef struct mb_hlo_report {
   /* buffers whose layout makes XLA allocate more than their elements' bits (tiles, L(n), a
    * sub-byte type without E(n): hlo_parse.h's mb_hlo_array_bytes), and the bytes added */
   int32_t n_padded_buffers;
+  /* while loops met (in any computation whose FLOPs count), and those of them whose body and
+   * condition count as often as their backend_config's known_trip_count says */
+  int32_t n_loops, n_counted_loops;
   int64_t padding_bytes;
   bool is_scheduled; /* the module header says is_scheduled=true */
 } mb_hlo_report;

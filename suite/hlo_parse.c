@@ -132,9 +132,11 @@ static const char *const KNOWN_ATTRIBUTES[] = {
     "condition",
     "constrain_layout",
     "control-predecessors",
+    "cross_program_prefetch_index",
     "custom_call_has_side_effect",
     "custom_call_schedule",
     "custom_call_target",
+    "delta",
     "dim_labels",
     "dimensions",
     "direction",
@@ -154,10 +156,12 @@ static const char *const KNOWN_ATTRIBUTES[] = {
     "index_vector_dim",
     "indices_are_sorted",
     "infeed_config",
+    "inferred_dimension",
     "input_batching_dims",
     "inserted_window_dims",
     "iota_dimension",
     "is_cross_program_prefetch",
+    "is_composite",
     "is_host_transfer",
     "is_stable",
     "k",
@@ -185,9 +189,11 @@ static const char *const KNOWN_ATTRIBUTES[] = {
     "result_accuracy",
     "rhs_batch_dims",
     "rhs_contracting_dims",
+    "scatter",
     "scatter_dims_to_operand_dims",
     "scatter_indices_batching_dims",
     "schedule",
+    "select",
     "sharding",
     "slice",
     "slice_sizes",
@@ -234,6 +240,8 @@ static const char *const CALL_ATTRIBUTES[] = {
     "called_computations",
     "comparator",
     "wrapped_computation",
+    "select",  /* select-and-scatter */
+    "scatter", /* select-and-scatter */
 };
 static const int N_CALL_ATTRIBUTES = (int)(sizeof CALL_ATTRIBUTES / sizeof CALL_ATTRIBUTES[0]);
 
@@ -808,6 +816,8 @@ static bool parse_call_refs(parser *p, mb_hlo_span v, const char *key, mb_hlo_in
   bool list = i < end && p->s[i] == '{';
   if (list) i++;
   if (ins->n_called == 0) ins->called = p->m->n_refs;
+  if (!strcmp(key, "select")) ins->select_call = ins->n_called;
+  if (!strcmp(key, "condition")) ins->condition_call = ins->n_called;
   for (;;) {
     while (i < end && p->s[i] == ' ') i++;
     if (list && i < end && p->s[i] == '}') {
@@ -955,6 +965,7 @@ static bool parse_instruction(parser *p, int32_t comp) {
   mb_hlo_instr *ins = &m->instrs[m->n_instrs];
   memset(ins, 0, sizeof *ins);
   ins->index = -1;
+  ins->select_call = ins->condition_call = -1;
   ins->feature_group_count = ins->batch_group_count = 1;
   ins->lhs_contracting.n = ins->rhs_contracting.n = ins->lhs_batch.n = ins->rhs_batch.n = -1;
   ins->window_size.n = -1;

@@ -120,6 +120,8 @@ typedef struct mb_hlo_instr {
   int32_t operands, n_operands; /* module->refs[operands + k] = module-wide instruction index */
   int32_t called, n_called;     /* module->refs[called + k] = computation index
                                    (to_apply, calls, body, condition, branches, ...) */
+  int32_t select_call;          /* select-and-scatter: k of its select= computation; -1 absent */
+  int32_t condition_call;       /* while: k of its condition= computation; -1 absent */
   int64_t index;                /* parameter number or get-tuple-element index=; -1 absent */
   int64_t feature_group_count;  /* 1 when absent */
   int64_t batch_group_count;    /* 1 when absent */

@@ -571,6 +571,66 @@ static void test_control_flow(void **state) {
   assert_int_equal(use_of(w, "w#1", "c")->bytes_read, 32);
   /* w#0 (the loop counter) has no reader after the loop: live only at its definition */
   assert_int_equal(buffer(w, "w#0")->end, 0);
+  assert_int_equal(rep.n_loops, 1);
+  assert_int_equal(rep.n_counted_loops, 0);
+  mb_workload_free(w);
+
+  /* with XLA's known_trip_count (as JSON, or inside a JSON string, count a string or a number):
+   * the body 10 times, the condition 11 times, whichever order the attributes come in */
+  const char *configs[] = {
+      "condition=%cond, body=%body, backend_config={\"known_trip_count\":{\"n\":\"10\"}}",
+      "body=%body, condition=%cond, "
+      "backend_config=\"{\\\"known_trip_count\\\":{\\\"n\\\":\\\"10\\\"}}\"",
+      "condition=%cond, body=%body, backend_config={\"known_trip_count\": {\"n\": 10}}",
+  };
+  for (int c = 0; c < 3; c++) {
+    char with_count[4096];
+    const char *at = strstr(text, "condition=%cond, body=%body");
+    assert_non_null(at);
+    snprintf(with_count, sizeof with_count, "%.*s%s%s", (int)(at - text), text, configs[c],
+             at + strlen("condition=%cond, body=%body"));
+    w = import_str(with_count, true, &rep, &err);
+    if (!w) fail_msg("%s", err.message);
+    assert_true(w->ops[0].flops == 10 * 16 + 11 * 1);
+    assert_int_equal(rep.n_loops, 1);
+    assert_int_equal(rep.n_counted_loops, 1);
+    mb_workload_free(w);
+  }
+}
+
+/* select-and-scatter (a max-pool's gradient): per element of the source (operand 1), the select
+ * computation window - 1 times and the scatter computation once, as XLA's cost analysis
+ * counts it; the window, source and computations are given by hand here. */
+static void test_select_and_scatter_flops(void **state) {
+  (void)state;
+  const char *text =
+      "HloModule sas\n"
+      "%ge (a: f32[], b: f32[]) -> pred[] {\n"
+      "  %a = f32[] parameter(0)\n"
+      "  %b = f32[] parameter(1)\n"
+      "  ROOT %g = pred[] compare(%a, %b), direction=GE\n"
+      "}\n"
+      "%add (x: f32[], y: f32[]) -> f32[] {\n"
+      "  %x = f32[] parameter(0)\n"
+      "  %y = f32[] parameter(1)\n"
+      "  %n = f32[] negate(%y)\n"
+      "  ROOT %s = f32[] add(%x, %n)\n"
+      "}\n"
+      "ENTRY %main (o: f32[1,8,8,1], s: f32[1,4,4,1]) -> f32[1,8,8,1] {\n"
+      "  %o = f32[1,8,8,1] parameter(0)\n"
+      "  %s = f32[1,4,4,1] parameter(1)\n"
+      "  %zero = f32[] constant(0)\n"
+      "  ROOT %r = f32[1,8,8,1] select-and-scatter(%o, %s, %zero), "
+      "window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0}, scatter=%add, select=%ge\n"
+      "}\n";
+  mb_error err = {{0}};
+  mb_hlo_report rep;
+  mb_workload *w = import_str(text, true, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  assert_int_equal(rep.n_unknown_attributes, 0);
+  /* 16 source elements x ((9 - 1) x 1 compare + 2 (negate, add)) */
+  assert_int_equal(w->n_ops, 1);
+  assert_true(w->ops[0].flops == 16 * (8 * 1 + 2));
   mb_workload_free(w);
 }
 
@@ -1051,6 +1111,7 @@ int main(void) {
       cmocka_unit_test(test_dot_and_convolution_flops),
       cmocka_unit_test(test_called_computation_flops),
       cmocka_unit_test(test_control_flow),
+      cmocka_unit_test(test_select_and_scatter_flops),
       cmocka_unit_test(test_pinning_options),
       cmocka_unit_test(test_unknown_opcode_and_attribute),
       cmocka_unit_test(test_literals_comments_and_lines),

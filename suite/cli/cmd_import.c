@@ -176,6 +176,11 @@ int mb_cmd_import(int argc, char **argv) {
         rep.n_instructions, rep.n_computations, rep.n_fused, rep.n_unknown_opcodes,
         rep.n_unknown_custom_calls, rep.n_gemm_custom_calls, rep.n_unknown_attributes,
         rep.is_scheduled ? ", is_scheduled" : "");
+    if (rep.n_loops > 0)
+      printf(
+          "  while loops: %d, %d of them counted as often as their known_trip_count says, the "
+          "others once\n",
+          rep.n_loops, rep.n_counted_loops);
     if (rep.n_padded_buffers > 0)
       printf(
           "  layouts: %d buffers sized as XLA allocates them (tiles, L(n), sub-byte types), "

@@ -66,6 +66,7 @@ AwsNeuronTransferWithStaticRing x22, AwsNeuronGelu)" "$T/out" || fail "gpt2 cust
   grep -q "^warning:" "$T/out" && fail "graphsage warning: $(cat "$T/out")"
   grep -q "wall time" "$T/out" && fail "import timed without --repeat: $(cat "$T/out")"
   grep -q "layouts:" "$T/out" && fail "graphsage (no tiles) said its layouts pad: $(cat "$T/out")"
+  grep -q "while loops:" "$T/out" && fail "graphsage (no loops) listed loops: $(cat "$T/out")"
   # pinning flags: mlp has 9 parameters and 8 outputs (see the file's root tuple)
   expect 0 "$MB" import hlo "$DATA/hlo/mlp_pt_xla.hlo" -o "$T/m.wl" --no-pin-params --no-pin-outputs
   grep -q "(0 pinned)" "$T/out" || fail "no pinning: $(head -1 "$T/out")"
@@ -151,6 +152,19 @@ grep -qx "  layouts: 2 buffers sized as XLA allocates them (tiles, L(n), sub-byt
 more than their elements take" "$T/out" || fail "tpu layouts line: $(cat "$T/out")"
 expect 0 "$MB" show "$T/tpu.wl"
 grep -q "^largest buffer  4096 B" "$T/out" || fail "tpu show: $(cat "$T/out")"
+# a loop with XLA's known_trip_count: its body (exp, 8 FLOPs) 10 times, its condition 11 times
+printf '%s\n' 'HloModule loop' 'cond {' '  c = (s32[], f32[8]) parameter(0)' \
+  '  i = s32[] get-tuple-element(c), index=0' '  n = s32[] constant(10)' \
+  '  ROOT lt = pred[] compare(i, n), direction=LT' '}' 'body {' '  b = (s32[], f32[8]) parameter(0)' \
+  '  j = s32[] get-tuple-element(b), index=0' '  v = f32[8] get-tuple-element(b), index=1' \
+  '  e = f32[8] exponential(v)' '  ROOT t = (s32[], f32[8]) tuple(j, e)' '}' 'ENTRY e {' \
+  '  v = f32[8] parameter(0)' '  z = s32[] constant(0)' '  init = (s32[], f32[8]) tuple(z, v)' \
+  '  ROOT w = (s32[], f32[8]) while(init), condition=cond, body=body, backend_config={"known_trip_count":{"n":"10"}}' \
+  '}' >"$T/loop.hlo"
+expect 0 "$MB" import hlo "$T/loop.hlo" -o "$T/loop.wl"
+grep -q ", 91 FLOPs ->" "$T/out" || fail "loop FLOPs: $(cat "$T/out")"
+grep -qx "  while loops: 1, 1 of them counted as often as their known_trip_count says, the others \
+once" "$T/out" || fail "loop line: $(cat "$T/out")"
 # a layout that does not fit its shape is refused by line
 sed 's/{1,0:T(8,128)} parameter(0)/{0:T(8,128)} parameter(0)/' "$T/tpu.hlo" >"$T/tpu.bad.hlo"
 expect 2 "$MB" import hlo "$T/tpu.bad.hlo" -o "$T/x.wl"
