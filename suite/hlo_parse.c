@@ -537,7 +537,9 @@ static const char *layout_excerpt(const parser *p, int32_t close, int32_t pos, c
  * NAME(...)(...)...: T (tiles), L and E are read, every other item (D, #, *, S, SC, P, M, and
  * any later XLA adds) is skipped as balanced groups. */
 static bool parse_layout(parser *p, int32_t rank, mb_hlo_layout *out) {
-  *out = (mb_hlo_layout){.tail_alignment = 1};
+  /* fields set one by one: the arrays (1 KiB) are read only up to their counts */
+  out->rank = out->tile_rank = out->element_bits = 0;
+  out->tail_alignment = 1;
   int32_t open_line = p->line, start = p->pos, close = p->pos;
   /* the closing '}' on the same line: braces nest only in a P(shape{layout}) item */
   for (int32_t depth = 0; close < p->n && p->s[close] != '\n'; close++) {
