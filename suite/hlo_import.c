@@ -706,6 +706,7 @@ static bool instr_flops(importer *im, int32_t g, int depth, double *out) {
         /* the condition runs once more than the body, when the count is known */
         *out += f * (double)(k == ins->condition_call && found ? trips + 1 : trips);
       }
+      if (depth == 0) im->rep->loop_flops += *out; /* an entry instruction */
       return true;
     }
     case C_CONDITIONAL:
@@ -1122,6 +1123,7 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
     }
     if (!define_leaves(&im, e)) goto done;
     if (!instr_flops(&im, g, 0, &im.flops[e])) goto done;
+    report->total_flops += im.flops[e];
   }
   /* outputs: the root's arrays, through any aliasing */
   int32_t root = entry->root - im.first;

@@ -49,6 +49,9 @@ typedef struct mb_hlo_report {
   /* while loops met (in any computation whose FLOPs count), and those of them whose body and
    * condition count as often as their backend_config's known_trip_count says */
   int32_t n_loops, n_counted_loops;
+  /* FLOPs of the entry computation's while loops (bodies and conditions, trip counts applied),
+   * and of the whole program: inside a loop, buffers are not modelled (a loop is one op) */
+  double loop_flops, total_flops;
   int64_t padding_bytes;
   bool is_scheduled; /* the module header says is_scheduled=true */
 } mb_hlo_report;

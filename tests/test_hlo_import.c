@@ -573,6 +573,7 @@ static void test_control_flow(void **state) {
   assert_int_equal(buffer(w, "w#0")->end, 0);
   assert_int_equal(rep.n_loops, 1);
   assert_int_equal(rep.n_counted_loops, 0);
+  assert_true(rep.loop_flops == 17 && rep.total_flops == 17 + 16);
   mb_workload_free(w);
 
   /* with XLA's known_trip_count (as JSON, or inside a JSON string, count a string or a number):
@@ -594,6 +595,8 @@ static void test_control_flow(void **state) {
     assert_true(w->ops[0].flops == 10 * 16 + 11 * 1);
     assert_int_equal(rep.n_loops, 1);
     assert_int_equal(rep.n_counted_loops, 1);
+    /* the loop's FLOPs against the program's (the conditional adds its 16) */
+    assert_true(rep.loop_flops == 171 && rep.total_flops == 171 + 16);
     mb_workload_free(w);
   }
 }

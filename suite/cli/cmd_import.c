@@ -161,6 +161,13 @@ int mb_cmd_import(int argc, char **argv) {
               "warning: %s: %d custom-calls with unknown cost counted as 0 FLOPs (targets: %s)", in,
               rep.n_unknown_custom_calls, mb_hlo_report_targets(&rep, targets, sizeof targets));
     }
+    if (rep.loop_flops > 0.5 * rep.total_flops)
+      mb_diag(stderr,
+              "warning: %s: %.0f%% of the FLOPs are in while loops, whose bodies' buffers are not "
+              "modelled (a loop is one op): the workload holds little of the program's memory "
+              "traffic; a dump with the loops unrolled (e.g. JAX's scan(..., unroll=True)) "
+              "models it",
+              in, 100.0 * rep.loop_flops / rep.total_flops);
     if (rep.n_unknown_attributes > 0)
       mb_diag(stderr, "warning: %s: %d unknown attributes (e.g. '%s') skipped", in,
               rep.n_unknown_attributes, rep.first_unknown_attribute);
