@@ -11,7 +11,8 @@ A survivor is a test to write, or an equivalent mutant (one that computes the sa
 differs only past an array's end, which an ASan build's tests catch: --build-dir build-asan).
 
 Usage: scripts/mutants.py SOURCE TEST[,TEST...] [--sample N] [--seed S] [--skip K]
-                          [--build-dir DIR] [--timeout SEC] [--survivors LOG]
+                          [--lines FROM-TO[,...]] [--build-dir DIR] [--timeout SEC]
+                          [--survivors LOG]
   SOURCE      a C file of the project, e.g. suite/stats.c
   TEST,...    test executables of the build directory, e.g. test_stats; or ctest:REGEX, the
               ctest tests whose names match REGEX (e.g. ctest:e2e_run_, the end-to-end tests of
@@ -20,6 +21,8 @@ Usage: scripts/mutants.py SOURCE TEST[,TEST...] [--sample N] [--seed S] [--skip 
   --seed S    the draw's seed (default 1; the counts quoted in notes used 1)
   --skip K    leave out the draw's first K mutants: `--skip 30 --sample 40` tries the next 40
               after a `--sample 30` run of the same source and seed
+  --lines FROM-TO[,...]  only the mutants on these lines of SOURCE (1-based, inclusive; e.g.
+              the functions a change added: `git diff -U0` gives their ranges)
   --build-dir an already configured build directory (default build)
   --timeout   seconds per test run before it counts as failed (default 120)
   --survivors LOG  try only the mutants an earlier run printed as SURVIVED in LOG (its output),
@@ -141,6 +144,7 @@ def main():
     ap.add_argument('--build-dir', default='build')
     ap.add_argument('--timeout', type=float, default=120)
     ap.add_argument('--survivors')
+    ap.add_argument('--lines')
     args = ap.parse_args()
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
     source = os.path.join(root, args.source)
@@ -150,6 +154,13 @@ def main():
         refuse(f'{args.source}: no such file under {root}')
     if not os.path.isfile(os.path.join(build_dir, 'CMakeCache.txt')):
         refuse(f'{build_dir}: not a configured build directory (scripts/build.sh {args.build_dir})')
+    ranges = []
+    for part in (args.lines.split(',') if args.lines else []):
+        m = re.fullmatch(r'(\d+)-(\d+)', part.strip())
+        if not m or int(m.group(1)) < 1 or int(m.group(1)) > int(m.group(2)):
+            refuse(f'--lines {args.lines}: expected FROM-TO[,...] with 1 <= FROM <= TO, got '
+                   f'"{part}"')
+        ranges.append((int(m.group(1)), int(m.group(2))))
     wanted = None
     if args.survivors:
         if not os.path.isfile(args.survivors):
@@ -171,6 +182,10 @@ def main():
     original = open(source).read()
     lines = original.split('\n')
     found = candidates(lines)
+    if ranges:
+        found = [c for c in found if any(a <= c[0] + 1 <= b for a, b in ranges)]
+        if not found:
+            refuse(f'--lines {args.lines}: no mutant on these lines of {args.source}')
     random.seed(args.seed)
     random.shuffle(found)
     if args.survivors:
