@@ -289,7 +289,7 @@ static void test_shapes_and_aliasing(void **state) {
 static void test_layout_bytes_rule(void **state) {
   (void)state;
   int64_t bytes = -1;
-  int64_t d35[] = {3, 5}, d3[] = {3}, d3x200[] = {3, 200}, d2x3x5[] = {2, 3, 5};
+  int64_t d35[] = {3, 5}, d20[] = {20}, d3x200[] = {3, 200}, d2x3x5[] = {2, 3, 5};
   /* no layout, and an untiled one: elements * whole bytes (s4 and pred take a byte each) */
   assert_true(mb_hlo_array_bytes(MB_HLO_F32, d35, 2, NULL, &bytes));
   assert_int_equal(bytes, 60);
@@ -298,6 +298,11 @@ static void test_layout_bytes_rule(void **state) {
   mb_hlo_layout row = {.rank = 2, .minor_to_major = {1, 0}, .tail_alignment = 1};
   assert_true(mb_hlo_array_bytes(MB_HLO_PRED, d35, 2, &row, &bytes));
   assert_int_equal(bytes, 15);
+  /* L(n) without a tile changes nothing (XLA's ArraySize pads only tiled shapes) */
+  mb_hlo_layout aligned = row;
+  aligned.tail_alignment = 8;
+  assert_true(mb_hlo_array_bytes(MB_HLO_F32, d35, 2, &aligned, &bytes));
+  assert_int_equal(bytes, 60);
   /* E(4) packs s4 two to a byte: 15 * 4 bits = 60 bits -> 8 bytes */
   mb_hlo_layout packed = row;
   packed.element_bits = 4;
@@ -314,10 +319,11 @@ static void test_layout_bytes_rule(void **state) {
   col.minor_to_major[1] = 1;
   assert_true(mb_hlo_array_bytes(MB_HLO_F32, d3x200, 2, &col, &bytes));
   assert_int_equal(bytes, 128 * 200 * 4);
-  /* a tile with more dims than the shape: f32[3] under T(8,128) is 8 x 128 elements */
+  /* a tile with more dims than the shape: f32[20] under T(8,128) is 8 x 128 elements (the
+   * missing major dim counts as 1, padded to 8) */
   mb_hlo_layout one = {
       .rank = 1, .minor_to_major = {0}, .tile_rank = 2, .tile = {8, 128}, .tail_alignment = 1};
-  assert_true(mb_hlo_array_bytes(MB_HLO_F32, d3, 1, &one, &bytes));
+  assert_true(mb_hlo_array_bytes(MB_HLO_F32, d20, 1, &one, &bytes));
   assert_int_equal(bytes, 4096);
   /* a tile with fewer dims: the major dim 2 of {2,1,0} stays as it is: 2 * 8 * 128 * 2 B */
   mb_hlo_layout three = {.rank = 3,
