@@ -385,7 +385,15 @@ static void test_layouts_in_text(void **state) {
   assert_int_equal(rep.padding_bytes,
                    (4096 - 60) + (96 - 60) + (128 - 60) + (1024 - 8) + (8000 - 12));
   mb_workload_free(w);
-  /* refusals name the line and what was expected */
+  /* refusals name the line and what was expected, quoting the layout up to its '}' */
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[3,5]{1,} parameter(0)\n  q = f32[3,5] "
+      "negate(p)\n}\n",
+      "t.hlo:3: expected a dimension number below 2 in the layout's minor-to-major "
+      "list, got '}'");
+  expect_error("HloModule m\nENTRY e {\n  p = f32[3,5]{1,}x\n}\n",
+               "t.hlo:3: expected a dimension number below 2 in the layout's minor-to-major "
+               "list, got '}'");
   expect_error(
       "HloModule m\nENTRY e {\n  p = f32[3,5]{,1,0} parameter(0)\n  q = f32[3,5] "
       "negate(p)\n}\n",
