@@ -365,6 +365,7 @@ static void test_layouts_in_text(void **state) {
       "  %s = s4[5]{0:E(4)} convert(%d)\n"
       "  %e1024 = s8[8]{0:E(1024)} convert(%d)\n"
       "  %l2000 = f32[3]{0:T(2)L(2000)} convert(%d)\n"
+      "  %l1 = f32[3]{0:T(2)L(1)} convert(%d)\n"
       "  ROOT %r = (f32[3,5]{1,0}, s4[5]{0:E(4)}) tuple(%d, %s)\n"
       "}\n";
   mb_error err = {{0}};
@@ -373,7 +374,8 @@ static void test_layouts_in_text(void **state) {
   if (!w) fail_msg("%s", err.message);
   /* a: 8 x 128 x 4; b: 1024 bf16, its tiles exact; c: {0,1} puts dim 0 (3) minor: 4 x 6 x 4;
    * d: (2,2) as older XLA printed tiles, 24 elements up to L(32): 128 B; s: 20 bits -> 3 B;
-   * e1024: the largest E, 8 x 1024 bits; l2000: 3 -> 4 by the tile, then up to L(2000) */
+   * e1024: the largest E, 8 x 1024 bits; l2000: 3 -> 4 by the tile, then up to L(2000); l1:
+   * the tile's 4 elements, L(1) the smallest alignment */
   assert_int_equal(buffer(w, "a")->size, 4096);
   assert_int_equal(buffer(w, "b")->size, 2048);
   assert_int_equal(buffer(w, "c")->size, 96);
@@ -381,9 +383,10 @@ static void test_layouts_in_text(void **state) {
   assert_int_equal(buffer(w, "s")->size, 3);
   assert_int_equal(buffer(w, "e1024")->size, 1024);
   assert_int_equal(buffer(w, "l2000")->size, 2000 * 4);
-  assert_int_equal(rep.n_padded_buffers, 5);
+  assert_int_equal(buffer(w, "l1")->size, 16);
+  assert_int_equal(rep.n_padded_buffers, 6);
   assert_int_equal(rep.padding_bytes,
-                   (4096 - 60) + (96 - 60) + (128 - 60) + (1024 - 8) + (8000 - 12));
+                   (4096 - 60) + (96 - 60) + (128 - 60) + (1024 - 8) + (8000 - 12) + (16 - 12));
   mb_workload_free(w);
   /* refusals name the line and what was expected, quoting the layout up to its '}' */
   expect_error(
@@ -391,6 +394,11 @@ static void test_layouts_in_text(void **state) {
       "negate(p)\n}\n",
       "t.hlo:3: expected a dimension number below 2 in the layout's minor-to-major "
       "list, got '}'");
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[3,5]{1x0} parameter(0)\n  q = f32[3,5] "
+      "negate(p)\n}\n",
+      "t.hlo:3: expected a dimension number below 2 in the layout's minor-to-major "
+      "list, got 'x0}'");
   expect_error("HloModule m\nENTRY e {\n  p = f32[3,5]{1,}x\n}\n",
                "t.hlo:3: expected a dimension number below 2 in the layout's minor-to-major "
                "list, got '}'");
