@@ -367,6 +367,7 @@ static void test_layouts_in_text(void **state) {
       "  %l2000 = f32[3]{0:T(2)L(2000)} convert(%d)\n"
       "  %l1 = f32[3]{0:T(2)L(1)} convert(%d)\n"
       "  %t1 = f32[3,5]{1,0:T(1,128)} convert(%d)\n"
+      "  %e0 = s4[5]{0:E(0)} convert(%d)\n"
       "  ROOT %r = (f32[3,5]{1,0}, s4[5]{0:E(4)}) tuple(%d, %s)\n"
       "}\n";
   mb_error err = {{0}};
@@ -376,7 +377,8 @@ static void test_layouts_in_text(void **state) {
   /* a: 8 x 128 x 4; b: 1024 bf16, its tiles exact; c: {0,1} puts dim 0 (3) minor: 4 x 6 x 4;
    * d: (2,2) as older XLA printed tiles, 24 elements up to L(32): 128 B; s: 20 bits -> 3 B;
    * e1024: the largest E, 8 x 1024 bits; l2000: 3 -> 4 by the tile, then up to L(2000); l1:
-   * the tile's 4 elements, L(1) the smallest alignment; t1: a tile dim of 1 pads nothing */
+   * the tile's 4 elements, L(1) the smallest alignment; t1: a tile dim of 1 pads nothing;
+   * e0: E(0) is no E, s4 a byte each */
   assert_int_equal(buffer(w, "a")->size, 4096);
   assert_int_equal(buffer(w, "b")->size, 2048);
   assert_int_equal(buffer(w, "c")->size, 96);
@@ -386,9 +388,10 @@ static void test_layouts_in_text(void **state) {
   assert_int_equal(buffer(w, "l2000")->size, 2000 * 4);
   assert_int_equal(buffer(w, "l1")->size, 16);
   assert_int_equal(buffer(w, "t1")->size, 3 * 128 * 4);
-  assert_int_equal(rep.n_padded_buffers, 7);
+  assert_int_equal(buffer(w, "e0")->size, 5);
+  assert_int_equal(rep.n_padded_buffers, 8);
   assert_int_equal(rep.padding_bytes, (4096 - 60) + (96 - 60) + (128 - 60) + (1024 - 8) +
-                                          (8000 - 12) + (16 - 12) + (1536 - 60));
+                                          (8000 - 12) + (16 - 12) + (1536 - 60) + (5 - 3));
   mb_workload_free(w);
   /* refusals name the line and what was expected, quoting the layout up to its '}' */
   expect_error(
