@@ -458,6 +458,45 @@ static void test_layouts_in_text(void **state) {
       "HloModule m\nENTRY e {\n  p = s8[36028797018963968,3]{1,0:T(8,128)} "
       "parameter(0)\n  q = s8[1] negate(p)\n}\n",
       "t.hlo:3: expected a shape below 2^62 bytes as laid out");
+  /* a long layout is quoted from the fault, cut at the quote's 24 characters */
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[3,5]{9,0:T(8,128)L(1024)#(s64)*(s64)S(1)} "
+      "parameter(0)\n  q = f32[3,5] negate(p)\n}\n",
+      "t.hlo:3: expected a dimension number below 2 in the layout's minor-to-major "
+      "list, got '9,0:T(8,128)L(1024)#(s64'");
+  /* 64 dims in a layout and in a tile are read, 65 refused */
+  for (int n = 64; n <= 65; n++) {
+    char module[2048], dims[512] = "", order[512] = "", tile[512] = "";
+    for (int d = 0; d < n; d++) {
+      snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s1", d ? "," : "");
+      snprintf(order + strlen(order), sizeof order - strlen(order), "%s%d", d ? "," : "",
+               n - 1 - d);
+      snprintf(tile + strlen(tile), sizeof tile - strlen(tile), "%s1", d ? "," : "");
+    }
+    snprintf(module, sizeof module,
+             "HloModule m\nENTRY e {\n  p = f32[%s]{%s} parameter(0)\n  q = f32[1] "
+             "negate(p)\n}\n",
+             dims, order);
+    if (n == 65) {
+      expect_error(module, "t.hlo:3: expected a layout of at most 64 dimensions");
+    } else {
+      mb_workload *ok = import_str(module, true, NULL, &err);
+      if (!ok) fail_msg("64 dims: %s", err.message);
+      mb_workload_free(ok);
+    }
+    snprintf(module, sizeof module,
+             "HloModule m\nENTRY e {\n  p = s8[1]{0:T(%s)} parameter(0)\n  q = s8[1] "
+             "negate(p)\n}\n",
+             tile);
+    if (n == 65) {
+      expect_error(module, "t.hlo:3: expected a tile of at most 64 dimensions");
+    } else {
+      mb_workload *ok = import_str(module, true, NULL, &err);
+      if (!ok) fail_msg("64-dim tile: %s", err.message);
+      assert_int_equal(buffer(ok, "p")->size, 1);
+      mb_workload_free(ok);
+    }
+  }
   /* 2^62 elements are refused even when E(1) would pack them into 2^59 bytes */
   expect_error(
       "HloModule m\nENTRY e {\n  p = s8[36028797018963968,3]{1,0:T(8,128)E(1)} "
@@ -683,6 +722,66 @@ static void test_select_and_scatter_flops(void **state) {
   assert_int_equal(w->n_ops, 1);
   assert_true(w->ops[0].flops == 16 * (8 * 1 + 2));
   mb_workload_free(w);
+  /* without its source operand there is nothing to count: 0 FLOPs, not a read past the
+   * operands */
+  const char *one =
+      "HloModule sas\n"
+      "%ge (a: f32[], b: f32[]) -> pred[] {\n"
+      "  %a = f32[] parameter(0)\n"
+      "  %b = f32[] parameter(1)\n"
+      "  ROOT %g = pred[] compare(%a, %b), direction=GE\n"
+      "}\n"
+      "ENTRY %main (o: f32[8]) -> f32[8] {\n"
+      "  %o = f32[8] parameter(0)\n"
+      "  %n = f32[8] negate(%o)\n"
+      "  ROOT %r = f32[8] select-and-scatter(%n), window={size=3}, select=%ge, scatter=%ge\n"
+      "}\n";
+  w = import_str(one, false, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  assert_true(w->ops[1].flops == 0);
+  mb_workload_free(w);
+}
+
+/* Loops nest as calls do: 64 levels of while bodies are counted, 65 refused. */
+static void test_loop_nesting_limit(void **state) {
+  (void)state;
+  for (int levels = 64; levels <= 65; levels++) {
+    char text[32768];
+    int k = snprintf(text, sizeof text,
+                     "HloModule deep\ncc (p: f32[2]) -> pred[] {\n  p = f32[2] parameter(0)\n"
+                     "  ROOT t = pred[] constant(true)\n}\n");
+    for (int c = levels; c >= 1; c--) {
+      if (c == levels)
+        k += snprintf(text + k, sizeof text - (size_t)k,
+                      "c%d (p: f32[2]) -> f32[2] {\n  p = f32[2] parameter(0)\n"
+                      "  ROOT n = f32[2] negate(p)\n}\n",
+                      c);
+      else
+        k += snprintf(text + k, sizeof text - (size_t)k,
+                      "c%d (p: f32[2]) -> f32[2] {\n  p = f32[2] parameter(0)\n"
+                      "  ROOT w = f32[2] while(p), condition=cc, body=c%d\n}\n",
+                      c, c + 1);
+    }
+    snprintf(text + k, sizeof text - (size_t)k,
+             "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT w = f32[2] while(p), condition=cc, "
+             "body=c1\n}\n");
+    mb_error err = {{0}};
+    mb_hlo_report rep;
+    mb_workload *w = import_str(text, true, &rep, &err);
+    if (levels == 65) {
+      assert_null(w);
+      assert_non_null(
+          strstr(err.message, "computation 'c65': expected calls nested at most 64 deep"));
+    } else {
+      if (!w) fail_msg("64 levels: %s", err.message);
+      /* the innermost negate (2 FLOPs), once per level: every loop runs once */
+      assert_true(w->ops[0].flops == 2);
+      assert_int_equal(rep.n_loops, 64);
+      /* only the entry's loop counts toward the loop FLOPs (no double count of nested ones) */
+      assert_true(rep.loop_flops == 2 && rep.total_flops == 2);
+      mb_workload_free(w);
+    }
+  }
 }
 
 static void test_pinning_options(void **state) {
@@ -1163,6 +1262,7 @@ int main(void) {
       cmocka_unit_test(test_called_computation_flops),
       cmocka_unit_test(test_control_flow),
       cmocka_unit_test(test_select_and_scatter_flops),
+      cmocka_unit_test(test_loop_nesting_limit),
       cmocka_unit_test(test_pinning_options),
       cmocka_unit_test(test_unknown_opcode_and_attribute),
       cmocka_unit_test(test_literals_comments_and_lines),
