@@ -742,43 +742,51 @@ static void test_select_and_scatter_flops(void **state) {
   mb_workload_free(w);
 }
 
-/* Loops nest as calls do: 64 levels of while bodies are counted, 65 refused. */
-static void test_loop_nesting_limit(void **state) {
+/* Called computations nest at most 64 deep, whichever instruction calls them: a while's body,
+ * a call's to_apply or a select-and-scatter's scatter=; 64 levels are counted, 65 refused. */
+static void test_call_nesting_limit(void **state) {
   (void)state;
-  for (int levels = 64; levels <= 65; levels++) {
-    char text[32768];
-    int k = snprintf(text, sizeof text,
-                     "HloModule deep\ncc (p: f32[2]) -> pred[] {\n  p = f32[2] parameter(0)\n"
-                     "  ROOT t = pred[] constant(true)\n}\n");
-    for (int c = levels; c >= 1; c--) {
-      if (c == levels)
-        k += snprintf(text + k, sizeof text - (size_t)k,
-                      "c%d (p: f32[2]) -> f32[2] {\n  p = f32[2] parameter(0)\n"
-                      "  ROOT n = f32[2] negate(p)\n}\n",
-                      c);
-      else
-        k += snprintf(text + k, sizeof text - (size_t)k,
-                      "c%d (p: f32[2]) -> f32[2] {\n  p = f32[2] parameter(0)\n"
-                      "  ROOT w = f32[2] while(p), condition=cc, body=c%d\n}\n",
-                      c, c + 1);
-    }
-    snprintf(text + k, sizeof text - (size_t)k,
-             "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT w = f32[2] while(p), condition=cc, "
-             "body=c1\n}\n");
-    mb_error err = {{0}};
-    mb_hlo_report rep;
-    mb_workload *w = import_str(text, true, &rep, &err);
-    if (levels == 65) {
-      assert_null(w);
-      assert_non_null(
-          strstr(err.message, "computation 'c65': expected calls nested at most 64 deep"));
-    } else {
-      if (!w) fail_msg("64 levels: %s", err.message);
-      /* the innermost negate (2 FLOPs), once per level: every loop runs once */
-      assert_true(w->ops[0].flops == 2);
-      assert_int_equal(rep.n_loops, 64);
-      /* only the entry's loop counts toward the loop FLOPs (no double count of nested ones) */
-      assert_true(rep.loop_flops == 2 && rep.total_flops == 2);
+  const char *callers[] = {
+      "ROOT w = f32[2] while(p), condition=cc, body=c%d",
+      "ROOT w = f32[2] call(p), to_apply=c%d",
+      "ROOT w = f32[2] select-and-scatter(p, p, z), window={size=2}, select=cc, scatter=c%d",
+  };
+  for (int kind = 0; kind < 3; kind++) {
+    for (int levels = 64; levels <= 65; levels++) {
+      char text[32768], call[160];
+      int k = snprintf(text, sizeof text,
+                       "HloModule deep\ncc (p: f32[2]) -> pred[] {\n  p = f32[2] parameter(0)\n"
+                       "  ROOT t = pred[] constant(true)\n}\n");
+      for (int c = levels; c >= 0; c--) {
+        snprintf(call, sizeof call, callers[kind], c + 1);
+        if (c == levels)
+          k += snprintf(text + k, sizeof text - (size_t)k,
+                        "c%d (p: f32[2]) -> f32[2] {\n  p = f32[2] parameter(0)\n"
+                        "  ROOT n = f32[2] negate(p)\n}\n",
+                        c);
+        else
+          k += snprintf(text + k, sizeof text - (size_t)k,
+                        "%sc%d (p: f32[2]) -> f32[2] {\n  p = f32[2] parameter(0)\n"
+                        "  z = f32[] constant(0)\n  %s\n}\n",
+                        c == 0 ? "ENTRY " : "", c, call);
+      }
+      mb_error err = {{0}};
+      mb_hlo_report rep;
+      mb_workload *w = import_str(text, true, &rep, &err);
+      if (levels == 65) {
+        if (w || !strstr(err.message, "computation 'c65': expected calls nested at most 64 deep"))
+          fail_msg("%s, 65 levels: %s", callers[kind], w ? "imported" : err.message);
+        mb_workload_free(w);
+        continue;
+      }
+      if (!w) fail_msg("%s, 64 levels: %s", callers[kind], err.message);
+      if (kind == 0) {
+        /* the innermost negate (2 FLOPs), every loop running once; only the entry's loop
+         * counts toward the loop FLOPs, not again for each loop inside it */
+        assert_true(w->ops[0].flops == 2);
+        assert_int_equal(rep.n_loops, 64);
+        assert_true(rep.loop_flops == 2 && rep.total_flops == 2);
+      }
       mb_workload_free(w);
     }
   }
@@ -1262,7 +1270,7 @@ int main(void) {
       cmocka_unit_test(test_called_computation_flops),
       cmocka_unit_test(test_control_flow),
       cmocka_unit_test(test_select_and_scatter_flops),
-      cmocka_unit_test(test_loop_nesting_limit),
+      cmocka_unit_test(test_call_nesting_limit),
       cmocka_unit_test(test_pinning_options),
       cmocka_unit_test(test_unknown_opcode_and_attribute),
       cmocka_unit_test(test_literals_comments_and_lines),
