@@ -18,7 +18,15 @@ for target in "$build"/fuzz_*; do
       printf '%s\n' 'HloModule t, is_scheduled=true' 'ENTRY e {' \
         '  a = f32[3,5]{1,0:T(8,128)S(1)} parameter(0)' '  s = s4[5]{0:E(4)} parameter(1)' \
         '  b = bf16[3,5]{0,1:T(8,128)(2,1)L(32)#(s64)P(f32[4]{0})} exponential(a)' \
-        '  ROOT r = (bf16[3,5]{0,1:(2,2)}, s4[5]{0:E(4)}) tuple(b, s)' '}' >"$corpus"/tpu.hlo ;;
+        '  ROOT r = (bf16[3,5]{0,1:(2,2)}, s4[5]{0:E(4)}) tuple(b, s)' '}' >"$corpus"/tpu.hlo
+      # a loop with its trip count, and a select-and-scatter's two computations
+      printf '%s\n' 'HloModule l' 'ge (a: f32[], b: f32[]) -> pred[] {' '  a = f32[] parameter(0)' \
+        '  b = f32[] parameter(1)' '  ROOT g = pred[] compare(a, b), direction=GE' '}' \
+        'body (p: f32[8]) -> f32[8] {' '  p = f32[8] parameter(0)' '  ROOT e = f32[8] exponential(p)' '}' \
+        'ENTRY e {' '  p = f32[8] parameter(0)' '  s = f32[4] parameter(1)' '  z = f32[] constant(0)' \
+        '  w = f32[8] while(p), condition=ge, body=body, backend_config={"known_trip_count":{"n":"10"}}' \
+        '  ROOT r = f32[8] select-and-scatter(w, s, z), window={size=2 stride=2}, select=ge, scatter=ge' \
+        '}' >"$corpus"/loop.hlo ;;
     fuzz_csv) cp "$data"/minimalloc/*.csv "$corpus"/ 2>/dev/null || true ;;
     fuzz_catalogue) cp datasets/catalogue.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_hardware) cp datasets/hardware/*.txt "$corpus"/ 2>/dev/null || true ;;
