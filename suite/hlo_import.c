@@ -430,27 +430,28 @@ static bool parse_dim_list(const char *s, size_t len, int32_t *n, int64_t *d) {
   }
 }
 
+/* Compiles `pattern` into *re and its match data into *md at its first use (most modules need
+ * neither). False with err set when that fails. */
+static bool pattern_at_first_use(importer *im, const char *pattern, const char *what,
+                                 pcre2_code **re, pcre2_match_data **md) {
+  if (*re) return true;
+  int code;
+  PCRE2_SIZE off;
+  *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
+  if (!*re) {
+    PCRE2_UCHAR buf[256];
+    pcre2_get_error_message(code, buf, sizeof buf);
+    return mb_fail(im->err, "%s: internal error compiling the %s pattern: %s", im->path, what,
+                   (const char *)buf);
+  }
+  *md = pcre2_match_data_create_from_pattern(*re, NULL);
+  return *md ? true : mb_fail(im->err, "%s: out of memory", im->path);
+}
+
 /* The dot_dimension_numbers in a backend_config: 1 found (in g), 0 absent, -1 malformed or
  * ambiguous (a field given twice), -2 internal error (err set). */
 static int backend_dims(importer *im, mb_hlo_span cfg, gemm_dims *g) {
-  if (!im->re_dnums) {
-    int code;
-    PCRE2_SIZE off;
-    im->re_dnums =
-        pcre2_compile((PCRE2_SPTR)DNUMS_PATTERN, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
-    if (!im->re_dnums) {
-      PCRE2_UCHAR buf[256];
-      pcre2_get_error_message(code, buf, sizeof buf);
-      mb_fail(im->err, "%s: internal error compiling the backend_config pattern: %s", im->path,
-              (const char *)buf);
-      return -2;
-    }
-    im->md = pcre2_match_data_create_from_pattern(im->re_dnums, NULL);
-    if (!im->md) {
-      mb_fail(im->err, "%s: out of memory", im->path);
-      return -2;
-    }
-  }
+  if (!pattern_at_first_use(im, DNUMS_PATTERN, "backend_config", &im->re_dnums, &im->md)) return -2;
   const char *subject = im->m->text + cfg.off;
   PCRE2_SIZE len = (PCRE2_SIZE)cfg.len, pos = 0;
   int found = 0;
@@ -611,24 +612,8 @@ static const char TRIPS_PATTERN[] =
  * {"known_trip_count":{"n":"10"}}. 1 found (*n), 0 absent or unreadable, -1 internal error. */
 static int known_trip_count(importer *im, const mb_hlo_instr *ins, int64_t *n) {
   if (ins->backend_config.len == 0) return 0;
-  if (!im->re_trips) {
-    int code;
-    PCRE2_SIZE off;
-    im->re_trips =
-        pcre2_compile((PCRE2_SPTR)TRIPS_PATTERN, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
-    if (!im->re_trips) {
-      PCRE2_UCHAR buf[256];
-      pcre2_get_error_message(code, buf, sizeof buf);
-      mb_fail(im->err, "%s: internal error compiling the trip count pattern: %s", im->path,
-              (const char *)buf);
-      return -1;
-    }
-    im->md_trips = pcre2_match_data_create_from_pattern(im->re_trips, NULL);
-    if (!im->md_trips) {
-      mb_fail(im->err, "%s: out of memory", im->path);
-      return -1;
-    }
-  }
+  if (!pattern_at_first_use(im, TRIPS_PATTERN, "trip count", &im->re_trips, &im->md_trips))
+    return -1;
   const char *subject = im->m->text + ins->backend_config.off;
   int rc = pcre2_match(im->re_trips, (PCRE2_SPTR)subject, (PCRE2_SIZE)ins->backend_config.len, 0, 0,
                        im->md_trips, NULL);

@@ -688,18 +688,21 @@ static void test_control_flow(void **state) {
   }
 }
 
+/* a select-and-scatter's select= computation */
+#define GE_COMPUTATION                                 \
+  "%ge (a: f32[], b: f32[]) -> pred[] {\n"             \
+  "  %a = f32[] parameter(0)\n"                        \
+  "  %b = f32[] parameter(1)\n"                        \
+  "  ROOT %g = pred[] compare(%a, %b), direction=GE\n" \
+  "}\n"
+
 /* select-and-scatter (a max-pool's gradient): per element of the source (operand 1), the select
  * computation window - 1 times and the scatter computation once, as XLA's cost analysis
  * counts it; the window, source and computations are given by hand here. */
 static void test_select_and_scatter_flops(void **state) {
   (void)state;
   const char *text =
-      "HloModule sas\n"
-      "%ge (a: f32[], b: f32[]) -> pred[] {\n"
-      "  %a = f32[] parameter(0)\n"
-      "  %b = f32[] parameter(1)\n"
-      "  ROOT %g = pred[] compare(%a, %b), direction=GE\n"
-      "}\n"
+      "HloModule sas\n" GE_COMPUTATION
       "%add (x: f32[], y: f32[]) -> f32[] {\n"
       "  %x = f32[] parameter(0)\n"
       "  %y = f32[] parameter(1)\n"
@@ -725,12 +728,7 @@ static void test_select_and_scatter_flops(void **state) {
   /* without its source operand there is nothing to count: 0 FLOPs, not a read past the
    * operands */
   const char *one =
-      "HloModule sas\n"
-      "%ge (a: f32[], b: f32[]) -> pred[] {\n"
-      "  %a = f32[] parameter(0)\n"
-      "  %b = f32[] parameter(1)\n"
-      "  ROOT %g = pred[] compare(%a, %b), direction=GE\n"
-      "}\n"
+      "HloModule sas\n" GE_COMPUTATION
       "ENTRY %main (o: f32[8]) -> f32[8] {\n"
       "  %o = f32[8] parameter(0)\n"
       "  %n = f32[8] negate(%o)\n"
