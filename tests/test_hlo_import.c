@@ -497,6 +497,17 @@ static void test_layouts_in_text(void **state) {
       mb_workload_free(ok);
     }
   }
+  /* a layout cut off by the end of the text: refused without reading past it (the buffer has
+   * no NUL; ASan checks) */
+  const char *cut = "HloModule m\nENTRY e {\n  p = f32[2]{0";
+  size_t cut_len = strlen(cut);
+  char *exact = malloc(cut_len);
+  assert_non_null(exact);
+  memcpy(exact, cut, cut_len);
+  mb_hlo_module *cut_module = mb_hlo_parse(exact, cut_len, "t.hlo", &err);
+  assert_null(cut_module);
+  assert_string_equal(err.message, "t.hlo:3: expected '}' closing the layout");
+  free(exact);
   /* 2^62 elements are refused even when E(1) would pack them into 2^59 bytes */
   expect_error(
       "HloModule m\nENTRY e {\n  p = s8[36028797018963968,3]{1,0:T(8,128)E(1)} "
