@@ -37,6 +37,7 @@ typedef enum op_class {
   C_WHILE, /* body N times, condition N + 1 times (N: known_trip_count); once each if unknown */
   C_CONDITIONAL, /* the most expensive branch */
   C_CALLER,      /* fusion, call, async-start, custom-call...: sum of called computations */
+  C_ASYNC_DONE,  /* *-done, async-update: 0 FLOPs; passes on what its *-start wrote (below) */
   C_DATA,        /* data movement and other known ops: 0 FLOPs, bytes only */
   C_OPAQUE,      /* known ops a fusion cannot enter (control flow, collectives, I/O) */
 } op_class;
@@ -145,24 +146,24 @@ static const opcode_info OPCODES[] = {
     {"replica-id", C_DATA},
     {"custom-call", C_CALLER},
     {"async-start", C_CALLER},
-    {"async-update", C_OPAQUE},
-    {"async-done", C_OPAQUE},
+    {"async-update", C_ASYNC_DONE},
+    {"async-done", C_ASYNC_DONE},
     {"after-all", C_OPAQUE},
     {"all-gather", C_OPAQUE},
     {"all-gather-start", C_OPAQUE},
-    {"all-gather-done", C_OPAQUE},
+    {"all-gather-done", C_ASYNC_DONE},
     {"all-reduce", C_OPAQUE},
     {"all-reduce-start", C_OPAQUE},
-    {"all-reduce-done", C_OPAQUE},
+    {"all-reduce-done", C_ASYNC_DONE},
     {"all-to-all", C_OPAQUE},
     {"ragged-all-to-all", C_OPAQUE},
     {"collective-broadcast", C_OPAQUE},
     {"collective-permute", C_OPAQUE},
     {"collective-permute-start", C_OPAQUE},
-    {"collective-permute-done", C_OPAQUE},
+    {"collective-permute-done", C_ASYNC_DONE},
     {"reduce-scatter", C_OPAQUE},
     {"copy-start", C_OPAQUE},
-    {"copy-done", C_OPAQUE},
+    {"copy-done", C_ASYNC_DONE},
     {"infeed", C_OPAQUE},
     {"outfeed", C_OPAQUE},
     {"send", C_OPAQUE},
@@ -764,6 +765,46 @@ static bool tuple_element(const importer *im, const mb_hlo_shape *s, int64_t ind
   return true;
 }
 
+/* Asynchronous pairs as XLA's dataflow analysis sees them: a *-start returns a tuple one of
+ * whose elements is its operands themselves (copy-start: its source), not a copy of them, and
+ * its *-done (and an async-update) passes on one element of the start's value, the result the
+ * start writes. The done is an op of the schedule that keeps the start's buffers live to it and
+ * moves no bytes. Element -1: the whole value (all-reduce-start returns its result alone). */
+typedef struct async_rule {
+  const char *opcode;
+  int32_t element;
+} async_rule;
+static const async_rule ASYNC_STARTS[] = {{"async-start", 0},
+                                          {"all-gather-start", 0},
+                                          {"collective-permute-start", 0},
+                                          {"copy-start", 1}};
+static const async_rule ASYNC_DONES[] = {
+    {"async-done", 1}, {"all-gather-done", 1},  {"collective-permute-done", 1},
+    {"copy-done", 0},  {"all-reduce-done", -1}, {"async-update", -1}};
+
+/* The element of an async rule table for the instruction's opcode; -2 when it has none. */
+static int32_t async_element(const importer *im, const mb_hlo_instr *ins, const async_rule *rules,
+                             int n_rules) {
+  for (int i = 0; i < n_rules; i++)
+    if (mb_hlo_span_eq(im->m, ins->opcode, rules[i].opcode)) return rules[i].element;
+  return -2;
+}
+
+/* The leaves [*off, *off + *n) of element `element` of shape s (-1: all of them); false when s
+ * has no such element. */
+static bool element_leaves(const importer *im, const mb_hlo_shape *s, int32_t element, int32_t *off,
+                           int32_t *n) {
+  if (element < 0) {
+    *off = 0;
+    *n = s->n_leaves;
+    return true;
+  }
+  int32_t elem;
+  if (!tuple_element(im, s, element, off, &elem)) return false;
+  *n = im->m->shapes[elem].n_leaves;
+  return true;
+}
+
 static bool define_leaves(importer *im, int32_t e) {
   const mb_hlo_instr *ins = &im->m->instrs[im->first + e];
   int32_t nl = n_leaves(im, e);
@@ -825,8 +866,39 @@ static bool define_leaves(importer *im, int32_t e) {
     memcpy(out, src, (size_t)nl * sizeof *out);
     return true;
   }
+  if (cls == C_ASYNC_DONE && ins->n_operands == 1) {
+    /* the element of its start's value that it passes on, when the shapes agree (otherwise
+     * it defines buffers of its own, as any op) */
+    int32_t o = operand(im, ins, 0) - im->first, off, n;
+    int32_t element =
+        async_element(im, ins, ASYNC_DONES, (int)(sizeof ASYNC_DONES / sizeof *ASYNC_DONES));
+    if (element_leaves(im, shape_of(im, im->first + o), element, &off, &n) && n == nl) {
+      memcpy(out, &im->leaf_buf[im->leaf_start[o] + off], (size_t)nl * sizeof *out);
+      return true;
+    }
+  }
+  /* the element of a start's value that is its operands, when their arrays fill it */
+  int32_t given = -1, given_n = 0;
+  int32_t start_element =
+      async_element(im, ins, ASYNC_STARTS, (int)(sizeof ASYNC_STARTS / sizeof *ASYNC_STARTS));
+  if (start_element >= 0 &&
+      element_leaves(im, shape_of(im, im->first + e), start_element, &given, &given_n)) {
+    int32_t total = 0;
+    for (int32_t j = 0; j < ins->n_operands; j++)
+      total += n_leaves(im, operand(im, ins, j) - im->first);
+    if (total != given_n) given = -1;
+  }
+  if (given >= 0) {
+    int32_t k = given;
+    for (int32_t j = 0; j < ins->n_operands; j++) {
+      int32_t o = operand(im, ins, j) - im->first;
+      memcpy(out + k, &im->leaf_buf[im->leaf_start[o]], (size_t)n_leaves(im, o) * sizeof *out);
+      k += n_leaves(im, o);
+    }
+  }
   /* a defining instruction: one buffer per array leaf with bytes */
   for (int32_t k = 0; k < nl; k++) {
+    if (given >= 0 && k >= given && k < given + given_n) continue; /* its operands */
     int32_t leaf = mb_hlo_shape_leaf(im->m, ins->shape, k);
     const mb_hlo_shape *ls = &im->m->shapes[leaf];
     out[k] = -1;
@@ -1022,7 +1094,9 @@ static mb_workload *build(importer *im) {
     if (im->op_of[e] < 0) continue;
     for (int32_t k = 0; k < im->reads[e].n; k++) {
       int32_t x = im->reads[e].v[k];
-      if (wb[x] >= 0) mb_builder_add_use(b, wb[x], im->op_of[e], im->bufs[x].size, 0);
+      /* a done reads nothing: it keeps its start's buffers live up to it */
+      int64_t bytes = im->cls[e] == C_ASYNC_DONE ? 0 : im->bufs[x].size;
+      if (wb[x] >= 0) mb_builder_add_use(b, wb[x], im->op_of[e], bytes, 0);
     }
   }
   free(wb);

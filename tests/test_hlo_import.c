@@ -751,6 +751,60 @@ static void test_select_and_scatter_flops(void **state) {
   mb_workload_free(w);
 }
 
+/* Asynchronous pairs: a start's tuple holds its operands themselves (copy-start: its source)
+ * and the done passes on the result the start wrote; the done is an op that moves no bytes and
+ * keeps the start's buffers live up to it. */
+static void test_async_pairs(void **state) {
+  (void)state;
+  const char *text =
+      "HloModule async\n"
+      "add (a: f32[], b: f32[]) -> f32[] {\n"
+      "  a = f32[] parameter(0)\n"
+      "  b = f32[] parameter(1)\n"
+      "  ROOT s = f32[] add(a, b)\n"
+      "}\n"
+      "ENTRY e {\n"
+      "  p = f32[256] parameter(0)\n"
+      "  q = f32[64] parameter(1)\n"
+      "  cs = (f32[64], f32[64], u32[]) copy-start(q)\n"
+      "  n = f32[256] negate(p)\n"
+      "  cd = f32[64] copy-done(cs)\n"
+      "  ags = (f32[256], f32[512]) all-gather-start(n), dimensions={0}\n"
+      "  agd = f32[512] all-gather-done(ags)\n"
+      "  ars = f32[512] all-reduce-start(agd), to_apply=add\n"
+      "  ard = f32[512] all-reduce-done(ars)\n"
+      "  m = f32[64] negate(cd)\n"
+      "  ROOT r = (f32[512], f32[64]) tuple(ard, m)\n"
+      "}\n";
+  mb_error err = {{0}};
+  mb_workload *w = import_str(text, false, NULL, &err);
+  if (!w) fail_msg("%s", err.message);
+  /* buffers: p, q, the copy's destination cs#0 and context cs#2 (cs#1 is q), n, the gather's
+   * result ags#1 (ags#0 is n), the reduction's ars, m: 8; the dones define none */
+  assert_int_equal(w->n_buffers, 8);
+  assert_int_equal(mb_workload_find_buffer(w, "cs#1"), -1);
+  assert_int_equal(mb_workload_find_buffer(w, "ags#0"), -1);
+  assert_int_equal(mb_workload_find_buffer(w, "cd"), -1);
+  assert_int_equal(mb_workload_find_buffer(w, "agd"), -1);
+  assert_int_equal(mb_workload_find_buffer(w, "ard"), -1);
+  /* ops in schedule order: cs 0, n 1, cd 2, ags 3, agd 4, ars 5, ard 6, m 7 */
+  assert_int_equal(w->n_ops, 8);
+  /* the copy reads q and writes its destination; the done reads nothing, m reads the copy */
+  assert_int_equal(use_of(w, "q", "cs")->bytes_read, 256);
+  assert_int_equal(use_of(w, "cs#0", "cs")->bytes_written, 256);
+  assert_int_equal(use_of(w, "cs#0", "cd")->bytes_read, 0);
+  assert_int_equal(use_of(w, "cs#0", "m")->bytes_read, 256);
+  /* the gather's input stays live until its done (XLA may read it until then) */
+  assert_int_equal(buffer(w, "n")->end, 4);
+  assert_int_equal(use_of(w, "n", "agd")->bytes_read, 0);
+  assert_int_equal(use_of(w, "ags#1", "ars")->bytes_read, 2048);
+  /* the reduction's result is the program's output, through its done and the tuple */
+  assert_true(buffer(w, "ars")->pinned);
+  assert_int_equal(buffer(w, "ars")->end, 7);
+  assert_true(w->ops[6].flops == 0);
+  mb_workload_free(w);
+}
+
 /* Called computations nest at most 64 deep, whichever instruction calls them: a while's body,
  * a call's to_apply or a select-and-scatter's scatter=; 64 levels are counted, 65 refused. */
 static void test_call_nesting_limit(void **state) {
@@ -1280,6 +1334,7 @@ int main(void) {
       cmocka_unit_test(test_control_flow),
       cmocka_unit_test(test_select_and_scatter_flops),
       cmocka_unit_test(test_call_nesting_limit),
+      cmocka_unit_test(test_async_pairs),
       cmocka_unit_test(test_pinning_options),
       cmocka_unit_test(test_unknown_opcode_and_attribute),
       cmocka_unit_test(test_literals_comments_and_lines),
