@@ -750,6 +750,11 @@ static int32_t new_buffer(importer *im, int32_t e, int32_t leaf, int64_t size) {
   return im->n_bufs++;
 }
 
+/* Operand k of an entry instruction, as an entry-relative index. */
+static int32_t entry_operand(const importer *im, const mb_hlo_instr *ins, int32_t k) {
+  return operand(im, ins, k) - im->first;
+}
+
 static int32_t n_leaves(const importer *im, int32_t e) {
   return shape_of(im, im->first + e)->n_leaves;
 }
@@ -826,7 +831,7 @@ static bool define_leaves(importer *im, int32_t e) {
     if (mb_hlo_span_eq(im->m, ins->opcode, "tuple")) {
       int32_t k = 0;
       for (int32_t j = 0; j < ins->n_operands; j++) {
-        int32_t o = operand(im, ins, j) - im->first;
+        int32_t o = entry_operand(im, ins, j);
         int32_t ol = n_leaves(im, o);
         if (k + ol > nl) break;
         memcpy(out + k, &im->leaf_buf[im->leaf_start[o]], (size_t)ol * sizeof *out);
@@ -834,14 +839,14 @@ static bool define_leaves(importer *im, int32_t e) {
       }
       int32_t total = 0;
       for (int32_t j = 0; j < ins->n_operands; j++)
-        total += n_leaves(im, operand(im, ins, j) - im->first);
+        total += n_leaves(im, entry_operand(im, ins, j));
       if (total != nl)
         return fail_line(im, ins->line,
                          "tuple '%s': expected its shape to hold its operands' %d arrays, got %d",
                          nm, total, nl);
       return true;
     }
-    int32_t o = operand(im, ins, 0) - im->first;
+    int32_t o = entry_operand(im, ins, 0);
     const int32_t *src = &im->leaf_buf[im->leaf_start[o]];
     if (mb_hlo_span_eq(im->m, ins->opcode, "get-tuple-element")) {
       int32_t off, elem;
@@ -869,7 +874,7 @@ static bool define_leaves(importer *im, int32_t e) {
   if (cls == C_ASYNC_DONE && ins->n_operands == 1) {
     /* the element of its start's value that it passes on, when the shapes agree (otherwise
      * it defines buffers of its own, as any op) */
-    int32_t o = operand(im, ins, 0) - im->first, off, n;
+    int32_t o = entry_operand(im, ins, 0), off, n;
     int32_t element =
         async_element(im, ins, ASYNC_DONES, (int)(sizeof ASYNC_DONES / sizeof *ASYNC_DONES));
     if (element_leaves(im, shape_of(im, im->first + o), element, &off, &n) && n == nl) {
@@ -884,14 +889,13 @@ static bool define_leaves(importer *im, int32_t e) {
   if (start_element >= 0 &&
       element_leaves(im, shape_of(im, im->first + e), start_element, &given, &given_n)) {
     int32_t total = 0;
-    for (int32_t j = 0; j < ins->n_operands; j++)
-      total += n_leaves(im, operand(im, ins, j) - im->first);
+    for (int32_t j = 0; j < ins->n_operands; j++) total += n_leaves(im, entry_operand(im, ins, j));
     if (total != given_n) given = -1;
   }
   if (given >= 0) {
     int32_t k = given;
     for (int32_t j = 0; j < ins->n_operands; j++) {
-      int32_t o = operand(im, ins, j) - im->first;
+      int32_t o = entry_operand(im, ins, j);
       memcpy(out + k, &im->leaf_buf[im->leaf_start[o]], (size_t)n_leaves(im, o) * sizeof *out);
       k += n_leaves(im, o);
     }

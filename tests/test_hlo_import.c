@@ -766,8 +766,8 @@ static void test_async_pairs(void **state) {
       "ENTRY e {\n"
       "  p = f32[256] parameter(0)\n"
       "  q = f32[64] parameter(1)\n"
-      "  cs = (f32[64], f32[64], u32[]) copy-start(q)\n"
       "  n = f32[256] negate(p)\n"
+      "  cs = (f32[64], f32[64], u32[]) copy-start(q)\n"
       "  cd = f32[64] copy-done(cs)\n"
       "  ags = (f32[256], f32[512]) all-gather-start(n), dimensions={0}\n"
       "  agd = f32[512] all-gather-done(ags)\n"
@@ -787,13 +787,14 @@ static void test_async_pairs(void **state) {
   assert_int_equal(mb_workload_find_buffer(w, "cd"), -1);
   assert_int_equal(mb_workload_find_buffer(w, "agd"), -1);
   assert_int_equal(mb_workload_find_buffer(w, "ard"), -1);
-  /* ops in schedule order: cs 0, n 1, cd 2, ags 3, agd 4, ars 5, ard 6, m 7 */
+  /* ops in schedule order: n 0, cs 1, cd 2, ags 3, agd 4, ars 5, ard 6, m 7 */
   assert_int_equal(w->n_ops, 8);
   /* the copy reads q and writes its destination; the done reads nothing, m reads the copy */
   assert_int_equal(use_of(w, "q", "cs")->bytes_read, 256);
   assert_int_equal(use_of(w, "cs#0", "cs")->bytes_written, 256);
   assert_int_equal(use_of(w, "cs#0", "cd")->bytes_read, 0);
   assert_int_equal(use_of(w, "cs#0", "m")->bytes_read, 256);
+  assert_int_equal(use_of(w, "n", "ags")->bytes_read, 1024);
   /* the gather's input stays live until its done (XLA may read it until then) */
   assert_int_equal(buffer(w, "n")->end, 4);
   assert_int_equal(use_of(w, "n", "agd")->bytes_read, 0);
@@ -802,6 +803,21 @@ static void test_async_pairs(void **state) {
   assert_true(buffer(w, "ars")->pinned);
   assert_int_equal(buffer(w, "ars")->end, 7);
   assert_true(w->ops[6].flops == 0);
+  mb_workload_free(w);
+
+  /* a done whose shape does not fit its start's result: two ops with buffers of their own */
+  const char *odd =
+      "HloModule odd\n"
+      "ENTRY e {\n"
+      "  p = f32[256] parameter(0)\n"
+      "  ags = (f32[256], f32[512]) all-gather-start(p), dimensions={0}\n"
+      "  ROOT agd = (f32[512], f32[512]) all-gather-done(ags)\n"
+      "}\n";
+  w = import_str(odd, false, NULL, &err);
+  if (!w) fail_msg("%s", err.message);
+  assert_int_equal(w->n_buffers, 4); /* p, ags#1, agd#0, agd#1 */
+  assert_int_equal(buffer(w, "agd#1")->size, 2048);
+  assert_int_equal(use_of(w, "agd#0", "agd")->bytes_written, 2048);
   mb_workload_free(w);
 }
 
