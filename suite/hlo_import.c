@@ -214,7 +214,8 @@ typedef struct buffer_info {
   int32_t def;  /* entry-relative index of the defining instruction */
   int32_t leaf; /* leaf index within the definer's shape */
   int64_t size;
-  int64_t padding; /* bytes of size its layout adds to its elements' own (hlo_parse.h) */
+  int64_t padding;      /* bytes of size its layout adds to its elements' own (hlo_parse.h) */
+  int32_t memory_space; /* its layout's S(n): XLA's own placement (0: default memory) */
   bool output;
   bool dead;        /* fused away */
   int_list readers; /* entry-relative instructions that read it (may hold fused ones) */
@@ -910,6 +911,7 @@ static bool define_leaves(importer *im, int32_t e) {
       out[k] = new_buffer(im, e, k, ls->bytes);
       if (out[k] < 0) return mb_fail(im->err, "%s: out of memory", im->path);
       im->bufs[out[k]].padding = ls->bytes - ls->data_bytes;
+      im->bufs[out[k]].memory_space = ls->memory_space;
     }
   }
   return true;
@@ -1072,6 +1074,10 @@ static mb_workload *build(importer *im) {
     if (bi->padding > 0) {
       im->rep->n_padded_buffers++;
       im->rep->padding_bytes += bi->padding;
+    }
+    if (bi->memory_space != 0) {
+      im->rep->n_placed_buffers++;
+      im->rep->placed_bytes += bi->size;
     }
     int32_t def_op = im->op_of[bi->def];
     int32_t start = def_op >= 0 ? def_op : 0; /* parameters and constants exist from the start */

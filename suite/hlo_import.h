@@ -46,13 +46,17 @@ typedef struct mb_hlo_report {
   /* buffers whose layout makes XLA allocate more than their elements' bits (tiles, L(n), a
    * sub-byte type without E(n): hlo_parse.h's mb_hlo_array_bytes), and the bytes added */
   int32_t n_padded_buffers;
+  int64_t padding_bytes;
+  /* buffers that XLA's own memory-space assignment put outside the default memory (a layout's
+   * S(n), n > 0), and their bytes: reported, not taken as a placement */
+  int32_t n_placed_buffers;
+  int64_t placed_bytes;
   /* while loops met (in any computation whose FLOPs count), and those of them whose body and
    * condition count as often as their backend_config's known_trip_count says */
   int32_t n_loops, n_counted_loops;
   /* FLOPs of the entry computation's while loops (bodies and conditions, trip counts applied),
    * and of the whole program: inside a loop, buffers are not modelled (a loop is one op) */
   double loop_flops, total_flops;
-  int64_t padding_bytes;
   bool is_scheduled; /* the module header says is_scheduled=true */
 } mb_hlo_report;
 

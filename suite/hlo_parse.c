@@ -534,11 +534,11 @@ static const char *layout_excerpt(const parser *p, int32_t close, int32_t pos, c
 
 /* Parses an array layout at '{': "{1,0}", "{}", "{1,0:T(8,128)(2,1)L(4)E(4)S(1)}". The minor-to-
  * major list must be a permutation of the shape's `rank` dims (or empty); after ':' come items
- * NAME(...)(...)...: T (tiles), L and E are read, every other item (D, #, *, S, SC, P, M, and
+ * NAME(...)(...)...: T (tiles), L, E and S are read, every other item (D, #, *, SC, P, M, and
  * any later XLA adds) is skipped as balanced groups. */
 static bool parse_layout(parser *p, int32_t rank, mb_hlo_layout *out) {
   /* fields set one by one: the arrays (1 KiB) are read only up to their counts */
-  out->rank = out->tile_rank = out->element_bits = 0;
+  out->rank = out->tile_rank = out->element_bits = out->memory_space = 0;
   out->tail_alignment = 1;
   int32_t open_line = p->line, start = p->pos, close = p->pos;
   /* the closing '}' on the same line: braces nest only in a P(shape{layout}) item */
@@ -618,18 +618,22 @@ static bool parse_layout(parser *p, int32_t rank, mb_hlo_layout *out) {
             return fail_at(p, open_line, "expected ',' or ')' in the tile, got '%s'",
                            layout_excerpt(p, close, k, ex, sizeof ex));
         }
-      } else if ((item == 'L' || item == 'E') && group_no == 0) {
+      } else if ((item == 'L' || item == 'E' || item == 'S') && group_no == 0) {
         int32_t k = group + 1;
         int64_t v;
         if (!parse_int_at(p, &k, end, &v) || k != end || v < 0 || (item == 'L' && v < 1) ||
-            (item == 'E' && v > 1024))
+            (item != 'L' && v > 1024))
           return fail_at(p, open_line, "expected %s in the layout's %c(...), got '%s'",
-                         item == 'L' ? "a positive element count" : "a number of bits (0..1024)",
+                         item == 'L'   ? "a positive element count"
+                         : item == 'E' ? "a number of bits (0..1024)"
+                                       : "a memory space number (0..1024)",
                          item, layout_excerpt(p, close, group + 1, ex, sizeof ex));
         if (item == 'L')
           out->tail_alignment = v;
-        else
+        else if (item == 'E')
           out->element_bits = (int32_t)v;
+        else
+          out->memory_space = (int32_t)v;
       }
       i = end + 1;
     }
@@ -692,6 +696,7 @@ static int32_t parse_array_shape(parser *p) {
   mb_hlo_layout layout;
   bool has_layout = layout_follows(p);
   if (has_layout && !parse_layout(p, s.rank, &layout)) return -1;
+  if (has_layout) s.memory_space = layout.memory_space;
   if (!mb_hlo_array_bytes(et, p->m->ints + s.dims, s.rank, has_layout ? &layout : NULL, &s.bytes)) {
     FAIL(p, "expected a shape below 2^62 bytes as laid out");
     return -1;

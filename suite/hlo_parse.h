@@ -71,8 +71,8 @@ int mb_hlo_etype_bits(mb_hlo_etype t);
 #define MB_HLO_MAX_LAYOUT_RANK 64
 
 /* The parts of an array's layout ("{1,0:T(8,128)(2,1)L(4)E(4)S(1)}") that decide how many bytes
- * XLA allocates for it; the other parts (memory space, index types, split configs, ...) are read
- * and skipped. */
+ * XLA allocates for it, and the memory space XLA put it in; the other parts (index types, split
+ * configs, ...) are read and skipped. */
 typedef struct mb_hlo_layout {
   int32_t rank;                                   /* entries of minor_to_major (0: "{}") */
   int64_t minor_to_major[MB_HLO_MAX_LAYOUT_RANK]; /* a permutation of 0..rank-1 */
@@ -80,6 +80,7 @@ typedef struct mb_hlo_layout {
   int64_t tile[MB_HLO_MAX_LAYOUT_RANK];           /* the first tile, major to minor; 1 for '*' */
   int64_t tail_alignment;                         /* L(n): elements rounded up to n; 1 absent */
   int32_t element_bits;                           /* E(n): bits per element; 0 absent */
+  int32_t memory_space;                           /* S(n): 0 absent (the default memory) */
 } mb_hlo_layout;
 
 /* The bytes XLA allocates for an array of `rank` dims of type t under `layout` (NULL: none),
@@ -95,14 +96,15 @@ bool mb_hlo_array_bytes(mb_hlo_etype t, const int64_t *dims, int32_t rank,
  * for it under its layout (mb_hlo_array_bytes); data_bytes is what its elements' own bits need. */
 typedef struct mb_hlo_shape {
   mb_hlo_etype etype;
-  int32_t rank;       /* arrays: number of dims */
-  int32_t dims;       /* arrays: index of the first dim in module->ints */
-  int32_t n_tuple;    /* tuples: number of elements */
-  int32_t tuple;      /* tuples: index of the first element's shape id in module->ints */
-  int32_t n_leaves;   /* non-tuple leaves (arrays, tokens) in this shape tree */
-  int64_t elements;   /* arrays: product of dims */
-  int64_t bytes;      /* arrays: as allocated (layout padding included); tuples: sum of leaves */
-  int64_t data_bytes; /* arrays: ceil(elements * bits / 8); tuples: sum of leaves */
+  int32_t rank;         /* arrays: number of dims */
+  int32_t dims;         /* arrays: index of the first dim in module->ints */
+  int32_t n_tuple;      /* tuples: number of elements */
+  int32_t tuple;        /* tuples: index of the first element's shape id in module->ints */
+  int32_t n_leaves;     /* non-tuple leaves (arrays, tokens) in this shape tree */
+  int64_t elements;     /* arrays: product of dims */
+  int64_t bytes;        /* arrays: as allocated (layout padding included); tuples: sum of leaves */
+  int64_t data_bytes;   /* arrays: ceil(elements * bits / 8); tuples: sum of leaves */
+  int32_t memory_space; /* arrays: the layout's S(n), XLA's own placement (0: default) */
 } mb_hlo_shape;
 
 /* A list of integers stored in module->ints. */

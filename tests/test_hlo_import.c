@@ -390,6 +390,9 @@ static void test_layouts_in_text(void **state) {
   assert_int_equal(buffer(w, "t1")->size, 3 * 128 * 4);
   assert_int_equal(buffer(w, "e0")->size, 5);
   assert_int_equal(rep.n_padded_buffers, 8);
+  /* XLA's own placement: a is in S(1); the operand's S(1) of c is a's layout again */
+  assert_int_equal(rep.n_placed_buffers, 1);
+  assert_int_equal(rep.placed_bytes, 4096);
   assert_int_equal(rep.padding_bytes, (4096 - 60) + (96 - 60) + (128 - 60) + (1024 - 8) +
                                           (8000 - 12) + (16 - 12) + (1536 - 60) + (5 - 3));
   mb_workload_free(w);
@@ -412,6 +415,11 @@ static void test_layouts_in_text(void **state) {
       "negate(p)\n}\n",
       "t.hlo:3: expected a dimension number below 2 in the layout's minor-to-major "
       "list, got ',1,0}'");
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[3,5]{1,0:S(1025)} parameter(0)\n  q = "
+      "f32[3,5] negate(p)\n}\n",
+      "t.hlo:3: expected a memory space number (0..1024) in the layout's S(...), got "
+      "'1025)}'");
   expect_error(
       "HloModule m\nENTRY e {\n  p = f32[3,5]{1,0:E(1025)} parameter(0)\n  q = "
       "f32[3,5] negate(p)\n}\n",

@@ -188,11 +188,18 @@ int mb_cmd_import(int argc, char **argv) {
           "  while loops: %d, %d of them counted as often as their known_trip_count says, the "
           "others once\n",
           rep.n_loops, rep.n_counted_loops);
+    if (rep.n_placed_buffers > 0)
+      printf("  memory spaces: %d buffer%s (%" PRId64
+             " B) in a memory space S(n) by XLA's own assignment; solvers here place every "
+             "buffer afresh\n",
+             rep.n_placed_buffers, rep.n_placed_buffers == 1 ? "" : "s", rep.placed_bytes);
     if (rep.n_padded_buffers > 0)
       printf(
-          "  layouts: %d buffers sized as XLA allocates them (tiles, L(n), sub-byte types), "
-          "%" PRId64 " B more than their elements take\n",
-          rep.n_padded_buffers, rep.padding_bytes);
+          "  layouts: %d buffer%s sized as XLA allocates %s (tiles, L(n), sub-byte types), "
+          "%" PRId64 " B more than %s elements take\n",
+          rep.n_padded_buffers, rep.n_padded_buffers == 1 ? "" : "s",
+          rep.n_padded_buffers == 1 ? "it" : "them", rep.padding_bytes,
+          rep.n_padded_buffers == 1 ? "its" : "their");
   } else {
     w = mb_csv_import_file(in, &err);
     if (!w) {

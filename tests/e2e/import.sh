@@ -150,6 +150,8 @@ grep -q "imported tpu: 2 ops, 4 buffers (4 pinned), 12288 bytes total" "$T/out" 
   fail "tpu import: $(cat "$T/out")"
 grep -qx "  layouts: 2 buffers sized as XLA allocates them (tiles, L(n), sub-byte types), 8072 B \
 more than their elements take" "$T/out" || fail "tpu layouts line: $(cat "$T/out")"
+grep -qx "  memory spaces: 1 buffer (4096 B) in a memory space S(n) by XLA's own assignment; \
+solvers here place every buffer afresh" "$T/out" || fail "tpu memory spaces: $(cat "$T/out")"
 expect 0 "$MB" show "$T/tpu.wl"
 grep -q "^largest buffer  4096 B" "$T/out" || fail "tpu show: $(cat "$T/out")"
 # a loop with XLA's known_trip_count: its body (exp, 8 FLOPs) 10 times, its condition 11 times
