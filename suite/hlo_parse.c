@@ -532,6 +532,54 @@ static const char *layout_excerpt(const parser *p, int32_t close, int32_t pos, c
   return out;
 }
 
+/* The first tile of a layout, the text between its parentheses [from, end): positive dims, '*'
+ * (a combined dim, which pads nothing) counting as 1. The layout is at line `line` and ends at
+ * `close` (for messages). */
+static bool parse_first_tile(parser *p, int32_t line, int32_t close, int32_t from, int32_t end,
+                             mb_hlo_layout *out) {
+  char ex[32];
+  for (int32_t k = from; k < end;) {
+    if (out->tile_rank >= MB_HLO_MAX_LAYOUT_RANK)
+      return fail_at(p, line, "expected a tile of at most %d dimensions", MB_HLO_MAX_LAYOUT_RANK);
+    int64_t t = 1;
+    int32_t dim_at = k;
+    if (p->s[k] == '*')
+      k++;
+    else if (!parse_int_at(p, &k, end, &t) || t < 1)
+      return fail_at(p, line, "expected a positive tile dimension, got '%s'",
+                     layout_excerpt(p, close, dim_at, ex, sizeof ex));
+    out->tile[out->tile_rank++] = t;
+    if (k < end && p->s[k] == ',')
+      k++;
+    else if (k < end)
+      return fail_at(p, line, "expected ',' or ')' in the tile, got '%s'",
+                     layout_excerpt(p, close, k, ex, sizeof ex));
+  }
+  return true;
+}
+
+/* The number of a layout's L(n), E(n) or S(n) item (`item`), the text [from, end). */
+static bool parse_layout_number(parser *p, int32_t line, int32_t close, char item, int32_t from,
+                                int32_t end, mb_hlo_layout *out) {
+  char ex[32];
+  int32_t k = from;
+  int64_t v;
+  if (!parse_int_at(p, &k, end, &v) || k != end || v < 0 || (item == 'L' && v < 1) ||
+      (item != 'L' && v > 1024))
+    return fail_at(p, line, "expected %s in the layout's %c(...), got '%s'",
+                   item == 'L'   ? "a positive element count"
+                   : item == 'E' ? "a number of bits (0..1024)"
+                                 : "a memory space number (0..1024)",
+                   item, layout_excerpt(p, close, from, ex, sizeof ex));
+  if (item == 'L')
+    out->tail_alignment = v;
+  else if (item == 'E')
+    out->element_bits = (int32_t)v;
+  else
+    out->memory_space = (int32_t)v;
+  return true;
+}
+
 /* Parses an array layout at '{': "{1,0}", "{}", "{1,0:T(8,128)(2,1)L(4)E(4)S(1)}". The minor-to-
  * major list must be a permutation of the shape's `rank` dims (or empty); after ':' come items
  * NAME(...)(...)...: T (tiles), L, E and S are read, every other item (D, #, *, SC, P, M, and
@@ -540,7 +588,7 @@ static bool parse_layout(parser *p, int32_t rank, mb_hlo_layout *out) {
   /* fields set one by one: the arrays (1 KiB) are read only up to their counts */
   out->rank = out->tile_rank = out->element_bits = out->memory_space = 0;
   out->tail_alignment = 1;
-  int32_t open_line = p->line, start = p->pos, close = p->pos;
+  int32_t line = p->line, start = p->pos, close = p->pos;
   /* the closing '}' on the same line: braces nest only in a P(shape{layout}) item */
   for (int32_t depth = 0; close < p->n && p->s[close] != '\n'; close++) {
     depth += p->s[close] == '{';
@@ -560,29 +608,29 @@ static bool parse_layout(parser *p, int32_t rank, mb_hlo_layout *out) {
     }
     if (p->s[i] == ',' && out->rank > 0) i++;
     if (out->rank >= MB_HLO_MAX_LAYOUT_RANK)
-      return fail_at(p, open_line, "expected a layout of at most %d dimensions",
-                     MB_HLO_MAX_LAYOUT_RANK);
+      return fail_at(p, line, "expected a layout of at most %d dimensions", MB_HLO_MAX_LAYOUT_RANK);
     int32_t dim_at = i;
     if (!parse_int_at(p, &i, close, &d) || d < 0 || d >= rank)
-      return fail_at(p, open_line,
+      return fail_at(p, line,
                      "expected a dimension number below %d in the layout's minor-to-major list, "
                      "got '%s'",
                      rank, layout_excerpt(p, close, dim_at, ex, sizeof ex));
     for (int32_t k = 0; k < out->rank; k++)
       if (out->minor_to_major[k] == d)
-        return fail_at(p, open_line,
-                       "expected each dimension once in the layout, got %" PRId64 " twice", d);
+        return fail_at(p, line, "expected each dimension once in the layout, got %" PRId64 " twice",
+                       d);
     out->minor_to_major[out->rank++] = d;
   }
   if (out->rank != 0 && out->rank != rank)
-    return fail_at(p, open_line, "expected a layout of the shape's %d dimensions, got %d", rank,
+    return fail_at(p, line, "expected a layout of the shape's %d dimensions, got %d", rank,
                    out->rank);
   if (i < close) i++; /* ':' */
+  /* items: a name, then one or more parenthesised groups */
   while (i < close) {
     int32_t name = i;
     while (i < close && p->s[i] != '(') i++;
     if (i >= close)
-      return fail_at(p, open_line, "expected a layout item like T(8,128) or S(1), got '%s'",
+      return fail_at(p, line, "expected a layout item like T(8,128) or S(1), got '%s'",
                      layout_excerpt(p, close, name, ex, sizeof ex));
     /* a single letter names the item; none is the tiles of older XLA ("{1,0:(2,2)}") */
     char item = i == name ? 'T' : i - name == 1 ? p->s[name] : '\0';
@@ -595,46 +643,14 @@ static bool parse_layout(parser *p, int32_t rank, mb_hlo_layout *out) {
         if (depth == 0) break;
       }
       if (end >= close)
-        return fail_at(p, open_line, "expected ')' closing the layout item '%s'",
+        return fail_at(p, line, "expected ')' closing the layout item '%s'",
                        layout_excerpt(p, close, name, ex, sizeof ex));
-      if (item == 'T' && group_no == 0) {
-        /* the first tile: positive dims, '*' (combined, no padding) counting as 1 */
-        int32_t k = group + 1;
-        while (k < end) {
-          if (out->tile_rank >= MB_HLO_MAX_LAYOUT_RANK)
-            return fail_at(p, open_line, "expected a tile of at most %d dimensions",
-                           MB_HLO_MAX_LAYOUT_RANK);
-          int64_t t = 1;
-          int32_t dim_at = k;
-          if (p->s[k] == '*')
-            k++;
-          else if (!parse_int_at(p, &k, end, &t) || t < 1)
-            return fail_at(p, open_line, "expected a positive tile dimension, got '%s'",
-                           layout_excerpt(p, close, dim_at, ex, sizeof ex));
-          out->tile[out->tile_rank++] = t;
-          if (k < end && p->s[k] == ',')
-            k++;
-          else if (k < end)
-            return fail_at(p, open_line, "expected ',' or ')' in the tile, got '%s'",
-                           layout_excerpt(p, close, k, ex, sizeof ex));
-        }
-      } else if ((item == 'L' || item == 'E' || item == 'S') && group_no == 0) {
-        int32_t k = group + 1;
-        int64_t v;
-        if (!parse_int_at(p, &k, end, &v) || k != end || v < 0 || (item == 'L' && v < 1) ||
-            (item != 'L' && v > 1024))
-          return fail_at(p, open_line, "expected %s in the layout's %c(...), got '%s'",
-                         item == 'L'   ? "a positive element count"
-                         : item == 'E' ? "a number of bits (0..1024)"
-                                       : "a memory space number (0..1024)",
-                         item, layout_excerpt(p, close, group + 1, ex, sizeof ex));
-        if (item == 'L')
-          out->tail_alignment = v;
-        else if (item == 'E')
-          out->element_bits = (int32_t)v;
-        else
-          out->memory_space = (int32_t)v;
-      }
+      bool first = group_no == 0;
+      if (item == 'T' && first && !parse_first_tile(p, line, close, group + 1, end, out))
+        return false;
+      if ((item == 'L' || item == 'E' || item == 'S') && first &&
+          !parse_layout_number(p, line, close, item, group + 1, end, out))
+        return false;
       i = end + 1;
     }
   }
