@@ -811,6 +811,23 @@ static bool element_leaves(const importer *im, const mb_hlo_shape *s, int32_t el
   return true;
 }
 
+/* The array leaves of all of an instruction's operands, in order. */
+static int32_t operands_leaves(const importer *im, const mb_hlo_instr *ins) {
+  int32_t total = 0;
+  for (int32_t j = 0; j < ins->n_operands; j++) total += n_leaves(im, entry_operand(im, ins, j));
+  return total;
+}
+
+/* Copies the buffers of all of an instruction's operands' leaves, in order, to dst (which holds
+ * operands_leaves() of them). */
+static void copy_operands_leaves(importer *im, const mb_hlo_instr *ins, int32_t *dst) {
+  for (int32_t j = 0; j < ins->n_operands; j++) {
+    int32_t o = entry_operand(im, ins, j);
+    memcpy(dst, &im->leaf_buf[im->leaf_start[o]], (size_t)n_leaves(im, o) * sizeof *dst);
+    dst += n_leaves(im, o);
+  }
+}
+
 static bool define_leaves(importer *im, int32_t e) {
   const mb_hlo_instr *ins = &im->m->instrs[im->first + e];
   int32_t nl = n_leaves(im, e);
@@ -830,21 +847,12 @@ static bool define_leaves(importer *im, int32_t e) {
       return fail_line(im, ins->line, "'%s': expected an operand to %.*s", nm, ins->opcode.len,
                        im->m->text + ins->opcode.off);
     if (mb_hlo_span_eq(im->m, ins->opcode, "tuple")) {
-      int32_t k = 0;
-      for (int32_t j = 0; j < ins->n_operands; j++) {
-        int32_t o = entry_operand(im, ins, j);
-        int32_t ol = n_leaves(im, o);
-        if (k + ol > nl) break;
-        memcpy(out + k, &im->leaf_buf[im->leaf_start[o]], (size_t)ol * sizeof *out);
-        k += ol;
-      }
-      int32_t total = 0;
-      for (int32_t j = 0; j < ins->n_operands; j++)
-        total += n_leaves(im, entry_operand(im, ins, j));
+      int32_t total = operands_leaves(im, ins);
       if (total != nl)
         return fail_line(im, ins->line,
                          "tuple '%s': expected its shape to hold its operands' %d arrays, got %d",
                          nm, total, nl);
+      copy_operands_leaves(im, ins, out);
       return true;
     }
     int32_t o = entry_operand(im, ins, 0);
@@ -888,19 +896,11 @@ static bool define_leaves(importer *im, int32_t e) {
   int32_t start_element =
       async_element(im, ins, ASYNC_STARTS, (int)(sizeof ASYNC_STARTS / sizeof *ASYNC_STARTS));
   if (start_element >= 0 &&
-      element_leaves(im, shape_of(im, im->first + e), start_element, &given, &given_n)) {
-    int32_t total = 0;
-    for (int32_t j = 0; j < ins->n_operands; j++) total += n_leaves(im, entry_operand(im, ins, j));
-    if (total != given_n) given = -1;
-  }
-  if (given >= 0) {
-    int32_t k = given;
-    for (int32_t j = 0; j < ins->n_operands; j++) {
-      int32_t o = entry_operand(im, ins, j);
-      memcpy(out + k, &im->leaf_buf[im->leaf_start[o]], (size_t)n_leaves(im, o) * sizeof *out);
-      k += n_leaves(im, o);
-    }
-  }
+      element_leaves(im, shape_of(im, im->first + e), start_element, &given, &given_n) &&
+      operands_leaves(im, ins) == given_n)
+    copy_operands_leaves(im, ins, out + given);
+  else
+    given = -1;
   /* a defining instruction: one buffer per array leaf with bytes */
   for (int32_t k = 0; k < nl; k++) {
     if (given >= 0 && k >= given && k < given + given_n) continue; /* its operands */
