@@ -686,8 +686,8 @@ static void test_control_flow(void **state) {
    * the body 10 times, the condition 11 times, whichever order the attributes come in */
   const char *configs[] = {
       "condition=%cond, body=%body, backend_config={\"known_trip_count\":{\"n\":\"10\"}}",
-      "body=%body, condition=%cond, "
-      "backend_config=\"{\\\"known_trip_count\\\":{\\\"n\\\":\\\"10\\\"}}\"",
+      ("body=%body, condition=%cond, "
+       "backend_config=\"{\\\"known_trip_count\\\":{\\\"n\\\":\\\"10\\\"}}\""),
       "condition=%cond, body=%body, backend_config={\"known_trip_count\": {\"n\": 10}}",
   };
   for (int c = 0; c < 3; c++) {
