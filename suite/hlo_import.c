@@ -214,8 +214,6 @@ typedef struct buffer_info {
   int32_t def;  /* entry-relative index of the defining instruction */
   int32_t leaf; /* leaf index within the definer's shape */
   int64_t size;
-  int64_t padding;      /* bytes of size its layout adds to its elements' own (hlo_parse.h) */
-  int32_t memory_space; /* its layout's S(n): XLA's own placement (0: default memory) */
   bool output;
   bool dead;        /* fused away */
   int_list readers; /* entry-relative instructions that read it (may hold fused ones) */
@@ -910,8 +908,6 @@ static bool define_leaves(importer *im, int32_t e) {
     if (ls->bytes > 0) {
       out[k] = new_buffer(im, e, k, ls->bytes);
       if (out[k] < 0) return mb_fail(im->err, "%s: out of memory", im->path);
-      im->bufs[out[k]].padding = ls->bytes - ls->data_bytes;
-      im->bufs[out[k]].memory_space = ls->memory_space;
     }
   }
   return true;
@@ -1071,11 +1067,15 @@ static mb_workload *build(importer *im) {
     buffer_info *bi = &im->bufs[i];
     wb[i] = -1;
     if (bi->dead) continue;
-    if (bi->padding > 0) {
+    /* what its layout says (hlo_parse.h): bytes added to its elements' own, XLA's placement */
+    int32_t def_shape = im->m->instrs[im->first + bi->def].shape;
+    const mb_hlo_shape *ds = &im->m->shapes[def_shape];
+    const mb_hlo_shape *ls = &im->m->shapes[mb_hlo_shape_leaf(im->m, def_shape, bi->leaf)];
+    if (ls->bytes > ls->data_bytes) {
       im->rep->n_padded_buffers++;
-      im->rep->padding_bytes += bi->padding;
+      im->rep->padding_bytes += ls->bytes - ls->data_bytes;
     }
-    if (bi->memory_space != 0) {
+    if (ls->memory_space != 0) {
       im->rep->n_placed_buffers++;
       im->rep->placed_bytes += bi->size;
     }
@@ -1088,7 +1088,6 @@ static mb_workload *build(importer *im) {
     }
     if (bi->output) end = n_ops - 1;
     iname(im, im->first + bi->def, nm, sizeof nm);
-    const mb_hlo_shape *ds = shape_of(im, im->first + bi->def);
     char full[160];
     if (ds->etype == MB_HLO_TUPLE)
       snprintf(full, sizeof full, "%s#%d", nm, bi->leaf);
