@@ -167,9 +167,9 @@ static const opcode_info OPCODES[] = {
     {"infeed", C_OPAQUE},
     {"outfeed", C_OPAQUE},
     {"send", C_OPAQUE},
-    {"send-done", C_OPAQUE},
+    {"send-done", C_ASYNC_DONE},
     {"recv", C_OPAQUE},
-    {"recv-done", C_OPAQUE},
+    {"recv-done", C_ASYNC_DONE},
 };
 static const int N_OPCODES = (int)(sizeof OPCODES / sizeof OPCODES[0]);
 
@@ -770,29 +770,33 @@ static bool tuple_element(const importer *im, const mb_hlo_shape *s, int64_t ind
 }
 
 /* Asynchronous pairs as XLA's dataflow analysis sees them: a *-start returns a tuple one of
- * whose elements is its operands themselves (copy-start: its source), not a copy of them, and
- * its *-done (and an async-update) passes on one element of the start's value, the result the
- * start writes. The done is an op of the schedule that keeps the start's buffers live to it and
- * moves no bytes. Element -1: the whole value (all-reduce-start returns its result alone). */
+ * whose elements is its operands themselves (copy-start: its source; send: its data), not a
+ * copy of them, and its *-done (and an async-update) passes on one element of the start's
+ * value, the result the start writes (recv-done: as its own element 0, beside a token). The
+ * done is an op of the schedule that keeps the start's buffers live to it and moves no bytes. */
 typedef struct async_rule {
   const char *opcode;
-  int32_t element;
+  bool done;        /* a done: its value comes from its one operand, the start */
+  int32_t element;  /* start: its element that is its operands; done: the start's element it
+                     * passes on (-1: the whole value; all-reduce-start returns its result alone) */
+  int32_t operands; /* start: how many leading operands make up that element (0: all) */
+  int32_t into;     /* done: its own element that is the start's (-1: its whole value) */
 } async_rule;
-static const async_rule ASYNC_STARTS[] = {{"async-start", 0},
-                                          {"all-gather-start", 0},
-                                          {"collective-permute-start", 0},
-                                          {"copy-start", 1}};
-static const async_rule ASYNC_DONES[] = {
-    {"async-done", 1}, {"all-gather-done", 1},  {"collective-permute-done", 1},
-    {"copy-done", 0},  {"all-reduce-done", -1}, {"async-update", -1}};
-
-/* The element of an async rule table for the instruction's opcode; -2 when it has none. */
-static int32_t async_element(const importer *im, const mb_hlo_instr *ins, const async_rule *rules,
-                             int n_rules) {
-  for (int i = 0; i < n_rules; i++)
-    if (mb_hlo_span_eq(im->m, ins->opcode, rules[i].opcode)) return rules[i].element;
-  return -2;
-}
+static const async_rule ASYNC_RULES[] = {
+    {"async-start", false, 0, 0, 0},
+    {"all-gather-start", false, 0, 0, 0},
+    {"collective-permute-start", false, 0, 0, 0},
+    {"copy-start", false, 1, 0, 0},
+    {"send", false, 0, 1, 0}, /* send(data, token) = (data, context, token) */
+    {"async-done", true, 1, 0, -1},
+    {"all-gather-done", true, 1, 0, -1},
+    {"collective-permute-done", true, 1, 0, -1},
+    {"copy-done", true, 0, 0, -1},
+    {"all-reduce-done", true, -1, 0, -1},
+    {"async-update", true, -1, 0, -1},
+    {"send-done", true, 2, 0, -1}, /* the send's token */
+    {"recv-done", true, 0, 0, 0},  /* recv(token) = (data, context, token) -> (data, token) */
+};
 
 /* The leaves [*off, *off + *n) of element `element` of shape s (-1: all of them); false when s
  * has no such element. */
@@ -809,21 +813,51 @@ static bool element_leaves(const importer *im, const mb_hlo_shape *s, int32_t el
   return true;
 }
 
-/* The array leaves of all of an instruction's operands, in order. */
-static int32_t operands_leaves(const importer *im, const mb_hlo_instr *ins) {
+/* The array leaves of an instruction's first `count` operands, in order. */
+static int32_t operands_leaves(const importer *im, const mb_hlo_instr *ins, int32_t count) {
   int32_t total = 0;
-  for (int32_t j = 0; j < ins->n_operands; j++) total += n_leaves(im, entry_operand(im, ins, j));
+  for (int32_t j = 0; j < count; j++) total += n_leaves(im, entry_operand(im, ins, j));
   return total;
 }
 
-/* Copies the buffers of all of an instruction's operands' leaves, in order, to dst (which holds
- * operands_leaves() of them). */
-static void copy_operands_leaves(importer *im, const mb_hlo_instr *ins, int32_t *dst) {
-  for (int32_t j = 0; j < ins->n_operands; j++) {
+/* Copies the buffers of the leaves of an instruction's first `count` operands, in order, to dst
+ * (which holds operands_leaves() of them). */
+static void copy_operands_leaves(importer *im, const mb_hlo_instr *ins, int32_t count,
+                                 int32_t *dst) {
+  for (int32_t j = 0; j < count; j++) {
     int32_t o = entry_operand(im, ins, j);
     memcpy(dst, &im->leaf_buf[im->leaf_start[o]], (size_t)n_leaves(im, o) * sizeof *dst);
     dst += n_leaves(im, o);
   }
+}
+
+/* The leaves [*given, *given + *given_n) of an asynchronous op's value that are another value's
+ * buffers by its rule in ASYNC_RULES, copied to out; false when it has no rule or the shapes do
+ * not fit it (then it defines all its leaves, as any op). */
+static bool async_given_leaves(importer *im, int32_t e, int32_t *out, int32_t *given,
+                               int32_t *given_n) {
+  const mb_hlo_instr *ins = &im->m->instrs[im->first + e];
+  const async_rule *rule = NULL;
+  for (size_t i = 0; i < sizeof ASYNC_RULES / sizeof *ASYNC_RULES && !rule; i++)
+    if (mb_hlo_span_eq(im->m, ins->opcode, ASYNC_RULES[i].opcode)) rule = &ASYNC_RULES[i];
+  if (!rule) return false;
+  const mb_hlo_shape *own = shape_of(im, im->first + e);
+  if (rule->done) {
+    int32_t from, n;
+    if (ins->n_operands != 1) return false;
+    int32_t o = entry_operand(im, ins, 0);
+    if (!element_leaves(im, shape_of(im, im->first + o), rule->element, &from, &n) ||
+        !element_leaves(im, own, rule->into, given, given_n) || n != *given_n)
+      return false;
+    memcpy(out + *given, &im->leaf_buf[im->leaf_start[o] + from], (size_t)n * sizeof *out);
+    return true;
+  }
+  int32_t count = rule->operands > 0 ? rule->operands : ins->n_operands;
+  if (count > ins->n_operands || !element_leaves(im, own, rule->element, given, given_n) ||
+      operands_leaves(im, ins, count) != *given_n)
+    return false;
+  copy_operands_leaves(im, ins, count, out + *given);
+  return true;
 }
 
 static bool define_leaves(importer *im, int32_t e) {
@@ -841,18 +875,19 @@ static bool define_leaves(importer *im, int32_t e) {
   }
   int32_t *out = &im->leaf_buf[im->leaf_start[e]];
   if (cls == C_ALIAS) {
-    if (ins->n_operands == 0)
-      return fail_line(im, ins->line, "'%s': expected an operand to %.*s", nm, ins->opcode.len,
-                       im->m->text + ins->opcode.off);
+    /* a tuple may be empty: tuple() is what a computation returning nothing returns */
     if (mb_hlo_span_eq(im->m, ins->opcode, "tuple")) {
-      int32_t total = operands_leaves(im, ins);
+      int32_t total = operands_leaves(im, ins, ins->n_operands);
       if (total != nl)
         return fail_line(im, ins->line,
                          "tuple '%s': expected its shape to hold its operands' %d arrays, got %d",
                          nm, total, nl);
-      copy_operands_leaves(im, ins, out);
+      copy_operands_leaves(im, ins, ins->n_operands, out);
       return true;
     }
+    if (ins->n_operands == 0)
+      return fail_line(im, ins->line, "'%s': expected an operand to %.*s", nm, ins->opcode.len,
+                       im->m->text + ins->opcode.off);
     int32_t o = entry_operand(im, ins, 0);
     const int32_t *src = &im->leaf_buf[im->leaf_start[o]];
     if (mb_hlo_span_eq(im->m, ins->opcode, "get-tuple-element")) {
@@ -878,30 +913,11 @@ static bool define_leaves(importer *im, int32_t e) {
     memcpy(out, src, (size_t)nl * sizeof *out);
     return true;
   }
-  if (cls == C_ASYNC_DONE && ins->n_operands == 1) {
-    /* the element of its start's value that it passes on, when the shapes agree (otherwise
-     * it defines buffers of its own, as any op) */
-    int32_t o = entry_operand(im, ins, 0), off, n;
-    int32_t element =
-        async_element(im, ins, ASYNC_DONES, (int)(sizeof ASYNC_DONES / sizeof *ASYNC_DONES));
-    if (element_leaves(im, shape_of(im, im->first + o), element, &off, &n) && n == nl) {
-      memcpy(out, &im->leaf_buf[im->leaf_start[o] + off], (size_t)nl * sizeof *out);
-      return true;
-    }
-  }
-  /* the element of a start's value that is its operands, when their arrays fill it */
   int32_t given = -1, given_n = 0;
-  int32_t start_element =
-      async_element(im, ins, ASYNC_STARTS, (int)(sizeof ASYNC_STARTS / sizeof *ASYNC_STARTS));
-  if (start_element >= 0 &&
-      element_leaves(im, shape_of(im, im->first + e), start_element, &given, &given_n) &&
-      operands_leaves(im, ins) == given_n)
-    copy_operands_leaves(im, ins, out + given);
-  else
-    given = -1;
+  if (!async_given_leaves(im, e, out, &given, &given_n)) given = -1;
   /* a defining instruction: one buffer per array leaf with bytes */
   for (int32_t k = 0; k < nl; k++) {
-    if (given >= 0 && k >= given && k < given + given_n) continue; /* its operands */
+    if (given >= 0 && k >= given && k < given + given_n) continue; /* another value's */
     int32_t leaf = mb_hlo_shape_leaf(im->m, ins->shape, k);
     const mb_hlo_shape *ls = &im->m->shapes[leaf];
     out[k] = -1;

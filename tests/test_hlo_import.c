@@ -283,6 +283,20 @@ static void test_shapes_and_aliasing(void **state) {
   assert_int_equal(buffer(w, "t#1")->end, 2);
   assert_int_equal(use_of(w, "a", "t")->bytes_read, 2048);
   mb_workload_free(w);
+
+  /* an empty tuple is what a computation returning nothing returns: no buffer, no op */
+  w = import_str(
+      "HloModule m\nENTRY e {\n  p = f32[16]{0} parameter(0)\n"
+      "  a = f32[16]{0} add(p, p)\n  ROOT t = () tuple()\n}\n",
+      true, NULL, &err);
+  if (!w) fail_msg("%s", err.message);
+  assert_int_equal(w->n_buffers, 2); /* p and a */
+  assert_int_equal(w->n_ops, 1);
+  assert_false(buffer(w, "a")->pinned); /* not the program's output */
+  mb_workload_free(w);
+  /* the other aliasing opcodes need their operand */
+  expect_error("HloModule m\nENTRY e {\n  ROOT t = () tuple()\n  g = f32[2] bitcast()\n}\n",
+               "t.hlo:4: 'g': expected an operand to bitcast");
 }
 
 /* mb_hlo_array_bytes against sizes worked out by hand from XLA's ShapeUtil::ArraySize. */
@@ -826,6 +840,40 @@ static void test_async_pairs(void **state) {
   assert_int_equal(w->n_buffers, 4); /* p, ags#1, agd#0, agd#1 */
   assert_int_equal(buffer(w, "agd#1")->size, 2048);
   assert_int_equal(use_of(w, "agd#0", "agd")->bytes_written, 2048);
+  mb_workload_free(w);
+
+  /* send(data, token) = (data, context, token): the data is its operand, read by the send and
+   * live to its send-done; recv(token) = (data, context, token) writes the data, which its
+   * recv-done passes on as its element 0 */
+  const char *p2p =
+      "HloModule p2p\n"
+      "ENTRY e {\n"
+      "  p = f32[128] parameter(0)\n"
+      "  tok = token[] after-all()\n"
+      "  n = f32[128] negate(p)\n"
+      "  s = (f32[128], u32[], token[]) send(n, tok), channel_id=1\n"
+      "  r = (f32[32], u32[], token[]) recv(tok), channel_id=2\n"
+      "  sd = token[] send-done(s), channel_id=1\n"
+      "  rd = (f32[32], token[]) recv-done(r), channel_id=2\n"
+      "  d = f32[32] get-tuple-element(rd), index=0\n"
+      "  ROOT m = f32[32] negate(d)\n"
+      "}\n";
+  w = import_str(p2p, false, NULL, &err);
+  if (!w) fail_msg("%s", err.message);
+  /* buffers: p, n, the send's context s#1, the recv's data r#0 and context r#1, m */
+  assert_int_equal(w->n_buffers, 6);
+  assert_int_equal(mb_workload_find_buffer(w, "s#0"), -1);
+  assert_int_equal(mb_workload_find_buffer(w, "rd#0"), -1);
+  /* ops: after-all 0, n 1, s 2, r 3, sd 4, rd 5, m 6 */
+  assert_int_equal(w->n_ops, 7);
+  assert_int_equal(use_of(w, "n", "s")->bytes_read, 512);
+  assert_int_equal(use_of(w, "n", "sd")->bytes_read, 0);
+  assert_int_equal(buffer(w, "n")->end, 4);
+  assert_int_equal(use_of(w, "r#0", "r")->bytes_written, 128);
+  assert_int_equal(use_of(w, "r#0", "rd")->bytes_read, 0);
+  assert_int_equal(use_of(w, "r#0", "m")->bytes_read, 128);
+  assert_int_equal(buffer(w, "s#1")->size, 4);
+  assert_true(w->ops[4].flops == 0 && w->ops[5].flops == 0);
   mb_workload_free(w);
 }
 
