@@ -226,12 +226,14 @@ typedef struct importer {
   mb_error *err;
   const char *path;
   op_class *gcls;   /* class of every instruction of the module, by module-wide index */
-  double *cc_flops; /* own FLOPs of estimated GEMM custom-calls, by module-wide index */
+  double *cc_flops; /* own FLOPs of estimated custom-calls, by module-wide index */
   mb_hlo_span listed[MB_HLO_MAX_TARGETS]; /* the targets in rep->unknown_targets */
   pcre2_code *re_dnums; /* compiled at the first GEMM custom-call with a backend_config */
   pcre2_match_data *md;
   pcre2_code *re_trips; /* compiled at the first while with a backend_config */
   pcre2_match_data *md_trips;
+  pcre2_code *re_cost, *re_cost_field; /* compiled at the first custom-call of unknown target */
+  pcre2_match_data *md_cost, *md_cost_field;
   double *comp_flops;
   int8_t *comp_state; /* 0 not computed, 1 in progress, 2 done */
   /* entry computation */
@@ -556,7 +558,45 @@ static void note_unknown_target(importer *im, mb_hlo_span t) {
   r->unknown_targets[k].count = 1;
 }
 
-/* Custom-call g: an estimated GEMM (cc_flops), a data-movement target, or counted unknown. */
+/* A kernel's own cost estimate in its backend_config, as JAX's Pallas writes it for a Mosaic
+ * TPU kernel (tpu_custom_call) whose author gave pl.CostEstimate: "cost_estimate": {
+ * "bytes_accessed": B, "flops": F, "transcendentals": T, ...}, as JSON or inside a JSON string
+ * (with \"). The object, and each field in it, at most once; integers only. */
+static const char COST_PATTERN[] = "\\\\?\"cost_estimate\\\\?\"\\s*:\\s*\\{([^{}]*)\\}";
+static const char COST_FIELD_PATTERN[] =
+    "\\\\?\"(flops|transcendentals)\\\\?\"\\s*:\\s*([0-9]{1,18})(?![0-9.eE])";
+
+/* F + T of a custom-call's cost_estimate (a transcendental counts as one FLOP, as an elementwise
+ * exp does here): 1 found (*flops), 0 absent, unreadable or ambiguous, -1 internal error. */
+static int kernel_cost_estimate(importer *im, const mb_hlo_instr *ins, double *flops) {
+  if (ins->backend_config.len == 0) return 0;
+  if (!pattern_at_first_use(im, COST_PATTERN, "cost_estimate", &im->re_cost, &im->md_cost) ||
+      !pattern_at_first_use(im, COST_FIELD_PATTERN, "cost_estimate field", &im->re_cost_field,
+                            &im->md_cost_field))
+    return -1;
+  PCRE2_SPTR subject = (PCRE2_SPTR)(im->m->text + ins->backend_config.off);
+  PCRE2_SIZE len = (PCRE2_SIZE)ins->backend_config.len;
+  if (pcre2_match(im->re_cost, subject, len, 0, 0, im->md_cost, NULL) < 0) return 0;
+  const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(im->md_cost);
+  PCRE2_SIZE pos = ov[2], end = ov[3];
+  if (pcre2_match(im->re_cost, subject, len, ov[1], 0, im->md_cost, NULL) >= 0) return 0;
+  int64_t value[2] = {-1, -1}; /* flops, transcendentals */
+  /* the fields are matched within the object: the subject ends at its closing brace */
+  while (pcre2_match(im->re_cost_field, subject, end, pos, 0, im->md_cost_field, NULL) >= 0) {
+    const PCRE2_SIZE *fv = pcre2_get_ovector_pointer(im->md_cost_field);
+    int k = subject[fv[2]] == 't';
+    if (value[k] >= 0) return 0;
+    value[k] = 0;
+    for (PCRE2_SIZE i = fv[4]; i < fv[5]; i++) value[k] = value[k] * 10 + (subject[i] - '0');
+    pos = fv[1];
+  }
+  if (value[0] < 0) return 0;
+  *flops = (double)value[0] + (double)(value[1] > 0 ? value[1] : 0);
+  return 1;
+}
+
+/* Custom-call g: an estimated GEMM (cc_flops), a data-movement target, a kernel with its own
+ * cost estimate (cc_flops), or counted unknown. */
 static bool custom_call_cost(importer *im, int32_t g) {
   const mb_hlo_instr *ins = &im->m->instrs[g];
   mb_hlo_span t = target_of(im->m, ins);
@@ -569,6 +609,13 @@ static bool custom_call_cost(importer *im, int32_t g) {
     }
   } else if (target_in(im->m, t, DATA_TARGETS, sizeof DATA_TARGETS / sizeof DATA_TARGETS[0])) {
     return true;
+  } else {
+    int found = kernel_cost_estimate(im, ins, &im->cc_flops[g]);
+    if (found < 0) return false;
+    if (found > 0) {
+      im->rep->n_estimated_kernels++;
+      return true;
+    }
   }
   note_unknown_target(im, t);
   return true;
@@ -1036,6 +1083,10 @@ static void importer_free(importer *im) {
   pcre2_match_data_free(im->md);
   pcre2_code_free(im->re_trips);
   pcre2_match_data_free(im->md_trips);
+  pcre2_code_free(im->re_cost);
+  pcre2_match_data_free(im->md_cost);
+  pcre2_code_free(im->re_cost_field);
+  pcre2_match_data_free(im->md_cost_field);
   free(im->comp_flops);
   free(im->comp_state);
 }

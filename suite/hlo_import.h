@@ -37,12 +37,14 @@ typedef struct mb_hlo_report {
   int32_t n_unknown_attributes; /* attributes the parser does not know (skipped) */
   char first_unknown_attribute[64];
   /* custom-calls (in any computation) whose own cost is unknown: 0 FLOPs of their own (called
-   * computations still count). Not counted: library GEMMs given 2*M*N*K FLOPs and the data-
-   * movement targets of datasets/HLO_IMPORT.md ("Custom-calls"). */
+   * computations still count). Not counted: library GEMMs given 2*M*N*K FLOPs, kernels with a
+   * cost_estimate and the data-movement targets of datasets/HLO_IMPORT.md ("Custom-calls"). */
   int32_t n_unknown_custom_calls;
   int32_t n_unknown_targets; /* entries used in unknown_targets (<= MB_HLO_MAX_TARGETS) */
   mb_hlo_target_count unknown_targets[MB_HLO_MAX_TARGETS]; /* distinct targets, first met first */
   int32_t n_gemm_custom_calls; /* library GEMM custom-calls given 2*M*N*K FLOPs */
+  /* custom-calls given the FLOPs of their backend_config's cost_estimate (Pallas kernels) */
+  int32_t n_estimated_kernels;
   /* buffers whose layout makes XLA allocate more than their elements' bits (tiles, L(n), a
    * sub-byte type without E(n): hlo_parse.h's mb_hlo_array_bytes), and the bytes added */
   int32_t n_padded_buffers;

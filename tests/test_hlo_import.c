@@ -1314,6 +1314,75 @@ static void test_custom_call_unknown_cost_reported(void **state) {
   mb_workload_free(w);
 }
 
+/* A kernel's own cost_estimate in its backend_config (JAX's Pallas on TPU writes one when the
+ * kernel's author gave pl.CostEstimate): FLOPs = flops + transcendentals, in either JSON form;
+ * an estimate that is absent, unreadable or ambiguous leaves the kernel of unknown cost. */
+static void test_custom_call_kernel_cost_estimate(void **state) {
+  (void)state;
+  /* each kernel k<i> gets "cost_estimate": {<fields[i]>} (the escaped form for even i) */
+  static const char *const fields[] = {
+      /* read: */
+      "\"bytes_accessed\":4096,\"flops\":1000,\"remote_bytes_transferred\":0,"
+      "\"transcendentals\":24",
+      "\"flops\": 1000, \"transcendentals\": 24, \"bytes_accessed\": 4096",
+      "\"flops\":999999999999999999",
+      "\"transcendentals\":0, \"flops\":7",
+      /* unknown: */
+      "\"flops\":1.5e9",
+      "\"flops\":1,\"flops\":2",
+      "\"transcendentals\":5",
+      "\"remote_flops\":5,\"bytes_accessed\":1",
+      "\"flops\":1000000000000000000",
+      "\"flops\":-3",
+  };
+  enum { N_READ = 4, N_KERNELS = sizeof fields / sizeof fields[0] };
+  const double flops[N_READ] = {1024, 1024, 999999999999999999.0, 7};
+  char text[8192];
+  int n = snprintf(text, sizeof text,
+                   "HloModule pallas\nENTRY main {\n  p = f32[8,128] parameter(0)\n");
+  for (int i = 0; i < N_KERNELS; i++) {
+    char cfg[512], escaped[1024];
+    snprintf(cfg, sizeof cfg,
+             "{\"custom_call_config\": {\"body\": \"TUxSQ\", \"cost_estimate\": {%s}}}", fields[i]);
+    size_t k = 0;
+    for (const char *c = cfg; *c; c++) {
+      if (*c == '"') escaped[k++] = '\\';
+      escaped[k++] = *c;
+    }
+    escaped[k] = '\0';
+    n += snprintf(text + n, sizeof text - (size_t)n,
+                  "  k%d = f32[8,128] custom-call(p), custom_call_target=\"tpu_custom_call\", "
+                  "backend_config=%s%s%s\n",
+                  i, i % 2 ? "" : "\"", i % 2 ? cfg : escaped, i % 2 ? "" : "\"");
+  }
+  /* the estimate's fields are read inside its object only; a second object is ambiguous */
+  n += snprintf(text + n, sizeof text - (size_t)n,
+                "  outside = f32[8,128] custom-call(p), custom_call_target=\"tpu_custom_call\", "
+                "backend_config={\"cost_estimate\": {\"transcendentals\": 5}, \"flops\": 9}\n"
+                "  twice = f32[8,128] custom-call(p), custom_call_target=\"tpu_custom_call\", "
+                "backend_config={\"cost_estimate\": {\"flops\": 5}, \"cost_estimate\": "
+                "{\"flops\": 5}}\n"
+                "  none = f32[8,128] custom-call(p), custom_call_target=\"tpu_custom_call\"\n"
+                "  ROOT r = (f32[8,128], f32[8,128]) tuple(k0, k1)\n}\n");
+  assert_true(n < (int)sizeof text);
+  mb_error err = {{0}};
+  mb_hlo_report rep;
+  mb_workload *w = import_str(text, false, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  char op[16];
+  for (int i = 0; i < N_KERNELS; i++) {
+    snprintf(op, sizeof op, "k%d", i);
+    double expected = i < N_READ ? flops[i] : 0;
+    if (op_flops(w, op) != expected)
+      fail_msg("%s: %g FLOPs, expected %g", op, op_flops(w, op), expected);
+  }
+  assert_true(op_flops(w, "outside") == 0 && op_flops(w, "twice") == 0 && op_flops(w, "none") == 0);
+  assert_int_equal(rep.n_estimated_kernels, N_READ);
+  assert_int_equal(rep.n_unknown_custom_calls, N_KERNELS - N_READ + 3);
+  assert_int_equal(rep.n_gemm_custom_calls, 0);
+  mb_workload_free(w);
+}
+
 /* A custom-call whose text is malformed is refused with file:line, like any instruction; a GEMM
  * whose operands or backend_config make no sense is imported with 0 FLOPs and counted. */
 static void test_custom_call_malformed(void **state) {
@@ -1416,6 +1485,7 @@ int main(void) {
       cmocka_unit_test(test_workload_name_and_source),
       cmocka_unit_test(test_custom_call_gemm_flops),
       cmocka_unit_test(test_custom_call_unknown_cost_reported),
+      cmocka_unit_test(test_custom_call_kernel_cost_estimate),
       cmocka_unit_test(test_custom_call_malformed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

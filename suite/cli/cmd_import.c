@@ -179,10 +179,11 @@ int mb_cmd_import(int argc, char **argv) {
     print_summary(w, out);
     printf(
         "  %d entry instructions, %d computations, %d fused, %d unknown opcodes, %d custom-calls "
-        "of unknown cost, %d GEMM custom-calls estimated, %d unknown attributes%s\n",
+        "of unknown cost, %d GEMM custom-calls estimated, %d kernels with a cost_estimate, %d "
+        "unknown attributes%s\n",
         rep.n_instructions, rep.n_computations, rep.n_fused, rep.n_unknown_opcodes,
-        rep.n_unknown_custom_calls, rep.n_gemm_custom_calls, rep.n_unknown_attributes,
-        rep.is_scheduled ? ", is_scheduled" : "");
+        rep.n_unknown_custom_calls, rep.n_gemm_custom_calls, rep.n_estimated_kernels,
+        rep.n_unknown_attributes, rep.is_scheduled ? ", is_scheduled" : "");
     if (rep.n_loops > 0)
       printf(
           "  while loops: %d, %d of them counted as often as their known_trip_count says, the "

@@ -169,6 +169,15 @@ grep -qx "  while loops: 1, 1 of them counted as often as their known_trip_count
 once" "$T/out" || fail "loop line: $(cat "$T/out")"
 grep -q "loop.hlo: 100% of the FLOPs are in while loops, whose bodies' buffers are not modelled" \
   "$T/out" || fail "loop warning: $(cat "$T/out")"
+# a Pallas kernel with its author's cost estimate: flops + transcendentals = 1024 FLOPs of its own
+printf '%s\n' 'HloModule pallas' 'ENTRY e {' '  p = f32[8,128]{1,0:T(8,128)} parameter(0)' \
+  '  ROOT k = f32[8,128]{1,0:T(8,128)} custom-call(p), custom_call_target="tpu_custom_call", backend_config="{\"custom_call_config\": {\"body\": \"TUxSQ\", \"cost_estimate\": {\"bytes_accessed\":8192,\"flops\":1000,\"remote_bytes_transferred\":0,\"transcendentals\":24}}}"' \
+  '}' >"$T/pallas.hlo"
+expect 0 "$MB" import hlo "$T/pallas.hlo" -o "$T/pallas.wl"
+grep -q ", 1024 FLOPs ->" "$T/out" || fail "pallas FLOPs: $(cat "$T/out")"
+grep -q " 0 custom-calls of unknown cost, 0 GEMM custom-calls estimated, 1 kernels with a \
+cost_estimate," "$T/out" || fail "pallas summary: $(cat "$T/out")"
+grep -q "warning" "$T/out" && fail "pallas warned: $(cat "$T/out")"
 # a layout that does not fit its shape is refused by line
 sed 's/{1,0:T(8,128)} parameter(0)/{0:T(8,128)} parameter(0)/' "$T/tpu.hlo" >"$T/tpu.bad.hlo"
 expect 2 "$MB" import hlo "$T/tpu.bad.hlo" -o "$T/x.wl"
