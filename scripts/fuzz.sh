@@ -26,7 +26,14 @@ for target in "$build"/fuzz_*; do
         'ENTRY e {' '  p = f32[8] parameter(0)' '  s = f32[4] parameter(1)' '  z = f32[] constant(0)' \
         '  w = f32[8] while(p), condition=ge, body=body, backend_config={"known_trip_count":{"n":"10"}}' \
         '  ROOT r = f32[8] select-and-scatter(w, s, z), window={size=2 stride=2}, select=ge, scatter=ge' \
-        '}' >"$corpus"/loop.hlo ;;
+        '}' >"$corpus"/loop.hlo
+      # send/recv pairs, an empty tuple and a Pallas kernel's cost_estimate (an escaped string)
+      printf '%s\n' 'HloModule p' 'ENTRY e {' '  p = f32[8] parameter(0)' '  t = token[] after-all()' \
+        '  s = (f32[8], u32[], token[]) send(p, t), channel_id=1' '  sd = token[] send-done(s), channel_id=1' \
+        '  r = (f32[8], u32[], token[]) recv(t), channel_id=2' '  rd = (f32[8], token[]) recv-done(r), channel_id=2' \
+        '  d = f32[8] get-tuple-element(rd), index=0' '  u = () tuple()' \
+        '  ROOT k = f32[8] custom-call(d), custom_call_target="tpu_custom_call", backend_config="{\"custom_call_config\": {\"body\": \"TUxSQ\", \"cost_estimate\": {\"bytes_accessed\":64,\"flops\":16,\"transcendentals\":8}}}"' \
+        '}' >"$corpus"/p2p.hlo ;;
     fuzz_csv) cp "$data"/minimalloc/*.csv "$corpus"/ 2>/dev/null || true ;;
     fuzz_catalogue) cp datasets/catalogue.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_hardware) cp datasets/hardware/*.txt "$corpus"/ 2>/dev/null || true ;;

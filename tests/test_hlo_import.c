@@ -297,6 +297,10 @@ static void test_shapes_and_aliasing(void **state) {
   /* the other aliasing opcodes need their operand */
   expect_error("HloModule m\nENTRY e {\n  ROOT t = () tuple()\n  g = f32[2] bitcast()\n}\n",
                "t.hlo:4: 'g': expected an operand to bitcast");
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n"
+      "  ROOT g = (f32[2], f32[2]) bitcast(p)\n}\n",
+      "t.hlo:4: bitcast 'g': expected the same number of arrays as its operand");
 }
 
 /* mb_hlo_array_bytes against sizes worked out by hand from XLA's ShapeUtil::ArraySize. */
@@ -1327,16 +1331,18 @@ static void test_custom_call_kernel_cost_estimate(void **state) {
       "\"flops\": 1000, \"transcendentals\": 24, \"bytes_accessed\": 4096",
       "\"flops\":999999999999999999",
       "\"transcendentals\":0, \"flops\":7",
+      "\"flops\":0",
       /* unknown: */
       "\"flops\":1.5e9",
       "\"flops\":1,\"flops\":2",
+      "\"flops\":0,\"flops\":2",
       "\"transcendentals\":5",
       "\"remote_flops\":5,\"bytes_accessed\":1",
       "\"flops\":1000000000000000000",
       "\"flops\":-3",
   };
-  enum { N_READ = 4, N_KERNELS = sizeof fields / sizeof fields[0] };
-  const double flops[N_READ] = {1024, 1024, 999999999999999999.0, 7};
+  enum { N_READ = 5, N_KERNELS = sizeof fields / sizeof fields[0] };
+  const double flops[N_READ] = {1024, 1024, 999999999999999999.0, 7, 0};
   char text[8192];
   int n = snprintf(text, sizeof text,
                    "HloModule pallas\nENTRY main {\n  p = f32[8,128] parameter(0)\n");
