@@ -1326,8 +1326,8 @@ static void test_custom_call_kernel_cost_estimate(void **state) {
   /* each kernel k<i> gets "cost_estimate": {<fields[i]>} (the escaped form for even i) */
   static const char *const fields[] = {
       /* read: */
-      "\"bytes_accessed\":4096,\"flops\":1000,\"remote_bytes_transferred\":0,"
-      "\"transcendentals\":24",
+      ("\"bytes_accessed\":4096,\"flops\":1000,\"remote_bytes_transferred\":0,"
+       "\"transcendentals\":24"),
       "\"flops\": 1000, \"transcendentals\": 24, \"bytes_accessed\": 4096",
       "\"flops\":999999999999999999",
       "\"transcendentals\":0, \"flops\":7",
