@@ -236,8 +236,13 @@ typedef struct importer {
   pcre2_match_data *md_cost, *md_cost_field;
   double *comp_flops;
   int8_t *comp_state; /* 0 not computed, 1 in progress, 2 done */
-  /* entry computation */
-  int32_t first, n; /* entry instructions are m->instrs[first .. first + n) */
+  /* the flat program: the entry computation's instructions in order (datasets/HLO_IMPORT.md,
+   * "Schedule"), indexed by e; the arrays below are per flat instruction */
+  int32_t n, cap;
+  int32_t *g;         /* its module-wide instruction */
+  int32_t *fop_start; /* its operands, as flat indices: fops[fop_start[e] + k] */
+  int32_t *fops;
+  int32_t n_fops, cap_fops;
   op_class *cls;
   int32_t *leaf_start; /* leaf_buf[leaf_start[e] .. + n_leaves): buffer per leaf, -1 none */
   int32_t *leaf_buf;
@@ -796,14 +801,12 @@ static int32_t new_buffer(importer *im, int32_t e, int32_t leaf, int64_t size) {
   return im->n_bufs++;
 }
 
-/* Operand k of an entry instruction, as an entry-relative index. */
-static int32_t entry_operand(const importer *im, const mb_hlo_instr *ins, int32_t k) {
-  return operand(im, ins, k) - im->first;
+/* Operand k of flat instruction e, as a flat index. */
+static int32_t flat_operand(const importer *im, int32_t e, int32_t k) {
+  return im->fops[im->fop_start[e] + k];
 }
 
-static int32_t n_leaves(const importer *im, int32_t e) {
-  return shape_of(im, im->first + e)->n_leaves;
-}
+static int32_t n_leaves(const importer *im, int32_t e) { return shape_of(im, im->g[e])->n_leaves; }
 
 /* Leaf offset of tuple element `index` of shape s, and that element's shape. */
 static bool tuple_element(const importer *im, const mb_hlo_shape *s, int64_t index, int32_t *offset,
@@ -861,18 +864,17 @@ static bool element_leaves(const importer *im, const mb_hlo_shape *s, int32_t el
 }
 
 /* The array leaves of an instruction's first `count` operands, in order. */
-static int32_t operands_leaves(const importer *im, const mb_hlo_instr *ins, int32_t count) {
+static int32_t operands_leaves(const importer *im, int32_t e, int32_t count) {
   int32_t total = 0;
-  for (int32_t j = 0; j < count; j++) total += n_leaves(im, entry_operand(im, ins, j));
+  for (int32_t j = 0; j < count; j++) total += n_leaves(im, flat_operand(im, e, j));
   return total;
 }
 
 /* Copies the buffers of the leaves of an instruction's first `count` operands, in order, to dst
  * (which holds operands_leaves() of them). */
-static void copy_operands_leaves(importer *im, const mb_hlo_instr *ins, int32_t count,
-                                 int32_t *dst) {
+static void copy_operands_leaves(importer *im, int32_t e, int32_t count, int32_t *dst) {
   for (int32_t j = 0; j < count; j++) {
-    int32_t o = entry_operand(im, ins, j);
+    int32_t o = flat_operand(im, e, j);
     memcpy(dst, &im->leaf_buf[im->leaf_start[o]], (size_t)n_leaves(im, o) * sizeof *dst);
     dst += n_leaves(im, o);
   }
@@ -883,17 +885,17 @@ static void copy_operands_leaves(importer *im, const mb_hlo_instr *ins, int32_t 
  * not fit it (then it defines all its leaves, as any op). */
 static bool async_given_leaves(importer *im, int32_t e, int32_t *out, int32_t *given,
                                int32_t *given_n) {
-  const mb_hlo_instr *ins = &im->m->instrs[im->first + e];
+  const mb_hlo_instr *ins = &im->m->instrs[im->g[e]];
   const async_rule *rule = NULL;
   for (size_t i = 0; i < sizeof ASYNC_RULES / sizeof *ASYNC_RULES && !rule; i++)
     if (mb_hlo_span_eq(im->m, ins->opcode, ASYNC_RULES[i].opcode)) rule = &ASYNC_RULES[i];
   if (!rule) return false;
-  const mb_hlo_shape *own = shape_of(im, im->first + e);
+  const mb_hlo_shape *own = shape_of(im, im->g[e]);
   if (rule->done) {
     int32_t from, n;
     if (ins->n_operands != 1) return false;
-    int32_t o = entry_operand(im, ins, 0);
-    if (!element_leaves(im, shape_of(im, im->first + o), rule->element, &from, &n) ||
+    int32_t o = flat_operand(im, e, 0);
+    if (!element_leaves(im, shape_of(im, im->g[o]), rule->element, &from, &n) ||
         !element_leaves(im, own, rule->into, given, given_n) || n != *given_n)
       return false;
     memcpy(out + *given, &im->leaf_buf[im->leaf_start[o] + from], (size_t)n * sizeof *out);
@@ -901,20 +903,20 @@ static bool async_given_leaves(importer *im, int32_t e, int32_t *out, int32_t *g
   }
   int32_t count = rule->operands > 0 ? rule->operands : ins->n_operands;
   if (count > ins->n_operands || !element_leaves(im, own, rule->element, given, given_n) ||
-      operands_leaves(im, ins, count) != *given_n)
+      operands_leaves(im, e, count) != *given_n)
     return false;
-  copy_operands_leaves(im, ins, count, out + *given);
+  copy_operands_leaves(im, e, count, out + *given);
   return true;
 }
 
 static bool define_leaves(importer *im, int32_t e) {
-  const mb_hlo_instr *ins = &im->m->instrs[im->first + e];
+  const mb_hlo_instr *ins = &im->m->instrs[im->g[e]];
   int32_t nl = n_leaves(im, e);
   char nm[128];
-  iname(im, im->first + e, nm, sizeof nm);
+  iname(im, im->g[e], nm, sizeof nm);
   op_class cls = im->cls[e];
   if (cls == C_RESHAPE) {
-    const mb_hlo_shape *res = shape_of(im, im->first + e);
+    const mb_hlo_shape *res = shape_of(im, im->g[e]);
     const mb_hlo_shape *src = ins->n_operands == 1 ? shape_of(im, operand(im, ins, 0)) : NULL;
     bool bitcast = src && src->etype != MB_HLO_TUPLE && res->etype == src->etype &&
                    res->elements == src->elements;
@@ -924,24 +926,24 @@ static bool define_leaves(importer *im, int32_t e) {
   if (cls == C_ALIAS) {
     /* a tuple may be empty: tuple() is what a computation returning nothing returns */
     if (mb_hlo_span_eq(im->m, ins->opcode, "tuple")) {
-      int32_t total = operands_leaves(im, ins, ins->n_operands);
+      int32_t total = operands_leaves(im, e, ins->n_operands);
       if (total != nl)
         return fail_line(im, ins->line,
                          "tuple '%s': expected its shape to hold its operands' %d arrays, got %d",
                          nm, total, nl);
-      copy_operands_leaves(im, ins, ins->n_operands, out);
+      copy_operands_leaves(im, e, ins->n_operands, out);
       return true;
     }
     if (ins->n_operands == 0)
       return fail_line(im, ins->line, "'%s': expected an operand to %.*s", nm, ins->opcode.len,
                        im->m->text + ins->opcode.off);
-    int32_t o = entry_operand(im, ins, 0);
+    int32_t o = flat_operand(im, e, 0);
     const int32_t *src = &im->leaf_buf[im->leaf_start[o]];
     if (mb_hlo_span_eq(im->m, ins->opcode, "get-tuple-element")) {
       int32_t off, elem;
       if (ins->index < 0)
         return fail_line(im, ins->line, "get-tuple-element '%s': expected index=N", nm);
-      if (!tuple_element(im, shape_of(im, im->first + o), ins->index, &off, &elem))
+      if (!tuple_element(im, shape_of(im, im->g[o]), ins->index, &off, &elem))
         return fail_line(im, ins->line,
                          "get-tuple-element '%s': index=%lld is not an element of its operand's "
                          "shape",
@@ -979,7 +981,7 @@ static bool define_leaves(importer *im, int32_t e) {
 /* Producers fused into their consumers (see datasets/HLO_IMPORT.md, "Fusion"). */
 static bool fusible_producer(const importer *im, int32_t e) {
   op_class c = im->cls[e];
-  const mb_hlo_shape *s = shape_of(im, im->first + e);
+  const mb_hlo_shape *s = shape_of(im, im->g[e]);
   if (s->etype == MB_HLO_TUPLE) return false;
   if (c == C_ELEMENTWISE || c == C_BROADCAST) return true;
   /* scalar-like constants only: larger literals stay buffers (XLA keeps them in memory) */
@@ -1071,6 +1073,9 @@ static void importer_free(importer *im) {
   for (int32_t b = 0; b < im->n_bufs; b++) free(im->bufs[b].readers.v);
   free(im->bufs);
   free(im->reads);
+  free(im->g);
+  free(im->fop_start);
+  free(im->fops);
   free(im->cls);
   free(im->leaf_start);
   free(im->leaf_buf);
@@ -1089,6 +1094,51 @@ static void importer_free(importer *im) {
   pcre2_match_data_free(im->md_cost_field);
   free(im->comp_flops);
   free(im->comp_state);
+}
+
+/* Appends module instruction g to the flat program, its operands resolved through flat_of
+ * (module instruction -> flat index, for the computation being flattened). */
+static bool flat_append(importer *im, int32_t g, int32_t *flat_of) {
+  const mb_hlo_instr *ins = &im->m->instrs[g];
+  if (im->n == im->cap) {
+    int32_t ncap = im->cap ? im->cap * 2 : 256;
+    int32_t *ng = realloc(im->g, (size_t)ncap * sizeof *ng);
+    if (ng) im->g = ng;
+    int32_t *nfs = ng ? realloc(im->fop_start, (size_t)ncap * sizeof *nfs) : NULL;
+    if (nfs) im->fop_start = nfs;
+    if (!ng || !nfs) return mb_fail(im->err, "%s: out of memory", im->path);
+    im->cap = ncap;
+  }
+  if (im->n_fops + ins->n_operands > im->cap_fops) {
+    int32_t ncap = im->cap_fops ? im->cap_fops : 256;
+    while (ncap < im->n_fops + ins->n_operands) ncap *= 2;
+    int32_t *q = realloc(im->fops, (size_t)ncap * sizeof *q);
+    if (!q) return mb_fail(im->err, "%s: out of memory", im->path);
+    im->fops = q;
+    im->cap_fops = ncap;
+  }
+  char a[128], b[128];
+  int32_t e = im->n;
+  im->g[e] = g;
+  im->fop_start[e] = im->n_fops;
+  for (int32_t k = 0; k < ins->n_operands; k++) {
+    int32_t o = operand(im, ins, k);
+    if (o >= g)
+      return fail_line(im, ins->line, "operand '%s' of '%s' is used before it is defined (line %d)",
+                       iname(im, o, a, sizeof a), iname(im, g, b, sizeof b), im->m->instrs[o].line);
+    im->fops[im->n_fops++] = flat_of[o];
+  }
+  flat_of[g] = e;
+  im->n++;
+  return true;
+}
+
+/* The flat program of computation c (see importer). */
+static bool flatten(importer *im, int32_t c, int32_t *flat_of) {
+  const mb_hlo_computation *comp = &im->m->comps[c];
+  for (int32_t g = comp->first_instr; g < comp->first_instr + comp->n_instrs; g++)
+    if (!flat_append(im, g, flat_of)) return false;
+  return true;
 }
 
 static mb_workload *build(importer *im) {
@@ -1119,8 +1169,8 @@ static mb_workload *build(importer *im) {
   }
   for (int32_t e = 0; e < im->n; e++) {
     if (im->op_of[e] < 0) continue;
-    const mb_hlo_instr *ins = &m->instrs[im->first + e];
-    safe_name(iname(im, im->first + e, nm, sizeof nm), name, sizeof name);
+    const mb_hlo_instr *ins = &m->instrs[im->g[e]];
+    safe_name(iname(im, im->g[e], nm, sizeof nm), name, sizeof name);
     mb_hlo_span_str(m, ins->opcode, kind, sizeof kind);
     mb_builder_add_op(b, name, kind, im->flops[e]);
   }
@@ -1135,7 +1185,7 @@ static mb_workload *build(importer *im) {
     wb[i] = -1;
     if (bi->dead) continue;
     /* what its layout says (hlo_parse.h): bytes added to its elements' own, XLA's placement */
-    int32_t def_shape = im->m->instrs[im->first + bi->def].shape;
+    int32_t def_shape = im->m->instrs[im->g[bi->def]].shape;
     const mb_hlo_shape *ds = &im->m->shapes[def_shape];
     const mb_hlo_shape *ls = &im->m->shapes[mb_hlo_shape_leaf(im->m, def_shape, bi->leaf)];
     if (ls->bytes > ls->data_bytes) {
@@ -1154,7 +1204,7 @@ static mb_workload *build(importer *im) {
       if (!im->fused[r] && im->op_of[r] > end) end = im->op_of[r];
     }
     if (bi->output) end = n_ops - 1;
-    iname(im, im->first + bi->def, nm, sizeof nm);
+    iname(im, im->g[bi->def], nm, sizeof nm);
     char full[160];
     if (ds->etype == MB_HLO_TUPLE)
       snprintf(full, sizeof full, "%s#%d", nm, bi->leaf);
@@ -1196,9 +1246,7 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
   if (!m) return NULL;
   importer im = {.m = m, .opt = opt, .rep = report, .err = err, .path = path};
   const mb_hlo_computation *entry = &m->comps[m->entry];
-  im.first = entry->first_instr;
-  im.n = entry->n_instrs;
-  report->n_instructions = im.n;
+  report->n_instructions = entry->n_instrs;
   report->n_computations = m->n_comps;
   report->n_unknown_attributes = m->n_unknown_attributes;
   mb_hlo_span_str(m, m->first_unknown_attribute, report->first_unknown_attribute,
@@ -1217,8 +1265,16 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
       mb_hlo_span_str(m, m->instrs[i].opcode, report->first_unknown, sizeof report->first_unknown);
   }
   mb_workload *w = NULL;
+  int32_t *flat_of = malloc((size_t)(m->n_instrs > 0 ? m->n_instrs : 1) * sizeof *flat_of);
+  bool flat = flat_of && flatten(&im, m->entry, flat_of);
+  int32_t root = flat ? flat_of[entry->root] : -1;
+  free(flat_of);
+  if (!flat) {
+    if (!flat_of) mb_fail(err, "%s: out of memory", path);
+    goto done;
+  }
   int64_t total_leaves = 0;
-  for (int32_t e = 0; e < im.n; e++) total_leaves += shape_of(&im, im.first + e)->n_leaves;
+  for (int32_t e = 0; e < im.n; e++) total_leaves += n_leaves(&im, e);
   /* the parser guarantees n_comps >= 1 and n >= 1; the max() keeps the sizes positive */
   size_t nc = m->n_comps > 0 ? (size_t)m->n_comps : 1, ni = im.n > 0 ? (size_t)im.n : 1;
   size_t nl = total_leaves > 0 && total_leaves <= INT32_MAX ? (size_t)total_leaves : 1;
@@ -1240,28 +1296,17 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
   for (int32_t i = 0; i < m->n_instrs; i++)
     if (mb_hlo_span_eq(m, m->instrs[i].opcode, "custom-call") && !custom_call_cost(&im, i))
       goto done;
-  char a[128], bnm[128];
   int32_t off = 0;
   for (int32_t e = 0; e < im.n; e++) {
-    int32_t g = im.first + e;
-    const mb_hlo_instr *ins = &m->instrs[g];
+    int32_t g = im.g[e];
     im.cls[e] = im.gcls[g];
     im.leaf_start[e] = off;
-    off += shape_of(&im, g)->n_leaves;
-    for (int32_t k = 0; k < ins->n_operands; k++) {
-      int32_t o = operand(&im, ins, k);
-      if (o >= g) {
-        fail_line(&im, ins->line, "operand '%s' of '%s' is used before it is defined (line %d)",
-                  iname(&im, o, a, sizeof a), iname(&im, g, bnm, sizeof bnm), m->instrs[o].line);
-        goto done;
-      }
-    }
+    off += n_leaves(&im, e);
     if (!define_leaves(&im, e)) goto done;
     if (!instr_flops(&im, g, 0, &im.flops[e])) goto done;
     report->total_flops += im.flops[e];
   }
   /* outputs: the root's arrays, through any aliasing */
-  int32_t root = entry->root - im.first;
   for (int32_t k = 0; k < n_leaves(&im, root); k++) {
     int32_t x = im.leaf_buf[im.leaf_start[root] + k];
     if (x >= 0) im.bufs[x].output = true;
@@ -1270,9 +1315,9 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
   for (int32_t e = 0; e < im.n; e++) {
     op_class c = im.cls[e];
     if (c == C_ALIAS || c == C_PARAMETER || c == C_CONSTANT) continue;
-    const mb_hlo_instr *ins = &m->instrs[im.first + e];
+    const mb_hlo_instr *ins = &m->instrs[im.g[e]];
     for (int32_t k = 0; k < ins->n_operands; k++) {
-      int32_t o = operand(&im, ins, k) - im.first;
+      int32_t o = flat_operand(&im, e, k);
       for (int32_t j = 0; j < n_leaves(&im, o); j++) {
         int32_t x = im.leaf_buf[im.leaf_start[o] + j];
         if (x < 0 || list_has(&im.reads[e], x)) continue;
