@@ -15,7 +15,8 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#define MAX_CALL_DEPTH 64 /* nesting of called computations; real modules use a few levels */
+#define MAX_CALL_DEPTH 64    /* nesting of called computations; real modules use a few levels */
+#define MAX_RUNS (1ll << 40) /* runs of an instruction in nested loops, so that bytes fit */
 
 /* ---- opcode classes ---- */
 
@@ -183,6 +184,7 @@ void mb_hlo_options_default(mb_hlo_options *opt) {
   opt->fusion = true;
   opt->pin_parameters = true;
   opt->pin_outputs = true;
+  opt->loop_bodies = true;
 }
 
 /* ---- state ---- */
@@ -211,13 +213,28 @@ static bool list_has(const int_list *l, int32_t x) {
 }
 
 typedef struct buffer_info {
-  int32_t def;  /* entry-relative index of the defining instruction */
+  int32_t def;  /* flat index of the defining instruction */
   int32_t leaf; /* leaf index within the definer's shape */
   int64_t size;
   bool output;
-  bool dead;        /* fused away */
-  int_list readers; /* entry-relative instructions that read it (may hold fused ones) */
+  bool dead;           /* fused away */
+  int32_t merged_into; /* part of a loop's state: the buffer that holds it (-1: none) */
+  int_list readers;    /* flat instructions that read it (may hold fused ones) */
 } buffer_info;
+
+/* An instruction of the flat program: the entry computation's instructions in order, with the
+ * condition and then the body of each inlined while loop right after the while (datasets/
+ * HLO_IMPORT.md, "While loops"). */
+typedef struct flat_instr {
+  int32_t g;         /* its module-wide instruction */
+  int32_t fop_start; /* its operands, as flat indices: fops[fop_start + k] */
+  int32_t instance;  /* instances of its computation flattened before this one (0: the first) */
+  int32_t state_of;  /* a parameter of an inlined condition or body: its loop's while; else -1 */
+  int32_t loop;      /* the while of the innermost inlined loop around it; -1 */
+  int32_t loop_last; /* an inlined while: its body's last flat instruction; else -1 */
+  int32_t body_root; /* an inlined while: its body's root; else -1 */
+  int64_t runs;      /* how often it runs: the trip counts of the loops around it, multiplied */
+} flat_instr;
 
 typedef struct importer {
   const mb_hlo_module *m;
@@ -235,12 +252,14 @@ typedef struct importer {
   pcre2_code *re_cost, *re_cost_field; /* compiled at the first custom-call of unknown target */
   pcre2_match_data *md_cost, *md_cost_field;
   double *comp_flops;
-  int8_t *comp_state; /* 0 not computed, 1 in progress, 2 done */
+  int8_t *comp_state;   /* 0 not computed, 1 in progress, 2 done */
+  int8_t *inlining;     /* per computation: being flattened (a loop that holds itself) */
+  int32_t *n_instances; /* per computation: instances flattened so far */
   /* the flat program: the entry computation's instructions in order (datasets/HLO_IMPORT.md,
-   * "Schedule"), indexed by e; the arrays below are per flat instruction */
+   * "Schedule"), with loops inlined (flat_instr), indexed by e; the arrays below are per flat
+   * instruction */
   int32_t n, cap;
-  int32_t *g;         /* its module-wide instruction */
-  int32_t *fop_start; /* its operands, as flat indices: fops[fop_start[e] + k] */
+  flat_instr *fi;
   int32_t *fops;
   int32_t n_fops, cap_fops;
   op_class *cls;
@@ -743,7 +762,6 @@ static bool instr_flops(importer *im, int32_t g, int depth, double *out) {
         /* the condition runs once more than the body, when the count is known */
         *out += f * (double)(k == ins->condition_call && found ? trips + 1 : trips);
       }
-      if (depth == 0) im->rep->loop_flops += *out; /* an entry instruction */
       return true;
     }
     case C_CONDITIONAL:
@@ -797,16 +815,18 @@ static int32_t new_buffer(importer *im, int32_t e, int32_t leaf, int64_t size) {
     im->bufs = q;
     im->cap_bufs = ncap;
   }
-  im->bufs[im->n_bufs] = (buffer_info){.def = e, .leaf = leaf, .size = size};
+  im->bufs[im->n_bufs] = (buffer_info){.def = e, .leaf = leaf, .size = size, .merged_into = -1};
   return im->n_bufs++;
 }
 
 /* Operand k of flat instruction e, as a flat index. */
 static int32_t flat_operand(const importer *im, int32_t e, int32_t k) {
-  return im->fops[im->fop_start[e] + k];
+  return im->fops[im->fi[e].fop_start + k];
 }
 
-static int32_t n_leaves(const importer *im, int32_t e) { return shape_of(im, im->g[e])->n_leaves; }
+static int32_t n_leaves(const importer *im, int32_t e) {
+  return shape_of(im, im->fi[e].g)->n_leaves;
+}
 
 /* Leaf offset of tuple element `index` of shape s, and that element's shape. */
 static bool tuple_element(const importer *im, const mb_hlo_shape *s, int64_t index, int32_t *offset,
@@ -885,17 +905,17 @@ static void copy_operands_leaves(importer *im, int32_t e, int32_t count, int32_t
  * not fit it (then it defines all its leaves, as any op). */
 static bool async_given_leaves(importer *im, int32_t e, int32_t *out, int32_t *given,
                                int32_t *given_n) {
-  const mb_hlo_instr *ins = &im->m->instrs[im->g[e]];
+  const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
   const async_rule *rule = NULL;
   for (size_t i = 0; i < sizeof ASYNC_RULES / sizeof *ASYNC_RULES && !rule; i++)
     if (mb_hlo_span_eq(im->m, ins->opcode, ASYNC_RULES[i].opcode)) rule = &ASYNC_RULES[i];
   if (!rule) return false;
-  const mb_hlo_shape *own = shape_of(im, im->g[e]);
+  const mb_hlo_shape *own = shape_of(im, im->fi[e].g);
   if (rule->done) {
     int32_t from, n;
     if (ins->n_operands != 1) return false;
     int32_t o = flat_operand(im, e, 0);
-    if (!element_leaves(im, shape_of(im, im->g[o]), rule->element, &from, &n) ||
+    if (!element_leaves(im, shape_of(im, im->fi[o].g), rule->element, &from, &n) ||
         !element_leaves(im, own, rule->into, given, given_n) || n != *given_n)
       return false;
     memcpy(out + *given, &im->leaf_buf[im->leaf_start[o] + from], (size_t)n * sizeof *out);
@@ -910,13 +930,19 @@ static bool async_given_leaves(importer *im, int32_t e, int32_t *out, int32_t *g
 }
 
 static bool define_leaves(importer *im, int32_t e) {
-  const mb_hlo_instr *ins = &im->m->instrs[im->g[e]];
+  const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
   int32_t nl = n_leaves(im, e);
+  int32_t loop = im->fi[e].state_of;
+  if (loop >= 0) { /* a parameter of an inlined condition or body: its loop's state */
+    memcpy(&im->leaf_buf[im->leaf_start[e]], &im->leaf_buf[im->leaf_start[loop]],
+           (size_t)nl * sizeof *im->leaf_buf);
+    return true;
+  }
   char nm[128];
-  iname(im, im->g[e], nm, sizeof nm);
+  iname(im, im->fi[e].g, nm, sizeof nm);
   op_class cls = im->cls[e];
   if (cls == C_RESHAPE) {
-    const mb_hlo_shape *res = shape_of(im, im->g[e]);
+    const mb_hlo_shape *res = shape_of(im, im->fi[e].g);
     const mb_hlo_shape *src = ins->n_operands == 1 ? shape_of(im, operand(im, ins, 0)) : NULL;
     bool bitcast = src && src->etype != MB_HLO_TUPLE && res->etype == src->etype &&
                    res->elements == src->elements;
@@ -943,7 +969,7 @@ static bool define_leaves(importer *im, int32_t e) {
       int32_t off, elem;
       if (ins->index < 0)
         return fail_line(im, ins->line, "get-tuple-element '%s': expected index=N", nm);
-      if (!tuple_element(im, shape_of(im, im->g[o]), ins->index, &off, &elem))
+      if (!tuple_element(im, shape_of(im, im->fi[o].g), ins->index, &off, &elem))
         return fail_line(im, ins->line,
                          "get-tuple-element '%s': index=%lld is not an element of its operand's "
                          "shape",
@@ -981,7 +1007,7 @@ static bool define_leaves(importer *im, int32_t e) {
 /* Producers fused into their consumers (see datasets/HLO_IMPORT.md, "Fusion"). */
 static bool fusible_producer(const importer *im, int32_t e) {
   op_class c = im->cls[e];
-  const mb_hlo_shape *s = shape_of(im, im->g[e]);
+  const mb_hlo_shape *s = shape_of(im, im->fi[e].g);
   if (s->etype == MB_HLO_TUPLE) return false;
   if (c == C_ELEMENTWISE || c == C_BROADCAST) return true;
   /* scalar-like constants only: larger literals stay buffers (XLA keeps them in memory) */
@@ -1003,7 +1029,8 @@ static bool fuse(importer *im) {
   for (int32_t e = im->n - 1; ok && e >= 0; e--) {
     if (!fusible_producer(im, e)) continue;
     int32_t b = im->leaf_buf[im->leaf_start[e]];
-    if (b < 0 || im->bufs[b].output) continue;
+    /* a loop's state is written in place, not fused away */
+    if (b < 0 || im->bufs[b].output || im->bufs[b].merged_into >= 0) continue;
     consumers.n = 0;
     bool eligible = true;
     const int_list *rd = &im->bufs[b].readers;
@@ -1011,7 +1038,8 @@ static bool fuse(importer *im) {
       int32_t r = rd->v[k];
       if (im->fused[r] || stamp[r] == e) continue;
       stamp[r] = e;
-      if (!fusible_consumer(im->cls[r])) eligible = false;
+      /* never into another loop (or out of one) */
+      if (!fusible_consumer(im->cls[r]) || im->fi[r].loop != im->fi[e].loop) eligible = false;
       if (!list_push(&consumers, r)) ok = false;
     }
     if (!ok || !eligible || consumers.n == 0) continue;
@@ -1073,9 +1101,10 @@ static void importer_free(importer *im) {
   for (int32_t b = 0; b < im->n_bufs; b++) free(im->bufs[b].readers.v);
   free(im->bufs);
   free(im->reads);
-  free(im->g);
-  free(im->fop_start);
+  free(im->fi);
   free(im->fops);
+  free(im->inlining);
+  free(im->n_instances);
   free(im->cls);
   free(im->leaf_start);
   free(im->leaf_buf);
@@ -1096,17 +1125,17 @@ static void importer_free(importer *im) {
   free(im->comp_state);
 }
 
-/* Appends module instruction g to the flat program, its operands resolved through flat_of
- * (module instruction -> flat index, for the computation being flattened). */
-static bool flat_append(importer *im, int32_t g, int32_t *flat_of) {
+/* Appends module instruction g to the flat program (inside `loop`, running `runs` times), its
+ * operands resolved through flat_of (module instruction -> flat index, for the computation
+ * being flattened). */
+static bool flat_append(importer *im, int32_t g, int32_t *flat_of, int32_t loop, int64_t runs,
+                        int32_t instance) {
   const mb_hlo_instr *ins = &im->m->instrs[g];
   if (im->n == im->cap) {
     int32_t ncap = im->cap ? im->cap * 2 : 256;
-    int32_t *ng = realloc(im->g, (size_t)ncap * sizeof *ng);
-    if (ng) im->g = ng;
-    int32_t *nfs = ng ? realloc(im->fop_start, (size_t)ncap * sizeof *nfs) : NULL;
-    if (nfs) im->fop_start = nfs;
-    if (!ng || !nfs) return mb_fail(im->err, "%s: out of memory", im->path);
+    flat_instr *q = realloc(im->fi, (size_t)ncap * sizeof *q);
+    if (!q) return mb_fail(im->err, "%s: out of memory", im->path);
+    im->fi = q;
     im->cap = ncap;
   }
   if (im->n_fops + ins->n_operands > im->cap_fops) {
@@ -1119,8 +1148,15 @@ static bool flat_append(importer *im, int32_t g, int32_t *flat_of) {
   }
   char a[128], b[128];
   int32_t e = im->n;
-  im->g[e] = g;
-  im->fop_start[e] = im->n_fops;
+  bool inlined_parameter = loop >= 0 && im->gcls[g] == C_PARAMETER;
+  im->fi[e] = (flat_instr){.g = g,
+                           .fop_start = im->n_fops,
+                           .instance = instance,
+                           .state_of = inlined_parameter ? loop : -1,
+                           .loop = loop,
+                           .loop_last = -1,
+                           .body_root = -1,
+                           .runs = runs};
   for (int32_t k = 0; k < ins->n_operands; k++) {
     int32_t o = operand(im, ins, k);
     if (o >= g)
@@ -1133,18 +1169,175 @@ static bool flat_append(importer *im, int32_t g, int32_t *flat_of) {
   return true;
 }
 
-/* The flat program of computation c (see importer). */
-static bool flatten(importer *im, int32_t c, int32_t *flat_of) {
+/* The single parameter of computation c when it has exactly one, numbered 0; else -1. */
+static int32_t only_parameter(const importer *im, int32_t c) {
   const mb_hlo_computation *comp = &im->m->comps[c];
-  for (int32_t g = comp->first_instr; g < comp->first_instr + comp->n_instrs; g++)
-    if (!flat_append(im, g, flat_of)) return false;
+  int32_t found = -1;
+  for (int32_t g = comp->first_instr; g < comp->first_instr + comp->n_instrs; g++) {
+    if (im->gcls[g] != C_PARAMETER) continue;
+    if (found >= 0 || im->m->instrs[g].index != 0) return -1;
+    found = g;
+  }
+  return found;
+}
+
+/* Whether while instruction g is inlined: asked for, with one operand, a condition and a body
+ * of one parameter each shaped like its state, and a body root of that shape. */
+static bool inlined_loop(const importer *im, int32_t g) {
+  const mb_hlo_instr *ins = &im->m->instrs[g];
+  if (!im->opt->loop_bodies || ins->n_operands != 1 || ins->n_called != 2 ||
+      ins->condition_call < 0)
+    return false;
+  int32_t state = shape_of(im, g)->n_leaves;
+  if (shape_of(im, operand(im, ins, 0))->n_leaves != state) return false;
+  for (int32_t k = 0; k < 2; k++) {
+    int32_t c = im->m->refs[ins->called + k];
+    int32_t p = only_parameter(im, c);
+    if (p < 0 || shape_of(im, p)->n_leaves != state) return false;
+    if (k != ins->condition_call && shape_of(im, im->m->comps[c].root)->n_leaves != state)
+      return false;
+  }
   return true;
+}
+
+/* The flat program of computation c, run `runs` times inside `loop` (see flat_instr): an
+ * inlined while loop is followed by its condition (run once more than its body when its trip
+ * count is known) and its body. */
+static bool flatten(importer *im, int32_t c, int32_t *flat_of, int32_t loop, int64_t runs,
+                    int depth) {
+  const mb_hlo_computation *comp = &im->m->comps[c];
+  char nm[128];
+  if (im->inlining[c])
+    return fail_line(im, comp->line, "computation '%s' calls itself (directly or through others)",
+                     mb_hlo_span_str(im->m, comp->name, nm, sizeof nm));
+  if (depth > MAX_CALL_DEPTH)
+    return fail_line(im, comp->line, "computation '%s': expected calls nested at most %d deep",
+                     mb_hlo_span_str(im->m, comp->name, nm, sizeof nm), MAX_CALL_DEPTH);
+  im->inlining[c] = 1;
+  int32_t instance = im->n_instances[c]++;
+  for (int32_t g = comp->first_instr; g < comp->first_instr + comp->n_instrs; g++) {
+    if (!flat_append(im, g, flat_of, loop, runs, instance)) return false;
+    if (im->gcls[g] != C_WHILE || !inlined_loop(im, g)) continue;
+    const mb_hlo_instr *ins = &im->m->instrs[g];
+    int32_t w = im->n - 1;
+    int64_t trips = 1;
+    int found = known_trip_count(im, ins, &trips);
+    if (found < 0) return false;
+    im->rep->n_loops++;
+    im->rep->n_counted_loops += found;
+    im->rep->n_inlined_loops++;
+    int32_t order[2] = {ins->condition_call, 1 - ins->condition_call}; /* condition, body */
+    for (int32_t i = 0; i < 2; i++) {
+      int32_t called = im->m->refs[ins->called + order[i]];
+      int64_t times = i == 0 && found ? trips + 1 : trips, inner;
+      if (__builtin_mul_overflow(runs, times, &inner) || inner > MAX_RUNS)
+        return fail_line(im, ins->line,
+                         "while '%s': expected the trip counts of its loops to multiply to at "
+                         "most %lld runs",
+                         iname(im, g, nm, sizeof nm), (long long)MAX_RUNS);
+      if (!flatten(im, called, flat_of, w, inner, depth + 1)) return false;
+    }
+    im->fi[w].loop_last = im->n - 1;
+    im->fi[w].body_root = flat_of[im->m->comps[im->m->refs[ins->called + order[1]]].root];
+  }
+  im->inlining[c] = 0;
+  return true;
+}
+
+/* The buffer that holds buffer x: x itself, or the loop state it was merged into (-1: -1). */
+static int32_t holder(const importer *im, int32_t x) {
+  while (x >= 0 && im->bufs[x].merged_into >= 0) x = im->bufs[x].merged_into;
+  return x;
+}
+
+/* Whether buffer x is a parameter's or a constant's (read-only: never a loop's state). */
+static bool read_only(const importer *im, int32_t x) {
+  op_class c = im->cls[im->bufs[x].def];
+  return c == C_PARAMETER || c == C_CONSTANT;
+}
+
+/* The state of each inlined loop, as XLA's copy insertion and buffer assignment leave it: the
+ * while defines a buffer per array of its state, a copy of its operand's, which its body
+ * updates in place. So a value the body computes as element k of its result is written into
+ * state buffer k (merged into it), and an element the body passes on unchanged needs no copy:
+ * its state is the operand's buffer itself (the state buffer is merged into that one). */
+static void merge_loop_states(importer *im) {
+  for (int32_t w = 0; w < im->n; w++) {
+    const flat_instr *f = &im->fi[w];
+    if (f->loop_last < 0) continue;
+    int32_t init = flat_operand(im, w, 0);
+    for (int32_t k = 0; k < n_leaves(im, w); k++) {
+      int32_t s = im->leaf_buf[im->leaf_start[w] + k];
+      int32_t b = im->leaf_buf[im->leaf_start[f->body_root] + k];
+      int32_t x = im->leaf_buf[im->leaf_start[init] + k];
+      if (s < 0 || b < 0) continue;
+      if (b == s) { /* unchanged (and not already the state of a loop around this one) */
+        if (x >= 0 && im->bufs[x].size == im->bufs[s].size && im->bufs[s].merged_into < 0)
+          im->bufs[s].merged_into = x;
+      } else if (im->bufs[b].def > w && im->bufs[b].def <= f->loop_last &&
+                 im->bufs[b].merged_into < 0 && im->bufs[b].size == im->bufs[s].size &&
+                 !read_only(im, b)) {
+        im->bufs[b].merged_into = s; /* computed by the body */
+      }
+    }
+  }
+}
+
+/* Flat instruction e's name: its instruction's, prefixed "COMPUTATION/" inside an inlined loop
+ * and suffixed "@N" in the Nth instance of a computation inlined more than once (names are
+ * unique in a workload; those of different computations need not be in HLO text). */
+static const char *flat_name(const importer *im, int32_t e, char *out, size_t n) {
+  char nm[128], comp[128] = "";
+  const flat_instr *f = &im->fi[e];
+  iname(im, f->g, nm, sizeof nm);
+  if (f->loop >= 0) {
+    const mb_hlo_computation *c = &im->m->comps[im->m->instrs[f->g].computation];
+    mb_hlo_span_str(im->m, c->name, comp, sizeof comp - 1);
+    strcat(comp, "/");
+  }
+  if (f->instance == 0)
+    snprintf(out, n, "%s%s", comp, nm);
+  else
+    snprintf(out, n, "%s%s@%d", comp, nm, f->instance + 1);
+  return out;
+}
+
+/* The op at which buffer x's live range starts: its definer's (parameters and constants are in
+ * memory from the start). */
+static int32_t live_start(const importer *im, int32_t x) {
+  int32_t def_op = im->op_of[im->bufs[x].def];
+  return def_op >= 0 ? def_op : 0;
+}
+
+/* end, extended to a use of buffer x by flat instruction u; a use inside an inlined loop that
+ * x was defined before (a parameter or constant: before everything) keeps x live to the loop's
+ * end, for the body's next run. */
+static int32_t live_to(const importer *im, const int32_t *last_op, int32_t x, int32_t u,
+                       int32_t end) {
+  const buffer_info *bi = &im->bufs[x];
+  int32_t def = read_only(im, x) ? -1 : bi->def;
+  if (im->op_of[u] > end) end = im->op_of[u];
+  for (int32_t loop = im->fi[u].loop; loop >= 0 && def <= loop; loop = im->fi[loop].loop)
+    if (last_op[im->fi[loop].loop_last] > end) end = last_op[im->fi[loop].loop_last];
+  return end;
+}
+
+/* A use of builder buffer wb by flat instruction e's op, its bytes times e's runs. */
+static bool add_use(importer *im, mb_workload_builder *b, int32_t wb, int32_t e, int64_t read,
+                    int64_t written) {
+  int64_t runs = im->fi[e].runs, r, w;
+  if (__builtin_mul_overflow(read, runs, &r) || __builtin_mul_overflow(written, runs, &w)) {
+    char nm[MB_NAME_MAX];
+    return mb_fail(im->err, "%s: op '%s': its bytes times its %lld runs overflow", im->path,
+                   flat_name(im, e, nm, sizeof nm), (long long)runs);
+  }
+  return mb_builder_add_use(b, wb, im->op_of[e], r, w);
 }
 
 static mb_workload *build(importer *im) {
   const mb_hlo_module *m = im->m;
   const mb_hlo_computation *entry = &m->comps[m->entry];
-  char nm[128], name[MB_NAME_MAX], kind[64], source[512], wname[MB_NAME_MAX];
+  char nm[320], name[MB_NAME_MAX], kind[64], source[512], wname[MB_NAME_MAX];
   int32_t n_ops = 0;
   for (int32_t e = 0; e < im->n; e++) {
     op_class c = im->cls[e];
@@ -1169,23 +1362,43 @@ static mb_workload *build(importer *im) {
   }
   for (int32_t e = 0; e < im->n; e++) {
     if (im->op_of[e] < 0) continue;
-    const mb_hlo_instr *ins = &m->instrs[im->g[e]];
-    safe_name(iname(im, im->g[e], nm, sizeof nm), name, sizeof name);
+    const mb_hlo_instr *ins = &m->instrs[im->fi[e].g];
+    safe_name(flat_name(im, e, nm, sizeof nm), name, sizeof name);
     mb_hlo_span_str(m, ins->opcode, kind, sizeof kind);
     mb_builder_add_op(b, name, kind, im->flops[e]);
   }
+  /* the last op at or before each flat instruction (where an inlined loop ends), and each
+   * buffer's live range: definition to last use, outputs to the end */
+  int32_t *last_op = malloc((size_t)im->n * sizeof *last_op);
   int32_t *wb = malloc((size_t)(im->n_bufs ? im->n_bufs : 1) * sizeof *wb);
-  if (!wb) {
+  int32_t *end = malloc((size_t)(im->n_bufs ? im->n_bufs : 1) * sizeof *end);
+  if (!wb || !last_op || !end) {
+    free(wb);
+    free(last_op);
+    free(end);
     mb_builder_free(b);
     mb_fail(im->err, "%s: out of memory", im->path);
     return NULL;
   }
+  for (int32_t e = 0, last = 0; e < im->n; e++)
+    last_op[e] = last = im->op_of[e] >= 0 ? im->op_of[e] : last;
+  for (int32_t i = 0; i < im->n_bufs; i++) {
+    const buffer_info *bi = &im->bufs[i];
+    end[i] = live_start(im, i);
+    for (int32_t k = 0; k < bi->readers.n; k++)
+      if (!im->fused[bi->readers.v[k]]) end[i] = live_to(im, last_op, i, bi->readers.v[k], end[i]);
+  }
+  for (int32_t i = 0; i < im->n_bufs; i++) { /* values written into a loop's state */
+    int32_t h = holder(im, i);
+    if (h != i && im->op_of[im->bufs[i].def] >= 0)
+      end[h] = live_to(im, last_op, h, im->bufs[i].def, end[h]);
+  }
   for (int32_t i = 0; i < im->n_bufs; i++) {
     buffer_info *bi = &im->bufs[i];
     wb[i] = -1;
-    if (bi->dead) continue;
+    if (bi->dead || bi->merged_into >= 0) continue;
     /* what its layout says (hlo_parse.h): bytes added to its elements' own, XLA's placement */
-    int32_t def_shape = im->m->instrs[im->g[bi->def]].shape;
+    int32_t def_shape = im->m->instrs[im->fi[bi->def].g].shape;
     const mb_hlo_shape *ds = &im->m->shapes[def_shape];
     const mb_hlo_shape *ls = &im->m->shapes[mb_hlo_shape_leaf(im->m, def_shape, bi->leaf)];
     if (ls->bytes > ls->data_bytes) {
@@ -1196,16 +1409,8 @@ static mb_workload *build(importer *im) {
       im->rep->n_placed_buffers++;
       im->rep->placed_bytes += bi->size;
     }
-    int32_t def_op = im->op_of[bi->def];
-    int32_t start = def_op >= 0 ? def_op : 0; /* parameters and constants exist from the start */
-    int32_t end = start;
-    for (int32_t k = 0; k < bi->readers.n; k++) {
-      int32_t r = bi->readers.v[k];
-      if (!im->fused[r] && im->op_of[r] > end) end = im->op_of[r];
-    }
-    if (bi->output) end = n_ops - 1;
-    iname(im, im->g[bi->def], nm, sizeof nm);
-    char full[160];
+    flat_name(im, bi->def, nm, sizeof nm);
+    char full[340];
     if (ds->etype == MB_HLO_TUPLE)
       snprintf(full, sizeof full, "%s#%d", nm, bi->leaf);
     else
@@ -1213,19 +1418,35 @@ static mb_workload *build(importer *im) {
     safe_name(full, name, sizeof name);
     bool pinned = (im->cls[bi->def] == C_PARAMETER && im->opt->pin_parameters) ||
                   (bi->output && im->opt->pin_outputs);
-    wb[i] = mb_builder_add_buffer(b, name, bi->size, start, end, pinned);
-    if (def_op >= 0) mb_builder_add_use(b, wb[i], def_op, 0, bi->size);
+    wb[i] = mb_builder_add_buffer(b, name, bi->size, live_start(im, i),
+                                  bi->output ? n_ops - 1 : end[i], pinned);
   }
-  for (int32_t e = 0; e < im->n; e++) {
+  /* uses, in bytes as often as the op runs: the definer writes its buffer (a value of a loop's
+   * body writes the state it was merged into; the state's own copy, when merged into the
+   * loop's operand, is not made), and each op reads its reads */
+  bool ok = true;
+  for (int32_t i = 0; ok && i < im->n_bufs; i++) {
+    const buffer_info *bi = &im->bufs[i];
+    int32_t h = holder(im, i);
+    if (bi->dead || im->op_of[bi->def] < 0 || (h != i && im->fi[bi->def].loop_last >= 0)) continue;
+    ok = add_use(im, b, wb[h], bi->def, 0, bi->size);
+  }
+  for (int32_t e = 0; ok && e < im->n; e++) {
     if (im->op_of[e] < 0) continue;
-    for (int32_t k = 0; k < im->reads[e].n; k++) {
+    for (int32_t k = 0; ok && k < im->reads[e].n; k++) {
       int32_t x = im->reads[e].v[k];
       /* a done reads nothing: it keeps its start's buffers live up to it */
       int64_t bytes = im->cls[e] == C_ASYNC_DONE ? 0 : im->bufs[x].size;
-      if (wb[x] >= 0) mb_builder_add_use(b, wb[x], im->op_of[e], bytes, 0);
+      if (wb[x] >= 0) ok = add_use(im, b, wb[x], e, bytes, 0);
     }
   }
   free(wb);
+  free(last_op);
+  free(end);
+  if (!ok) {
+    mb_builder_free(b);
+    return NULL;
+  }
   mb_workload *w = mb_builder_finish(b, im->err);
   if (!w) mb_fail_prefix(im->err, "%s", im->path);
   return w;
@@ -1265,18 +1486,19 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
       mb_hlo_span_str(m, m->instrs[i].opcode, report->first_unknown, sizeof report->first_unknown);
   }
   mb_workload *w = NULL;
+  size_t nc = m->n_comps > 0 ? (size_t)m->n_comps : 1; /* the parser guarantees n_comps >= 1 */
   int32_t *flat_of = malloc((size_t)(m->n_instrs > 0 ? m->n_instrs : 1) * sizeof *flat_of);
-  bool flat = flat_of && flatten(&im, m->entry, flat_of);
+  im.inlining = calloc(nc, sizeof *im.inlining);
+  im.n_instances = calloc(nc, sizeof *im.n_instances);
+  bool flat = flat_of && im.inlining && im.n_instances && flatten(&im, m->entry, flat_of, -1, 1, 0);
+  if (!flat && (!flat_of || !im.inlining || !im.n_instances))
+    mb_fail(err, "%s: out of memory", path);
   int32_t root = flat ? flat_of[entry->root] : -1;
   free(flat_of);
-  if (!flat) {
-    if (!flat_of) mb_fail(err, "%s: out of memory", path);
-    goto done;
-  }
+  if (!flat) goto done;
   int64_t total_leaves = 0;
   for (int32_t e = 0; e < im.n; e++) total_leaves += n_leaves(&im, e);
-  /* the parser guarantees n_comps >= 1 and n >= 1; the max() keeps the sizes positive */
-  size_t nc = m->n_comps > 0 ? (size_t)m->n_comps : 1, ni = im.n > 0 ? (size_t)im.n : 1;
+  size_t ni = im.n > 0 ? (size_t)im.n : 1; /* and n >= 1; the max() keeps the sizes positive */
   size_t nl = total_leaves > 0 && total_leaves <= INT32_MAX ? (size_t)total_leaves : 1;
   im.cc_flops = calloc(m->n_instrs > 0 ? (size_t)m->n_instrs : 1, sizeof *im.cc_flops);
   im.comp_flops = calloc(nc, sizeof *im.comp_flops);
@@ -1298,29 +1520,38 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
       goto done;
   int32_t off = 0;
   for (int32_t e = 0; e < im.n; e++) {
-    int32_t g = im.g[e];
-    im.cls[e] = im.gcls[g];
+    int32_t g = im.fi[e].g;
+    im.cls[e] = im.fi[e].state_of >= 0 ? C_ALIAS : im.gcls[g];
     im.leaf_start[e] = off;
     off += n_leaves(&im, e);
     if (!define_leaves(&im, e)) goto done;
+    if (im.fi[e].loop_last >= 0) continue; /* an inlined while: its FLOPs are its body's */
     if (!instr_flops(&im, g, 0, &im.flops[e])) goto done;
+    im.flops[e] *= (double)im.fi[e].runs;
     report->total_flops += im.flops[e];
+    if (im.cls[e] == C_WHILE) report->loop_flops += im.flops[e];
   }
+  merge_loop_states(&im);
   /* outputs: the root's arrays, through any aliasing */
   for (int32_t k = 0; k < n_leaves(&im, root); k++) {
     int32_t x = im.leaf_buf[im.leaf_start[root] + k];
-    if (x >= 0) im.bufs[x].output = true;
+    if (x >= 0) im.bufs[holder(&im, x)].output = true;
   }
   /* reads: every computing instruction reads each distinct buffer behind its operands once */
   for (int32_t e = 0; e < im.n; e++) {
     op_class c = im.cls[e];
     if (c == C_ALIAS || c == C_PARAMETER || c == C_CONSTANT) continue;
-    const mb_hlo_instr *ins = &m->instrs[im.g[e]];
+    const mb_hlo_instr *ins = &m->instrs[im.fi[e].g];
     for (int32_t k = 0; k < ins->n_operands; k++) {
       int32_t o = flat_operand(&im, e, k);
       for (int32_t j = 0; j < n_leaves(&im, o); j++) {
         int32_t x = im.leaf_buf[im.leaf_start[o] + j];
-        if (x < 0 || list_has(&im.reads[e], x)) continue;
+        if (x < 0) continue;
+        x = holder(&im, x);
+        /* an inlined while copies in the state its body changes, not what it leaves alone */
+        if (im.fi[e].loop_last >= 0 && holder(&im, im.leaf_buf[im.leaf_start[e] + j]) == x)
+          continue;
+        if (list_has(&im.reads[e], x)) continue;
         if (!list_push(&im.reads[e], x) || !list_push(&im.bufs[x].readers, e)) {
           mb_fail(err, "%s: out of memory", path);
           goto done;

@@ -18,6 +18,9 @@ typedef struct mb_hlo_options {
   bool fusion;         /* producer-consumer fusion of elementwise ops (default true) */
   bool pin_parameters; /* entry parameters stay in slow memory (default true) */
   bool pin_outputs;    /* the root's buffers stay in slow memory (default true) */
+  /* while loops' conditions and bodies inlined into the schedule, their ops and bytes counted
+   * as often as they run (default true); false: a loop is one op (datasets/HLO_IMPORT.md) */
+  bool loop_bodies;
 } mb_hlo_options;
 
 /* Custom-call targets listed by name in a report (the first ones met, in text order). */
@@ -53,11 +56,13 @@ typedef struct mb_hlo_report {
    * S(n), n > 0), and their bytes: reported, not taken as a placement */
   int32_t n_placed_buffers;
   int64_t placed_bytes;
-  /* while loops met (in any computation whose FLOPs count), and those of them whose body and
-   * condition count as often as their backend_config's known_trip_count says */
-  int32_t n_loops, n_counted_loops;
-  /* FLOPs of the entry computation's while loops (bodies and conditions, trip counts applied),
-   * and of the whole program: inside a loop, buffers are not modelled (a loop is one op) */
+  /* while loops met (in any computation whose FLOPs count), those of them whose body and
+   * condition count as often as their backend_config's known_trip_count says, and those
+   * inlined into the schedule (options.loop_bodies) */
+  int32_t n_loops, n_counted_loops, n_inlined_loops;
+  /* FLOPs of the schedule's while loops that are one op (not inlined; bodies and conditions,
+   * trip counts applied), and of the whole program: inside such a loop, buffers are not
+   * modelled */
   double loop_flops, total_flops;
   bool is_scheduled; /* the module header says is_scheduled=true */
 } mb_hlo_report;

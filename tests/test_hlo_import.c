@@ -20,6 +20,14 @@ static mb_workload *import_str(const char *text, bool fusion, mb_hlo_report *rep
   return mb_hlo_import_text(text, strlen(text), "t.hlo", &opt, rep, err);
 }
 
+/* With while loops as one op each (--loops-as-ops), fusion on. */
+static mb_workload *import_loops_as_ops(const char *text, mb_hlo_report *rep, mb_error *err) {
+  mb_hlo_options opt;
+  mb_hlo_options_default(&opt);
+  opt.loop_bodies = false;
+  return mb_hlo_import_text(text, strlen(text), "t.hlo", &opt, rep, err);
+}
+
 static void expect_error(const char *text, const char *message) {
   mb_error err = {{0}};
   mb_workload *w = import_str(text, true, NULL, &err);
@@ -638,8 +646,8 @@ static void test_called_computation_flops(void **state) {
 
 static void test_control_flow(void **state) {
   (void)state;
-  /* while: a tuple-shaped definer (one buffer per leaf); FLOPs = body + condition once.
-   * conditional: the most expensive branch. */
+  /* as one op, a while is a tuple-shaped definer (one buffer per leaf); FLOPs = body +
+   * condition once. conditional: the most expensive branch. (Inlined loops: below.) */
   const char *text =
       "HloModule cf\n"
       "%cond (c: (s32[], f32[8])) -> pred[] {\n"
@@ -677,7 +685,7 @@ static void test_control_flow(void **state) {
       "}\n";
   mb_error err = {{0}};
   mb_hlo_report rep;
-  mb_workload *w = import_str(text, true, &rep, &err);
+  mb_workload *w = import_loops_as_ops(text, &rep, &err);
   if (!w) fprintf(stderr, "%s\n", err.message);
   assert_non_null(w);
   assert_int_equal(rep.n_computations, 5);
@@ -714,7 +722,7 @@ static void test_control_flow(void **state) {
     assert_non_null(at);
     snprintf(with_count, sizeof with_count, "%.*s%s%s", (int)(at - text), text, configs[c],
              at + strlen("condition=%cond, body=%body"));
-    w = import_str(with_count, true, &rep, &err);
+    w = import_loops_as_ops(with_count, &rep, &err);
     if (!w) fail_msg("%s", err.message);
     assert_true(w->ops[0].flops == 10 * 16 + 11 * 1);
     assert_int_equal(rep.n_loops, 1);
@@ -723,6 +731,187 @@ static void test_control_flow(void **state) {
     assert_true(rep.loop_flops == 171 && rep.total_flops == 171 + 16);
     mb_workload_free(w);
   }
+}
+
+/* Inlined while loops (the default; datasets/HLO_IMPORT.md, "While loops"): the while is an op
+ * that copies in the state its body changes, then the condition (trip count + 1 runs) and the
+ * body (trip count runs) follow it in the schedule; a value the body computes as its result's
+ * element k is written into state buffer k, an element it passes on is the operand's buffer
+ * itself, and what is read in the loop but defined before it lives to the loop's end. */
+static const char *SCAN_MODULE =
+    "HloModule scan\n"
+    "cond {\n"
+    "  c = (s32[], f32[8], f32[8]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(c), index=0\n"
+    "  n = s32[] constant(3)\n"
+    "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+    "}\n"
+    "body {\n"
+    "  b = (s32[], f32[8], f32[8]) parameter(0)\n"
+    "  j = s32[] get-tuple-element(b), index=0\n"
+    "  one = s32[] constant(1)\n"
+    "  j1 = s32[] add(j, one)\n"
+    "  h = f32[8] get-tuple-element(b), index=1\n"
+    "  wts = f32[8] get-tuple-element(b), index=2\n"
+    "  t = f32[8] exponential(h)\n"
+    "  m = f32[8] multiply(t, wts)\n"
+    "  ROOT res = (s32[], f32[8], f32[8]) tuple(j1, m, wts)\n"
+    "}\n"
+    "ENTRY e {\n"
+    "  x = f32[8] parameter(0)\n"
+    "  W = f32[8] parameter(1)\n"
+    "  z = s32[] constant(0)\n"
+    "  x2 = f32[8] negate(x)\n"
+    "  init = (s32[], f32[8], f32[8]) tuple(z, x2, W)\n"
+    "  w = (s32[], f32[8], f32[8]) while(init), condition=cond, body=body, "
+    "backend_config={\"known_trip_count\":{\"n\":\"3\"}}\n"
+    "  hout = f32[8] get-tuple-element(w), index=1\n"
+    "  ROOT r = f32[8] add(hout, x2)\n"
+    "}\n";
+
+static void expect_buffer(const mb_workload *w, const char *name, int64_t size, int32_t start,
+                          int32_t end) {
+  const mb_buffer *b = buffer(w, name);
+  if (b->size != size || b->start != start || b->end != end)
+    fail_msg("buffer %s: size %lld, live [%d, %d]; expected %lld, [%d, %d]", name,
+             (long long)b->size, b->start, b->end, (long long)size, start, end);
+}
+
+static void expect_use(const mb_workload *w, const char *buf, const char *op, int64_t read,
+                       int64_t written) {
+  const mb_use *u = use_of(w, buf, op);
+  if (!u) fail_msg("no use of %s by %s", buf, op);
+  if (u->bytes_read != read || u->bytes_written != written)
+    fail_msg("use of %s by %s: read %lld, written %lld; expected %lld, %lld", buf, op,
+             (long long)u->bytes_read, (long long)u->bytes_written, (long long)read,
+             (long long)written);
+}
+
+static void test_loop_inlining(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_hlo_report rep;
+  mb_workload *w = import_str(SCAN_MODULE, false, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  /* ops: x2 0, w 1, cond/lt 2, body/j1 3, body/t 4, body/m 5, r 6 */
+  const char *ops[] = {"x2", "w", "cond/lt", "body/j1", "body/t", "body/m", "r"};
+  assert_int_equal(w->n_ops, 7);
+  for (int i = 0; i < 7; i++) assert_string_equal(w->ops[i].name, ops[i]);
+  /* FLOPs as often as each runs: compare 4 x 1; add 3 x 1, exp and multiply 3 x 8 */
+  const double flops[] = {8, 0, 4, 3, 24, 24, 8};
+  for (int i = 0; i < 7; i++) assert_true(w->ops[i].flops == flops[i]);
+  assert_true(rep.total_flops == 71 && rep.loop_flops == 0);
+  assert_int_equal(rep.n_loops, 1);
+  assert_int_equal(rep.n_inlined_loops, 1);
+  /* buffers: no w#2 (the weights pass through: their state is W itself), no buffer of the
+   * body's results j1 and m (written into the state w#0 and w#1) */
+  assert_int_equal(w->n_buffers, 11);
+  assert_int_equal(mb_workload_find_buffer(w, "w#2"), -1);
+  assert_int_equal(mb_workload_find_buffer(w, "body/j1"), -1);
+  assert_int_equal(mb_workload_find_buffer(w, "body/m"), -1);
+  expect_buffer(w, "x", 32, 0, 0);
+  expect_buffer(w, "W", 32, 0, 5); /* read in the body: to the loop's end */
+  expect_buffer(w, "z", 4, 0, 1);
+  expect_buffer(w, "x2", 32, 0, 6);
+  expect_buffer(w, "w#0", 4, 1, 5); /* the counter: to the loop's end */
+  expect_buffer(w, "w#1", 32, 1, 6);
+  expect_buffer(w, "cond/n", 4, 0, 5); /* a constant read in the loop */
+  expect_buffer(w, "cond/lt", 1, 2, 2);
+  expect_buffer(w, "body/one", 4, 0, 5);
+  expect_buffer(w, "body/t", 32, 4, 5); /* inside the body: one run's range */
+  expect_buffer(w, "r", 32, 6, 6);
+  /* the while copies in the changed state (z, x2), not the weights */
+  expect_use(w, "z", "w", 4, 0);
+  expect_use(w, "x2", "w", 32, 0);
+  expect_use(w, "w#0", "w", 0, 4);
+  expect_use(w, "w#1", "w", 0, 32);
+  assert_null(use_of(w, "W", "w"));
+  /* the condition 4 times, the body 3 times; results written in place */
+  expect_use(w, "w#0", "cond/lt", 16, 0);
+  expect_use(w, "cond/n", "cond/lt", 16, 0);
+  expect_use(w, "cond/lt", "cond/lt", 0, 4);
+  expect_use(w, "w#0", "body/j1", 12, 12);
+  expect_use(w, "w#1", "body/t", 96, 0);
+  expect_use(w, "body/t", "body/t", 0, 96);
+  expect_use(w, "body/t", "body/m", 96, 0);
+  expect_use(w, "W", "body/m", 96, 0);
+  expect_use(w, "w#1", "body/m", 0, 96);
+  expect_use(w, "w#1", "r", 32, 0);
+  expect_use(w, "x2", "r", 32, 0);
+  assert_true(buffer(w, "W")->pinned && buffer(w, "r")->pinned && !buffer(w, "w#1")->pinned);
+  mb_workload_free(w);
+
+  /* with fusion: t into m and the scalar constants into their readers in the loop; nothing
+   * fuses into the while or across the loop's edge, and no result written into the state */
+  w = import_str(SCAN_MODULE, true, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  assert_int_equal(rep.n_fused, 3);
+  assert_int_equal(w->n_ops, 6); /* x2, w, cond/lt, body/j1, body/m, r */
+  assert_true(w->ops[4].flops == 48);
+  assert_int_equal(mb_workload_find_buffer(w, "body/t"), -1);
+  expect_use(w, "w#1", "body/m", 96, 96);
+  mb_workload_free(w);
+
+  /* an unknown trip count: condition and body once each; the loops-as-ops import keeps the
+   * loop one op, its FLOPs the loop's */
+  char text[4096];
+  const char *cfg = strstr(SCAN_MODULE, ", backend_config");
+  snprintf(text, sizeof text, "%.*s\n%s", (int)(cfg - SCAN_MODULE), SCAN_MODULE,
+           strstr(cfg, "\n") + 1);
+  w = import_str(text, false, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  assert_true(w->ops[2].flops == 1 && w->ops[5].flops == 8);
+  expect_use(w, "w#1", "body/m", 0, 32);
+  assert_int_equal(rep.n_counted_loops, 0);
+  mb_workload_free(w);
+  w = import_loops_as_ops(SCAN_MODULE, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  assert_int_equal(w->n_ops, 3); /* x2, w, r */
+  assert_true(w->ops[1].flops == 4 + 3 * 17 && rep.loop_flops == 55);
+  assert_int_equal(rep.n_inlined_loops, 0);
+  mb_workload_free(w);
+}
+
+/* Loops that are not inlined (a body of two parameters, shapes that do not match) stay one op;
+ * a body or condition inlined twice gets "@2" names; a loop whose body holds itself is an
+ * error either way. */
+static void test_loop_inlining_limits(void **state) {
+  (void)state;
+  const char *text =
+      "HloModule two\n"
+      "cond {\n  c = f32[4] parameter(0)\n  ROOT t = pred[] constant(true)\n}\n"
+      "body {\n  b = f32[4] parameter(0)\n  ROOT n = f32[4] negate(b)\n}\n"
+      "odd {\n  b = f32[4] parameter(0)\n  q = f32[4] parameter(1)\n  ROOT n = f32[4] "
+      "negate(b)\n}\n"
+      "ENTRY e {\n  p = f32[4] parameter(0)\n"
+      "  w1 = f32[4] while(p), condition=cond, body=body\n"
+      "  w2 = f32[4] while(w1), condition=cond, body=body\n"
+      "  w3 = f32[4] while(w2), condition=cond, body=odd\n"
+      "  ROOT r = f32[4] negate(w3)\n}\n";
+  mb_error err = {{0}};
+  mb_hlo_report rep;
+  mb_workload *w = import_str(text, true, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  /* w1, body/n, w2, body/n@2, w3 (one op: its body has two parameters), r */
+  const char *ops[] = {"w1", "body/n", "w2", "body/n@2", "w3", "r"};
+  assert_int_equal(w->n_ops, 6);
+  for (int i = 0; i < 6; i++) assert_string_equal(w->ops[i].name, ops[i]);
+  assert_int_equal(rep.n_loops, 3);
+  assert_int_equal(rep.n_inlined_loops, 2);
+  assert_true(rep.loop_flops == 4 && rep.total_flops == 16);
+  /* each body's negate writes its loop's state; w1's state is copied in from p */
+  expect_use(w, "w1", "body/n", 16, 16);
+  expect_use(w, "p", "w1", 16, 0);
+  mb_workload_free(w);
+  /* a loop whose body is the computation holding it */
+  expect_error(
+      "HloModule self\n"
+      "cond {\n  c = f32[4] parameter(0)\n  ROOT t = pred[] constant(true)\n}\n"
+      "body {\n  b = f32[4] parameter(0)\n"
+      "  ROOT w = f32[4] while(b), condition=cond, body=body\n}\n"
+      "ENTRY e {\n  p = f32[4] parameter(0)\n"
+      "  ROOT w = f32[4] while(p), condition=cond, body=body\n}\n",
+      "t.hlo:6: computation 'body' calls itself (directly or through others)");
 }
 
 /* a select-and-scatter's select= computation */
@@ -911,7 +1100,7 @@ static void test_call_nesting_limit(void **state) {
       }
       mb_error err = {{0}};
       mb_hlo_report rep;
-      mb_workload *w = import_str(text, true, &rep, &err);
+      mb_workload *w = import_loops_as_ops(text, &rep, &err);
       if (levels == 65) {
         if (w || !strstr(err.message, "computation 'c65': expected calls nested at most 64 deep"))
           fail_msg("%s, 65 levels: %s", callers[kind], w ? "imported" : err.message);
@@ -919,6 +1108,21 @@ static void test_call_nesting_limit(void **state) {
         continue;
       }
       if (!w) fail_msg("%s, 64 levels: %s", callers[kind], err.message);
+      if (kind == 0) { /* inlined, the loops are held to the same limit */
+        mb_hlo_report inlined;
+        mb_workload *v = import_str(text, true, &inlined, &err);
+        if (levels == 65) {
+          if (v || !strstr(err.message, "expected calls nested at most 64 deep"))
+            fail_msg("inlined, 65 levels: %s", v ? "imported" : err.message);
+        } else {
+          if (!v) fail_msg("inlined, 64 levels: %s", err.message);
+          /* 64 whiles and the innermost negate; each body's result is its loop's state */
+          assert_int_equal(v->n_ops, 65);
+          assert_int_equal(inlined.n_inlined_loops, 64);
+          assert_true(inlined.loop_flops == 0 && inlined.total_flops == 2);
+        }
+        mb_workload_free(v);
+      }
       if (kind == 0) {
         /* the innermost negate (2 FLOPs), every loop running once; only the entry's loop
          * counts toward the loop FLOPs, not again for each loop inside it */
@@ -1479,6 +1683,8 @@ int main(void) {
       cmocka_unit_test(test_dot_and_convolution_flops),
       cmocka_unit_test(test_called_computation_flops),
       cmocka_unit_test(test_control_flow),
+      cmocka_unit_test(test_loop_inlining),
+      cmocka_unit_test(test_loop_inlining_limits),
       cmocka_unit_test(test_select_and_scatter_flops),
       cmocka_unit_test(test_call_nesting_limit),
       cmocka_unit_test(test_async_pairs),

@@ -19,7 +19,7 @@
 static void usage(FILE *out) {
   fprintf(out,
           "usage: mallocbench import hlo FILE -o OUT [--no-fusion] [--no-pin-params] "
-          "[--no-pin-outputs]\n"
+          "[--no-pin-outputs] [--loops-as-ops]\n"
           "       mallocbench import csv FILE -o OUT [--capacity BYTES]\n\n"
           "Imports an XLA HLO text dump (--xla_dump_hlo_as_text) or a MiniMalloc buffer CSV\n"
           "(id,lower,upper,size[,benefit]) into the native workload format and prints a\n"
@@ -29,6 +29,9 @@ static void usage(FILE *out) {
           "  --no-fusion        keep elementwise/broadcast/convert/constant producers as ops\n"
           "  --no-pin-params    let entry parameters be placed in fast memory\n"
           "  --no-pin-outputs   let the root's outputs be placed in fast memory\n"
+          "  --loops-as-ops     make each while loop one op, instead of inlining its condition\n"
+          "                     and body into the schedule (their ops counted as often as\n"
+          "                     they run)\n"
           "  --capacity BYTES   (csv) fast-memory capacity to report; default: the number in\n"
           "                     the file name (A.1048576.csv -> 1048576)\n"
           "  --repeat N         also time N more imports of the file (read once) and print the\n"
@@ -116,6 +119,9 @@ int mb_cmd_import(int argc, char **argv) {
     } else if (is_hlo && !strcmp(a, "--no-pin-outputs")) {
       opt.pin_outputs = false;
       takes_value = false;
+    } else if (is_hlo && !strcmp(a, "--loops-as-ops")) {
+      opt.loop_bodies = false;
+      takes_value = false;
     } else if (is_csv && !strcmp(flag, "--capacity")) {
       ok = mb_option_bytes(command, flag, v, 1, INT64_MAX, &capacity);
     } else if (!strcmp(flag, "--repeat")) {
@@ -163,10 +169,10 @@ int mb_cmd_import(int argc, char **argv) {
     }
     if (rep.loop_flops > 0.5 * rep.total_flops)
       mb_diag(stderr,
-              "warning: %s: %.0f%% of the FLOPs are in while loops, whose bodies' buffers are not "
-              "modelled (a loop is one op): the workload holds little of the program's memory "
-              "traffic; a dump with the loops unrolled (e.g. JAX's scan(..., unroll=True)) "
-              "models it",
+              "warning: %s: %.0f%% of the FLOPs are in while loops that are one op, whose "
+              "bodies' buffers are not modelled: the workload holds little of the program's "
+              "memory traffic; without --loops-as-ops, loops whose body and condition take the "
+              "loop's state as their one parameter are inlined",
               in, 100.0 * rep.loop_flops / rep.total_flops);
     if (rep.n_unknown_attributes > 0)
       mb_diag(stderr, "warning: %s: %d unknown attributes (e.g. '%s') skipped", in,
@@ -187,8 +193,8 @@ int mb_cmd_import(int argc, char **argv) {
     if (rep.n_loops > 0)
       printf(
           "  while loops: %d, %d of them counted as often as their known_trip_count says, the "
-          "others once\n",
-          rep.n_loops, rep.n_counted_loops);
+          "others once; %d inlined into the schedule\n",
+          rep.n_loops, rep.n_counted_loops, rep.n_inlined_loops);
     if (rep.n_placed_buffers > 0)
       printf("  memory spaces: %d buffer%s (%" PRId64
              " B) in a memory space S(n) by XLA's own assignment; solvers here place every "

@@ -163,12 +163,20 @@ printf '%s\n' 'HloModule loop' 'cond {' '  c = (s32[], f32[8]) parameter(0)' \
   '  v = f32[8] parameter(0)' '  z = s32[] constant(0)' '  init = (s32[], f32[8]) tuple(z, v)' \
   '  ROOT w = (s32[], f32[8]) while(init), condition=cond, body=body, backend_config={"known_trip_count":{"n":"10"}}' \
   '}' >"$T/loop.hlo"
+# inlined (the default): the while, the condition's compare and the body's exp are ops
 expect 0 "$MB" import hlo "$T/loop.hlo" -o "$T/loop.wl"
-grep -q ", 91 FLOPs ->" "$T/out" || fail "loop FLOPs: $(cat "$T/out")"
+grep -q "imported loop: 3 ops, .*, 91 FLOPs ->" "$T/out" || fail "loop FLOPs: $(cat "$T/out")"
 grep -qx "  while loops: 1, 1 of them counted as often as their known_trip_count says, the others \
-once" "$T/out" || fail "loop line: $(cat "$T/out")"
-grep -q "loop.hlo: 100% of the FLOPs are in while loops, whose bodies' buffers are not modelled" \
-  "$T/out" || fail "loop warning: $(cat "$T/out")"
+once; 1 inlined into the schedule" "$T/out" || fail "loop line: $(cat "$T/out")"
+grep -q "warning" "$T/out" && fail "inlined loop warned: $(cat "$T/out")"
+expect 0 "$MB" show "$T/loop.wl"
+grep -q "^ops             3 " "$T/out" || fail "loop show: $(cat "$T/out")"
+# as one op, with a warning that its body's buffers are not modelled
+expect 0 "$MB" import hlo "$T/loop.hlo" -o "$T/loop1.wl" --loops-as-ops
+grep -q "imported loop: 1 ops, .*, 91 FLOPs ->" "$T/out" || fail "loop op: $(cat "$T/out")"
+grep -q "loop.hlo: 100% of the FLOPs are in while loops that are one op, whose bodies' buffers \
+are not modelled" "$T/out" || fail "loop warning: $(cat "$T/out")"
+grep -q "once; 0 inlined into the schedule" "$T/out" || fail "loop line, as op: $(cat "$T/out")"
 # a Pallas kernel with its author's cost estimate: flops + transcendentals = 1024 FLOPs of its own
 printf '%s\n' 'HloModule pallas' 'ENTRY e {' '  p = f32[8,128]{1,0:T(8,128)} parameter(0)' \
   '  ROOT k = f32[8,128]{1,0:T(8,128)} custom-call(p), custom_call_target="tpu_custom_call", backend_config="{\"custom_call_config\": {\"body\": \"TUxSQ\", \"cost_estimate\": {\"bytes_accessed\":8192,\"flops\":1000,\"remote_bytes_transferred\":0,\"transcendentals\":24}}}"' \
