@@ -33,7 +33,19 @@ for target in "$build"/fuzz_*; do
         '  r = (f32[8], u32[], token[]) recv(t), channel_id=2' '  rd = (f32[8], token[]) recv-done(r), channel_id=2' \
         '  d = f32[8] get-tuple-element(rd), index=0' '  u = () tuple()' \
         '  ROOT k = f32[8] custom-call(d), custom_call_target="tpu_custom_call", backend_config="{\"custom_call_config\": {\"body\": \"TUxSQ\", \"cost_estimate\": {\"bytes_accessed\":64,\"flops\":16,\"transcendentals\":8}}}"' \
-        '}' >"$corpus"/p2p.hlo ;;
+        '}' >"$corpus"/p2p.hlo
+      # a JAX-style scan over layers: the loop is inlined, its state updated in place
+      printf '%s\n' 'HloModule scan' 'cond {' '  c = (s32[], f32[4,8]{1,0}, f32[2,8,8]{2,1,0}) parameter(0)' \
+        '  i = s32[] get-tuple-element(c), index=0' '  n = s32[] constant(2)' '  ROOT lt = pred[] compare(i, n), direction=LT' '}' \
+        'body {' '  b = (s32[], f32[4,8]{1,0}, f32[2,8,8]{2,1,0}) parameter(0)' '  i = s32[] get-tuple-element(b), index=0' \
+        '  h = f32[4,8]{1,0} get-tuple-element(b), index=1' '  ws = f32[2,8,8]{2,1,0} get-tuple-element(b), index=2' \
+        '  z = s32[] constant(0)' '  wi = f32[1,8,8]{2,1,0} dynamic-slice(ws, i, z, z), dynamic_slice_sizes={1,8,8}' \
+        '  w = f32[8,8]{1,0} reshape(wi)' '  d = f32[4,8]{1,0} dot(h, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}' \
+        '  one = s32[] constant(1)' '  i1 = s32[] add(i, one)' '  ROOT r = (s32[], f32[4,8]{1,0}, f32[2,8,8]{2,1,0}) tuple(i1, d, ws)' '}' \
+        'ENTRY main {' '  x = f32[4,8]{1,0} parameter(0)' '  ws = f32[2,8,8]{2,1,0} parameter(1)' '  z = s32[] constant(0)' \
+        '  init = (s32[], f32[4,8]{1,0}, f32[2,8,8]{2,1,0}) tuple(z, x, ws)' \
+        '  l = (s32[], f32[4,8]{1,0}, f32[2,8,8]{2,1,0}) while(init), condition=cond, body=body, backend_config={"known_trip_count":{"n":"2"}}' \
+        '  ROOT o = f32[4,8]{1,0} get-tuple-element(l), index=1' '}' >"$corpus"/scan.hlo ;;
     fuzz_csv) cp "$data"/minimalloc/*.csv "$corpus"/ 2>/dev/null || true ;;
     fuzz_catalogue) cp datasets/catalogue.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_hardware) cp datasets/hardware/*.txt "$corpus"/ 2>/dev/null || true ;;
