@@ -1287,18 +1287,16 @@ static void merge_loop_states(importer *im) {
  * and suffixed "@N" in the Nth instance of a computation inlined more than once (names are
  * unique in a workload; those of different computations need not be in HLO text). */
 static const char *flat_name(const importer *im, int32_t e, char *out, size_t n) {
-  char nm[128], comp[128] = "";
+  char nm[128], comp[128], instance[16] = "";
   const flat_instr *f = &im->fi[e];
   iname(im, f->g, nm, sizeof nm);
-  if (f->loop >= 0) {
+  if (f->instance > 0) snprintf(instance, sizeof instance, "@%d", f->instance + 1);
+  if (f->loop < 0) {
+    snprintf(out, n, "%s%s", nm, instance);
+  } else {
     const mb_hlo_computation *c = &im->m->comps[im->m->instrs[f->g].computation];
-    mb_hlo_span_str(im->m, c->name, comp, sizeof comp - 1);
-    strcat(comp, "/");
+    snprintf(out, n, "%s/%s%s", mb_hlo_span_str(im->m, c->name, comp, sizeof comp), nm, instance);
   }
-  if (f->instance == 0)
-    snprintf(out, n, "%s%s", comp, nm);
-  else
-    snprintf(out, n, "%s%s@%d", comp, nm, f->instance + 1);
   return out;
 }
 

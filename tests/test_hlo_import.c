@@ -758,8 +758,8 @@ static const char *SCAN_MODULE =
     "  ROOT res = (s32[], f32[8], f32[8]) tuple(j1, m, wts)\n"
     "}\n"
     "ENTRY e {\n"
-    "  x = f32[8] parameter(0)\n"
     "  W = f32[8] parameter(1)\n"
+    "  x = f32[8] parameter(0)\n"
     "  z = s32[] constant(0)\n"
     "  x2 = f32[8] negate(x)\n"
     "  init = (s32[], f32[8], f32[8]) tuple(z, x2, W)\n"
@@ -903,6 +903,95 @@ static void test_loop_inlining_limits(void **state) {
   expect_use(w, "w1", "body/n", 16, 16);
   expect_use(w, "p", "w1", 16, 0);
   mb_workload_free(w);
+  /* a body that swaps two elements of its state computes nothing: both state buffers are
+   * copied in and neither is merged into the other */
+  w = import_str(
+      "HloModule swap\n"
+      "cond {\n  c = (f32[4], f32[4]) parameter(0)\n  ROOT t = pred[] constant(true)\n}\n"
+      "body {\n  b = (f32[4], f32[4]) parameter(0)\n"
+      "  x = f32[4] get-tuple-element(b), index=0\n"
+      "  y = f32[4] get-tuple-element(b), index=1\n"
+      "  ROOT s = (f32[4], f32[4]) tuple(y, x)\n}\n"
+      "ENTRY e {\n  p = f32[4] parameter(0)\n  q = f32[4] parameter(1)\n"
+      "  i = (f32[4], f32[4]) tuple(p, q)\n"
+      "  w = (f32[4], f32[4]) while(i), condition=cond, body=body\n"
+      "  ROOT r = f32[4] get-tuple-element(w), index=0\n}\n",
+      true, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  expect_use(w, "w#0", "w", 0, 16);
+  expect_use(w, "w#1", "w", 0, 16);
+  expect_use(w, "p", "w", 16, 0);
+  expect_use(w, "q", "w", 16, 0);
+  mb_workload_free(w);
+  /* more loops that stay one op: a body whose one parameter is numbered 1, and (first in the
+   * module, so that its first parameter is the module's instruction 0) one with two
+   * parameters numbered 0 */
+  w = import_str(
+      "HloModule notinlined\n"
+      "dup {\n  b = f32[4] parameter(0)\n  q = f32[4] parameter(0)\n"
+      "  ROOT n = f32[4] negate(b)\n}\n"
+      "cond {\n  c = f32[4] parameter(0)\n  ROOT t = pred[] constant(true)\n}\n"
+      "one {\n  b = f32[4] parameter(1)\n  ROOT n = f32[4] negate(b)\n}\n"
+      "ENTRY e {\n  p = f32[4] parameter(0)\n"
+      "  w1 = f32[4] while(p), condition=cond, body=one\n"
+      "  ROOT w2 = f32[4] while(w1), condition=cond, body=dup\n}\n",
+      true, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  assert_int_equal(w->n_ops, 2);
+  assert_int_equal(rep.n_inlined_loops, 0);
+  mb_workload_free(w);
+  /* body= before condition=; a state element the body writes and nothing reads lives to the
+   * loop's end all the same (the next run writes it again); a state element whose result in
+   * the body is an empty array (a body that does not fit its state) keeps its copy; the
+   * program's output includes the first parameter */
+  w = import_str(
+      "HloModule order\n"
+      "cond {\n  c = (f32[4], f32[4], f32[2]) parameter(0)\n"
+      "  ROOT t = pred[] constant(true)\n}\n"
+      "body {\n  b = (f32[4], f32[4], f32[2]) parameter(0)\n"
+      "  a = f32[4] get-tuple-element(b), index=0\n  n = f32[4] negate(a)\n"
+      "  z = f32[0] constant({})\n"
+      "  ROOT s = (f32[4], f32[4], f32[0]) tuple(a, n, z)\n}\n"
+      "ENTRY e {\n  p = f32[4] parameter(0)\n  q = f32[2] parameter(1)\n"
+      "  i = (f32[4], f32[4], f32[2]) tuple(p, p, q)\n"
+      "  w = (f32[4], f32[4], f32[2]) while(i), body=body, condition=cond\n"
+      "  x = f32[4] get-tuple-element(w), index=0\n  y = f32[4] negate(x)\n"
+      "  ROOT r = (f32[4], f32[4]) tuple(y, p)\n}\n",
+      true, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  /* ops: w 0, body/n 1, y 2 (the condition computes nothing) */
+  assert_int_equal(w->n_ops, 3);
+  assert_string_equal(w->ops[1].name, "body/n");
+  expect_use(w, "w#1", "body/n", 0, 16);
+  expect_buffer(w, "w#1", 16, 0, 1);
+  expect_use(w, "q", "w", 8, 0);
+  expect_use(w, "w#2", "w", 0, 8);
+  assert_int_equal(buffer(w, "p")->end, 2);
+  mb_workload_free(w);
+  /* trip counts multiply to at most 2^40 runs: a condition run 2^40 times imports, one more
+   * is refused */
+  for (int more = 0; more <= 1; more++) {
+    char big[1024];
+    snprintf(big, sizeof big,
+             "HloModule big\n"
+             "cond {\n  c = f32[4] parameter(0)\n  ROOT t = pred[] constant(true)\n}\n"
+             "body {\n  b = f32[4] parameter(0)\n  ROOT n = f32[4] negate(b)\n}\n"
+             "ENTRY e {\n  p = f32[4] parameter(0)\n"
+             "  ROOT w = f32[4] while(p), condition=cond, body=body, "
+             "backend_config={\"known_trip_count\":{\"n\":\"%lld\"}}\n}\n",
+             (1ll << 40) - 1 + more);
+    w = import_str(big, true, &rep, &err);
+    if (more) {
+      assert_null(w);
+      assert_string_equal(err.message,
+                          "t.hlo:12: while 'w': expected the trip counts of its "
+                          "loops to multiply to at most 1099511627776 runs");
+    } else {
+      if (!w) fail_msg("%s", err.message);
+      expect_use(w, "w", "body/n", 16 * ((1ll << 40) - 1), 16 * ((1ll << 40) - 1));
+      mb_workload_free(w);
+    }
+  }
   /* a loop whose body is the computation holding it */
   expect_error(
       "HloModule self\n"
@@ -1100,14 +1189,6 @@ static void test_call_nesting_limit(void **state) {
       }
       mb_error err = {{0}};
       mb_hlo_report rep;
-      mb_workload *w = import_loops_as_ops(text, &rep, &err);
-      if (levels == 65) {
-        if (w || !strstr(err.message, "computation 'c65': expected calls nested at most 64 deep"))
-          fail_msg("%s, 65 levels: %s", callers[kind], w ? "imported" : err.message);
-        mb_workload_free(w);
-        continue;
-      }
-      if (!w) fail_msg("%s, 64 levels: %s", callers[kind], err.message);
       if (kind == 0) { /* inlined, the loops are held to the same limit */
         mb_hlo_report inlined;
         mb_workload *v = import_str(text, true, &inlined, &err);
@@ -1123,6 +1204,14 @@ static void test_call_nesting_limit(void **state) {
         }
         mb_workload_free(v);
       }
+      mb_workload *w = import_loops_as_ops(text, &rep, &err);
+      if (levels == 65) {
+        if (w || !strstr(err.message, "computation 'c65': expected calls nested at most 64 deep"))
+          fail_msg("%s, 65 levels: %s", callers[kind], w ? "imported" : err.message);
+        mb_workload_free(w);
+        continue;
+      }
+      if (!w) fail_msg("%s, 64 levels: %s", callers[kind], err.message);
       if (kind == 0) {
         /* the innermost negate (2 FLOPs), every loop running once; only the entry's loop
          * counts toward the loop FLOPs, not again for each loop inside it */
@@ -1288,6 +1377,10 @@ static void test_malformed_messages(void **state) {
       "t.hlo:2: computation 'c' calls itself (directly or through others)");
   expect_error("HloModule m\nENTRY e {\n  n = f32[2] negate(p)\n  p = f32[2] parameter(0)\n}\n",
                "t.hlo:3: operand 'p' of 'n' is used before it is defined (line 4)");
+  expect_error(
+      "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  n = f32[2] negate(n)\n"
+      "  ROOT r = f32[2] add(p, n)\n}\n",
+      "t.hlo:4: operand 'n' of 'n' is used before it is defined (line 4)");
   expect_error("HloModule m\nENTRY e {\n  p = f32[2] parameter(0), dimensions=\n}\n",
                "t.hlo:3: expected a value after 'dimensions='");
   expect_error("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n}\n",
