@@ -593,7 +593,13 @@ static const char COST_FIELD_PATTERN[] =
 /* F + T of a custom-call's cost_estimate (a transcendental counts as one FLOP, as an elementwise
  * exp does here): 1 found (*flops), 0 absent, unreadable or ambiguous, -1 internal error. */
 static int kernel_cost_estimate(importer *im, const mb_hlo_instr *ins, double *flops) {
-  if (ins->backend_config.len == 0) return 0;
+  /* most configs have no estimate: not worth compiling the patterns for */
+  static const char key[] = "cost_estimate";
+  const char *cfg = im->m->text + ins->backend_config.off;
+  bool has_key = false;
+  for (int32_t i = 0; !has_key && i + (int32_t)sizeof key - 1 <= ins->backend_config.len; i++)
+    has_key = cfg[i] == 'c' && !memcmp(cfg + i, key, sizeof key - 1);
+  if (!has_key) return 0;
   if (!pattern_at_first_use(im, COST_PATTERN, "cost_estimate", &im->re_cost, &im->md_cost) ||
       !pattern_at_first_use(im, COST_FIELD_PATTERN, "cost_estimate field", &im->re_cost_field,
                             &im->md_cost_field))
@@ -907,6 +913,8 @@ static bool async_given_leaves(importer *im, int32_t e, int32_t *out, int32_t *g
                                int32_t *given_n) {
   const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
   const async_rule *rule = NULL;
+  op_class c = im->cls[e];
+  if (c != C_ASYNC_DONE && c != C_OPAQUE && c != C_CALLER) return false; /* the rules' classes */
   for (size_t i = 0; i < sizeof ASYNC_RULES / sizeof *ASYNC_RULES && !rule; i++)
     if (mb_hlo_span_eq(im->m, ins->opcode, ASYNC_RULES[i].opcode)) rule = &ASYNC_RULES[i];
   if (!rule) return false;
@@ -1289,6 +1297,7 @@ static void merge_loop_states(importer *im) {
 static const char *flat_name(const importer *im, int32_t e, char *out, size_t n) {
   char nm[128], comp[128], instance[16] = "";
   const flat_instr *f = &im->fi[e];
+  if (f->loop < 0 && f->instance == 0) return iname(im, f->g, out, n); /* the entry's */
   iname(im, f->g, nm, sizeof nm);
   if (f->instance > 0) snprintf(instance, sizeof instance, "@%d", f->instance + 1);
   if (f->loop < 0) {
