@@ -785,19 +785,27 @@ static bool instr_flops(importer *im, int32_t g, int depth, double *out) {
   }
 }
 
-static bool computation_flops(importer *im, int32_t c, int depth, double *out) {
+/* Computation c may be entered through a call `depth` levels deep: false (err set, naming c by
+ * line) when it is already being entered (it calls itself) or nests too deep. */
+static bool check_call(importer *im, int32_t c, bool entered, int depth) {
   const mb_hlo_computation *comp = &im->m->comps[c];
   char nm[128];
-  if (im->comp_state[c] == 2) {
-    *out = im->comp_flops[c];
-    return true;
-  }
-  if (im->comp_state[c] == 1 || c == im->m->entry)
+  if (entered)
     return fail_line(im, comp->line, "computation '%s' calls itself (directly or through others)",
                      mb_hlo_span_str(im->m, comp->name, nm, sizeof nm));
   if (depth > MAX_CALL_DEPTH)
     return fail_line(im, comp->line, "computation '%s': expected calls nested at most %d deep",
                      mb_hlo_span_str(im->m, comp->name, nm, sizeof nm), MAX_CALL_DEPTH);
+  return true;
+}
+
+static bool computation_flops(importer *im, int32_t c, int depth, double *out) {
+  const mb_hlo_computation *comp = &im->m->comps[c];
+  if (im->comp_state[c] == 2) {
+    *out = im->comp_flops[c];
+    return true;
+  }
+  if (!check_call(im, c, im->comp_state[c] == 1 || c == im->m->entry, depth)) return false;
   im->comp_state[c] = 1;
   double total = 0;
   for (int32_t i = comp->first_instr; i < comp->first_instr + comp->n_instrs; i++) {
@@ -1215,12 +1223,7 @@ static bool flatten(importer *im, int32_t c, int32_t *flat_of, int32_t loop, int
                     int depth) {
   const mb_hlo_computation *comp = &im->m->comps[c];
   char nm[128];
-  if (im->inlining[c])
-    return fail_line(im, comp->line, "computation '%s' calls itself (directly or through others)",
-                     mb_hlo_span_str(im->m, comp->name, nm, sizeof nm));
-  if (depth > MAX_CALL_DEPTH)
-    return fail_line(im, comp->line, "computation '%s': expected calls nested at most %d deep",
-                     mb_hlo_span_str(im->m, comp->name, nm, sizeof nm), MAX_CALL_DEPTH);
+  if (!check_call(im, c, im->inlining[c], depth)) return false;
   im->inlining[c] = 1;
   int32_t instance = im->n_instances[c]++;
   for (int32_t g = comp->first_instr; g < comp->first_instr + comp->n_instrs; g++) {
