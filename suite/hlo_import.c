@@ -1300,7 +1300,8 @@ static void merge_loop_states(importer *im) {
 static const char *flat_name(const importer *im, int32_t e, char *out, size_t n) {
   char nm[128], comp[128], instance[16] = "";
   const flat_instr *f = &im->fi[e];
-  if (f->loop < 0 && f->instance == 0) return iname(im, f->g, out, n); /* the entry's */
+  if (f->loop < 0 && f->instance == 0) /* the entry's: as iname's 127 characters */
+    return iname(im, f->g, out, n < sizeof nm ? n : sizeof nm);
   iname(im, f->g, nm, sizeof nm);
   if (f->instance > 0) snprintf(instance, sizeof instance, "@%d", f->instance + 1);
   if (f->loop < 0) {
@@ -1338,8 +1339,9 @@ static bool add_use(importer *im, mb_workload_builder *b, int32_t wb, int32_t e,
   int64_t runs = im->fi[e].runs, r, w;
   if (__builtin_mul_overflow(read, runs, &r) || __builtin_mul_overflow(written, runs, &w)) {
     char nm[MB_NAME_MAX];
-    return mb_fail(im->err, "%s: op '%s': its bytes times its %lld runs overflow", im->path,
-                   flat_name(im, e, nm, sizeof nm), (long long)runs);
+    return fail_line(im, im->m->instrs[im->fi[e].g].line,
+                     "'%s': expected its bytes times its %lld runs to fit in 63 bits",
+                     flat_name(im, e, nm, sizeof nm), (long long)runs);
   }
   return mb_builder_add_use(b, wb, im->op_of[e], r, w);
 }

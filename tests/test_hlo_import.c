@@ -992,6 +992,19 @@ static void test_loop_inlining_limits(void **state) {
       mb_workload_free(w);
     }
   }
+  /* a body's bytes times its runs must fit in 63 bits: 2^24 bytes 2^40 - 1 times do not */
+  char huge[1024];
+  snprintf(huge, sizeof huge,
+           "HloModule huge\n"
+           "cond {\n  c = f32[4194304] parameter(0)\n  ROOT t = pred[] constant(true)\n}\n"
+           "body {\n  b = f32[4194304] parameter(0)\n  ROOT n = f32[4194304] negate(b)\n}\n"
+           "ENTRY e {\n  p = f32[4194304] parameter(0)\n"
+           "  ROOT w = f32[4194304] while(p), condition=cond, body=body, "
+           "backend_config={\"known_trip_count\":{\"n\":\"%lld\"}}\n}\n",
+           (1ll << 40) - 1);
+  expect_error(huge,
+               "t.hlo:8: 'body/n': expected its bytes times its 1099511627775 runs to fit "
+               "in 63 bits");
   /* a loop whose body is the computation holding it */
   expect_error(
       "HloModule self\n"
