@@ -145,7 +145,8 @@ static bool parse_bool_word(const char *s, bool *out) {
 }
 
 static const char *const KINDS[] = {"hlo", "model", "alphatensor", "csv", "native", NULL};
-static const char *const HLO_KEYS[] = {"fusion", "pin_parameters", "pin_outputs", NULL};
+static const char *const HLO_KEYS[] = {"fusion", "pin_parameters", "pin_outputs", "loop_bodies",
+                                       NULL};
 static const char *const AT_KEYS[] = {"n", "dtype", NULL};
 static const char *const NO_KEYS[] = {NULL};
 
@@ -162,7 +163,7 @@ static bool check_args(const mb_catalogue_entry *e, const char *path, int line, 
                      path, line, col, e->kind, e->args);
     return mb_fail(err, "%s:%d:%d: field 'args': unknown key '%s' for kind '%s' (expected %s)",
                    path, line, col, unknown, e->kind,
-                   is_hlo ? "fusion, pin_parameters, pin_outputs" : "n, dtype");
+                   is_hlo ? "fusion, pin_parameters, pin_outputs, loop_bodies" : "n, dtype");
   }
   size_t at = 0;
   const char *twice = args_duplicate_key(e->args, bad, sizeof bad, &at);
@@ -671,6 +672,7 @@ mb_workload *mb_catalogue_load_workload(const mb_catalogue_entry *e, const char 
     if (args_get(e->args, "pin_parameters", val, sizeof val))
       parse_bool_word(val, &opt.pin_parameters);
     if (args_get(e->args, "pin_outputs", val, sizeof val)) parse_bool_word(val, &opt.pin_outputs);
+    if (args_get(e->args, "loop_bodies", val, sizeof val)) parse_bool_word(val, &opt.loop_bodies);
     w = mb_hlo_import_file(path, &opt, NULL, err);
   } else if (!strcmp(e->kind, "csv")) {
     w = mb_csv_import_file(path, err);

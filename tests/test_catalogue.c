@@ -72,6 +72,8 @@ static void test_parse_errors(void **state) {
                "cat.txt:4:17: field 'args': unknown "
                "key 'n'");
   expect_error("w hlo hlo/a.hlo fusion=maybe tpu-v4i 1MiB test x", "fusion=maybe: expected on");
+  expect_error("w hlo hlo/a.hlo loop_bodies=yes tpu-v4i 1MiB test x",
+               "loop_bodies=yes: expected on");
   /* a repeated key is refused (the first used to win silently), at the second occurrence */
   expect_error("w hlo hlo/a.hlo fusion=off,fusion=on tpu-v4i 1MiB test x",
                "cat.txt:4:28: field 'args': duplicate key 'fusion'");
@@ -453,6 +455,31 @@ static void test_missing_data(void **state) {
   assert_false(missing);
   assert_int_equal(w->n_buffers, 1);
   mb_workload_free(w);
+  mb_catalogue_free(c);
+  /* an HLO entry's loop_bodies: its while loop inlined (the while, the condition's compare and
+   * the body's negate are ops) or one op */
+  snprintf(file, sizeof file, "%s/loop.hlo", dir);
+  f = fopen(file, "w");
+  assert_non_null(f);
+  fputs(
+      "HloModule l\ncond {\n  c = f32[4] parameter(0)\n  z = f32[4] constant({0,0,0,0})\n"
+      "  ROOT t = pred[4] compare(c, z), direction=LT\n}\n"
+      "body {\n  b = f32[4] parameter(0)\n  ROOT n = f32[4] negate(b)\n}\n"
+      "ENTRY e {\n  p = f32[4] parameter(0)\n  ROOT w = f32[4] while(p), condition=cond, "
+      "body=body\n}\n",
+      f);
+  fclose(f);
+  c = parse(HEADER
+            "in hlo loop.hlo - tpu-v4i profile test x\n"
+            "op hlo loop.hlo loop_bodies=off tpu-v4i profile test x\n",
+            &err);
+  if (!c) fail_msg("%s", err.message);
+  for (int i = 0; i < 2; i++) {
+    w = mb_catalogue_load_workload(&c->entries[i], dir, NULL, &missing, &err);
+    if (!w) fail_msg("%s", err.message);
+    assert_int_equal(w->n_ops, i == 0 ? 3 : 1);
+    mb_workload_free(w);
+  }
   mb_catalogue_free(c);
   mb_test_temp_remove(dir);
 }

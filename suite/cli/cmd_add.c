@@ -56,7 +56,8 @@ static void usage(FILE *out) {
       "  --split S     train or test (default test)\n"
       "  --tags T      comma-separated tags (default: real for hlo/csv, else generated)\n"
       "  --args A      generator arguments, comma-separated key=value (alphatensor:\n"
-      "                n=N,dtype=bf16; hlo: fusion=on|off,pin_parameters=..,pin_outputs=..)\n"
+      "                n=N,dtype=bf16; hlo: fusion=on|off,pin_parameters=..,pin_outputs=..,\n"
+      "                loop_bodies=..)\n"
       "  --catalogue F catalogue file (default datasets/catalogue.txt; created if absent)\n"
       "  --data DIR    external data directory; --cache DIR cache of generated workloads\n");
 }
