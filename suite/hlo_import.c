@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "hlo_parse.h"
 #include "paths.h"
 
@@ -596,16 +597,16 @@ static int kernel_cost_estimate(importer *im, const mb_hlo_instr *ins, double *f
   /* most configs have no estimate: not worth compiling the patterns for */
   static const char key[] = "cost_estimate";
   const char *cfg = im->m->text + ins->backend_config.off;
+  PCRE2_SIZE len = (PCRE2_SIZE)ins->backend_config.len;
   bool has_key = false;
-  for (int32_t i = 0; !has_key && i + (int32_t)sizeof key - 1 <= ins->backend_config.len; i++)
+  for (PCRE2_SIZE i = 0; !has_key && i + sizeof key - 1 <= len; i++)
     has_key = cfg[i] == 'c' && !memcmp(cfg + i, key, sizeof key - 1);
   if (!has_key) return 0;
   if (!pattern_at_first_use(im, COST_PATTERN, "cost_estimate", &im->re_cost, &im->md_cost) ||
       !pattern_at_first_use(im, COST_FIELD_PATTERN, "cost_estimate field", &im->re_cost_field,
                             &im->md_cost_field))
     return -1;
-  PCRE2_SPTR subject = (PCRE2_SPTR)(im->m->text + ins->backend_config.off);
-  PCRE2_SIZE len = (PCRE2_SIZE)ins->backend_config.len;
+  PCRE2_SPTR subject = (PCRE2_SPTR)cfg;
   if (pcre2_match(im->re_cost, subject, len, 0, 0, im->md_cost, NULL) < 0) return 0;
   const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(im->md_cost);
   PCRE2_SIZE pos = ov[2], end = ov[3];
@@ -1147,21 +1148,10 @@ static void importer_free(importer *im) {
 static bool flat_append(importer *im, int32_t g, int32_t *flat_of, int32_t loop, int64_t runs,
                         int32_t instance) {
   const mb_hlo_instr *ins = &im->m->instrs[g];
-  if (im->n == im->cap) {
-    int32_t ncap = im->cap ? im->cap * 2 : 256;
-    flat_instr *q = realloc(im->fi, (size_t)ncap * sizeof *q);
-    if (!q) return mb_fail(im->err, "%s: out of memory", im->path);
-    im->fi = q;
-    im->cap = ncap;
-  }
-  if (im->n_fops + ins->n_operands > im->cap_fops) {
-    int32_t ncap = im->cap_fops ? im->cap_fops : 256;
-    while (ncap < im->n_fops + ins->n_operands) ncap *= 2;
-    int32_t *q = realloc(im->fops, (size_t)ncap * sizeof *q);
-    if (!q) return mb_fail(im->err, "%s: out of memory", im->path);
-    im->fops = q;
-    im->cap_fops = ncap;
-  }
+  if (!mb_array_reserve((void **)&im->fi, &im->cap, (int64_t)im->n + 1, sizeof *im->fi) ||
+      !mb_array_reserve((void **)&im->fops, &im->cap_fops, (int64_t)im->n_fops + ins->n_operands,
+                        sizeof *im->fops))
+    return mb_fail(im->err, "%s: out of memory", im->path);
   char a[128], b[128];
   int32_t e = im->n;
   bool inlined_parameter = loop >= 0 && im->gcls[g] == C_PARAMETER;
