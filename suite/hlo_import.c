@@ -224,13 +224,15 @@ typedef struct buffer_info {
 } buffer_info;
 
 /* An instruction of the flat program: the entry computation's instructions in order, with the
- * condition and then the body of each inlined while loop right after the while (datasets/
- * HLO_IMPORT.md, "While loops"). */
+ * condition and then the body of each inlined while loop right after the while, and each
+ * call's callee in place of the call (datasets/HLO_IMPORT.md, "While loops" and "Calls"). */
 typedef struct flat_instr {
   int32_t g;         /* its module-wide instruction */
   int32_t fop_start; /* its operands, as flat indices: fops[fop_start + k] */
   int32_t instance;  /* instances of its computation flattened before this one (0: the first) */
-  int32_t state_of;  /* a parameter of an inlined condition or body: its loop's while; else -1 */
+  int32_t value_of;  /* the flat instruction whose value this one's is: for a parameter of an
+                      * inlined condition or body its loop's while, for one of an inlined
+                      * callee the call's operand, for an inlined call its callee's root; -1 */
   int32_t loop;      /* the while of the innermost inlined loop around it; -1 */
   int32_t loop_last; /* an inlined while: its body's last flat instruction; else -1 */
   int32_t body_root; /* an inlined while: its body's root; else -1 */
@@ -761,8 +763,6 @@ static bool instr_flops(importer *im, int32_t g, int depth, double *out) {
       int64_t trips = 1;
       int found = known_trip_count(im, ins, &trips);
       if (found < 0) return false;
-      if (found) im->rep->n_counted_loops++;
-      im->rep->n_loops++;
       for (int32_t k = 0; k < ins->n_called; k++) {
         double f = 0;
         if (!computation_flops(im, im->m->refs[ins->called + k], depth + 1, &f)) return false;
@@ -949,9 +949,9 @@ static bool async_given_leaves(importer *im, int32_t e, int32_t *out, int32_t *g
 static bool define_leaves(importer *im, int32_t e) {
   const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
   int32_t nl = n_leaves(im, e);
-  int32_t loop = im->fi[e].state_of;
-  if (loop >= 0) { /* a parameter of an inlined condition or body: its loop's state */
-    memcpy(&im->leaf_buf[im->leaf_start[e]], &im->leaf_buf[im->leaf_start[loop]],
+  int32_t same = im->fi[e].value_of;
+  if (same >= 0) { /* an inlined parameter or call: another flat instruction's value */
+    memcpy(&im->leaf_buf[im->leaf_start[e]], &im->leaf_buf[im->leaf_start[same]],
            (size_t)nl * sizeof *im->leaf_buf);
     return true;
   }
@@ -1142,34 +1142,41 @@ static void importer_free(importer *im) {
   free(im->comp_state);
 }
 
-/* Appends module instruction g to the flat program (inside `loop`, running `runs` times), its
- * operands resolved through flat_of (module instruction -> flat index, for the computation
- * being flattened). */
-static bool flat_append(importer *im, int32_t g, int32_t *flat_of, int32_t loop, int64_t runs,
-                        int32_t instance) {
+/* Whether module instruction g's operands are all defined before it (false, err set, if not). */
+static bool operands_defined(importer *im, int32_t g) {
   const mb_hlo_instr *ins = &im->m->instrs[g];
-  if (!mb_array_reserve((void **)&im->fi, &im->cap, (int64_t)im->n + 1, sizeof *im->fi) ||
-      !mb_array_reserve((void **)&im->fops, &im->cap_fops, (int64_t)im->n_fops + ins->n_operands,
-                        sizeof *im->fops))
-    return mb_fail(im->err, "%s: out of memory", im->path);
   char a[128], b[128];
-  int32_t e = im->n;
-  bool inlined_parameter = loop >= 0 && im->gcls[g] == C_PARAMETER;
-  im->fi[e] = (flat_instr){.g = g,
-                           .fop_start = im->n_fops,
-                           .instance = instance,
-                           .state_of = inlined_parameter ? loop : -1,
-                           .loop = loop,
-                           .loop_last = -1,
-                           .body_root = -1,
-                           .runs = runs};
   for (int32_t k = 0; k < ins->n_operands; k++) {
     int32_t o = operand(im, ins, k);
     if (o >= g)
       return fail_line(im, ins->line, "operand '%s' of '%s' is used before it is defined (line %d)",
                        iname(im, o, a, sizeof a), iname(im, g, b, sizeof b), im->m->instrs[o].line);
-    im->fops[im->n_fops++] = flat_of[o];
   }
+  return true;
+}
+
+/* Appends module instruction g to the flat program (inside `loop`, running `runs` times; its
+ * value another flat instruction's when value_of >= 0), its operands resolved through flat_of
+ * (module instruction -> flat index, for the computation being flattened). */
+static bool flat_append(importer *im, int32_t g, int32_t *flat_of, int32_t loop, int64_t runs,
+                        int32_t instance, int32_t value_of) {
+  const mb_hlo_instr *ins = &im->m->instrs[g];
+  if (!operands_defined(im, g)) return false;
+  if (!mb_array_reserve((void **)&im->fi, &im->cap, (int64_t)im->n + 1, sizeof *im->fi) ||
+      !mb_array_reserve((void **)&im->fops, &im->cap_fops, (int64_t)im->n_fops + ins->n_operands,
+                        sizeof *im->fops))
+    return mb_fail(im->err, "%s: out of memory", im->path);
+  int32_t e = im->n;
+  im->fi[e] = (flat_instr){.g = g,
+                           .fop_start = im->n_fops,
+                           .instance = instance,
+                           .value_of = value_of,
+                           .loop = loop,
+                           .loop_last = -1,
+                           .body_root = -1,
+                           .runs = runs};
+  for (int32_t k = 0; k < ins->n_operands; k++)
+    im->fops[im->n_fops++] = flat_of[operand(im, ins, k)];
   flat_of[g] = e;
   im->n++;
   return true;
@@ -1206,26 +1213,121 @@ static bool inlined_loop(const importer *im, int32_t g) {
   return true;
 }
 
-/* The flat program of computation c, run `runs` times inside `loop` (see flat_instr): an
- * inlined while loop is followed by its condition (run once more than its body when its trip
- * count is known) and its body. */
+/* Whether call instruction g is inlined (*inlined): it calls one computation, whose parameters
+ * are numbered 0 .. n - 1 for its n operands and shaped like them, and whose root is shaped
+ * like the call's value. False (err set) when out of memory. */
+static bool inlined_call(importer *im, int32_t g, bool *inlined) {
+  const mb_hlo_instr *ins = &im->m->instrs[g];
+  *inlined = false;
+  if (!mb_hlo_span_eq(im->m, ins->opcode, "call") || ins->n_called != 1) return true;
+  const mb_hlo_computation *comp = &im->m->comps[im->m->refs[ins->called]];
+  if (shape_of(im, comp->root)->n_leaves != shape_of(im, g)->n_leaves) return true;
+  bool *numbered = calloc(ins->n_operands > 0 ? (size_t)ins->n_operands : 1, sizeof *numbered);
+  if (!numbered) return mb_fail(im->err, "%s: out of memory", im->path);
+  int32_t n_parameters = 0;
+  bool form = true;
+  for (int32_t p = comp->first_instr; form && p < comp->first_instr + comp->n_instrs; p++) {
+    if (im->gcls[p] != C_PARAMETER) continue;
+    int64_t k = im->m->instrs[p].index;
+    form = k >= 0 && k < ins->n_operands && !numbered[k] &&
+           shape_of(im, p)->n_leaves == shape_of(im, operand(im, ins, (int32_t)k))->n_leaves;
+    if (form) numbered[k] = true;
+    n_parameters++;
+  }
+  free(numbered);
+  *inlined = form && n_parameters == ins->n_operands;
+  return true;
+}
+
 static bool flatten(importer *im, int32_t c, int32_t *flat_of, int32_t loop, int64_t runs,
-                    int depth) {
+                    int depth, const int32_t *args);
+
+/* Whether conditional instruction g is inlined, and as which branch (*branch; -1: it stays one
+ * op): in XLA's form (branch k of one parameter shaped like operand k + 1, its root shaped like
+ * g), as its most expensive branch by FLOPs (the first of equals), which is what the FLOPs of a
+ * conditional that stays one op assume. False (err set) when a branch's FLOPs cannot be had. */
+static bool inlined_branch(importer *im, int32_t g, int depth, int32_t *branch) {
+  const mb_hlo_instr *ins = &im->m->instrs[g];
+  *branch = -1;
+  if (ins->n_called < 1 || ins->n_operands != ins->n_called + 1) return true;
+  for (int32_t k = 0; k < ins->n_called; k++) {
+    int32_t c = im->m->refs[ins->called + k];
+    int32_t p = only_parameter(im, c);
+    if (p < 0 || shape_of(im, p)->n_leaves != shape_of(im, operand(im, ins, k + 1))->n_leaves ||
+        shape_of(im, im->m->comps[c].root)->n_leaves != shape_of(im, g)->n_leaves)
+      return true;
+  }
+  double most = 0;
+  for (int32_t k = 0; k < ins->n_called; k++) {
+    double f = 0;
+    if (!computation_flops(im, im->m->refs[ins->called + k], depth + 1, &f)) return false;
+    if (*branch < 0 || f > most) {
+      *branch = k;
+      most = f;
+    }
+  }
+  return true;
+}
+
+/* Instruction g inlined as computation c (a call's callee, XLA's CallInliner; a conditional's
+ * branch): c's instructions, their parameters g's operands first .. first + n - 1, then g
+ * itself, an alias of c's root. */
+static bool inline_computation(importer *im, int32_t g, int32_t c, int32_t first, int32_t n,
+                               int32_t *flat_of, int32_t loop, int64_t runs, int32_t instance,
+                               int depth) {
+  const mb_hlo_instr *ins = &im->m->instrs[g];
+  if (!operands_defined(im, g)) return false;
+  int32_t *args = malloc((size_t)(n > 0 ? n : 1) * sizeof *args);
+  if (!args) return mb_fail(im->err, "%s: out of memory", im->path);
+  for (int32_t k = 0; k < n; k++) args[k] = flat_of[operand(im, ins, first + k)];
+  bool ok = flatten(im, c, flat_of, loop, runs, depth + 1, args);
+  free(args);
+  return ok && flat_append(im, g, flat_of, loop, runs, instance, flat_of[im->m->comps[c].root]);
+}
+
+/* The flat program of computation c, run `runs` times inside `loop` (see flat_instr), its
+ * parameter k being flat instruction args[k] (NULL: the entry's own parameters): an inlined
+ * while loop is followed by its condition (run once more than its body when its trip count is
+ * known) and its body, and an inlined call or conditional is replaced by its callee or the
+ * branch it takes. */
+static bool flatten(importer *im, int32_t c, int32_t *flat_of, int32_t loop, int64_t runs,
+                    int depth, const int32_t *args) {
   const mb_hlo_computation *comp = &im->m->comps[c];
   char nm[128];
   if (!check_call(im, c, im->inlining[c], depth)) return false;
   im->inlining[c] = 1;
   int32_t instance = im->n_instances[c]++;
   for (int32_t g = comp->first_instr; g < comp->first_instr + comp->n_instrs; g++) {
-    if (!flat_append(im, g, flat_of, loop, runs, instance)) return false;
-    if (im->gcls[g] != C_WHILE || !inlined_loop(im, g)) continue;
     const mb_hlo_instr *ins = &im->m->instrs[g];
+    bool call = false;
+    if (im->gcls[g] == C_CALLER && !inlined_call(im, g, &call)) return false;
+    if (call) {
+      if (!inline_computation(im, g, im->m->refs[ins->called], 0, ins->n_operands, flat_of, loop,
+                              runs, instance, depth))
+        return false;
+      im->rep->n_inlined_calls++;
+      continue;
+    }
+    int32_t branch = -1;
+    if (im->gcls[g] == C_CONDITIONAL && !inlined_branch(im, g, depth, &branch)) return false;
+    if (branch >= 0) {
+      if (!inline_computation(im, g, im->m->refs[ins->called + branch], branch + 1, 1, flat_of,
+                              loop, runs, instance, depth))
+        return false;
+      im->rep->n_inlined_conditionals++;
+      continue;
+    }
+    /* inlined_loop and inlined_call have checked that an inlined computation's parameter
+     * numbers index args */
+    bool argument = args && im->gcls[g] == C_PARAMETER;
+    if (!flat_append(im, g, flat_of, loop, runs, instance,
+                     argument ? args[im->m->instrs[g].index] : -1))
+      return false;
+    if (im->gcls[g] != C_WHILE || !inlined_loop(im, g)) continue;
     int32_t w = im->n - 1;
     int64_t trips = 1;
     int found = known_trip_count(im, ins, &trips);
     if (found < 0) return false;
-    im->rep->n_loops++;
-    im->rep->n_counted_loops += found;
     im->rep->n_inlined_loops++;
     int32_t order[2] = {ins->condition_call, 1 - ins->condition_call}; /* condition, body */
     for (int32_t i = 0; i < 2; i++) {
@@ -1236,13 +1338,58 @@ static bool flatten(importer *im, int32_t c, int32_t *flat_of, int32_t loop, int
                          "while '%s': expected the trip counts of its loops to multiply to at "
                          "most %lld runs",
                          iname(im, g, nm, sizeof nm), (long long)MAX_RUNS);
-      if (!flatten(im, called, flat_of, w, inner, depth + 1)) return false;
+      if (!flatten(im, called, flat_of, w, inner, depth + 1, &w)) return false;
     }
     im->fi[w].loop_last = im->n - 1;
     im->fi[w].body_root = flat_of[im->m->comps[im->m->refs[ins->called + order[1]]].root];
   }
   im->inlining[c] = 0;
   return true;
+}
+
+/* A while loop met (the report's n_loops and n_counted_loops). */
+static bool count_loop(importer *im, int32_t g) {
+  int64_t trips = 1;
+  int found = known_trip_count(im, &im->m->instrs[g], &trips);
+  if (found < 0) return false;
+  im->rep->n_loops++;
+  im->rep->n_counted_loops += found;
+  return true;
+}
+
+/* Counts the while loops in the computations instruction g calls and in those they call, each
+ * computation once (walked). Calls nest at most MAX_CALL_DEPTH deep where they count toward
+ * FLOPs (checked there); the walk goes no deeper in any case. */
+static bool count_called_loops(importer *im, int32_t g, int8_t *walked, int depth) {
+  const mb_hlo_instr *ins = &im->m->instrs[g];
+  for (int32_t k = 0; k < ins->n_called && depth <= MAX_CALL_DEPTH; k++) {
+    int32_t c = im->m->refs[ins->called + k];
+    if (walked[c]) continue;
+    walked[c] = 1;
+    const mb_hlo_computation *comp = &im->m->comps[c];
+    for (int32_t h = comp->first_instr; h < comp->first_instr + comp->n_instrs; h++)
+      if ((im->gcls[h] == C_WHILE && !count_loop(im, h)) ||
+          !count_called_loops(im, h, walked, depth + 1))
+        return false;
+  }
+  return true;
+}
+
+/* The while loops of the imported program: each of the flat program (an inlined one each time
+ * it is inlined), and each in the computations its ops call (inside loops that stay one op,
+ * say), once. */
+static bool count_loops(importer *im) {
+  int8_t *walked = calloc(im->m->n_comps > 0 ? (size_t)im->m->n_comps : 1, sizeof *walked);
+  if (!walked) return mb_fail(im->err, "%s: out of memory", im->path);
+  bool ok = true;
+  for (int32_t e = 0; ok && e < im->n; e++) {
+    int32_t g = im->fi[e].g;
+    if (im->fi[e].value_of >= 0) continue; /* inlined parameters, calls and conditionals */
+    if (im->gcls[g] == C_WHILE) ok = count_loop(im, g);
+    if (ok && im->fi[e].loop_last < 0) ok = count_called_loops(im, g, walked, 1);
+  }
+  free(walked);
+  return ok;
 }
 
 /* The buffer that holds buffer x: x itself, or the loop state it was merged into (-1: -1). */
@@ -1284,22 +1431,18 @@ static void merge_loop_states(importer *im) {
   }
 }
 
-/* Flat instruction e's name: its instruction's, prefixed "COMPUTATION/" inside an inlined loop
- * and suffixed "@N" in the Nth instance of a computation inlined more than once (names are
+/* Flat instruction e's name: its instruction's, prefixed "COMPUTATION/" inside an inlined
+ * computation and suffixed "@N" in the Nth instance of one inlined more than once (names are
  * unique in a workload; those of different computations need not be in HLO text). */
 static const char *flat_name(const importer *im, int32_t e, char *out, size_t n) {
   char nm[128], comp[128], instance[16] = "";
   const flat_instr *f = &im->fi[e];
-  if (f->loop < 0 && f->instance == 0) /* the entry's: as iname's 127 characters */
+  const mb_hlo_computation *c = &im->m->comps[im->m->instrs[f->g].computation];
+  if (c == &im->m->comps[im->m->entry]) /* the entry's: as iname's 127 characters */
     return iname(im, f->g, out, n < sizeof nm ? n : sizeof nm);
   iname(im, f->g, nm, sizeof nm);
   if (f->instance > 0) snprintf(instance, sizeof instance, "@%d", f->instance + 1);
-  if (f->loop < 0) {
-    snprintf(out, n, "%s%s", nm, instance);
-  } else {
-    const mb_hlo_computation *c = &im->m->comps[im->m->instrs[f->g].computation];
-    snprintf(out, n, "%s/%s%s", mb_hlo_span_str(im->m, c->name, comp, sizeof comp), nm, instance);
-  }
+  snprintf(out, n, "%s/%s%s", mb_hlo_span_str(im->m, c->name, comp, sizeof comp), nm, instance);
   return out;
 }
 
@@ -1492,9 +1635,17 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
   int32_t *flat_of = malloc((size_t)(m->n_instrs > 0 ? m->n_instrs : 1) * sizeof *flat_of);
   im.inlining = calloc(nc, sizeof *im.inlining);
   im.n_instances = calloc(nc, sizeof *im.n_instances);
-  bool flat = flat_of && im.inlining && im.n_instances && flatten(&im, m->entry, flat_of, -1, 1, 0);
-  if (!flat && (!flat_of || !im.inlining || !im.n_instances))
-    mb_fail(err, "%s: out of memory", path);
+  /* FLOPs are known before flattening: an inlined conditional takes its most expensive branch */
+  im.cc_flops = calloc(m->n_instrs > 0 ? (size_t)m->n_instrs : 1, sizeof *im.cc_flops);
+  im.comp_flops = calloc(nc, sizeof *im.comp_flops);
+  im.comp_state = calloc(nc, sizeof *im.comp_state);
+  bool allocated =
+      flat_of && im.inlining && im.n_instances && im.cc_flops && im.comp_flops && im.comp_state;
+  bool flat = allocated;
+  for (int32_t i = 0; flat && i < m->n_instrs; i++)
+    if (mb_hlo_span_eq(m, m->instrs[i].opcode, "custom-call")) flat = custom_call_cost(&im, i);
+  flat = flat && flatten(&im, m->entry, flat_of, -1, 1, 0, NULL);
+  if (!allocated) mb_fail(err, "%s: out of memory", path);
   int32_t root = flat ? flat_of[entry->root] : -1;
   free(flat_of);
   if (!flat) goto done;
@@ -1502,9 +1653,6 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
   for (int32_t e = 0; e < im.n; e++) total_leaves += n_leaves(&im, e);
   size_t ni = im.n > 0 ? (size_t)im.n : 1; /* and n >= 1; the max() keeps the sizes positive */
   size_t nl = total_leaves > 0 && total_leaves <= INT32_MAX ? (size_t)total_leaves : 1;
-  im.cc_flops = calloc(m->n_instrs > 0 ? (size_t)m->n_instrs : 1, sizeof *im.cc_flops);
-  im.comp_flops = calloc(nc, sizeof *im.comp_flops);
-  im.comp_state = calloc(nc, sizeof *im.comp_state);
   im.cls = calloc(ni, sizeof *im.cls);
   im.leaf_start = calloc(ni, sizeof *im.leaf_start);
   im.leaf_buf = calloc(nl, sizeof *im.leaf_buf);
@@ -1512,27 +1660,27 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
   im.fused = calloc(ni, sizeof *im.fused);
   im.op_of = calloc(ni, sizeof *im.op_of);
   im.reads = calloc(ni, sizeof *im.reads);
-  if (total_leaves > INT32_MAX || !im.cc_flops || !im.comp_flops || !im.comp_state || !im.cls ||
-      !im.leaf_start || !im.leaf_buf || !im.flops || !im.fused || !im.op_of || !im.reads) {
+  if (total_leaves > INT32_MAX || !im.cls || !im.leaf_start || !im.leaf_buf || !im.flops ||
+      !im.fused || !im.op_of || !im.reads) {
     mb_fail(err, "%s: out of memory", path);
     goto done;
   }
-  for (int32_t i = 0; i < m->n_instrs; i++)
-    if (mb_hlo_span_eq(m, m->instrs[i].opcode, "custom-call") && !custom_call_cost(&im, i))
-      goto done;
   int32_t off = 0;
   for (int32_t e = 0; e < im.n; e++) {
     int32_t g = im.fi[e].g;
-    im.cls[e] = im.fi[e].state_of >= 0 ? C_ALIAS : im.gcls[g];
+    im.cls[e] = im.fi[e].value_of >= 0 ? C_ALIAS : im.gcls[g];
     im.leaf_start[e] = off;
     off += n_leaves(&im, e);
     if (!define_leaves(&im, e)) goto done;
-    if (im.fi[e].loop_last >= 0) continue; /* an inlined while: its FLOPs are its body's */
+    /* an inlined while, call or conditional: its FLOPs are its body's, callee's or branch's,
+     * as ops */
+    if (im.fi[e].loop_last >= 0 || im.fi[e].value_of >= 0) continue;
     if (!instr_flops(&im, g, 0, &im.flops[e])) goto done;
     im.flops[e] *= (double)im.fi[e].runs;
     report->total_flops += im.flops[e];
     if (im.cls[e] == C_WHILE) report->loop_flops += im.flops[e];
   }
+  if (!count_loops(&im)) goto done;
   merge_loop_states(&im);
   /* outputs: the root's arrays, through any aliasing */
   for (int32_t k = 0; k < n_leaves(&im, root); k++) {

@@ -56,10 +56,14 @@ typedef struct mb_hlo_report {
    * S(n), n > 0), and their bytes: reported, not taken as a placement */
   int32_t n_placed_buffers;
   int64_t placed_bytes;
-  /* while loops met (in any computation whose FLOPs count), those of them whose body and
-   * condition count as often as their backend_config's known_trip_count says, and those
-   * inlined into the schedule (options.loop_bodies) */
+  /* while loops met: each of the schedule (an inlined one each time it is inlined) and each in
+   * the computations its ops call (inside a loop that stays one op, say), once; those of them
+   * whose body and condition count as often as their backend_config's known_trip_count says;
+   * and those inlined into the schedule (options.loop_bodies) */
   int32_t n_loops, n_counted_loops, n_inlined_loops;
+  /* call and conditional instructions inlined into the schedule (each time one is inlined; a
+   * conditional as its most expensive branch) */
+  int32_t n_inlined_calls, n_inlined_conditionals;
   /* FLOPs of the schedule's while loops that are one op (not inlined; bodies and conditions,
    * trip counts applied), and of the whole program: inside such a loop, buffers are not
    * modelled */

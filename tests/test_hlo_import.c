@@ -55,6 +55,13 @@ static const mb_use *use_of(const mb_workload *w, const char *buf, const char *o
   return NULL;
 }
 
+static double op_flops(const mb_workload *w, const char *op) {
+  int32_t o = mb_workload_find_op(w, op);
+  if (o < 0) fprintf(stderr, "no op '%s'\n", op);
+  assert_true(o >= 0);
+  return w->ops[o].flops;
+}
+
 /* ---- golden tests on the real dumps ---- */
 
 typedef struct golden {
@@ -647,7 +654,8 @@ static void test_called_computation_flops(void **state) {
 static void test_control_flow(void **state) {
   (void)state;
   /* as one op, a while is a tuple-shaped definer (one buffer per leaf); FLOPs = body +
-   * condition once. conditional: the most expensive branch. (Inlined loops: below.) */
+   * condition once. The conditional is inlined as its most expensive branch. (Inlined loops
+   * and conditionals: below.) */
   const char *text =
       "HloModule cf\n"
       "%cond (c: (s32[], f32[8])) -> pred[] {\n"
@@ -689,18 +697,21 @@ static void test_control_flow(void **state) {
   if (!w) fprintf(stderr, "%s\n", err.message);
   assert_non_null(w);
   assert_int_equal(rep.n_computations, 5);
-  /* ops: while, conditional; the scalar constant is not fused into the while (a loop cannot
-   * host a fusion), so it stays a 4-byte buffer read by the while */
+  /* ops: the while, then the large branch's add with its negate fused in; the scalar constant
+   * is not fused into the while (a loop cannot host a fusion), so it stays a 4-byte buffer
+   * read by the while */
   assert_int_equal(w->n_ops, 2);
   /* body: exp 8 + multiply 8; condition: compare 1 */
   assert_true(w->ops[0].flops == 17);
-  /* branches: 8 (negate) and 16 (negate + add): the max */
+  /* branches: 8 (negate) and 16 (negate + add): the larger one's ops */
+  assert_string_equal(w->ops[1].name, "large/z");
   assert_true(w->ops[1].flops == 16);
+  assert_int_equal(rep.n_inlined_conditionals, 1);
   assert_int_equal(buffer(w, "w#0")->size, 4);
   assert_int_equal(buffer(w, "w#1")->size, 32);
   assert_non_null(use_of(w, "zero", "w"));
   assert_non_null(use_of(w, "v", "w"));
-  assert_int_equal(use_of(w, "w#1", "c")->bytes_read, 32);
+  assert_int_equal(use_of(w, "w#1", "large/z")->bytes_read, 32);
   /* w#0 (the loop counter) has no reader after the loop: live only at its definition */
   assert_int_equal(buffer(w, "w#0")->end, 0);
   assert_int_equal(rep.n_loops, 1);
@@ -1027,6 +1038,264 @@ static void test_loop_inlining_limits(void **state) {
 /* select-and-scatter (a max-pool's gradient): per element of the source (operand 1), the select
  * computation window - 1 times and the scatter computation once, as XLA's cost analysis
  * counts it; the window, source and computations are given by hand here. */
+/* Calls are inlined (datasets/HLO_IMPORT.md, "Calls"): the callee's instructions take the call's
+ * place in the schedule, its parameters being the call's operands and the call's value its
+ * root's, as XLA's CallInliner leaves a program. */
+static const char *CALL_MODULE =
+    "HloModule calls\n"
+    "layer {\n"
+    "  x = f32[8] parameter(0)\n"
+    "  w = f32[8] parameter(1)\n"
+    "  m = f32[8] multiply(x, w)\n"
+    "  ROOT t = f32[8] tanh(m)\n"
+    "}\n"
+    "pair {\n"
+    "  b = f32[4] parameter(1)\n"
+    "  a = f32[8] parameter(0)\n"
+    "  n = f32[4] negate(b)\n"
+    "  ROOT r = (f32[8], f32[4]) tuple(a, n)\n"
+    "}\n"
+    "ENTRY e {\n"
+    "  x = f32[8] parameter(0)\n"
+    "  w = f32[8] parameter(1)\n"
+    "  v = f32[4] parameter(2)\n"
+    "  h1 = f32[8] call(x, w), to_apply=layer\n"
+    "  h2 = f32[8] call(h1, w), to_apply=layer\n"
+    "  p = (f32[8], f32[4]) call(h2, v), to_apply=pair\n"
+    "  q = f32[8] get-tuple-element(p), index=0\n"
+    "  s = f32[4] get-tuple-element(p), index=1\n"
+    "  ROOT o = (f32[8], f32[4]) tuple(q, s)\n"
+    "}\n";
+
+static void test_call_inlining(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_hlo_report rep;
+  mb_workload *w = import_str(CALL_MODULE, false, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  const char *ops[] = {"layer/m", "layer/t", "layer/m@2", "layer/t@2", "pair/n"};
+  assert_int_equal(w->n_ops, 5);
+  for (int i = 0; i < 5; i++) assert_string_equal(w->ops[i].name, ops[i]);
+  assert_int_equal(rep.n_inlined_calls, 3);
+  assert_true(op_flops(w, "layer/m") == 8 && op_flops(w, "layer/t@2") == 8 &&
+              op_flops(w, "pair/n") == 4);
+  assert_true(rep.total_flops == 36);
+  /* the calls define nothing: their values are their callees' roots' buffers (the pair's
+   * element 0 is its parameter, h2's buffer), and its parameters are the call's operands */
+  assert_int_equal(w->n_buffers, 3 + 5);
+  assert_true(mb_workload_find_buffer(w, "h1") < 0 && mb_workload_find_buffer(w, "p#0") < 0);
+  expect_buffer(w, "x", 32, 0, 0);
+  expect_buffer(w, "w", 32, 0, 2); /* read by both layers */
+  expect_buffer(w, "v", 16, 0, 4);
+  expect_buffer(w, "layer/m", 32, 0, 1);
+  expect_buffer(w, "layer/t", 32, 1, 2);
+  expect_buffer(w, "layer/t@2", 32, 3, 4); /* an output, through the pair */
+  expect_buffer(w, "pair/n", 16, 4, 4);
+  assert_true(buffer(w, "layer/t@2")->pinned && buffer(w, "pair/n")->pinned);
+  expect_use(w, "x", "layer/m", 32, 0);
+  expect_use(w, "w", "layer/m@2", 32, 0);
+  expect_use(w, "layer/t", "layer/m@2", 32, 0);
+  expect_use(w, "v", "pair/n", 16, 0);
+  expect_use(w, "pair/n", "pair/n", 0, 16);
+  mb_workload_free(w);
+
+  /* fusion sees through calls, as XLA fuses after inlining: the first layer's multiply and
+   * tanh and the second's multiply all into the second's tanh (each read of w once) */
+  w = import_str(CALL_MODULE, true, &rep, &err);
+  if (!w) fail_msg("fused: %s", err.message);
+  assert_int_equal(w->n_ops, 2);
+  assert_true(op_flops(w, "layer/t@2") == 32 && op_flops(w, "pair/n") == 4);
+  expect_use(w, "x", "layer/t@2", 32, 0);
+  expect_use(w, "w", "layer/t@2", 32, 0);
+  mb_workload_free(w);
+
+  /* a call in a loop's body runs as often as the body, and its root's value is written into
+   * the loop's state; a call that is not in XLA's form (its callee's root another shape, a
+   * parameter numbered twice, fewer parameters than operands, or a parameter number past its
+   * operands) stays one op with its callee's FLOPs */
+  const char *text =
+      "HloModule loopcall\n"
+      "step {\n"
+      "  h = f32[8] parameter(0)\n"
+      "  ROOT e = f32[8] exponential(h)\n"
+      "}\n"
+      "two {\n"
+      "  h = f32[8] parameter(0)\n"
+      "  e = f32[8] exponential(h)\n"
+      "  ROOT r = (f32[8], f32[8]) tuple(e, e)\n"
+      "}\n"
+      "twice {\n"
+      "  a = f32[8] parameter(0)\n"
+      "  b = f32[8] parameter(0)\n"
+      "  ROOT s = f32[8] add(a, b)\n"
+      "}\n"
+      "gap {\n"
+      "  a = f32[8] parameter(1)\n"
+      "  ROOT s = f32[8] negate(a)\n"
+      "}\n"
+      "cond {\n"
+      "  c = (s32[], f32[8]) parameter(0)\n"
+      "  i = s32[] get-tuple-element(c), index=0\n"
+      "  n = s32[] constant(3)\n"
+      "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+      "}\n"
+      "body {\n"
+      "  b = (s32[], f32[8]) parameter(0)\n"
+      "  j = s32[] get-tuple-element(b), index=0\n"
+      "  h = f32[8] get-tuple-element(b), index=1\n"
+      "  one = s32[] constant(1)\n"
+      "  j1 = s32[] add(j, one)\n"
+      "  e = f32[8] call(h), to_apply=step\n"
+      "  ROOT res = (s32[], f32[8]) tuple(j1, e)\n"
+      "}\n"
+      "ENTRY main {\n"
+      "  x = f32[8] parameter(0)\n"
+      "  z = s32[] constant(0)\n"
+      "  init = (s32[], f32[8]) tuple(z, x)\n"
+      "  w = (s32[], f32[8]) while(init), condition=cond, body=body, "
+      "backend_config={\"known_trip_count\":{\"n\":\"3\"}}\n"
+      "  y = f32[8] get-tuple-element(w), index=1\n"
+      "  u = f32[8] call(y), to_apply=two\n"
+      "  d = f32[8] call(y, y), to_apply=twice\n"
+      "  f = f32[8] call(y, y), to_apply=step\n"
+      "  g = f32[8] call(y), to_apply=gap\n"
+      "  ROOT o = (f32[8], f32[8], f32[8], f32[8]) tuple(u, d, f, g)\n"
+      "}\n";
+  w = import_str(text, false, &rep, &err);
+  if (!w) fail_msg("loop: %s", err.message);
+  assert_int_equal(rep.n_inlined_calls, 1);
+  assert_int_equal(rep.n_inlined_loops, 1);
+  assert_true(op_flops(w, "step/e") == 24); /* 3 runs x 8 */
+  assert_true(mb_workload_find_buffer(w, "step/e") < 0);
+  expect_use(w, "w#1", "step/e", 3 * 32, 3 * 32);
+  assert_true(op_flops(w, "u") == 8 && op_flops(w, "d") == 8 && op_flops(w, "f") == 8 &&
+              op_flops(w, "g") == 8);
+  assert_int_equal(buffer(w, "u")->size, 32);
+  mb_workload_free(w);
+}
+
+/* Conditionals are inlined as their most expensive branch (datasets/HLO_IMPORT.md, "Calls and
+ * conditionals"): its instructions take the conditional's place, its parameter being the
+ * branch's operand and the conditional's value its root's. */
+static const char *BRANCHES =
+    "cheap {\n"
+    "  p = f32[8] parameter(0)\n"
+    "  ROOT n = f32[8] negate(p)\n"
+    "}\n"
+    "dear {\n"
+    "  q = f32[8] parameter(0)\n"
+    "  e = f32[8] exponential(q)\n"
+    "  ROOT m = f32[8] multiply(e, q)\n"
+    "}\n"
+    "same {\n"
+    "  r = f32[8] parameter(0)\n"
+    "  ROOT s = f32[8] sine(r)\n"
+    "}\n"
+    "lc {\n"
+    "  c = f32[8] parameter(0)\n"
+    "  ROOT t = pred[] constant(true)\n"
+    "}\n"
+    "lb {\n"
+    "  b = f32[8] parameter(0)\n"
+    "  ROOT k = f32[8] negate(b)\n"
+    "}\n"
+    "looping {\n"
+    "  l = f32[8] parameter(0)\n"
+    "  ROOT w = f32[8] while(l), condition=lc, body=lb, "
+    "backend_config={\"known_trip_count\":{\"n\":\"%d\"}}\n"
+    "}\n";
+
+static mb_workload *import_with_branches(const char *entry, int trips, bool fusion,
+                                         mb_hlo_report *rep, mb_error *err) {
+  char text[4096];
+  int k = snprintf(text, sizeof text, "HloModule conds\n");
+  k += snprintf(text + k, sizeof text - (size_t)k, BRANCHES, trips);
+  snprintf(text + k, sizeof text - (size_t)k, "ENTRY main {\n%s}\n", entry);
+  return import_str(text, fusion, rep, err);
+}
+
+static void test_conditional_inlining(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_hlo_report rep;
+  /* branch k takes operand k + 1: dear (exp + multiply, 16 FLOPs) is the most expensive */
+  const char *indexed =
+      "  i = s32[] parameter(0)\n"
+      "  a = f32[8] parameter(1)\n"
+      "  b = f32[8] parameter(2)\n"
+      "  c = f32[8] parameter(3)\n"
+      "  ROOT x = f32[8] conditional(i, a, b, c), branch_computations={cheap, dear, same}\n";
+  mb_workload *w = import_with_branches(indexed, 1, false, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  assert_int_equal(w->n_ops, 2);
+  assert_string_equal(w->ops[0].name, "dear/e");
+  assert_string_equal(w->ops[1].name, "dear/m");
+  assert_true(rep.total_flops == 16);
+  assert_int_equal(rep.n_inlined_conditionals, 1);
+  expect_use(w, "b", "dear/e", 32, 0);
+  expect_use(w, "b", "dear/m", 32, 0);
+  expect_buffer(w, "b", 32, 0, 1);
+  expect_buffer(w, "a", 32, 0, 0); /* the other branches' operands: read by nothing */
+  assert_null(use_of(w, "a", "dear/e"));
+  expect_buffer(w, "dear/m", 32, 1, 1);
+  assert_true(buffer(w, "dear/m")->pinned); /* the conditional's value: the program's output */
+  assert_true(mb_workload_find_buffer(w, "x") < 0);
+  mb_workload_free(w);
+
+  /* equal FLOPs: the first branch (true_computation) */
+  const char *tie =
+      "  i = pred[] parameter(0)\n"
+      "  a = f32[8] parameter(1)\n"
+      "  ROOT x = f32[8] conditional(i, a, a), true_computation=cheap, false_computation=same\n";
+  w = import_with_branches(tie, 1, false, &rep, &err);
+  if (!w) fail_msg("tie: %s", err.message);
+  assert_int_equal(w->n_ops, 1);
+  assert_string_equal(w->ops[0].name, "cheap/n");
+  mb_workload_free(w);
+
+  /* the looping branch, once it costs the most (4 runs of its body: 4 x 8 + 5 x 0 > 16), is
+   * taken with its loop inlined; a conditional in a loop's body runs as often as the body */
+  const char *looping =
+      "  i = s32[] parameter(0)\n"
+      "  a = f32[8] parameter(1)\n"
+      "  ROOT x = f32[8] conditional(i, a, a), branch_computations={dear, looping}\n";
+  w = import_with_branches(looping, 4, false, &rep, &err);
+  if (!w) fail_msg("looping: %s", err.message);
+  assert_int_equal(w->n_ops, 2); /* the while and its body's negate */
+  assert_string_equal(w->ops[0].name, "looping/w");
+  assert_string_equal(w->ops[1].name, "lb/k");
+  assert_true(w->ops[1].flops == 32);
+  assert_int_equal(rep.n_loops, 1);
+  assert_int_equal(rep.n_counted_loops, 1);
+  assert_int_equal(rep.n_inlined_loops, 1);
+  mb_workload_free(w);
+  w = import_with_branches(looping, 1, false, &rep, &err);
+  if (!w) fail_msg("looping once: %s", err.message);
+  assert_string_equal(w->ops[0].name, "dear/e"); /* 8 + 2 x 0 < 16 */
+  assert_int_equal(rep.n_loops, 0); /* the while of the branch not taken is not in the program */
+  mb_workload_free(w);
+
+  /* not in XLA's form (fewer operands than branches; a branch's root of another shape): one op
+   * with its most expensive branch's FLOPs, as before */
+  const char *odd[] = {
+      "  i = s32[] parameter(0)\n"
+      "  a = f32[8] parameter(1)\n"
+      "  ROOT x = f32[8] conditional(i, a), branch_computations={cheap, dear}\n",
+      "  i = s32[] parameter(0)\n"
+      "  a = f32[8] parameter(1)\n"
+      "  ROOT x = (f32[8], f32[8]) conditional(i, a, a), branch_computations={cheap, dear}\n",
+  };
+  for (int k = 0; k < 2; k++) {
+    w = import_with_branches(odd[k], 1, false, &rep, &err);
+    if (!w) fail_msg("odd %d: %s", k, err.message);
+    assert_int_equal(w->n_ops, 1);
+    assert_string_equal(w->ops[0].name, "x");
+    assert_true(w->ops[0].flops == 16);
+    assert_int_equal(rep.n_inlined_conditionals, 0);
+    mb_workload_free(w);
+  }
+}
+
 static void test_select_and_scatter_flops(void **state) {
   (void)state;
   const char *text =
@@ -1492,13 +1761,6 @@ static void test_structure_messages(void **state) {
 
 /* ---- custom-calls ---- */
 
-static double op_flops(const mb_workload *w, const char *op) {
-  int32_t o = mb_workload_find_op(w, op);
-  if (o < 0) fprintf(stderr, "no op '%s'\n", op);
-  assert_true(o >= 0);
-  return w->ops[o].flops;
-}
-
 /* Library GEMMs get 2*M*N*K from their shapes (here M=4, N=16, K=8, so 1024 per batch);
  * GEMMs whose shapes or dimension numbers do not determine it, and other targets, get 0 FLOPs
  * of their own and are counted and named in the report, never refused. */
@@ -1573,7 +1835,9 @@ static void test_custom_call_gemm_flops(void **state) {
   assert_true(op_flops(w, "g1") == 1024);
   assert_true(op_flops(w, "g2") == 2048);
   assert_true(op_flops(w, "g3") == 2048);
-  assert_true(op_flops(w, "c") == 1024); /* the GEMM in the called computation */
+  /* the GEMM in the called computation, inlined in place of the call */
+  assert_true(op_flops(w, "inner/gi") == 1024);
+  assert_true(mb_workload_find_op(w, "c") < 0);
   assert_int_equal(rep.n_gemm_custom_calls, 4);
   /* cuBLAS's tuple: one buffer per leaf, the workspace included */
   assert_int_equal(buffer(w, "g1#1")->size, 1024);
@@ -1791,6 +2055,8 @@ int main(void) {
       cmocka_unit_test(test_control_flow),
       cmocka_unit_test(test_loop_inlining),
       cmocka_unit_test(test_loop_inlining_limits),
+      cmocka_unit_test(test_call_inlining),
+      cmocka_unit_test(test_conditional_inlining),
       cmocka_unit_test(test_select_and_scatter_flops),
       cmocka_unit_test(test_call_nesting_limit),
       cmocka_unit_test(test_async_pairs),

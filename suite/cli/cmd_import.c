@@ -24,7 +24,8 @@ static void usage(FILE *out) {
           "Imports an XLA HLO text dump (--xla_dump_hlo_as_text) or a MiniMalloc buffer CSV\n"
           "(id,lower,upper,size[,benefit]) into the native workload format and prints a\n"
           "one-line summary. Rules: datasets/HLO_IMPORT.md, sections \"HLO import\" and\n"
-          "\"Buffer CSV import\".\n\n"
+          "\"Buffer CSV import\". An HLO module's while loops, calls and conditionals are\n"
+          "inlined into the schedule, a conditional as its most expensive branch.\n\n"
           "  -o, --output OUT   native workload file to write (required)\n"
           "  --no-fusion        keep elementwise/broadcast/convert/constant producers as ops\n"
           "  --no-pin-params    let entry parameters be placed in fast memory\n"
@@ -195,6 +196,14 @@ int mb_cmd_import(int argc, char **argv) {
           "  while loops: %d, %d of them counted as often as their known_trip_count says, the "
           "others once; %d inlined into the schedule\n",
           rep.n_loops, rep.n_counted_loops, rep.n_inlined_loops);
+    if (rep.n_inlined_calls > 0)
+      printf("  calls: %d inlined into the schedule, their callees' ops in place of each call\n",
+             rep.n_inlined_calls);
+    if (rep.n_inlined_conditionals > 0)
+      printf(
+          "  conditionals: %d inlined into the schedule as their most expensive branch (by "
+          "FLOPs); the other branches' buffers are not in the workload\n",
+          rep.n_inlined_conditionals);
     if (rep.n_placed_buffers > 0)
       printf("  memory spaces: %d buffer%s (%" PRId64
              " B) in a memory space S(n) by XLA's own assignment; solvers here place every "

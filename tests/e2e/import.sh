@@ -177,6 +177,28 @@ grep -q "imported loop: 1 ops, .*, 91 FLOPs ->" "$T/out" || fail "loop op: $(cat
 grep -q "loop.hlo: 100% of the FLOPs are in while loops that are one op, whose bodies' buffers \
 are not modelled" "$T/out" || fail "loop warning: $(cat "$T/out")"
 grep -q "once; 0 inlined into the schedule" "$T/out" || fail "loop line, as op: $(cat "$T/out")"
+
+# a call and a conditional, inlined: the callee's multiply and the expensive branch's exp and
+# add take their places (XLA's CallInliner; the branch the FLOPs of a conditional assume)
+printf '%s\n' 'HloModule ctl' 'scale {' '  x = f32[8] parameter(0)' '  y = f32[8] parameter(1)' \
+  '  ROOT m = f32[8] multiply(x, y)' '}' 'skip {' '  s = f32[8] parameter(0)' \
+  '  ROOT n = f32[8] negate(s)' '}' 'work {' '  u = f32[8] parameter(0)' \
+  '  e = f32[8] exponential(u)' '  ROOT a = f32[8] add(e, u)' '}' 'ENTRY main {' \
+  '  p = pred[] parameter(0)' '  v = f32[8] parameter(1)' \
+  '  c = f32[8] call(v, v), to_apply=scale' \
+  '  ROOT r = f32[8] conditional(p, c, c), true_computation=skip, false_computation=work' \
+  '}' >"$T/ctl.hlo"
+expect 0 "$MB" import hlo "$T/ctl.hlo" -o "$T/ctl.wl" --no-fusion
+grep -q "imported ctl: 3 ops, .*, 24 FLOPs ->" "$T/out" || fail "ctl import: $(cat "$T/out")"
+grep -qx "  calls: 1 inlined into the schedule, their callees' ops in place of each call" \
+  "$T/out" || fail "calls line: $(cat "$T/out")"
+grep -qx "  conditionals: 1 inlined into the schedule as their most expensive branch (by FLOPs); \
+the other branches' buffers are not in the workload" "$T/out" || fail "conditionals line: $(cat "$T/out")"
+# the ops in schedule order; the conditional's value is the branch's add (an output)
+grep '^op ' "$T/ctl.wl" | tr -s ' ' >"$T/ctl.ops"
+printf '%s\n' 'op scale/m kind=multiply flops=8' 'op work/e kind=exponential flops=8' \
+  'op work/a kind=add flops=8' | diff - "$T/ctl.ops" || fail "ctl ops: $(cat "$T/ctl.wl")"
+grep -qx "buffer work/a size=32 start=2 end=2 pinned" "$T/ctl.wl" || fail "ctl output: $(cat "$T/ctl.wl")"
 # a Pallas kernel with its author's cost estimate: flops + transcendentals = 1024 FLOPs of its own
 printf '%s\n' 'HloModule pallas' 'ENTRY e {' '  p = f32[8,128]{1,0:T(8,128)} parameter(0)' \
   '  ROOT k = f32[8,128]{1,0:T(8,128)} custom-call(p), custom_call_target="tpu_custom_call", backend_config="{\"custom_call_config\": {\"body\": \"TUxSQ\", \"cost_estimate\": {\"bytes_accessed\":8192,\"flops\":1000,\"remote_bytes_transferred\":0,\"transcendentals\":24}}}"' \
