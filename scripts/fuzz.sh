@@ -45,7 +45,14 @@ for target in "$build"/fuzz_*; do
         'ENTRY main {' '  x = f32[4,8]{1,0} parameter(0)' '  ws = f32[2,8,8]{2,1,0} parameter(1)' '  z = s32[] constant(0)' \
         '  init = (s32[], f32[4,8]{1,0}, f32[2,8,8]{2,1,0}) tuple(z, x, ws)' \
         '  l = (s32[], f32[4,8]{1,0}, f32[2,8,8]{2,1,0}) while(init), condition=cond, body=body, backend_config={"known_trip_count":{"n":"2"}}' \
-        '  ROOT o = f32[4,8]{1,0} get-tuple-element(l), index=1' '}' >"$corpus"/scan.hlo ;;
+        '  ROOT o = f32[4,8]{1,0} get-tuple-element(l), index=1' '}' >"$corpus"/scan.hlo
+      # a call inlined twice and a conditional inlined as its most expensive branch
+      printf '%s\n' 'HloModule ctl' 'layer {' '  x = f32[8] parameter(0)' '  w = f32[8] parameter(1)' \
+        '  m = f32[8] multiply(x, w)' '  ROOT t = f32[8] tanh(m)' '}' 'skip {' '  s = f32[8] parameter(0)' \
+        '  ROOT n = f32[8] negate(s)' '}' 'work {' '  u = f32[8] parameter(0)' '  h = f32[8] call(u, u), to_apply=layer' \
+        '  ROOT a = f32[8] add(h, u)' '}' 'ENTRY main {' '  i = s32[] parameter(0)' '  v = f32[8] parameter(1)' \
+        '  c = f32[8] call(v, v), to_apply=layer' \
+        '  ROOT r = f32[8] conditional(i, c, c), branch_computations={skip, work}' '}' >"$corpus"/ctl.hlo ;;
     fuzz_csv) cp "$data"/minimalloc/*.csv "$corpus"/ 2>/dev/null || true ;;
     fuzz_catalogue) cp datasets/catalogue.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_hardware) cp datasets/hardware/*.txt "$corpus"/ 2>/dev/null || true ;;
