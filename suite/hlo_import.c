@@ -247,6 +247,8 @@ typedef struct importer {
   const char *path;
   op_class *gcls;   /* class of every instruction of the module, by module-wide index */
   double *cc_flops; /* own FLOPs of estimated custom-calls, by module-wide index */
+  int64_t *sliced;  /* per parameter of any computation, by module-wide index: the bytes of the
+                     * dynamic-slices that are all its users (0: none; -1: another use) */
   mb_hlo_span listed[MB_HLO_MAX_TARGETS]; /* the targets in rep->unknown_targets */
   pcre2_code *re_dnums; /* compiled at the first GEMM custom-call with a backend_config */
   pcre2_match_data *md;
@@ -1130,6 +1132,7 @@ static void importer_free(importer *im) {
   free(im->op_of);
   free(im->gcls);
   free(im->cc_flops);
+  free(im->sliced);
   pcre2_code_free(im->re_dnums);
   pcre2_match_data_free(im->md);
   pcre2_code_free(im->re_trips);
@@ -1466,6 +1469,85 @@ static int32_t live_to(const importer *im, const int32_t *last_op, int32_t x, in
   return end;
 }
 
+/* Fills im->sliced: each parameter read only by dynamic-slices (as their operand 0) gets the
+ * bytes of their slices, as XLA's cost analysis counts a fused parameter's reads. */
+static void find_sliced_parameters(importer *im) {
+  const mb_hlo_module *m = im->m;
+  for (int32_t h = 0; h < m->n_instrs; h++) {
+    const mb_hlo_instr *ins = &m->instrs[h];
+    bool slice = mb_hlo_span_eq(m, ins->opcode, "dynamic-slice");
+    for (int32_t k = 0; k < ins->n_operands; k++) {
+      int32_t p = operand(im, ins, k);
+      if (im->gcls[p] != C_PARAMETER || im->sliced[p] < 0) continue;
+      if (!slice || k != 0 ||
+          __builtin_add_overflow(im->sliced[p], shape_of(im, h)->bytes, &im->sliced[p]))
+        im->sliced[p] = -1;
+    }
+  }
+}
+
+/* Whether flat instruction e is a dynamic-update-slice that updates its operand's buffer in
+ * place: a loop's state, which its value is written back into (merge_loop_states). */
+static bool in_place_update(const importer *im, int32_t e) {
+  const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
+  if (!mb_hlo_span_eq(im->m, ins->opcode, "dynamic-update-slice") || ins->n_operands < 2 ||
+      n_leaves(im, e) != 1 || n_leaves(im, flat_operand(im, e, 0)) != 1)
+    return false;
+  int32_t own = im->leaf_buf[im->leaf_start[e]];
+  int32_t updated = im->leaf_buf[im->leaf_start[flat_operand(im, e, 0)]];
+  return own >= 0 && updated >= 0 && holder(im, own) != own &&
+         holder(im, own) == holder(im, updated);
+}
+
+/* Whether op e reads only a part of its operand k, and how many bytes (*bytes), as XLA's cost
+ * analysis counts them: a dynamic-slice its slice of operand 0, an in-place dynamic-update-slice
+ * nothing of the buffer it updates (operand 0), a fusion the slices that dynamic-slices take of
+ * a fused parameter they alone read. */
+static bool part_read(const importer *im, int32_t e, int32_t k, int64_t *bytes) {
+  const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
+  if (mb_hlo_span_eq(im->m, ins->opcode, "dynamic-slice")) {
+    *bytes = shape_of(im, im->fi[e].g)->bytes;
+    return k == 0;
+  }
+  if (k == 0 && in_place_update(im, e)) {
+    *bytes = 0;
+    return true;
+  }
+  if (!mb_hlo_span_eq(im->m, ins->opcode, "fusion") || ins->n_called != 1) return false;
+  const mb_hlo_computation *c = &im->m->comps[im->m->refs[ins->called]];
+  for (int32_t p = c->first_instr; p < c->first_instr + c->n_instrs; p++)
+    if (im->gcls[p] == C_PARAMETER && im->m->instrs[p].index == k) {
+      *bytes = im->sliced[p];
+      return *bytes > 0;
+    }
+  return false;
+}
+
+/* The bytes op e reads of buffer x, one of its reads: the parts it reads (part_read) when it
+ * reads x only through such operands, at most x's size; else all of x. An asynchronous done
+ * reads nothing: it keeps its start's buffers live up to it. */
+static int64_t read_bytes(const importer *im, int32_t e, int32_t x) {
+  if (im->cls[e] == C_ASYNC_DONE) return 0;
+  const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
+  int64_t size = im->bufs[x].size, part = 0, bytes;
+  if (!mb_hlo_span_eq(im->m, ins->opcode, "dynamic-slice") &&
+      !mb_hlo_span_eq(im->m, ins->opcode, "dynamic-update-slice") &&
+      !mb_hlo_span_eq(im->m, ins->opcode, "fusion"))
+    return size; /* the ops that may read a part (part_read) */
+  bool through_operand = false;
+  for (int32_t k = 0; k < ins->n_operands; k++) {
+    int32_t o = flat_operand(im, e, k);
+    for (int32_t j = 0; j < n_leaves(im, o); j++) {
+      int32_t b = im->leaf_buf[im->leaf_start[o] + j];
+      if (b < 0 || holder(im, b) != x) continue;
+      if (!part_read(im, e, k, &bytes) || __builtin_add_overflow(part, bytes, &part)) return size;
+      through_operand = true;
+    }
+  }
+  /* a buffer read through a fused producer is read whole */
+  return through_operand && part < size ? part : size;
+}
+
 /* A use of builder buffer wb by flat instruction e's op, its bytes times e's runs. */
 static bool add_use(importer *im, mb_workload_builder *b, int32_t wb, int32_t e, int64_t read,
                     int64_t written) {
@@ -1574,15 +1656,19 @@ static mb_workload *build(importer *im) {
     const buffer_info *bi = &im->bufs[i];
     int32_t h = holder(im, i);
     if (bi->dead || im->op_of[bi->def] < 0 || (h != i && im->fi[bi->def].loop_last >= 0)) continue;
-    ok = add_use(im, b, wb[h], bi->def, 0, bi->size);
+    /* an in-place dynamic-update-slice writes its update's bytes */
+    int64_t written = bi->size;
+    if (in_place_update(im, bi->def)) {
+      int64_t update = shape_of(im, im->fi[flat_operand(im, bi->def, 1)].g)->bytes;
+      if (update < written) written = update;
+    }
+    ok = add_use(im, b, wb[h], bi->def, 0, written);
   }
   for (int32_t e = 0; ok && e < im->n; e++) {
     if (im->op_of[e] < 0) continue;
     for (int32_t k = 0; ok && k < im->reads[e].n; k++) {
       int32_t x = im->reads[e].v[k];
-      /* a done reads nothing: it keeps its start's buffers live up to it */
-      int64_t bytes = im->cls[e] == C_ASYNC_DONE ? 0 : im->bufs[x].size;
-      if (wb[x] >= 0) ok = add_use(im, b, wb[x], e, bytes, 0);
+      if (wb[x] >= 0) ok = add_use(im, b, wb[x], e, read_bytes(im, e, x), 0);
     }
   }
   free(wb);
@@ -1639,11 +1725,13 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
   im.cc_flops = calloc(m->n_instrs > 0 ? (size_t)m->n_instrs : 1, sizeof *im.cc_flops);
   im.comp_flops = calloc(nc, sizeof *im.comp_flops);
   im.comp_state = calloc(nc, sizeof *im.comp_state);
-  bool allocated =
-      flat_of && im.inlining && im.n_instances && im.cc_flops && im.comp_flops && im.comp_state;
+  im.sliced = calloc(m->n_instrs > 0 ? (size_t)m->n_instrs : 1, sizeof *im.sliced);
+  bool allocated = flat_of && im.inlining && im.n_instances && im.cc_flops && im.comp_flops &&
+                   im.comp_state && im.sliced;
   bool flat = allocated;
   for (int32_t i = 0; flat && i < m->n_instrs; i++)
     if (mb_hlo_span_eq(m, m->instrs[i].opcode, "custom-call")) flat = custom_call_cost(&im, i);
+  if (flat) find_sliced_parameters(&im);
   flat = flat && flatten(&im, m->entry, flat_of, -1, 1, 0, NULL);
   if (!allocated) mb_fail(err, "%s: out of memory", path);
   int32_t root = flat ? flat_of[entry->root] : -1;

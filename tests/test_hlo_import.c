@@ -1296,6 +1296,101 @@ static void test_conditional_inlining(void **state) {
   }
 }
 
+/* Sliced reads (datasets/HLO_IMPORT.md, "Uses and bytes"), as XLA's cost analysis counts them:
+ * a dynamic-slice reads its slice of its operand, a dynamic-update-slice that updates a loop's
+ * state in place reads nothing of it and writes its update's bytes, and a fusion reads of a
+ * parameter that only dynamic-slices use the slices they take. Here a JAX-style scan: each of
+ * 4 runs slices one layer's row of the stacked weights and writes one row of the stacked
+ * outputs. */
+static void test_sliced_reads(void **state) {
+  (void)state;
+  const char *scan =
+      "HloModule slices\n"
+      "cond {\n"
+      "  c = (s32[], f32[8], f32[4,8], f32[4,8]) parameter(0)\n"
+      "  i = s32[] get-tuple-element(c), index=0\n"
+      "  n = s32[] constant(4)\n"
+      "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+      "}\n"
+      "body {\n"
+      "  b = (s32[], f32[8], f32[4,8], f32[4,8]) parameter(0)\n"
+      "  i = s32[] get-tuple-element(b), index=0\n"
+      "  h = f32[8] get-tuple-element(b), index=1\n"
+      "  ws = f32[4,8] get-tuple-element(b), index=2\n"
+      "  ys = f32[4,8] get-tuple-element(b), index=3\n"
+      "  z = s32[] constant(0)\n"
+      "  wi = f32[1,8] dynamic-slice(ws, i, z), dynamic_slice_sizes={1,8}\n"
+      "  w = f32[8] reshape(wi)\n"
+      "  m = f32[8] multiply(h, w)\n"
+      "  m2 = f32[1,8] reshape(m)\n"
+      "  ys1 = f32[4,8] dynamic-update-slice(ys, m2, i, z)\n"
+      "  one = s32[] constant(1)\n"
+      "  i1 = s32[] add(i, one)\n"
+      "  ROOT r = (s32[], f32[8], f32[4,8], f32[4,8]) tuple(i1, m, ws, ys1)\n"
+      "}\n"
+      "ENTRY main {\n"
+      "  x = f32[8] parameter(0)\n"
+      "  ws = f32[4,8] parameter(1)\n"
+      "  ys0 = f32[4,8] parameter(2)\n"
+      "  z = s32[] constant(0)\n"
+      "  init = (s32[], f32[8], f32[4,8], f32[4,8]) tuple(z, x, ws, ys0)\n"
+      "  l = (s32[], f32[8], f32[4,8], f32[4,8]) while(init), condition=cond, body=body, "
+      "backend_config={\"known_trip_count\":{\"n\":\"4\"}}\n"
+      "  o = f32[4,8] get-tuple-element(l), index=3\n"
+      "  r0 = f32[1,8] reshape(x)\n"
+      "  u = f32[4,8] dynamic-update-slice(ys0, r0, z, z)\n"
+      "  ROOT t = (f32[4,8], f32[4,8]) tuple(o, u)\n"
+      "}\n";
+  mb_error err = {{0}};
+  mb_hlo_report rep;
+  mb_workload *w = import_str(scan, false, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  /* the slice: one 32-byte row of the 128-byte weights per run, and the two indices */
+  expect_use(w, "ws", "body/wi", 4 * 32, 0);
+  expect_use(w, "l#0", "body/wi", 4 * 4, 0);
+  expect_use(w, "body/wi", "body/wi", 0, 4 * 32);
+  /* the update, in place in the loop's state l#3: the row it writes, the row it reads (m, in
+   * state l#1), nothing of the rest */
+  expect_use(w, "l#3", "body/ys1", 0, 4 * 32);
+  expect_use(w, "l#1", "body/ys1", 4 * 32, 0);
+  assert_true(mb_workload_find_buffer(w, "body/ys1") < 0);
+  /* outside a loop the update is a copy: the whole operand read, the whole result written */
+  expect_use(w, "ys0", "u", 128, 0);
+  expect_use(w, "u", "u", 0, 128);
+  mb_workload_free(w);
+
+  const char *fused =
+      "HloModule fslices\n"
+      "fused_two {\n"
+      "  p0 = f32[4,8] parameter(0)\n"
+      "  p1 = s32[] parameter(1)\n"
+      "  p2 = f32[4,8] parameter(2)\n"
+      "  z = s32[] constant(0)\n"
+      "  a = f32[1,8] dynamic-slice(p0, p1, z), dynamic_slice_sizes={1,8}\n"
+      "  b = f32[1,8] dynamic-slice(p0, z, z), dynamic_slice_sizes={1,8}\n"
+      "  c = f32[1,8] dynamic-slice(p2, p1, z), dynamic_slice_sizes={1,8}\n"
+      "  n = f32[4,8] negate(p2)\n"
+      "  s = f32[1,8] add(a, b)\n"
+      "  ROOT t = (f32[1,8], f32[1,8], f32[4,8]) tuple(s, c, n)\n"
+      "}\n"
+      "ENTRY main {\n"
+      "  ws = f32[4,8] parameter(0)\n"
+      "  k = s32[] parameter(1)\n"
+      "  ys = f32[4,8] parameter(2)\n"
+      "  f = (f32[1,8], f32[1,8], f32[4,8]) fusion(ws, k, ys), kind=kLoop, calls=fused_two\n"
+      "  g = (f32[1,8], f32[1,8], f32[4,8]) fusion(ws, k, ws), kind=kLoop, calls=fused_two\n"
+      "  ROOT o = ((f32[1,8], f32[1,8], f32[4,8]), (f32[1,8], f32[1,8], f32[4,8])) tuple(f, g)\n"
+      "}\n";
+  w = import_str(fused, false, &rep, &err);
+  if (!w) fail_msg("fused: %s", err.message);
+  /* p0: two slices; p2: a slice and a negate, so read whole; ws passed as both: whole */
+  expect_use(w, "ws", "f", 64, 0);
+  expect_use(w, "k", "f", 4, 0);
+  expect_use(w, "ys", "f", 128, 0);
+  expect_use(w, "ws", "g", 128, 0);
+  mb_workload_free(w);
+}
+
 static void test_select_and_scatter_flops(void **state) {
   (void)state;
   const char *text =
@@ -2057,6 +2152,7 @@ int main(void) {
       cmocka_unit_test(test_loop_inlining_limits),
       cmocka_unit_test(test_call_inlining),
       cmocka_unit_test(test_conditional_inlining),
+      cmocka_unit_test(test_sliced_reads),
       cmocka_unit_test(test_select_and_scatter_flops),
       cmocka_unit_test(test_call_nesting_limit),
       cmocka_unit_test(test_async_pairs),
