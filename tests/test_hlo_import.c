@@ -1647,6 +1647,153 @@ static void test_unknown_opcode_and_attribute(void **state) {
   mb_workload_free(w);
 }
 
+/* Every opcode of XLA's HLO_OPCODE_LIST (xla/hlo/ir/hlo_opcode.h, 2025) is known by its printed
+ * name ("sine", "cosine" and "topk", not "sin", "cos" and "top-k"); parameter, constant,
+ * get-tuple-element, tuple and convolution, which need operands or attributes of their own
+ * kind, are checked elsewhere. */
+static void test_xla_opcode_names(void **state) {
+  (void)state;
+  static const char *const XLA_OPCODES[] = {"abs",
+                                            "add",
+                                            "add-dependency",
+                                            "after-all",
+                                            "all-gather",
+                                            "all-gather-done",
+                                            "all-gather-start",
+                                            "all-reduce",
+                                            "all-reduce-done",
+                                            "all-reduce-start",
+                                            "all-to-all",
+                                            "and",
+                                            "async-done",
+                                            "async-start",
+                                            "async-update",
+                                            "atan2",
+                                            "batch-norm-grad",
+                                            "batch-norm-inference",
+                                            "batch-norm-training",
+                                            "bitcast",
+                                            "bitcast-convert",
+                                            "broadcast",
+                                            "call",
+                                            "cbrt",
+                                            "ceil",
+                                            "cholesky",
+                                            "clamp",
+                                            "count-leading-zeros",
+                                            "collective-broadcast",
+                                            "collective-permute",
+                                            "collective-permute-done",
+                                            "collective-permute-start",
+                                            "compare",
+                                            "complex",
+                                            "concatenate",
+                                            "conditional",
+                                            "convert",
+                                            "copy",
+                                            "copy-done",
+                                            "copy-start",
+                                            "cosine",
+                                            "custom-call",
+                                            "divide",
+                                            "domain",
+                                            "dot",
+                                            "dynamic-reshape",
+                                            "dynamic-slice",
+                                            "dynamic-update-slice",
+                                            "erf",
+                                            "exponential",
+                                            "exponential-minus-one",
+                                            "fft",
+                                            "floor",
+                                            "fusion",
+                                            "gather",
+                                            "get-dimension-size",
+                                            "imag",
+                                            "infeed",
+                                            "iota",
+                                            "is-finite",
+                                            "log",
+                                            "log-plus-one",
+                                            "logistic",
+                                            "map",
+                                            "maximum",
+                                            "minimum",
+                                            "multiply",
+                                            "negate",
+                                            "not",
+                                            "opt-barrier",
+                                            "or",
+                                            "outfeed",
+                                            "pad",
+                                            "partition-id",
+                                            "popcnt",
+                                            "power",
+                                            "real",
+                                            "recv",
+                                            "recv-done",
+                                            "reduce",
+                                            "reduce-precision",
+                                            "reduce-scatter",
+                                            "reduce-window",
+                                            "remainder",
+                                            "replica-id",
+                                            "reshape",
+                                            "reverse",
+                                            "rng",
+                                            "rng-bit-generator",
+                                            "rng-get-and-update-state",
+                                            "round-nearest-afz",
+                                            "round-nearest-even",
+                                            "rsqrt",
+                                            "scatter",
+                                            "select",
+                                            "select-and-scatter",
+                                            "send",
+                                            "send-done",
+                                            "set-dimension-size",
+                                            "shift-left",
+                                            "shift-right-arithmetic",
+                                            "shift-right-logical",
+                                            "sign",
+                                            "sine",
+                                            "slice",
+                                            "sort",
+                                            "sqrt",
+                                            "stochastic-convert",
+                                            "subtract",
+                                            "tan",
+                                            "tanh",
+                                            "topk",
+                                            "transpose",
+                                            "triangular-solve",
+                                            "while",
+                                            "xor"};
+  size_t n = sizeof XLA_OPCODES / sizeof XLA_OPCODES[0];
+  char text[16384];
+  int k = snprintf(text, sizeof text, "HloModule names\nENTRY main {\n  p = f32[8] parameter(0)\n");
+  for (size_t i = 0; i < n; i++)
+    k += snprintf(text + k, sizeof text - (size_t)k, "  x%zu = f32[8] %s(p, p)\n", i,
+                  XLA_OPCODES[i]);
+  snprintf(text + k, sizeof text - (size_t)k, "  ROOT r = f32[8] negate(p)\n}\n");
+  mb_error err = {{0}};
+  mb_hlo_report rep;
+  mb_workload *w = import_str(text, false, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  if (rep.n_unknown_opcodes != 0) fail_msg("unknown opcode: %s", rep.first_unknown);
+  /* the trigonometric ones are elementwise: 1 FLOP per element */
+  int trigonometric = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(XLA_OPCODES[i], "sine") && strcmp(XLA_OPCODES[i], "cosine")) continue;
+    char name[16];
+    snprintf(name, sizeof name, "x%zu", i);
+    assert_true(op_flops(w, name) == 8);
+    trigonometric++;
+  }
+  assert_int_equal(trigonometric, 2);
+  mb_workload_free(w);
+}
+
 static void test_literals_comments_and_lines(void **state) {
   (void)state;
   /* a multi-line literal with nested braces, a string with braces and escaped quotes, and a
@@ -2158,6 +2305,7 @@ int main(void) {
       cmocka_unit_test(test_async_pairs),
       cmocka_unit_test(test_pinning_options),
       cmocka_unit_test(test_unknown_opcode_and_attribute),
+      cmocka_unit_test(test_xla_opcode_names),
       cmocka_unit_test(test_literals_comments_and_lines),
       cmocka_unit_test(test_parse_tree),
       cmocka_unit_test(test_malformed_messages),
