@@ -1242,6 +1242,17 @@ static void test_conditional_inlining(void **state) {
   assert_true(mb_workload_find_buffer(w, "x") < 0);
   mb_workload_free(w);
 
+  /* one branch: inlined too */
+  const char *single =
+      "  i = s32[] parameter(0)\n"
+      "  a = f32[8] parameter(1)\n"
+      "  ROOT x = f32[8] conditional(i, a), branch_computations={cheap}\n";
+  w = import_with_branches(single, 1, false, &rep, &err);
+  if (!w) fail_msg("single: %s", err.message);
+  assert_int_equal(rep.n_inlined_conditionals, 1);
+  assert_string_equal(w->ops[0].name, "cheap/n");
+  mb_workload_free(w);
+
   /* equal FLOPs: the first branch (true_computation) */
   const char *tie =
       "  i = pred[] parameter(0)\n"
@@ -1544,8 +1555,9 @@ static void test_call_nesting_limit(void **state) {
       "ROOT w = f32[2] while(p), condition=cc, body=c%d",
       "ROOT w = f32[2] call(p), to_apply=c%d",
       "ROOT w = f32[2] select-and-scatter(p, p, z), window={size=2}, select=cc, scatter=c%d",
+      "i = s32[] constant(0)\n  ROOT w = f32[2] conditional(i, p), branch_computations={c%d}",
   };
-  for (int kind = 0; kind < 3; kind++) {
+  for (int kind = 0; kind < 4; kind++) {
     for (int levels = 64; levels <= 65; levels++) {
       char text[32768], call[160];
       int k = snprintf(text, sizeof text,
