@@ -1178,6 +1178,12 @@ static void test_call_inlining(void **state) {
  * conditionals"): its instructions take the conditional's place, its parameter being the
  * branch's operand and the conditional's value its root's. */
 static const char *BRANCHES =
+    "both {\n"
+    "  t = (f32[8], f32[8]) parameter(0)\n"
+    "  a = f32[8] get-tuple-element(t), index=0\n"
+    "  b = f32[8] get-tuple-element(t), index=1\n"
+    "  ROOT s = f32[8] add(a, b)\n"
+    "}\n"
     "cheap {\n"
     "  p = f32[8] parameter(0)\n"
     "  ROOT n = f32[8] negate(p)\n"
@@ -1251,6 +1257,18 @@ static void test_conditional_inlining(void **state) {
   if (!w) fail_msg("single: %s", err.message);
   assert_int_equal(rep.n_inlined_conditionals, 1);
   assert_string_equal(w->ops[0].name, "cheap/n");
+  mb_workload_free(w);
+
+  /* branches of different operands, each matched with its own: a tuple for the second */
+  const char *mixed =
+      "  i = s32[] parameter(0)\n"
+      "  a = f32[8] parameter(1)\n"
+      "  t = (f32[8], f32[8]) tuple(a, a)\n"
+      "  ROOT x = f32[8] conditional(i, a, t), branch_computations={cheap, both}\n";
+  w = import_with_branches(mixed, 1, false, &rep, &err);
+  if (!w) fail_msg("mixed: %s", err.message);
+  assert_int_equal(rep.n_inlined_conditionals, 1);
+  assert_string_equal(w->ops[0].name, "cheap/n"); /* 8 FLOPs each: the first */
   mb_workload_free(w);
 
   /* equal FLOPs: the first branch (true_computation) */
