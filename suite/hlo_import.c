@@ -1530,10 +1530,12 @@ static int64_t read_bytes(const importer *im, int32_t e, int32_t x) {
   if (im->cls[e] == C_ASYNC_DONE) return 0;
   const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
   int64_t size = im->bufs[x].size, part = 0, bytes;
-  if (!mb_hlo_span_eq(im->m, ins->opcode, "dynamic-slice") &&
-      !mb_hlo_span_eq(im->m, ins->opcode, "dynamic-update-slice") &&
-      !mb_hlo_span_eq(im->m, ins->opcode, "fusion"))
-    return size; /* the ops that may read a part (part_read) */
+  /* the ops that may read a part (part_read); their classes first, which is quicker */
+  if ((im->cls[e] != C_DATA && im->cls[e] != C_CALLER) ||
+      (!mb_hlo_span_eq(im->m, ins->opcode, "dynamic-slice") &&
+       !mb_hlo_span_eq(im->m, ins->opcode, "dynamic-update-slice") &&
+       !mb_hlo_span_eq(im->m, ins->opcode, "fusion")))
+    return size;
   bool through_operand = false;
   for (int32_t k = 0; k < ins->n_operands; k++) {
     int32_t o = flat_operand(im, e, k);
