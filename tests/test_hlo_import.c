@@ -1418,6 +1418,23 @@ static void test_sliced_reads(void **state) {
   expect_use(w, "ys", "f", 128, 0);
   expect_use(w, "ws", "g", 128, 0);
   mb_workload_free(w);
+
+  /* what a slice reads through a producer fused into it (its index, here) it reads whole */
+  const char *through =
+      "HloModule through\n"
+      "ENTRY main {\n"
+      "  ws = f32[4,8] parameter(0)\n"
+      "  k = s32[] parameter(1)\n"
+      "  k2 = s32[] add(k, k)\n"
+      "  z = s32[] constant(0)\n"
+      "  ROOT d = f32[1,8] dynamic-slice(ws, k2, z), dynamic_slice_sizes={1,8}\n"
+      "}\n";
+  w = import_str(through, true, &rep, &err);
+  if (!w) fail_msg("through: %s", err.message);
+  assert_int_equal(w->n_ops, 1);
+  expect_use(w, "ws", "d", 32, 0);
+  expect_use(w, "k", "d", 4, 0);
+  mb_workload_free(w);
 }
 
 static void test_select_and_scatter_flops(void **state) {
