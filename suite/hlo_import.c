@@ -1486,30 +1486,54 @@ static void find_sliced_parameters(importer *im) {
   }
 }
 
-/* Whether flat instruction e is a dynamic-update-slice that updates its operand's buffer in
- * place: a loop's state, which its value is written back into (merge_loop_states). */
-static bool in_place_update(const importer *im, int32_t e) {
+/* The operand that op e updates in place (-1: none), and the bytes of the update (*update): a
+ * dynamic-update-slice's operand 0, or the operand of a fusion whose fused parameter is used only
+ * as operand 0 of the fused root, a dynamic-update-slice; in place when e's value is written back
+ * into the buffer that operand holds (a loop's state, merge_loop_states), as XLA's buffer
+ * assignment shares it. */
+static int32_t updated_operand(const importer *im, int32_t e, int64_t *update) {
   const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
-  if (!mb_hlo_span_eq(im->m, ins->opcode, "dynamic-update-slice") || ins->n_operands < 2 ||
-      n_leaves(im, e) != 1 || n_leaves(im, flat_operand(im, e, 0)) != 1)
-    return false;
+  int32_t k = -1;
+  if (mb_hlo_span_eq(im->m, ins->opcode, "dynamic-update-slice")) {
+    if (ins->n_operands < 2) return -1;
+    k = 0;
+    *update = shape_of(im, operand(im, ins, 1))->bytes;
+  } else if (mb_hlo_span_eq(im->m, ins->opcode, "fusion") && ins->n_called == 1) {
+    const mb_hlo_computation *c = &im->m->comps[im->m->refs[ins->called]];
+    const mb_hlo_instr *root = &im->m->instrs[c->root];
+    if (!mb_hlo_span_eq(im->m, root->opcode, "dynamic-update-slice") || root->n_operands < 2)
+      return -1;
+    int32_t p = operand(im, root, 0), uses = 0;
+    for (int32_t h = c->first_instr; h < c->first_instr + c->n_instrs; h++)
+      for (int32_t j = 0; j < im->m->instrs[h].n_operands; j++)
+        uses += operand(im, &im->m->instrs[h], j) == p;
+    if (im->gcls[p] != C_PARAMETER || uses != 1 || im->m->instrs[p].index >= ins->n_operands)
+      return -1;
+    k = (int32_t)im->m->instrs[p].index;
+    *update = shape_of(im, operand(im, root, 1))->bytes;
+  } else {
+    return -1;
+  }
+  if (n_leaves(im, e) != 1 || n_leaves(im, flat_operand(im, e, k)) != 1) return -1;
   int32_t own = im->leaf_buf[im->leaf_start[e]];
-  int32_t updated = im->leaf_buf[im->leaf_start[flat_operand(im, e, 0)]];
-  return own >= 0 && updated >= 0 && holder(im, own) != own &&
-         holder(im, own) == holder(im, updated);
+  int32_t updated = im->leaf_buf[im->leaf_start[flat_operand(im, e, k)]];
+  bool in_place =
+      own >= 0 && updated >= 0 && holder(im, own) != own && holder(im, own) == holder(im, updated);
+  return in_place ? k : -1;
 }
 
 /* Whether op e reads only a part of its operand k, and how many bytes (*bytes), as XLA's cost
- * analysis counts them: a dynamic-slice its slice of operand 0, an in-place dynamic-update-slice
- * nothing of the buffer it updates (operand 0), a fusion the slices that dynamic-slices take of
- * a fused parameter they alone read. */
+ * analysis counts them: a dynamic-slice its slice of operand 0, an in-place update (a
+ * dynamic-update-slice, or a fusion rooted in one: updated_operand) nothing of the buffer it
+ * updates, a fusion the slices that dynamic-slices take of a fused parameter they alone read. */
 static bool part_read(const importer *im, int32_t e, int32_t k, int64_t *bytes) {
   const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
   if (mb_hlo_span_eq(im->m, ins->opcode, "dynamic-slice")) {
     *bytes = shape_of(im, im->fi[e].g)->bytes;
     return k == 0;
   }
-  if (k == 0 && in_place_update(im, e)) {
+  int64_t update;
+  if (k == updated_operand(im, e, &update)) {
     *bytes = 0;
     return true;
   }
@@ -1658,12 +1682,9 @@ static mb_workload *build(importer *im) {
     const buffer_info *bi = &im->bufs[i];
     int32_t h = holder(im, i);
     if (bi->dead || im->op_of[bi->def] < 0 || (h != i && im->fi[bi->def].loop_last >= 0)) continue;
-    /* an in-place dynamic-update-slice writes its update's bytes */
-    int64_t written = bi->size;
-    if (in_place_update(im, bi->def)) {
-      int64_t update = shape_of(im, im->fi[flat_operand(im, bi->def, 1)].g)->bytes;
-      if (update < written) written = update;
-    }
+    /* an in-place update writes its update's bytes */
+    int64_t written = bi->size, update;
+    if (updated_operand(im, bi->def, &update) >= 0 && update < written) written = update;
     ok = add_use(im, b, wb[h], bi->def, 0, written);
   }
   for (int32_t e = 0; ok && e < im->n; e++) {

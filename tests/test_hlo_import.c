@@ -1388,6 +1388,43 @@ static void test_sliced_reads(void **state) {
   expect_use(w, "u", "u", 0, 128);
   mb_workload_free(w);
 
+  /* the update as XLA:TPU fuses it, in place too; and a fusion that also reads the state in
+   * another way, which is not */
+  const char *fusions[] = {
+      "fused_dus {\n"
+      "  p0 = f32[4,8] parameter(0)\n"
+      "  p1 = f32[1,8] parameter(1)\n"
+      "  p2 = s32[] parameter(2)\n"
+      "  z = s32[] constant(0)\n"
+      "  ROOT d = f32[4,8] dynamic-update-slice(p0, p1, p2, z)\n"
+      "}\n",
+      "fused_dus {\n"
+      "  p0 = f32[4,8] parameter(0)\n"
+      "  p1 = f32[1,8] parameter(1)\n"
+      "  p2 = s32[] parameter(2)\n"
+      "  z = s32[] constant(0)\n"
+      "  row = f32[1,8] dynamic-slice(p0, p2, z), dynamic_slice_sizes={1,8}\n"
+      "  s = f32[1,8] add(p1, row)\n"
+      "  ROOT d = f32[4,8] dynamic-update-slice(p0, s, p2, z)\n"
+      "}\n",
+  };
+  for (int f = 0; f < 2; f++) {
+    char text[8192];
+    const char *at = strstr(scan, "  ys1 = f32[4,8] dynamic-update-slice(ys, m2, i, z)\n");
+    const char *body = strstr(scan, "cond {");
+    assert_non_null(at);
+    assert_non_null(body);
+    snprintf(text, sizeof text, "%.*s%s%.*s%s%s", (int)(body - scan), scan, fusions[f],
+             (int)(at - body), body,
+             "  ys1 = f32[4,8] fusion(ys, m2, i), kind=kLoop, calls=fused_dus\n",
+             at + strlen("  ys1 = f32[4,8] dynamic-update-slice(ys, m2, i, z)\n"));
+    w = import_str(text, false, &rep, &err);
+    if (!w) fail_msg("fused update %d: %s", f, err.message);
+    expect_use(w, "l#3", "body/ys1", f == 0 ? 0 : 4 * 128, f == 0 ? 4 * 32 : 4 * 128);
+    expect_use(w, "l#1", "body/ys1", 4 * 32, 0);
+    mb_workload_free(w);
+  }
+
   const char *fused =
       "HloModule fslices\n"
       "fused_two {\n"
