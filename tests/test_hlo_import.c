@@ -1431,6 +1431,7 @@ static void test_sliced_reads(void **state) {
       "  p0 = f32[4,8] parameter(0)\n"
       "  p1 = s32[] parameter(1)\n"
       "  p2 = f32[4,8] parameter(2)\n"
+      "  p3 = f32[4,8] parameter(3)\n"
       "  z = s32[] constant(0)\n"
       "  a = f32[1,8] dynamic-slice(p0, p1, z), dynamic_slice_sizes={1,8}\n"
       "  b = f32[1,8] dynamic-slice(p0, z, z), dynamic_slice_sizes={1,8}\n"
@@ -1443,16 +1444,21 @@ static void test_sliced_reads(void **state) {
       "  ws = f32[4,8] parameter(0)\n"
       "  k = s32[] parameter(1)\n"
       "  ys = f32[4,8] parameter(2)\n"
-      "  f = (f32[1,8], f32[1,8], f32[4,8]) fusion(ws, k, ys), kind=kLoop, calls=fused_two\n"
-      "  g = (f32[1,8], f32[1,8], f32[4,8]) fusion(ws, k, ws), kind=kLoop, calls=fused_two\n"
+      "  unused = f32[4,8] parameter(3)\n"
+      "  f = (f32[1,8], f32[1,8], f32[4,8]) fusion(ws, k, ys, unused), kind=kLoop, "
+      "calls=fused_two\n"
+      "  g = (f32[1,8], f32[1,8], f32[4,8]) fusion(ws, k, ws, unused), kind=kLoop, "
+      "calls=fused_two\n"
       "  ROOT o = ((f32[1,8], f32[1,8], f32[4,8]), (f32[1,8], f32[1,8], f32[4,8])) tuple(f, g)\n"
       "}\n";
   w = import_str(fused, false, &rep, &err);
   if (!w) fail_msg("fused: %s", err.message);
-  /* p0: two slices; p2: a slice and a negate, so read whole; ws passed as both: whole */
+  /* p0: two slices; p2: a slice and a negate, so read whole; p3, which nothing in the fusion
+   * uses: whole, as any operand; ws passed as both p0 and p2: whole */
   expect_use(w, "ws", "f", 64, 0);
   expect_use(w, "k", "f", 4, 0);
   expect_use(w, "ys", "f", 128, 0);
+  expect_use(w, "unused", "f", 128, 0);
   expect_use(w, "ws", "g", 128, 0);
   mb_workload_free(w);
 
