@@ -273,7 +273,8 @@ typedef struct importer {
   double *flops;
   bool *fused;
   int32_t *op_of;
-  int_list *reads; /* distinct buffers read per entry instruction */
+  int_list *reads;       /* distinct buffers read per entry instruction */
+  int_list *fused_reads; /* of those, the ones read through a producer fused into it */
   buffer_info *bufs;
   int32_t n_bufs, cap_bufs;
 } importer;
@@ -1076,7 +1077,8 @@ static bool fuse(importer *im) {
       }
       for (int32_t j = 0; ok && j < im->reads[e].n; j++) {
         int32_t x = im->reads[e].v[j];
-        if (list_has(rr, x)) continue;
+        if (!list_has(&im->fused_reads[r], x)) ok = list_push(&im->fused_reads[r], x);
+        if (!ok || list_has(rr, x)) continue;
         ok = list_push(rr, x) && list_push(&im->bufs[x].readers, r);
       }
       im->flops[r] += im->flops[e];
@@ -1117,9 +1119,11 @@ static void workload_name(const char *path, const mb_hlo_module *m, char *out, s
 
 static void importer_free(importer *im) {
   for (int32_t e = 0; im->reads && e < im->n; e++) free(im->reads[e].v);
+  for (int32_t e = 0; im->fused_reads && e < im->n; e++) free(im->fused_reads[e].v);
   for (int32_t b = 0; b < im->n_bufs; b++) free(im->bufs[b].readers.v);
   free(im->bufs);
   free(im->reads);
+  free(im->fused_reads);
   free(im->fi);
   free(im->fops);
   free(im->inlining);
@@ -1560,6 +1564,7 @@ static int64_t read_bytes(const importer *im, int32_t e, int32_t x) {
        !mb_hlo_span_eq(im->m, ins->opcode, "dynamic-update-slice") &&
        !mb_hlo_span_eq(im->m, ins->opcode, "fusion")))
     return size;
+  if (list_has(&im->fused_reads[e], x)) return size; /* through a fused producer: whole */
   bool through_operand = false;
   for (int32_t k = 0; k < ins->n_operands; k++) {
     int32_t o = flat_operand(im, e, k);
@@ -1570,7 +1575,6 @@ static int64_t read_bytes(const importer *im, int32_t e, int32_t x) {
       through_operand = true;
     }
   }
-  /* a buffer read through a fused producer is read whole */
   return through_operand && part < size ? part : size;
 }
 
@@ -1771,8 +1775,9 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
   im.fused = calloc(ni, sizeof *im.fused);
   im.op_of = calloc(ni, sizeof *im.op_of);
   im.reads = calloc(ni, sizeof *im.reads);
+  im.fused_reads = calloc(ni, sizeof *im.fused_reads);
   if (total_leaves > INT32_MAX || !im.cls || !im.leaf_start || !im.leaf_buf || !im.flops ||
-      !im.fused || !im.op_of || !im.reads) {
+      !im.fused || !im.op_of || !im.reads || !im.fused_reads) {
     mb_fail(err, "%s: out of memory", path);
     goto done;
   }

@@ -1388,6 +1388,24 @@ static void test_sliced_reads(void **state) {
   expect_use(w, "u", "u", 0, 128);
   mb_workload_free(w);
 
+  /* an update computed from the whole state by a producer fused into it reads the state whole,
+   * in place or not */
+  {
+    char text[8192];
+    const char *line = "  ys1 = f32[4,8] dynamic-update-slice(ys, m2, i, z)\n";
+    const char *at = strstr(scan, line);
+    assert_non_null(at);
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - scan), scan,
+             "  nys = f32[4,8] negate(ys)\n"
+             "  ys1 = f32[4,8] dynamic-update-slice(ys, nys, z, z)\n",
+             at + strlen(line));
+    w = import_str(text, true, &rep, &err);
+    if (!w) fail_msg("fused producer: %s", err.message);
+    assert_true(mb_workload_find_op(w, "body/nys") < 0); /* fused into the update */
+    expect_use(w, "l#3", "body/ys1", 4 * 128, 4 * 128);
+    mb_workload_free(w);
+  }
+
   /* the update as XLA:TPU fuses it, in place too; and a fusion that also reads the state in
    * another way, which is not */
   const char *fusions[] = {
