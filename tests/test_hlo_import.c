@@ -1406,8 +1406,8 @@ static void test_sliced_reads(void **state) {
     mb_workload_free(w);
   }
 
-  /* the update as XLA:TPU fuses it, in place too; and a fusion that also reads the state in
-   * another way, which is not */
+  /* the update as XLA:TPU fuses it, in place too; a fusion that also reads the state in
+   * another way, and one whose root is not an update, which are not */
   const char *fusions[] = {
       "fused_dus {\n"
       "  p0 = f32[4,8] parameter(0)\n"
@@ -1425,8 +1425,15 @@ static void test_sliced_reads(void **state) {
       "  s = f32[1,8] add(p1, row)\n"
       "  ROOT d = f32[4,8] dynamic-update-slice(p0, s, p2, z)\n"
       "}\n",
+      "fused_dus {\n"
+      "  p0 = f32[4,8] parameter(0)\n"
+      "  p1 = f32[1,8] parameter(1)\n"
+      "  p2 = s32[] parameter(2)\n"
+      "  b = f32[4,8] broadcast(p1), dimensions={0,1}\n"
+      "  ROOT d = f32[4,8] add(p0, b)\n"
+      "}\n",
   };
-  for (int f = 0; f < 2; f++) {
+  for (int f = 0; f < 3; f++) {
     char text[8192];
     const char *at = strstr(scan, "  ys1 = f32[4,8] dynamic-update-slice(ys, m2, i, z)\n");
     const char *body = strstr(scan, "cond {");
