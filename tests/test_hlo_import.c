@@ -1433,15 +1433,19 @@ static void test_sliced_reads(void **state) {
       "  ROOT d = f32[4,8] add(p0, b)\n"
       "}\n",
   };
-  for (int f = 0; f < 3; f++) {
+  /* (the last: the in-place fusion's computation called by a custom-call, which is not a
+   * fusion) */
+  for (int f = 0; f < 4; f++) {
     char text[8192];
     const char *at = strstr(scan, "  ys1 = f32[4,8] dynamic-update-slice(ys, m2, i, z)\n");
     const char *body = strstr(scan, "cond {");
     assert_non_null(at);
     assert_non_null(body);
-    snprintf(text, sizeof text, "%.*s%s%.*s%s%s", (int)(body - scan), scan, fusions[f],
+    snprintf(text, sizeof text, "%.*s%s%.*s%s%s", (int)(body - scan), scan, fusions[f % 3],
              (int)(at - body), body,
-             "  ys1 = f32[4,8] fusion(ys, m2, i), kind=kLoop, calls=fused_dus\n",
+             f < 3 ? "  ys1 = f32[4,8] fusion(ys, m2, i), kind=kLoop, calls=fused_dus\n"
+                   : "  ys1 = f32[4,8] custom-call(ys, m2, i), custom_call_target=\"k\", "
+                     "called_computations={fused_dus}\n",
              at + strlen("  ys1 = f32[4,8] dynamic-update-slice(ys, m2, i, z)\n"));
     w = import_str(text, false, &rep, &err);
     if (!w) fail_msg("fused update %d: %s", f, err.message);
