@@ -52,7 +52,21 @@ for target in "$build"/fuzz_*; do
         '  ROOT n = f32[8] negate(s)' '}' 'work {' '  u = f32[8] parameter(0)' '  h = f32[8] call(u, u), to_apply=layer' \
         '  ROOT a = f32[8] add(h, u)' '}' 'ENTRY main {' '  i = s32[] parameter(0)' '  v = f32[8] parameter(1)' \
         '  c = f32[8] call(v, v), to_apply=layer' \
-        '  ROOT r = f32[8] conditional(i, c, c), branch_computations={skip, work}' '}' >"$corpus"/ctl.hlo ;;
+        '  ROOT r = f32[8] conditional(i, c, c), branch_computations={skip, work}' '}' >"$corpus"/ctl.hlo
+      # a scan's sliced reads: a dynamic-slice of stacked weights, an in-place update fusion
+      printf '%s\n' 'HloModule sl' 'upd {' '  p0 = f32[4,8] parameter(0)' '  p1 = f32[1,8] parameter(1)' \
+        '  p2 = s32[] parameter(2)' '  z = s32[] constant(0)' '  ROOT d = f32[4,8] dynamic-update-slice(p0, p1, p2, z)' '}' \
+        'cond {' '  c = (s32[], f32[4,8], f32[4,8]) parameter(0)' '  i = s32[] get-tuple-element(c), index=0' \
+        '  n = s32[] constant(4)' '  ROOT lt = pred[] compare(i, n), direction=LT' '}' \
+        'body {' '  b = (s32[], f32[4,8], f32[4,8]) parameter(0)' '  i = s32[] get-tuple-element(b), index=0' \
+        '  ws = f32[4,8] get-tuple-element(b), index=1' '  ys = f32[4,8] get-tuple-element(b), index=2' '  z = s32[] constant(0)' \
+        '  w = f32[1,8] dynamic-slice(ws, i, z), dynamic_slice_sizes={1,8}' '  t = f32[1,8] tanh(w)' \
+        '  ys1 = f32[4,8] fusion(ys, t, i), kind=kLoop, calls=upd' '  one = s32[] constant(1)' '  i1 = s32[] add(i, one)' \
+        '  ROOT r = (s32[], f32[4,8], f32[4,8]) tuple(i1, ws, ys1)' '}' \
+        'ENTRY main {' '  ws = f32[4,8] parameter(0)' '  ys = f32[4,8] parameter(1)' '  z = s32[] constant(0)' \
+        '  init = (s32[], f32[4,8], f32[4,8]) tuple(z, ws, ys)' \
+        '  l = (s32[], f32[4,8], f32[4,8]) while(init), condition=cond, body=body, backend_config={"known_trip_count":{"n":"4"}}' \
+        '  ROOT o = f32[4,8] get-tuple-element(l), index=2' '}' >"$corpus"/slices.hlo ;;
     fuzz_csv) cp "$data"/minimalloc/*.csv "$corpus"/ 2>/dev/null || true ;;
     fuzz_catalogue) cp datasets/catalogue.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_hardware) cp datasets/hardware/*.txt "$corpus"/ 2>/dev/null || true ;;
