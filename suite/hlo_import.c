@@ -274,7 +274,8 @@ typedef struct importer {
   bool *fused;
   int32_t *op_of;
   int_list *reads;       /* distinct buffers read per entry instruction */
-  int_list *fused_reads; /* of those, the ones read through a producer fused into it */
+  int_list *fused_reads; /* of those, the ones read through a producer fused into it (kept for
+                          * the ops that may read a part: may_read_part) */
   buffer_info *bufs;
   int32_t n_bufs, cap_bufs;
 } importer;
@@ -1024,6 +1025,16 @@ static bool define_leaves(importer *im, int32_t e) {
   return true;
 }
 
+/* Whether op e may read a part of a buffer (part_read): a dynamic-slice, a dynamic-update-slice
+ * or a fusion. Its class is compared first, which is quicker. */
+static bool may_read_part(const importer *im, int32_t e) {
+  const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
+  return (im->cls[e] == C_DATA || im->cls[e] == C_CALLER) &&
+         (mb_hlo_span_eq(im->m, ins->opcode, "dynamic-slice") ||
+          mb_hlo_span_eq(im->m, ins->opcode, "dynamic-update-slice") ||
+          mb_hlo_span_eq(im->m, ins->opcode, "fusion"));
+}
+
 /* Producers fused into their consumers (see datasets/HLO_IMPORT.md, "Fusion"). */
 static bool fusible_producer(const importer *im, int32_t e) {
   op_class c = im->cls[e];
@@ -1075,9 +1086,10 @@ static bool fuse(importer *im) {
           break;
         }
       }
+      bool partial = may_read_part(im, r); /* the only ops whose fused_reads are asked for */
       for (int32_t j = 0; ok && j < im->reads[e].n; j++) {
         int32_t x = im->reads[e].v[j];
-        if (!list_has(&im->fused_reads[r], x)) ok = list_push(&im->fused_reads[r], x);
+        if (partial && !list_has(&im->fused_reads[r], x)) ok = list_push(&im->fused_reads[r], x);
         if (!ok || list_has(rr, x)) continue;
         ok = list_push(rr, x) && list_push(&im->bufs[x].readers, r);
       }
@@ -1558,12 +1570,7 @@ static int64_t read_bytes(const importer *im, int32_t e, int32_t x) {
   if (im->cls[e] == C_ASYNC_DONE) return 0;
   const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
   int64_t size = im->bufs[x].size, part = 0, bytes;
-  /* the ops that may read a part (part_read); their classes first, which is quicker */
-  if ((im->cls[e] != C_DATA && im->cls[e] != C_CALLER) ||
-      (!mb_hlo_span_eq(im->m, ins->opcode, "dynamic-slice") &&
-       !mb_hlo_span_eq(im->m, ins->opcode, "dynamic-update-slice") &&
-       !mb_hlo_span_eq(im->m, ins->opcode, "fusion")))
-    return size;
+  if (!may_read_part(im, e)) return size;
   if (list_has(&im->fused_reads[e], x)) return size; /* through a fused producer: whole */
   bool through_operand = false;
   for (int32_t k = 0; k < ins->n_operands; k++) {
