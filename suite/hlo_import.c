@@ -1,5 +1,5 @@
 /* HLO module -> workload. The rules implemented here are documented, with their reasons, in
- * datasets/HLO_IMPORT.md (merged into datasets/README.md); keep both in step. */
+ * datasets/HLO_IMPORT.md (listed in datasets/README.md); keep both in step. */
 #include "hlo_import.h"
 
 #include <errno.h>

@@ -1,9 +1,11 @@
 /* XLA HLO text importer: turns an `--xla_dump_hlo_as_text` module into a workload.
- * Schedule = instruction order of the ENTRY computation; buffers = array values defined by
- * entry instructions (aliasing ops define none); called computations count toward their
- * caller's cost. Rules (schedule, buffers, aliasing, fusion, FLOPs, pinning) are documented in
- * datasets/README.md (section "HLO import", drafted in datasets/HLO_IMPORT.md). The text
- * parser itself is suite/hlo_parse.h. */
+ * Schedule = instruction order of the ENTRY computation, with inlined while loops (condition
+ * and body after the while), calls (the callee in place of the call) and conditionals (the
+ * most expensive branch in its place); buffers = array values defined by those instructions
+ * (aliasing ops define none); other called computations count toward their caller's cost.
+ * The rules (schedule, buffers, aliasing, uses and bytes, fusion, FLOPs, loops, calls and
+ * conditionals, pinning) are documented in datasets/HLO_IMPORT.md. The text parser itself is
+ * suite/hlo_parse.h. */
 #ifndef MB_HLO_IMPORT_H
 #define MB_HLO_IMPORT_H
 
