@@ -1456,8 +1456,9 @@ static void merge_loop_states(importer *im) {
 static const char *flat_name(const importer *im, int32_t e, char *out, size_t n) {
   char nm[128], comp[128], instance[16] = "";
   const flat_instr *f = &im->fi[e];
-  const mb_hlo_computation *c = &im->m->comps[im->m->instrs[f->g].computation];
-  if (c == &im->m->comps[im->m->entry]) /* the entry's: as iname's 127 characters */
+  int32_t computation = im->m->instrs[f->g].computation;
+  const mb_hlo_computation *c = &im->m->comps[computation];
+  if (computation == im->m->entry) /* the entry's: as iname's 127 characters */
     return iname(im, f->g, out, n < sizeof nm ? n : sizeof nm);
   iname(im, f->g, nm, sizeof nm);
   if (f->instance > 0) snprintf(instance, sizeof instance, "@%d", f->instance + 1);
@@ -1540,16 +1541,16 @@ static int32_t updated_operand(const importer *im, int32_t e, int64_t *update) {
 
 /* Whether op e reads only a part of its operand k, and how many bytes (*bytes), as XLA's cost
  * analysis counts them: a dynamic-slice its slice of operand 0, an in-place update (a
- * dynamic-update-slice, or a fusion rooted in one: updated_operand) nothing of the buffer it
- * updates, a fusion the slices that dynamic-slices take of a fused parameter they alone read. */
-static bool part_read(const importer *im, int32_t e, int32_t k, int64_t *bytes) {
+ * dynamic-update-slice, or a fusion rooted in one) nothing of the buffer it updates (operand
+ * `updated`: updated_operand's answer for e), a fusion the slices that dynamic-slices take of a
+ * fused parameter they alone read. */
+static bool part_read(const importer *im, int32_t e, int32_t k, int32_t updated, int64_t *bytes) {
   const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
   if (mb_hlo_span_eq(im->m, ins->opcode, "dynamic-slice")) {
     *bytes = shape_of(im, im->fi[e].g)->bytes;
     return k == 0;
   }
-  int64_t update;
-  if (k == updated_operand(im, e, &update)) {
+  if (k == updated) {
     *bytes = 0;
     return true;
   }
@@ -1572,13 +1573,16 @@ static int64_t read_bytes(const importer *im, int32_t e, int32_t x) {
   int64_t size = im->bufs[x].size, part = 0, bytes;
   if (!may_read_part(im, e)) return size;
   if (list_has(&im->fused_reads[e], x)) return size; /* through a fused producer: whole */
+  int64_t update;
+  int32_t updated = updated_operand(im, e, &update); /* once: a fusion's is a scan */
   bool through_operand = false;
   for (int32_t k = 0; k < ins->n_operands; k++) {
     int32_t o = flat_operand(im, e, k);
     for (int32_t j = 0; j < n_leaves(im, o); j++) {
       int32_t b = im->leaf_buf[im->leaf_start[o] + j];
       if (b < 0 || holder(im, b) != x) continue;
-      if (!part_read(im, e, k, &bytes) || __builtin_add_overflow(part, bytes, &part)) return size;
+      if (!part_read(im, e, k, updated, &bytes) || __builtin_add_overflow(part, bytes, &part))
+        return size;
       through_operand = true;
     }
   }
@@ -1695,7 +1699,9 @@ static mb_workload *build(importer *im) {
     if (bi->dead || im->op_of[bi->def] < 0 || (h != i && im->fi[bi->def].loop_last >= 0)) continue;
     /* an in-place update writes its update's bytes */
     int64_t written = bi->size, update;
-    if (updated_operand(im, bi->def, &update) >= 0 && update < written) written = update;
+    if (may_read_part(im, bi->def) && updated_operand(im, bi->def, &update) >= 0 &&
+        update < written)
+      written = update;
     ok = add_use(im, b, wb[h], bi->def, 0, written);
   }
   for (int32_t e = 0; ok && e < im->n; e++) {
