@@ -1025,13 +1025,20 @@ static bool define_leaves(importer *im, int32_t e) {
   return true;
 }
 
-/* Whether op e may read a part of a buffer (part_read): a dynamic-slice, a dynamic-update-slice
- * or a fusion. Its class is compared first, which is quicker. */
+/* Whether instruction ins reads only its result's bytes of its operand 0, as XLA's cost analysis
+ * counts a slice, a dynamic-slice and a gather (HandleSlice, HandleDynamicSlice, HandleGather). */
+static bool reads_slice(const mb_hlo_module *m, const mb_hlo_instr *ins) {
+  return mb_hlo_span_eq(m, ins->opcode, "slice") ||
+         mb_hlo_span_eq(m, ins->opcode, "dynamic-slice") ||
+         mb_hlo_span_eq(m, ins->opcode, "gather");
+}
+
+/* Whether op e may read a part of a buffer (part_read): a slice, a dynamic-slice, a gather, a
+ * dynamic-update-slice or a fusion. Its class is compared first, which is quicker. */
 static bool may_read_part(const importer *im, int32_t e) {
   const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
   return (im->cls[e] == C_DATA || im->cls[e] == C_CALLER) &&
-         (mb_hlo_span_eq(im->m, ins->opcode, "dynamic-slice") ||
-          mb_hlo_span_eq(im->m, ins->opcode, "dynamic-update-slice") ||
+         (reads_slice(im->m, ins) || mb_hlo_span_eq(im->m, ins->opcode, "dynamic-update-slice") ||
           mb_hlo_span_eq(im->m, ins->opcode, "fusion"));
 }
 
@@ -1486,13 +1493,15 @@ static int32_t live_to(const importer *im, const int32_t *last_op, int32_t x, in
   return end;
 }
 
-/* Fills im->sliced: each parameter read only by dynamic-slices (as their operand 0) gets the
- * bytes of their slices, as XLA's cost analysis counts a fused parameter's reads. */
+/* Fills im->sliced: each parameter read only by slices and dynamic-slices (as their operand 0)
+ * gets the bytes of their results, as XLA's cost analysis counts a fused parameter's reads
+ * (FusionParameterReadBytes; a gather there reads its operand whole). */
 static void find_sliced_parameters(importer *im) {
   const mb_hlo_module *m = im->m;
   for (int32_t h = 0; h < m->n_instrs; h++) {
     const mb_hlo_instr *ins = &m->instrs[h];
-    bool slice = mb_hlo_span_eq(m, ins->opcode, "dynamic-slice");
+    bool slice =
+        mb_hlo_span_eq(m, ins->opcode, "slice") || mb_hlo_span_eq(m, ins->opcode, "dynamic-slice");
     for (int32_t k = 0; k < ins->n_operands; k++) {
       int32_t p = operand(im, ins, k);
       if (im->gcls[p] != C_PARAMETER || im->sliced[p] < 0) continue;
@@ -1540,13 +1549,13 @@ static int32_t updated_operand(const importer *im, int32_t e, int64_t *update) {
 }
 
 /* Whether op e reads only a part of its operand k, and how many bytes (*bytes), as XLA's cost
- * analysis counts them: a dynamic-slice its slice of operand 0, an in-place update (a
- * dynamic-update-slice, or a fusion rooted in one) nothing of the buffer it updates (operand
- * `updated`: updated_operand's answer for e), a fusion the slices that dynamic-slices take of a
- * fused parameter they alone read. */
+ * analysis counts them: a slice, a dynamic-slice or a gather its result's bytes of operand 0, an
+ * in-place update (a dynamic-update-slice, or a fusion rooted in one) nothing of the buffer it
+ * updates (operand `updated`: updated_operand's answer for e), a fusion the slices that slices
+ * and dynamic-slices take of a fused parameter they alone read. */
 static bool part_read(const importer *im, int32_t e, int32_t k, int32_t updated, int64_t *bytes) {
   const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
-  if (mb_hlo_span_eq(im->m, ins->opcode, "dynamic-slice")) {
+  if (reads_slice(im->m, ins)) {
     *bytes = shape_of(im, im->fi[e].g)->bytes;
     return k == 0;
   }

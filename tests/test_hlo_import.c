@@ -1509,6 +1509,64 @@ static void test_sliced_reads(void **state) {
   mb_workload_free(w);
 }
 
+/* A slice and a gather read their result's bytes of operand 0, as XLA's cost analysis counts
+ * them (HandleSlice, HandleGather): a gather's indices whole, and at most the operand's size;
+ * in a fusion, slices of a parameter they alone read count as dynamic-slices do, and a gather
+ * there reads its parameter whole (FusionParameterReadBytes). */
+static void test_slice_and_gather_reads(void **state) {
+  (void)state;
+  const char *text =
+      "HloModule sg\n"
+      "fused_slices {\n"
+      "  p0 = f32[4,8] parameter(0)\n"
+      "  p1 = f32[100,8] parameter(1)\n"
+      "  p2 = s32[5,1] parameter(2)\n"
+      "  a = f32[1,8] slice(p0), slice={[0:1], [0:8]}\n"
+      "  b = f32[2,8] slice(p0), slice={[2:4], [0:8]}\n"
+      "  s = f32[1,8] add(a, a)\n"
+      "  g = f32[5,8] gather(p1, p2), offset_dims={1}, collapsed_slice_dims={0}, "
+      "start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}\n"
+      "  ROOT t = (f32[1,8], f32[2,8], f32[5,8]) tuple(s, b, g)\n"
+      "}\n"
+      "ENTRY main {\n"
+      "  x = f32[4,8] parameter(0)\n"
+      "  table = f32[100,8] parameter(1)\n"
+      "  idx = s32[5,1] parameter(2)\n"
+      "  small = f32[2,8] parameter(3)\n"
+      "  many = s32[16,1] parameter(4)\n"
+      "  row = f32[1,8] slice(x), slice={[1:2], [0:8]}\n"
+      "  rows = f32[5,8] gather(table, idx), offset_dims={1}, collapsed_slice_dims={0}, "
+      "start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}\n"
+      "  more = f32[16,8] gather(small, many), offset_dims={1}, collapsed_slice_dims={0}, "
+      "start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}\n"
+      "  nx = f32[4,8] negate(x)\n"
+      "  last = f32[1,8] slice(nx), slice={[3:4], [0:8]}\n"
+      "  f = (f32[1,8], f32[2,8], f32[5,8]) fusion(x, table, idx), kind=kLoop, "
+      "calls=fused_slices\n"
+      "  ROOT o = (f32[1,8], f32[5,8], f32[16,8], f32[1,8], (f32[1,8], f32[2,8], f32[5,8])) "
+      "tuple(row, rows, more, last, f)\n"
+      "}\n";
+  mb_error err = {{0}};
+  mb_hlo_report rep;
+  mb_workload *w = import_str(text, true, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  assert_int_equal(rep.n_unknown_attributes, 0);
+  expect_use(w, "x", "row", 32, 0); /* one row of 4 */
+  expect_use(w, "row", "row", 0, 32);
+  expect_use(w, "table", "rows", 5 * 32, 0); /* 5 rows of 100 */
+  expect_use(w, "idx", "rows", 20, 0);       /* the indices whole */
+  expect_use(w, "small", "more", 64, 0);     /* 16 rows of a 2-row table: at most its size */
+  expect_use(w, "many", "more", 64, 0);
+  /* through the negate fused into it the slice reads x whole */
+  assert_true(mb_workload_find_op(w, "nx") < 0);
+  expect_use(w, "x", "last", 128, 0);
+  /* the fusion: p0's two slices (1 + 2 rows), p1 gathered inside: whole */
+  expect_use(w, "x", "f", 3 * 32, 0);
+  expect_use(w, "table", "f", 3200, 0);
+  expect_use(w, "idx", "f", 20, 0);
+  mb_workload_free(w);
+}
+
 static void test_select_and_scatter_flops(void **state) {
   (void)state;
   const char *text =
@@ -2419,6 +2477,7 @@ int main(void) {
       cmocka_unit_test(test_call_inlining),
       cmocka_unit_test(test_conditional_inlining),
       cmocka_unit_test(test_sliced_reads),
+      cmocka_unit_test(test_slice_and_gather_reads),
       cmocka_unit_test(test_select_and_scatter_flops),
       cmocka_unit_test(test_call_nesting_limit),
       cmocka_unit_test(test_async_pairs),
