@@ -1521,12 +1521,15 @@ static void test_slice_and_gather_reads(void **state) {
       "  p0 = f32[4,8] parameter(0)\n"
       "  p1 = f32[100,8] parameter(1)\n"
       "  p2 = s32[5,1] parameter(2)\n"
+      "  p3 = f32[4,8] parameter(3)\n"
+      "  n3 = f32[4,8] negate(p3)\n"
+      "  c = f32[1,8] slice(p3), slice={[0:1], [0:8]}\n"
       "  a = f32[1,8] slice(p0), slice={[0:1], [0:8]}\n"
       "  b = f32[2,8] slice(p0), slice={[2:4], [0:8]}\n"
       "  s = f32[1,8] add(a, a)\n"
       "  g = f32[5,8] gather(p1, p2), offset_dims={1}, collapsed_slice_dims={0}, "
       "start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}\n"
-      "  ROOT t = (f32[1,8], f32[2,8], f32[5,8]) tuple(s, b, g)\n"
+      "  ROOT t = (f32[1,8], f32[2,8], f32[5,8], f32[4,8], f32[1,8]) tuple(s, b, g, n3, c)\n"
       "}\n"
       "ENTRY main {\n"
       "  x = f32[4,8] parameter(0)\n"
@@ -1534,6 +1537,7 @@ static void test_slice_and_gather_reads(void **state) {
       "  idx = s32[5,1] parameter(2)\n"
       "  small = f32[2,8] parameter(3)\n"
       "  many = s32[16,1] parameter(4)\n"
+      "  small4 = f32[4,8] parameter(5)\n"
       "  row = f32[1,8] slice(x), slice={[1:2], [0:8]}\n"
       "  rows = f32[5,8] gather(table, idx), offset_dims={1}, collapsed_slice_dims={0}, "
       "start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}\n"
@@ -1541,10 +1545,10 @@ static void test_slice_and_gather_reads(void **state) {
       "start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}\n"
       "  nx = f32[4,8] negate(x)\n"
       "  last = f32[1,8] slice(nx), slice={[3:4], [0:8]}\n"
-      "  f = (f32[1,8], f32[2,8], f32[5,8]) fusion(x, table, idx), kind=kLoop, "
-      "calls=fused_slices\n"
-      "  ROOT o = (f32[1,8], f32[5,8], f32[16,8], f32[1,8], (f32[1,8], f32[2,8], f32[5,8])) "
-      "tuple(row, rows, more, last, f)\n"
+      "  f = (f32[1,8], f32[2,8], f32[5,8], f32[4,8], f32[1,8]) fusion(x, table, idx, small4), "
+      "kind=kLoop, calls=fused_slices\n"
+      "  ROOT o = (f32[1,8], f32[5,8], f32[16,8], f32[1,8], (f32[1,8], f32[2,8], f32[5,8], "
+      "f32[4,8], f32[1,8])) tuple(row, rows, more, last, f)\n"
       "}\n";
   mb_error err = {{0}};
   mb_hlo_report rep;
@@ -1564,6 +1568,8 @@ static void test_slice_and_gather_reads(void **state) {
   expect_use(w, "x", "f", 3 * 32, 0);
   expect_use(w, "table", "f", 3200, 0);
   expect_use(w, "idx", "f", 20, 0);
+  /* p3, negated before it is sliced: whole */
+  expect_use(w, "small4", "f", 128, 0);
   mb_workload_free(w);
 }
 
