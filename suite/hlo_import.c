@@ -1034,9 +1034,10 @@ static bool reads_slice(const mb_hlo_module *m, const mb_hlo_instr *ins) {
 }
 
 /* Whether op e may read a part of a buffer (part_read): a slice, a dynamic-slice, a gather, a
- * dynamic-update-slice or a fusion. Its class is compared first, which is quicker. */
+ * dynamic-update-slice, a scatter or a fusion. Its class is compared first, which is quicker. */
 static bool may_read_part(const importer *im, int32_t e) {
   const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
+  if (im->cls[e] == C_SCATTER) return mb_hlo_span_eq(im->m, ins->opcode, "scatter");
   return (im->cls[e] == C_DATA || im->cls[e] == C_CALLER) &&
          (reads_slice(im->m, ins) || mb_hlo_span_eq(im->m, ins->opcode, "dynamic-update-slice") ||
           mb_hlo_span_eq(im->m, ins->opcode, "fusion"));
@@ -1513,10 +1514,11 @@ static void find_sliced_parameters(importer *im) {
 }
 
 /* The operand that op e updates in place (-1: none), and the bytes of the update (*update): a
- * dynamic-update-slice's operand 0, or the operand of a fusion whose fused parameter is used only
- * as operand 0 of the fused root, a dynamic-update-slice; in place when e's value is written back
- * into the buffer that operand holds (a loop's state, merge_loop_states), as XLA's buffer
- * assignment shares it. */
+ * dynamic-update-slice's operand 0, a scatter's operand 0 (a scatter of one operand: operand,
+ * indices, updates), or the operand of a fusion whose fused parameter is used only as operand 0
+ * of the fused root, a dynamic-update-slice; in place when e's value is written back into the
+ * buffer that operand holds (a loop's state, merge_loop_states), as XLA's buffer assignment
+ * shares it. */
 static int32_t updated_operand(const importer *im, int32_t e, int64_t *update) {
   const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
   int32_t k = -1;
@@ -1524,6 +1526,10 @@ static int32_t updated_operand(const importer *im, int32_t e, int64_t *update) {
     if (ins->n_operands < 2) return -1;
     k = 0;
     *update = shape_of(im, operand(im, ins, 1))->bytes;
+  } else if (mb_hlo_span_eq(im->m, ins->opcode, "scatter")) {
+    if (ins->n_operands != 3) return -1;
+    k = 0;
+    *update = shape_of(im, operand(im, ins, 2))->bytes;
   } else if (mb_hlo_span_eq(im->m, ins->opcode, "fusion") && ins->n_called == 1) {
     const mb_hlo_computation *c = &im->m->comps[im->m->refs[ins->called]];
     const mb_hlo_instr *root = &im->m->instrs[c->root];
@@ -1549,18 +1555,20 @@ static int32_t updated_operand(const importer *im, int32_t e, int64_t *update) {
 }
 
 /* Whether op e reads only a part of its operand k, and how many bytes (*bytes), as XLA's cost
- * analysis counts them: a slice, a dynamic-slice or a gather its result's bytes of operand 0, an
- * in-place update (a dynamic-update-slice, or a fusion rooted in one) nothing of the buffer it
- * updates (operand `updated`: updated_operand's answer for e), a fusion the slices that slices
- * and dynamic-slices take of a fused parameter they alone read. */
-static bool part_read(const importer *im, int32_t e, int32_t k, int32_t updated, int64_t *bytes) {
+ * analysis counts them: a slice, a dynamic-slice or a gather its result's bytes of operand 0; an
+ * in-place update of operand `updated` (updated_operand's answer for e, of `update` bytes)
+ * nothing of it when it is a dynamic-update-slice or a fusion rooted in one, and the update's
+ * bytes when it is a scatter (which combines each update with what it replaces); a fusion the
+ * slices that slices and dynamic-slices take of a fused parameter they alone read. */
+static bool part_read(const importer *im, int32_t e, int32_t k, int32_t updated, int64_t update,
+                      int64_t *bytes) {
   const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
   if (reads_slice(im->m, ins)) {
     *bytes = shape_of(im, im->fi[e].g)->bytes;
     return k == 0;
   }
   if (k == updated) {
-    *bytes = 0;
+    *bytes = im->cls[e] == C_SCATTER ? update : 0;
     return true;
   }
   if (!mb_hlo_span_eq(im->m, ins->opcode, "fusion") || ins->n_called != 1) return false;
@@ -1582,7 +1590,7 @@ static int64_t read_bytes(const importer *im, int32_t e, int32_t x) {
   int64_t size = im->bufs[x].size, part = 0, bytes;
   if (!may_read_part(im, e)) return size;
   if (list_has(&im->fused_reads[e], x)) return size; /* through a fused producer: whole */
-  int64_t update;
+  int64_t update = 0;
   int32_t updated = updated_operand(im, e, &update); /* once: a fusion's is a scan */
   bool through_operand = false;
   for (int32_t k = 0; k < ins->n_operands; k++) {
@@ -1590,7 +1598,8 @@ static int64_t read_bytes(const importer *im, int32_t e, int32_t x) {
     for (int32_t j = 0; j < n_leaves(im, o); j++) {
       int32_t b = im->leaf_buf[im->leaf_start[o] + j];
       if (b < 0 || holder(im, b) != x) continue;
-      if (!part_read(im, e, k, updated, &bytes) || __builtin_add_overflow(part, bytes, &part))
+      if (!part_read(im, e, k, updated, update, &bytes) ||
+          __builtin_add_overflow(part, bytes, &part))
         return size;
       through_operand = true;
     }

@@ -1573,6 +1573,68 @@ static void test_slice_and_gather_reads(void **state) {
   mb_workload_free(w);
 }
 
+/* A scatter of one operand that updates a loop's state in place reads and writes its updates'
+ * bytes of that state, as XLA counts a scatter (HandleScatter: operand 0 and the result the
+ * updates' size); outside a loop it is a copy, as a dynamic-update-slice there. */
+static void test_scatter_in_place(void **state) {
+  (void)state;
+  const char *text =
+      "HloModule sc\n"
+      "add {\n"
+      "  a = f32[] parameter(0)\n"
+      "  b = f32[] parameter(1)\n"
+      "  ROOT s = f32[] add(a, b)\n"
+      "}\n"
+      "cond {\n"
+      "  c = (s32[], f32[4,8], f32[1,8]) parameter(0)\n"
+      "  i = s32[] get-tuple-element(c), index=0\n"
+      "  n = s32[] constant(3)\n"
+      "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+      "}\n"
+      "body {\n"
+      "  b = (s32[], f32[4,8], f32[1,8]) parameter(0)\n"
+      "  i = s32[] get-tuple-element(b), index=0\n"
+      "  ys = f32[4,8] get-tuple-element(b), index=1\n"
+      "  u = f32[1,8] get-tuple-element(b), index=2\n"
+      "  ix = s32[1,1] reshape(i)\n"
+      "  ys1 = f32[4,8] scatter(ys, ix, u), update_window_dims={1}, inserted_window_dims={0}, "
+      "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n"
+      "  one = s32[] constant(1)\n"
+      "  i1 = s32[] add(i, one)\n"
+      "  ROOT r = (s32[], f32[4,8], f32[1,8]) tuple(i1, ys1, u)\n"
+      "}\n"
+      "ENTRY main {\n"
+      "  ys0 = f32[4,8] parameter(0)\n"
+      "  u0 = f32[1,8] parameter(1)\n"
+      "  k = s32[1,1] parameter(2)\n"
+      "  z = s32[] constant(0)\n"
+      "  init = (s32[], f32[4,8], f32[1,8]) tuple(z, ys0, u0)\n"
+      "  l = (s32[], f32[4,8], f32[1,8]) while(init), condition=cond, body=body, "
+      "backend_config={\"known_trip_count\":{\"n\":\"3\"}}\n"
+      "  o = f32[4,8] get-tuple-element(l), index=1\n"
+      "  c = f32[4,8] scatter(ys0, k, u0), update_window_dims={1}, inserted_window_dims={0}, "
+      "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n"
+      "  ROOT t = (f32[4,8], f32[4,8]) tuple(o, c)\n"
+      "}\n";
+  mb_error err = {{0}};
+  mb_hlo_report rep;
+  mb_workload *w = import_str(text, false, &rep, &err);
+  if (!w) fail_msg("%s", err.message);
+  assert_int_equal(rep.n_unknown_attributes, 0);
+  /* in the loop's state l#1: one 32-byte row read and written per run; the update (the state
+   * the loop passes on unchanged: u0 itself) and the index (a reshape of the counter l#0) read
+   * whole */
+  expect_use(w, "l#1", "body/ys1", 3 * 32, 3 * 32);
+  expect_use(w, "u0", "body/ys1", 3 * 32, 0);
+  expect_use(w, "l#0", "body/ys1", 3 * 4, 0);
+  assert_true(mb_workload_find_buffer(w, "body/ys1") < 0);
+  /* outside a loop, a copy: the whole operand read, the whole result written */
+  expect_use(w, "ys0", "c", 128, 0);
+  expect_use(w, "c", "c", 0, 128);
+  expect_use(w, "u0", "c", 32, 0);
+  mb_workload_free(w);
+}
+
 static void test_select_and_scatter_flops(void **state) {
   (void)state;
   const char *text =
@@ -2484,6 +2546,7 @@ int main(void) {
       cmocka_unit_test(test_conditional_inlining),
       cmocka_unit_test(test_sliced_reads),
       cmocka_unit_test(test_slice_and_gather_reads),
+      cmocka_unit_test(test_scatter_in_place),
       cmocka_unit_test(test_select_and_scatter_flops),
       cmocka_unit_test(test_call_nesting_limit),
       cmocka_unit_test(test_async_pairs),
