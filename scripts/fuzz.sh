@@ -66,7 +66,20 @@ for target in "$build"/fuzz_*; do
         'ENTRY main {' '  ws = f32[4,8] parameter(0)' '  ys = f32[4,8] parameter(1)' '  z = s32[] constant(0)' \
         '  init = (s32[], f32[4,8], f32[4,8]) tuple(z, ws, ys)' \
         '  l = (s32[], f32[4,8], f32[4,8]) while(init), condition=cond, body=body, backend_config={"known_trip_count":{"n":"4"}}' \
-        '  ROOT o = f32[4,8] get-tuple-element(l), index=2' '}' >"$corpus"/slices.hlo ;;
+        '  ROOT o = f32[4,8] get-tuple-element(l), index=2' '}' >"$corpus"/slices.hlo
+      # a scatter updating a loop's state in place, a gather and a slice
+      printf '%s\n' 'HloModule sc' 'add {' '  a = f32[] parameter(0)' '  b = f32[] parameter(1)' '  ROOT s = f32[] add(a, b)' '}' \
+        'cond {' '  c = (s32[], f32[4,8]) parameter(0)' '  i = s32[] get-tuple-element(c), index=0' '  n = s32[] constant(3)' \
+        '  ROOT lt = pred[] compare(i, n), direction=LT' '}' 'body {' '  b = (s32[], f32[4,8]) parameter(0)' \
+        '  i = s32[] get-tuple-element(b), index=0' '  ys = f32[4,8] get-tuple-element(b), index=1' '  ix = s32[1,1] reshape(i)' \
+        '  u = f32[1,8] slice(ys), slice={[0:1], [0:8]}' \
+        '  ys1 = f32[4,8] scatter(ys, ix, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add' \
+        '  one = s32[] constant(1)' '  i1 = s32[] add(i, one)' '  ROOT r = (s32[], f32[4,8]) tuple(i1, ys1)' '}' \
+        'ENTRY main {' '  t = f32[100,8] parameter(0)' '  k = s32[4,1] parameter(1)' \
+        '  g = f32[4,8] gather(t, k), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}' \
+        '  z = s32[] constant(0)' '  init = (s32[], f32[4,8]) tuple(z, g)' \
+        '  l = (s32[], f32[4,8]) while(init), condition=cond, body=body, backend_config={"known_trip_count":{"n":"3"}}' \
+        '  ROOT o = f32[4,8] get-tuple-element(l), index=1' '}' >"$corpus"/scatter.hlo ;;
     fuzz_csv) cp "$data"/minimalloc/*.csv "$corpus"/ 2>/dev/null || true ;;
     fuzz_catalogue) cp datasets/catalogue.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_hardware) cp datasets/hardware/*.txt "$corpus"/ 2>/dev/null || true ;;
