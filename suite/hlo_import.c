@@ -248,7 +248,8 @@ typedef struct importer {
   op_class *gcls;   /* class of every instruction of the module, by module-wide index */
   double *cc_flops; /* own FLOPs of estimated custom-calls, by module-wide index */
   int64_t *sliced;  /* per parameter of any computation, by module-wide index: the bytes of the
-                     * dynamic-slices that are all its users (0: none; -1: another use) */
+                     * slices and dynamic-slices that are all its users (0: none; -1: another
+                     * use; find_sliced_parameters) */
   mb_hlo_span listed[MB_HLO_MAX_TARGETS]; /* the targets in rep->unknown_targets */
   pcre2_code *re_dnums; /* compiled at the first GEMM custom-call with a backend_config */
   pcre2_match_data *md;
@@ -1037,7 +1038,7 @@ static bool reads_slice(const mb_hlo_module *m, const mb_hlo_instr *ins) {
  * dynamic-update-slice, a scatter or a fusion. Its class is compared first, which is quicker. */
 static bool may_read_part(const importer *im, int32_t e) {
   const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
-  if (im->cls[e] == C_SCATTER) return mb_hlo_span_eq(im->m, ins->opcode, "scatter");
+  if (im->cls[e] == C_SCATTER) return true; /* the class of `scatter` alone */
   return (im->cls[e] == C_DATA || im->cls[e] == C_CALLER) &&
          (reads_slice(im->m, ins) || mb_hlo_span_eq(im->m, ins->opcode, "dynamic-update-slice") ||
           mb_hlo_span_eq(im->m, ins->opcode, "fusion"));
