@@ -218,9 +218,12 @@ typedef struct buffer_info {
   int32_t leaf; /* leaf index within the definer's shape */
   int64_t size;
   bool output;
-  bool dead;           /* fused away */
-  int32_t merged_into; /* part of a loop's state: the buffer that holds it (-1: none) */
-  int_list readers;    /* flat instructions that read it (may hold fused ones) */
+  bool dead;             /* fused away */
+  int32_t merged_into;   /* part of a loop's state or updated in place: the buffer that holds it
+                          * (-1: none) */
+  bool updated_in_place; /* an update outside a loop's state holds its value here
+                          * (merge_in_place_updates) */
+  int_list readers;      /* flat instructions that read it (may hold fused ones) */
 } buffer_info;
 
 /* An instruction of the flat program: the entry computation's instructions in order, with the
@@ -1069,8 +1072,9 @@ static bool fuse(importer *im) {
   for (int32_t e = im->n - 1; ok && e >= 0; e--) {
     if (!fusible_producer(im, e)) continue;
     int32_t b = im->leaf_buf[im->leaf_start[e]];
-    /* a loop's state is written in place, not fused away */
-    if (b < 0 || im->bufs[b].output || im->bufs[b].merged_into >= 0) continue;
+    /* a loop's state and a buffer updated in place are written in place, not fused away */
+    if (b < 0 || im->bufs[b].output || im->bufs[b].merged_into >= 0 || im->bufs[b].updated_in_place)
+      continue;
     consumers.n = 0;
     bool eligible = true;
     const int_list *rd = &im->bufs[b].readers;
@@ -1514,13 +1518,11 @@ static void find_sliced_parameters(importer *im) {
   }
 }
 
-/* The operand that op e updates in place (-1: none), and the bytes of the update (*update): a
+/* The operand that op e may update in place (-1: none), and the bytes of the update (*update): a
  * dynamic-update-slice's operand 0, a scatter's operand 0 (a scatter of one operand: operand,
  * indices, updates), or the operand of a fusion whose fused parameter is used only as operand 0
- * of the fused root, a dynamic-update-slice; in place when e's value is written back into the
- * buffer that operand holds (a loop's state, merge_loop_states), as XLA's buffer assignment
- * shares it. */
-static int32_t updated_operand(const importer *im, int32_t e, int64_t *update) {
+ * of the fused root, a dynamic-update-slice. Both e and that operand are one array. */
+static int32_t update_operand(const importer *im, int32_t e, int64_t *update) {
   const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
   int32_t k = -1;
   if (mb_hlo_span_eq(im->m, ins->opcode, "dynamic-update-slice")) {
@@ -1547,12 +1549,62 @@ static int32_t updated_operand(const importer *im, int32_t e, int64_t *update) {
   } else {
     return -1;
   }
-  if (n_leaves(im, e) != 1 || n_leaves(im, flat_operand(im, e, k)) != 1) return -1;
+  return n_leaves(im, e) == 1 && n_leaves(im, flat_operand(im, e, k)) == 1 ? k : -1;
+}
+
+/* The operand that op e updates in place (-1: none), and the bytes of the update (*update): its
+ * update_operand when e's value is written into the buffer that operand holds, as XLA's buffer
+ * assignment shares it: a loop's state (merge_loop_states) or a buffer no later instruction
+ * reads (merge_in_place_updates). */
+static int32_t updated_operand(const importer *im, int32_t e, int64_t *update) {
+  int32_t k = update_operand(im, e, update);
+  if (k < 0) return -1;
   int32_t own = im->leaf_buf[im->leaf_start[e]];
   int32_t updated = im->leaf_buf[im->leaf_start[flat_operand(im, e, k)]];
   bool in_place =
       own >= 0 && updated >= 0 && holder(im, own) != own && holder(im, own) == holder(im, updated);
   return in_place ? k : -1;
+}
+
+/* Updates outside a loop's state, as XLA's buffer assignment leaves them: an update
+ * (update_operand) shares its operand's buffer, and so updates it in place (its own buffer is
+ * merged into that one), when that buffer is computed in the same loop as the update (or
+ * outside every loop), is not a parameter, a constant or an output, and no later instruction
+ * reads it. Else the update is a copy (XLA's copy insertion adds one). Called once the outputs
+ * are known; updates of an update chain into the first one's operand. */
+static bool merge_in_place_updates(importer *im) {
+  /* the last flat instruction that reads each buffer, through the buffer that holds it */
+  int32_t *last_reader = malloc((size_t)(im->n_bufs > 0 ? im->n_bufs : 1) * sizeof *last_reader);
+  if (!last_reader) return mb_fail(im->err, "%s: out of memory", im->path);
+  for (int32_t x = 0; x < im->n_bufs; x++) last_reader[x] = -1;
+  for (int32_t e = 0; e < im->n; e++) {
+    op_class c = im->cls[e];
+    if (c == C_ALIAS || c == C_PARAMETER || c == C_CONSTANT) continue;
+    for (int32_t k = 0; k < im->m->instrs[im->fi[e].g].n_operands; k++) {
+      int32_t o = flat_operand(im, e, k);
+      for (int32_t j = 0; j < n_leaves(im, o); j++) {
+        int32_t x = holder(im, im->leaf_buf[im->leaf_start[o] + j]);
+        if (x >= 0) last_reader[x] = e;
+      }
+    }
+  }
+  for (int32_t e = 0; e < im->n; e++) {
+    int64_t update;
+    int32_t k = im->cls[e] != C_ALIAS ? update_operand(im, e, &update) : -1;
+    if (k < 0) continue;
+    int32_t own = im->leaf_buf[im->leaf_start[e]];
+    int32_t x = holder(im, im->leaf_buf[im->leaf_start[flat_operand(im, e, k)]]);
+    if (own < 0 || x < 0 || im->bufs[own].merged_into >= 0 || read_only(im, x) ||
+        im->bufs[x].output || last_reader[x] != e || im->bufs[x].size != im->bufs[own].size ||
+        im->fi[im->bufs[x].def].loop != im->fi[e].loop)
+      continue;
+    im->bufs[own].merged_into = x;
+    im->bufs[x].updated_in_place = true;
+    im->bufs[x].output = im->bufs[own].output;
+    last_reader[x] = last_reader[own];
+  }
+  free(last_reader);
+  return true;
 }
 
 /* Whether op e reads only a part of its operand k, and how many bytes (*bytes), as XLA's cost
@@ -1835,6 +1887,7 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
     int32_t x = im.leaf_buf[im.leaf_start[root] + k];
     if (x >= 0) im.bufs[holder(&im, x)].output = true;
   }
+  if (!merge_in_place_updates(&im)) goto done;
   /* reads: every computing instruction reads each distinct buffer behind its operands once */
   for (int32_t e = 0; e < im.n; e++) {
     op_class c = im.cls[e];
