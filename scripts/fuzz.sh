@@ -79,7 +79,13 @@ for target in "$build"/fuzz_*; do
         '  g = f32[4,8] gather(t, k), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}' \
         '  z = s32[] constant(0)' '  init = (s32[], f32[4,8]) tuple(z, g)' \
         '  l = (s32[], f32[4,8]) while(init), condition=cond, body=body, backend_config={"known_trip_count":{"n":"3"}}' \
-        '  ROOT o = f32[4,8] get-tuple-element(l), index=1' '}' >"$corpus"/scatter.hlo ;;
+        '  ROOT o = f32[4,8] get-tuple-element(l), index=1' '}' >"$corpus"/scatter.hlo
+      # updates in place outside a loop: a chain of a dynamic-update-slice and a scatter
+      printf '%s\n' 'HloModule ip' 'add {' '  a = f32[] parameter(0)' '  b = f32[] parameter(1)' '  ROOT s = f32[] add(a, b)' '}' \
+        'ENTRY main {' '  p = f32[8,4] parameter(0)' '  q = f32[1,8] parameter(1)' '  i = s32[] parameter(2)' '  z = s32[] constant(0)' \
+        '  ix = s32[1,1] reshape(i)' '  t = f32[4,8] transpose(p), dimensions={1,0}' '  u = f32[4,8] dynamic-update-slice(t, q, i, z)' \
+        '  s = f32[4,8] scatter(u, ix, q), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add' \
+        '  ROOT n = f32[4,8] negate(s)' '}' >"$corpus"/inplace.hlo ;;
     fuzz_csv) cp "$data"/minimalloc/*.csv "$corpus"/ 2>/dev/null || true ;;
     fuzz_catalogue) cp datasets/catalogue.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_hardware) cp datasets/hardware/*.txt "$corpus"/ 2>/dev/null || true ;;
