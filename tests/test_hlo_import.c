@@ -1714,6 +1714,30 @@ static void test_update_in_place_outside_loops(void **state) {
     mb_workload_free(w);
   }
 
+  /* the importer's first buffer (its first instruction's: an iota, not fused into the update
+   * either), updated in place; and copied when read after the update, directly or through a
+   * tuple */
+  const char *first[] = {
+      "  ROOT u = f32[4,8] dynamic-update-slice(t, q, i, z)\n",
+      "  u = f32[4,8] dynamic-update-slice(t, q, i, z)\n"
+      "  ROOT a = f32[4,8] add(u, t)\n",
+      "  u = f32[4,8] dynamic-update-slice(t, q, i, z)\n"
+      "  tp = (f32[1,8], f32[4,8]) tuple(q, t)\n"
+      "  ROOT c = f32[4,8] custom-call(tp), custom_call_target=\"keep\"\n",
+  };
+  for (int k = 0; k < 3; k++) {
+    snprintf(text, sizeof text,
+             "HloModule first\nENTRY main {\n  t = f32[4,8] iota(), iota_dimension=0\n"
+             "  q = f32[1,8] parameter(0)\n  i = s32[] parameter(1)\n  z = s32[] constant(0)\n"
+             "%s}\n",
+             first[k]);
+    mb_workload *w = import_str(text, k == 0, &rep, &err); /* a copied iota would be fused */
+    if (!w) fail_msg("first %d: %s", k, err.message);
+    expect_use(w, "t", "u", k == 0 ? 0 : 128, k == 0 ? 32 : 0);
+    assert_true((mb_workload_find_buffer(w, "u") < 0) == (k == 0));
+    mb_workload_free(w);
+  }
+
   /* an elementwise producer updated in place stays a buffer: it is not fused into the update */
   snprintf(text, sizeof text,
            "%s  t = f32[4,8] parameter(3)\n"
