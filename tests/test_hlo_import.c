@@ -1702,8 +1702,8 @@ static void test_update_in_place_outside_loops(void **state) {
       "  t = f32[4,8] transpose(p), dimensions={1,0}\n"
       "  u = f32[4,8] dynamic-update-slice(t, q, i, z)\n"
       "  ROOT r = (f32[4,8], f32[4,8]) tuple(u, t)\n",
-      "  t = f32[4,8] parameter(3)\n"
-      "  ROOT u = f32[4,8] dynamic-update-slice(t, q, i, z)\n",
+      ("  t = f32[4,8] parameter(3)\n"
+       "  ROOT u = f32[4,8] dynamic-update-slice(t, q, i, z)\n"),
   };
   for (int k = 0; k < 3; k++) {
     snprintf(text, sizeof text, "%s%s}\n", head, copies[k]);
@@ -1719,8 +1719,8 @@ static void test_update_in_place_outside_loops(void **state) {
    * tuple */
   const char *first[] = {
       "  ROOT u = f32[4,8] dynamic-update-slice(t, q, i, z)\n",
-      "  u = f32[4,8] dynamic-update-slice(t, q, i, z)\n"
-      "  ROOT a = f32[4,8] add(u, t)\n",
+      ("  u = f32[4,8] dynamic-update-slice(t, q, i, z)\n"
+       "  ROOT a = f32[4,8] add(u, t)\n"),
       "  u = f32[4,8] dynamic-update-slice(t, q, i, z)\n"
       "  tp = (f32[1,8], f32[4,8]) tuple(q, t)\n"
       "  ROOT c = f32[4,8] custom-call(tp), custom_call_target=\"keep\"\n",
