@@ -1604,6 +1604,14 @@ static bool merge_in_place_updates(importer *im) {
     last_reader[x] = last_reader[own];
   }
   free(last_reader);
+  for (int32_t e = 0; e < im->n; e++) {
+    int64_t update;
+    if (im->cls[e] == C_ALIAS || update_operand(im, e, &update) < 0) continue;
+    if (updated_operand(im, e, &update) >= 0)
+      im->rep->n_updates_in_place++;
+    else
+      im->rep->n_updates_copied++;
+  }
   return true;
 }
 

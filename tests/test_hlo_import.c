@@ -73,6 +73,7 @@ typedef struct golden {
   int64_t peak_fused;
   int32_t custom_calls; /* all custom-calls of unknown cost (their targets are AWS Neuron's) */
   const char *targets;
+  int32_t updates_in_place; /* none is a copy */
 } golden;
 
 /* How these numbers were derived, independently of this C code:
@@ -88,15 +89,17 @@ typedef struct golden {
  *   tuples, less one for each update in place outside a loop (119 + 26 params + 17 constants
  *   - 2 scatters = 160 for gpt2).
  * - custom-calls: `grep -oE ' custom-call\(.*custom_call_target="[^"]*"' F` with the targets
- *   counted by `sort | uniq -c`. */
+ *   counted by `sort | uniq -c`.
+ * - updates in place: `grep -cE ' (dynamic-update-slice|scatter)\(' F` (only gpt2's two
+ *   KV-cache scatters, each the last use of a transfer's result). */
 static const golden GOLDEN[] = {
-    {"bert_pt_xla_adam_step.hlo", 929, 734, 898, 14532208, 122, 252, 12578668, 0, ""},
+    {"bert_pt_xla_adam_step.hlo", 929, 734, 898, 14532208, 122, 252, 12578668, 0, "", 0},
     {"gpt2_pt_xla.hlo", 176, 119, 160, 340294728, 47, 77, 340294684, 23,
-     "AwsNeuronTransferWithStaticRing x22, AwsNeuronGelu"},
-    {"graphsage_tf.hlo", 126, 69, 104, 23027764, 32, 46, 23027730, 0, ""},
+     "AwsNeuronTransferWithStaticRing x22, AwsNeuronGelu", 2},
+    {"graphsage_tf.hlo", 126, 69, 104, 23027764, 32, 46, 23027730, 0, "", 0},
     {"mlp_pt_xla.hlo", 156, 121, 155, 1705252, 43, 52, 1328560, 12,
-     "AwsNeuronTransferWithStaticRing x12"},
-    {"ssd_mobilenet_tf.hlo", 508, 289, 467, 37033396, 59, 160, 17954970, 0, ""},
+     "AwsNeuronTransferWithStaticRing x12", 0},
+    {"ssd_mobilenet_tf.hlo", 508, 289, 467, 37033396, 59, 160, 17954970, 0, "", 0},
 };
 
 static void test_real_files_golden(void **state) {
@@ -132,6 +135,8 @@ static void test_real_files_golden(void **state) {
       char targets[256];
       assert_int_equal(rep.n_unknown_custom_calls, g->custom_calls);
       assert_int_equal(rep.n_gemm_custom_calls, 0);
+      assert_int_equal(rep.n_updates_in_place, g->updates_in_place);
+      assert_int_equal(rep.n_updates_copied, 0);
       assert_string_equal(mb_hlo_report_targets(&rep, targets, sizeof targets), g->targets);
       assert_int_equal(st.n_ops, fusion ? g->ops_fused : g->ops);
       assert_int_equal(st.n_buffers, fusion ? g->buffers_fused : g->buffers);
@@ -1385,6 +1390,8 @@ static void test_sliced_reads(void **state) {
   expect_use(w, "l#1", "body/ys1", 4 * 32, 0);
   assert_true(mb_workload_find_buffer(w, "body/ys1") < 0);
   /* outside a loop the update is a copy: the whole operand read, the whole result written */
+  assert_int_equal(rep.n_updates_in_place, 1);
+  assert_int_equal(rep.n_updates_copied, 1);
   expect_use(w, "ys0", "u", 128, 0);
   expect_use(w, "u", "u", 0, 128);
   mb_workload_free(w);
@@ -1679,6 +1686,8 @@ static void test_update_in_place_outside_loops(void **state) {
     mb_workload *w = import_str(text, fusion, &rep, &err);
     if (!w) fail_msg("chain: %s", err.message);
     assert_int_equal(w->n_ops, 5); /* t, u, s, f, n: nothing here is fused */
+    assert_int_equal(rep.n_updates_in_place, 3);
+    assert_int_equal(rep.n_updates_copied, 0);
     expect_buffer(w, "t", 128, 0, 4);
     assert_true(mb_workload_find_buffer(w, "u") < 0);
     assert_true(mb_workload_find_buffer(w, "s") < 0);
@@ -1709,6 +1718,8 @@ static void test_update_in_place_outside_loops(void **state) {
     snprintf(text, sizeof text, "%s%s}\n", head, copies[k]);
     mb_workload *w = import_str(text, false, &rep, &err);
     if (!w) fail_msg("copy %d: %s", k, err.message);
+    assert_int_equal(rep.n_updates_in_place, 0);
+    assert_int_equal(rep.n_updates_copied, 1);
     expect_use(w, "t", "u", 128, 0);
     expect_use(w, "u", "u", 0, 128);
     mb_workload_free(w);
@@ -1733,6 +1744,8 @@ static void test_update_in_place_outside_loops(void **state) {
              first[k]);
     mb_workload *w = import_str(text, k == 0, &rep, &err); /* a copied iota would be fused */
     if (!w) fail_msg("first %d: %s", k, err.message);
+    assert_int_equal(rep.n_updates_in_place, k == 0);
+    assert_int_equal(rep.n_updates_copied, k != 0);
     expect_use(w, "t", "u", k == 0 ? 0 : 128, k == 0 ? 32 : 0);
     assert_true((mb_workload_find_buffer(w, "u") < 0) == (k == 0));
     mb_workload_free(w);
@@ -1790,6 +1803,8 @@ static void test_update_in_place_outside_loops(void **state) {
   w = import_str(loop, false, &rep, &err);
   if (!w) fail_msg("loop: %s", err.message);
   assert_int_equal(rep.n_inlined_loops, 1);
+  assert_int_equal(rep.n_updates_in_place, 1); /* c2, once: the body is inlined once */
+  assert_int_equal(rep.n_updates_copied, 1);   /* v */
   expect_use(w, "tt", "body/v", 3 * 128, 0);
   expect_use(w, "body/v", "body/v", 0, 3 * 128);
   expect_use(w, "body/c", "body/c2", 0, 3 * 32);

@@ -204,6 +204,11 @@ int mb_cmd_import(int argc, char **argv) {
           "  conditionals: %d inlined into the schedule as their most expensive branch (by "
           "FLOPs); the other branches' buffers are not in the workload\n",
           rep.n_inlined_conditionals);
+    if (rep.n_updates_in_place + rep.n_updates_copied > 0)
+      printf(
+          "  updates (dynamic-update-slice, scatter): %d in place in their operand's buffer, "
+          "%d copies\n",
+          rep.n_updates_in_place, rep.n_updates_copied);
     if (rep.n_placed_buffers > 0)
       printf("  memory spaces: %d buffer%s (%" PRId64
              " B) in a memory space S(n) by XLA's own assignment; solvers here place every "
