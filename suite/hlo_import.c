@@ -1518,6 +1518,11 @@ static void find_sliced_parameters(importer *im) {
   }
 }
 
+/* Whether op e may be an update (update_operand): the classes of its opcodes, quick to compare. */
+static bool may_update(const importer *im, int32_t e) {
+  return im->cls[e] == C_DATA || im->cls[e] == C_SCATTER || im->cls[e] == C_CALLER;
+}
+
 /* The operand that op e may update in place (-1: none), and the bytes of the update (*update): a
  * dynamic-update-slice's operand 0, a scatter's operand 0 (a scatter of one operand: operand,
  * indices, updates), or the operand of a fusion whose fused parameter is used only as operand 0
@@ -1590,7 +1595,7 @@ static bool merge_in_place_updates(importer *im) {
   }
   for (int32_t e = 0; e < im->n; e++) {
     int64_t update;
-    int32_t k = im->cls[e] != C_ALIAS ? update_operand(im, e, &update) : -1;
+    int32_t k = may_update(im, e) ? update_operand(im, e, &update) : -1;
     if (k < 0) continue;
     int32_t own = im->leaf_buf[im->leaf_start[e]];
     int32_t x = holder(im, im->leaf_buf[im->leaf_start[flat_operand(im, e, k)]]);
@@ -1606,7 +1611,7 @@ static bool merge_in_place_updates(importer *im) {
   free(last_reader);
   for (int32_t e = 0; e < im->n; e++) {
     int64_t update;
-    if (im->cls[e] == C_ALIAS || update_operand(im, e, &update) < 0) continue;
+    if (!may_update(im, e) || update_operand(im, e, &update) < 0) continue;
     if (updated_operand(im, e, &update) >= 0)
       im->rep->n_updates_in_place++;
     else
