@@ -1576,7 +1576,8 @@ static int32_t updated_operand(const importer *im, int32_t e, int64_t *update) {
  * merged into that one), when that buffer is computed in the same loop as the update (or
  * outside every loop), is not a parameter, a constant or an output, and no later instruction
  * reads it. Else the update is a copy (XLA's copy insertion adds one). Called once the outputs
- * are known; updates of an update chain into the first one's operand. */
+ * are known; updates of an update chain into the first one's operand. Counts the updates in
+ * place (these and those of loops' states) and the copies in the report. */
 static bool merge_in_place_updates(importer *im) {
   /* the last flat instruction that reads each buffer, through the buffer that holds it */
   int32_t *last_reader = malloc((size_t)(im->n_bufs > 0 ? im->n_bufs : 1) * sizeof *last_reader);
