@@ -1558,17 +1558,19 @@ static int32_t update_operand(const importer *im, int32_t e, int64_t *update) {
 }
 
 /* The operand that op e updates in place (-1: none), and the bytes of the update (*update): its
- * update_operand when e's value is written into the buffer that operand holds, as XLA's buffer
- * assignment shares it: a loop's state (merge_loop_states) or a buffer no later instruction
- * reads (merge_in_place_updates). */
-static int32_t updated_operand(const importer *im, int32_t e, int64_t *update) {
-  int32_t k = update_operand(im, e, update);
-  if (k < 0) return -1;
+ * update_operand k when e's value is written into the buffer that operand holds
+ * (shares_operand), as XLA's buffer assignment shares it: a loop's state (merge_loop_states) or
+ * a buffer no later instruction reads (merge_in_place_updates). */
+static bool shares_operand(const importer *im, int32_t e, int32_t k) {
   int32_t own = im->leaf_buf[im->leaf_start[e]];
   int32_t updated = im->leaf_buf[im->leaf_start[flat_operand(im, e, k)]];
-  bool in_place =
-      own >= 0 && updated >= 0 && holder(im, own) != own && holder(im, own) == holder(im, updated);
-  return in_place ? k : -1;
+  return own >= 0 && updated >= 0 && holder(im, own) != own &&
+         holder(im, own) == holder(im, updated);
+}
+
+static int32_t updated_operand(const importer *im, int32_t e, int64_t *update) {
+  int32_t k = update_operand(im, e, update);
+  return k >= 0 && shares_operand(im, e, k) ? k : -1;
 }
 
 /* Updates outside a loop's state, as XLA's buffer assignment leaves them: an update
@@ -1612,8 +1614,9 @@ static bool merge_in_place_updates(importer *im) {
   free(last_reader);
   for (int32_t e = 0; e < im->n; e++) {
     int64_t update;
-    if (!may_update(im, e) || update_operand(im, e, &update) < 0) continue;
-    if (updated_operand(im, e, &update) >= 0)
+    int32_t k = may_update(im, e) ? update_operand(im, e, &update) : -1;
+    if (k < 0) continue;
+    if (shares_operand(im, e, k))
       im->rep->n_updates_in_place++;
     else
       im->rep->n_updates_copied++;
