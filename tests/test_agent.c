@@ -1530,7 +1530,7 @@ static void test_describe(void **state) {
       "trained by       mallocbench train --seed 5\n",
       "training         42 updates, 7 self-play episodes, 99 decisions, 2 s of training, seed 5\n",
       "resume state     none beside it",
-      "latent 24, 1 residual block per module",
+      "latent 24 (minmax), 1 residual block per module",
       params,
       "8 actions (7 candidate slots + slow), buffer order heuristic",
       obs,
@@ -1678,8 +1678,90 @@ static void change_config_field(mb_agent_config *c, int k) {
     *reals[k - 15] += 0.5f;
   else if (k == 18)
     g->order = g->order == MB_GAME_ORDER_START ? MB_GAME_ORDER_SIZE : MB_GAME_ORDER_START;
-  else
+  else if (k == 19)
     g->shaping += 0.25;
+  else
+    c->latent_norm = c->latent_norm == MB_LATENT_SIMNORM ? MB_LATENT_MINMAX : MB_LATENT_SIMNORM;
+}
+
+/* A SimNorm agent: both latent networks end in it (every group of 8 of a latent state is a
+ * distribution), its checkpoint keeps it and loads to the same networks, one written before the
+ * attribute loads as minmax, and a bad value, or a latent that is not a multiple of 8, is
+ * refused naming it. */
+static void test_latent_norm(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_agent_config cfg;
+  small_config(&cfg);
+  cfg.latent = 16;
+  cfg.latent_norm = MB_LATENT_SIMNORM;
+  mb_rng rng;
+  mb_rng_seed(&rng, 21);
+  mb_agent ag, back;
+  if (!mb_agent_create(&ag, &cfg, &rng, &err)) fail_msg("%s", err.message);
+  assert_int_equal(ag.repr.layers[ag.repr.n_layers - 1].kind, MB_LAYER_SIMNORM);
+  assert_int_equal(ag.dyn.layers[ag.dyn.n_layers - 1].kind, MB_LAYER_SIMNORM);
+  mb_agent_infer inf;
+  assert_true(mb_agent_infer_create(&inf, &ag, &err));
+  float *obs = calloc((size_t)cfg.obs_dim, sizeof(float));
+  for (int k = 0; k < cfg.obs_dim; k++) obs[k] = (float)mb_rng_uniform(&rng);
+  float lat[16], next[16], value, reward;
+  float *logits = calloc((size_t)cfg.game.n_actions, sizeof(float));
+  assert_true(mb_agent_initial(&inf, obs, lat, logits, &value, &err));
+  assert_true(mb_agent_recurrent(&inf, lat, 1, obs, next, &reward, logits, &value, &err));
+  for (int g = 0; g < 16; g += MB_NN_SIMNORM_GROUP) {
+    double a = 0, b = 0;
+    for (int j = g; j < g + MB_NN_SIMNORM_GROUP; j++) a += lat[j], b += next[j];
+    assert_true(fabs(a - 1) < 1e-5 && fabs(b - 1) < 1e-5);
+  }
+  mb_agent_infer_free(&inf);
+  free(logits);
+  free(obs);
+
+  char *path = mb_test_temp_path("agent_simnorm.h5");
+  assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
+  if (!mb_agent_load(path, &back, NULL, NULL, NULL, &err)) fail_msg("%s", err.message);
+  assert_int_equal(back.cfg.latent_norm, MB_LATENT_SIMNORM);
+  char d[65], db[65];
+  mb_agent_digest(&ag, d);
+  mb_agent_digest(&back, db);
+  assert_string_equal(d, db);
+  char *text = describe_to_string(path, &err);
+  if (!text) fail_msg("%s", err.message);
+  assert_contains(text, "latent 16 (simnorm)");
+  free(text);
+  mb_agent_free(&back);
+
+  /* written before the attribute: minmax, as MuZero */
+  mb_agent plain;
+  cfg.latent_norm = MB_LATENT_MINMAX;
+  assert_true(mb_agent_create(&plain, &cfg, &rng, &err));
+  assert_true(mb_agent_save(path, &plain, NULL, NULL, NULL, NULL, &err));
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0 && H5Adelete(f, "cfg.latent_norm") >= 0);
+  H5Fclose(f);
+  if (!mb_agent_load(path, &back, NULL, NULL, NULL, &err)) fail_msg("%s", err.message);
+  assert_int_equal(back.cfg.latent_norm, MB_LATENT_MINMAX);
+  assert_int_equal(back.repr.layers[back.repr.n_layers - 1].kind, MB_LAYER_MINMAX);
+  mb_agent_free(&back);
+  /* a value that names no scaling */
+  assert_true(mb_agent_save(path, &plain, NULL, NULL, NULL, NULL, &err));
+  f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  hid_t at = H5Aopen(f, "cfg.latent_norm", H5P_DEFAULT);
+  double bad = 2;
+  assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_DOUBLE, &bad) >= 0);
+  H5Aclose(at);
+  H5Fclose(f);
+  assert_false(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
+  assert_contains(err.message, "cfg.latent_norm = 2");
+  mb_test_temp_remove(path);
+
+  cfg.latent = 12;
+  cfg.latent_norm = MB_LATENT_SIMNORM;
+  assert_false(mb_agent_config_check(&cfg, &err));
+  assert_contains(err.message, "latent 12 with simnorm: expected a multiple of 8");
+  mb_agent_free(&plain);
+  mb_agent_free(&ag);
 }
 
 /* The digest names the networks and nothing of the run that trained them: equal for a copy of
@@ -1747,7 +1829,7 @@ static void test_digest(void **state) {
 
   /* each config field */
   const mb_agent_config saved = ag.cfg;
-  for (int k = 0; k < 20; k++) {
+  for (int k = 0; k < 21; k++) {
     change_config_field(&ag.cfg, k);
     char dc[65];
     mb_agent_digest(&ag, dc);
@@ -1775,6 +1857,7 @@ int main(void) {
       cmocka_unit_test(test_checkpoint_errors_name_the_file_once),
       cmocka_unit_test(test_size_limits),
       cmocka_unit_test(test_dynamics_shape),
+      cmocka_unit_test(test_latent_norm),
       cmocka_unit_test(test_action_features),
       cmocka_unit_test(test_solvers_valid),
       cmocka_unit_test(test_exact_search_beats_raw_policy),

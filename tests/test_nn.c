@@ -288,25 +288,92 @@ static void test_grad_minmax(void **state) {
   mb_nn_module_free(&m);
 }
 
+/* SimNorm: its gradient is right, every group of 8 outputs is a distribution (positive, summing
+ * to 1), a width that is not a multiple of 8 is refused, and the state networks end in it when
+ * asked: as wide as their state (no projection) or narrower. */
+static void test_simnorm(void **state) {
+  (void)state;
+  mb_nn_module m;
+  CHECK(mb_nn_module_create(&m, "sn", 5, err));
+  CHECK(mb_nn_add_linear(&m, 16, MB_INIT_HE, err));
+  CHECK(mb_nn_add_simnorm(&m, err));
+  check_module(&m, 4, 5, false);
+  mb_nn_tape t;
+  mb_tensor x;
+  mb_rng rng;
+  mb_rng_seed(&rng, 7);
+  CHECK(mb_nn_tape_create(&t, &m, 4, err));
+  CHECK(mb_tensor_init(&x, 4, 5, err));
+  /* large inputs too: the softmax is shifted by each group's max, so exp cannot overflow */
+  fill_uniform(&x, &rng, -60, 60);
+  const mb_tensor *y = mb_nn_forward(&t, &x, NULL);
+  assert_non_null(y);
+  for (int32_t r = 0; r < 4; r++)
+    for (int32_t g = 0; g < 16; g += MB_NN_SIMNORM_GROUP) {
+      double sum = 0;
+      for (int32_t j = g; j < g + MB_NN_SIMNORM_GROUP; j++) {
+        float v = mb_tensor_row(y, r)[j];
+        assert_true(v >= 0.0f && v <= 1.0f);
+        sum += v;
+      }
+      assert_true(fabs(sum - 1.0) < 1e-5);
+    }
+  char d[256];
+  mb_nn_describe(&m, d, sizeof d);
+  assert_non_null(strstr(d, " simnorm/8"));
+  mb_tensor_free(&x);
+  mb_nn_tape_free(&t);
+  mb_nn_module_free(&m);
+
+  mb_error e;
+  CHECK(mb_nn_module_create(&m, "sn", 5, err));
+  CHECK(mb_nn_add_linear(&m, 12, MB_INIT_HE, err));
+  assert_false(mb_nn_add_simnorm(&m, &e));
+  assert_non_null(strstr(e.message, "width 12: expected a multiple of 8"));
+  assert_false(mb_nn_add_latent_norm(&m, (mb_latent_norm)7, &e));
+  assert_non_null(strstr(e.message, "latent norm 7"));
+  mb_nn_module_free(&m);
+
+  mb_nn_module same, narrow, plain;
+  CHECK(mb_nn_build_state_resmlp(&same, "repr", 5, 16, 1, 16, MB_LATENT_SIMNORM, err));
+  CHECK(mb_nn_build_state_resmlp(&narrow, "dyn", 5, 24, 1, 16, MB_LATENT_SIMNORM, err));
+  CHECK(mb_nn_build_state_resmlp(&plain, "repr", 5, 16, 1, 16, MB_LATENT_MINMAX, err));
+  assert_int_equal(same.layers[same.n_layers - 1].kind, MB_LAYER_SIMNORM);
+  assert_int_equal(narrow.layers[narrow.n_layers - 1].kind, MB_LAYER_SIMNORM);
+  assert_int_equal(narrow.layers[narrow.n_layers - 2].kind, MB_LAYER_LINEAR);
+  assert_int_equal(narrow.out_dim, 16);
+  /* the same layers but the last: SimNorm replaces minmax, nothing else */
+  assert_int_equal(same.n_layers, plain.n_layers);
+  for (int32_t i = 0; i + 1 < same.n_layers; i++)
+    assert_int_equal(same.layers[i].kind, plain.layers[i].kind);
+  assert_int_equal(same.n_params, plain.n_params);
+  check_module(&narrow, 3, 5, false);
+  assert_false(mb_nn_build_state_resmlp(&m, "dyn", 5, 12, 1, 12, MB_LATENT_SIMNORM, &e));
+  assert_non_null(strstr(e.message, "expected a multiple of 8"));
+  mb_nn_module_free(&same);
+  mb_nn_module_free(&narrow);
+  mb_nn_module_free(&plain);
+}
+
 /* A state network wider than its state: the gradients are right, it ends in a minmax over
  * `state` features, and with state == width it is the plain latent network layer for layer
  * (checkpoints of either load as the other). */
 static void test_state_resmlp(void **state) {
   (void)state;
   mb_nn_module m, plain, same;
-  CHECK(mb_nn_build_state_resmlp(&m, "dyn", 5, 8, 1, 6, err));
+  CHECK(mb_nn_build_state_resmlp(&m, "dyn", 5, 8, 1, 6, MB_LATENT_MINMAX, err));
   assert_int_equal(m.out_dim, 6);
   assert_int_equal(m.layers[m.n_layers - 1].kind, MB_LAYER_MINMAX);
   check_module(&m, 3, 11, false);
   CHECK(mb_nn_build_resmlp(&plain, "dyn", 5, 8, 2, 0, MB_INIT_HE, err));
-  CHECK(mb_nn_build_state_resmlp(&same, "dyn", 5, 8, 2, 8, err));
+  CHECK(mb_nn_build_state_resmlp(&same, "dyn", 5, 8, 2, 8, MB_LATENT_MINMAX, err));
   char a[512], b[512];
   mb_nn_describe(&plain, a, sizeof a);
   mb_nn_describe(&same, b, sizeof b);
   assert_string_equal(a, b);
   mb_nn_module_free(&m);
   mb_error e;
-  assert_false(mb_nn_build_state_resmlp(&m, "dyn", 5, 8, 1, 1, &e));
+  assert_false(mb_nn_build_state_resmlp(&m, "dyn", 5, 8, 1, 1, MB_LATENT_MINMAX, &e));
   assert_non_null(strstr(e.message, "state 1"));
   mb_nn_module_free(&same);
   mb_nn_module_free(&plain);
@@ -1262,29 +1329,18 @@ static void test_building_errors(void **state) {
 int main(void) {
   mb_blas_set_threads(1);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_grad_linear),
-      cmocka_unit_test(test_grad_relu),
-      cmocka_unit_test(test_grad_layernorm),
-      cmocka_unit_test(test_layernorm_values),
-      cmocka_unit_test(test_grad_resblock),
-      cmocka_unit_test(test_grad_minmax),
-      cmocka_unit_test(test_minmax_constant_row),
-      cmocka_unit_test(test_grad_losses),
-      cmocka_unit_test(test_softmax_xent_errors),
-      cmocka_unit_test(test_value_transform),
-      cmocka_unit_test(test_twohot),
-      cmocka_unit_test(test_grad_unroll),
-      cmocka_unit_test(test_adam_least_squares),
-      cmocka_unit_test(test_adam_by_hand),
-      cmocka_unit_test(test_adam_decay_and_clip),
-      cmocka_unit_test(test_adam_freeze),
-      cmocka_unit_test(test_accumulate_and_batch),
-      cmocka_unit_test(test_determinism),
-      cmocka_unit_test(test_building_errors),
-      cmocka_unit_test(test_tensor_ops),
-      cmocka_unit_test(test_tensor_bounds),
-      cmocka_unit_test(test_blas_threads),
-      cmocka_unit_test(test_state_resmlp),
+      cmocka_unit_test(test_grad_linear),         cmocka_unit_test(test_grad_relu),
+      cmocka_unit_test(test_grad_layernorm),      cmocka_unit_test(test_layernorm_values),
+      cmocka_unit_test(test_grad_resblock),       cmocka_unit_test(test_grad_minmax),
+      cmocka_unit_test(test_minmax_constant_row), cmocka_unit_test(test_simnorm),
+      cmocka_unit_test(test_grad_losses),         cmocka_unit_test(test_softmax_xent_errors),
+      cmocka_unit_test(test_value_transform),     cmocka_unit_test(test_twohot),
+      cmocka_unit_test(test_grad_unroll),         cmocka_unit_test(test_adam_least_squares),
+      cmocka_unit_test(test_adam_by_hand),        cmocka_unit_test(test_adam_decay_and_clip),
+      cmocka_unit_test(test_adam_freeze),         cmocka_unit_test(test_accumulate_and_batch),
+      cmocka_unit_test(test_determinism),         cmocka_unit_test(test_building_errors),
+      cmocka_unit_test(test_tensor_ops),          cmocka_unit_test(test_tensor_bounds),
+      cmocka_unit_test(test_blas_threads),        cmocka_unit_test(test_state_resmlp),
       cmocka_unit_test(test_gemv_forward),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,6 +45,12 @@ bool mb_agent_config_check(const mb_agent_config *c, mb_error *err) {
   if (c->dyn_blocks < 0 || c->dyn_blocks > MB_AGENT_MAX_BLOCKS)
     return mb_fail(err, "agent config: dyn_blocks %d: expected 0 (blocks) or in [1, %d]",
                    c->dyn_blocks, MB_AGENT_MAX_BLOCKS);
+  if (c->latent_norm != MB_LATENT_MINMAX && c->latent_norm != MB_LATENT_SIMNORM)
+    return mb_fail(err, "agent config: latent_norm %d: expected %d (minmax) or %d (simnorm)",
+                   (int)c->latent_norm, MB_LATENT_MINMAX, MB_LATENT_SIMNORM);
+  if (c->latent_norm == MB_LATENT_SIMNORM && c->latent % MB_NN_SIMNORM_GROUP != 0)
+    return mb_fail(err, "agent config: latent %d with simnorm: expected a multiple of %d",
+                   c->latent, MB_NN_SIMNORM_GROUP);
   if (c->support < MB_AGENT_MIN_SUPPORT || c->support > MB_AGENT_MAX_SUPPORT)
     return mb_fail(err, "agent config: support %d atoms: expected in [%d, %d]", c->support,
                    MB_AGENT_MIN_SUPPORT, MB_AGENT_MAX_SUPPORT);
@@ -64,7 +70,8 @@ static bool build_model(mb_nn_module *dyn, mb_nn_module *reward, const mb_agent_
                         mb_error *err) {
   int32_t W = cfg->latent;
   if (!mb_nn_build_state_resmlp(dyn, MB_AGENT_NETWORKS[1], mb_agent_dynamics_inputs(cfg),
-                                mb_agent_dyn_width(cfg), mb_agent_dyn_blocks(cfg), W, err))
+                                mb_agent_dyn_width(cfg), mb_agent_dyn_blocks(cfg), W,
+                                cfg->latent_norm, err))
     return false;
   if (mb_nn_build_resmlp(reward, MB_AGENT_NETWORKS[2], W, W, 0, cfg->support, MB_INIT_ZERO, err))
     return true;
@@ -81,8 +88,8 @@ bool mb_agent_create(mb_agent *ag, const mb_agent_config *cfg, mb_rng *rng, mb_e
   /* The prediction head is Xavier-initialised, not zero: zero policy logits would make the
    * untrained greedy policy tie-break to action 0, which is the heuristic's best-fit candidate,
    * and hide what the agent learned. The reward head starts at zero (MuZero's choice). */
-  bool ok = mb_nn_build_resmlp(&ag->repr, MB_AGENT_NETWORKS[0], cfg->obs_dim, W, cfg->blocks, 0,
-                               MB_INIT_HE, err) &&
+  bool ok = mb_nn_build_state_resmlp(&ag->repr, MB_AGENT_NETWORKS[0], cfg->obs_dim, W, cfg->blocks,
+                                     W, cfg->latent_norm, err) &&
             build_model(&ag->dyn, &ag->reward, cfg, err) &&
             mb_nn_build_resmlp(&ag->pred, MB_AGENT_NETWORKS[3], W, W, cfg->blocks, A + cfg->support,
                                MB_INIT_XAVIER, err);
@@ -182,6 +189,8 @@ static const char *layer_kind_name(mb_layer_kind k) {
       return "layernorm";
     case MB_LAYER_MINMAX:
       return "minmax";
+    case MB_LAYER_SIMNORM:
+      return "simnorm";
     case MB_LAYER_RES_BEGIN:
       return "res_begin";
     case MB_LAYER_RES_END:
@@ -202,6 +211,8 @@ void mb_agent_digest(const mb_agent *ag, char hex[65]) {
               c->obs_dim, c->latent, c->blocks, c->dyn_width, c->dyn_blocks, c->support,
               (double)c->support_min, (double)c->support_max, (double)c->value_scale,
               c->action_features ? 1 : 0);
+  /* only when not minmax, so that every agent trained before SimNorm keeps its digest */
+  if (c->latent_norm != MB_LATENT_MINMAX) digest_line(&h, "latent_norm %d\n", (int)c->latent_norm);
   digest_line(&h,
               "game n_actions %d order %s addr_bins %d time_bins %d lookahead %d auto_slow %d "
               "next_buffers %d demand_bins %d gain_features %d shaping %.17g\n",
@@ -423,7 +434,8 @@ bool mb_agent_write(mb_nn_file *f, const mb_agent *ag, const mb_adam *opt,
             mb_nn_file_set_double(f, "cfg.support_min", c->support_min, err) &&
             mb_nn_file_set_double(f, "cfg.action_features", c->action_features ? 1 : 0, err) &&
             mb_nn_file_set_double(f, "cfg.dyn_width", c->dyn_width, err) &&
-            mb_nn_file_set_double(f, "cfg.dyn_blocks", c->dyn_blocks, err);
+            mb_nn_file_set_double(f, "cfg.dyn_blocks", c->dyn_blocks, err) &&
+            mb_nn_file_set_double(f, "cfg.latent_norm", (double)c->latent_norm, err);
   for (int i = 0; ok && i < 4; i++) ok = mb_nn_file_write_module(f, mods[i], err);
   if (ok && opt) ok = mb_nn_file_write_adam(f, opt, err);
   if (ok && prog)
@@ -530,6 +542,14 @@ static bool read_config(mb_nn_file *f, const char *path, mb_agent_config *c, mb_
     ok = get_int(f, path, "cfg.dyn_width", &c->dyn_width, err);
   if (ok && mb_nn_file_has(f, "cfg.dyn_blocks"))
     ok = get_int(f, path, "cfg.dyn_blocks", &c->dyn_blocks, err);
+  /* and before SimNorm: min-max scaled, as MuZero */
+  int32_t latent_norm = MB_LATENT_MINMAX;
+  if (ok && mb_nn_file_has(f, "cfg.latent_norm"))
+    ok = get_int(f, path, "cfg.latent_norm", &latent_norm, err);
+  if (ok && latent_norm != MB_LATENT_MINMAX && latent_norm != MB_LATENT_SIMNORM)
+    ok = mb_fail(err, "%s: attribute cfg.latent_norm = %d: expected %d (minmax) or %d (simnorm)",
+                 path, latent_norm, MB_LATENT_MINMAX, MB_LATENT_SIMNORM);
+  c->latent_norm = (mb_latent_norm)latent_norm;
   /* and before reward shaping and signed supports: read as without them */
   double shaping = 0, smin = 0;
   if (ok && mb_nn_file_has(f, "game.shaping"))

@@ -38,13 +38,16 @@
 #include "rng.h"
 
 typedef struct mb_agent_config {
-  mb_game_config game;  /* actions, observation layout, buffer order */
-  int32_t obs_dim;      /* derived: mb_game_observation_size(&game) */
-  int32_t latent;       /* latent state width (also the hidden width of every module) */
-  int32_t blocks;       /* residual blocks per module */
-  int32_t dyn_width;    /* the dynamics' hidden width (0: latent); a wider one ends in a linear
-                           layer down to the latent state */
-  int32_t dyn_blocks;   /* the dynamics' residual blocks (0: blocks) */
+  mb_game_config game; /* actions, observation layout, buffer order */
+  int32_t obs_dim;     /* derived: mb_game_observation_size(&game) */
+  int32_t latent;      /* latent state width (also the hidden width of every module) */
+  int32_t blocks;      /* residual blocks per module */
+  int32_t dyn_width;   /* the dynamics' hidden width (0: latent); a wider one ends in a linear
+                          layer down to the latent state */
+  int32_t dyn_blocks;  /* the dynamics' residual blocks (0: blocks) */
+  mb_latent_norm latent_norm; /* how the representation and the dynamics scale their latent
+                                 state: MuZero's minmax (default) or simnorm (latent a multiple
+                                 of MB_NN_SIMNORM_GROUP) */
   int32_t support;      /* atoms of the value/reward supports over [support_min, support_max] */
   float support_min;    /* in h-transformed scaled units; 0 unless rewards can be negative
                            (game.shaping > 0) */

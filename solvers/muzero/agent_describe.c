@@ -129,11 +129,11 @@ bool mb_agent_describe(const char *path, FILE *out, mb_error *err) {
     snprintf(dynamics, sizeof dynamics, " (the dynamics: %d wide, %d block%s)",
              mb_agent_dyn_width(c), mb_agent_dyn_blocks(c), mb_agent_dyn_blocks(c) == 1 ? "" : "s");
   fprintf(out,
-          "%-16s latent %d, %d residual block%s per module%s, %lld parameters; value and reward "
-          "on %d atoms over [%g, %g] (h-transformed, %g units per unit of return)\n",
-          "networks", c->latent, c->blocks, c->blocks == 1 ? "" : "s", dynamics,
-          (long long)mb_agent_param_count(&ag), c->support, c->support_min, c->support_max,
-          c->value_scale);
+          "%-16s latent %d (%s), %d residual block%s per module%s, %lld parameters; value and "
+          "reward on %d atoms over [%g, %g] (h-transformed, %g units per unit of return)\n",
+          "networks", c->latent, c->latent_norm == MB_LATENT_SIMNORM ? "simnorm" : "minmax",
+          c->blocks, c->blocks == 1 ? "" : "s", dynamics, (long long)mb_agent_param_count(&ag),
+          c->support, c->support_min, c->support_max, c->value_scale);
   char digest[65];
   mb_agent_digest(&ag, digest);
   fprintf(out, "%-16s %s (SHA-256 of the config and weights: equal for equal networks)\n", "digest",

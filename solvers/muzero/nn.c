@@ -108,6 +108,24 @@ bool mb_nn_add_minmax(mb_nn_module *m, mb_error *err) {
   return push_layer(m, MB_LAYER_MINMAX, m->out_dim, err);
 }
 
+bool mb_nn_add_simnorm(mb_nn_module *m, mb_error *err) {
+  if (m->out_dim < MB_NN_SIMNORM_GROUP || m->out_dim % MB_NN_SIMNORM_GROUP != 0)
+    return mb_fail(err, "nn module '%s': simnorm over width %d: expected a multiple of %d", m->name,
+                   m->out_dim, MB_NN_SIMNORM_GROUP);
+  return push_layer(m, MB_LAYER_SIMNORM, m->out_dim, err);
+}
+
+bool mb_nn_add_latent_norm(mb_nn_module *m, mb_latent_norm norm, mb_error *err) {
+  switch (norm) {
+    case MB_LATENT_MINMAX:
+      return mb_nn_add_minmax(m, err);
+    case MB_LATENT_SIMNORM:
+      return mb_nn_add_simnorm(m, err);
+  }
+  return mb_fail(err, "nn module '%s': latent norm %d: expected minmax (0) or simnorm (1)", m->name,
+                 (int)norm);
+}
+
 bool mb_nn_add_resblock(mb_nn_module *m, mb_error *err) {
   if (m->open_res >= 0) return mb_fail(err, "nn module '%s': residual blocks do not nest", m->name);
   int32_t d = m->out_dim;
@@ -124,33 +142,40 @@ bool mb_nn_add_resblock(mb_nn_module *m, mb_error *err) {
   return true;
 }
 
+/* Linear(in -> width) [He], ReLU and `blocks` residual blocks: every resmlp's trunk. */
+static bool build_trunk(mb_nn_module *m, const char *name, int32_t in, int32_t width,
+                        int32_t blocks, mb_error *err) {
+  if (!mb_nn_module_create(m, name, in, err)) return false;
+  bool ok = mb_nn_add_linear(m, width, MB_INIT_HE, err) && mb_nn_add_relu(m, err);
+  for (int32_t b = 0; ok && b < blocks; b++) ok = mb_nn_add_resblock(m, err);
+  if (!ok) mb_nn_module_free(m);
+  return ok;
+}
+
 bool mb_nn_build_resmlp(mb_nn_module *m, const char *name, int32_t in, int32_t width,
                         int32_t blocks, int32_t out, mb_init out_init, mb_error *err) {
-  if (!mb_nn_module_create(m, name, in, err)) return false;
-  bool ok = width >= 2 && blocks >= 0 && out >= 0;
-  if (!ok) {
-    mb_nn_module_free(m);
+  if (!(width >= 2 && blocks >= 0 && out >= 0))
     return mb_fail(err, "nn module '%s': width %d (>= 2), blocks %d (>= 0), out %d (>= 0)", name,
                    width, blocks, out);
-  }
-  ok = mb_nn_add_linear(m, width, MB_INIT_HE, err) && mb_nn_add_relu(m, err);
-  for (int32_t b = 0; ok && b < blocks; b++) ok = mb_nn_add_resblock(m, err);
-  if (ok && out == 0) ok = mb_nn_add_minmax(m, err);
-  if (ok && out > 0)
-    ok = mb_nn_add_layernorm(m, err) && mb_nn_add_relu(m, err) &&
-         mb_nn_add_linear(m, out, out_init, err);
+  if (!build_trunk(m, name, in, width, blocks, err)) return false;
+  bool ok = out == 0 ? mb_nn_add_minmax(m, err)
+                     : mb_nn_add_layernorm(m, err) && mb_nn_add_relu(m, err) &&
+                           mb_nn_add_linear(m, out, out_init, err);
   if (!ok) mb_nn_module_free(m);
   return ok;
 }
 
 bool mb_nn_build_state_resmlp(mb_nn_module *m, const char *name, int32_t in, int32_t width,
-                              int32_t blocks, int32_t state, mb_error *err) {
-  if (state == width) return mb_nn_build_resmlp(m, name, in, width, blocks, 0, MB_INIT_HE, err);
-  if (state < 2) return mb_fail(err, "nn module '%s': state %d (>= 2)", name, state);
-  if (!mb_nn_build_resmlp(m, name, in, width, blocks, state, MB_INIT_HE, err)) return false;
-  if (mb_nn_add_minmax(m, err)) return true;
-  mb_nn_module_free(m);
-  return false;
+                              int32_t blocks, int32_t state, mb_latent_norm norm, mb_error *err) {
+  if (!(width >= 2 && blocks >= 0 && state >= 2))
+    return mb_fail(err, "nn module '%s': width %d (>= 2), blocks %d (>= 0), state %d (>= 2)", name,
+                   width, blocks, state);
+  if (!build_trunk(m, name, in, width, blocks, err)) return false;
+  bool ok = state == width || (mb_nn_add_layernorm(m, err) && mb_nn_add_relu(m, err) &&
+                               mb_nn_add_linear(m, state, MB_INIT_HE, err));
+  ok = ok && mb_nn_add_latent_norm(m, norm, err);
+  if (!ok) mb_nn_module_free(m);
+  return ok;
 }
 
 void mb_nn_module_init_params(mb_nn_module *m, mb_rng *rng) {
@@ -221,6 +246,9 @@ void mb_nn_describe(const mb_nn_module *m, char *out, int n) {
         break;
       case MB_LAYER_MINMAX:
         snprintf(piece, sizeof piece, " minmax");
+        break;
+      case MB_LAYER_SIMNORM:
+        snprintf(piece, sizeof piece, " simnorm/%d", MB_NN_SIMNORM_GROUP);
         break;
       case MB_LAYER_RES_BEGIN:
         snprintf(piece, sizeof piece, " [res");
@@ -352,6 +380,20 @@ static void minmax_forward(const mb_nn_layer *l, const mb_tensor *x, mb_nn_cache
   }
 }
 
+/* A softmax per group, shifted by the group's max so that exp never overflows. */
+static void simnorm_forward(const mb_nn_layer *l, const mb_tensor *x, mb_nn_cache *c) {
+  for (int32_t r = 0; r < x->rows; r++) {
+    const float *xr = mb_tensor_row(x, r);
+    float *y = mb_tensor_row(&c->out, r);
+    for (int32_t g = 0; g < l->in; g += MB_NN_SIMNORM_GROUP) {
+      float top = xr[g], sum = 0;
+      for (int32_t j = g + 1; j < g + MB_NN_SIMNORM_GROUP; j++) top = fmaxf(top, xr[j]);
+      for (int32_t j = g; j < g + MB_NN_SIMNORM_GROUP; j++) sum += y[j] = expf(xr[j] - top);
+      for (int32_t j = g; j < g + MB_NN_SIMNORM_GROUP; j++) y[j] /= sum;
+    }
+  }
+}
+
 const mb_tensor *mb_nn_forward(mb_nn_tape *t, const mb_tensor *x, mb_error *err) {
   const mb_nn_module *m = t->module;
   if (!m) return mb_fail(err, "nn forward: tape not created"), NULL;
@@ -383,6 +425,9 @@ const mb_tensor *mb_nn_forward(mb_nn_tape *t, const mb_tensor *x, mb_error *err)
       case MB_LAYER_MINMAX:
         c->aux.rows = B;
         minmax_forward(l, in, c);
+        break;
+      case MB_LAYER_SIMNORM:
+        simnorm_forward(l, in, c);
         break;
       case MB_LAYER_RES_BEGIN:
         memcpy(c->out.data, in->data, (size_t)n * sizeof(float));
@@ -443,6 +488,19 @@ static void minmax_backward(const mb_nn_layer *l, const mb_nn_cache *c, mb_tenso
   }
 }
 
+/* The softmax's Jacobian per group: d x_j = y_j (d y_j - sum_k y_k d y_k), in place. */
+static void simnorm_backward(const mb_nn_layer *l, const mb_nn_cache *c, mb_tensor *g) {
+  for (int32_t r = 0; r < g->rows; r++) {
+    float *gr = mb_tensor_row(g, r);
+    const float *y = mb_tensor_row(&c->out, r);
+    for (int32_t s = 0; s < l->in; s += MB_NN_SIMNORM_GROUP) {
+      float dot = 0;
+      for (int32_t j = s; j < s + MB_NN_SIMNORM_GROUP; j++) dot += y[j] * gr[j];
+      for (int32_t j = s; j < s + MB_NN_SIMNORM_GROUP; j++) gr[j] = y[j] * (gr[j] - dot);
+    }
+  }
+}
+
 bool mb_nn_backward(mb_nn_tape *t, const mb_tensor *dy, mb_tensor *dx, mb_error *err) {
   const mb_nn_module *m = t->module;
   if (!m || t->batch < 1) return mb_fail(err, "nn backward: no forward recorded on this tape");
@@ -491,6 +549,9 @@ bool mb_nn_backward(mb_nn_tape *t, const mb_tensor *dy, mb_tensor *dx, mb_error 
         break;
       case MB_LAYER_MINMAX:
         minmax_backward(l, c, g);
+        break;
+      case MB_LAYER_SIMNORM:
+        simnorm_backward(l, c, g);
         break;
       case MB_LAYER_RES_END:
         mb_tensor_copy(&t->stash, g, NULL);

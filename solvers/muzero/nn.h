@@ -33,6 +33,9 @@
  *   layernorm   y = gain * (x - mean) / sqrt(var + 1e-5) + shift, per sample
  *   minmax      y = (x - min x) / max(max x - min x, 1e-5) per sample: MuZero's hidden-state
  *               scaling to [0, 1], with its exact (sub)gradient through argmin and argmax
+ *   simnorm     a softmax over each group of MB_NN_SIMNORM_GROUP consecutive features: the
+ *               simplicial normalisation of TD-MPC2's latent states (Lavoie et al. 2022), an
+ *               alternative to minmax (mb_latent_norm; measured in datasets/agents/EXPERIMENTS.md)
  *   resblock    y = x + Linear(ReLU(LN(Linear(ReLU(LN(x)))))) (pre-activation, width kept);
  *               stored as the marker layers res_begin ... res_end around 6 primitive layers
  * Parameter names are "l<layer index>.<weight|bias|gain|shift>"; the checkpoint format
@@ -58,6 +61,7 @@ typedef enum mb_layer_kind {
   MB_LAYER_RELU,
   MB_LAYER_LAYERNORM,
   MB_LAYER_MINMAX,
+  MB_LAYER_SIMNORM,
   MB_LAYER_RES_BEGIN,
   MB_LAYER_RES_END,
 } mb_layer_kind;
@@ -67,6 +71,14 @@ typedef enum mb_init {
   MB_INIT_XAVIER, /* uniform(+-sqrt(6 / (fan_in + fan_out))): output layers */
   MB_INIT_ZERO,   /* all zero: e.g. MuZero-style zero-initialised value/reward heads */
 } mb_init;
+
+/* How a latent network scales its output: MuZero's min-max to [0, 1] (the default) or SimNorm.
+ * The values are stored in agent checkpoints (cfg.latent_norm): do not renumber. */
+typedef enum mb_latent_norm {
+  MB_LATENT_MINMAX = 0,
+  MB_LATENT_SIMNORM = 1,
+} mb_latent_norm;
+#define MB_NN_SIMNORM_GROUP 8
 
 typedef struct mb_nn_param {
   char name[32];   /* "l3.weight" */
@@ -100,6 +112,9 @@ bool mb_nn_add_linear(mb_nn_module *m, int32_t out, mb_init init, mb_error *err)
 bool mb_nn_add_relu(mb_nn_module *m, mb_error *err);
 bool mb_nn_add_layernorm(mb_nn_module *m, mb_error *err);
 bool mb_nn_add_minmax(mb_nn_module *m, mb_error *err);
+/* A softmax over each group of MB_NN_SIMNORM_GROUP features; the width must be a multiple of it. */
+bool mb_nn_add_simnorm(mb_nn_module *m, mb_error *err);
+bool mb_nn_add_latent_norm(mb_nn_module *m, mb_latent_norm norm, mb_error *err);
 /* Adds a whole pre-activation residual block (both linears He-initialised). */
 bool mb_nn_add_resblock(mb_nn_module *m, mb_error *err);
 /* The networks MuZero uses: Linear(in -> width) [He], ReLU, `blocks` residual blocks, then
@@ -107,12 +122,12 @@ bool mb_nn_add_resblock(mb_nn_module *m, mb_error *err);
  * `out_init` (a head). */
 bool mb_nn_build_resmlp(mb_nn_module *m, const char *name, int32_t in, int32_t width,
                         int32_t blocks, int32_t out, mb_init out_init, mb_error *err);
-/* A state network of a different width than its state: mb_nn_build_resmlp's trunk (width,
- * blocks), then LN, ReLU, Linear(width -> state) [He] and a minmax, a latent of `state` floats.
- * With state == width it is mb_nn_build_resmlp's latent network (out 0), layer for layer, so
- * that its checkpoints load either way. */
+/* A state network: mb_nn_build_resmlp's trunk (width, blocks), then, when state != width, LN,
+ * ReLU, Linear(width -> state) [He], and the latent scaling `norm`: a latent of `state` floats.
+ * With state == width and minmax it is mb_nn_build_resmlp's latent network (out 0), layer for
+ * layer, so that its checkpoints load either way. */
 bool mb_nn_build_state_resmlp(mb_nn_module *m, const char *name, int32_t in, int32_t width,
-                              int32_t blocks, int32_t state, mb_error *err);
+                              int32_t blocks, int32_t state, mb_latent_norm norm, mb_error *err);
 /* (Re)initialises every parameter from rng (deterministic: same rng state, same weights);
  * biases and shifts 0, gains 1. Clears gradients. */
 void mb_nn_module_init_params(mb_nn_module *m, mb_rng *rng);

@@ -81,6 +81,9 @@ static void usage(FILE *out) {
           "  --eval-every N      updates between raw-policy evaluations (default 100)\n"
           "Agent and search (fresh agents only for the network sizes):\n"
           "  --latent W (128)  --blocks N (1)  --actions A (16)\n"
+          "  --latent-norm minmax|simnorm (minmax: MuZero's scaling of the latent state to\n"
+          "                    [0, 1]; simnorm: a softmax over each group of 8 of its units,\n"
+          "                    as TD-MPC2; measured in datasets/agents/EXPERIMENTS.md)\n"
           "  --dyn-width W (--latent)  --dyn-blocks N (--blocks): the dynamics' own hidden\n"
           "                    width and depth (a wider one ends in a linear layer down to\n"
           "                    the latent state)\n"
@@ -308,7 +311,10 @@ static const char *const GAME_ORDERS[] = {[MB_GAME_ORDER_HEURISTIC] = "heuristic
                                           [MB_GAME_ORDER_START] = "start",
                                           [MB_GAME_ORDER_SIZE] = "size",
                                           NULL};
-_Static_assert(sizeof(mb_search_kind) == sizeof(int) && sizeof(mb_game_order) == sizeof(int),
+static const char *const LATENT_NORMS[] = {
+    [MB_LATENT_MINMAX] = "minmax", [MB_LATENT_SIMNORM] = "simnorm", NULL};
+_Static_assert(sizeof(mb_search_kind) == sizeof(int) && sizeof(mb_game_order) == sizeof(int) &&
+                   sizeof(mb_latent_norm) == sizeof(int),
                "OPT_ENUM reads and writes an enum as an int");
 
 /* Every option of `train` (the help describes each, as prose). The stored ones come first, in
@@ -365,6 +371,7 @@ static const train_option TRAIN_OPTIONS[] = {
     {"--order", ENUM(cfg.agent.game.order, mb_game_order, GAME_ORDERS), .net = NET_LAYOUT},
     {"--gain-features", BIT(cfg.agent.game.gain_features), .net = NET_LAYOUT},
     {"--action-features", BIT(cfg.agent.action_features), .net = NET_LAYOUT},
+    {"--latent-norm", ENUM(cfg.agent.latent_norm, mb_latent_norm, LATENT_NORMS), .net = NET_LAYOUT},
     /* N atoms, or 2N - 1 with --shaping: read in the range either allows, and checked against
      * the agent's by check_support once --shaping is known */
     {"--support", I32(cfg.agent.support, (MB_AGENT_MIN_SUPPORT + 1) / 2, MB_AGENT_MAX_SUPPORT),
@@ -889,6 +896,15 @@ static int check_options(train_command *T, const resumed *R) {
     return 2;
   }
   if (!check_support(&T->cfg.agent)) return 2;
+  const mb_agent_config *fresh = &T->cfg.agent;
+  if (!T->cfg.resume && fresh->latent_norm == MB_LATENT_SIMNORM &&
+      fresh->latent % MB_NN_SIMNORM_GROUP != 0) {
+    fprintf(stderr,
+            "mallocbench train: --latent-norm simnorm takes groups of %d units: --latent %d is "
+            "not a multiple of %d\n",
+            MB_NN_SIMNORM_GROUP, fresh->latent, MB_NN_SIMNORM_GROUP);
+    return 2;
+  }
   /* a resume past its step limit trains nothing: the checkpoint (whose SHA-256 results cite)
    * stays as it is, and no copy carries a command line that did nothing */
   if (T->cfg.resume && T->cfg.steps > 0 && R->prog.steps >= T->cfg.steps) {

@@ -8,10 +8,10 @@
 # instances in the curriculum (--synth-packing) and a Q spread floor in self-play search
 # (--q-range), uniform segment starts (--segment-start uniform) and a cosine learning-rate
 # decay (--lr-end) train and change the weights; the gain block (--gain-features), the demand
-# profile (--demand-bins), the buffer order (--order), reward shaping (--shaping) and the
-# dynamics' action features (--action-features) are recorded in the checkpoint and played
-# with; a resumed agent gets a new learned model of its own width and depth (--new-model); the
-# agent's sizes (--support, --dyn-blocks) are refused where the agent would refuse them;
+# profile (--demand-bins), the buffer order (--order), reward shaping (--shaping), the
+# dynamics' action features (--action-features) and the latent's scaling (--latent-norm) are
+# recorded in the checkpoint and played with; a resumed agent gets a new learned model of its
+# own width and depth (--new-model); the agent's sizes (--support, --dyn-blocks) are refused where the agent would refuse them;
 # bench muzero evaluates an agent on a catalogue file of one's own (--catalogue) (with pUCT
 # too: --search puct) and measures search's one-step evaluations (--model-error) and policy
 # improvement (--search-regret), and its returns table holds together (budgets paired as
@@ -445,6 +445,26 @@ stdout_lacks -G "^dynamics action" "$MB" show "$TMP/a.h5" || fail "show a.h5: a 
 for solver in mallocmuzero mallocmuzero-exact; do
   "$MB" solve datasets/samples/conv_block.wl --solver $solver --agent "$TMP/af.h5" \
     --simulations 4 >/dev/null 2>"$TMP/err" || fail "solve $solver, action features: $(cat "$TMP/err")"
+done
+# the latent's scaling (--latent-norm, minmax by default): recorded in the checkpoint,
+# described by show, changes what is learned, and both solvers play with it
+expect 2 "--latent-norm 'softmax': expected minmax or simnorm" \
+  "$MB" train "${TINY[@]}" --steps 5 --latent-norm softmax --out "$TMP/x.h5"
+expect 2 "--latent-norm simnorm takes groups of 8 units: --latent 12 is not a multiple of 8" \
+  "$MB" train "${TINY[@]}" --steps 5 --latent 12 --latent-norm simnorm --out "$TMP/x.h5"
+"$MB" train "${TINY[@]}" --steps 30 --seed 3 --latent-norm simnorm --out "$TMP/sn.h5" \
+  >/dev/null 2>"$TMP/err" || fail "--latent-norm simnorm: $(cat "$TMP/err")"
+h5dump -a cfg.latent_norm "$TMP/sn.h5" | grep -q "(0): 1" &&
+  h5dump -a cfg.latent_norm "$TMP/a.h5" | grep -q "(0): 0" ||
+  fail "the checkpoints do not record cfg.latent_norm = 1 and 0"
+! same_weights "$TMP/a.h5" "$TMP/sn.h5" || fail "--latent-norm simnorm did not change the weights"
+stdout_has -G "^networks         latent 16 (simnorm)" "$MB" show "$TMP/sn.h5" ||
+  fail "show sn.h5: $("$MB" show "$TMP/sn.h5" | grep networks)"
+stdout_has -G "^networks         latent 16 (minmax)" "$MB" show "$TMP/a.h5" ||
+  fail "show a.h5: $("$MB" show "$TMP/a.h5" | grep networks)"
+for solver in mallocmuzero mallocmuzero-exact; do
+  "$MB" solve datasets/samples/conv_block.wl --solver $solver --agent "$TMP/sn.h5" \
+    --simulations 4 >/dev/null 2>"$TMP/err" || fail "solve $solver, simnorm: $(cat "$TMP/err")"
 done
 # the recorded command line is shell-quoted: it pastes back as the same arguments
 "$MB" train "${TINY[@]}" --steps 1 --out "$TMP/it's here.h5" >/dev/null 2>"$TMP/err" ||
