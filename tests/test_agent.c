@@ -1782,6 +1782,10 @@ static void test_digest(void **state) {
   mb_agent_digest(&ag, d);
   mb_agent_digest(&other, d_other);
   assert_int_equal(strlen(d), 64);
+  /* Published agents are cited by digest, so its text must not change for the networks it
+   * already names: this agent's digest, printed by the code of 030c368 (before
+   * cfg.latent_norm), is pinned. */
+  assert_string_equal(d, "6e6573b8e842fd5e6f9a7af2c06d97bfc397646dba136e3acf2a75c46bb32c6c");
   assert_string_not_equal(d, d_other); /* other weights */
   assert_true(mb_agent_copy_weights(&other, &ag, &err));
   mb_agent_digest(&other, d_other);

@@ -334,8 +334,45 @@ static void test_simnorm(void **state) {
   assert_non_null(strstr(e.message, "latent norm 7"));
   mb_nn_module_free(&m);
 
+  /* one huge or tiny input in any place of either group: each group is shifted by its own max,
+   * so nothing overflows, underflows to an empty group or leaks into the other group */
+  CHECK(mb_nn_module_create(&m, "sn", 16, err));
+  CHECK(mb_nn_add_simnorm(&m, err));
+  CHECK(mb_nn_tape_create(&t, &m, 2, err));
+  CHECK(mb_tensor_init(&x, 2, 16, err));
+  for (int32_t p = 0; p < 16; p++) {
+    memset(x.data, 0, 32 * sizeof(float));
+    x.data[p] = 1000.0f;       /* row 0: one huge input */
+    x.data[16 + p] = -1000.0f; /* row 1: one tiny input */
+    y = mb_nn_forward(&t, &x, NULL);
+    int32_t mine = p / MB_NN_SIMNORM_GROUP * MB_NN_SIMNORM_GROUP;
+    for (int32_t j = 0; j < 16; j++) {
+      bool in_group = j >= mine && j < mine + MB_NN_SIMNORM_GROUP;
+      float huge = in_group ? (j == p ? 1.0f : 0.0f) : 1.0f / MB_NN_SIMNORM_GROUP;
+      float tiny = in_group ? (j == p ? 0.0f : 1.0f / (MB_NN_SIMNORM_GROUP - 1))
+                            : 1.0f / MB_NN_SIMNORM_GROUP;
+      if (!(fabsf(mb_tensor_row(y, 0)[j] - huge) < 1e-6f) ||
+          !(fabsf(mb_tensor_row(y, 1)[j] - tiny) < 1e-6f))
+        fail_msg("input %d: output %d is %g and %g, expected %g and %g", p, j,
+                 (double)mb_tensor_row(y, 0)[j], (double)mb_tensor_row(y, 1)[j], (double)huge,
+                 (double)tiny);
+    }
+  }
+  mb_tensor_free(&x);
+  mb_nn_tape_free(&t);
+  mb_nn_module_free(&m);
+  /* the narrowest: one group */
+  CHECK(mb_nn_module_create(&m, "sn", 3, err));
+  CHECK(mb_nn_add_linear(&m, MB_NN_SIMNORM_GROUP, MB_INIT_HE, err));
+  CHECK(mb_nn_add_simnorm(&m, err));
+  mb_nn_module_free(&m);
+
   mb_nn_module same, narrow, plain;
   CHECK(mb_nn_build_state_resmlp(&same, "repr", 5, 16, 1, 16, MB_LATENT_SIMNORM, err));
+  mb_nn_describe(&same, d, sizeof d);
+  assert_string_equal(d,
+                      "repr: linear 5->16 relu [res ln relu linear 16->16 ln relu linear 16->16 ]"
+                      " simnorm/8");
   CHECK(mb_nn_build_state_resmlp(&narrow, "dyn", 5, 24, 1, 16, MB_LATENT_SIMNORM, err));
   CHECK(mb_nn_build_state_resmlp(&plain, "repr", 5, 16, 1, 16, MB_LATENT_MINMAX, err));
   assert_int_equal(same.layers[same.n_layers - 1].kind, MB_LAYER_SIMNORM);
@@ -348,6 +385,15 @@ static void test_simnorm(void **state) {
     assert_int_equal(same.layers[i].kind, plain.layers[i].kind);
   assert_int_equal(same.n_params, plain.n_params);
   check_module(&narrow, 3, 5, false);
+  /* the smallest sizes: no residual block, width 2 */
+  CHECK(mb_nn_build_state_resmlp(&m, "dyn", 5, 8, 0, 8, MB_LATENT_SIMNORM, err));
+  mb_nn_describe(&m, d, sizeof d);
+  assert_string_equal(d, "dyn: linear 5->8 relu simnorm/8");
+  mb_nn_module_free(&m);
+  CHECK(mb_nn_build_state_resmlp(&m, "dyn", 5, 2, 0, 2, MB_LATENT_MINMAX, err));
+  mb_nn_module_free(&m);
+  CHECK(mb_nn_build_resmlp(&m, "dyn", 5, 2, 0, 0, MB_INIT_HE, err));
+  mb_nn_module_free(&m);
   assert_false(mb_nn_build_state_resmlp(&m, "dyn", 5, 12, 1, 12, MB_LATENT_SIMNORM, &e));
   assert_non_null(strstr(e.message, "expected a multiple of 8"));
   mb_nn_module_free(&same);
