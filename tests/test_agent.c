@@ -57,6 +57,23 @@ static mb_workload *small_workload(uint64_t seed, int n, mb_hardware *hw) {
   return w;
 }
 
+/* An older or damaged checkpoint, made from a saved one: a root attribute written with another
+ * value, or removed (as in checkpoints written before it existed). */
+static void overwrite_root_attr(const char *path, const char *name, double value) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0);
+  hid_t at = H5Aopen(f, name, H5P_DEFAULT);
+  assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_DOUBLE, &value) >= 0);
+  H5Aclose(at);
+  H5Fclose(f);
+}
+
+static void remove_root_attr(const char *path, const char *name) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0 && H5Adelete(f, name) >= 0);
+  H5Fclose(f);
+}
+
 /* What a training run saves beside the networks: an optimiser over ag's modules, a curve of
  * two points (references unknown) and progress counters. */
 #define TRAINING_PROGRESS \
@@ -240,10 +257,7 @@ static void test_checkpoint_layout_options(void **state) {
     /* an older checkpoint: the attribute removed from one without the option */
     assert_true(mb_agent_create(&ag, &plain, &rng, &err));
     assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
-    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    assert_true(f >= 0);
-    assert_true(H5Adelete(f, options[o].attr) >= 0);
-    H5Fclose(f);
+    remove_root_attr(path, options[o].attr);
     if (!mb_agent_load(path, &back, NULL, NULL, NULL, &err)) fail_msg("%s", err.message);
     assert_int_equal(back.cfg.game.next_buffers, 0);
     assert_false(back.cfg.game.gain_features);
@@ -252,13 +266,7 @@ static void test_checkpoint_layout_options(void **state) {
     mb_agent_free(&back);
     /* a value out of range */
     assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
-    f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    assert_true(f >= 0);
-    hid_t at = H5Aopen(f, options[o].attr, H5P_DEFAULT);
-    double bad = 999; /* outside every option's range */
-    assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_DOUBLE, &bad) >= 0);
-    H5Aclose(at);
-    H5Fclose(f);
+    overwrite_root_attr(path, options[o].attr, 999); /* outside every option's range */
     assert_false(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
     if (!strstr(err.message, options[o].attr + 5)) fail_msg("%s: %s", options[o].attr, err.message);
     mb_agent_free(&ag);
@@ -323,21 +331,14 @@ static void test_dynamics_shape(void **state) {
   mb_agent_free(&back);
   /* written before the attributes: the dynamics as the others */
   assert_true(mb_agent_save(path, &plain, NULL, NULL, NULL, NULL, &err));
-  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-  assert_true(f >= 0);
-  assert_true(H5Adelete(f, "cfg.dyn_width") >= 0 && H5Adelete(f, "cfg.dyn_blocks") >= 0);
-  H5Fclose(f);
+  remove_root_attr(path, "cfg.dyn_width");
+  remove_root_attr(path, "cfg.dyn_blocks");
   if (!mb_agent_load(path, &back, NULL, NULL, NULL, &err)) fail_msg("%s", err.message);
   assert_true(back.cfg.dyn_width == 0 && back.cfg.dyn_blocks == 0);
   mb_agent_free(&back);
   /* a width out of range */
   assert_true(mb_agent_save(path, &plain, NULL, NULL, NULL, NULL, &err));
-  f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-  hid_t at = H5Aopen(f, "cfg.dyn_width", H5P_DEFAULT);
-  double bad = 2;
-  assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_DOUBLE, &bad) >= 0);
-  H5Aclose(at);
-  H5Fclose(f);
+  overwrite_root_attr(path, "cfg.dyn_width", 2);
   assert_false(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
   assert_non_null(strstr(err.message, "dyn_width 2"));
 
@@ -538,21 +539,13 @@ static void test_checkpoint_shaping(void **state) {
   const double bad[] = {101, 1};
   for (int i = 0; i < 2; i++) {
     assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
-    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    assert_true(f >= 0);
-    hid_t at = H5Aopen(f, attrs[i], H5P_DEFAULT);
-    assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_DOUBLE, &bad[i]) >= 0);
-    H5Aclose(at);
-    H5Fclose(f);
+    overwrite_root_attr(path, attrs[i], bad[i]);
     assert_false(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
     if (!strstr(err.message, names[i]) || !strstr(err.message, path))
       fail_msg("%s: %s", attrs[i], err.message);
   }
   assert_true(mb_agent_save(path, &ag, NULL, NULL, NULL, NULL, &err));
-  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-  assert_true(f >= 0);
-  for (int i = 0; i < 2; i++) assert_true(H5Adelete(f, attrs[i]) >= 0);
-  H5Fclose(f);
+  for (int i = 0; i < 2; i++) remove_root_attr(path, attrs[i]);
   if (!mb_agent_load(path, &back, NULL, NULL, NULL, &err)) fail_msg("%s", err.message);
   assert_true(back.cfg.game.shaping == 0);
   assert_true(back.sup.lo == 0);
@@ -630,20 +623,12 @@ static void test_action_features(void **state) {
   assert_true(back.cfg.action_features);
   assert_int_equal(mb_agent_param_count(&back), mb_agent_param_count(&a_on));
   mb_agent_free(&back);
-  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-  assert_true(f >= 0);
-  hid_t at = H5Aopen(f, "cfg.action_features", H5P_DEFAULT);
-  double bad = 2;
-  assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_DOUBLE, &bad) >= 0);
-  H5Aclose(at);
-  H5Fclose(f);
+  overwrite_root_attr(path, "cfg.action_features", 2);
   assert_false(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
   if (!strstr(err.message, "cfg.action_features = 2") || !strstr(err.message, path))
     fail_msg("%s", err.message);
   assert_true(mb_agent_save(path, &a_off, NULL, NULL, NULL, NULL, &err));
-  f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-  assert_true(f >= 0 && H5Adelete(f, "cfg.action_features") >= 0);
-  H5Fclose(f);
+  remove_root_attr(path, "cfg.action_features");
   if (!mb_agent_load(path, &back, NULL, NULL, NULL, &err)) fail_msg("%s", err.message);
   assert_false(back.cfg.action_features);
   mb_agent_free(&back);
@@ -1737,21 +1722,14 @@ static void test_latent_norm(void **state) {
   cfg.latent_norm = MB_LATENT_MINMAX;
   assert_true(mb_agent_create(&plain, &cfg, &rng, &err));
   assert_true(mb_agent_save(path, &plain, NULL, NULL, NULL, NULL, &err));
-  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-  assert_true(f >= 0 && H5Adelete(f, "cfg.latent_norm") >= 0);
-  H5Fclose(f);
+  remove_root_attr(path, "cfg.latent_norm");
   if (!mb_agent_load(path, &back, NULL, NULL, NULL, &err)) fail_msg("%s", err.message);
   assert_int_equal(back.cfg.latent_norm, MB_LATENT_MINMAX);
   assert_int_equal(back.repr.layers[back.repr.n_layers - 1].kind, MB_LAYER_MINMAX);
   mb_agent_free(&back);
   /* a value that names no scaling */
   assert_true(mb_agent_save(path, &plain, NULL, NULL, NULL, NULL, &err));
-  f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-  hid_t at = H5Aopen(f, "cfg.latent_norm", H5P_DEFAULT);
-  double bad = 2;
-  assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_DOUBLE, &bad) >= 0);
-  H5Aclose(at);
-  H5Fclose(f);
+  overwrite_root_attr(path, "cfg.latent_norm", 2);
   assert_false(mb_agent_load(path, &back, NULL, NULL, NULL, &err));
   assert_contains(err.message, "cfg.latent_norm = 2");
   mb_test_temp_remove(path);
