@@ -194,6 +194,8 @@ grep -q "CLOCK_THREAD_CPUTIME_ID" "$TMP/core" || fail "bench core: the cpu line 
   fail "bench muzero --seconds 0.05: $(cat "$TMP/err")"
 grep -q "^mallocMuZero throughput: rates per second of wall clock" "$TMP/mz" ||
   fail "bench muzero: the throughput header does not say wall clock: $(cat "$TMP/mz")"
+grep -q "^agent: fresh (untrained), latent 128 (minmax), 1 residual block(s)" "$TMP/mz" ||
+  fail "bench muzero: the agent line does not describe the fresh agent: $(cat "$TMP/mz")"
 # the throughput table: each rate beside its ratio to the reference measured in the same run
 # (vs learned: simulations/s over the learned-model search's; vs raw: decisions/s over the raw
 # policy's), the ratios those of the printed rates (to rounding), the references' own 1.00

@@ -462,6 +462,9 @@ stdout_has -G "^networks         latent 16 (simnorm)" "$MB" show "$TMP/sn.h5" ||
   fail "show sn.h5: $("$MB" show "$TMP/sn.h5" | grep networks)"
 stdout_has -G "^networks         latent 16 (minmax)" "$MB" show "$TMP/a.h5" ||
   fail "show a.h5: $("$MB" show "$TMP/a.h5" | grep networks)"
+stdout_has -G "^agent: $TMP/sn.h5, latent 16 (simnorm), " \
+  "$MB" bench muzero --agent "$TMP/sn.h5" --seconds 0.05 --buffers 24 --simulations 2 ||
+  fail "bench muzero does not name the agent's latent scaling"
 for solver in mallocmuzero mallocmuzero-exact; do
   "$MB" solve datasets/samples/conv_block.wl --solver $solver --agent "$TMP/sn.h5" \
     --simulations 4 >/dev/null 2>"$TMP/err" || fail "solve $solver, simnorm: $(cat "$TMP/err")"
