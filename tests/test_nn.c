@@ -332,6 +332,9 @@ static void test_simnorm(void **state) {
   assert_non_null(strstr(e.message, "width 12: expected a multiple of 8"));
   assert_false(mb_nn_add_latent_norm(&m, (mb_latent_norm)7, &e));
   assert_non_null(strstr(e.message, "latent norm 7"));
+  assert_string_equal(mb_latent_norm_name(MB_LATENT_MINMAX), "minmax");
+  assert_string_equal(mb_latent_norm_name(MB_LATENT_SIMNORM), "simnorm");
+  assert_string_equal(mb_latent_norm_name((mb_latent_norm)7), "unknown");
   mb_nn_module_free(&m);
 
   /* one huge or tiny input in any place of either group: each group is shifted by its own max,

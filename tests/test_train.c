@@ -1383,6 +1383,9 @@ static void test_bad_config(void **state) {
       {"synth_packing_share", 1.1, "train config: synth_packing_share 1.1: expected in [0, 1]"},
       {"n_validation", -1, "train config: validation set of -1 workloads without workloads"},
       {"n_validation", 1, "train config: validation set of 1 workloads without workloads"},
+      /* a fresh agent's config is the agent's to check: SimNorm needs whole groups of 8 */
+      {"simnorm_latent", 32, NULL},
+      {"simnorm_latent", 12, "train config: agent config: latent 12 with simnorm: expected a "},
   };
   for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
     tiny_config(&cfg, 1, 10);
@@ -1425,7 +1428,10 @@ static void test_bad_config(void **state) {
       cfg.synth_packing_share = v;
     else if (!strcmp(f, "n_validation"))
       cfg.n_validation = (int32_t)v; /* with no validation workloads */
-    else
+    else if (!strcmp(f, "simnorm_latent")) {
+      cfg.agent.latent_norm = MB_LATENT_SIMNORM;
+      cfg.agent.latent = (int32_t)v;
+    } else
       fail_msg("edge %zu: no field %s", i, f);
     mb_error_clear(&err);
     bool ok = mb_train_config_check(&cfg, &err);

@@ -131,9 +131,9 @@ bool mb_agent_describe(const char *path, FILE *out, mb_error *err) {
   fprintf(out,
           "%-16s latent %d (%s), %d residual block%s per module%s, %lld parameters; value and "
           "reward on %d atoms over [%g, %g] (h-transformed, %g units per unit of return)\n",
-          "networks", c->latent, c->latent_norm == MB_LATENT_SIMNORM ? "simnorm" : "minmax",
-          c->blocks, c->blocks == 1 ? "" : "s", dynamics, (long long)mb_agent_param_count(&ag),
-          c->support, c->support_min, c->support_max, c->value_scale);
+          "networks", c->latent, mb_latent_norm_name(c->latent_norm), c->blocks,
+          c->blocks == 1 ? "" : "s", dynamics, (long long)mb_agent_param_count(&ag), c->support,
+          c->support_min, c->support_max, c->value_scale);
   char digest[65];
   mb_agent_digest(&ag, digest);
   fprintf(out, "%-16s %s (SHA-256 of the config and weights: equal for equal networks)\n", "digest",

@@ -115,6 +115,16 @@ bool mb_nn_add_simnorm(mb_nn_module *m, mb_error *err) {
   return push_layer(m, MB_LAYER_SIMNORM, m->out_dim, err);
 }
 
+const char *mb_latent_norm_name(mb_latent_norm norm) {
+  switch (norm) {
+    case MB_LATENT_MINMAX:
+      return "minmax";
+    case MB_LATENT_SIMNORM:
+      return "simnorm";
+  }
+  return "unknown";
+}
+
 bool mb_nn_add_latent_norm(mb_nn_module *m, mb_latent_norm norm, mb_error *err) {
   switch (norm) {
     case MB_LATENT_MINMAX:

@@ -79,6 +79,8 @@ typedef enum mb_latent_norm {
   MB_LATENT_SIMNORM = 1,
 } mb_latent_norm;
 #define MB_NN_SIMNORM_GROUP 8
+/* "minmax" or "simnorm" (as `train --latent-norm` takes them), "unknown" for another value. */
+const char *mb_latent_norm_name(mb_latent_norm norm);
 
 typedef struct mb_nn_param {
   char name[32];   /* "l3.weight" */

@@ -131,6 +131,9 @@ bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
     return mb_fail(err, "train config: resume_state '%s' without resume", c->resume_state);
   if (c->new_model && (!c->resume || c->resume_state))
     return mb_fail(err, "train config: new_model needs resume and no resume_state");
+  /* a fresh agent is built from c->agent (a resumed one from its checkpoint) */
+  if (!c->resume && !mb_agent_config_check(&c->agent, err))
+    return mb_fail_prefix(err, "train config");
   return true;
 }
 

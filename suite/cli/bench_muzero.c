@@ -748,9 +748,8 @@ static int throughput(const bench_options *O, mb_agent *ag) {
       "agent: %s, latent %d (%s), %d residual block(s) (the dynamics: %d wide, %d), %lld "
       "parameters, A = %d\n",
       O->agent_path ? O->agent_path : "fresh (untrained)", ag->cfg.latent,
-      ag->cfg.latent_norm == MB_LATENT_SIMNORM ? "simnorm" : "minmax", ag->cfg.blocks,
-      mb_agent_dyn_width(&ag->cfg), mb_agent_dyn_blocks(&ag->cfg),
-      (long long)mb_agent_param_count(ag), ag->cfg.game.n_actions);
+      mb_latent_norm_name(ag->cfg.latent_norm), ag->cfg.blocks, mb_agent_dyn_width(&ag->cfg),
+      mb_agent_dyn_blocks(&ag->cfg), (long long)mb_agent_param_count(ag), ag->cfg.game.n_actions);
   printf("workload: synthetic, %d buffers (%d visitable), capacity %lld B\n", w->n_buffers,
          mb_game_n_visitable(g), (long long)hw.capacity);
   /* the play measurements, one after the other on the same workload: the raw policy, the

@@ -896,15 +896,6 @@ static int check_options(train_command *T, const resumed *R) {
     return 2;
   }
   if (!check_support(&T->cfg.agent)) return 2;
-  const mb_agent_config *fresh = &T->cfg.agent;
-  if (!T->cfg.resume && fresh->latent_norm == MB_LATENT_SIMNORM &&
-      fresh->latent % MB_NN_SIMNORM_GROUP != 0) {
-    fprintf(stderr,
-            "mallocbench train: --latent-norm simnorm takes groups of %d units: --latent %d is "
-            "not a multiple of %d\n",
-            MB_NN_SIMNORM_GROUP, fresh->latent, MB_NN_SIMNORM_GROUP);
-    return 2;
-  }
   /* a resume past its step limit trains nothing: the checkpoint (whose SHA-256 results cite)
    * stays as it is, and no copy carries a command line that did nothing */
   if (T->cfg.resume && T->cfg.steps > 0 && R->prog.steps >= T->cfg.steps) {

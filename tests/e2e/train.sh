@@ -450,7 +450,7 @@ done
 # described by show, changes what is learned, and both solvers play with it
 expect 2 "--latent-norm 'softmax': expected minmax or simnorm" \
   "$MB" train "${TINY[@]}" --steps 5 --latent-norm softmax --out "$TMP/x.h5"
-expect 2 "--latent-norm simnorm takes groups of 8 units: --latent 12 is not a multiple of 8" \
+expect 2 "train config: agent config: latent 12 with simnorm: expected a multiple of 8" \
   "$MB" train "${TINY[@]}" --steps 5 --latent 12 --latent-norm simnorm --out "$TMP/x.h5"
 "$MB" train "${TINY[@]}" --steps 30 --seed 3 --latent-norm simnorm --out "$TMP/sn.h5" \
   >/dev/null 2>"$TMP/err" || fail "--latent-norm simnorm: $(cat "$TMP/err")"
