@@ -67,6 +67,11 @@ for target in "$build"/fuzz_*; do
         '  init = (s32[], f32[4,8], f32[4,8]) tuple(z, ws, ys)' \
         '  l = (s32[], f32[4,8], f32[4,8]) while(init), condition=cond, body=body, backend_config={"known_trip_count":{"n":"4"}}' \
         '  ROOT o = f32[4,8] get-tuple-element(l), index=2' '}' >"$corpus"/slices.hlo
+      # a KV cache donated to the output its update computes (input_output_alias), a buffer donor
+      printf '%s\n' 'HloModule kv, input_output_alias={ {0}: (1, {}, may-alias) }, buffer_donor={ (3, {}) }' \
+        'ENTRY main {' '  q = f32[1,8] parameter(0)' '  c = f32[4,8] parameter(1)' '  i = s32[] parameter(2)' \
+        '  d = f32[4,8] parameter(3)' '  z = s32[] constant(0)' '  u = f32[4,8] dynamic-update-slice(c, q, i, z)' \
+        '  v = f32[4,8] dynamic-update-slice(d, q, z, z)' '  ROOT r = (f32[4,8], f32[4,8]) tuple(u, v)' '}' >"$corpus"/kv.hlo
       # a scatter updating a loop's state in place, a gather and a slice
       printf '%s\n' 'HloModule sc' 'add {' '  a = f32[] parameter(0)' '  b = f32[] parameter(1)' '  ROOT s = f32[] add(a, b)' '}' \
         'cond {' '  c = (s32[], f32[4,8]) parameter(0)' '  i = s32[] get-tuple-element(c), index=0' '  n = s32[] constant(3)' \

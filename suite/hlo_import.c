@@ -213,6 +213,8 @@ static bool list_has(const int_list *l, int32_t x) {
   return false;
 }
 
+enum { NOT_DONATED = -2, DONATED_ANY = -1 };
+
 typedef struct buffer_info {
   int32_t def;  /* flat index of the defining instruction */
   int32_t leaf; /* leaf index within the definer's shape */
@@ -223,6 +225,9 @@ typedef struct buffer_info {
                           * (-1: none) */
   bool updated_in_place; /* an update outside a loop's state holds its value here
                           * (merge_in_place_updates) */
+  int32_t donated_to;    /* an entry parameter's array that the header donates (mark_donations):
+                          * the root's leaf it may hold, DONATED_ANY (a buffer donor: any output
+                          * of its size) or NOT_DONATED */
   int_list readers;      /* flat instructions that read it (may hold fused ones) */
 } buffer_info;
 
@@ -838,7 +843,8 @@ static int32_t new_buffer(importer *im, int32_t e, int32_t leaf, int64_t size) {
     im->bufs = q;
     im->cap_bufs = ncap;
   }
-  im->bufs[im->n_bufs] = (buffer_info){.def = e, .leaf = leaf, .size = size, .merged_into = -1};
+  im->bufs[im->n_bufs] = (buffer_info){
+      .def = e, .leaf = leaf, .size = size, .merged_into = -1, .donated_to = NOT_DONATED};
   return im->n_bufs++;
 }
 
@@ -1573,6 +1579,134 @@ static int32_t updated_operand(const importer *im, int32_t e, int64_t *update) {
   return k >= 0 && shares_operand(im, e, k) ? k : -1;
 }
 
+/* The leaf offset (*leaf) and shape (*sub) that shape index idx names within shape `shape`;
+ * false when idx is not one of its indices. */
+static bool index_leaf(const importer *im, int32_t shape, mb_hlo_ints idx, int32_t *leaf,
+                       int32_t *sub) {
+  int32_t off = 0, cur = shape;
+  for (int32_t j = 0; j < idx.n; j++) {
+    int32_t o, elem;
+    if (!tuple_element(im, &im->m->shapes[cur], im->m->ints[idx.first + j], &o, &elem))
+      return false;
+    off += o;
+    cur = elem;
+  }
+  *leaf = off;
+  *sub = cur;
+  return true;
+}
+
+/* A shape index as written, "{0,1}" (truncated to fit out). */
+static const char *index_str(const importer *im, mb_hlo_ints idx, char *out, size_t n) {
+  size_t k = (size_t)snprintf(out, n, "{");
+  for (int32_t j = 0; j < idx.n && k < n; j++)
+    k += (size_t)snprintf(out + k, n - k, "%s%lld", j ? "," : "",
+                          (long long)im->m->ints[idx.first + j]);
+  if (k < n) snprintf(out + k, n - k, "}");
+  return out;
+}
+
+/* Whether flat instruction e is a parameter of the entry computation itself. */
+static bool is_entry_parameter(const importer *im, int32_t e) {
+  return im->cls[e] == C_PARAMETER && im->fi[e].value_of < 0 &&
+         im->m->instrs[im->fi[e].g].computation == im->m->entry;
+}
+
+/* Marks the entry parameters' arrays that the header donates (mb_hlo_donation): each gets the
+ * root's leaf it may hold (input_output_alias) or DONATED_ANY (buffer_donor). Checked as XLA's
+ * verifier checks them: the parameter exists and the shape indices name arrays, an aliased
+ * output is as large as its parameter array, and no array or output is named twice. */
+static bool mark_donations(importer *im, int32_t root) {
+  const mb_hlo_module *m = im->m;
+  if (m->n_donations == 0) return true;
+  int32_t n_params = 0;
+  for (int32_t e = 0; e < im->n; e++) n_params += is_entry_parameter(im, e);
+  int32_t *param = malloc((size_t)(n_params > 0 ? n_params : 1) * sizeof *param);
+  bool *output_taken = calloc((size_t)n_leaves(im, root) + 1, sizeof *output_taken);
+  bool ok = param && output_taken;
+  if (!ok) mb_fail(im->err, "%s: out of memory", im->path);
+  for (int32_t k = 0; ok && k < n_params; k++) param[k] = -1;
+  for (int32_t e = 0; ok && e < im->n; e++) {
+    int64_t number = m->instrs[im->fi[e].g].index;
+    if (is_entry_parameter(im, e) && number >= 0 && number < n_params) param[number] = e;
+  }
+  for (int32_t i = 0; ok && i < m->n_donations; i++) {
+    const mb_hlo_donation *d = &m->donations[i];
+    const char *key = d->output_index.n >= 0 ? "input_output_alias" : "buffer_donor";
+    char pidx[64], oidx[64];
+    index_str(im, d->param_index, pidx, sizeof pidx);
+    int32_t e = d->parameter < n_params ? param[d->parameter] : -1, leaf, sub;
+    if (e < 0) {
+      ok = fail_line(im, d->line, "%s: parameter %lld: the entry computation has no parameter %lld",
+                     key, (long long)d->parameter, (long long)d->parameter);
+      break;
+    }
+    int32_t x = -1;
+    if (index_leaf(im, m->instrs[im->fi[e].g].shape, d->param_index, &leaf, &sub) &&
+        m->shapes[sub].etype != MB_HLO_TUPLE && m->shapes[sub].n_leaves == 1)
+      x = im->leaf_buf[im->leaf_start[e] + leaf];
+    if (x < 0) {
+      ok = fail_line(im, d->line, "%s: parameter %lld has no array at shape index %s", key,
+                     (long long)d->parameter, pidx);
+      break;
+    }
+    if (im->bufs[x].donated_to != NOT_DONATED) {
+      ok = fail_line(im, d->line, "%s: parameter %lld %s is donated twice", key,
+                     (long long)d->parameter, pidx);
+      break;
+    }
+    im->bufs[x].donated_to = DONATED_ANY;
+    if (d->output_index.n < 0) continue;
+    index_str(im, d->output_index, oidx, sizeof oidx);
+    int32_t out = -1;
+    if (index_leaf(im, m->instrs[im->fi[root].g].shape, d->output_index, &leaf, &sub) &&
+        m->shapes[sub].etype != MB_HLO_TUPLE && m->shapes[sub].n_leaves == 1)
+      out = im->leaf_buf[im->leaf_start[root] + leaf];
+    if (out < 0) {
+      ok = fail_line(im, d->line, "%s: the result has no array at shape index %s", key, oidx);
+    } else if (output_taken[leaf]) {
+      ok = fail_line(im, d->line, "%s: output %s is aliased twice", key, oidx);
+    } else if (m->shapes[sub].bytes != im->bufs[x].size) {
+      ok = fail_line(im, d->line,
+                     "%s: output %s (%lld bytes) and parameter %lld %s (%lld bytes): expected "
+                     "the same size",
+                     key, oidx, (long long)m->shapes[sub].bytes, (long long)d->parameter, pidx,
+                     (long long)im->bufs[x].size);
+    } else {
+      output_taken[leaf] = true;
+      im->bufs[x].donated_to = leaf;
+    }
+  }
+  free(param);
+  free(output_taken);
+  return ok;
+}
+
+/* Whether the donated entry parameter array x (mark_donations) may hold the value of the update
+ * whose own buffer is `own`, as XLA writes a donated parameter's output into its buffer: own's
+ * value reaches the output x is donated to (any output for a buffer donor) itself or through a
+ * chain of updates of it, each its operand's last reader (last_reader) in the same loop. */
+static bool donated_into(const importer *im, const int32_t *last_reader, int32_t root, int32_t x,
+                         int32_t own) {
+  int32_t to = im->bufs[x].donated_to;
+  if (to == NOT_DONATED) return false;
+  int32_t target = to >= 0 ? holder(im, im->leaf_buf[im->leaf_start[root] + to]) : -1;
+  for (int32_t steps = 0; steps < im->n; steps++) {
+    if (target >= 0 ? own == target : im->bufs[own].output) return true;
+    int32_t e = last_reader[own];
+    int64_t update;
+    int32_t k = e >= 0 && may_update(im, e) ? update_operand(im, e, &update) : -1;
+    if (k < 0 || holder(im, im->leaf_buf[im->leaf_start[flat_operand(im, e, k)]]) != own)
+      return false;
+    int32_t next = im->leaf_buf[im->leaf_start[e]];
+    if (next < 0 || im->bufs[next].merged_into >= 0 || im->bufs[next].size != im->bufs[own].size ||
+        im->fi[e].loop != im->fi[im->bufs[own].def].loop)
+      return false;
+    own = next;
+  }
+  return false;
+}
+
 /* Updates outside a loop's state, as XLA's buffer assignment leaves them: an update
  * (update_operand) shares its operand's buffer, and so updates it in place (its own buffer is
  * merged into that one), when that buffer is computed in the same loop as the update (or
@@ -1580,7 +1714,7 @@ static int32_t updated_operand(const importer *im, int32_t e, int64_t *update) {
  * reads it. Else the update is a copy (XLA's copy insertion adds one). Called once the outputs
  * are known; updates of an update chain into the first one's operand. Counts the updates in
  * place (these and those of loops' states) and the copies in the report. */
-static bool merge_in_place_updates(importer *im) {
+static bool merge_in_place_updates(importer *im, int32_t root) {
   /* the last flat instruction that reads each buffer, through the buffer that holds it */
   int32_t *last_reader = malloc((size_t)(im->n_bufs > 0 ? im->n_bufs : 1) * sizeof *last_reader);
   if (!last_reader) return mb_fail(im->err, "%s: out of memory", im->path);
@@ -1602,10 +1736,12 @@ static bool merge_in_place_updates(importer *im) {
     if (k < 0) continue;
     int32_t own = im->leaf_buf[im->leaf_start[e]];
     int32_t x = holder(im, im->leaf_buf[im->leaf_start[flat_operand(im, e, k)]]);
-    if (own < 0 || x < 0 || im->bufs[own].merged_into >= 0 || read_only(im, x) ||
-        im->bufs[x].output || last_reader[x] != e || im->bufs[x].size != im->bufs[own].size ||
-        im->fi[im->bufs[x].def].loop != im->fi[e].loop)
+    if (own < 0 || x < 0 || im->bufs[own].merged_into >= 0 || im->bufs[x].output ||
+        last_reader[x] != e || im->bufs[x].size != im->bufs[own].size ||
+        im->fi[im->bufs[x].def].loop != im->fi[e].loop ||
+        (read_only(im, x) && !donated_into(im, last_reader, root, x, own)))
       continue;
+    if (read_only(im, x)) im->rep->n_updates_into_donated++;
     im->bufs[own].merged_into = x;
     im->bufs[x].updated_in_place = true;
     im->bufs[x].output = im->bufs[own].output;
@@ -1904,7 +2040,7 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
     int32_t x = im.leaf_buf[im.leaf_start[root] + k];
     if (x >= 0) im.bufs[holder(&im, x)].output = true;
   }
-  if (!merge_in_place_updates(&im)) goto done;
+  if (!mark_donations(&im, root) || !merge_in_place_updates(&im, root)) goto done;
   /* reads: every computing instruction reads each distinct buffer behind its operands once */
   for (int32_t e = 0; e < im.n; e++) {
     op_class c = im.cls[e];

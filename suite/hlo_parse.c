@@ -253,12 +253,13 @@ typedef struct parser {
   const char *path;
   mb_error *err;
   mb_hlo_module *m;
-  int32_t cap_comps, cap_instrs, cap_shapes, cap_ints, cap_refs;
+  int32_t cap_comps, cap_instrs, cap_shapes, cap_ints, cap_refs, cap_donations;
   mb_hlo_span *ref_names; /* parallel to m->refs: the name to resolve ({-1,0}: resolved) */
   int32_t cap_ref_names;
   int32_t *stack; /* tuple elements being parsed */
   int32_t n_stack, cap_stack;
   pcre2_code *re_name, *re_array, *re_key, *re_opcode;
+  pcre2_code *re_alias, *re_donor; /* entries of input_output_alias= and buffer_donor= */
   pcre2_match_data *md;
 } parser;
 
@@ -872,6 +873,51 @@ static bool parse_call_refs(parser *p, mb_hlo_span v, const char *key, mb_hlo_in
   return true;
 }
 
+/* The header's input_output_alias={ {OUT}: (P, {IDX}, must-alias), ... } (alias true) or
+ * buffer_donor={ (P, {IDX}), ... }: their entries appended to the module's donations, checked
+ * for syntax only (mb_hlo_donation). */
+static bool parse_donations(parser *p, mb_hlo_span v, bool alias) {
+  const char *key = alias ? "input_output_alias" : "buffer_donor";
+  const char *form = alias ? "{ {OUTPUT}: (PARAMETER, {INDEX}, must-alias|may-alias), ... }"
+                           : "{ (PARAMETER, {INDEX}), ... }";
+  int32_t i = v.off, end = v.off + v.len;
+  char ex[32];
+  if (i >= end || p->s[i] != '{') return FAIL(p, "expected %s=%s", key, form);
+  i++;
+  while (i < end && (p->s[i] == ' ' || p->s[i] == '\n' || p->s[i] == '\t' || p->s[i] == '\r')) i++;
+  if (i + 1 == end && p->s[i] == '}') return true; /* none */
+  for (;;) {
+    int32_t len = match(p, alias ? p->re_alias : p->re_donor, i, end);
+    if (len < 0) {
+      while (i < end && p->s[i] == ' ') i++; /* the excerpt starts at the entry */
+      return FAIL(p, "expected %s=%s, got '%s'", key, form, excerpt(p, i, ex, sizeof ex));
+    }
+    /* the groups first: the helpers below do not match, but keep them apart from p->md */
+    mb_hlo_span output = alias ? group(p, 1) : (mb_hlo_span){0, 0};
+    mb_hlo_span number = group(p, alias ? 2 : 1), index = group(p, alias ? 3 : 2);
+    mb_hlo_span kind = alias ? group(p, 4) : (mb_hlo_span){0, 0};
+    mb_hlo_donation d = {.line = p->line, .output_index = {.first = 0, .n = -1}};
+    d.must_alias = span_is(p, kind, "must-alias");
+    if (!parse_int_value(p, number, key, &d.parameter) ||
+        !parse_int_list(p, index, key, &d.param_index) ||
+        (alias && !parse_int_list(p, output, key, &d.output_index)))
+      return false;
+    mb_hlo_module *m = p->m;
+    if (!mb_array_reserve((void **)&m->donations, &p->cap_donations, (int64_t)m->n_donations + 1,
+                          sizeof *m->donations))
+      return oom(p);
+    m->donations[m->n_donations++] = d;
+    i += len;
+    if (i < end && p->s[i] == ',') {
+      i++;
+      continue;
+    }
+    if (i + 1 == end && p->s[i] == '}') return true;
+    return FAIL(p, "expected ',' or '}' after an entry of %s=, got '%s'", key,
+                excerpt(p, i, ex, sizeof ex));
+  }
+}
+
 /* Interprets the attributes the importer needs; skips the rest. ins may be NULL (headers). */
 static bool interpret_attribute(parser *p, mb_hlo_span key, mb_hlo_span v, mb_hlo_instr *ins) {
   char k[64];
@@ -883,6 +929,8 @@ static bool interpret_attribute(parser *p, mb_hlo_span key, mb_hlo_span v, mb_hl
   }
   if (!ins) {
     if (!strcmp(k, "is_scheduled")) p->m->is_scheduled = span_is(p, v, "true");
+    if (!strcmp(k, "input_output_alias")) return parse_donations(p, v, true);
+    if (!strcmp(k, "buffer_donor")) return parse_donations(p, v, false);
     return true;
   }
   for (int i = 0; i < N_CALL_ATTRIBUTES; i++)
@@ -1259,6 +1307,13 @@ static bool compile_all(parser *p) {
        offsetof(parser, re_array)},
       {"([A-Za-z_][A-Za-z0-9_.\\-]*)=", offsetof(parser, re_key)},
       {"([a-z][a-z0-9\\-]*)", offsetof(parser, re_opcode)},
+      /* {OUTPUT}: (PARAMETER, {INDEX}, KIND) with an optional kind; shape indices checked by
+       * parse_int_list */
+      {"\\s*(\\{[0-9,\\s]*\\})\\s*:\\s*\\(\\s*([0-9]+)\\s*,\\s*(\\{[0-9,\\s]*\\})\\s*"
+       "(?:,\\s*(must-alias|may-alias)\\s*)?\\)\\s*",
+       offsetof(parser, re_alias)},
+      /* (PARAMETER, {INDEX}) */
+      {"\\s*\\(\\s*([0-9]+)\\s*,\\s*(\\{[0-9,\\s]*\\})\\s*\\)\\s*", offsetof(parser, re_donor)},
   };
   for (size_t i = 0; i < sizeof PATTERNS / sizeof PATTERNS[0]; i++) {
     int errcode;
@@ -1277,7 +1332,7 @@ static bool compile_all(parser *p) {
     pcre2_jit_compile(re, PCRE2_JIT_COMPLETE); /* optional: interpreted when unavailable */
     *(pcre2_code **)((char *)p + PATTERNS[i].offset) = re;
   }
-  p->md = pcre2_match_data_create(4, NULL);
+  p->md = pcre2_match_data_create(8, NULL);
   return p->md ? true : oom(p);
 }
 
@@ -1288,6 +1343,7 @@ void mb_hlo_module_free(mb_hlo_module *m) {
   free(m->shapes);
   free(m->ints);
   free(m->refs);
+  free(m->donations);
   free(m);
 }
 
@@ -1338,6 +1394,8 @@ mb_hlo_module *mb_hlo_parse(const char *text, size_t len, const char *path, mb_e
   pcre2_code_free(p.re_array);
   pcre2_code_free(p.re_key);
   pcre2_code_free(p.re_opcode);
+  pcre2_code_free(p.re_alias);
+  pcre2_code_free(p.re_donor);
   pcre2_match_data_free(p.md);
   free(p.ref_names);
   free(p.stack);

@@ -143,6 +143,19 @@ typedef struct mb_hlo_computation {
   int32_t root;                  /* module-wide index of the ROOT (the last one when unmarked) */
 } mb_hlo_computation;
 
+/* An array of an entry parameter whose buffer the module lets an output be written into (XLA's
+ * buffer donation), from the header's `input_output_alias={ {OUT}: (P, {IDX}, must-alias), ... }`
+ * (output OUT, a shape index of the result; the kind may be absent, as in older dumps) or
+ * `buffer_donor={ (P, {IDX}), ... }` (any output of its size). Shape indices are as written:
+ * the importer checks them against the entry computation. */
+typedef struct mb_hlo_donation {
+  int64_t parameter;        /* the entry parameter's number */
+  mb_hlo_ints param_index;  /* its shape index ({}: n 0, the whole parameter) */
+  mb_hlo_ints output_index; /* the result's shape index; n < 0: a buffer donor (any output) */
+  bool must_alias;          /* `must-alias`; false for `may-alias`, no kind and buffer donors */
+  int32_t line;             /* of the header attribute, for messages */
+} mb_hlo_donation;
+
 typedef struct mb_hlo_module {
   const char *text; /* not owned */
   const char *path; /* not owned; names the file in messages */
@@ -159,6 +172,8 @@ typedef struct mb_hlo_module {
   int32_t n_ints;
   int32_t *refs;
   int32_t n_refs;
+  mb_hlo_donation *donations; /* input_output_alias entries, then buffer_donor entries */
+  int32_t n_donations;
   int32_t n_unknown_attributes; /* over all instructions and headers */
   mb_hlo_span first_unknown_attribute;
 } mb_hlo_module;

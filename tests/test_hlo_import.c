@@ -1813,6 +1813,236 @@ static void test_update_in_place_outside_loops(void **state) {
   mb_workload_free(w);
 }
 
+/* The entry computation of the donation tests: parameters q (a row), i (an index), c and d
+ * (two 4 x 8 arrays), e (a tuple whose element 0 is one); then the text of each case. */
+static const char DONATION_COMPUTATIONS[] =
+    "add {\n"
+    "  a = f32[] parameter(0)\n"
+    "  b = f32[] parameter(1)\n"
+    "  ROOT s = f32[] add(a, b)\n"
+    "}\n"
+    "fused_dus {\n"
+    "  p0 = f32[4,8] parameter(0)\n"
+    "  p1 = f32[1,8] parameter(1)\n"
+    "  z = s32[] constant(0)\n"
+    "  ROOT d = f32[4,8] dynamic-update-slice(p0, p1, z, z)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  q = f32[1,8] parameter(0)\n"
+    "  i = s32[] parameter(1)\n"
+    "  c = f32[4,8] parameter(2)\n"
+    "  d = f32[4,8] parameter(3)\n"
+    "  e = (f32[4,8], s32[]) parameter(4)\n"
+    "  z = s32[] constant(0)\n"
+    "  ix = s32[1,1] reshape(i)\n";
+
+static void donation_text(char *out, size_t n, const char *header, const char *body) {
+  snprintf(out, n, "HloModule dn%s\n%s%s}\n", header, DONATION_COMPUTATIONS, body);
+}
+
+/* An entry parameter that the header donates to an output (input_output_alias, or buffer_donor:
+ * any output of its size) is updated in place when the update's value is that output, itself or
+ * through a chain of updates, and nothing reads the parameter after the update: XLA writes the
+ * output into the donated buffer. Otherwise, and without a donation, the update is a copy. */
+static void test_update_in_place_of_donated_parameters(void **state) {
+  (void)state;
+  const char *update_out0 =
+      "  u = f32[4,8] dynamic-update-slice(c, q, i, z)\n"
+      "  o = f32[4,8] iota(), iota_dimension=0\n"
+      "  ROOT r = (f32[4,8], f32[4,8]) tuple(u, o)\n";
+  const char *scatter =
+      "update_window_dims={1}, inserted_window_dims={0}, "
+      "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n";
+  char chain[1024];
+  snprintf(chain, sizeof chain,
+           "  u = f32[4,8] dynamic-update-slice(c, q, i, z)\n"
+           "  s = f32[4,8] scatter(u, ix, q), %s"
+           "  f = f32[4,8] fusion(s, q), kind=kLoop, calls=fused_dus\n"
+           "  o = f32[4,8] iota(), iota_dimension=0\n"
+           "  ROOT r = (f32[4,8], f32[4,8]) tuple(f, o)\n",
+           scatter);
+  const struct {
+    const char *what, *header, *body, *updated; /* the buffer the update writes into */
+    int in_place;                               /* updates in place, all into c (or e#0) */
+  } cases[] = {
+      {"must-alias", ", input_output_alias={ {0}: (2, {}, must-alias) }", update_out0, "c", 1},
+      {"may-alias", ", input_output_alias={ {0}: (2, {}, may-alias) }", update_out0, "c", 1},
+      {"no kind", ",input_output_alias={{0}:(2,{})}", update_out0, "c", 1},
+      {"buffer donor", ", buffer_donor={ (2, {}) }", update_out0, "c", 1},
+      {"a chain of three updates", ", input_output_alias={ {0}: (2, {}, must-alias) }", chain, "c",
+       3},
+      {"an element of a tuple parameter", ", input_output_alias={ {0}: (4, {0}, must-alias) }",
+       "  g = f32[4,8] get-tuple-element(e), index=0\n"
+       "  u = f32[4,8] dynamic-update-slice(g, q, i, z)\n"
+       "  o = f32[4,8] iota(), iota_dimension=0\n"
+       "  ROOT r = (f32[4,8], f32[4,8]) tuple(u, o)\n",
+       "e#0", 1},
+      {"the root itself", ", input_output_alias={ {}: (2, {}, may-alias) }",
+       "  ROOT u = f32[4,8] dynamic-update-slice(c, q, i, z)\n", "c", 1},
+      /* copies */
+      {"no donation", "", update_out0, NULL, 0},
+      {"donated to another output", ", input_output_alias={ {1}: (2, {}, must-alias) }",
+       update_out0, NULL, 0},
+      {"another parameter donated", ", input_output_alias={ {0}: (3, {}, must-alias) }",
+       update_out0, NULL, 0},
+      {"read after the update", ", input_output_alias={ {0}: (2, {}, must-alias) }",
+       "  u = f32[4,8] dynamic-update-slice(c, q, i, z)\n"
+       "  a = f32[4,8] add(u, c)\n"
+       "  ROOT r = (f32[4,8], f32[4,8]) tuple(u, a)\n",
+       NULL, 0},
+      {"a buffer donor whose update is no output", ", buffer_donor={ (2, {}) }",
+       "  u = f32[4,8] dynamic-update-slice(c, q, i, z)\n"
+       "  ROOT n = f32[4,8] negate(u)\n",
+       NULL, 0},
+  };
+  char text[4096];
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    donation_text(text, sizeof text, cases[k].header, cases[k].body);
+    for (int fusion = 0; fusion <= 1; fusion++) {
+      mb_error err = {{0}};
+      mb_hlo_report rep;
+      mb_workload *w = import_str(text, fusion, &rep, &err);
+      if (!w) fail_msg("%s: %s", cases[k].what, err.message);
+      assert_int_equal(rep.n_unknown_attributes, 0);
+      if (!cases[k].updated) { /* a copy: the operand read whole, the result written whole */
+        assert_int_equal(rep.n_updates_in_place, 0);
+        assert_int_equal(rep.n_updates_into_donated, 0);
+        assert_int_equal(rep.n_updates_copied, 1);
+        expect_use(w, "c", "u", 128, 0);
+        expect_use(w, "u", "u", 0, 128);
+        mb_workload_free(w);
+        continue;
+      }
+      if (rep.n_updates_in_place != cases[k].in_place ||
+          rep.n_updates_into_donated != cases[k].in_place || rep.n_updates_copied != 0)
+        fail_msg("%s: %d in place, %d into a donated parameter, %d copied; expected %d, %d, 0",
+                 cases[k].what, rep.n_updates_in_place, rep.n_updates_into_donated,
+                 rep.n_updates_copied, cases[k].in_place, cases[k].in_place);
+      /* the update writes its row and reads nothing of the rest; the donated buffer holds the
+       * output: live from the start to the end, pinned as a parameter and as an output */
+      assert_true(mb_workload_find_buffer(w, "u") < 0);
+      expect_use(w, cases[k].updated, "u", 0, 32);
+      expect_buffer(w, cases[k].updated, 128, 0, w->n_ops - 1);
+      assert_true(buffer(w, cases[k].updated)->pinned);
+      if (cases[k].in_place == 3) {
+        assert_true(mb_workload_find_buffer(w, "s") < 0);
+        assert_true(mb_workload_find_buffer(w, "f") < 0);
+        expect_use(w, "c", "s", 32, 32);
+        expect_use(w, "c", "f", 0, 32);
+      }
+      mb_workload_free(w);
+    }
+  }
+
+  /* the header checked against the entry computation, each message naming its line */
+  const struct {
+    const char *header, *message;
+  } errors[] = {
+      {", input_output_alias={ {0}: (7, {}, must-alias) }",
+       "t.hlo:1: input_output_alias: parameter 7: the entry computation has no parameter 7"},
+      {", buffer_donor={ (2, {0}) }",
+       "t.hlo:1: buffer_donor: parameter 2 has no array at shape "
+       "index {0}"},
+      {", input_output_alias={ {0}: (4, {}, may-alias) }",
+       "t.hlo:1: input_output_alias: parameter 4 has no array at shape index {}"},
+      {", input_output_alias={ {2}: (2, {}, may-alias) }",
+       "t.hlo:1: input_output_alias: the result has no array at shape index {2}"},
+      {", input_output_alias={ {0,0}: (2, {}, may-alias) }",
+       "t.hlo:1: input_output_alias: the result has no array at shape index {0,0}"},
+      {", input_output_alias={ {0}: (0, {}, may-alias) }",
+       "t.hlo:1: input_output_alias: output {0} (128 bytes) and parameter 0 {} (32 bytes): "
+       "expected the same size"},
+      {", input_output_alias={ {0}: (2, {}, may-alias), {1}: (2, {}, may-alias) }",
+       "t.hlo:1: input_output_alias: parameter 2 {} is donated twice"},
+      {", input_output_alias={ {0}: (2, {}) }, buffer_donor={ (2, {}) }",
+       "t.hlo:1: buffer_donor: parameter 2 {} is donated twice"},
+      {", input_output_alias={ {0}: (2, {}), {0}: (3, {}) }",
+       "t.hlo:1: input_output_alias: output {0} is aliased twice"},
+  };
+  for (size_t k = 0; k < sizeof errors / sizeof errors[0]; k++) {
+    donation_text(text, sizeof text, errors[k].header, update_out0);
+    expect_error(text, errors[k].message);
+  }
+}
+
+/* The header's donations as parsed: every entry of input_output_alias, then of buffer_donor,
+ * with its shape indices and kind; malformed entries refused with the expected form. */
+static void test_parse_donations(void **state) {
+  (void)state;
+  const char *text =
+      "HloModule d, input_output_alias={ {0}: (1, {}, must-alias), {1, 2}: (0, "
+      "{1,0}, may-alias), {}: (3, {}) }, buffer_donor={ (2, {}), (4, {5}) }, "
+      "is_scheduled=true\n"
+      "ENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n";
+  mb_error err = {{0}};
+  mb_hlo_module *m = mb_hlo_parse(text, strlen(text), "t.hlo", &err);
+  if (!m) fail_msg("%s", err.message);
+  assert_true(m->is_scheduled);
+  assert_int_equal(m->n_unknown_attributes, 0);
+  assert_int_equal(m->n_donations, 5);
+  const struct {
+    int64_t parameter;
+    int n_param, param[2], n_output, output[2];
+    bool must;
+  } want[] = {{1, 0, {0}, 1, {0}, true},
+              {0, 2, {1, 0}, 2, {1, 2}, false},
+              {3, 0, {0}, 0, {0}, false},
+              {2, 0, {0}, -1, {0}, false},
+              {4, 1, {5}, -1, {0}, false}};
+  for (int k = 0; k < 5; k++) {
+    const mb_hlo_donation *d = &m->donations[k];
+    assert_int_equal(d->parameter, want[k].parameter);
+    assert_int_equal(d->line, 1);
+    assert_int_equal(d->must_alias, want[k].must);
+    assert_int_equal(d->param_index.n, want[k].n_param);
+    for (int j = 0; j < want[k].n_param; j++)
+      assert_int_equal(m->ints[d->param_index.first + j], want[k].param[j]);
+    assert_int_equal(d->output_index.n, want[k].n_output);
+    for (int j = 0; j < want[k].n_output; j++)
+      assert_int_equal(m->ints[d->output_index.first + j], want[k].output[j]);
+  }
+  mb_hlo_module_free(m);
+
+  /* none at all */
+  const char *none =
+      "HloModule d, input_output_alias={ }, buffer_donor={}\n"
+      "ENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n";
+  m = mb_hlo_parse(none, strlen(none), "t.hlo", &err);
+  if (!m) fail_msg("%s", err.message);
+  assert_int_equal(m->n_donations, 0);
+  mb_hlo_module_free(m);
+
+  const char *alias_form =
+      "expected input_output_alias={ {OUTPUT}: (PARAMETER, {INDEX}, must-alias|may-alias), ... }";
+  const struct {
+    const char *header, *message;
+  } bad[] = {
+      {"input_output_alias={ {0}: 2 }", "%s, got '{0}: 2 }'"},
+      {"input_output_alias={ {0}: (2, {}, could-alias) }",
+       "%s, got '{0}: (2, {}, could-alias'" /* 24 characters */},
+      {"input_output_alias={ {0}: (-2, {}) }", "%s, got '{0}: (-2, {}) }'"},
+      {"input_output_alias=0", "%s"},
+      {"input_output_alias={ {0}: (2, {}) (3, {}) }",
+       "expected ',' or '}' after an entry of input_output_alias=, got '(3, {}) }'"},
+      {"input_output_alias={ {0}: (2, {}), }", "%s, got '}'"},
+      {"input_output_alias={ {0,}: (2, {}) }",
+       "expected a list of integers like {0,1} after 'input_output_alias='"},
+      {"buffer_donor={ (2, {x}) }",
+       "expected buffer_donor={ (PARAMETER, {INDEX}), ... }, got "
+       "'(2, {x}) }'"},
+      {"buffer_donor={ (99999999999999999999, {}) }",
+       "expected an integer below 2^62 after 'buffer_donor='"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    char src[512], message[512], body[256];
+    snprintf(src, sizeof src, "HloModule d, %s\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n",
+             bad[k].header);
+    snprintf(body, sizeof body, bad[k].message, alias_form);
+    snprintf(message, sizeof message, "t.hlo:1: %s", body);
+    expect_error(src, message);
+  }
+}
+
 static void test_select_and_scatter_flops(void **state) {
   (void)state;
   const char *text =
@@ -2726,6 +2956,8 @@ int main(void) {
       cmocka_unit_test(test_slice_and_gather_reads),
       cmocka_unit_test(test_scatter_in_place),
       cmocka_unit_test(test_update_in_place_outside_loops),
+      cmocka_unit_test(test_update_in_place_of_donated_parameters),
+      cmocka_unit_test(test_parse_donations),
       cmocka_unit_test(test_select_and_scatter_flops),
       cmocka_unit_test(test_call_nesting_limit),
       cmocka_unit_test(test_async_pairs),

@@ -204,11 +204,16 @@ int mb_cmd_import(int argc, char **argv) {
           "  conditionals: %d inlined into the schedule as their most expensive branch (by "
           "FLOPs); the other branches' buffers are not in the workload\n",
           rep.n_inlined_conditionals);
-    if (rep.n_updates_in_place + rep.n_updates_copied > 0)
+    if (rep.n_updates_in_place + rep.n_updates_copied > 0) {
+      char donated[96] = "";
+      if (rep.n_updates_into_donated > 0)
+        snprintf(donated, sizeof donated, " (%d of them into a donated entry parameter)",
+                 rep.n_updates_into_donated);
       printf(
-          "  updates (dynamic-update-slice, scatter): %d in place in their operand's buffer, "
+          "  updates (dynamic-update-slice, scatter): %d in place in their operand's buffer%s, "
           "%d copies\n",
-          rep.n_updates_in_place, rep.n_updates_copied);
+          rep.n_updates_in_place, donated, rep.n_updates_copied);
+    }
     if (rep.n_placed_buffers > 0)
       printf("  memory spaces: %d buffer%s (%" PRId64
              " B) in a memory space S(n) by XLA's own assignment; solvers here place every "

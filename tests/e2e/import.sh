@@ -210,6 +210,18 @@ expect 0 "$MB" import hlo "$T/upd.hlo" -o "$T/upd.wl"
 grep -qx "  updates (dynamic-update-slice, scatter): 1 in place in their operand's buffer, 1 copies" \
   "$T/out" || fail "updates line: $(cat "$T/out")"
 grep -qx "use t op=1 read=0 write=32" <(tr -s ' ' <"$T/upd.wl") || fail "update in place: $(cat "$T/upd.wl")"
+# the same with q donated to output {1} (input_output_alias): c updates q in place; a donation
+# of a parameter the entry does not have is refused, naming the file and line
+sed '1s/$/, input_output_alias={ {1}: (1, {}, must-alias) }/' "$T/upd.hlo" >"$T/don.hlo"
+expect 0 "$MB" import hlo "$T/don.hlo" -o "$T/don.wl"
+grep -qx "  updates (dynamic-update-slice, scatter): 2 in place in their operand's buffer (1 of \
+them into a donated entry parameter), 0 copies" "$T/out" || fail "donated update: $(cat "$T/out")"
+grep -q "^buffer c " "$T/don.wl" && fail "donated update kept its own buffer: $(cat "$T/don.wl")"
+sed '1s/$/, input_output_alias={ {1}: (5, {}, must-alias) }/' "$T/upd.hlo" >"$T/bad.hlo"
+expect 2 "$MB" import hlo "$T/bad.hlo" -o "$T/bad.wl"
+grep -qF "$T/bad.hlo:1: input_output_alias: parameter 5: the entry computation has no parameter 5" \
+  "$T/out" || fail "bad donation: $(cat "$T/out")"
+[ ! -e "$T/bad.wl" ] || fail "a refused import wrote its output"
 # a Pallas kernel with its author's cost estimate: flops + transcendentals = 1024 FLOPs of its own
 printf '%s\n' 'HloModule pallas' 'ENTRY e {' '  p = f32[8,128]{1,0:T(8,128)} parameter(0)' \
   '  ROOT k = f32[8,128]{1,0:T(8,128)} custom-call(p), custom_call_target="tpu_custom_call", backend_config="{\"custom_call_config\": {\"body\": \"TUxSQ\", \"cost_estimate\": {\"bytes_accessed\":8192,\"flops\":1000,\"remote_bytes_transferred\":0,\"transcendentals\":24}}}"' \
