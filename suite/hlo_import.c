@@ -1606,11 +1606,9 @@ static const char *index_str(const importer *im, mb_hlo_ints idx, char *out, siz
   return out;
 }
 
-/* Whether flat instruction e is a parameter of the entry computation itself. */
-static bool is_entry_parameter(const importer *im, int32_t e) {
-  return im->cls[e] == C_PARAMETER && im->fi[e].value_of < 0 &&
-         im->m->instrs[im->fi[e].g].computation == im->m->entry;
-}
+/* Whether flat instruction e is a parameter of the entry computation (an inlined computation's
+ * parameters are aliases of the values they stand for: C_ALIAS). */
+static bool is_entry_parameter(const importer *im, int32_t e) { return im->cls[e] == C_PARAMETER; }
 
 /* Marks the entry parameters' arrays that the header donates (mb_hlo_donation): each gets the
  * root's leaf it may hold (input_output_alias) or DONATED_ANY (buffer_donor). Checked as XLA's

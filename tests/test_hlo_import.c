@@ -1814,7 +1814,8 @@ static void test_update_in_place_outside_loops(void **state) {
 }
 
 /* The entry computation of the donation tests: parameters q (a row), i (an index), c and d
- * (two 4 x 8 arrays), e (a tuple whose element 0 is one); then the text of each case. */
+ * (two 4 x 8 arrays), e (a tuple whose element 1 is one), nt (one at shape index {1,1}); then
+ * the text of each case. */
 static const char DONATION_COMPUTATIONS[] =
     "add {\n"
     "  a = f32[] parameter(0)\n"
@@ -1832,7 +1833,8 @@ static const char DONATION_COMPUTATIONS[] =
     "  i = s32[] parameter(1)\n"
     "  c = f32[4,8] parameter(2)\n"
     "  d = f32[4,8] parameter(3)\n"
-    "  e = (f32[4,8], s32[]) parameter(4)\n"
+    "  e = (s32[], f32[4,8]) parameter(4)\n"
+    "  nt = (s32[], (s32[], f32[4,8])) parameter(5)\n"
     "  z = s32[] constant(0)\n"
     "  ix = s32[1,1] reshape(i)\n";
 
@@ -1850,6 +1852,10 @@ static void test_update_in_place_of_donated_parameters(void **state) {
       "  u = f32[4,8] dynamic-update-slice(c, q, i, z)\n"
       "  o = f32[4,8] iota(), iota_dimension=0\n"
       "  ROOT r = (f32[4,8], f32[4,8]) tuple(u, o)\n";
+  const char *update_out1 =
+      "  u = f32[4,8] dynamic-update-slice(c, q, i, z)\n"
+      "  o = f32[4,8] iota(), iota_dimension=0\n"
+      "  ROOT r = (f32[4,8], f32[4,8], f32[1,8]) tuple(o, u, q)\n";
   const char *scatter =
       "update_window_dims={1}, inserted_window_dims={0}, "
       "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n";
@@ -1863,7 +1869,7 @@ static void test_update_in_place_of_donated_parameters(void **state) {
            scatter);
   const struct {
     const char *what, *header, *body, *updated; /* the buffer the update writes into */
-    int in_place;                               /* updates in place, all into c (or e#0) */
+    int in_place;                               /* updates in place, all into c (or e#1) */
   } cases[] = {
       {"must-alias", ", input_output_alias={ {0}: (2, {}, must-alias) }", update_out0, "c", 1},
       {"may-alias", ", input_output_alias={ {0}: (2, {}, may-alias) }", update_out0, "c", 1},
@@ -1871,20 +1877,30 @@ static void test_update_in_place_of_donated_parameters(void **state) {
       {"buffer donor", ", buffer_donor={ (2, {}) }", update_out0, "c", 1},
       {"a chain of three updates", ", input_output_alias={ {0}: (2, {}, must-alias) }", chain, "c",
        3},
-      {"an element of a tuple parameter", ", input_output_alias={ {0}: (4, {0}, must-alias) }",
-       "  g = f32[4,8] get-tuple-element(e), index=0\n"
+      {"an element of a tuple parameter", ", input_output_alias={ {0}: (4, {1}, must-alias) }",
+       "  g = f32[4,8] get-tuple-element(e), index=1\n"
        "  u = f32[4,8] dynamic-update-slice(g, q, i, z)\n"
        "  o = f32[4,8] iota(), iota_dimension=0\n"
        "  ROOT r = (f32[4,8], f32[4,8]) tuple(u, o)\n",
-       "e#0", 1},
+       "e#1", 1},
       {"the root itself", ", input_output_alias={ {}: (2, {}, may-alias) }",
        "  ROOT u = f32[4,8] dynamic-update-slice(c, q, i, z)\n", "c", 1},
+      {"output 1", ", input_output_alias={ {1}: (2, {}, must-alias) }", update_out1, "c", 1},
+      {"shape index {1,1} of a nested tuple", ", input_output_alias={ {0}: (5, {1,1}) }",
+       "  g = (s32[], f32[4,8]) get-tuple-element(nt), index=1\n"
+       "  h = f32[4,8] get-tuple-element(g), index=1\n"
+       "  u = f32[4,8] dynamic-update-slice(h, q, i, z)\n"
+       "  o = f32[4,8] iota(), iota_dimension=0\n"
+       "  ROOT r = (f32[4,8], f32[4,8]) tuple(u, o)\n",
+       "nt#2", 1},
       /* copies */
       {"no donation", "", update_out0, NULL, 0},
       {"donated to another output", ", input_output_alias={ {1}: (2, {}, must-alias) }",
        update_out0, NULL, 0},
       {"another parameter donated", ", input_output_alias={ {0}: (3, {}, must-alias) }",
        update_out0, NULL, 0},
+      {"donated to output 0, the update is output 1",
+       ", input_output_alias={ {0}: (2, {}, must-alias), {2}: (0, {}) }", update_out1, NULL, 0},
       {"read after the update", ", input_output_alias={ {0}: (2, {}, must-alias) }",
        "  u = f32[4,8] dynamic-update-slice(c, q, i, z)\n"
        "  a = f32[4,8] add(u, c)\n"
@@ -1893,6 +1909,10 @@ static void test_update_in_place_of_donated_parameters(void **state) {
       {"a buffer donor whose update is no output", ", buffer_donor={ (2, {}) }",
        "  u = f32[4,8] dynamic-update-slice(c, q, i, z)\n"
        "  ROOT n = f32[4,8] negate(u)\n",
+       NULL, 0},
+      {"a buffer donor whose update nothing reads", ", buffer_donor={ (2, {}) }",
+       "  u = f32[4,8] dynamic-update-slice(c, q, i, z)\n"
+       "  ROOT n = f32[1,8] negate(q)\n",
        NULL, 0},
   };
   char text[4096];
@@ -1935,11 +1955,22 @@ static void test_update_in_place_of_donated_parameters(void **state) {
   }
 
   /* the header checked against the entry computation, each message naming its line */
+  /* an index too long for the message is cut at 63 characters */
+  char long_index[128] = "{0";
+  char truncated[160] = "t.hlo:1: buffer_donor: parameter 2 has no array at shape index {";
+  for (int k = 1; k < 40; k++) strcat(long_index, ",0");
+  strcat(long_index, "}");
+  for (int k = 0; k < 31; k++) strcat(truncated, "0,");
+  char long_header[160];
+  snprintf(long_header, sizeof long_header, ", buffer_donor={ (2, %s) }", long_index);
   const struct {
     const char *header, *message;
   } errors[] = {
       {", input_output_alias={ {0}: (7, {}, must-alias) }",
        "t.hlo:1: input_output_alias: parameter 7: the entry computation has no parameter 7"},
+      {", input_output_alias={ {}: (6, {}) }",
+       "t.hlo:1: input_output_alias: parameter 6: the entry computation has no parameter 6"},
+      {long_header, truncated},
       {", buffer_donor={ (2, {0}) }",
        "t.hlo:1: buffer_donor: parameter 2 has no array at shape "
        "index {0}"},
@@ -1963,6 +1994,11 @@ static void test_update_in_place_of_donated_parameters(void **state) {
     donation_text(text, sizeof text, errors[k].header, update_out0);
     expect_error(text, errors[k].message);
   }
+  donation_text(text, sizeof text, ", input_output_alias={ {}: (0, {}) }",
+                "  ROOT u = f32[4,8] dynamic-update-slice(c, q, i, z)\n");
+  expect_error(text,
+               "t.hlo:1: input_output_alias: output {} (128 bytes) and parameter 0 {} (32 "
+               "bytes): expected the same size");
 }
 
 /* The header's donations as parsed: every entry of input_output_alias, then of buffer_donor,
