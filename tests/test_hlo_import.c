@@ -1999,6 +1999,11 @@ static void test_update_in_place_of_donated_parameters(void **state) {
   expect_error(text,
                "t.hlo:1: input_output_alias: output {} (128 bytes) and parameter 0 {} (32 "
                "bytes): expected the same size");
+  /* parameters numbered with a gap: the donated number is not one of the entry's */
+  expect_error(
+      "HloModule g, buffer_donor={ (1, {}) }\nENTRY e {\n  a = f32[2] parameter(0)\n"
+      "  b = f32[2] parameter(2)\n  ROOT n = f32[2] add(a, b)\n}\n",
+      "t.hlo:1: buffer_donor: parameter 1: the entry computation has no parameter 1");
 }
 
 /* The header's donations as parsed: every entry of input_output_alias, then of buffer_donor,
