@@ -1654,6 +1654,7 @@ static bool mark_donations(importer *im, int32_t root) {
       break;
     }
     im->bufs[x].donated_to = DONATED_ANY;
+    im->rep->n_donated_arrays++;
     if (d->output_index.n < 0) continue;
     index_str(im, d->output_index, oidx, sizeof oidx);
     int32_t out = -1;

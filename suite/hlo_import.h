@@ -71,9 +71,9 @@ typedef struct mb_hlo_report {
    * (a loop's state or a dying temporary), or copies (datasets/HLO_IMPORT.md, "Updates in
    * place") */
   int32_t n_updates_in_place, n_updates_copied;
-  /* of the updates in place, those into an entry parameter's buffer that the header donates
-   * (input_output_alias or buffer_donor: datasets/HLO_IMPORT.md, "Donated parameters") */
-  int32_t n_updates_into_donated;
+  /* entry parameter arrays that the header donates (input_output_alias or buffer_donor:
+   * datasets/HLO_IMPORT.md, "Donated parameters"), and the updates in place into one of them */
+  int32_t n_donated_arrays, n_updates_into_donated;
   /* FLOPs of the schedule's while loops that are one op (not inlined; bodies and conditions,
    * trip counts applied), and of the whole program: inside such a loop, buffers are not
    * modelled */

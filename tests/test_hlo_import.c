@@ -1924,6 +1924,9 @@ static void test_update_in_place_of_donated_parameters(void **state) {
       mb_workload *w = import_str(text, fusion, &rep, &err);
       if (!w) fail_msg("%s: %s", cases[k].what, err.message);
       assert_int_equal(rep.n_unknown_attributes, 0);
+      int entries = 0; /* each entry of a donation has one '(' */
+      for (const char *c = cases[k].header; *c; c++) entries += *c == '(';
+      assert_int_equal(rep.n_donated_arrays, entries);
       if (!cases[k].updated) { /* a copy: the operand read whole, the result written whole */
         assert_int_equal(rep.n_updates_in_place, 0);
         assert_int_equal(rep.n_updates_into_donated, 0);

@@ -204,6 +204,11 @@ int mb_cmd_import(int argc, char **argv) {
           "  conditionals: %d inlined into the schedule as their most expensive branch (by "
           "FLOPs); the other branches' buffers are not in the workload\n",
           rep.n_inlined_conditionals);
+    if (rep.n_donated_arrays > 0)
+      printf(
+          "  donations: %d entry parameter array%s donated to outputs (input_output_alias, "
+          "buffer_donor); an update of one into its output is made in place\n",
+          rep.n_donated_arrays, rep.n_donated_arrays == 1 ? "" : "s");
     if (rep.n_updates_in_place + rep.n_updates_copied > 0) {
       char donated[96] = "";
       if (rep.n_updates_into_donated > 0)

@@ -59,8 +59,16 @@ AwsNeuronTransferWithStaticRing x22, AwsNeuronGelu)" "$T/out" || fail "gpt2 cust
   grep -q "3.67167e+08 FLOPs" "$T/out" || fail "gpt2 FLOPs: $(cat "$T/out")"
   grep -q " 23 custom-calls of unknown cost, 0 GEMM custom-calls estimated," "$T/out" ||
     fail "gpt2 summary: $(cat "$T/out")"
+  grep -q "  donations: 2 entry parameter arrays donated to outputs" "$T/out" ||
+    fail "gpt2 donations: $(cat "$T/out")"
+  # the BERT Adam step donates its 91 weights and moments, none of them updated by an update op
+  expect 0 "$MB" import hlo "$DATA/hlo/bert_pt_xla_adam_step.hlo" -o "$T/b.wl"
+  grep -q "  donations: 91 entry parameter arrays donated to outputs" "$T/out" ||
+    fail "bert donations: $(cat "$T/out")"
+  grep -q "into a donated entry parameter" "$T/out" && fail "bert donated updates: $(cat "$T/out")"
   expect 0 "$MB" import hlo "$DATA/hlo/graphsage_tf.hlo" -o "$T/g.wl"
   grep -q "custom-calls with unknown cost" "$T/out" && fail "graphsage warning: $(cat "$T/out")"
+  grep -q "donations:" "$T/out" && fail "graphsage (no donation) listed donations: $(cat "$T/out")"
   # nor unknown opcodes or attributes: no warning of 0, and no import timing unasked
   grep -q ", 0 unknown attributes$" "$T/out" || fail "graphsage attributes: $(cat "$T/out")"
   grep -q "^warning:" "$T/out" && fail "graphsage warning: $(cat "$T/out")"
@@ -217,6 +225,9 @@ expect 0 "$MB" import hlo "$T/don.hlo" -o "$T/don.wl"
 grep -qx "  updates (dynamic-update-slice, scatter): 2 in place in their operand's buffer (1 of \
 them into a donated entry parameter), 0 copies" "$T/out" || fail "donated update: $(cat "$T/out")"
 grep -q "^buffer c " "$T/don.wl" && fail "donated update kept its own buffer: $(cat "$T/don.wl")"
+grep -qx "  donations: 1 entry parameter array donated to outputs (input_output_alias, \
+buffer_donor); an update of one into its output is made in place" "$T/out" ||
+  fail "donations line: $(cat "$T/out")"
 sed '1s/$/, input_output_alias={ {1}: (5, {}, must-alias) }/' "$T/upd.hlo" >"$T/bad.hlo"
 expect 2 "$MB" import hlo "$T/bad.hlo" -o "$T/bad.wl"
 grep -qF "$T/bad.hlo:1: input_output_alias: parameter 5: the entry computation has no parameter 5" \
