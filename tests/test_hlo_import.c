@@ -1643,34 +1643,39 @@ static void test_scatter_in_place(void **state) {
   mb_workload_free(w);
 }
 
+/* The computations the update tests call: a scatter's combiner and an update fused as XLA:TPU
+ * fuses it. */
+#define UPDATE_COMPUTATIONS                                  \
+  "add {\n"                                                  \
+  "  a = f32[] parameter(0)\n"                               \
+  "  b = f32[] parameter(1)\n"                               \
+  "  ROOT s = f32[] add(a, b)\n"                             \
+  "}\n"                                                      \
+  "fused_dus {\n"                                            \
+  "  p0 = f32[4,8] parameter(0)\n"                           \
+  "  p1 = f32[1,8] parameter(1)\n"                           \
+  "  z = s32[] constant(0)\n"                                \
+  "  ROOT d = f32[4,8] dynamic-update-slice(p0, p1, z, z)\n" \
+  "}\n"
+/* A scatter's attributes: one row per index, combined by add. */
+#define SCATTER_ROW_ATTRIBUTES                                                           \
+  "update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, " \
+  "index_vector_dim=1, to_apply=add\n"
+
 /* An update outside a loop's state (a dynamic-update-slice, a scatter, a fusion rooted in a
  * dynamic-update-slice) updates its operand's buffer in place when XLA's buffer assignment can
  * share it: computed in the update's loop (or outside every loop), not a parameter, a constant
  * or an output, and read by nothing after the update. Else it is a copy. */
 static void test_update_in_place_outside_loops(void **state) {
   (void)state;
-  const char *head =
-      "HloModule ip\n"
-      "add {\n"
-      "  a = f32[] parameter(0)\n"
-      "  b = f32[] parameter(1)\n"
-      "  ROOT s = f32[] add(a, b)\n"
-      "}\n"
-      "fused_dus {\n"
-      "  p0 = f32[4,8] parameter(0)\n"
-      "  p1 = f32[1,8] parameter(1)\n"
-      "  z = s32[] constant(0)\n"
-      "  ROOT d = f32[4,8] dynamic-update-slice(p0, p1, z, z)\n"
-      "}\n"
-      "ENTRY main {\n"
-      "  p = f32[8,4] parameter(0)\n"
-      "  q = f32[1,8] parameter(1)\n"
-      "  i = s32[] parameter(2)\n"
-      "  z = s32[] constant(0)\n"
-      "  ix = s32[1,1] reshape(i)\n";
-  const char *scatter =
-      "update_window_dims={1}, inserted_window_dims={0}, "
-      "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n";
+  const char *head = "HloModule ip\n" UPDATE_COMPUTATIONS
+                     "ENTRY main {\n"
+                     "  p = f32[8,4] parameter(0)\n"
+                     "  q = f32[1,8] parameter(1)\n"
+                     "  i = s32[] parameter(2)\n"
+                     "  z = s32[] constant(0)\n"
+                     "  ix = s32[1,1] reshape(i)\n";
+  const char *scatter = SCATTER_ROW_ATTRIBUTES;
   char text[4096];
   /* a chain of three updates of a transpose's buffer, then its last read */
   snprintf(text, sizeof text,
@@ -1813,21 +1818,10 @@ static void test_update_in_place_outside_loops(void **state) {
   mb_workload_free(w);
 }
 
-/* The entry computation of the donation tests: parameters q (a row), i (an index), c and d
- * (two 4 x 8 arrays), e (a tuple whose element 1 is one), nt (one at shape index {1,1}); then
- * the text of each case. */
-static const char DONATION_COMPUTATIONS[] =
-    "add {\n"
-    "  a = f32[] parameter(0)\n"
-    "  b = f32[] parameter(1)\n"
-    "  ROOT s = f32[] add(a, b)\n"
-    "}\n"
-    "fused_dus {\n"
-    "  p0 = f32[4,8] parameter(0)\n"
-    "  p1 = f32[1,8] parameter(1)\n"
-    "  z = s32[] constant(0)\n"
-    "  ROOT d = f32[4,8] dynamic-update-slice(p0, p1, z, z)\n"
-    "}\n"
+/* The computations and the start of the entry of the donation tests: parameters q (a row), i (an
+ * index), c and d (two 4 x 8 arrays), e (a tuple whose element 1 is one), nt (one at shape index
+ * {1,1}); each case adds its instructions. */
+static const char DONATION_COMPUTATIONS[] = UPDATE_COMPUTATIONS
     "ENTRY main {\n"
     "  q = f32[1,8] parameter(0)\n"
     "  i = s32[] parameter(1)\n"
@@ -1856,9 +1850,7 @@ static void test_update_in_place_of_donated_parameters(void **state) {
       "  u = f32[4,8] dynamic-update-slice(c, q, i, z)\n"
       "  o = f32[4,8] iota(), iota_dimension=0\n"
       "  ROOT r = (f32[4,8], f32[4,8], f32[1,8]) tuple(o, u, q)\n";
-  const char *scatter =
-      "update_window_dims={1}, inserted_window_dims={0}, "
-      "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n";
+  const char *scatter = SCATTER_ROW_ATTRIBUTES;
   char chain[1024];
   snprintf(chain, sizeof chain,
            "  u = f32[4,8] dynamic-update-slice(c, q, i, z)\n"
