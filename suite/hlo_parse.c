@@ -892,7 +892,7 @@ static bool parse_donations(parser *p, mb_hlo_span v, bool alias) {
       while (i < end && p->s[i] == ' ') i++; /* the excerpt starts at the entry */
       return FAIL(p, "expected %s=%s, got '%s'", key, form, excerpt(p, i, ex, sizeof ex));
     }
-    /* the groups first: the helpers below do not match, but keep them apart from p->md */
+    /* the match's groups, read before the helpers below parse them */
     mb_hlo_span output = alias ? group(p, 1) : (mb_hlo_span){0, 0};
     mb_hlo_span number = group(p, alias ? 2 : 1), index = group(p, alias ? 3 : 2);
     mb_hlo_span kind = alias ? group(p, 4) : (mb_hlo_span){0, 0};
