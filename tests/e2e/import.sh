@@ -61,7 +61,7 @@ AwsNeuronTransferWithStaticRing x22, AwsNeuronGelu)" "$T/out" || fail "gpt2 cust
     fail "gpt2 summary: $(cat "$T/out")"
   grep -q "  donations: 2 entry parameter arrays donated to outputs" "$T/out" ||
     fail "gpt2 donations: $(cat "$T/out")"
-  # the BERT Adam step donates 91 parameter arrays to its outputs, none of them updated by an update op
+  # the BERT Adam step donates 91 parameter arrays to outputs; no update op updates one
   expect 0 "$MB" import hlo "$DATA/hlo/bert_pt_xla_adam_step.hlo" -o "$T/b.wl"
   grep -q "  donations: 91 entry parameter arrays donated to outputs" "$T/out" ||
     fail "bert donations: $(cat "$T/out")"
