@@ -1759,6 +1759,168 @@ static bool merge_in_place_updates(importer *im, int32_t root) {
   return true;
 }
 
+/* How a value depends on a buffer: not at all, element by element (each element of the value
+ * from the same element of the buffer, and from nothing else of it), or otherwise. */
+typedef enum { DEP_NONE = 1, DEP_ELEMENTWISE, DEP_OTHER, DEP_VISITING } dependence;
+
+/* Deeper chains of fused producers are taken as DEP_OTHER: a conservative answer, never wrong. */
+#define MAX_DEPENDENCE_DEPTH 256
+
+/* How instruction h of fused computation c depends on its fused parameter p (memo: per
+ * module-wide instruction, 0 not yet known): elementwise through elementwise ops and bitcasts of
+ * p's element count, and a tuple at the root (a multi-output fusion). */
+static dependence fused_dependence(const importer *im, int32_t c, int32_t p, int32_t h,
+                                   int8_t *memo, int depth) {
+  if (h == p) return DEP_ELEMENTWISE;
+  if (memo[h] != 0) return memo[h] == DEP_VISITING ? DEP_OTHER : (dependence)memo[h];
+  if (depth > MAX_DEPENDENCE_DEPTH) return DEP_OTHER;
+  memo[h] = DEP_VISITING;
+  const mb_hlo_module *m = im->m;
+  const mb_hlo_instr *ins = &m->instrs[h];
+  bool tuple_root = h == m->comps[c].root && mb_hlo_span_eq(m, ins->opcode, "tuple");
+  bool keeps_elements = im->gcls[h] == C_ELEMENTWISE || mb_hlo_span_eq(m, ins->opcode, "bitcast");
+  dependence d = DEP_NONE;
+  for (int32_t k = 0; d != DEP_OTHER && k < ins->n_operands; k++) {
+    dependence dk = fused_dependence(im, c, p, operand(im, ins, k), memo, depth + 1);
+    if (dk == DEP_OTHER ||
+        (dk == DEP_ELEMENTWISE && !tuple_root &&
+         (!keeps_elements || shape_of(im, h)->elements != shape_of(im, p)->elements)))
+      d = DEP_OTHER;
+    else if (dk == DEP_ELEMENTWISE)
+      d = DEP_ELEMENTWISE;
+  }
+  memo[h] = (int8_t)d;
+  return d;
+}
+
+/* How flat instruction e's value depends on buffer x (memo: per flat instruction, 0 not yet
+ * known; fmemo: scratch for fused_dependence): through its operands' arrays that x holds, and
+ * through the producers fused into it (elementwise ops, broadcasts and scalar constants, whose
+ * buffers are dead), reached through any aliasing. */
+static dependence value_dependence(const importer *im, int32_t e, int32_t x, int8_t *memo,
+                                   int8_t *fmemo, int depth) {
+  if (memo[e] != 0) return memo[e] == DEP_VISITING ? DEP_OTHER : (dependence)memo[e];
+  if (depth > MAX_DEPENDENCE_DEPTH) return DEP_OTHER;
+  memo[e] = DEP_VISITING;
+  const mb_hlo_module *m = im->m;
+  const mb_hlo_instr *ins = &m->instrs[im->fi[e].g];
+  bool fusion = mb_hlo_span_eq(m, ins->opcode, "fusion") && ins->n_called == 1;
+  int64_t elements = shape_of(im, im->fi[e].g)->elements;
+  dependence d = DEP_NONE;
+  for (int32_t k = 0; d != DEP_OTHER && k < ins->n_operands; k++) {
+    int32_t o = flat_operand(im, e, k);
+    for (int32_t j = 0; d != DEP_OTHER && j < n_leaves(im, o); j++) {
+      int32_t b = im->leaf_buf[im->leaf_start[o] + j];
+      dependence dk = DEP_NONE;
+      if (b >= 0 && holder(im, b) == x) {
+        if (n_leaves(im, o) != 1) {
+          dk = DEP_OTHER;
+        } else if (im->cls[e] == C_ELEMENTWISE) {
+          dk = shape_of(im, im->fi[o].g)->elements == elements ? DEP_ELEMENTWISE : DEP_OTHER;
+        } else if (fusion) {
+          int32_t c = m->refs[ins->called], p = -1;
+          const mb_hlo_computation *fc = &m->comps[c];
+          for (int32_t h = fc->first_instr; h < fc->first_instr + fc->n_instrs; h++)
+            if (im->gcls[h] == C_PARAMETER && m->instrs[h].index == k) p = h;
+          if (p >= 0) memset(fmemo + fc->first_instr, 0, (size_t)fc->n_instrs);
+          dk = p >= 0 ? fused_dependence(im, c, p, fc->root, fmemo, 0) : DEP_OTHER;
+        } else {
+          dk = DEP_OTHER;
+        }
+      } else if (b >= 0 && im->bufs[b].dead) { /* a producer fused into e */
+        dk = value_dependence(im, im->bufs[b].def, x, memo, fmemo, depth + 1);
+        if (dk == DEP_ELEMENTWISE && im->cls[e] != C_ELEMENTWISE) dk = DEP_OTHER;
+      }
+      if (dk != DEP_NONE) d = dk;
+    }
+  }
+  memo[e] = (int8_t)d;
+  return d;
+}
+
+/* Whether the donated entry parameter array x may hold output buffer t, as XLA's buffer
+ * assignment writes an output into the parameter buffer aliased to it: t is an output of x's
+ * size computed outside every loop, and nothing reads x after the op that computes t; that op
+ * may read x itself only element by element, as XLA shares an operand's buffer with an
+ * elementwise user (an Adam step's fused update of a weight, say). */
+static bool may_hold_output(const importer *im, int32_t x, int32_t t, int8_t *memo, int8_t *fmemo) {
+  if (t < 0 || t == x || holder(im, t) != t || im->bufs[t].dead || !im->bufs[t].output ||
+      read_only(im, t) || im->bufs[t].size != im->bufs[x].size)
+    return false;
+  int32_t p = im->bufs[t].def;
+  if (im->fi[p].loop >= 0 || im->fused[p]) return false;
+  bool read_by_p = false;
+  const int_list *rd = &im->bufs[x].readers;
+  for (int32_t k = 0; k < rd->n; k++) {
+    int32_t r = rd->v[k], last = r;
+    if (im->fused[r]) continue;
+    for (int32_t loop = im->fi[r].loop; loop >= 0; loop = im->fi[loop].loop)
+      last = im->fi[loop].loop_last; /* a parameter is read again in every run */
+    if (last > p) return false;
+    read_by_p = read_by_p || r == p;
+  }
+  if (!read_by_p) return true;
+  memset(memo, 0, (size_t)im->n);
+  return value_dependence(im, p, x, memo, fmemo, 0) == DEP_ELEMENTWISE;
+}
+
+/* Replaces buffer t by buffer x in list l (once; dropped if x is in it already). */
+static bool list_replace(int_list *l, int32_t t, int32_t x) {
+  for (int32_t j = 0; j < l->n; j++) {
+    if (l->v[j] != t) continue;
+    if (list_has(l, x))
+      l->v[j] = l->v[--l->n];
+    else
+      l->v[j] = x;
+    return true;
+  }
+  return false;
+}
+
+/* Outputs written into their donated parameter's buffer (mark_donations), as XLA writes them:
+ * each donated array that does not hold an output yet (an update of it in place,
+ * merge_in_place_updates) holds the output it is donated to (for a buffer donor, the first
+ * output of its size that it may hold) when may_hold_output allows it. Called once the reads
+ * are known and producers fused, which may_hold_output judges; the output's readers then read
+ * the parameter's buffer. Counts them in the report. */
+static bool merge_donated_outputs(importer *im, int32_t root) {
+  if (im->m->n_donations == 0) return true;
+  int8_t *memo = malloc((size_t)im->n);
+  int8_t *fmemo = malloc((size_t)(im->m->n_instrs > 0 ? im->m->n_instrs : 1));
+  bool ok = memo && fmemo;
+  for (int32_t x = 0; ok && x < im->n_bufs; x++) {
+    buffer_info *bx = &im->bufs[x];
+    if (bx->donated_to == NOT_DONATED || bx->updated_in_place || bx->merged_into >= 0) continue;
+    if (bx->output) { /* returned as it came, or returned and its output computed elsewhere */
+      int32_t to = bx->donated_to;
+      if (to == DONATED_ANY || holder(im, im->leaf_buf[im->leaf_start[root] + to]) == x)
+        im->rep->n_donated_returned++;
+      continue;
+    }
+    int32_t t = -1;
+    for (int32_t k = 0; t < 0 && k < n_leaves(im, root); k++) {
+      int32_t c = holder(im, im->leaf_buf[im->leaf_start[root] + k]);
+      if ((bx->donated_to == DONATED_ANY || bx->donated_to == k) &&
+          may_hold_output(im, x, c, memo, fmemo))
+        t = c;
+    }
+    if (t < 0) continue;
+    im->bufs[t].merged_into = x;
+    bx->output = true;
+    im->rep->n_outputs_into_donated++;
+    const int_list *rd = &im->bufs[t].readers;
+    for (int32_t k = 0; ok && k < rd->n; k++) {
+      int32_t r = rd->v[k];
+      list_replace(&im->fused_reads[r], t, x);
+      if (list_replace(&im->reads[r], t, x) && !list_has(&bx->readers, r))
+        ok = list_push(&bx->readers, r);
+    }
+  }
+  free(memo);
+  free(fmemo);
+  return ok ? true : mb_fail(im->err, "%s: out of memory", im->path);
+}
+
 /* Whether op e reads only a part of its operand k, and how many bytes (*bytes), as XLA's cost
  * analysis counts them: a slice, a dynamic-slice or a gather its result's bytes of operand 0; an
  * in-place update of operand `updated` (updated_operand's answer for e, of `update` bytes)
@@ -2063,6 +2225,7 @@ mb_workload *mb_hlo_import_text(const char *text, size_t len, const char *path,
     }
   }
   if (opt->fusion && !fuse(&im)) goto done;
+  if (!merge_donated_outputs(&im, root)) goto done;
   w = build(&im);
 done:
   importer_free(&im);

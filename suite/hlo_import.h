@@ -72,8 +72,10 @@ typedef struct mb_hlo_report {
    * place") */
   int32_t n_updates_in_place, n_updates_copied;
   /* entry parameter arrays that the header donates (input_output_alias or buffer_donor:
-   * datasets/HLO_IMPORT.md, "Donated parameters"), and the updates in place into one of them */
-  int32_t n_donated_arrays, n_updates_into_donated;
+   * datasets/HLO_IMPORT.md, "Donated parameters"); of them, those that an update in place
+   * writes its output into, those that another op writes its output into, and those returned
+   * unchanged as their output (the others and their outputs are two buffers) */
+  int32_t n_donated_arrays, n_updates_into_donated, n_outputs_into_donated, n_donated_returned;
   /* FLOPs of the schedule's while loops that are one op (not inlined; bodies and conditions,
    * trip counts applied), and of the whole program: inside such a loop, buffers are not
    * modelled */

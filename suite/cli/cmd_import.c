@@ -204,11 +204,18 @@ int mb_cmd_import(int argc, char **argv) {
           "  conditionals: %d inlined into the schedule as their most expensive branch (by "
           "FLOPs); the other branches' buffers are not in the workload\n",
           rep.n_inlined_conditionals);
-    if (rep.n_donated_arrays > 0)
+    if (rep.n_donated_arrays > 0) {
+      int held = rep.n_outputs_into_donated + rep.n_updates_into_donated;
+      int apart = rep.n_donated_arrays - held - rep.n_donated_returned;
       printf(
           "  donations: %d entry parameter array%s donated to outputs (input_output_alias, "
-          "buffer_donor); an update of one into its output is made in place\n",
-          rep.n_donated_arrays, rep.n_donated_arrays == 1 ? "" : "s");
+          "buffer_donor): %d %s, %d %s, %d %s (two buffers)\n",
+          rep.n_donated_arrays, rep.n_donated_arrays == 1 ? "" : "s", held,
+          held == 1 ? "holds the output written into it" : "hold the output written into them",
+          rep.n_donated_returned,
+          rep.n_donated_returned == 1 ? "is returned unchanged" : "are returned unchanged", apart,
+          apart == 1 ? "stays apart from its output" : "stay apart from their output");
+    }
     if (rep.n_updates_in_place + rep.n_updates_copied > 0) {
       char donated[96] = "";
       if (rep.n_updates_into_donated > 0)

@@ -46,10 +46,10 @@ if [ -d "$DATA/hlo" ]; then
     expect 0 "$MB" import hlo "$DATA/hlo/$f.hlo" -o "$T/$f.nofusion.wl" --no-fusion
     grep -q "imported $f: $ops0 ops, $bufs0 buffers" "$T/out" || fail "$f no fusion: $(head -1 "$T/out")"
   done <<'LIST'
-bert_pt_xla_adam_step|122|252|734|898
+bert_pt_xla_adam_step|122|162|734|808
 gpt2_pt_xla|47|77|119|160
 graphsage_tf|32|46|69|104
-mlp_pt_xla|43|52|121|155
+mlp_pt_xla|43|46|121|149
 ssd_mobilenet_tf|59|160|289|467
 LIST
   # custom-calls of unknown cost (AWS Neuron's targets) are named in a warning; FLOPs unchanged
@@ -59,13 +59,23 @@ AwsNeuronTransferWithStaticRing x22, AwsNeuronGelu)" "$T/out" || fail "gpt2 cust
   grep -q "3.67167e+08 FLOPs" "$T/out" || fail "gpt2 FLOPs: $(cat "$T/out")"
   grep -q " 23 custom-calls of unknown cost, 0 GEMM custom-calls estimated," "$T/out" ||
     fail "gpt2 summary: $(cat "$T/out")"
-  grep -q "  donations: 2 entry parameter arrays donated to outputs" "$T/out" ||
-    fail "gpt2 donations: $(cat "$T/out")"
-  # the BERT Adam step donates 91 parameter arrays to outputs; no update op updates one
+  # gpt2's two donated KV caches: each output is a scatter into a transfer's copy of it
+  grep -qx "  donations: 2 entry parameter arrays donated to outputs (input_output_alias, \
+buffer_donor): 0 hold the output written into them, 0 are returned unchanged, 2 stay apart from \
+their output (two buffers)" "$T/out" || fail "gpt2 donations: $(cat "$T/out")"
+  # the BERT Adam step donates 91 parameter arrays to outputs; no update op updates one, and the
+  # add that computes each new weight or moment, the parameter's last read, writes 90 of them
+  # in place (one is donated to a constant)
   expect 0 "$MB" import hlo "$DATA/hlo/bert_pt_xla_adam_step.hlo" -o "$T/b.wl"
-  grep -q "  donations: 91 entry parameter arrays donated to outputs" "$T/out" ||
+  grep -q "  donations: 91 entry parameter arrays donated to outputs (input_output_alias, \
+buffer_donor): 90 hold the output written into them, 0 are returned unchanged, 1 stays apart \
+from its output (two buffers)" "$T/out" ||
     fail "bert donations: $(cat "$T/out")"
   grep -q "into a donated entry parameter" "$T/out" && fail "bert donated updates: $(cat "$T/out")"
+  expect 0 "$MB" import hlo "$DATA/hlo/mlp_pt_xla.hlo" -o "$T/m.wl"
+  grep -q "  donations: 8 entry parameter arrays donated to outputs (input_output_alias, \
+buffer_donor): 6 hold the output written into them, 2 are returned unchanged, 0 stay" "$T/out" ||
+    fail "mlp donations: $(cat "$T/out")"
   expect 0 "$MB" import hlo "$DATA/hlo/graphsage_tf.hlo" -o "$T/g.wl"
   grep -q "custom-calls with unknown cost" "$T/out" && fail "graphsage warning: $(cat "$T/out")"
   grep -q "donations:" "$T/out" && fail "graphsage (no donation) listed donations: $(cat "$T/out")"
@@ -226,7 +236,8 @@ grep -qx "  updates (dynamic-update-slice, scatter): 2 in place in their operand
 them into a donated entry parameter), 0 copies" "$T/out" || fail "donated update: $(cat "$T/out")"
 grep -q "^buffer c " "$T/don.wl" && fail "donated update kept its own buffer: $(cat "$T/don.wl")"
 grep -qx "  donations: 1 entry parameter array donated to outputs (input_output_alias, \
-buffer_donor); an update of one into its output is made in place" "$T/out" ||
+buffer_donor): 1 holds the output written into it, 0 are returned unchanged, 0 stay apart from \
+their output (two buffers)" "$T/out" ||
   fail "donations line: $(cat "$T/out")"
 # a decoding step: a 1 x 64 row written into a donated 128 x 64 cache, then read; the numbers
 # that datasets/HLO_IMPORT.md ("Donated parameters") quotes, with the donation and without
