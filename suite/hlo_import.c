@@ -1768,7 +1768,7 @@ typedef enum { DEP_NONE = 1, DEP_ELEMENTWISE, DEP_OTHER, DEP_VISITING } dependen
 
 /* How instruction h of fused computation c depends on its fused parameter p (memo: per
  * module-wide instruction, 0 not yet known): elementwise through elementwise ops and bitcasts of
- * p's element count, and a tuple at the root (a multi-output fusion). */
+ * p's element count, and tuples (a multi-output fusion's root). */
 static dependence fused_dependence(const importer *im, int32_t c, int32_t p, int32_t h,
                                    int8_t *memo, int depth) {
   if (h == p) return DEP_ELEMENTWISE;
@@ -1777,13 +1777,13 @@ static dependence fused_dependence(const importer *im, int32_t c, int32_t p, int
   memo[h] = DEP_VISITING;
   const mb_hlo_module *m = im->m;
   const mb_hlo_instr *ins = &m->instrs[h];
-  bool tuple_root = h == m->comps[c].root && mb_hlo_span_eq(m, ins->opcode, "tuple");
+  bool tuple = mb_hlo_span_eq(m, ins->opcode, "tuple");
   bool keeps_elements = im->gcls[h] == C_ELEMENTWISE || mb_hlo_span_eq(m, ins->opcode, "bitcast");
   dependence d = DEP_NONE;
   for (int32_t k = 0; d != DEP_OTHER && k < ins->n_operands; k++) {
     dependence dk = fused_dependence(im, c, p, operand(im, ins, k), memo, depth + 1);
     if (dk == DEP_OTHER ||
-        (dk == DEP_ELEMENTWISE && !tuple_root &&
+        (dk == DEP_ELEMENTWISE && !tuple &&
          (!keeps_elements || shape_of(im, h)->elements != shape_of(im, p)->elements)))
       d = DEP_OTHER;
     else if (dk == DEP_ELEMENTWISE)
@@ -1838,17 +1838,15 @@ static dependence value_dependence(const importer *im, int32_t e, int32_t x, int
   return d;
 }
 
-/* Whether the donated entry parameter array x may hold output buffer t, as XLA's buffer
- * assignment writes an output into the parameter buffer aliased to it: t is an output of x's
- * size computed outside every loop, and nothing reads x after the op that computes t; that op
- * may read x itself only element by element, as XLA shares an operand's buffer with an
- * elementwise user (an Adam step's fused update of a weight, say). */
+/* Whether the donated entry parameter array x, no output, may hold output buffer t (the buffer
+ * that holds a root's leaf: never fused away), as XLA's buffer assignment writes an output into
+ * the parameter buffer aliased to it: t is of x's size and computed by an op, and nothing reads
+ * x after that op (a read inside a loop: after the loop's end); the op may read x itself only
+ * element by element, as XLA shares an operand's buffer with an elementwise user (an Adam
+ * step's fused update of a weight, say). */
 static bool may_hold_output(const importer *im, int32_t x, int32_t t, int8_t *memo, int8_t *fmemo) {
-  if (t < 0 || t == x || holder(im, t) != t || im->bufs[t].dead || !im->bufs[t].output ||
-      read_only(im, t) || im->bufs[t].size != im->bufs[x].size)
-    return false;
+  if (t < 0 || read_only(im, t) || im->bufs[t].size != im->bufs[x].size) return false;
   int32_t p = im->bufs[t].def;
-  if (im->fi[p].loop >= 0 || im->fused[p]) return false;
   bool read_by_p = false;
   const int_list *rd = &im->bufs[x].readers;
   for (int32_t k = 0; k < rd->n; k++) {
@@ -1865,16 +1863,15 @@ static bool may_hold_output(const importer *im, int32_t x, int32_t t, int8_t *me
 }
 
 /* Replaces buffer t by buffer x in list l (once; dropped if x is in it already). */
-static bool list_replace(int_list *l, int32_t t, int32_t x) {
+static void list_replace(int_list *l, int32_t t, int32_t x) {
   for (int32_t j = 0; j < l->n; j++) {
     if (l->v[j] != t) continue;
     if (list_has(l, x))
       l->v[j] = l->v[--l->n];
     else
       l->v[j] = x;
-    return true;
+    return;
   }
-  return false;
 }
 
 /* Outputs written into their donated parameter's buffer (mark_donations), as XLA writes them:
@@ -1890,7 +1887,7 @@ static bool merge_donated_outputs(importer *im, int32_t root) {
   bool ok = memo && fmemo;
   for (int32_t x = 0; ok && x < im->n_bufs; x++) {
     buffer_info *bx = &im->bufs[x];
-    if (bx->donated_to == NOT_DONATED || bx->updated_in_place || bx->merged_into >= 0) continue;
+    if (bx->donated_to == NOT_DONATED || bx->updated_in_place) continue; /* counted there */
     if (bx->output) { /* returned as it came, or returned and its output computed elsewhere */
       int32_t to = bx->donated_to;
       if (to == DONATED_ANY || holder(im, im->leaf_buf[im->leaf_start[root] + to]) == x)
@@ -1912,8 +1909,8 @@ static bool merge_donated_outputs(importer *im, int32_t root) {
     for (int32_t k = 0; ok && k < rd->n; k++) {
       int32_t r = rd->v[k];
       list_replace(&im->fused_reads[r], t, x);
-      if (list_replace(&im->reads[r], t, x) && !list_has(&bx->readers, r))
-        ok = list_push(&bx->readers, r);
+      list_replace(&im->reads[r], t, x);
+      if (!list_has(&bx->readers, r)) ok = list_push(&bx->readers, r);
     }
   }
   free(memo);

@@ -1953,6 +1953,8 @@ static void test_update_in_place_of_donated_parameters(void **state) {
         fail_msg("%s: %d in place, %d into a donated parameter, %d copied; expected %d, %d, 0",
                  cases[k].what, rep.n_updates_in_place, rep.n_updates_into_donated,
                  rep.n_updates_copied, cases[k].in_place, cases[k].in_place);
+      assert_int_equal(rep.n_outputs_into_donated, 0); /* counted as updates, not again */
+      assert_int_equal(rep.n_donated_returned, 0);
       /* the update writes its row and reads nothing of the rest; the donated buffer holds the
        * output: live from the start to the end, pinned as a parameter and as an output */
       assert_true(mb_workload_find_buffer(w, "u") < 0);
@@ -2021,9 +2023,26 @@ static void test_update_in_place_of_donated_parameters(void **state) {
       "t.hlo:1: buffer_donor: parameter 1: the entry computation has no parameter 1");
 }
 
-/* Computations for test_outputs_into_donated_parameters: an elementwise loop fusion, one that
- * transposes its parameter there and back, and a multi-output one. */
+/* Computations for test_outputs_into_donated_parameters: an elementwise loop fusion, one
+ * elementwise in its parameter 0 only, one that transposes its parameter there and back, a
+ * multi-output one, and a sort's comparison. */
 static const char OUTPUT_DONATION_COMPUTATIONS[] =
+    "fused_mix {\n"
+    "  p0 = f32[4,8] parameter(0)\n"
+    "  p1 = f32[8,4] parameter(1)\n"
+    "  t = f32[4,8] transpose(p1), dimensions={1,0}\n"
+    "  ROOT a = f32[4,8] add(p0, t)\n"
+    "}\n"
+    "sum {\n"
+    "  a = f32[] parameter(0)\n"
+    "  b = f32[] parameter(1)\n"
+    "  ROOT s = f32[] add(a, b)\n"
+    "}\n"
+    "lt {\n"
+    "  a = f32[] parameter(0)\n"
+    "  b = f32[] parameter(1)\n"
+    "  ROOT l = pred[] compare(a, b), direction=LT\n"
+    "}\n"
     "fused_axpy {\n"
     "  p0 = f32[4,8] parameter(0)\n"
     "  p1 = f32[4,8] parameter(1)\n"
@@ -2044,7 +2063,9 @@ static const char OUTPUT_DONATION_COMPUTATIONS[] =
     "}\n"
     "ENTRY main {\n"
     "  c = f32[4,8] parameter(0)\n"
-    "  d = f32[4,8] parameter(1)\n";
+    "  d = f32[4,8] parameter(1)\n"
+    "  v = f32[8,4] parameter(2)\n"
+    "  z = f32[] constant(0)\n";
 
 /* An output that the header donates an entry parameter's array to (input_output_alias; a
  * buffer_donor: any output of its size) is written into that array's buffer when nothing reads
@@ -2073,6 +2094,14 @@ static void test_outputs_into_donated_parameters(void **state) {
        "  o = f32[4,8] fusion(c, d), kind=kLoop, calls=fused_axpy\n"
        "  ROOT r = (f32[4,8]) tuple(o)\n",
        "c", "c", 0},
+      {"a fusion elementwise in that parameter", "{ {0}: (0, {}) }",
+       "  o = f32[4,8] fusion(c, v), kind=kLoop, calls=fused_mix\n"
+       "  ROOT r = (f32[4,8]) tuple(o)\n",
+       "c", "c", 0},
+      {"read by a later op", "{ {0}: (0, {}) }",
+       "  o = f32[4,8] add(c, d)\n  n = f32[4,8] negate(o)\n"
+       "  ROOT r = (f32[4,8], f32[4,8]) tuple(o, n)\n",
+       "c", "c", 0},
       {"the root itself", "{ {}: (1, {}) }", "  ROOT o = f32[4,8] subtract(c, d)\n", "d", "d", 0},
       {"a parameter returned unchanged beside it", "{ {1}: (0, {}), {0}: (1, {}) }",
        "  o = f32[4,8] add(c, d)\n  ROOT r = (f32[4,8], f32[4,8]) tuple(d, o)\n", "c", "c", 1},
@@ -2083,6 +2112,20 @@ static void test_outputs_into_donated_parameters(void **state) {
       {"read after the output's op", "{ {0}: (0, {}) }",
        "  o = f32[4,8] add(c, d)\n  a = f32[4,8] multiply(o, c)\n"
        "  ROOT r = (f32[4,8], f32[4,8]) tuple(o, a)\n",
+       NULL, NULL, 0},
+      {"donated to a parameter it never reads", "{ {0}: (0, {}) }",
+       "  o = f32[4,8] negate(d)\n  ROOT r = (f32[4,8], f32[4,8]) tuple(d, o)\n", NULL, NULL, 0},
+      {"a fusion that transposes that parameter", "{ {0}: (2, {}) }",
+       "  o = f32[4,8] fusion(c, v), kind=kLoop, calls=fused_mix\n"
+       "  ROOT r = (f32[4,8]) tuple(o)\n",
+       NULL, NULL, 0},
+      {"a sort of it", "{ {0}: (0, {}) }",
+       "  o = f32[4,8] sort(c), dimensions={1}, to_apply=lt\n  ROOT r = (f32[4,8]) tuple(o)\n",
+       NULL, NULL, 0},
+      {"a tuple operand holding it", "{ {0}: (0, {}) }",
+       "  t = (f32[4,8], f32[4,8]) tuple(d, c)\n"
+       "  o = f32[4,8] custom-call(t), custom_call_target=\"combine\"\n"
+       "  ROOT r = (f32[4,8]) tuple(o)\n",
        NULL, NULL, 0},
       {"read whole by the output's op", "{ {0}: (0, {}) }",
        "  o = f32[4,8] reverse(c), dimensions={0}\n  ROOT r = (f32[4,8]) tuple(o)\n", NULL, NULL,
@@ -2127,6 +2170,7 @@ static void test_outputs_into_donated_parameters(void **state) {
         const mb_use *u = use_of(w, held, "o");
         assert_non_null(u);
         assert_int_equal(u->bytes_written, 128);
+        if (mb_workload_find_op(w, "n") >= 0) expect_use(w, held, "n", 128, 0);
       } else {
         assert_true(mb_workload_find_buffer(w, "o") >= 0);
       }
@@ -2152,12 +2196,66 @@ static void test_outputs_into_donated_parameters(void **state) {
     mb_workload *w = import_str(text, true, &rep, &err);
     if (!w) fail_msg("%s: %s", headers[k], err.message);
     assert_int_equal(rep.n_outputs_into_donated, 2);
-    assert_int_equal(w->n_buffers, 2);
+    assert_int_equal(w->n_buffers, 4); /* c, d and the unread v and z */
     assert_true(mb_workload_find_buffer(w, "f#0") < 0 && mb_workload_find_buffer(w, "f#1") < 0);
     expect_use(w, "c", "f", 128, 128);
     expect_use(w, "d", "f", 128, 128);
     mb_workload_free(w);
   }
+
+  /* a buffer donor takes the first output of its size */
+  snprintf(text, sizeof text, "HloModule od, buffer_donor={ (0, {}) }\n%s%s}\n",
+           OUTPUT_DONATION_COMPUTATIONS,
+           "  s = f32[4] reduce(c, z), dimensions={1}, to_apply=sum\n"
+           "  o = f32[4,8] add(c, d)\n  ROOT r = (f32[4], f32[4,8]) tuple(s, o)\n");
+  {
+    mb_hlo_report rep;
+    mb_error err = {{0}};
+    mb_workload *w = import_str(text, true, &rep, &err);
+    if (!w) fail_msg("%s", err.message);
+    assert_int_equal(rep.n_outputs_into_donated, 1);
+    assert_true(mb_workload_find_buffer(w, "o") < 0 && mb_workload_find_buffer(w, "s") >= 0);
+    mb_workload_free(w);
+  }
+
+  /* past MAX_DEPENDENCE_DEPTH producers fused into the output's op, or instructions in a fusion,
+   * the answer is the conservative one: two buffers (no fusion: c's last read is the first
+   * negate, before o) */
+  char deep[16384], fused_deep[16384];
+  size_t used = 0, fused_used = 0;
+  used += (size_t)snprintf(deep, sizeof deep, "  n0 = f32[4,8] negate(c)\n");
+  fused_used += (size_t)snprintf(fused_deep, sizeof fused_deep,
+                                 "deep {\n  p0 = f32[4,8] parameter(0)\n  n0 = f32[4,8] "
+                                 "negate(p0)\n");
+  for (int k = 1; k < 300; k++) {
+    used += (size_t)snprintf(deep + used, sizeof deep - used, "  n%d = f32[4,8] negate(n%d)\n", k,
+                             k - 1);
+    fused_used += (size_t)snprintf(fused_deep + fused_used, sizeof fused_deep - fused_used,
+                                   "  n%d = f32[4,8] negate(n%d)\n", k, k - 1);
+  }
+  snprintf(deep + used, sizeof deep - used,
+           "  o = f32[4,8] add(n299, d)\n  ROOT r = (f32[4,8]) tuple(o)\n");
+  snprintf(fused_deep + fused_used, sizeof fused_deep - fused_used,
+           "  ROOT o = f32[4,8] add(n299, p0)\n}\n");
+  char *big = malloc(40000);
+  assert_non_null(big);
+  for (int k = 0; k < 3; k++) {
+    if (k < 2)
+      snprintf(big, 40000, "HloModule od, input_output_alias={ {0}: (0, {}) }\n%s%s}\n",
+               OUTPUT_DONATION_COMPUTATIONS, deep);
+    else
+      snprintf(
+          big, 40000, "HloModule od, input_output_alias={ {0}: (0, {}) }\n%s%s%s}\n", fused_deep,
+          OUTPUT_DONATION_COMPUTATIONS,
+          "  o = f32[4,8] fusion(c), kind=kLoop, calls=deep\n  ROOT r = (f32[4,8]) tuple(o)\n");
+    mb_hlo_report rep;
+    mb_error err = {{0}};
+    mb_workload *w = import_str(big, k != 0, &rep, &err);
+    if (!w) fail_msg("%s", err.message);
+    assert_int_equal(rep.n_outputs_into_donated, k == 0 ? 1 : 0);
+    mb_workload_free(w);
+  }
+  free(big);
 
   /* unpinned (--no-pin-params --no-pin-outputs), the parameter's buffer may go to fast memory
    * like any other: it holds the output live to the end */
