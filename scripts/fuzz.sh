@@ -90,7 +90,14 @@ for target in "$build"/fuzz_*; do
         'ENTRY main {' '  p = f32[8,4] parameter(0)' '  q = f32[1,8] parameter(1)' '  i = s32[] parameter(2)' '  z = s32[] constant(0)' \
         '  ix = s32[1,1] reshape(i)' '  t = f32[4,8] transpose(p), dimensions={1,0}' '  u = f32[4,8] dynamic-update-slice(t, q, i, z)' \
         '  s = f32[4,8] scatter(u, ix, q), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add' \
-        '  ROOT n = f32[4,8] negate(s)' '}' >"$corpus"/inplace.hlo ;;
+        '  ROOT n = f32[4,8] negate(s)' '}' >"$corpus"/inplace.hlo
+      # donated parameters that hold the outputs of an elementwise multi-output fusion
+      printf '%s\n' 'HloModule adam, input_output_alias={ {0}: (0, {}), {1}: (1, {}, must-alias) }' 'fused {' \
+        '  p0 = f32[4,8] parameter(0)' '  p1 = f32[4,8] parameter(1)' '  m = f32[4,8] multiply(p0, p1)' \
+        '  a = f32[4,8] add(p0, m)' '  ROOT t = (f32[4,8], f32[4,8]) tuple(a, m)' '}' 'ENTRY main {' \
+        '  w = f32[4,8] parameter(0)' '  v = f32[4,8] parameter(1)' '  g = f32[4,8] parameter(2)' '  n = f32[4,8] negate(g)' \
+        '  f = (f32[4,8], f32[4,8]) fusion(w, n), kind=kLoop, calls=fused' '  w1 = f32[4,8] get-tuple-element(f), index=0' \
+        '  v1 = f32[4,8] add(v, n)' '  ROOT r = (f32[4,8], f32[4,8]) tuple(w1, v1)' '}' >"$corpus"/adam.hlo ;;
     fuzz_csv) cp "$data"/minimalloc/*.csv "$corpus"/ 2>/dev/null || true ;;
     fuzz_catalogue) cp datasets/catalogue.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_hardware) cp datasets/hardware/*.txt "$corpus"/ 2>/dev/null || true ;;
