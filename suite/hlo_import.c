@@ -1879,7 +1879,8 @@ static void list_replace(int_list *l, int32_t t, int32_t x) {
  * merge_in_place_updates) holds the output it is donated to (for a buffer donor, the first
  * output of its size that it may hold) when may_hold_output allows it. Called once the reads
  * are known and producers fused, which may_hold_output judges; the output's readers then read
- * the parameter's buffer. Counts them in the report. */
+ * the parameter's buffer. Counts in the report the donated arrays that hold their output, by
+ * an update or so, and those returned unchanged. */
 static bool merge_donated_outputs(importer *im, int32_t root) {
   if (im->m->n_donations == 0) return true;
   int8_t *memo = malloc((size_t)im->n);
@@ -1887,7 +1888,11 @@ static bool merge_donated_outputs(importer *im, int32_t root) {
   bool ok = memo && fmemo;
   for (int32_t x = 0; ok && x < im->n_bufs; x++) {
     buffer_info *bx = &im->bufs[x];
-    if (bx->donated_to == NOT_DONATED || bx->updated_in_place) continue; /* counted there */
+    if (bx->donated_to == NOT_DONATED) continue;
+    if (bx->updated_in_place) { /* holds the output its updates compute */
+      im->rep->n_donated_holding++;
+      continue;
+    }
     if (bx->output) { /* returned as it came, or returned and its output computed elsewhere */
       int32_t to = bx->donated_to;
       if (to == DONATED_ANY || holder(im, im->leaf_buf[im->leaf_start[root] + to]) == x)
@@ -1904,7 +1909,7 @@ static bool merge_donated_outputs(importer *im, int32_t root) {
     if (t < 0) continue;
     im->bufs[t].merged_into = x;
     bx->output = true;
-    im->rep->n_outputs_into_donated++;
+    im->rep->n_donated_holding++;
     const int_list *rd = &im->bufs[t].readers;
     for (int32_t k = 0; ok && k < rd->n; k++) {
       int32_t r = rd->v[k];

@@ -72,10 +72,11 @@ typedef struct mb_hlo_report {
    * place") */
   int32_t n_updates_in_place, n_updates_copied;
   /* entry parameter arrays that the header donates (input_output_alias or buffer_donor:
-   * datasets/HLO_IMPORT.md, "Donated parameters"); of them, those that an update in place
-   * writes its output into, those that another op writes its output into, and those returned
-   * unchanged as their output (the others and their outputs are two buffers) */
-  int32_t n_donated_arrays, n_updates_into_donated, n_outputs_into_donated, n_donated_returned;
+   * datasets/HLO_IMPORT.md, "Donated parameters"), the updates in place into one of them (a
+   * chain of updates counts each), and of the arrays those that hold their output (written in
+   * place by updates or by the op that computes it) and those returned unchanged as their
+   * output (the others and their outputs are two buffers) */
+  int32_t n_donated_arrays, n_updates_into_donated, n_donated_holding, n_donated_returned;
   /* FLOPs of the schedule's while loops that are one op (not inlined; bodies and conditions,
    * trip counts applied), and of the whole program: inside such a loop, buffers are not
    * modelled */

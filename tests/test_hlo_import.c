@@ -152,7 +152,7 @@ static void test_real_files_golden(void **state) {
       assert_int_equal(rep.n_gemm_custom_calls, 0);
       assert_int_equal(rep.n_updates_in_place, g->updates_in_place);
       assert_int_equal(rep.n_updates_copied, 0);
-      assert_int_equal(rep.n_outputs_into_donated, g->donated_outputs);
+      assert_int_equal(rep.n_donated_holding, g->donated_outputs);
       assert_int_equal(rep.n_donated_returned, g->donated_returned);
       assert_string_equal(mb_hlo_report_targets(&rep, targets, sizeof targets), g->targets);
       assert_int_equal(st.n_ops, fusion ? g->ops_fused : g->ops);
@@ -1953,7 +1953,7 @@ static void test_update_in_place_of_donated_parameters(void **state) {
         fail_msg("%s: %d in place, %d into a donated parameter, %d copied; expected %d, %d, 0",
                  cases[k].what, rep.n_updates_in_place, rep.n_updates_into_donated,
                  rep.n_updates_copied, cases[k].in_place, cases[k].in_place);
-      assert_int_equal(rep.n_outputs_into_donated, 0); /* counted as updates, not again */
+      assert_int_equal(rep.n_donated_holding, 1); /* the array, however many updates */
       assert_int_equal(rep.n_donated_returned, 0);
       /* the update writes its row and reads nothing of the rest; the donated buffer holds the
        * output: live from the start to the end, pinned as a parameter and as an output */
@@ -2157,11 +2157,11 @@ static void test_outputs_into_donated_parameters(void **state) {
       mb_workload *w = import_str(text, fusion, &rep, &err);
       if (!w) fail_msg("%s: %s", cases[k].what, err.message);
       int held_count = held ? 1 : 0;
-      if (rep.n_outputs_into_donated != held_count || rep.n_donated_returned != cases[k].returned ||
+      if (rep.n_donated_holding != held_count || rep.n_donated_returned != cases[k].returned ||
           w->n_buffers != plain->n_buffers - held_count)
         fail_msg("%s, fusion %d: %d outputs held, %d returned, %d buffers; expected %d, %d, %d",
-                 cases[k].what, fusion, rep.n_outputs_into_donated, rep.n_donated_returned,
-                 w->n_buffers, held_count, cases[k].returned, plain->n_buffers - held_count);
+                 cases[k].what, fusion, rep.n_donated_holding, rep.n_donated_returned, w->n_buffers,
+                 held_count, cases[k].returned, plain->n_buffers - held_count);
       assert_int_equal(rep.n_updates_into_donated, 0);
       if (held) { /* the op that computes o writes it into the parameter's buffer */
         assert_true(mb_workload_find_buffer(w, "o") < 0);
@@ -2195,7 +2195,7 @@ static void test_outputs_into_donated_parameters(void **state) {
     mb_error err = {{0}};
     mb_workload *w = import_str(text, true, &rep, &err);
     if (!w) fail_msg("%s: %s", headers[k], err.message);
-    assert_int_equal(rep.n_outputs_into_donated, 2);
+    assert_int_equal(rep.n_donated_holding, 2);
     assert_int_equal(w->n_buffers, 4); /* c, d and the unread v and z */
     assert_true(mb_workload_find_buffer(w, "f#0") < 0 && mb_workload_find_buffer(w, "f#1") < 0);
     expect_use(w, "c", "f", 128, 128);
@@ -2213,7 +2213,7 @@ static void test_outputs_into_donated_parameters(void **state) {
     mb_error err = {{0}};
     mb_workload *w = import_str(text, true, &rep, &err);
     if (!w) fail_msg("%s", err.message);
-    assert_int_equal(rep.n_outputs_into_donated, 1);
+    assert_int_equal(rep.n_donated_holding, 1);
     assert_true(mb_workload_find_buffer(w, "o") < 0 && mb_workload_find_buffer(w, "s") >= 0);
     mb_workload_free(w);
   }
@@ -2252,7 +2252,7 @@ static void test_outputs_into_donated_parameters(void **state) {
     mb_error err = {{0}};
     mb_workload *w = import_str(big, k != 0, &rep, &err);
     if (!w) fail_msg("%s", err.message);
-    assert_int_equal(rep.n_outputs_into_donated, k == 0 ? 1 : 0);
+    assert_int_equal(rep.n_donated_holding, k == 0 ? 1 : 0);
     mb_workload_free(w);
   }
   free(big);

@@ -205,7 +205,7 @@ int mb_cmd_import(int argc, char **argv) {
           "FLOPs); the other branches' buffers are not in the workload\n",
           rep.n_inlined_conditionals);
     if (rep.n_donated_arrays > 0) {
-      int held = rep.n_outputs_into_donated + rep.n_updates_into_donated;
+      int held = rep.n_donated_holding;
       int apart = rep.n_donated_arrays - held - rep.n_donated_returned;
       printf(
           "  donations: %d entry parameter array%s donated to outputs (input_output_alias, "
