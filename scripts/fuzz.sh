@@ -97,7 +97,15 @@ for target in "$build"/fuzz_*; do
         '  a = f32[4,8] add(p0, m)' '  ROOT t = (f32[4,8], f32[4,8]) tuple(a, m)' '}' 'ENTRY main {' \
         '  w = f32[4,8] parameter(0)' '  v = f32[4,8] parameter(1)' '  g = f32[4,8] parameter(2)' '  n = f32[4,8] negate(g)' \
         '  f = (f32[4,8], f32[4,8]) fusion(w, n), kind=kLoop, calls=fused' '  w1 = f32[4,8] get-tuple-element(f), index=0' \
-        '  v1 = f32[4,8] add(v, n)' '  ROOT r = (f32[4,8], f32[4,8]) tuple(w1, v1)' '}' >"$corpus"/adam.hlo ;;
+        '  v1 = f32[4,8] add(v, n)' '  ROOT r = (f32[4,8], f32[4,8]) tuple(w1, v1)' '}' >"$corpus"/adam.hlo
+      # a scatter of two operands, each updated in place
+      printf '%s\n' 'HloModule vs' 'add2 {' '  a0 = f32[] parameter(0)' '  a1 = s32[] parameter(1)' \
+        '  b0 = f32[] parameter(2)' '  b1 = s32[] parameter(3)' '  s0 = f32[] add(a0, b0)' '  s1 = s32[] add(a1, b1)' \
+        '  ROOT t = (f32[], s32[]) tuple(s0, s1)' '}' 'ENTRY main {' '  p = f32[8,4] parameter(0)' \
+        '  v = s32[8,4] parameter(1)' '  q = f32[1,8] parameter(2)' '  r = s32[1,8] parameter(3)' '  i = s32[] parameter(4)' \
+        '  ix = s32[1,1] reshape(i)' '  t = f32[4,8] transpose(p), dimensions={1,0}' '  m = s32[4,8] transpose(v), dimensions={1,0}' \
+        '  s = (f32[4,8], s32[4,8]) scatter(t, m, ix, q, r), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add2' \
+        '  a = f32[4,8] get-tuple-element(s), index=0' '  ROOT n = f32[4,8] negate(a)' '}' >"$corpus"/variadic.hlo ;;
     fuzz_csv) cp "$data"/minimalloc/*.csv "$corpus"/ 2>/dev/null || true ;;
     fuzz_catalogue) cp datasets/catalogue.txt "$corpus"/ 2>/dev/null || true ;;
     fuzz_hardware) cp datasets/hardware/*.txt "$corpus"/ 2>/dev/null || true ;;

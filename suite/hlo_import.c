@@ -1529,30 +1529,33 @@ static bool may_update(const importer *im, int32_t e) {
   return im->cls[e] == C_DATA || im->cls[e] == C_SCATTER || im->cls[e] == C_CALLER;
 }
 
-/* The operand that op e may update in place (-1: none), and the bytes of the update (*update): a
- * dynamic-update-slice's operand 0, a scatter's operand 0 (a scatter of one operand: operand,
- * indices, updates), or the operand of a fusion whose fused parameter is used only as operand 0
- * of the fused root, a dynamic-update-slice. Both e and that operand are one array. */
-static int32_t update_operand(const importer *im, int32_t e, int64_t *update) {
+/* The operand that leaf j of op e's value may update in place (-1: none), and the bytes of the
+ * update (*update): a dynamic-update-slice's operand 0; a scatter's operand j (a scatter of N
+ * operands has N operands, the indices and N updates, and a value of N arrays); or the operand
+ * of a fusion whose fused parameter is used only as operand 0 of the fused root, a
+ * dynamic-update-slice. That operand is one array, and so is e's value but a scatter's. */
+static int32_t update_operand(const importer *im, int32_t e, int32_t j, int64_t *update) {
   const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
   int32_t k = -1;
   if (mb_hlo_span_eq(im->m, ins->opcode, "dynamic-update-slice")) {
-    if (ins->n_operands < 2) return -1;
+    if (ins->n_operands < 2 || j != 0) return -1;
     k = 0;
     *update = shape_of(im, operand(im, ins, 1))->bytes;
   } else if (mb_hlo_span_eq(im->m, ins->opcode, "scatter")) {
-    if (ins->n_operands != 3) return -1;
-    k = 0;
-    *update = shape_of(im, operand(im, ins, 2))->bytes;
-  } else if (mb_hlo_span_eq(im->m, ins->opcode, "fusion") && ins->n_called == 1) {
+    int32_t n = (ins->n_operands - 1) / 2;
+    if (ins->n_operands < 3 || ins->n_operands % 2 == 0 || j >= n || n_leaves(im, e) != n)
+      return -1;
+    *update = shape_of(im, operand(im, ins, n + 1 + j))->bytes;
+    return n_leaves(im, flat_operand(im, e, j)) == 1 ? j : -1;
+  } else if (mb_hlo_span_eq(im->m, ins->opcode, "fusion") && ins->n_called == 1 && j == 0) {
     const mb_hlo_computation *c = &im->m->comps[im->m->refs[ins->called]];
     const mb_hlo_instr *root = &im->m->instrs[c->root];
     if (!mb_hlo_span_eq(im->m, root->opcode, "dynamic-update-slice") || root->n_operands < 2)
       return -1;
     int32_t p = operand(im, root, 0), uses = 0;
     for (int32_t h = c->first_instr; h < c->first_instr + c->n_instrs; h++)
-      for (int32_t j = 0; j < im->m->instrs[h].n_operands; j++)
-        uses += operand(im, &im->m->instrs[h], j) == p;
+      for (int32_t q = 0; q < im->m->instrs[h].n_operands; q++)
+        uses += operand(im, &im->m->instrs[h], q) == p;
     if (im->gcls[p] != C_PARAMETER || uses != 1 || im->m->instrs[p].index >= ins->n_operands)
       return -1;
     k = (int32_t)im->m->instrs[p].index;
@@ -1563,20 +1566,23 @@ static int32_t update_operand(const importer *im, int32_t e, int64_t *update) {
   return n_leaves(im, e) == 1 && n_leaves(im, flat_operand(im, e, k)) == 1 ? k : -1;
 }
 
-/* The operand that op e updates in place (-1: none), and the bytes of the update (*update): its
- * update_operand k when e's value is written into the buffer that operand holds
- * (shares_operand), as XLA's buffer assignment shares it: a loop's state (merge_loop_states) or
- * a buffer no later instruction reads (merge_in_place_updates). */
-static bool shares_operand(const importer *im, int32_t e, int32_t k) {
-  int32_t own = im->leaf_buf[im->leaf_start[e]];
+/* Whether leaf j of op e's value is written into the buffer that its update_operand k holds, as
+ * XLA's buffer assignment shares it: a loop's state (merge_loop_states) or a buffer no later
+ * instruction reads (merge_in_place_updates). */
+static bool shares_operand(const importer *im, int32_t e, int32_t j, int32_t k) {
+  int32_t own = im->leaf_buf[im->leaf_start[e] + j];
   int32_t updated = im->leaf_buf[im->leaf_start[flat_operand(im, e, k)]];
   return own >= 0 && updated >= 0 && holder(im, own) != own &&
          holder(im, own) == holder(im, updated);
 }
 
-static int32_t updated_operand(const importer *im, int32_t e, int64_t *update) {
-  int32_t k = update_operand(im, e, update);
-  return k >= 0 && shares_operand(im, e, k) ? k : -1;
+/* Whether op e updates its operand k in place (update_operand, shares_operand), and the bytes of
+ * the update (*update): leaf k of a scatter's value updates operand k, leaf 0 of another op's. */
+static bool updates_operand(const importer *im, int32_t e, int32_t k, int64_t *update) {
+  int32_t j = im->cls[e] == C_SCATTER ? k : 0;
+  if (j >= n_leaves(im, e)) return false;
+  int32_t u = update_operand(im, e, j, update);
+  return u == k && shares_operand(im, e, j, u);
 }
 
 /* The leaf offset (*leaf) and shape (*sub) that shape index idx names within shape `shape`;
@@ -1692,12 +1698,15 @@ static bool donated_into(const importer *im, const int32_t *last_reader, int32_t
   int32_t target = to >= 0 ? holder(im, im->leaf_buf[im->leaf_start[root] + to]) : -1;
   for (int32_t steps = 0; steps < im->n; steps++) {
     if (target >= 0 ? own == target : im->bufs[own].output) return true;
-    int32_t e = last_reader[own];
+    int32_t e = last_reader[own], leaf = -1;
     int64_t update;
-    int32_t k = e >= 0 && may_update(im, e) ? update_operand(im, e, &update) : -1;
-    if (k < 0 || holder(im, im->leaf_buf[im->leaf_start[flat_operand(im, e, k)]]) != own)
-      return false;
-    int32_t next = im->leaf_buf[im->leaf_start[e]];
+    for (int32_t j = 0; leaf < 0 && e >= 0 && may_update(im, e) && j < n_leaves(im, e); j++) {
+      int32_t k = update_operand(im, e, j, &update);
+      if (k >= 0 && holder(im, im->leaf_buf[im->leaf_start[flat_operand(im, e, k)]]) == own)
+        leaf = j;
+    }
+    if (leaf < 0) return false;
+    int32_t next = im->leaf_buf[im->leaf_start[e] + leaf];
     if (next < 0 || im->bufs[next].merged_into >= 0 || im->bufs[next].size != im->bufs[own].size ||
         im->fi[e].loop != im->fi[im->bufs[own].def].loop)
       return false;
@@ -1730,31 +1739,35 @@ static bool merge_in_place_updates(importer *im, int32_t root) {
     }
   }
   for (int32_t e = 0; e < im->n; e++) {
-    int64_t update;
-    int32_t k = may_update(im, e) ? update_operand(im, e, &update) : -1;
-    if (k < 0) continue;
-    int32_t own = im->leaf_buf[im->leaf_start[e]];
-    int32_t x = holder(im, im->leaf_buf[im->leaf_start[flat_operand(im, e, k)]]);
-    if (own < 0 || x < 0 || im->bufs[own].merged_into >= 0 || im->bufs[x].output ||
-        last_reader[x] != e || im->bufs[x].size != im->bufs[own].size ||
-        im->fi[im->bufs[x].def].loop != im->fi[e].loop ||
-        (read_only(im, x) && !donated_into(im, last_reader, root, x, own)))
-      continue;
-    if (read_only(im, x)) im->rep->n_updates_into_donated++;
-    im->bufs[own].merged_into = x;
-    im->bufs[x].updated_in_place = true;
-    im->bufs[x].output = im->bufs[own].output;
-    last_reader[x] = last_reader[own];
+    for (int32_t j = 0; may_update(im, e) && j < n_leaves(im, e); j++) {
+      int64_t update;
+      int32_t k = update_operand(im, e, j, &update);
+      if (k < 0) continue;
+      int32_t own = im->leaf_buf[im->leaf_start[e] + j];
+      int32_t x = holder(im, im->leaf_buf[im->leaf_start[flat_operand(im, e, k)]]);
+      if (own < 0 || x < 0 || im->bufs[own].merged_into >= 0 || im->bufs[x].output ||
+          last_reader[x] != e || im->bufs[x].size != im->bufs[own].size ||
+          im->fi[im->bufs[x].def].loop != im->fi[e].loop ||
+          (read_only(im, x) && !donated_into(im, last_reader, root, x, own)))
+        continue;
+      if (read_only(im, x)) im->rep->n_updates_into_donated++;
+      im->bufs[own].merged_into = x;
+      im->bufs[x].updated_in_place = true;
+      im->bufs[x].output = im->bufs[own].output;
+      last_reader[x] = last_reader[own];
+    }
   }
   free(last_reader);
   for (int32_t e = 0; e < im->n; e++) {
-    int64_t update;
-    int32_t k = may_update(im, e) ? update_operand(im, e, &update) : -1;
-    if (k < 0) continue;
-    if (shares_operand(im, e, k))
-      im->rep->n_updates_in_place++;
-    else
-      im->rep->n_updates_copied++;
+    for (int32_t j = 0; may_update(im, e) && j < n_leaves(im, e); j++) {
+      int64_t update;
+      int32_t k = update_operand(im, e, j, &update);
+      if (k < 0) continue;
+      if (shares_operand(im, e, j, k))
+        im->rep->n_updates_in_place++;
+      else
+        im->rep->n_updates_copied++;
+    }
   }
   return true;
 }
@@ -1925,18 +1938,18 @@ static bool merge_donated_outputs(importer *im, int32_t root) {
 
 /* Whether op e reads only a part of its operand k, and how many bytes (*bytes), as XLA's cost
  * analysis counts them: a slice, a dynamic-slice or a gather its result's bytes of operand 0; an
- * in-place update of operand `updated` (updated_operand's answer for e, of `update` bytes)
- * nothing of it when it is a dynamic-update-slice or a fusion rooted in one, and the update's
- * bytes when it is a scatter (which combines each update with what it replaces); a fusion the
- * slices that slices and dynamic-slices take of a fused parameter they alone read. */
-static bool part_read(const importer *im, int32_t e, int32_t k, int32_t updated, int64_t update,
-                      int64_t *bytes) {
+ * in-place update of its operand (updates_operand, of `update` bytes) nothing of it when it is a
+ * dynamic-update-slice or a fusion rooted in one, and the update's bytes when it is a scatter
+ * (which combines each update with what it replaces); a fusion the slices that slices and
+ * dynamic-slices take of a fused parameter they alone read. */
+static bool part_read(const importer *im, int32_t e, int32_t k, int64_t *bytes) {
   const mb_hlo_instr *ins = &im->m->instrs[im->fi[e].g];
   if (reads_slice(im->m, ins)) {
     *bytes = shape_of(im, im->fi[e].g)->bytes;
     return k == 0;
   }
-  if (k == updated) {
+  int64_t update;
+  if (updates_operand(im, e, k, &update)) {
     *bytes = im->cls[e] == C_SCATTER ? update : 0;
     return true;
   }
@@ -1959,17 +1972,13 @@ static int64_t read_bytes(const importer *im, int32_t e, int32_t x) {
   int64_t size = im->bufs[x].size, part = 0, bytes;
   if (!may_read_part(im, e)) return size;
   if (list_has(&im->fused_reads[e], x)) return size; /* through a fused producer: whole */
-  int64_t update = 0;
-  int32_t updated = updated_operand(im, e, &update); /* once: a fusion's is a scan */
   bool through_operand = false;
   for (int32_t k = 0; k < ins->n_operands; k++) {
     int32_t o = flat_operand(im, e, k);
     for (int32_t j = 0; j < n_leaves(im, o); j++) {
       int32_t b = im->leaf_buf[im->leaf_start[o] + j];
       if (b < 0 || holder(im, b) != x) continue;
-      if (!part_read(im, e, k, updated, update, &bytes) ||
-          __builtin_add_overflow(part, bytes, &part))
-        return size;
+      if (!part_read(im, e, k, &bytes) || __builtin_add_overflow(part, bytes, &part)) return size;
       through_operand = true;
     }
   }
@@ -2086,9 +2095,8 @@ static mb_workload *build(importer *im) {
     if (bi->dead || im->op_of[bi->def] < 0 || (h != i && im->fi[bi->def].loop_last >= 0)) continue;
     /* an in-place update writes its update's bytes */
     int64_t written = bi->size, update;
-    if (may_read_part(im, bi->def) && updated_operand(im, bi->def, &update) >= 0 &&
-        update < written)
-      written = update;
+    int32_t k = may_read_part(im, bi->def) ? update_operand(im, bi->def, bi->leaf, &update) : -1;
+    if (k >= 0 && shares_operand(im, bi->def, bi->leaf, k) && update < written) written = update;
     ok = add_use(im, b, wb[h], bi->def, 0, written);
   }
   for (int32_t e = 0; ok && e < im->n; e++) {

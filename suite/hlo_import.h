@@ -66,8 +66,8 @@ typedef struct mb_hlo_report {
   /* call and conditional instructions inlined into the schedule (each time one is inlined; a
    * conditional as its most expensive branch) */
   int32_t n_inlined_calls, n_inlined_conditionals;
-  /* updates of the schedule (dynamic-update-slice, scatter of one operand, fusion rooted in a
-   * dynamic-update-slice; each time one is inlined): made in place in their operand's buffer
+  /* updates of the schedule (dynamic-update-slice, each operand of a scatter, fusion rooted in
+   * a dynamic-update-slice; each time one is inlined): made in place in their operand's buffer
    * (a loop's state or a dying temporary), or copies (datasets/HLO_IMPORT.md, "Updates in
    * place") */
   int32_t n_updates_in_place, n_updates_copied;

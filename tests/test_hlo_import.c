@@ -2023,6 +2023,126 @@ static void test_update_in_place_of_donated_parameters(void **state) {
       "t.hlo:1: buffer_donor: parameter 1: the entry computation has no parameter 1");
 }
 
+/* A scatter of several operands updates each in place as a scatter of one does: leaf j of its
+ * value is written into operand j's buffer when that buffer may be shared, reading and writing
+ * update j's bytes of it; a shared operand and a copied one can sit in the same scatter. */
+static void test_update_in_place_of_a_variadic_scatter(void **state) {
+  (void)state;
+  const char *head =
+      "HloModule vs\n"
+      "add2 {\n"
+      "  a0 = f32[] parameter(0)\n"
+      "  a1 = s32[] parameter(1)\n"
+      "  b0 = f32[] parameter(2)\n"
+      "  b1 = s32[] parameter(3)\n"
+      "  s0 = f32[] add(a0, b0)\n"
+      "  s1 = s32[] add(a1, b1)\n"
+      "  ROOT t = (f32[], s32[]) tuple(s0, s1)\n"
+      "}\n"
+      "ENTRY main {\n"
+      "  p = f32[8,4] parameter(0)\n"
+      "  v = s32[8,4] parameter(1)\n"
+      "  q = f32[1,8] parameter(2)\n"
+      "  r = s32[1,8] parameter(3)\n"
+      "  i = s32[] parameter(4)\n"
+      "  ix = s32[1,1] reshape(i)\n"
+      "  t = f32[4,8] transpose(p), dimensions={1,0}\n"
+      "  m = s32[4,8] transpose(v), dimensions={1,0}\n"
+      "  s = (f32[4,8], s32[4,8]) scatter(t, m, ix, q, r), update_window_dims={1}, "
+      "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
+      "to_apply=add2\n"
+      "  a = f32[4,8] get-tuple-element(s), index=0\n"
+      "  b = s32[4,8] get-tuple-element(s), index=1\n"
+      "  c = s32[4,8] negate(b)\n";
+  const char *tails[] = {
+      "  n = f32[4,8] negate(a)\n  ROOT o = (f32[4,8], s32[4,8]) tuple(n, c)\n}\n",
+      /* t read after the scatter: its update is a copy */
+      "  n = f32[4,8] add(a, t)\n  ROOT o = (f32[4,8], s32[4,8]) tuple(n, c)\n}\n"};
+  char text[4096];
+  for (int k = 0; k < 2; k++) {
+    snprintf(text, sizeof text, "%s%s", head, tails[k]);
+    for (int fusion = 0; fusion <= 1; fusion++) {
+      mb_error err = {{0}};
+      mb_hlo_report rep;
+      mb_workload *w = import_str(text, fusion, &rep, &err);
+      if (!w) fail_msg("%s", err.message);
+      assert_int_equal(rep.n_updates_in_place, k == 0 ? 2 : 1);
+      assert_int_equal(rep.n_updates_copied, k == 0 ? 0 : 1);
+      assert_true(mb_workload_find_buffer(w, "s#1") < 0);
+      expect_use(w, "m", "s", 32, 32); /* combines its row with what it replaces */
+      expect_use(w, "r", "s", 32, 0);
+      expect_use(w, "q", "s", 32, 0);
+      if (k == 0) {
+        assert_true(mb_workload_find_buffer(w, "s#0") < 0);
+        expect_use(w, "t", "s", 32, 32);
+      } else { /* the operand read whole, the copy written whole */
+        expect_use(w, "t", "s", 128, 0);
+        expect_use(w, "s#0", "s", 0, 128);
+      }
+      mb_workload_free(w);
+    }
+  }
+
+  /* in a loop's body, updating two arrays of its state: both in place, each run */
+  const char *loop =
+      "HloModule vl\n"
+      "add2 {\n"
+      "  a0 = f32[] parameter(0)\n"
+      "  a1 = s32[] parameter(1)\n"
+      "  b0 = f32[] parameter(2)\n"
+      "  b1 = s32[] parameter(3)\n"
+      "  s0 = f32[] add(a0, b0)\n"
+      "  s1 = s32[] add(a1, b1)\n"
+      "  ROOT t = (f32[], s32[]) tuple(s0, s1)\n"
+      "}\n"
+      "cond {\n"
+      "  c = (s32[], f32[4,8], s32[4,8]) parameter(0)\n"
+      "  i = s32[] get-tuple-element(c), index=0\n"
+      "  n = s32[] constant(3)\n"
+      "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+      "}\n"
+      "body {\n"
+      "  b = (s32[], f32[4,8], s32[4,8]) parameter(0)\n"
+      "  i = s32[] get-tuple-element(b), index=0\n"
+      "  x = f32[4,8] get-tuple-element(b), index=1\n"
+      "  y = s32[4,8] get-tuple-element(b), index=2\n"
+      "  ix = s32[1,1] reshape(i)\n"
+      "  u = f32[1,8] slice(x), slice={[0:1], [0:8]}\n"
+      "  v = s32[1,8] slice(y), slice={[0:1], [0:8]}\n"
+      "  s = (f32[4,8], s32[4,8]) scatter(x, y, ix, u, v), update_window_dims={1}, "
+      "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
+      "to_apply=add2\n"
+      "  x1 = f32[4,8] get-tuple-element(s), index=0\n"
+      "  y1 = s32[4,8] get-tuple-element(s), index=1\n"
+      "  one = s32[] constant(1)\n"
+      "  i1 = s32[] add(i, one)\n"
+      "  ROOT r = (s32[], f32[4,8], s32[4,8]) tuple(i1, x1, y1)\n"
+      "}\n"
+      "ENTRY main {\n"
+      "  p = f32[8,4] parameter(0)\n"
+      "  q = s32[8,4] parameter(1)\n"
+      "  t = f32[4,8] transpose(p), dimensions={1,0}\n"
+      "  m = s32[4,8] transpose(q), dimensions={1,0}\n"
+      "  z = s32[] constant(0)\n"
+      "  init = (s32[], f32[4,8], s32[4,8]) tuple(z, t, m)\n"
+      "  l = (s32[], f32[4,8], s32[4,8]) while(init), condition=cond, body=body, "
+      "backend_config={\"known_trip_count\":{\"n\":\"3\"}}\n"
+      "  ROOT o = f32[4,8] get-tuple-element(l), index=1\n"
+      "}\n";
+  for (int fusion = 0; fusion <= 1; fusion++) {
+    mb_error err = {{0}};
+    mb_hlo_report rep;
+    mb_workload *w = import_str(loop, fusion, &rep, &err);
+    if (!w) fail_msg("%s", err.message);
+    assert_int_equal(rep.n_updates_in_place, 2);
+    assert_int_equal(rep.n_updates_copied, 0);
+    assert_true(mb_workload_find_buffer(w, "body/s#0") < 0);
+    assert_true(mb_workload_find_buffer(w, "body/s#1") < 0);
+    expect_use(w, "l#2", "body/s", 96, 96); /* its row, in each of 3 runs */
+    mb_workload_free(w);
+  }
+}
+
 /* Computations for test_outputs_into_donated_parameters: an elementwise loop fusion, one
  * elementwise in its parameter 0 only, one that transposes its parameter there and back, a
  * multi-output one, and a sort's comparison. */
@@ -3264,6 +3384,7 @@ int main(void) {
       cmocka_unit_test(test_slice_and_gather_reads),
       cmocka_unit_test(test_scatter_in_place),
       cmocka_unit_test(test_update_in_place_outside_loops),
+      cmocka_unit_test(test_update_in_place_of_a_variadic_scatter),
       cmocka_unit_test(test_update_in_place_of_donated_parameters),
       cmocka_unit_test(test_outputs_into_donated_parameters),
       cmocka_unit_test(test_parse_donations),
