@@ -2083,6 +2083,24 @@ static void test_update_in_place_of_a_variadic_scatter(void **state) {
     }
   }
 
+  /* an even number of operands is no scatter XLA knows: no update, imported as any op */
+  snprintf(text, sizeof text, "%s%s", head,
+           "  t2 = f32[4,8] transpose(p), dimensions={1,0}\n"
+           "  e = f32[4,8] scatter(t2, ix, q, q), update_window_dims={1}, "
+           "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
+           "to_apply=add2\n"
+           "  ROOT o = (f32[4,8], s32[4,8]) tuple(e, c)\n}\n");
+  {
+    mb_error err = {{0}};
+    mb_hlo_report rep;
+    mb_workload *w = import_str(text, true, &rep, &err);
+    if (!w) fail_msg("%s", err.message);
+    assert_int_equal(rep.n_updates_in_place, 2); /* s's two, not e */
+    assert_int_equal(rep.n_updates_copied, 0);
+    expect_use(w, "e", "e", 0, 128);
+    mb_workload_free(w);
+  }
+
   /* in a loop's body, updating two arrays of its state: both in place, each run */
   const char *loop =
       "HloModule vl\n"
