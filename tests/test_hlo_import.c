@@ -1675,9 +1675,10 @@ static void test_scatter_in_place(void **state) {
   "  ROOT d = f32[4,8] dynamic-update-slice(p0, p1, z, z)\n" \
   "}\n"
 /* A scatter's attributes: one row per index, combined by add. */
-#define SCATTER_ROW_ATTRIBUTES                                                           \
+#define SCATTER_ROWS_BY(COMBINER)                                                        \
   "update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, " \
-  "index_vector_dim=1, to_apply=add\n"
+  "index_vector_dim=1, to_apply=" COMBINER "\n"
+#define SCATTER_ROW_ATTRIBUTES SCATTER_ROWS_BY("add")
 
 /* An update outside a loop's state (a dynamic-update-slice, a scatter, a fusion rooted in a
  * dynamic-update-slice) updates its operand's buffer in place when XLA's buffer assignment can
@@ -2023,6 +2024,18 @@ static void test_update_in_place_of_donated_parameters(void **state) {
       "t.hlo:1: buffer_donor: parameter 1: the entry computation has no parameter 1");
 }
 
+/* A combiner of a scatter of two operands, f32 and s32: adds each pair. */
+#define ADD_PAIR_COMPUTATION                  \
+  "add2 {\n"                                  \
+  "  a0 = f32[] parameter(0)\n"               \
+  "  a1 = s32[] parameter(1)\n"               \
+  "  b0 = f32[] parameter(2)\n"               \
+  "  b1 = s32[] parameter(3)\n"               \
+  "  s0 = f32[] add(a0, b0)\n"                \
+  "  s1 = s32[] add(a1, b1)\n"                \
+  "  ROOT t = (f32[], s32[]) tuple(s0, s1)\n" \
+  "}\n"
+
 /* A scatter of several operands updates each in place as a scatter of one does: leaf j of its
  * value is written into operand j's buffer when that buffer may be shared, reading and writing
  * update j's bytes of it; a shared operand and a copied one can sit in the same scatter. */
@@ -2030,15 +2043,7 @@ static void test_update_in_place_of_a_variadic_scatter(void **state) {
   (void)state;
   const char *head =
       "HloModule vs\n"
-      "add2 {\n"
-      "  a0 = f32[] parameter(0)\n"
-      "  a1 = s32[] parameter(1)\n"
-      "  b0 = f32[] parameter(2)\n"
-      "  b1 = s32[] parameter(3)\n"
-      "  s0 = f32[] add(a0, b0)\n"
-      "  s1 = s32[] add(a1, b1)\n"
-      "  ROOT t = (f32[], s32[]) tuple(s0, s1)\n"
-      "}\n"
+      ADD_PAIR_COMPUTATION
       "ENTRY main {\n"
       "  p = f32[8,4] parameter(0)\n"
       "  v = s32[8,4] parameter(1)\n"
@@ -2048,9 +2053,7 @@ static void test_update_in_place_of_a_variadic_scatter(void **state) {
       "  ix = s32[1,1] reshape(i)\n"
       "  t = f32[4,8] transpose(p), dimensions={1,0}\n"
       "  m = s32[4,8] transpose(v), dimensions={1,0}\n"
-      "  s = (f32[4,8], s32[4,8]) scatter(t, m, ix, q, r), update_window_dims={1}, "
-      "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
-      "to_apply=add2\n"
+      "  s = (f32[4,8], s32[4,8]) scatter(t, m, ix, q, r), " SCATTER_ROWS_BY("add2")
       "  a = f32[4,8] get-tuple-element(s), index=0\n"
       "  b = s32[4,8] get-tuple-element(s), index=1\n"
       "  c = s32[4,8] negate(b)\n";
@@ -2086,10 +2089,8 @@ static void test_update_in_place_of_a_variadic_scatter(void **state) {
   /* an even number of operands is no scatter XLA knows: no update, imported as any op */
   snprintf(text, sizeof text, "%s%s", head,
            "  t2 = f32[4,8] transpose(p), dimensions={1,0}\n"
-           "  e = f32[4,8] scatter(t2, ix, q, q), update_window_dims={1}, "
-           "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
-           "to_apply=add2\n"
-           "  ROOT o = (f32[4,8], s32[4,8]) tuple(e, c)\n}\n");
+           "  e = f32[4,8] scatter(t2, ix, q, q), " SCATTER_ROWS_BY(
+               "add2") "  ROOT o = (f32[4,8], s32[4,8]) tuple(e, c)\n}\n");
   {
     mb_error err = {{0}};
     mb_hlo_report rep;
@@ -2104,15 +2105,7 @@ static void test_update_in_place_of_a_variadic_scatter(void **state) {
   /* in a loop's body, updating two arrays of its state: both in place, each run */
   const char *loop =
       "HloModule vl\n"
-      "add2 {\n"
-      "  a0 = f32[] parameter(0)\n"
-      "  a1 = s32[] parameter(1)\n"
-      "  b0 = f32[] parameter(2)\n"
-      "  b1 = s32[] parameter(3)\n"
-      "  s0 = f32[] add(a0, b0)\n"
-      "  s1 = s32[] add(a1, b1)\n"
-      "  ROOT t = (f32[], s32[]) tuple(s0, s1)\n"
-      "}\n"
+      ADD_PAIR_COMPUTATION
       "cond {\n"
       "  c = (s32[], f32[4,8], s32[4,8]) parameter(0)\n"
       "  i = s32[] get-tuple-element(c), index=0\n"
@@ -2127,9 +2120,7 @@ static void test_update_in_place_of_a_variadic_scatter(void **state) {
       "  ix = s32[1,1] reshape(i)\n"
       "  u = f32[1,8] slice(x), slice={[0:1], [0:8]}\n"
       "  v = s32[1,8] slice(y), slice={[0:1], [0:8]}\n"
-      "  s = (f32[4,8], s32[4,8]) scatter(x, y, ix, u, v), update_window_dims={1}, "
-      "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
-      "to_apply=add2\n"
+      "  s = (f32[4,8], s32[4,8]) scatter(x, y, ix, u, v), " SCATTER_ROWS_BY("add2")
       "  x1 = f32[4,8] get-tuple-element(s), index=0\n"
       "  y1 = s32[4,8] get-tuple-element(s), index=1\n"
       "  one = s32[] constant(1)\n"
