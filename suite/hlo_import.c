@@ -1826,19 +1826,19 @@ static dependence value_dependence(const importer *im, int32_t e, int32_t x, int
       int32_t b = im->leaf_buf[im->leaf_start[o] + j];
       dependence dk = DEP_NONE;
       if (b >= 0 && holder(im, b) == x) {
-        if (n_leaves(im, o) != 1) {
-          dk = DEP_OTHER;
-        } else if (im->cls[e] == C_ELEMENTWISE) {
-          dk = shape_of(im, im->fi[o].g)->elements == elements ? DEP_ELEMENTWISE : DEP_OTHER;
-        } else if (fusion) {
+        dk = DEP_OTHER; /* read whole, or as one array of a tuple operand */
+        bool one_array = n_leaves(im, o) == 1;
+        if (one_array && im->cls[e] == C_ELEMENTWISE) {
+          if (shape_of(im, im->fi[o].g)->elements == elements) dk = DEP_ELEMENTWISE;
+        } else if (one_array && fusion) {
           int32_t c = m->refs[ins->called], p = -1;
           const mb_hlo_computation *fc = &m->comps[c];
           for (int32_t h = fc->first_instr; h < fc->first_instr + fc->n_instrs; h++)
             if (im->gcls[h] == C_PARAMETER && m->instrs[h].index == k) p = h;
-          if (p >= 0) memset(fmemo + fc->first_instr, 0, (size_t)fc->n_instrs);
-          dk = p >= 0 ? fused_dependence(im, c, p, fc->root, fmemo, 0) : DEP_OTHER;
-        } else {
-          dk = DEP_OTHER;
+          if (p >= 0) {
+            memset(fmemo + fc->first_instr, 0, (size_t)fc->n_instrs);
+            dk = fused_dependence(im, c, p, fc->root, fmemo, 0);
+          }
         }
       } else if (b >= 0 && im->bufs[b].dead) { /* a producer fused into e */
         dk = value_dependence(im, im->bufs[b].def, x, memo, fmemo, depth + 1);
