@@ -209,14 +209,8 @@ typedef struct mb_train_config {
   const mb_train_workload *validation; /* held-out workloads (owned by the caller; NULL: none) */
   int32_t n_validation;
   const char *best_out; /* with a validation set: the best agent so far (NULL: not kept) */
-  /* An exponential moving average of the weights over the updates (Polyak averaging), written to
-   * ema_out at every checkpoint: ema = ema_decay * ema + (1 - ema_decay) * weights after each
-   * update, from the weights the run starts with. Training itself (self-play, the learner, the
-   * target network) uses the weights, never the average. 0: none (default). */
-  double ema_decay;
-  const char *ema_out;
-  FILE *log;          /* progress lines (NULL: silent) */
-  double log_every_s; /* seconds between progress lines */
+  FILE *log;            /* progress lines (NULL: silent) */
+  double log_every_s;   /* seconds between progress lines */
   /* Called with the current weights at every evaluation point (after its curve point) and once
    * more when training ends (`final`); false stops training with err set. NULL: none. Per-workload
    * fine-tuning plays the solver's episode there and keeps the best (mallocmuzero.c). */
