@@ -15,7 +15,8 @@
 # bench muzero evaluates an agent on a catalogue file of one's own (--catalogue) (with pUCT
 # too: --search puct) and measures search's one-step evaluations (--model-error) and policy
 # improvement (--search-regret), and its returns table holds together (budgets paired as
-# documented, in any order; the set's buffers, sizes and seeds); a validation set
+# documented, in any order; the set's buffers, sizes and seeds); scripts/measure-agent.sh keeps
+# those outputs and prints each agent's row from them; a validation set
 # (--validate) is refused when it overlaps the training workloads, is stored as the curve's
 # validation series, leaves the weights alone, and --keep-best writes the best agent; a run
 # killed with SIGKILL resumes from its training state (--state-every) bit for bit (and with
@@ -708,6 +709,33 @@ for ag in a af; do
        END { exit bad || rows < 2 }' "$TMP/out" || fail "--unroll-error ($ag): $(cat "$TMP/out")"
 done
 expect 2 "--unroll-error needs --agent FILE" "$MB" bench muzero --unroll-error 1
+# the record's measurements in one command (scripts/measure-agent.sh): the three outputs kept,
+# one table row per agent whose cells are those outputs' numbers
+MALLOCBENCH=$MB ./scripts/measure-agent.sh --catalogue "$TMP/cat.txt" --out "$TMP/measure" \
+  "$TMP/a.h5" "$TMP/af.h5" >"$TMP/out" 2>"$TMP/err" || fail "measure-agent.sh: $(cat "$TMP/err")"
+for ag in a af; do
+  for kind in returns model unroll; do
+    [ -s "$TMP/measure/$ag.$kind.txt" ] || fail "measure-agent.sh: no $ag.$kind.txt"
+  done
+  raw=$(awk '$2 == "(raw" { print $6 }' "$TMP/measure/$ag.returns.txt")
+  e0=$(awk '$1 == 0 && NF >= 7 { print $3 }' "$TMP/measure/$ag.unroll.txt")
+  # 32 simulations: learned model and exact game (the wall times in brackets between them)
+  read -r learned exact < <(awk '$1 == 32 && $2 ~ /^[0-9.]+$/ { print $2, $5 }' \
+    "$TMP/measure/$ag.returns.txt")
+  drift1=$(awk '$1 == 1 && NF >= 7 { print $5 }' "$TMP/measure/$ag.unroll.txt")
+  err=$(awk '/learned Q1\^ vs exact Q1/ { print $7 }' "$TMP/measure/$ag.model.txt")
+  digest=$("$MB" show "$TMP/$ag.h5" | awk '$1 == "digest" { print substr($2, 1, 8) }')
+  N='[0-9]+\.[0-9]+'
+  grep -Eq "^\| $ag \(\`$digest…\`\) \| $raw \| $N / $N / $learned \| [-+]$N \+- $N \([0-9]+ / \
+[0-9]+ / [0-9]+\) \| $N / $N / $exact \| $e0 \| $drift1 / ($N|-) / ($N|-) \| $err / $N \($N""x\) \| \
+($N / $N|-) \|$" "$TMP/out" ||
+    fail "measure-agent.sh: the row of $ag ($raw, $learned, $exact, $e0, $drift1, $err): $(cat "$TMP/out")"
+done
+[ "$(grep -c '^| ' "$TMP/out")" = 3 ] || fail "measure-agent.sh: not a header and 2 rows: $(cat "$TMP/out")"
+expect 2 "^measure-agent: agent '$TMP/none.h5' not found" ./scripts/measure-agent.sh "$TMP/none.h5"
+expect 2 "^measure-agent: unknown option '--agent'" ./scripts/measure-agent.sh --agent "$TMP/a.h5"
+expect 2 "^measure-agent: '$TMP/cat.txt' is not an agent checkpoint" \
+  env MALLOCBENCH="$MB" ./scripts/measure-agent.sh --out "$TMP/measure" "$TMP/cat.txt"
 expect 2 "--unroll-error '0': expected an integer in" \
   "$MB" bench muzero --agent "$TMP/a.h5" --unroll-error 0
 # the next observation's window against the current one (bench muzero --next-window): shares
