@@ -41,7 +41,14 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#agents[@]} -gt 0 ] || die "no agent given (usage: scripts/measure-agent.sh [options] AGENT.h5...)"
-for a in "${agents[@]}"; do [ -f "$a" ] || die "agent '$a' not found"; done
+names=" "
+for a in "${agents[@]}"; do
+  [ -f "$a" ] || die "agent '$a' not found"
+  name=$(basename "$a" .h5)
+  # the outputs are named by it: a second agent of the same name would overwrite the first's
+  case $names in *" $name "*) die "two agents named '$name': their outputs would share a name" ;; esac
+  names="$names$name "
+done
 [ -z "$catalogue" ] || [ -f "$catalogue" ] || die "--catalogue '$catalogue' not found"
 mb=${MALLOCBENCH:-$root/build/mallocbench}
 [ -x "$mb" ] || die "no mallocbench binary at '$mb' (build with scripts/build.sh build, or set MALLOCBENCH)"
@@ -53,8 +60,13 @@ bench() { # AGENT OUTPUT ARGS...: one bench muzero run, its output kept
   local agent=$1 file=$2
   shift 2
   "$root/scripts/pinned-blas.sh" "$mb" bench muzero --agent "$agent" "$@" "${set_args[@]}" \
-    >"$file" 2>"$file.err" || { echo "measure-agent: bench muzero $* failed on $agent:" >&2
-    cat "$file.err" >&2; return 1; }
+    >"$file" 2>"$file.err"
+  local status=$?
+  if [ $status != 0 ]; then
+    echo "measure-agent: bench muzero $* failed on $agent (exit $status):" >&2
+    cat "$file.err" >&2
+    return $status
+  fi
   rm -f "$file.err"
 }
 
@@ -94,7 +106,7 @@ for a in "${agents[@]}"; do
   echo "measure-agent: $a: search table, one-step accuracy, path values ($split split)" >&2
   bench "$a" "$base.returns.txt" --returns 0,2,8,32 &&
     bench "$a" "$base.model.txt" --model-error 2 &&
-    bench "$a" "$base.unroll.txt" --unroll-error 2 || exit 1
+    bench "$a" "$base.unroll.txt" --unroll-error 2 || exit
   rows+=("$(row "$name" "$digest" "$base.returns.txt" "$base.model.txt" "$base.unroll.txt")")
 done
 echo "Simulated by the cost model, $split split; outputs in $out/."

@@ -734,6 +734,12 @@ done
 [ "$(grep -c '^| ' "$TMP/out")" = 3 ] || fail "measure-agent.sh: not a header and 2 rows: $(cat "$TMP/out")"
 expect 2 "^measure-agent: agent '$TMP/none.h5' not found" ./scripts/measure-agent.sh "$TMP/none.h5"
 expect 2 "^measure-agent: unknown option '--agent'" ./scripts/measure-agent.sh --agent "$TMP/a.h5"
+mkdir -p "$TMP/other" && cp "$TMP/a.h5" "$TMP/other/a.h5"
+expect 2 "^measure-agent: two agents named 'a'" ./scripts/measure-agent.sh "$TMP/a.h5" "$TMP/other/a.h5"
+# a bad value for bench muzero: its exit status and message, through the script
+expect 2 "^measure-agent: bench muzero --returns 0,2,8,32 failed on $TMP/a.h5 \(exit 2\)" \
+  env MALLOCBENCH="$MB" ./scripts/measure-agent.sh --split nosuch --out "$TMP/measure" "$TMP/a.h5"
+grep -q "split" "$TMP/err" || fail "measure-agent.sh: bench's own message lost: $(cat "$TMP/err")"
 expect 2 "^measure-agent: '$TMP/cat.txt' is not an agent checkpoint" \
   env MALLOCBENCH="$MB" ./scripts/measure-agent.sh --out "$TMP/measure" "$TMP/cat.txt"
 expect 2 "--unroll-error '0': expected an integer in" \
