@@ -709,6 +709,8 @@ for ag in a af; do
        END { exit bad || rows < 2 }' "$TMP/out" || fail "--unroll-error ($ag): $(cat "$TMP/out")"
 done
 expect 2 "--unroll-error needs --agent FILE" "$MB" bench muzero --unroll-error 1
+expect 2 "--unroll-error '0': expected an integer in" \
+  "$MB" bench muzero --agent "$TMP/a.h5" --unroll-error 0
 # the record's measurements in one command (scripts/measure-agent.sh): the three outputs kept,
 # one table row per agent whose cells are those outputs' numbers
 MALLOCBENCH=$MB ./scripts/measure-agent.sh --catalogue "$TMP/cat.txt" --out "$TMP/measure" \
@@ -739,11 +741,10 @@ expect 2 "^measure-agent: two agents named 'a'" ./scripts/measure-agent.sh "$TMP
 # a bad value for bench muzero: its exit status and message, through the script
 expect 2 "^measure-agent: bench muzero --returns 0,2,8,32 failed on $TMP/a.h5 \(exit 2\)" \
   env MALLOCBENCH="$MB" ./scripts/measure-agent.sh --split nosuch --out "$TMP/measure" "$TMP/a.h5"
-grep -q "split" "$TMP/err" || fail "measure-agent.sh: bench's own message lost: $(cat "$TMP/err")"
+grep -q "^mallocbench bench muzero: --split 'nosuch': expected train or test" "$TMP/err" ||
+  fail "measure-agent.sh: bench's own message lost: $(cat "$TMP/err")"
 expect 2 "^measure-agent: '$TMP/cat.txt' is not an agent checkpoint" \
   env MALLOCBENCH="$MB" ./scripts/measure-agent.sh --out "$TMP/measure" "$TMP/cat.txt"
-expect 2 "--unroll-error '0': expected an integer in" \
-  "$MB" bench muzero --agent "$TMP/a.h5" --unroll-error 0
 # the next observation's window against the current one (bench muzero --next-window): shares
 # in [0, 1]; buffers that all live the whole schedule share one window, so nothing is unseen
 "$MB" bench muzero --agent "$TMP/a.h5" --next-window 1 --catalogue "$TMP/cat.txt" --split train \
