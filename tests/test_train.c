@@ -922,42 +922,6 @@ static void test_eval_hook(void **state) {
   mb_train_result_free(&plain);
 }
 
-/* A moving-average target network (target_ema > 0) bootstraps the value targets: the weights
- * differ from those of the copied target's run, and are the same again for the same decay.
- * A decay of 1 (the target would never move) and a training state are refused. */
-static void test_target_ema(void **state) {
-  (void)state;
-  mb_blas_set_threads(1);
-  mb_train_config cfg;
-  tiny_config(&cfg, 7, 30);
-  mb_train_result plain, ema, again;
-  mb_error err = {{0}};
-  mb_rng rng;
-  mb_rng_seed(&rng, 11);
-  mb_agent init;
-  assert_true(mb_agent_create(&init, &cfg.agent, &rng, &err));
-  if (!mb_train(&cfg, NULL, 0, &init, &plain, &err)) fail_msg("%s", err.message);
-  cfg.target_ema = 0.9;
-  if (!mb_train(&cfg, NULL, 0, &init, &ema, &err)) fail_msg("%s", err.message);
-  if (!mb_train(&cfg, NULL, 0, &init, &again, &err)) fail_msg("%s", err.message);
-  assert_false(same_weights(&plain.agent, &ema.agent));
-  assert_true(same_weights(&ema.agent, &again.agent));
-  mb_train_result res;
-  cfg.target_ema = 1;
-  assert_false(mb_train(&cfg, NULL, 0, &init, &res, &err));
-  assert_non_null(strstr(err.message, "target ema"));
-  char *st = mb_test_temp_path("ema.state.h5");
-  cfg.target_ema = 0.9;
-  cfg.state_out = st;
-  assert_false(mb_train(&cfg, NULL, 0, &init, &res, &err));
-  assert_non_null(strstr(err.message, "not in the training state"));
-  mb_test_temp_remove(st);
-  mb_agent_free(&init);
-  mb_train_result_free(&again);
-  mb_train_result_free(&ema);
-  mb_train_result_free(&plain);
-}
-
 /* Checkpoints fall on their grid, at the update that reaches a multiple of checkpoint_every
  * (not one later), and the curve's seconds are the run's own wall clock. */
 static void test_checkpoint_grid(void **state) {
@@ -1514,7 +1478,6 @@ int main(void) {
       cmocka_unit_test(test_validation),
       cmocka_unit_test(test_eval_hook),
       cmocka_unit_test(test_checkpoint_grid),
-      cmocka_unit_test(test_target_ema),
       cmocka_unit_test(test_time_limit),
       cmocka_unit_test(test_state_log),
       cmocka_unit_test(test_no_decisions),

@@ -48,7 +48,6 @@ void mb_train_config_default(mb_train_config *c) {
   c->priority_beta = 0.4;
   c->sibling_depth = 1;
   c->target_period = 100;
-  c->target_ema = 0;
   c->actors_per_round = 2;
   c->jobs = 1;
   c->segment = 48;
@@ -121,13 +120,6 @@ bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
   if (c->n_validation < 0 || (c->n_validation > 0 && !c->validation))
     return mb_fail(err, "train config: validation set of %d workloads without workloads",
                    c->n_validation);
-  if (!(c->target_ema >= 0 && c->target_ema < 1))
-    return mb_fail(err, "train config: target ema %g not in [0, 1)", c->target_ema);
-  if (c->target_ema > 0 && (c->state_out || c->resume_state))
-    return mb_fail(err,
-                   "train config: a moving-average target network is not in the training "
-                   "state: no state_out or resume_state with target ema %g",
-                   c->target_ema);
   if (c->best_out && c->n_validation == 0)
     return mb_fail(err, "train config: best_out '%s' needs a validation set", c->best_out);
   if (c->eval_every < 0 || c->eval_max < 1 || c->checkpoint_every < 0 || c->state_every < 0)
@@ -981,9 +973,7 @@ static bool learn(trainer *T, mb_error *err) {
     mb_learner_losses loss = mb_learner_last_losses(T->learner);
     T->k.loss_sum += loss.policy + loss.value + loss.reward + loss.consistency + loss.sibling;
     T->k.loss_n++;
-    if (ok && cfg->target_ema > 0)
-      ok = mb_learner_blend_target(T->learner, &res->agent, cfg->target_ema, err);
-    else if (ok && res->prog.steps % cfg->target_period == 0)
+    if (ok && res->prog.steps % cfg->target_period == 0)
       ok = mb_learner_update_target(T->learner, &res->agent, err);
     if (ok && res->prog.steps >= T->next_eval) ok = curve_point(T, err);
     ok = ok && write_due(T, err);

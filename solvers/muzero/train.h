@@ -167,10 +167,6 @@ typedef struct mb_train_config {
   double priority_alpha;   /* prioritised replay exponent in [0, 1] (0: uniform sampling) */
   double priority_beta;    /* importance-weight exponent at the start, in [0, 1] */
   int32_t target_period;   /* updates between target-network copies */
-  double target_ema;       /* > 0: instead of the copies, the target network moves towards the
-                              weights after every update, target = target_ema * target + (1 -
-                              target_ema) * weights (a moving-average target, as in TD-MPC and
-                              EfficientZero V2); then no training state is written. 0: copies */
   int32_t actors_per_round;
   int32_t jobs;       /* threads playing the actors of a round */
   int32_t segment;    /* max stored decisions per trajectory */
