@@ -922,6 +922,135 @@ static void test_eval_hook(void **state) {
   mb_train_result_free(&plain);
 }
 
+/* The weights' moving average, recomputed from the weights after every update (the hook at
+ * every step), in float as the trainer keeps it. */
+typedef struct average_log {
+  mb_agent avg;
+  float keep;
+  int64_t last_step, blends;
+} average_log;
+
+static bool average_eval(void *ctx, const mb_agent *ag, int64_t step, bool final, mb_error *err) {
+  (void)err;
+  average_log *a = ctx;
+  if (final || step == a->last_step) return true;
+  a->last_step = step;
+  a->blends++;
+  mb_nn_module *d[4], *s[4];
+  mb_agent_modules(&a->avg, d);
+  mb_agent_modules((mb_agent *)ag, s);
+  for (int i = 0; i < 4; i++)
+    for (int32_t p = 0; p < d[i]->n_params; p++) {
+      float *x = d[i]->params[p].value.data;
+      const float *y = s[i]->params[p].value.data;
+      for (int64_t j = 0; j < mb_tensor_size(&d[i]->params[p].value); j++)
+        x[j] = a->keep * x[j] + (1 - a->keep) * y[j];
+    }
+  return true;
+}
+
+static double max_weight_difference(mb_agent *a, mb_agent *b) {
+  mb_nn_module *ma[4], *mb[4];
+  mb_agent_modules(a, ma);
+  mb_agent_modules(b, mb);
+  double worst = 0;
+  for (int i = 0; i < 4; i++)
+    for (int32_t p = 0; p < ma[i]->n_params; p++)
+      for (int64_t j = 0; j < mb_tensor_size(&ma[i]->params[p].value); j++)
+        worst = fmax(worst,
+                     fabs((double)ma[i]->params[p].value.data[j] - mb[i]->params[p].value.data[j]));
+  return worst;
+}
+
+/* ema_decay keeps the moving average of the weights, from the start's, and writes it to
+ * ema_out at every checkpoint and at the end: equal to the average of the weights after each
+ * update, with the run's progress, and different from the last weights. Training does not
+ * use it: the weights are those of a run without it. */
+static void test_moving_average(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  char *out = mb_test_temp_path("avg.h5"), *avg = mb_test_temp_path("avg.ema.h5");
+  mb_train_config cfg;
+  tiny_config(&cfg, 7, 30);
+  cfg.out = out;
+  mb_train_result plain, res;
+  mb_error err = {{0}};
+  mb_rng rng;
+  mb_rng_seed(&rng, 11);
+  mb_agent init;
+  assert_true(mb_agent_create(&init, &cfg.agent, &rng, &err));
+  if (!mb_train(&cfg, NULL, 0, &init, &plain, &err)) fail_msg("%s", err.message);
+
+  average_log log = {.keep = 0.9f, .last_step = 0};
+  assert_true(mb_agent_create(&log.avg, &cfg.agent, &rng, &err));
+  assert_true(mb_agent_copy_weights(&log.avg, &init, &err));
+  cfg.ema_decay = 0.9;
+  cfg.ema_out = avg;
+  cfg.eval_every = 1;
+  cfg.checkpoint_every = 10;
+  cfg.on_eval = average_eval;
+  cfg.on_eval_ctx = &log;
+  if (!mb_train(&cfg, NULL, 0, &init, &res, &err)) fail_msg("%s", err.message);
+  assert_int_equal(log.blends, 30);
+  assert_true(same_weights(&plain.agent, &res.agent));
+
+  mb_agent stored;
+  mb_agent_progress prog;
+  if (!mb_agent_load(avg, &stored, NULL, &prog, NULL, &err)) fail_msg("%s", err.message);
+  assert_int_equal(prog.steps, 30);
+  /* the same average up to float rounding (1 - keep is rounded either side); the last weights
+   * are far from it */
+  assert_true(max_weight_difference(&stored, &log.avg) < 1e-5);
+  assert_true(max_weight_difference(&stored, &res.agent) > 1e-3);
+  mb_agent_free(&stored);
+  mb_agent_free(&log.avg);
+
+  /* a decay of 1 would never move: refused */
+  cfg.ema_decay = 1;
+  assert_false(mb_train(&cfg, NULL, 0, &init, &res, &err));
+  assert_non_null(strstr(err.message, "ema decay"));
+  mb_agent_free(&init);
+  mb_train_result_free(&plain);
+  mb_test_temp_remove(avg);
+  mb_test_temp_remove(out);
+}
+
+/* A moving-average target network (target_ema > 0) bootstraps the value targets: the weights
+ * differ from those of the copied target's run, and are the same again for the same decay.
+ * A decay of 1 (the target would never move) and a training state are refused. */
+static void test_target_ema(void **state) {
+  (void)state;
+  mb_blas_set_threads(1);
+  mb_train_config cfg;
+  tiny_config(&cfg, 7, 30);
+  mb_train_result plain, ema, again;
+  mb_error err = {{0}};
+  mb_rng rng;
+  mb_rng_seed(&rng, 11);
+  mb_agent init;
+  assert_true(mb_agent_create(&init, &cfg.agent, &rng, &err));
+  if (!mb_train(&cfg, NULL, 0, &init, &plain, &err)) fail_msg("%s", err.message);
+  cfg.target_ema = 0.9;
+  if (!mb_train(&cfg, NULL, 0, &init, &ema, &err)) fail_msg("%s", err.message);
+  if (!mb_train(&cfg, NULL, 0, &init, &again, &err)) fail_msg("%s", err.message);
+  assert_false(same_weights(&plain.agent, &ema.agent));
+  assert_true(same_weights(&ema.agent, &again.agent));
+  mb_train_result res;
+  cfg.target_ema = 1;
+  assert_false(mb_train(&cfg, NULL, 0, &init, &res, &err));
+  assert_non_null(strstr(err.message, "target ema"));
+  char *st = mb_test_temp_path("ema.state.h5");
+  cfg.target_ema = 0.9;
+  cfg.state_out = st;
+  assert_false(mb_train(&cfg, NULL, 0, &init, &res, &err));
+  assert_non_null(strstr(err.message, "not in the training state"));
+  mb_test_temp_remove(st);
+  mb_agent_free(&init);
+  mb_train_result_free(&again);
+  mb_train_result_free(&ema);
+  mb_train_result_free(&plain);
+}
+
 /* Checkpoints fall on their grid, at the update that reaches a multiple of checkpoint_every
  * (not one later), and the curve's seconds are the run's own wall clock. */
 static void test_checkpoint_grid(void **state) {
@@ -1478,6 +1607,8 @@ int main(void) {
       cmocka_unit_test(test_validation),
       cmocka_unit_test(test_eval_hook),
       cmocka_unit_test(test_checkpoint_grid),
+      cmocka_unit_test(test_moving_average),
+      cmocka_unit_test(test_target_ema),
       cmocka_unit_test(test_time_limit),
       cmocka_unit_test(test_state_log),
       cmocka_unit_test(test_no_decisions),
