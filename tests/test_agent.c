@@ -1742,69 +1742,6 @@ static void test_latent_norm(void **state) {
   mb_agent_free(&ag);
 }
 
-/* mb_agent_blend_weights is one step of a moving average, parameter by parameter: decay 0 copies,
- * decay 3/4 keeps three quarters of dst (exactly, in float: the weights are dyadic here), and a
- * decay outside [0, 1) or agents of another shape are refused with dst unchanged. */
-static void test_blend_weights(void **state) {
-  (void)state;
-  mb_error err = {{0}};
-  mb_agent_config cfg;
-  small_config(&cfg);
-  mb_rng rng;
-  mb_rng_seed(&rng, 5);
-  mb_agent a, b, c;
-  assert_true(mb_agent_create(&a, &cfg, &rng, &err));
-  assert_true(mb_agent_create(&b, &cfg, &rng, &err));
-  assert_true(mb_agent_create(&c, &cfg, &rng, &err));
-  mb_nn_module *ma[4], *mb[4], *mc[4];
-  mb_agent_modules(&a, ma);
-  mb_agent_modules(&b, mb);
-  mb_agent_modules(&c, mc);
-  /* dyadic weights, so that 3/4 x + 1/4 y is exact in float */
-  for (int i = 0; i < 4; i++)
-    for (int32_t p = 0; p < ma[i]->n_params; p++)
-      for (int64_t j = 0; j < mb_tensor_size(&ma[i]->params[p].value); j++) {
-        ma[i]->params[p].value.data[j] = (float)(j % 7) - 3;
-        mb[i]->params[p].value.data[j] = (float)(i + p) * 0.5f;
-      }
-  assert_true(mb_agent_copy_weights(&c, &a, &err));
-  assert_true(mb_agent_blend_weights(&c, &b, 0.75, &err));
-  int64_t checked = 0;
-  for (int i = 0; i < 4; i++)
-    for (int32_t p = 0; p < ma[i]->n_params; p++)
-      for (int64_t j = 0; j < mb_tensor_size(&ma[i]->params[p].value); j++, checked++) {
-        float want =
-            0.75f * ma[i]->params[p].value.data[j] + 0.25f * mb[i]->params[p].value.data[j];
-        assert_true(mc[i]->params[p].value.data[j] == want);
-      }
-  assert_int_equal(checked, mb_agent_param_count(&a));
-  /* decay 0: the average is the newest weights */
-  assert_true(mb_agent_blend_weights(&c, &b, 0, &err));
-  char dc[65], db[65];
-  mb_agent_digest(&c, dc);
-  mb_agent_digest(&b, db);
-  assert_string_equal(dc, db);
-  /* refused: a decay of 1 (the average would never move), a negative one, NaN */
-  const double bad[] = {1, -0.1, NAN};
-  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-    assert_false(mb_agent_blend_weights(&c, &a, bad[k], &err));
-    assert_contains(err.message, "decay");
-  }
-  mb_agent_digest(&c, dc);
-  assert_string_equal(dc, db);
-  /* another shape: refused, naming the module */
-  mb_agent_config wide = cfg;
-  wide.latent = cfg.latent * 2;
-  mb_agent w;
-  assert_true(mb_agent_create(&w, &wide, &rng, &err));
-  assert_false(mb_agent_blend_weights(&w, &a, 0.5, &err));
-  assert_contains(err.message, "agent blend: repr.");
-  mb_agent_free(&w);
-  mb_agent_free(&c);
-  mb_agent_free(&b);
-  mb_agent_free(&a);
-}
-
 /* The digest names the networks and nothing of the run that trained them: equal for a copy of
  * the weights and for checkpoints that differ in progress, curve, note and optimiser (as two
  * identical trainings' files do, in wall times); different when one weight of any parameter
@@ -1913,7 +1850,6 @@ int main(void) {
       cmocka_unit_test(test_describe),
       cmocka_unit_test(test_describe_other_configs),
       cmocka_unit_test(test_digest),
-      cmocka_unit_test(test_blend_weights),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

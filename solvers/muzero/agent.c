@@ -256,29 +256,6 @@ bool mb_agent_copy_weights(mb_agent *dst, const mb_agent *src, mb_error *err) {
   return true;
 }
 
-bool mb_agent_blend_weights(mb_agent *dst, const mb_agent *src, double keep, mb_error *err) {
-  if (!(keep >= 0 && keep < 1)) return mb_fail(err, "agent blend: decay %g not in [0, 1)", keep);
-  mb_nn_module *d[4], *s[4];
-  mb_agent_modules(dst, d);
-  mb_agent_modules((mb_agent *)src, s);
-  const float a = (float)keep, b = (float)(1 - keep);
-  for (int i = 0; i < 4; i++) {
-    if (d[i]->n_params != s[i]->n_params)
-      return mb_fail(err, "agent blend: module '%s': %d parameters vs %d", s[i]->name,
-                     s[i]->n_params, d[i]->n_params);
-    for (int32_t p = 0; p < s[i]->n_params; p++) {
-      mb_tensor *x = &d[i]->params[p].value;
-      const mb_tensor *y = &s[i]->params[p].value;
-      if (x->rows != y->rows || x->cols != y->cols)
-        return mb_fail(err, "agent blend: %s.%s: %dx%d vs %dx%d", s[i]->name, s[i]->params[p].name,
-                       y->rows, y->cols, x->rows, x->cols);
-      int64_t n = (int64_t)x->rows * x->cols;
-      for (int64_t j = 0; j < n; j++) x->data[j] = a * x->data[j] + b * y->data[j];
-    }
-  }
-  return true;
-}
-
 /* ---- inference ---- */
 
 bool mb_agent_infer_create(mb_agent_infer *inf, const mb_agent *ag, mb_error *err) {

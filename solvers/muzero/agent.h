@@ -110,9 +110,6 @@ bool mb_agent_new_model(mb_agent *ag, int32_t dyn_width, int32_t dyn_blocks, mb_
                         mb_error *err);
 /* Copies every parameter of src into dst (same config). */
 bool mb_agent_copy_weights(mb_agent *dst, const mb_agent *src, mb_error *err);
-/* Moves every parameter of dst towards src's (same config): dst = keep * dst + (1 - keep) * src,
- * one step of an exponential moving average of src's weights with decay `keep` in [0, 1). */
-bool mb_agent_blend_weights(mb_agent *dst, const mb_agent *src, double keep, mb_error *err);
 /* The networks' module names, in mb_agent_modules' order ("repr", "dyn", "reward", "pred"):
  * checkpoints and optimisers name parameters by them, train --freeze takes them. */
 extern const char *const MB_AGENT_NETWORKS[4];

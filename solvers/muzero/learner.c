@@ -570,10 +570,6 @@ bool mb_learner_update_target(mb_learner *L, const mb_agent *ag, mb_error *err) 
   return mb_agent_copy_weights(&L->target, ag, err);
 }
 
-bool mb_learner_blend_target(mb_learner *L, const mb_agent *ag, double decay, mb_error *err) {
-  return mb_agent_blend_weights(&L->target, ag, decay, err);
-}
-
 mb_learner_losses mb_learner_last_losses(const mb_learner *L) {
   return (mb_learner_losses){.policy = L->loss_p,
                              .value = L->loss_v,

@@ -40,9 +40,6 @@ bool mb_learner_step(mb_learner *L, mb_agent *ag, mb_adam *opt, const mb_train_c
                      mb_replay *rb, double beta, mb_rng *rng, mb_error *err);
 /* Copies ag's weights into the target network (the bootstrap of the value targets). */
 bool mb_learner_update_target(mb_learner *L, const mb_agent *ag, mb_error *err);
-/* Moves the target network towards ag's weights: target = decay * target + (1 - decay) * ag,
- * one step of a moving average (a Polyak-averaged target network; decay in [0, 1)). */
-bool mb_learner_blend_target(mb_learner *L, const mb_agent *ag, double decay, mb_error *err);
 
 /* The last update's batch as it assembled it, for tests and diagnostics: views into the
  * learner, valid until its next update or its freeing. Entry i = k * batch + b is unroll step

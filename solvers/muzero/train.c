@@ -48,7 +48,6 @@ void mb_train_config_default(mb_train_config *c) {
   c->priority_beta = 0.4;
   c->sibling_depth = 1;
   c->target_period = 100;
-  c->target_ema = 0;
   c->actors_per_round = 2;
   c->jobs = 1;
   c->segment = 48;
@@ -121,15 +120,6 @@ bool mb_train_config_check(const mb_train_config *c, mb_error *err) {
   if (c->n_validation < 0 || (c->n_validation > 0 && !c->validation))
     return mb_fail(err, "train config: validation set of %d workloads without workloads",
                    c->n_validation);
-  if (!(c->ema_decay >= 0 && c->ema_decay < 1))
-    return mb_fail(err, "train config: ema decay %g not in [0, 1)", c->ema_decay);
-  if (!(c->target_ema >= 0 && c->target_ema < 1))
-    return mb_fail(err, "train config: target ema %g not in [0, 1)", c->target_ema);
-  if (c->target_ema > 0 && (c->state_out || c->resume_state))
-    return mb_fail(err,
-                   "train config: a moving-average target network is not in the training "
-                   "state: no state_out or resume_state with target ema %g",
-                   c->target_ema);
   if (c->best_out && c->n_validation == 0)
     return mb_fail(err, "train config: best_out '%s' needs a validation set", c->best_out);
   if (c->eval_every < 0 || c->eval_max < 1 || c->checkpoint_every < 0 || c->state_every < 0)
@@ -319,8 +309,6 @@ typedef struct trainer {
   mb_workload **eval_own;
   int32_t n_eval;
   mb_learner *learner;
-  mb_agent ema; /* the weights' moving average (cfg->ema_decay > 0) */
-  bool has_ema;
   mb_replay replay;
   mb_train_counters k; /* what a training state saves besides the agent and the buffer */
   /* this process's work and time, for the rates */
@@ -596,21 +584,6 @@ static bool save(const mb_train_config *cfg, mb_train_result *res, mb_error *err
   return mb_agent_save(cfg->out, &res->agent, &res->opt, &res->prog, &res->curve, cfg->note, err);
 }
 
-/* The moving average beside the checkpoint: the same progress and curve (the curve's returns
- * are the weights', not the average's), no optimiser (it was never trained as such). */
-static bool save_ema(const trainer *T, mb_error *err) {
-  const mb_train_config *cfg = T->cfg;
-  if (!T->has_ema || !cfg->ema_out) return true;
-  const char *base = cfg->note ? cfg->note : "mallocbench train";
-  size_t n = strlen(base) + 96;
-  char *note = malloc(n);
-  if (!note) return mb_fail(err, "train: out of memory");
-  snprintf(note, n, "%s; the moving average of the weights, decay %g", base, cfg->ema_decay);
-  bool ok = mb_agent_save(cfg->ema_out, &T->ema, NULL, &T->res->prog, &T->res->curve, note, err);
-  free(note);
-  return ok;
-}
-
 /* The validation set at the curve's last point (which is at the current step, `seconds` into
  * training): its return goes into the curve, and a new best is kept in best_out. */
 static bool validate(const mb_train_config *cfg, mb_train_result *res, double seconds,
@@ -874,13 +847,6 @@ static bool create_actors_and_learner(trainer *T, mb_error *err) {
     if (T->n_wl > 0 && !(a->games = calloc((size_t)T->n_wl, sizeof *a->games)))
       return mb_fail(err, "train: out of memory");
   }
-  if (cfg->ema_decay > 0) {
-    mb_rng r0;
-    mb_rng_seed(&r0, 0);
-    if (!mb_agent_create(&T->ema, &ag->cfg, &r0, err)) return false;
-    T->has_ema = true;
-    if (!mb_agent_copy_weights(&T->ema, ag, err)) return false;
-  }
   int32_t sibling_depth = cfg->sibling_weight > 0 ? cfg->sibling_depth : 0;
   if (!(T->learner = mb_learner_create(ag, cfg->batch, cfg->unroll, sibling_depth, err)) ||
       !mb_replay_init(&T->replay, cfg->replay_capacity, ag->cfg.obs_dim, A, err))
@@ -969,7 +935,7 @@ static bool write_due(trainer *T, mb_error *err) {
   if (!at_ckpt && !at_state) return true;
   double keep = res->prog.seconds;
   res->prog.seconds = keep + (mb_wall_seconds() - T->t_start);
-  bool ok = !at_ckpt || (save(cfg, res, err) && save_ema(T, err));
+  bool ok = !at_ckpt || save(cfg, res, err);
   if (ok && at_state) {
     double t_state = mb_wall_seconds();
     ok = mb_train_state_save(cfg->state_out, &res->agent, &res->opt, &res->prog, &res->curve,
@@ -1003,14 +969,11 @@ static bool learn(trainer *T, mb_error *err) {
                          mb_train_priority_beta(cfg, res->prog.steps), &T->k.learner_rng, err);
     T->k.owed -= 1;
     res->prog.steps++;
-    if (ok && T->has_ema) ok = mb_agent_blend_weights(&T->ema, &res->agent, cfg->ema_decay, err);
     T->updates++;
     mb_learner_losses loss = mb_learner_last_losses(T->learner);
     T->k.loss_sum += loss.policy + loss.value + loss.reward + loss.consistency + loss.sibling;
     T->k.loss_n++;
-    if (ok && cfg->target_ema > 0)
-      ok = mb_learner_blend_target(T->learner, &res->agent, cfg->target_ema, err);
-    else if (ok && res->prog.steps % cfg->target_period == 0)
+    if (ok && res->prog.steps % cfg->target_period == 0)
       ok = mb_learner_update_target(T->learner, &res->agent, err);
     if (ok && res->prog.steps >= T->next_eval) ok = curve_point(T, err);
     ok = ok && write_due(T, err);
@@ -1127,7 +1090,7 @@ static bool finish(trainer *T, mb_error *err) {
     return false;
   if (!validate(cfg, res, res->prog.seconds, err)) return false;
   if (cfg->n_validation > 0) res->final_validation = c->validation[c->len - 1];
-  if (!save(cfg, res, err) || !save_ema(T, err) ||
+  if (!save(cfg, res, err) ||
       (cfg->on_eval && !cfg->on_eval(cfg->on_eval_ctx, &res->agent, res->prog.steps, true, err)))
     return false;
   /* the run is complete: its state has nothing left to resume */
@@ -1140,7 +1103,6 @@ static bool finish(trainer *T, mb_error *err) {
 static void trainer_free(trainer *T) {
   free_actors(T, T->cfg->actors_per_round);
   mb_learner_free(T->learner);
-  if (T->has_ema) mb_agent_free(&T->ema);
   mb_replay_free(&T->replay);
   for (int32_t i = 0; T->eval_own && i < T->n_eval; i++) mb_workload_free(T->eval_own[i]);
   free(T->eval_own);

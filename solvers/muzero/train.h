@@ -167,10 +167,6 @@ typedef struct mb_train_config {
   double priority_alpha;   /* prioritised replay exponent in [0, 1] (0: uniform sampling) */
   double priority_beta;    /* importance-weight exponent at the start, in [0, 1] */
   int32_t target_period;   /* updates between target-network copies */
-  double target_ema;       /* > 0: instead of the copies, the target network moves towards the
-                              weights after every update, target = target_ema * target + (1 -
-                              target_ema) * weights (a moving-average target, as in TD-MPC and
-                              EfficientZero V2); then no training state is written. 0: copies */
   int32_t actors_per_round;
   int32_t jobs;       /* threads playing the actors of a round */
   int32_t segment;    /* max stored decisions per trajectory */
@@ -213,14 +209,8 @@ typedef struct mb_train_config {
   const mb_train_workload *validation; /* held-out workloads (owned by the caller; NULL: none) */
   int32_t n_validation;
   const char *best_out; /* with a validation set: the best agent so far (NULL: not kept) */
-  /* An exponential moving average of the weights over the updates (Polyak averaging), written to
-   * ema_out at every checkpoint: ema = ema_decay * ema + (1 - ema_decay) * weights after each
-   * update, from the weights the run starts with. Training itself (self-play, the learner, the
-   * target network) uses the weights, never the average. 0: none (default). */
-  double ema_decay;
-  const char *ema_out;
-  FILE *log;          /* progress lines (NULL: silent) */
-  double log_every_s; /* seconds between progress lines */
+  FILE *log;            /* progress lines (NULL: silent) */
+  double log_every_s;   /* seconds between progress lines */
   /* Called with the current weights at every evaluation point (after its curve point) and once
    * more when training ends (`final`); false stops training with err set. NULL: none. Per-workload
    * fine-tuning plays the solver's episode there and keeps the best (mallocmuzero.c). */

@@ -123,11 +123,6 @@ static void usage(FILE *out) {
           "                    --freeze repr,pred the learned model's values are fitted to\n"
           "                    the value network's on the real observations; measured in\n"
           "                    datasets/agents/EXPERIMENTS.md, not the default)\n"
-          "  --ema D             also write the moving average of the weights (decay D per\n"
-          "                      update) beside --out as .ema.h5 at every checkpoint\n"
-          "  --target-ema D (0: the target network is copied every 100 updates; else it\n"
-          "                    moves towards the weights after every update with decay D;\n"
-          "                    prototype: no training state is written)\n"
           "  --lr-end X (--lr: constant; else cosine decay from --lr to X over --steps, which\n"
           "                    it then requires)\n"
           "  --freeze NETS (none: comma-separated networks whose weights stay as they are:\n"
@@ -242,7 +237,7 @@ typedef struct train_command {
   double minutes;
   bool seen[TRAIN_OPTIONS_MAX]; /* the TRAIN_OPTIONS given (on the command line, or taken from
                                    the resumed checkpoint) */
-  char best[4096], ema[4096], state_out[4096];
+  char best[4096], state_out[4096];
 } train_command;
 
 /* How an option's value is read into its field of train_command, and written back as text. */
@@ -339,8 +334,6 @@ static const train_option TRAIN_OPTIONS[] = {
     {"--seed", U64(cfg.seed, 0, INT64_MAX), .run = RUN_KEPT},
     {"--lr", NUMBER(cfg.lr, 1e-9, 1), .run = RUN_KEPT},
     {"--lr-end", NUMBER(cfg.lr_end, 0, 1), .run = RUN_KEPT},
-    {"--ema", NUMBER(cfg.ema_decay, 0, 0.999999), .run = RUN_KEPT},
-    {"--target-ema", NUMBER(cfg.target_ema, 0, 0.999999), .run = RUN_KEPT},
     {"--batch", I32(cfg.batch, 1, 4096), .run = RUN_KEPT},
     {"--unroll", I32(cfg.unroll, 0, 32), .run = RUN_KEPT},
     {"--td-steps", I32(cfg.td_steps, 0, 100000), .run = RUN_KEPT},
@@ -885,17 +878,6 @@ static int check_options(train_command *T, const resumed *R) {
       return 2;
     }
   }
-  if (T->cfg.ema_decay > 0) {
-    if (T->cfg.resume) {
-      fprintf(stderr, "mallocbench train: --ema: a resumed run cannot continue the average yet\n");
-      return 2;
-    }
-    if (!mb_checkpoint_beside(T->cfg.out, ".ema.h5", T->ema, sizeof T->ema)) {
-      mb_diag(stderr, "mallocbench train: --out %s: path too long", T->cfg.out);
-      return 2;
-    }
-    T->cfg.ema_out = T->ema;
-  }
   if (T->vcat && !T->vregex) {
     fprintf(stderr, "mallocbench train: --validate-catalogue needs --validate REGEX\n");
     return 2;
@@ -1119,8 +1101,6 @@ int mb_cmd_train(int argc, char **argv) {
   cfg->state_out = T->state_out;
   /* the training state beside FILE when there is one (read_resumed read it: an agent) */
   if (cfg->resume && R.state[0]) cfg->resume_state = R.state;
-  /* a moving-average target network is not in the training state (prototype) */
-  if (cfg->target_ema > 0) cfg->state_out = cfg->resume_state = NULL;
   /* bad input is exit 2, as for the options: the settings together (mb_train would fail on
    * them too, but as a run's failure) */
   if (!mb_train_config_check(cfg, &err)) {
