@@ -41,17 +41,25 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#agents[@]} -gt 0 ] || die "no agent given (usage: scripts/measure-agent.sh [options] AGENT.h5...)"
-names=" "
+names=()
 for a in "${agents[@]}"; do
   [ -f "$a" ] || die "agent '$a' not found"
   name=$(basename "$a" .h5)
   # the outputs are named by it: a second agent of the same name would overwrite the first's
-  case $names in *" $name "*) die "two agents named '$name': their outputs would share a name" ;; esac
-  names="$names$name "
+  case " ${names[*]} " in *" $name "*) die "two agents named '$name': their outputs would share a name" ;; esac
+  names+=("$name")
 done
 [ -z "$catalogue" ] || [ -f "$catalogue" ] || die "--catalogue '$catalogue' not found"
 mb=${MALLOCBENCH:-$root/build/mallocbench}
 [ -x "$mb" ] || die "no mallocbench binary at '$mb' (build with scripts/build.sh build, or set MALLOCBENCH)"
+# every agent known by its digest before the first (minutes-long) run: a file that is not one
+# is refused at once, not after the agents before it were measured
+digests=()
+for a in "${agents[@]}"; do
+  digest=$("$mb" show "$a" 2>/dev/null | awk '$1 == "digest" { print substr($2, 1, 8) }')
+  [ -n "$digest" ] || die "'$a' is not an agent checkpoint ('mallocbench show $a' says why)"
+  digests+=("$digest")
+done
 mkdir -p "$out" || die "cannot create --out '$out'"
 set_args=(--split "$split")
 [ -z "$catalogue" ] || set_args+=(--catalogue "$catalogue")
@@ -98,16 +106,14 @@ row() { # NAME DIGEST RETURNS MODEL UNROLL
 }
 
 rows=()
-for a in "${agents[@]}"; do
-  name=$(basename "$a" .h5)
-  digest=$("$mb" show "$a" 2>/dev/null | awk '$1 == "digest" { print substr($2, 1, 8) }')
-  [ -n "$digest" ] || die "'$a' is not an agent checkpoint ('mallocbench show $a' says why)"
+for i in "${!agents[@]}"; do
+  a=${agents[$i]} name=${names[$i]}
   base="$out/$name"
   echo "measure-agent: $a: search table, one-step accuracy, path values ($split split)" >&2
   bench "$a" "$base.returns.txt" --returns 0,2,8,32 &&
     bench "$a" "$base.model.txt" --model-error 2 &&
     bench "$a" "$base.unroll.txt" --unroll-error 2 || exit
-  rows+=("$(row "$name" "$digest" "$base.returns.txt" "$base.model.txt" "$base.unroll.txt")")
+  rows+=("$(row "$name" "${digests[$i]}" "$base.returns.txt" "$base.model.txt" "$base.unroll.txt")")
 done
 echo "Simulated by the cost model, $split split; outputs in $out/."
 echo "| agent | raw policy | learned 2 / 8 / 32 | learned 32 vs 2 | exact 2 / 8 / 32 | \\|E_0 - G\\| |" \

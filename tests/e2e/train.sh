@@ -745,6 +745,10 @@ grep -q "^mallocbench bench muzero: --split 'nosuch': expected train or test" "$
   fail "measure-agent.sh: bench's own message lost: $(cat "$TMP/err")"
 expect 2 "^measure-agent: '$TMP/cat.txt' is not an agent checkpoint" \
   env MALLOCBENCH="$MB" ./scripts/measure-agent.sh --out "$TMP/measure" "$TMP/cat.txt"
+# ... also after a good agent, before that one is measured (nothing written for it)
+expect 2 "^measure-agent: '$TMP/cat.txt' is not an agent checkpoint" \
+  env MALLOCBENCH="$MB" ./scripts/measure-agent.sh --out "$TMP/measure-none" "$TMP/a.h5" "$TMP/cat.txt"
+[ ! -e "$TMP/measure-none" ] || fail "measure-agent.sh: measured an agent before refusing the next"
 # the next observation's window against the current one (bench muzero --next-window): shares
 # in [0, 1]; buffers that all live the whole schedule share one window, so nothing is unseen
 "$MB" bench muzero --agent "$TMP/a.h5" --next-window 1 --catalogue "$TMP/cat.txt" --split train \
