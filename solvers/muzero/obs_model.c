@@ -422,12 +422,6 @@ bool mb_obs_model_drift(const mb_obs_model *m, const mb_agent *ag, const mb_trai
   int32_t block_end[NB] = {10, m->cand_off, nb_off, nb_off + gc->next_buffers * 6, D - 5, D};
   double sse[NB] = {0};
   int64_t n_sse = 0;
-  /* the occupancy picture's one-step error in the next window's time bins that lie inside the
-   * current window (seen) and those that do not (unseen): squared error and true value summed,
-   * cells counted */
-  double occ_se[2] = {0}, occ_true[2] = {0};
-  int64_t occ_cells[2] = {0};
-  int32_t cs = 0, cl = 0;
   bool ok = obs && oh && logits && lat && mask;
   if (!ok) mb_fail(err, "obs model: out of memory");
   for (int32_t e = 0; ok && e < n_set; e++) {
@@ -460,7 +454,6 @@ bool mb_obs_model_drift(const mb_obs_model *m, const mb_agent *ag, const mb_trai
         int32_t a = actions[t0 + k - 1];
         double r;
         float pr, v_true, v_pred;
-        if (k == 1) mb_game_window(g, &cs, &cl);
         ok = mb_game_step(g, a, &r, err) && mb_agent_initial(&inf, cur, lat, NULL, NULL, err) &&
              mb_agent_recurrent(&inf, lat, a, cur, NULL, &pr, NULL, NULL, err) &&
              mb_obs_model_predict(&oi, cur, a, nxt, err);
@@ -481,18 +474,6 @@ bool mb_obs_model_drift(const mb_obs_model *m, const mb_agent *ag, const mb_trai
           for (int32_t bl = 0, j = 0; bl < NB; bl++)
             for (; j < block_end[bl]; j++) sse[bl] += (double)(cur[j] - obs[j]) * (cur[j] - obs[j]);
           n_sse++;
-          int32_t ns, nl, AB = gc->addr_bins, TB = gc->time_bins;
-          mb_game_window(g, &ns, &nl);
-          for (int32_t tb = 0; tb < TB; tb++) {
-            double lo = ns + (double)tb * nl / TB, hi = ns + (double)(tb + 1) * nl / TB;
-            int u = !(lo >= cs && hi <= cs + cl);
-            for (int32_t ab = 0; ab < AB; ab++) {
-              int32_t j = 10 + ab * TB + tb;
-              occ_se[u] += (double)(cur[j] - obs[j]) * (cur[j] - obs[j]);
-              occ_true[u] += obs[j];
-              occ_cells[u]++;
-            }
-          }
         }
         sum[k] += fabs((pred_r + v_pred) - (true_r + v_true));
         cnt[k]++;
@@ -512,16 +493,6 @@ bool mb_obs_model_drift(const mb_obs_model *m, const mb_agent *ag, const mb_trai
     for (int32_t bl = 0; bl < NB; bl++)
       fprintf(out, "  %s %.4f", block_name[bl], n_sse ? sse[bl] / (double)n_sse : 0.0);
     fprintf(out, "\n");
-    for (int u = 0; u < 2; u++)
-      fprintf(out,
-              "obs model occupancy cells %s by the current window: %.3f of the cells, squared "
-              "error %.5f per cell, %.4f of the picture's error, true occupancy %.4f per cell\n",
-              u ? "unseen" : "seen",
-              (double)occ_cells[u] /
-                  (double)(occ_cells[0] + occ_cells[1] ? occ_cells[0] + occ_cells[1] : 1),
-              occ_cells[u] ? occ_se[u] / (double)occ_cells[u] : 0.0,
-              occ_se[0] + occ_se[1] > 0 ? occ_se[u] / (occ_se[0] + occ_se[1]) : 0.0,
-              occ_cells[u] ? occ_true[u] / (double)occ_cells[u] : 0.0);
   }
   free(obs);
   free(oh);
