@@ -6,7 +6,6 @@
 
 #include "clock.h"
 #include "cost.h"
-#include "obs_model.h"
 
 struct mb_player {
   mb_agent_infer inf;
@@ -35,9 +34,6 @@ struct mb_player {
   double oracle_weight;           /* mb_player_set_oracle_weight */
   float *oracle_logits;           /* A: the real observation's logits */
   int64_t oracle_nodes, off_game; /* mb_player_oracle_stats */
-  /* PROTOTYPE: search with an observation-space model (mb_player_set_obs_model) */
-  mb_obs_model_infer *om;
-  float *node_obs; /* (max_sims + 1) x obs_dim */
 };
 
 mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_error *err) {
@@ -70,13 +66,6 @@ mb_player *mb_player_create(const mb_agent *ag, int32_t max_simulations, mb_erro
     return NULL;
   }
   return p;
-}
-
-bool mb_player_set_obs_model(mb_player *p, const mb_obs_model *m, mb_error *err) {
-  p->om = calloc(1, sizeof *p->om);
-  p->node_obs = malloc((size_t)(p->max_sims + 1) * m->obs_dim * sizeof(float));
-  if (!p->om || !p->node_obs) return mb_fail(err, "player: out of memory");
-  return mb_obs_model_infer_create(p->om, m, err);
 }
 
 void mb_player_use_gemv(mb_player *p, bool on) { mb_agent_infer_use_gemv(&p->inf, on); }
@@ -126,9 +115,6 @@ void mb_player_free(mb_player *p) {
   free(p->roll_latent);
   free(p->roll_logits);
   free(p->roll_mask);
-  if (p->om) mb_obs_model_infer_free(p->om);
-  free(p->om);
-  free(p->node_obs);
   free(p);
 }
 
@@ -198,22 +184,6 @@ static bool expand_learned(void *ctx, int32_t node, int32_t parent, int32_t acti
   out->terminal = false;
   out->reward = 0;
   const mb_agent_config *cfg = &p->inf.ag->cfg;
-  if (p->om) { /* PROTOTYPE: the next observation predicted, valued by h and f */
-    int32_t D = cfg->obs_dim;
-    float *o = p->node_obs + (int64_t)node * D;
-    if (parent < 0) {
-      memcpy(o, p->obs, (size_t)D * sizeof(float));
-      return mb_agent_initial(&p->inf, o, lat, out->logits, &out->value, err);
-    }
-    const float *po = p->node_obs + (int64_t)parent * D;
-    if (!mb_agent_recurrent(&p->inf, p->latents + (int64_t)parent * p->W, action, po, NULL,
-                            &out->reward, NULL, NULL, err) ||
-        !mb_obs_model_predict(p->om, po, action, o, err) ||
-        !mb_agent_initial(&p->inf, o, lat, out->logits, &out->value, err))
-      return false;
-    if (p->oracle != 0 && !apply_oracle(p, path, depth, out, err)) return false;
-    return true;
-  }
   if (parent < 0) {
     if (cfg->action_features) memcpy(p->root_obs, p->obs, (size_t)cfg->obs_dim * sizeof(float));
     return mb_agent_initial(&p->inf, p->obs, lat, out->logits, &out->value, err);

@@ -68,10 +68,6 @@ void mb_player_set_oracle_weight(mb_player *p, double weight);
  * creation), and how many of them lie on a path that the real game does not allow or that runs
  * past its end (the learned model allows both; no oracle part applies there). */
 void mb_player_oracle_stats(const mb_player *p, int64_t *nodes, int64_t *off_game);
-/* PROTOTYPE: the learned-model search steps an observation-space model instead of the latent
- * dynamics (obs_model.h); m must outlive the player. */
-struct mb_obs_model;
-bool mb_player_set_obs_model(mb_player *p, const struct mb_obs_model *m, mb_error *err);
 void mb_player_free(mb_player *p);
 /* Plays one whole episode of `g` (reset first) with search. Stops searching when `deadline`
  * (mb_wall_seconds(), clock.h; <= 0: none) passes and finishes with the raw policy; *searched

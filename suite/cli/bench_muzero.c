@@ -31,7 +31,6 @@
 #include "error.h"
 #include "game.h"
 #include "hardware.h"
-#include "obs_model.h"
 #include "option_values.h"
 #include "paths.h"
 #include "player.h"
@@ -168,7 +167,6 @@ typedef struct oracle_use {
   unsigned parts;          /* MB_ORACLE_* (0: none) */
   double weight;           /* mb_player_set_oracle_weight (1: the real game's values, rewards) */
   int64_t nodes, off_game; /* summed over the episodes played (mb_player_oracle_stats) */
-  const mb_obs_model *om;  /* PROTOTYPE: an observation-space model for the learned column */
 } oracle_use;
 
 /* --oracle's part names; "all" last, so that printing can name the single parts first. */
@@ -228,10 +226,6 @@ static bool play_return(const mb_agent *ag, mb_game *g, double scale, int sims, 
   if (oracle) {
     mb_player_set_oracle(pl, oracle->parts);
     mb_player_set_oracle_weight(pl, oracle->weight);
-    if (oracle->om && !mb_player_set_obs_model(pl, oracle->om, err)) {
-      mb_player_free(pl);
-      return false;
-    }
   }
   mb_search_config sc = *scfg;
   sc.gumbel_noise = false;
@@ -400,7 +394,7 @@ static int measure_returns(const mb_agent *ag, const int *sims, int n,
     for (int k = 0; rc == 0 && k < n; k++)
       for (int ex = 0; rc == 0 && ex < 2; ex++) {
         double t0 = mb_wall_seconds();
-        oracle_use *o = ex == 0 && (m->oracle.parts || m->oracle.om) ? &m->oracle : NULL;
+        oracle_use *o = ex == 0 && m->oracle.parts ? &m->oracle : NULL;
         if (!play_return(ag, g, scale, sims[k], ex == 1, &scfg[ex], o, (uint64_t)e, &r, &err))
           rc = 1;
         m->per_wl[(k * 2 + ex) * n_set + e] = r;
@@ -474,9 +468,9 @@ static void print_returns(const mb_agent *ag, const int *sims, int n,
 /* --returns LIST: the agent at each of the n simulation counts sims[] on the set, beside the
  * references, then the paired per-workload differences. 0, or 1 after a message. */
 static int returns_table(const mb_agent *ag, const int *sims, int n, const mb_search_config scfg[2],
-                         unsigned oracle_parts, double oracle_weight, const mb_obs_model *om,
-                         const mb_train_workload *set, int32_t n_set, const char *what) {
-  returns_measured m = {.oracle = {.parts = oracle_parts, .weight = oracle_weight, .om = om}};
+                         unsigned oracle_parts, double oracle_weight, const mb_train_workload *set,
+                         int32_t n_set, const char *what) {
+  returns_measured m = {.oracle = {.parts = oracle_parts, .weight = oracle_weight}};
   m.per_wl = calloc((size_t)n * 2 * (size_t)(n_set > 0 ? n_set : 1), sizeof *m.per_wl);
   if (!m.per_wl) {
     fprintf(stderr, "mallocbench bench muzero: out of memory\n");
@@ -535,7 +529,6 @@ typedef struct bench_options {
   mb_search_config scfg;
   int32_t leaf_rollout; /* -1: the solvers' own */
   double seconds;
-  mb_obs_model_options obs; /* PROTOTYPE: --obs-model STEPS (0: none) */
 } bench_options;
 
 /* Reads the options into O (defaults first) and checks the rules between them. Returns 0, or 2
@@ -550,8 +543,6 @@ static int parse_options(int argc, char **argv, bench_options *O) {
                        .oracle_weight = 1,
                        .seconds = 3};
   mb_search_config_evaluation(&O->scfg, false);
-  mb_obs_model_options_default(&O->obs);
-  O->obs.steps = 0;
   for (int i = 1; i < argc; i++) {
     mb_option_arg o;
     mb_option_arg_read(argc, argv, i, &o); /* every option takes a value */
@@ -617,20 +608,6 @@ static int parse_options(int argc, char **argv, bench_options *O) {
       if (!mb_option_i32("bench muzero", a, v, 1, 64, &O->jobs)) return 2;
     } else if (!strcmp(a, "--seed")) {
       if (!mb_option_int("bench muzero", a, v, 0, (int64_t)1 << 40, &O->seed)) return 2;
-    } else if (!strcmp(a, "--obs-model")) {
-      if (!mb_option_int("bench muzero", a, v, 0, 100000000, &O->obs.steps)) return 2;
-    } else if (!strcmp(a, "--obs-value-weight")) {
-      if (!mb_option_number("bench muzero", a, v, 0, true, 1000, &O->obs.value_weight)) return 2;
-    } else if (!strcmp(a, "--obs-episodes")) {
-      if (!mb_option_i32("bench muzero", a, v, 1, 1000, &O->obs.episodes)) return 2;
-    } else if (!strcmp(a, "--obs-width")) {
-      if (!mb_option_i32("bench muzero", a, v, 8, 4096, &O->obs.width)) return 2;
-    } else if (!strcmp(a, "--obs-blocks")) {
-      if (!mb_option_i32("bench muzero", a, v, 0, 16, &O->obs.blocks)) return 2;
-    } else if (!strcmp(a, "--obs-unroll")) {
-      if (!mb_option_i32("bench muzero", a, v, 1, 16, &O->obs.unroll)) return 2;
-    } else if (!strcmp(a, "--obs-epsilon")) {
-      if (!mb_option_number("bench muzero", a, v, 0, true, 1, &O->obs.epsilon)) return 2;
     } else if (!strcmp(a, "--seconds")) {
       if (!mb_option_number("bench muzero", a, v, 0, true, 3600, &O->seconds)) return 2;
     } else {
@@ -720,22 +697,9 @@ static int evaluate(const bench_options *O, mb_agent *ag) {
     by_model[0].simulations = by_model[1].simulations = O->sims;
     probed = mb_muzero_probe_search_regret(ag, set.tw, set.n, O->search_regret, by_model, what,
                                            stdout, &err);
-  } else if (rc == 0) {
-    mb_obs_model om = {0};
-    bool have_om = false;
-    if (O->obs.steps > 0) {
-      have_om = mb_obs_model_fit(&om, ag, set.tw, set.n, &O->obs, stdout, &err) &&
-                mb_obs_model_drift(&om, ag, set.tw, set.n, 2, stdout, &err);
-      if (!have_om) {
-        mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
-        rc = 1;
-      }
-    }
-    if (rc == 0)
-      rc = returns_table(ag, O->budgets, O->n_budgets, by_model, O->oracle_parts,
-                         O->oracle_weight, have_om ? &om : NULL, set.tw, set.n, what);
-    if (have_om) mb_obs_model_free(&om);
-  }
+  } else if (rc == 0)
+    rc = returns_table(ag, O->budgets, O->n_budgets, by_model, O->oracle_parts, O->oracle_weight,
+                       set.tw, set.n, what);
   if (!probed) {
     mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
     rc = 1;
