@@ -481,6 +481,33 @@ static void test_priority_replay(void **state) {
   mb_train_result_free(&u);
 }
 
+/* Per-workload fine-tuning's configuration (the solvers' and bench muzero's): valid by updates
+ * and by seconds, in both models, with the documented batch, no checkpoint and the caller's seed;
+ * the rest is the defaults. */
+static void test_finetune_config(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_train_config d, c;
+  mb_train_config_default(&d);
+  for (int exact = 0; exact < 2; exact++) {
+    mb_train_config_finetune(&c, 0, 2000, 7, exact);
+    assert_true(mb_train_config_check(&c, &err));
+    assert_int_equal(c.steps, 2000);
+    assert_true(c.seconds == 0);
+    assert_int_equal(c.seed, 7);
+    assert_int_equal(c.batch, 32);
+    assert_int_equal(c.checkpoint_every, 0);
+    assert_true(c.self_play_exact == (exact == 1));
+    assert_int_equal(c.unroll, d.unroll);
+    assert_true(c.lr == d.lr);
+    assert_null(c.out);
+    mb_train_config_finetune(&c, 30, 0, 7, exact);
+    assert_true(mb_train_config_check(&c, &err));
+    assert_true(c.seconds == 30);
+    assert_int_equal(c.steps, 0);
+  }
+}
+
 /* Sibling transitions (and the consistency loss): training with them finishes, is deterministic
  * (the sibling is drawn from the actor's stream), changes the weights, and works with prioritised
  * replay too. */
@@ -1482,6 +1509,7 @@ int main(void) {
       cmocka_unit_test(test_state_log),
       cmocka_unit_test(test_no_decisions),
       cmocka_unit_test(test_state_resume),
+      cmocka_unit_test(test_finetune_config),
       cmocka_unit_test(test_segment_start),
       cmocka_unit_test(test_synthetic_capacity),
       cmocka_unit_test(test_segment_returns),

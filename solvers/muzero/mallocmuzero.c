@@ -199,17 +199,11 @@ static bool finetune(mb_agent *ag, const mb_workload *w, const mb_hardware *hw, 
                      int64_t steps, uint64_t seed, bool exact, finetune_plays *f, int64_t *updates,
                      mb_error *err) {
   mb_train_config tc;
-  mb_train_config_default(&tc);
-  tc.seconds = seconds;
-  tc.steps = steps;
-  tc.seed = seed;
+  mb_train_config_finetune(&tc, seconds, steps, seed, exact);
   /* the hook runs at evaluation points: often enough to play on time, or exactly when a play
    * by updates is due */
   tc.eval_every =
       tc.seconds > 0 ? 100 : (int32_t)(f->every_steps < INT32_MAX ? f->every_steps : INT32_MAX);
-  tc.checkpoint_every = 0;
-  tc.batch = 32;
-  tc.self_play_exact = exact;
   tc.on_eval = play_during_finetune;
   tc.on_eval_ctx = f;
   f->next_play = mb_wall_seconds() + f->every_s;

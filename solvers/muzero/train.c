@@ -65,6 +65,17 @@ void mb_train_config_default(mb_train_config *c) {
   c->log_every_s = 5.0;
 }
 
+void mb_train_config_finetune(mb_train_config *c, double seconds, int64_t steps, uint64_t seed,
+                              bool exact) {
+  mb_train_config_default(c);
+  c->seconds = seconds;
+  c->steps = steps;
+  c->seed = seed;
+  c->checkpoint_every = 0;
+  c->batch = 32;
+  c->self_play_exact = exact;
+}
+
 int64_t mb_train_replay_floor(int32_t segment) { return 2 * ((int64_t)segment + 1); }
 
 bool mb_train_config_check(const mb_train_config *c, mb_error *err) {

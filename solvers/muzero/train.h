@@ -227,6 +227,12 @@ typedef struct mb_train_config {
  * MB_TRAIN_STATE_EVERY (when state_out is set), seed 0, log every 5 s. */
 #define MB_TRAIN_STATE_EVERY 5000
 void mb_train_config_default(mb_train_config *c);
+/* Per-workload fine-tuning's configuration (the solvers' --finetune and --finetune-steps, bench
+ * muzero --finetune-steps): the defaults with 32-row batches and no checkpoint, for `seconds` of
+ * wall time or `steps` updates (the other 0) from `seed`; self-play searches the real game when
+ * `exact`. The caller sets the evaluation hook and how often it runs. */
+void mb_train_config_finetune(mb_train_config *c, double seconds, int64_t steps, uint64_t seed,
+                              bool exact);
 bool mb_train_config_check(const mb_train_config *c, mb_error *err);
 /* The smallest replay capacity (rows) mb_train_config_check accepts for `segment`: two
  * trajectories of segment decisions, each with its final observation row. */

@@ -35,6 +35,7 @@
 #include "paths.h"
 #include "player.h"
 #include "search.h"
+#include "solver.h"
 #include "stats.h"
 #include "tensor.h"
 #include "train.h"
@@ -57,6 +58,7 @@ static void usage(FILE *out) {
       "                                [--oracle-weight 1]\n"
       "                                [--leaf-rollout N] [--search gumbel]\n"
       "                                [--c-puct 1.25]\n"
+      "                                [--finetune-steps N [--jobs 1]]\n"
       "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --unroll-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --next-window N [workload options]\n"
@@ -103,7 +105,12 @@ static void usage(FILE *out) {
       "model's version of it costs. With all of them the column equals the exact game's (both\n"
       "then without a leaf rollout). --oracle-weight W (0..1) moves the oracle's values and\n"
       "rewards only part of the way: (1 - W) x^ + W x, so that the learned model's error at\n"
-      "those nodes shrinks by 1 - W: how precise it would have to be for its search to gain.\n\n"
+      "those nodes shrinks by 1 - W: how precise it would have to be for its search to gain.\n"
+      "--finetune-steps N plays each workload with a copy of the agent fine-tuned on it alone\n"
+      "for N updates, at every budget and in both columns: the training of the solvers'\n"
+      "--finetune-steps (learned-model self-play, 32-row batches), seeded by the workload's\n"
+      "place in the set, with --jobs self-play threads (the same network for any --jobs).\n"
+      "Does the learned search gain once its model is fitted to the one workload it plays?\n\n"
       "--model-error N (with --agent; same workload options) measures the search's one-step\n"
       "evaluations at every N-th decision of the raw policy's episodes: for each legal action,\n"
       "the learned model's reward and r^ + v^ against the exact game's r + v(next state)\n"
@@ -356,7 +363,76 @@ typedef struct returns_measured {
   double *per_wl;
   int64_t buffers, decisions; /* the set's, summed */
   oracle_use oracle;
+  /* --finetune-steps: updates per workload (0: none), the updates made and their summed wall
+   * seconds, and the workloads left as they were because they have no decision to learn from */
+  int64_t finetune_steps, updates;
+  int32_t finetune_jobs, not_tuned;
+  double t_finetune;
 } returns_measured;
+
+/* One workload played at every simulation count in both models, into m->per_wl. */
+typedef struct budgets_play {
+  const int *sims;
+  int n;
+  const mb_search_config *scfg; /* [2]: learned model, real game */
+  mb_game *g;
+  double scale;
+  int32_t e, n_set; /* the workload's place in the set, and the set's size */
+  returns_measured *m;
+  bool played;
+} budgets_play;
+
+static bool play_budgets(const mb_agent *ag, budgets_play *p, mb_error *err) {
+  returns_measured *m = p->m;
+  for (int k = 0; k < p->n; k++)
+    for (int ex = 0; ex < 2; ex++) {
+      double t0 = mb_wall_seconds(), r = 0;
+      oracle_use *o = ex == 0 && m->oracle.parts ? &m->oracle : NULL;
+      if (!play_return(ag, p->g, p->scale, p->sims[k], ex == 1, &p->scfg[ex], o, (uint64_t)p->e, &r,
+                       err))
+        return false;
+      m->per_wl[(k * 2 + ex) * p->n_set + p->e] = r;
+      (ex ? m->t_exact : m->t_learned)[k] += mb_wall_seconds() - t0;
+    }
+  p->played = true;
+  return true;
+}
+
+/* The wall seconds of every play so far. */
+static double plays_seconds(const returns_measured *m) {
+  double s = 0;
+  for (int k = 0; k < MAX_BUDGETS; k++) s += m->t_learned[k] + m->t_exact[k];
+  return s;
+}
+
+/* The train loop's on_eval hook of --finetune-steps: the budgets are played by the weights
+ * training ends with. */
+static bool play_budgets_when_tuned(void *ctx, const mb_agent *ag, int64_t step, bool final,
+                                    mb_error *err) {
+  (void)step;
+  return !final || play_budgets(ag, ctx, err);
+}
+
+/* Fine-tunes a copy of ag on workload p->e alone (m->finetune_steps updates, seeded by e) and
+ * plays the budgets with it. */
+static bool play_budgets_tuned(const mb_agent *ag, const mb_train_workload *tw, budgets_play *p,
+                               mb_error *err) {
+  returns_measured *m = p->m;
+  mb_train_config tc;
+  mb_train_config_finetune(&tc, 0, m->finetune_steps, (uint64_t)p->e, false);
+  tc.jobs = m->finetune_jobs;
+  tc.eval_every = 0; /* the hook plays once, at the end */
+  tc.on_eval = play_budgets_when_tuned;
+  tc.on_eval_ctx = p;
+  /* the plays run inside training: their time is not fine-tuning's */
+  double t0 = mb_wall_seconds() - plays_seconds(m);
+  mb_train_result tr;
+  if (!mb_train(&tc, tw, 1, ag, &tr, err)) return false;
+  m->updates += tr.updates;
+  mb_train_result_free(&tr);
+  m->t_finetune += mb_wall_seconds() - plays_seconds(m) - t0;
+  return p->played || mb_fail(err, "fine-tuning ended without playing its network");
+}
 
 /* Plays every workload of the set with the references, the untrained network and the agent at
  * every simulation count in both models. 0, or 1 after a message. */
@@ -383,23 +459,20 @@ static int measure_returns(const mb_agent *ag, const int *sims, int n,
     }
     double scale = mb_return_scale(set[e].w, &set[e].hw, g), r = 0;
     m->buffers += set[e].w->n_buffers;
-    while (!mb_game_done(g)) {
-      mb_game_step(g, mb_game_heuristic_action(g), NULL, &err);
-      m->decisions++;
-    }
+    int64_t decisions = 0;
+    for (; !mb_game_done(g); decisions++) mb_game_step(g, mb_game_heuristic_action(g), NULL, &err);
+    m->decisions += decisions;
     m->heur += mb_game_return(g);
     m->rnd += random_return(g, (uint64_t)e);
     if (!play_return(&fresh, g, scale, 0, false, &scfg[0], NULL, 0, &r, &err)) rc = 1;
     m->untrained += r;
-    for (int k = 0; rc == 0 && k < n; k++)
-      for (int ex = 0; rc == 0 && ex < 2; ex++) {
-        double t0 = mb_wall_seconds();
-        oracle_use *o = ex == 0 && m->oracle.parts ? &m->oracle : NULL;
-        if (!play_return(ag, g, scale, sims[k], ex == 1, &scfg[ex], o, (uint64_t)e, &r, &err))
-          rc = 1;
-        m->per_wl[(k * 2 + ex) * n_set + e] = r;
-        (ex ? m->t_exact : m->t_learned)[k] += mb_wall_seconds() - t0;
-      }
+    budgets_play p = {
+        .sims = sims, .n = n, .scfg = scfg, .g = g, .scale = scale, .e = e, .n_set = n_set, .m = m};
+    /* a workload without a decision has nothing to fine-tune on (as in the solvers) */
+    bool tune = m->finetune_steps > 0 && decisions > 0;
+    m->not_tuned += m->finetune_steps > 0 && !tune;
+    if (rc == 0 && !(tune ? play_budgets_tuned(ag, &set[e], &p, &err) : play_budgets(ag, &p, &err)))
+      rc = 1;
     if (rc) mb_diag(stderr, "mallocbench bench muzero: %s: %s", set[e].name, err.message);
     mb_game_free(g);
   }
@@ -416,6 +489,15 @@ static void print_returns(const mb_agent *ag, const int *sims, int n,
       "mean episode return (T_slow - T) / T_slow over %s: %d workloads (%lld buffers), %lld "
       "decisions per pass (simulated by the cost model)\n",
       what, n_set, (long long)m->buffers, (long long)m->decisions);
+  if (m->finetune_steps > 0) {
+    printf(
+        "  the agent: fine-tuned on each workload alone for %lld updates before playing it (the\n"
+        "  solvers' --finetune-steps training): %lld updates in %.1f s in all\n",
+        (long long)m->finetune_steps, (long long)m->updates, m->t_finetune);
+    if (m->not_tuned)
+      printf("  (%d workload%s without a decision, played by the agent as it is)\n", m->not_tuned,
+             m->not_tuned == 1 ? "" : "s");
+  }
   printf("  random legal play              %.4f\n", m->rnd / n_set);
   printf("  untrained network (raw policy) %.4f\n", m->untrained / n_set);
   /* Best fit in the agent's order is the heuristic solver only in the heuristic order. */
@@ -468,9 +550,12 @@ static void print_returns(const mb_agent *ag, const int *sims, int n,
 /* --returns LIST: the agent at each of the n simulation counts sims[] on the set, beside the
  * references, then the paired per-workload differences. 0, or 1 after a message. */
 static int returns_table(const mb_agent *ag, const int *sims, int n, const mb_search_config scfg[2],
-                         unsigned oracle_parts, double oracle_weight, const mb_train_workload *set,
-                         int32_t n_set, const char *what) {
-  returns_measured m = {.oracle = {.parts = oracle_parts, .weight = oracle_weight}};
+                         unsigned oracle_parts, double oracle_weight, int64_t finetune_steps,
+                         int32_t finetune_jobs, const mb_train_workload *set, int32_t n_set,
+                         const char *what) {
+  returns_measured m = {.oracle = {.parts = oracle_parts, .weight = oracle_weight},
+                        .finetune_steps = finetune_steps,
+                        .finetune_jobs = finetune_jobs};
   m.per_wl = calloc((size_t)n * 2 * (size_t)(n_set > 0 ? n_set : 1), sizeof *m.per_wl);
   if (!m.per_wl) {
     fprintf(stderr, "mallocbench bench muzero: out of memory\n");
@@ -522,6 +607,7 @@ typedef struct bench_options {
                                                                     decision */
   unsigned oracle_parts;                                         /* --oracle: MB_ORACLE_* bits */
   double oracle_weight;                                          /* --oracle-weight (1) */
+  int64_t finetune_steps; /* --finetune-steps: updates per workload before it is played (0: none) */
   int32_t buffers, sims, jobs, episodes;
   int64_t seed; /* -1: the mode's default */
   /* --returns measures what the solvers play: the learned model's setting, and the real game's
@@ -596,6 +682,9 @@ static int parse_options(int argc, char **argv, bench_options *O) {
       if (!parse_oracle(v, &O->oracle_parts)) return 2;
     } else if (!strcmp(a, "--oracle-weight")) {
       if (!mb_option_number("bench muzero", a, v, 0, false, 1, &O->oracle_weight)) return 2;
+    } else if (!strcmp(a, "--finetune-steps")) {
+      if (!mb_option_int("bench muzero", a, v, 1, MB_SOLVER_MAX_FINETUNE_STEPS, &O->finetune_steps))
+        return 2;
     } else if (!strcmp(a, "--considered")) {
       if (!mb_option_i32("bench muzero", a, v, 1, 4096, &O->scfg.max_considered)) return 2;
     } else if (!strcmp(a, "--episodes")) {
@@ -618,6 +707,11 @@ static int parse_options(int argc, char **argv, bench_options *O) {
   if (O->oracle_parts &&
       (!O->returns || O->model_error || O->search_regret || O->unroll_error || O->next_window)) {
     fprintf(stderr, "mallocbench bench muzero: --oracle applies to --returns LIST only\n");
+    return 2;
+  }
+  if (O->finetune_steps &&
+      (!O->returns || O->model_error || O->search_regret || O->unroll_error || O->next_window)) {
+    fprintf(stderr, "mallocbench bench muzero: --finetune-steps applies to --returns LIST only\n");
     return 2;
   }
   if (O->oracle_weight != 1 && !(O->oracle_parts & (MB_ORACLE_VALUES | MB_ORACLE_REWARDS))) {
@@ -699,7 +793,7 @@ static int evaluate(const bench_options *O, mb_agent *ag) {
                                            stdout, &err);
   } else if (rc == 0)
     rc = returns_table(ag, O->budgets, O->n_budgets, by_model, O->oracle_parts, O->oracle_weight,
-                       set.tw, set.n, what);
+                       O->finetune_steps, O->jobs, set.tw, set.n, what);
   if (!probed) {
     mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
     rc = 1;

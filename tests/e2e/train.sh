@@ -11,9 +11,10 @@
 # profile (--demand-bins), the buffer order (--order), reward shaping (--shaping), the
 # dynamics' action features (--action-features) and the latent's scaling (--latent-norm) are
 # recorded in the checkpoint and played with; a resumed agent gets a new learned model of its
-# own width and depth (--new-model); the agent's sizes (--support, --dyn-blocks) are refused where the agent would refuse them;
-# bench muzero evaluates an agent on a catalogue file of one's own (--catalogue) (with pUCT
-# too: --search puct) and measures search's one-step evaluations (--model-error) and policy
+# own width and depth (--new-model); the agent's sizes (--support, --dyn-blocks) are refused
+# where the agent would refuse them; bench muzero evaluates an agent on a catalogue file of
+# one's own (--catalogue) (with pUCT too: --search puct; fine-tuned on each workload:
+# --finetune-steps) and measures search's one-step evaluations (--model-error) and policy
 # improvement (--search-regret), and its returns table holds together (budgets paired as
 # documented, in any order; the set's buffers, sizes and seeds); scripts/measure-agent.sh keeps
 # those outputs and prints each agent's row from them; a validation set
@@ -564,6 +565,25 @@ expect 2 "--search 'mcts': expected gumbel or puct" "$MB" bench muzero --agent "
   --returns 2 --catalogue "$TMP/cat.txt" --split train --search mcts
 expect 2 "--oracle and --leaf-rollout 5" "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 \
   --catalogue "$TMP/cat.txt" --split train --oracle values --leaf-rollout 5
+# --finetune-steps N: each workload is played by a copy of the agent fine-tuned on it alone for
+# N updates (all of them made), the same network for any --jobs; refused beside the probes
+finetuned_returns() {
+  "$MB" bench muzero --agent "$TMP/a.h5" --returns 0,2 --catalogue "$TMP/cat.txt" --split train \
+    --finetune-steps 40 "$@" >"$TMP/ft" 2>"$TMP/err" ||
+    fail "bench muzero --finetune-steps 40 $*: $(cat "$TMP/err")"
+  grep -q "fine-tuned on each workload alone for 40 updates" "$TMP/ft" &&
+    grep -q "training): 80 updates in " "$TMP/ft" ||
+    fail "bench muzero --finetune-steps 40 $*: not 40 updates for each of 2 workloads: $(cat "$TMP/ft")"
+  grep -E '^  (0 \(raw|2  )' "$TMP/ft" | sed 's/([^)]*)//g'
+}
+one_job=$(finetuned_returns)
+[ "$(echo "$one_job" | wc -l)" = 2 ] || fail "bench muzero --finetune-steps: rows: $one_job"
+[ "$(finetuned_returns --jobs 2)" = "$one_job" ] ||
+  fail "bench muzero --finetune-steps: --jobs 2 played another network: $(cat "$TMP/ft")"
+expect 2 "^mallocbench bench muzero: --finetune-steps '0': expected an integer in 1\.\." \
+  "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --finetune-steps 0
+expect 2 "^mallocbench bench muzero: --finetune-steps applies to --returns LIST only\$" \
+  "$MB" bench muzero --agent "$TMP/a.h5" --model-error 2 --finetune-steps 10
 # throughput: the exact game with and without leaf rollouts, beside the learned model
 "$MB" bench muzero --agent "$TMP/a.h5" --buffers 24 --simulations 4 --seconds 1 >"$TMP/out" \
   2>"$TMP/err" || fail "bench muzero (throughput): $(cat "$TMP/err")"
