@@ -380,6 +380,7 @@ typedef struct budgets_play {
   int32_t e, n_set; /* the workload's place in the set, and the set's size */
   returns_measured *m;
   bool played;
+  double tuned_at; /* --finetune-steps: when training ended and the plays began (wall seconds) */
 } budgets_play;
 
 static bool play_budgets(const mb_agent *ag, budgets_play *p, mb_error *err) {
@@ -398,19 +399,15 @@ static bool play_budgets(const mb_agent *ag, budgets_play *p, mb_error *err) {
   return true;
 }
 
-/* The wall seconds of every play so far. */
-static double plays_seconds(const returns_measured *m) {
-  double s = 0;
-  for (int k = 0; k < MAX_BUDGETS; k++) s += m->t_learned[k] + m->t_exact[k];
-  return s;
-}
-
 /* The train loop's on_eval hook of --finetune-steps: the budgets are played by the weights
  * training ends with. */
 static bool play_budgets_when_tuned(void *ctx, const mb_agent *ag, int64_t step, bool final,
                                     mb_error *err) {
   (void)step;
-  return !final || play_budgets(ag, ctx, err);
+  if (!final) return true;
+  budgets_play *p = ctx;
+  p->tuned_at = mb_wall_seconds();
+  return play_budgets(ag, p, err);
 }
 
 /* Fine-tunes a copy of ag on workload p->e alone (m->finetune_steps updates, seeded by e) and
@@ -424,14 +421,14 @@ static bool play_budgets_tuned(const mb_agent *ag, const mb_train_workload *tw, 
   tc.eval_every = 0; /* the hook plays once, at the end */
   tc.on_eval = play_budgets_when_tuned;
   tc.on_eval_ctx = p;
-  /* the plays run inside training: their time is not fine-tuning's */
-  double t0 = mb_wall_seconds() - plays_seconds(m);
+  double t0 = mb_wall_seconds();
   mb_train_result tr;
   if (!mb_train(&tc, tw, 1, ag, &tr, err)) return false;
   m->updates += tr.updates;
   mb_train_result_free(&tr);
-  m->t_finetune += mb_wall_seconds() - plays_seconds(m) - t0;
-  return p->played || mb_fail(err, "fine-tuning ended without playing its network");
+  if (!p->played) return mb_fail(err, "fine-tuning ended without playing its network");
+  m->t_finetune += p->tuned_at - t0; /* the plays, at the end, are not fine-tuning */
+  return true;
 }
 
 /* Plays every workload of the set with the references, the untrained network and the agent at
