@@ -508,6 +508,26 @@ static void test_finetune_config(void **state) {
   }
 }
 
+/* bench muzero --finetune-model: the learned model alone, against the frozen networks' values
+ * (test_freeze checks that the frozen networks stay as they are) */
+static void test_model_only_config(void **state) {
+  (void)state;
+  mb_error err = {{0}};
+  mb_train_config d, c;
+  mb_train_config_finetune(&d, 0, 100, 3, false);
+  c = d;
+  mb_train_config_model_only(&c);
+  assert_string_equal(c.freeze, "repr,pred");
+  assert_true(mb_train_freeze_check(c.freeze, &err));
+  assert_int_equal(c.td_steps, 0);
+  assert_true(c.value_weight == 1);
+  assert_true(d.value_weight != 1 && d.td_steps != 0 && d.freeze == NULL);
+  assert_true(mb_train_config_check(&c, &err));
+  assert_int_equal(c.batch, d.batch);
+  assert_int_equal(c.steps, d.steps);
+  assert_int_equal(c.seed, d.seed);
+}
+
 /* Sibling transitions (and the consistency loss): training with them finishes, is deterministic
  * (the sibling is drawn from the actor's stream), changes the weights, and works with prioritised
  * replay too. */
@@ -1493,6 +1513,7 @@ int main(void) {
       cmocka_unit_test(test_resume_eval_set),
       cmocka_unit_test(test_resume_old_checkpoint),
       cmocka_unit_test(test_freeze),
+      cmocka_unit_test(test_model_only_config),
       cmocka_unit_test(test_new_model),
       cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_priority_replay),

@@ -76,6 +76,12 @@ void mb_train_config_finetune(mb_train_config *c, double seconds, int64_t steps,
   c->self_play_exact = exact;
 }
 
+void mb_train_config_model_only(mb_train_config *c) {
+  c->freeze = "repr,pred";
+  c->td_steps = 0;
+  c->value_weight = 1;
+}
+
 int64_t mb_train_replay_floor(int32_t segment) { return 2 * ((int64_t)segment + 1); }
 
 bool mb_train_config_check(const mb_train_config *c, mb_error *err) {

@@ -233,6 +233,11 @@ void mb_train_config_default(mb_train_config *c);
  * `exact`. The caller sets the evaluation hook and how often it runs. */
 void mb_train_config_finetune(mb_train_config *c, double seconds, int64_t steps, uint64_t seed,
                               bool exact);
+/* Makes c train the learned model alone (dynamics and reward) against the frozen representation
+ * and prediction networks, its values fitted to the frozen value network's values of the
+ * observations reached: train --freeze repr,pred --td-steps 0 --value-weight 1 (bench muzero
+ * --finetune-model). The raw policy and the exact game's search stay what they were. */
+void mb_train_config_model_only(mb_train_config *c);
 bool mb_train_config_check(const mb_train_config *c, mb_error *err);
 /* The smallest replay capacity (rows) mb_train_config_check accepts for `segment`: two
  * trajectories of segment decisions, each with its final observation row. */

@@ -58,7 +58,7 @@ static void usage(FILE *out) {
       "                                [--oracle-weight 1]\n"
       "                                [--leaf-rollout N] [--search gumbel]\n"
       "                                [--c-puct 1.25]\n"
-      "                                [--finetune-steps N [--jobs 1]]\n"
+      "                                [--finetune-steps N [--finetune-model] [--jobs 1]]\n"
       "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --unroll-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --next-window N [workload options]\n"
@@ -110,7 +110,11 @@ static void usage(FILE *out) {
       "for N updates, at every budget and in both columns: the training of the solvers'\n"
       "--finetune-steps (learned-model self-play, 32-row batches), seeded by the workload's\n"
       "place in the set, with --jobs self-play threads (the same network for any --jobs).\n"
-      "Does the learned search gain once its model is fitted to the one workload it plays?\n\n"
+      "Does the learned search gain once its model is fitted to the one workload it plays?\n"
+      "--finetune-model fits the learned model alone instead (dynamics and reward; the\n"
+      "representation and prediction networks frozen, as train --freeze repr,pred), to the\n"
+      "frozen value network's values of the observations reached (train --td-steps 0\n"
+      "--value-weight 1): the raw policy and the exact game's column stay the agent's.\n\n"
       "--model-error N (with --agent; same workload options) measures the search's one-step\n"
       "evaluations at every N-th decision of the raw policy's episodes: for each legal action,\n"
       "the learned model's reward and r^ + v^ against the exact game's r + v(next state)\n"
@@ -367,6 +371,7 @@ typedef struct returns_measured {
    * seconds, and the workloads left as they were because they have no decision to learn from */
   int64_t finetune_steps, updates;
   int32_t finetune_jobs, not_tuned;
+  bool finetune_model; /* --finetune-model: the learned model alone, value-equivalence targets */
   double t_finetune;
 } returns_measured;
 
@@ -418,6 +423,7 @@ static bool play_budgets_tuned(const mb_agent *ag, const mb_train_workload *tw, 
   mb_train_config tc;
   mb_train_config_finetune(&tc, 0, m->finetune_steps, (uint64_t)p->e, false);
   tc.jobs = m->finetune_jobs;
+  if (m->finetune_model) mb_train_config_model_only(&tc);
   tc.eval_every = 0; /* the hook plays once, at the end */
   tc.on_eval = play_budgets_when_tuned;
   tc.on_eval_ctx = p;
@@ -491,6 +497,10 @@ static void print_returns(const mb_agent *ag, const int *sims, int n,
         "  the agent: fine-tuned on each workload alone for %lld updates before playing it (the\n"
         "  solvers' --finetune-steps training): %lld updates in %.1f s in all\n",
         (long long)m->finetune_steps, (long long)m->updates, m->t_finetune);
+    if (m->finetune_model)
+      printf(
+          "  only its learned model was trained (dynamics and reward, value-equivalence "
+          "targets)\n");
     if (m->not_tuned)
       printf("  (%d workload%s without a decision, played by the agent as it is)\n", m->not_tuned,
              m->not_tuned == 1 ? "" : "s");
@@ -548,10 +558,11 @@ static void print_returns(const mb_agent *ag, const int *sims, int n,
  * references, then the paired per-workload differences. 0, or 1 after a message. */
 static int returns_table(const mb_agent *ag, const int *sims, int n, const mb_search_config scfg[2],
                          unsigned oracle_parts, double oracle_weight, int64_t finetune_steps,
-                         int32_t finetune_jobs, const mb_train_workload *set, int32_t n_set,
-                         const char *what) {
+                         bool finetune_model, int32_t finetune_jobs, const mb_train_workload *set,
+                         int32_t n_set, const char *what) {
   returns_measured m = {.oracle = {.parts = oracle_parts, .weight = oracle_weight},
                         .finetune_steps = finetune_steps,
+                        .finetune_model = finetune_model,
                         .finetune_jobs = finetune_jobs};
   m.per_wl = calloc((size_t)n * 2 * (size_t)(n_set > 0 ? n_set : 1), sizeof *m.per_wl);
   if (!m.per_wl) {
@@ -605,6 +616,7 @@ typedef struct bench_options {
   unsigned oracle_parts;                                         /* --oracle: MB_ORACLE_* bits */
   double oracle_weight;                                          /* --oracle-weight (1) */
   int64_t finetune_steps; /* --finetune-steps: updates per workload before it is played (0: none) */
+  bool finetune_model;    /* --finetune-model: fine-tune the learned model alone */
   int32_t buffers, sims, jobs, episodes;
   int64_t seed; /* -1: the mode's default */
   /* --returns measures what the solvers play: the learned model's setting, and the real game's
@@ -628,7 +640,7 @@ static int parse_options(int argc, char **argv, bench_options *O) {
   mb_search_config_evaluation(&O->scfg, false);
   for (int i = 1; i < argc; i++) {
     mb_option_arg o;
-    mb_option_arg_read(argc, argv, i, &o); /* every option takes a value */
+    mb_option_arg_read(argc, argv, i, &o); /* every option but --finetune-model takes a value */
     const char *a = o.flag, *v = o.value;
     if (!strcmp(a, "--agent")) {
       if (!mb_option_path("bench muzero", a, v, &O->agent_path)) return 2;
@@ -682,6 +694,9 @@ static int parse_options(int argc, char **argv, bench_options *O) {
     } else if (!strcmp(a, "--finetune-steps")) {
       if (!mb_option_int("bench muzero", a, v, 1, MB_SOLVER_MAX_FINETUNE_STEPS, &O->finetune_steps))
         return 2;
+    } else if (!strcmp(argv[i], "--finetune-model")) { /* "--finetune-model=V": unknown */
+      O->finetune_model = true;
+      continue; /* a flag: no value */
     } else if (!strcmp(a, "--considered")) {
       if (!mb_option_i32("bench muzero", a, v, 1, 4096, &O->scfg.max_considered)) return 2;
     } else if (!strcmp(a, "--episodes")) {
@@ -709,6 +724,10 @@ static int parse_options(int argc, char **argv, bench_options *O) {
   if (O->finetune_steps &&
       (!O->returns || O->model_error || O->search_regret || O->unroll_error || O->next_window)) {
     fprintf(stderr, "mallocbench bench muzero: --finetune-steps applies to --returns LIST only\n");
+    return 2;
+  }
+  if (O->finetune_model && !O->finetune_steps) {
+    fprintf(stderr, "mallocbench bench muzero: --finetune-model needs --finetune-steps N\n");
     return 2;
   }
   if (O->oracle_weight != 1 && !(O->oracle_parts & (MB_ORACLE_VALUES | MB_ORACLE_REWARDS))) {
@@ -790,7 +809,7 @@ static int evaluate(const bench_options *O, mb_agent *ag) {
                                            stdout, &err);
   } else if (rc == 0)
     rc = returns_table(ag, O->budgets, O->n_budgets, by_model, O->oracle_parts, O->oracle_weight,
-                       O->finetune_steps, O->jobs, set.tw, set.n, what);
+                       O->finetune_steps, O->finetune_model, O->jobs, set.tw, set.n, what);
   if (!probed) {
     mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
     rc = 1;

@@ -584,6 +584,25 @@ expect 2 "^mallocbench bench muzero: --finetune-steps '0': expected an integer i
   "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --finetune-steps 0
 expect 2 "^mallocbench bench muzero: --finetune-steps applies to --returns LIST only\$" \
   "$MB" bench muzero --agent "$TMP/a.h5" --model-error 2 --finetune-steps 10
+# --finetune-model trains the learned model alone: the raw policy and the exact game's column
+# (the frozen networks') stay the agent's own to the digit, where fine-tuning all of it (300
+# updates on each of 3 workloads) moves them
+synth_rows() {
+  "$MB" bench muzero --agent "$TMP/a.h5" --returns 0,2 --episodes 3 --buffers 40 "$@" \
+    >"$TMP/ft" 2>"$TMP/err" || fail "bench muzero $*: $(cat "$TMP/err")"
+  # "raw policy learned-2 exact-2"
+  grep -E '^  (0 \(raw|2  )' "$TMP/ft" | sed 's/([^)]*)//g' | awk '{ printf "%s%s", $2, NR == 1 ? " " : " " $3 }'
+}
+as_is=$(synth_rows)
+model_only=$(synth_rows --finetune-steps 300 --finetune-model)
+grep -q "only its learned model was trained" "$TMP/ft" ||
+  fail "bench muzero --finetune-model: not said: $(cat "$TMP/ft")"
+all_tuned=$(synth_rows --finetune-steps 300)
+[ "$all_tuned" != "$as_is" ] || fail "bench muzero --finetune-steps 300 moved nothing: $all_tuned"
+[ "$(echo "$model_only" | awk '{ print $1, $3 }')" = "$(echo "$as_is" | awk '{ print $1, $3 }')" ] ||
+  fail "bench muzero --finetune-model moved a frozen network: $model_only against $as_is"
+expect 2 "^mallocbench bench muzero: --finetune-model needs --finetune-steps N\$" \
+  "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --finetune-model
 # throughput: the exact game with and without leaf rollouts, beside the learned model
 "$MB" bench muzero --agent "$TMP/a.h5" --buffers 24 --simulations 4 --seconds 1 >"$TMP/out" \
   2>"$TMP/err" || fail "bench muzero (throughput): $(cat "$TMP/err")"
