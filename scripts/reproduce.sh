@@ -73,4 +73,9 @@ else
   echo "reproduce: rerun with --install-latex to build paper/main.pdf."
   exit 0
 fi
+# the PDF builds with a table off its page or a line into the margin: say so
+if grep -E "Float too large for page|Overfull \\\\[hv]box" paper/main.log >/dev/null; then
+  echo "reproduce: paper/main.log reports layout problems (the page or margin overrun):"
+  grep -E "Float too large for page|Overfull \\\\[hv]box" paper/main.log | sed 's/^/  /'
+fi
 echo "reproduce: paper/main.pdf"
