@@ -74,8 +74,9 @@ else
   exit 0
 fi
 # the PDF builds with a table off its page or a line into the margin: say so
-if grep -E "Float too large for page|Overfull \\\\[hv]box" paper/main.log >/dev/null; then
+layout=$(grep -E "Float too large for page|Overfull \\\\[hv]box" paper/main.log | sed 's/^/  /' || true)
+if [ -n "$layout" ]; then
   echo "reproduce: paper/main.log reports layout problems (the page or margin overrun):"
-  grep -E "Float too large for page|Overfull \\\\[hv]box" paper/main.log | sed 's/^/  /'
+  echo "$layout"
 fi
 echo "reproduce: paper/main.pdf"

@@ -639,8 +639,12 @@ static int parse_options(int argc, char **argv, bench_options *O) {
                        .seconds = 3};
   mb_search_config_evaluation(&O->scfg, false);
   for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--finetune-model")) { /* a switch, as run's --force */
+      O->finetune_model = true;
+      continue;
+    }
     mb_option_arg o;
-    mb_option_arg_read(argc, argv, i, &o); /* every option but --finetune-model takes a value */
+    mb_option_arg_read(argc, argv, i, &o); /* every other option takes a value */
     const char *a = o.flag, *v = o.value;
     if (!strcmp(a, "--agent")) {
       if (!mb_option_path("bench muzero", a, v, &O->agent_path)) return 2;
@@ -694,9 +698,6 @@ static int parse_options(int argc, char **argv, bench_options *O) {
     } else if (!strcmp(a, "--finetune-steps")) {
       if (!mb_option_int("bench muzero", a, v, 1, MB_SOLVER_MAX_FINETUNE_STEPS, &O->finetune_steps))
         return 2;
-    } else if (!strcmp(argv[i], "--finetune-model")) { /* "--finetune-model=V": unknown */
-      O->finetune_model = true;
-      continue; /* a flag: no value */
     } else if (!strcmp(a, "--considered")) {
       if (!mb_option_i32("bench muzero", a, v, 1, 4096, &O->scfg.max_considered)) return 2;
     } else if (!strcmp(a, "--episodes")) {
