@@ -397,18 +397,27 @@ static bool same_curve(const double *s1, const double *r1, int32_t n1, double h1
   return true;
 }
 
-/* Whose training curve it is: the run's agent checkpoint (every mallocMuZero solver of a run
- * plays the one --agent, recorded as run_agent and agent_sha256), by its file name and the first
- * 12 hex digits of its SHA-256; an empty run_agent is the solvers' default checkpoint (no hash
- * recorded). A file without these attributes says "agent" alone. */
-static void describe_agent(mb_results *r, char *out, size_t n) {
+/* A text attribute of the run, or NULL when it is absent or shorter than `min_len` (the
+ * driver records an empty agent_networks_sha256 when no solver loads the agent). */
+static char *run_text(mb_results *r, const char *key, size_t min_len) {
   mb_error ignored;
-  char *path = mb_results_has_attr(r, "run_agent")
-                   ? mb_results_get_attr_string(r, "run_agent", &ignored)
-                   : NULL;
-  char *sha = mb_results_has_attr(r, "agent_sha256")
-                  ? mb_results_get_attr_string(r, "agent_sha256", &ignored)
-                  : NULL;
+  char *v = mb_results_has_attr(r, key) ? mb_results_get_attr_string(r, key, &ignored) : NULL;
+  if (v && strlen(v) < min_len) {
+    free(v);
+    return NULL;
+  }
+  return v;
+}
+
+/* Whose training curve it is: the run's agent checkpoint (every mallocMuZero solver of a run
+ * plays the one --agent, recorded as run_agent), by its file name and the first 12 hex digits of
+ * its networks' digest (agent_networks_sha256: what `show` and run.sh print, equal for equal
+ * networks), else of the file's SHA-256 (agent_sha256); an empty run_agent is the solvers'
+ * default checkpoint (no hash recorded). A file without these attributes says "agent" alone. */
+static void describe_agent(mb_results *r, char *out, size_t n) {
+  char *path = run_text(r, "run_agent", 0);
+  char *digest = run_text(r, "agent_networks_sha256", 12);
+  char *sha = digest ? NULL : run_text(r, "agent_sha256", 12);
   if (!path) {
     snprintf(out, n, "agent");
   } else if (!path[0]) {
@@ -416,12 +425,15 @@ static void describe_agent(mb_results *r, char *out, size_t n) {
   } else {
     const char *slash = strrchr(path, '/');
     const char *base = slash && slash[1] ? slash + 1 : path;
-    if (sha && strlen(sha) >= 12)
+    if (digest)
+      snprintf(out, n, "agent %s (networks %.12s)", base, digest);
+    else if (sha)
       snprintf(out, n, "agent %s (sha256 %.12s)", base, sha);
     else
       snprintf(out, n, "agent %s", base);
   }
   free(path);
+  free(digest);
   free(sha);
 }
 

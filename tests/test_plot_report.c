@@ -301,7 +301,8 @@ static void own_run_make(const fixture *fx, const char *name, const char *catalo
  *   its key entry for the missing one (a tie and a missing result both looked like an empty
  *   row);
  * - the training curve is named by its agent: the checkpoint's file name (a quote in it kept)
- *   and its SHA-256 prefix, and the solver that plays it;
+ *   and its networks' digest prefix (the file's SHA-256 when none is recorded), and the solver
+ *   that plays it;
  * - the report lists the files it wrote, and a test split of one case reads "the 1 case". */
 static void test_ties_missing_results_and_agent(void **state) {
   fixture *fx = *state;
@@ -363,21 +364,36 @@ static void test_ties_missing_results_and_agent(void **state) {
   assert_true(count_in(text, "href='#gpPt6'") >= 5);
   assert_non_null(strstr(text, ">no result or no bound<"));
   free(text);
-  /* the curve's legend names the agent by file name and hash prefix */
+  /* the curve's legend names the agent by file name and the file's SHA-256 (this stand-in
+   * holds no networks), and by its networks' digest (what `show` prints) once one is recorded */
   mb_results *r = mb_results_open(results, false, &err);
   assert_non_null(r);
   char *sha = mb_results_get_attr_string(r, "agent_sha256", &err);
   assert_non_null(sha);
   assert_int_equal(strlen(sha), 64);
+  char *none = mb_results_get_attr_string(r, "agent_networks_sha256", &err);
+  assert_string_equal(none, ""); /* no solver here loads the agent */
+  free(none);
   mb_results_close(r, NULL);
+  const char *digest = "0123456789abfedcba9876543210";
   char legend[256];
-  snprintf(legend, sizeof legend, ">agent my'agent.h5 (sha256 %.12s), played by with_curve<", sha);
-  free(sha);
   snprintf(path, sizeof path, "%s/training_curves.svg", out);
-  text = mb_read_file(path, NULL);
-  assert_non_null(text);
-  if (!strstr(text, legend)) fail_msg("training_curves.svg lacks '%s'", legend);
-  free(text);
+  for (int by_networks = 0; by_networks < 2; by_networks++) {
+    if (by_networks) {
+      r = mb_results_open(results, true, &err);
+      assert_non_null(r);
+      assert_true(mb_results_set_attr_string(r, "agent_networks_sha256", digest, &err));
+      mb_results_close(r, NULL);
+      if (!mb_plot_all(results, &opt, &outputs, &err)) fail_msg("%s", err.message);
+    }
+    snprintf(legend, sizeof legend, ">agent my'agent.h5 (%s %.12s), played by with_curve<",
+             by_networks ? "networks" : "sha256", by_networks ? digest : sha);
+    text = mb_read_file(path, NULL);
+    assert_non_null(text);
+    if (!strstr(text, legend)) fail_msg("training_curves.svg lacks '%s'", legend);
+    free(text);
+  }
+  free(sha);
 
   /* the report lists what it wrote, in order; a test split of one case is "the 1 case" */
   char md[1200], tex[1200];
