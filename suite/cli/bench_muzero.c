@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "atomic_file.h"
 #include "catalogue.h"
 #include "clock.h"
 #include "commands.h"
@@ -59,6 +60,7 @@ static void usage(FILE *out) {
       "                                [--leaf-rollout N] [--search gumbel]\n"
       "                                [--c-puct 1.25]\n"
       "                                [--finetune-steps N [--finetune-model] [--jobs 1]]\n"
+      "                                [--per-workload FILE]\n"
       "       mallocbench bench muzero --agent FILE --model-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --unroll-error N [workload options]\n"
       "       mallocbench bench muzero --agent FILE --next-window N [workload options]\n"
@@ -114,7 +116,12 @@ static void usage(FILE *out) {
       "--finetune-model fits the learned model alone instead (dynamics and reward; the\n"
       "representation and prediction networks frozen, as train --freeze repr,pred), to the\n"
       "frozen value network's values of the observations reached (train --td-steps 0\n"
-      "--value-weight 1): the raw policy and the exact game's column stay the agent's.\n\n"
+      "--value-weight 1): the raw policy and the exact game's column stay the agent's.\n"
+      "--per-workload FILE also writes every workload's returns, a tab-separated table with\n"
+      "a header: index (the workload's place in the set; synthetic workload i is drawn from\n"
+      "seed --seed + i), workload, buffers, simulations, learned, exact; one row per\n"
+      "workload and budget, returns to 17 digits, for paired tests across runs (the same\n"
+      "workloads played by agents of several seeds). Replaced whole, after the table.\n\n"
       "--model-error N (with --agent; same workload options) measures the search's one-step\n"
       "evaluations at every N-th decision of the raw policy's episodes: for each legal action,\n"
       "the learned model's reward and r^ + v^ against the exact game's r + v(next state)\n"
@@ -554,12 +561,28 @@ static void print_returns(const mb_agent *ag, const int *sims, int n,
   }
 }
 
+/* --per-workload FILE: m's returns, one row per workload and simulation count, into `out`
+ * (opened before the measurement, so that a path it cannot write fails at once). Commits or
+ * aborts out. */
+static bool write_per_workload(mb_atomic_file *out, const int *sims, int n,
+                               const mb_train_workload *set, int32_t n_set,
+                               const returns_measured *m, mb_error *err) {
+  FILE *f = mb_atomic_file_stream(out);
+  fprintf(f, "index\tworkload\tbuffers\tsimulations\tlearned\texact\n");
+  for (int32_t e = 0; e < n_set; e++)
+    for (int k = 0; k < n; k++)
+      fprintf(f, "%d\t%s\t%d\t%d\t%.17g\t%.17g\n", e, set[e].name, set[e].w->n_buffers, sims[k],
+              m->per_wl[(size_t)(k * 2) * n_set + e], m->per_wl[(size_t)(k * 2 + 1) * n_set + e]);
+  return mb_atomic_file_commit(out, err);
+}
+
 /* --returns LIST: the agent at each of the n simulation counts sims[] on the set, beside the
- * references, then the paired per-workload differences. 0, or 1 after a message. */
+ * references, then the paired per-workload differences; with per_workload (NULL: none) every
+ * workload's returns into that file too. 0, or 1 after a message. */
 static int returns_table(const mb_agent *ag, const int *sims, int n, const mb_search_config scfg[2],
                          unsigned oracle_parts, double oracle_weight, int64_t finetune_steps,
                          bool finetune_model, int32_t finetune_jobs, const mb_train_workload *set,
-                         int32_t n_set, const char *what) {
+                         int32_t n_set, const char *what, const char *per_workload) {
   returns_measured m = {.oracle = {.parts = oracle_parts, .weight = oracle_weight},
                         .finetune_steps = finetune_steps,
                         .finetune_model = finetune_model,
@@ -569,10 +592,24 @@ static int returns_table(const mb_agent *ag, const int *sims, int n, const mb_se
     fprintf(stderr, "mallocbench bench muzero: out of memory\n");
     return 1;
   }
+  mb_error err = {{0}};
+  mb_atomic_file *out = per_workload ? mb_atomic_file_open(per_workload, NULL, &err) : NULL;
+  if (per_workload && !out) {
+    mb_diag(stderr, "mallocbench bench muzero: --per-workload %s", err.message);
+    free(m.per_wl);
+    return 1;
+  }
   int rc = measure_returns(ag, sims, n, scfg, set, n_set, &m);
   if (rc == 0) {
     print_returns(ag, sims, n, scfg, n_set, what, &m);
     paired_table(sims, n, m.per_wl, n_set);
+    fflush(stdout); /* the table stands whatever happens to the file */
+  }
+  if (out && rc == 0 && !write_per_workload(out, sims, n, set, n_set, &m, &err)) {
+    mb_diag(stderr, "mallocbench bench muzero: --per-workload %s", err.message);
+    rc = 1;
+  } else if (out && rc != 0) {
+    mb_atomic_file_abort(out);
   }
   free(m.per_wl);
   return rc;
@@ -617,6 +654,7 @@ typedef struct bench_options {
   double oracle_weight;                                          /* --oracle-weight (1) */
   int64_t finetune_steps; /* --finetune-steps: updates per workload before it is played (0: none) */
   bool finetune_model;    /* --finetune-model: fine-tune the learned model alone */
+  const char *per_workload; /* --per-workload FILE: every workload's returns (NULL: none) */
   int32_t buffers, sims, jobs, episodes;
   int64_t seed; /* -1: the mode's default */
   /* --returns measures what the solvers play: the learned model's setting, and the real game's
@@ -698,6 +736,8 @@ static int parse_options(int argc, char **argv, bench_options *O) {
     } else if (!strcmp(a, "--finetune-steps")) {
       if (!mb_option_int("bench muzero", a, v, 1, MB_SOLVER_MAX_FINETUNE_STEPS, &O->finetune_steps))
         return 2;
+    } else if (!strcmp(a, "--per-workload")) {
+      if (!mb_option_path("bench muzero", a, v, &O->per_workload)) return 2;
     } else if (!strcmp(a, "--considered")) {
       if (!mb_option_i32("bench muzero", a, v, 1, 4096, &O->scfg.max_considered)) return 2;
     } else if (!strcmp(a, "--episodes")) {
@@ -725,6 +765,11 @@ static int parse_options(int argc, char **argv, bench_options *O) {
   if (O->finetune_steps &&
       (!O->returns || O->model_error || O->search_regret || O->unroll_error || O->next_window)) {
     fprintf(stderr, "mallocbench bench muzero: --finetune-steps applies to --returns LIST only\n");
+    return 2;
+  }
+  if (O->per_workload &&
+      (!O->returns || O->model_error || O->search_regret || O->unroll_error || O->next_window)) {
+    fprintf(stderr, "mallocbench bench muzero: --per-workload applies to --returns LIST only\n");
     return 2;
   }
   if (O->finetune_model && !O->finetune_steps) {
@@ -810,7 +855,8 @@ static int evaluate(const bench_options *O, mb_agent *ag) {
                                            stdout, &err);
   } else if (rc == 0)
     rc = returns_table(ag, O->budgets, O->n_budgets, by_model, O->oracle_parts, O->oracle_weight,
-                       O->finetune_steps, O->finetune_model, O->jobs, set.tw, set.n, what);
+                       O->finetune_steps, O->finetune_model, O->jobs, set.tw, set.n, what,
+                       O->per_workload);
   if (!probed) {
     mb_diag(stderr, "mallocbench bench muzero: %s", err.message);
     rc = 1;

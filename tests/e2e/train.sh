@@ -603,6 +603,30 @@ all_tuned=$(synth_rows --finetune-steps 300)
   fail "bench muzero --finetune-model moved a frozen network: $model_only against $as_is"
 expect 2 "^mallocbench bench muzero: --finetune-model needs --finetune-steps N\$" \
   "$MB" bench muzero --agent "$TMP/a.h5" --returns 2 --finetune-model
+# --per-workload FILE: one row per workload and budget whose means are the printed table's
+"$MB" bench muzero --agent "$TMP/a.h5" --returns 0,2,4 --episodes 3 --buffers 40 \
+  --per-workload "$TMP/pw.tsv" >"$TMP/out" 2>"$TMP/err" ||
+  fail "bench muzero --per-workload: $(cat "$TMP/err")"
+[ "$(head -1 "$TMP/pw.tsv")" = "$(printf 'index\tworkload\tbuffers\tsimulations\tlearned\texact')" ] ||
+  fail "bench muzero --per-workload: header: $(head -1 "$TMP/pw.tsv")"
+[ "$(tail -n +2 "$TMP/pw.tsv" | cut -f1,3,4 | tr '\t\n' ' ;')" = \
+  "0 32 0;0 32 2;0 32 4;1 36 0;1 36 2;1 36 4;2 40 0;2 40 2;2 40 4;" ] ||
+  fail "bench muzero --per-workload: rows: $(cat "$TMP/pw.tsv")"
+for sims in 0 2 4; do
+  from_file=$(awk -F'\t' -v k=$sims 'NR > 1 && $4 == k { l += $5; x += $6; n++ }
+    END { printf "%.4f %.4f", l / n, x / n }' "$TMP/pw.tsv")
+  label=$sims
+  [ "$sims" = 0 ] && label="0 (raw policy, no search)"
+  printed=$(grep -F "  $label " "$TMP/out" | head -1 | sed 's/([^)]*)//g' | awk '{ print $(NF-1), $NF }')
+  [ "$from_file" = "$printed" ] ||
+    fail "bench muzero --per-workload: means at $sims simulations $from_file, printed $printed"
+done
+expect 2 "^mallocbench bench muzero: --per-workload applies to --returns LIST only\$" \
+  "$MB" bench muzero --agent "$TMP/a.h5" --model-error 2 --per-workload "$TMP/pw2.tsv"
+# a path it cannot write fails before the measurement, naming the path
+expect 1 "^mallocbench bench muzero: --per-workload $TMP/none/pw\.tsv: " \
+  "$MB" bench muzero --agent "$TMP/a.h5" --returns 0 --episodes 2 --per-workload "$TMP/none/pw.tsv"
+[ ! -s "$TMP/out" ] || fail "bench muzero --per-workload, unwritable: measured first: $(cat "$TMP/out")"
 # throughput: the exact game with and without leaf rollouts, beside the learned model
 "$MB" bench muzero --agent "$TMP/a.h5" --buffers 24 --simulations 4 --seconds 1 >"$TMP/out" \
   2>"$TMP/err" || fail "bench muzero (throughput): $(cat "$TMP/err")"
