@@ -757,19 +757,14 @@ static int parse_options(int argc, char **argv, bench_options *O) {
     }
     i = o.last;
   }
-  if (O->oracle_parts &&
-      (!O->returns || O->model_error || O->search_regret || O->unroll_error || O->next_window)) {
-    fprintf(stderr, "mallocbench bench muzero: --oracle applies to --returns LIST only\n");
-    return 2;
-  }
-  if (O->finetune_steps &&
-      (!O->returns || O->model_error || O->search_regret || O->unroll_error || O->next_window)) {
-    fprintf(stderr, "mallocbench bench muzero: --finetune-steps applies to --returns LIST only\n");
-    return 2;
-  }
-  if (O->per_workload &&
-      (!O->returns || O->model_error || O->search_regret || O->unroll_error || O->next_window)) {
-    fprintf(stderr, "mallocbench bench muzero: --per-workload applies to --returns LIST only\n");
+  bool returns_mode =
+      O->returns && !O->model_error && !O->search_regret && !O->unroll_error && !O->next_window;
+  const char *returns_only = O->oracle_parts     ? "--oracle"
+                             : O->finetune_steps ? "--finetune-steps"
+                             : O->per_workload   ? "--per-workload"
+                                                 : NULL;
+  if (returns_only && !returns_mode) {
+    fprintf(stderr, "mallocbench bench muzero: %s applies to --returns LIST only\n", returns_only);
     return 2;
   }
   if (O->finetune_model && !O->finetune_steps) {
